@@ -1,0 +1,3 @@
+from imixs_archive.cli import main
+
+raise SystemExit(main())

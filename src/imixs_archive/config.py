@@ -1,0 +1,147 @@
+"""Configuration: every setting declared once, with its environment name, default and help.
+
+Precedence: a CLI flag (passed as an override) > the environment > the default.
+Settings are built by :func:`load_settings` when a command starts, never at import time.
+Names follow the Java Imixs-Archive where it has one (section 8 of the reference).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from imixs_archive.errors import ConfigError
+
+
+def _bool(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(f"expected true or false, got {text!r}")
+
+
+def _setting(
+    env: str, default: Any, help: str, parse: Callable[[str], Any] = str, secret: bool = False
+) -> Any:
+    return field(
+        default=default, metadata={"env": env, "help": help, "parse": parse, "secret": secret}
+    )
+
+
+@dataclass(frozen=True)
+class Settings:
+    # --- the embedded store ---
+    data_dir: Path = _setting(
+        "ARCHIVE_DATA_DIR",
+        Path("archive-data"),
+        "Folder of the embedded SQLite store (used when no Cassandra contact point is set).",
+        Path,
+    )
+    # --- Cassandra (the Java service's names, plus PEM-based TLS and consistency) ---
+    cluster_contactpoints: str = _setting(
+        "ARCHIVE_CLUSTER_CONTACTPOINTS",
+        "",
+        "Comma list of Cassandra hosts (host or host:port). Set: Cassandra is used.",
+    )
+    cluster_keyspace: str = _setting(
+        "ARCHIVE_CLUSTER_KEYSPACE",
+        "imixs_archive",
+        "Keyspace name; must match ^[a-z_]*[^-]$ as in the Java service.",
+    )
+    cluster_replication_class: str = _setting(
+        "ARCHIVE_CLUSTER_REPLICATION_CLASS",
+        "SimpleStrategy",
+        "SimpleStrategy or NetworkTopologyStrategy (used when the keyspace is created).",
+    )
+    cluster_replication_factor: str = _setting(
+        "ARCHIVE_CLUSTER_REPLICATION_FACTOR",
+        "1",
+        "Replication factor: a number, or 'dc1:3,dc2:3' for NetworkTopologyStrategy.",
+    )
+    cluster_local_dc: str = _setting(
+        "ARCHIVE_CLUSTER_LOCAL_DC", "", "Local datacenter name for datacenter-aware routing."
+    )
+    cluster_auth_user: str = _setting(
+        "ARCHIVE_CLUSTER_AUTH_USER", "", "Cassandra user (password authentication)."
+    )
+    cluster_auth_password: str = _setting(
+        "ARCHIVE_CLUSTER_AUTH_PASSWORD", "", "Cassandra password.", secret=True
+    )
+    cluster_ssl: bool = _setting(
+        "ARCHIVE_CLUSTER_SSL", False, "Connect to Cassandra over TLS.", _bool
+    )
+    cluster_ssl_ca: str = _setting(
+        "ARCHIVE_CLUSTER_SSL_CA", "", "PEM file of the CA that signed the server certificates."
+    )
+    cluster_ssl_cert: str = _setting(
+        "ARCHIVE_CLUSTER_SSL_CERT", "", "PEM file of the client certificate (mutual TLS)."
+    )
+    cluster_ssl_key: str = _setting(
+        "ARCHIVE_CLUSTER_SSL_KEY", "", "PEM file of the client key (mutual TLS).", secret=True
+    )
+    cluster_consistency_read: str = _setting(
+        "ARCHIVE_CLUSTER_CONSISTENCY_READ", "LOCAL_QUORUM", "Consistency level of reads."
+    )
+    cluster_consistency_write: str = _setting(
+        "ARCHIVE_CLUSTER_CONSISTENCY_WRITE", "LOCAL_QUORUM", "Consistency level of writes."
+    )
+    cluster_request_timeout: float = _setting(
+        "ARCHIVE_CLUSTER_REQUEST_TIMEOUT",
+        30.0,
+        "Seconds before a Cassandra request times out.",
+        float,
+    )
+    cluster_write_concurrency: int = _setting(
+        "ARCHIVE_CLUSTER_WRITE_CONCURRENCY",
+        16,
+        "Piece writes in flight at once (bounds memory: each piece is at most 1 MiB).",
+        int,
+    )
+    cluster_retries: int = _setting(
+        "ARCHIVE_CLUSTER_RETRIES", 5, "Attempts for a request that timed out.", int
+    )
+
+    @property
+    def uses_cassandra(self) -> bool:
+        return bool(self.cluster_contactpoints.strip())
+
+
+SETTINGS = tuple(fields(Settings))
+
+
+def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+    """Settings from the environment, with non-None ``overrides`` (CLI flags) on top."""
+    source = os.environ if env is None else env
+    values: dict[str, Any] = {}
+    for spec in SETTINGS:
+        if overrides.get(spec.name) is not None:
+            values[spec.name] = overrides[spec.name]
+            continue
+        raw = source.get(spec.metadata["env"])
+        if raw is None:
+            continue
+        try:
+            values[spec.name] = spec.metadata["parse"](raw)
+        except ValueError as exc:
+            raise ConfigError(f"{spec.metadata['env']}: {exc}") from None
+    unknown = set(overrides) - {spec.name for spec in SETTINGS}
+    if unknown:
+        raise ConfigError(f"unknown settings: {', '.join(sorted(unknown))}")
+    return Settings(**values)
+
+
+def describe_settings() -> list[tuple[str, str, str]]:
+    """(environment name, default, help) of every setting, for docs and ``--help``."""
+    return [
+        (
+            spec.metadata["env"],
+            "" if spec.metadata["secret"] else str(spec.default),
+            spec.metadata["help"],
+        )
+        for spec in SETTINGS
+    ]

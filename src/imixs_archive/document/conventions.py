@@ -1,0 +1,149 @@
+"""Imixs conventions: snapshot ids, timestamps and the ``$file`` item.
+
+A snapshot id is ``<origin uniqueid>-<epoch millis>`` (13 to 15 digits); the origin id is
+everything before the last ``-``. ``$file`` holds one map value
+``filename -> [content type, content bytes, attributes map]`` (older data: the first two).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from imixs_archive.document.model import Document
+from imixs_archive.errors import DocumentError
+
+SNAPSHOT_ID = re.compile(
+    r"^[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}-[0-9]{13,15}$"
+)
+# Legacy origin ids (``156ea588638-ba4de2b``) carry a millis suffix the same way.
+LEGACY_SNAPSHOT_ID = re.compile(r"^(?:[0-9a-f]{8}-.*|[0-9a-f]{11}-.*)-[0-9]{13,15}$")
+
+FILE_ITEM = "$file"
+DEFAULT_CONTENT_TYPE = "application/unknown"
+METADATA_ID = "0"
+"""The id of the service-state row the Java service keeps in the ``snapshots`` table."""
+
+
+def is_snapshot_id(snapshot_id: str) -> bool:
+    """True for ids of the form ``<origin uniqueid>-<epoch millis>`` (current or legacy)."""
+    return bool(SNAPSHOT_ID.match(snapshot_id) or LEGACY_SNAPSHOT_ID.match(snapshot_id))
+
+
+def require_snapshot_id(snapshot_id: str) -> str:
+    """The id itself, or a ``DocumentError`` that says what a snapshot id looks like."""
+    if not isinstance(snapshot_id, str) or not is_snapshot_id(snapshot_id):
+        raise DocumentError(
+            f"{snapshot_id!r} is not a snapshot id "
+            "(expected <origin uniqueid>-<epoch millis>, e.g. "
+            "270e3a6d-a0e4-4875-89f1-3b418859abe5-1519000000000)"
+        )
+    return snapshot_id
+
+
+def origin_id(snapshot_id: str) -> str:
+    """The uniqueid of the process instance a snapshot belongs to."""
+    return require_snapshot_id(snapshot_id).rsplit("-", 1)[0]
+
+
+def snapshot_millis(snapshot_id: str) -> int:
+    """The epoch milliseconds encoded in a snapshot id."""
+    return int(require_snapshot_id(snapshot_id).rsplit("-", 1)[1])
+
+
+def snapshot_time(snapshot_id: str) -> dt.datetime:
+    """The creation time encoded in a snapshot id, in UTC."""
+    return dt.datetime.fromtimestamp(snapshot_millis(snapshot_id) / 1000, tz=dt.UTC)
+
+
+def make_snapshot_id(origin: str, when: dt.datetime | int) -> str:
+    """``<origin>-<millis>`` for a time given as an aware datetime or epoch millis."""
+    if isinstance(when, dt.datetime):
+        if when.tzinfo is None:
+            raise ValueError("a snapshot time must carry an offset")
+        millis = int(when.timestamp() * 1000)
+    else:
+        millis = int(when)
+    return require_snapshot_id(f"{origin}-{millis}")
+
+
+def modified_day(doc: Document) -> dt.date:
+    """The UTC calendar day of ``$modified``, the key of ``snapshots_by_modified``."""
+    modified = doc.get_first("$modified")
+    if not isinstance(modified, dt.datetime):
+        raise DocumentError("the snapshot has no $modified date", "item '$modified'")
+    if modified.tzinfo is None:
+        modified = modified.replace(tzinfo=dt.UTC)
+    return modified.astimezone(dt.UTC).date()
+
+
+@dataclass
+class FileEntry:
+    """One attachment of a ``$file`` item."""
+
+    name: str
+    content_type: str = DEFAULT_CONTENT_TYPE
+    content: Any = b""
+    attributes: dict[str, list[Any]] = field(default_factory=dict)
+
+    @property
+    def md5checksum(self) -> str | None:
+        """The ``md5checksum`` attribute as stored (claimed, not verified)."""
+        value = _first(self.attributes.get("md5checksum"))
+        return str(value) if value is not None else None
+
+    @property
+    def size(self) -> int | None:
+        value = _first(self.attributes.get("size"))
+        return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
+
+    def to_values(self) -> list[Any]:
+        """The ``[content type, content, attributes]`` list stored under the file name."""
+        return [self.content_type, self.content, self.attributes]
+
+
+def _first(values: list[Any] | None) -> Any:
+    return values[0] if values else None
+
+
+def iter_files(doc: Document) -> Iterator[FileEntry]:
+    """The attachments of a document, in the order of the ``$file`` map."""
+    for file_map in doc.get_values(FILE_ITEM):
+        if not isinstance(file_map, dict):
+            raise DocumentError("$file must hold a map of file names", "item '$file'")
+        for name, values in file_map.items():
+            yield _entry(name, values)
+
+
+def _entry(name: str, values: list[Any]) -> FileEntry:
+    where = f"item '$file', file {name!r}"
+    if not isinstance(values, list) or not values:
+        raise DocumentError("a file entry must hold [content type, content, ...]", where)
+    content_type = values[0] if isinstance(values[0], str) and values[0] else DEFAULT_CONTENT_TYPE
+    content = values[1] if len(values) > 1 else b""
+    attributes = values[2] if len(values) > 2 else {}
+    if not isinstance(attributes, dict):
+        raise DocumentError("file attributes must be a map", where)
+    return FileEntry(name, content_type, content, attributes)
+
+
+def get_file(doc: Document, name: str) -> FileEntry | None:
+    """The attachment with this exact (case-kept) name, or None."""
+    for entry in iter_files(doc):
+        if entry.name == name:
+            return entry
+    return None
+
+
+def set_files(doc: Document, files: list[FileEntry]) -> None:
+    """Replace ``$file`` with these entries and update ``$file.count`` / ``$file.names``."""
+    if not files:
+        for item in (FILE_ITEM, "$file.count", "$file.names"):
+            doc.pop(item, None)
+        return
+    doc[FILE_ITEM] = [{entry.name: entry.to_values() for entry in files}]
+    doc["$file.count"] = [len(files)]
+    doc["$file.names"] = [entry.name for entry in files]

@@ -1,0 +1,66 @@
+"""One error hierarchy for the whole project.
+
+Every error a user can meet is an ``ArchiveError`` with a message meant for people and an
+exit code. The CLI (and later the web app) maps them once; nothing else prints tracebacks.
+"""
+
+from __future__ import annotations
+
+
+class ArchiveError(Exception):
+    """Base of every error this project reports to a user."""
+
+    exit_code = 1
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ConfigError(ArchiveError):
+    """A setting is missing or has a value that cannot be used."""
+
+    exit_code = 2
+
+
+class DocumentError(ArchiveError):
+    """Input that is not a valid Imixs document (malformed, wrong type, not an Imixs document).
+
+    ``where`` names the place: ``line 3, column 7`` or ``item 'txtname'``.
+    """
+
+    exit_code = 3
+
+    def __init__(self, message: str, where: str | None = None) -> None:
+        super().__init__(f"{message} ({where})" if where else message)
+        self.reason = message
+        self.where = where
+
+
+class HostileInputError(DocumentError):
+    """Input that tries to attack the parser: DTDs, entities, excessive nesting or sizes."""
+
+
+class NotFoundError(ArchiveError):
+    """A snapshot, file or piece that the archive does not hold."""
+
+    exit_code = 4
+
+
+class IntegrityError(ArchiveError):
+    """Stored data that does not match its hashes or references."""
+
+    exit_code = 5
+
+
+class StoreError(ArchiveError):
+    """The store cannot be reached or refused an operation."""
+
+    exit_code = 6
+
+
+class StoreUnavailableError(StoreError):
+    """The store is (temporarily) unreachable: callers pause and retry rather than drop work."""

@@ -1,0 +1,75 @@
+"""The storage contract: the few operations the archive needs, typed, nothing more.
+
+A backend stores rows of the tables declared in ``storage/model.py``. It knows no
+document formats and no archive rules: ordering writes for crash safety, deduplication
+and garbage collection live in ``archive/``. Every write is an idempotent upsert.
+
+Rows are ``dict``s keyed by column name; values are ``str``, ``bytes``, ``int`` or
+``datetime.date`` by the column's declared type.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from imixs_archive.storage.model import Table
+
+Row = dict[str, Any]
+
+
+class Backend(ABC):
+    """One store (an SQLite data directory, or a Cassandra keyspace)."""
+
+    name: str = "backend"
+
+    @abstractmethod
+    def put(self, table: Table, rows: Iterable[Mapping[str, Any]]) -> int:
+        """Upsert rows (every column given). Rows may be a lazy iterator of large rows:
+        the backend consumes it with bounded memory. Returns how many rows were written.
+        When it returns, the rows are durable."""
+
+    @abstractmethod
+    def get(
+        self, table: Table, key: Mapping[str, Any], columns: Sequence[str] | None = None
+    ) -> Row | None:
+        """The row with this full primary key, or None. ``columns`` limits what is read."""
+
+    @abstractmethod
+    def scan(
+        self,
+        table: Table,
+        partition: Mapping[str, Any] | None = None,
+        *,
+        start_after: Mapping[str, Any] | None = None,
+        descending: bool = False,
+        limit: int | None = None,
+        columns: Sequence[str] | None = None,
+    ) -> Iterator[Row]:
+        """Rows of one partition in clustering order (``descending`` reverses it), starting
+        after the clustering key ``start_after``; or, with no partition, every row of the
+        table in no particular order. Always paged: results stream, never load whole."""
+
+    @abstractmethod
+    def delete(self, table: Table, key: Mapping[str, Any]) -> None:
+        """Delete the row with this full primary key, or the whole partition when only
+        the partition key is given. Deleting what is not there is not an error."""
+
+    @abstractmethod
+    def describe(self) -> dict[str, Any]:
+        """What the monitor shows: kind, location, versions, replication ..."""
+
+    def close(self) -> None:  # noqa: B027 - optional for backends
+        """Release connections."""
+
+    def __enter__(self) -> Backend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def key_of(table: Table, row: Mapping[str, Any]) -> Row:
+    """The primary-key part of a row."""
+    return {name: row[name] for name in table.primary_key}

@@ -1,0 +1,166 @@
+"""The archive's data model, declared once.
+
+Both backends derive everything from these declarations: SQLite its DDL and statements
+(``storage/sqlite.py``), Cassandra its CQL (``storage/cassandra.py``). The six tables of
+the Java Imixs-Archive keyspace keep their names and columns exactly, so either service
+can read a keyspace the other wrote. Two extra tables, prefixed ``archive_``, hold what
+the Java service does not record; it ignores them.
+
+Service state (``sync.point``, ``sync.count``, ``restore.*`` ...) is kept as the Java
+service keeps it: an XML document in the ``snapshots`` row with id ``'0'``
+(see ``archive/state.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class ColumnType(StrEnum):
+    """Logical column types; the names are CQL's."""
+
+    TEXT = "text"
+    BLOB = "blob"
+    INT = "int"
+    BIGINT = "bigint"
+    DATE = "date"  # Python datetime.date
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: ColumnType
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table: one query it serves, keyed by partition key then clustering key."""
+
+    name: str
+    columns: tuple[Column, ...]
+    partition_key: tuple[str, ...]
+    clustering_key: tuple[str, ...] = ()
+    serves: str = ""
+    java: bool = True
+    """Part of the Java Imixs-Archive keyspace (False: an ``archive_`` extra table)."""
+    holds_pieces: bool = False
+    """Holds attachment bytes: large cells, compressed with zstd where available."""
+
+    @property
+    def primary_key(self) -> tuple[str, ...]:
+        return self.partition_key + self.clustering_key
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(column.name for column in self.columns)
+
+    @property
+    def value_columns(self) -> tuple[str, ...]:
+        return tuple(name for name in self.column_names if name not in self.primary_key)
+
+    def column(self, name: str) -> Column:
+        for column in self.columns:
+            if column.name == name:
+                return column
+        raise KeyError(f"{self.name} has no column {name!r}")
+
+    def __post_init__(self) -> None:
+        names = self.column_names
+        for key in self.primary_key:
+            if key not in names:
+                raise ValueError(f"{self.name}: key column {key!r} is not declared")
+        if not self.partition_key:
+            raise ValueError(f"{self.name}: a partition key is required")
+
+
+def _cols(*pairs: tuple[str, ColumnType]) -> tuple[Column, ...]:
+    return tuple(Column(name, kind) for name, kind in pairs)
+
+
+T, B, N, BI, D = (
+    ColumnType.TEXT,
+    ColumnType.BLOB,
+    ColumnType.INT,
+    ColumnType.BIGINT,
+    ColumnType.DATE,
+)
+
+SNAPSHOTS = Table(
+    "snapshots",
+    _cols(("snapshot", T), ("data", B)),
+    partition_key=("snapshot",),
+    serves="Q1: one snapshot's XML (file contents emptied) by snapshot id; "
+    "its presence marks the snapshot complete. Row '0' holds the service state.",
+)
+SNAPSHOTS_BY_UNIQUEID = Table(
+    "snapshots_by_uniqueid",
+    _cols(("uniqueid", T), ("snapshot", T)),
+    partition_key=("uniqueid",),
+    clustering_key=("snapshot",),
+    serves="Q2: the snapshots of one process instance, in time order (ids end in millis).",
+)
+SNAPSHOTS_BY_MODIFIED = Table(
+    "snapshots_by_modified",
+    _cols(("modified", D), ("snapshot", T)),
+    partition_key=("modified",),
+    clustering_key=("snapshot",),
+    serves="Q3: the snapshots whose $modified falls on one UTC day.",
+)
+DOCUMENTS = Table(
+    "documents",
+    _cols(("md5", T), ("sort_id", N), ("data_id", T)),
+    partition_key=("md5",),
+    clustering_key=("sort_id",),
+    serves="Q4: the ordered pieces of one file, by the file's MD5 (upper-case hex).",
+)
+DOCUMENTS_DATA = Table(
+    "documents_data",
+    _cols(("data_id", T), ("data", B)),
+    partition_key=("data_id",),
+    serves="Q5: the bytes of one piece, by its id (hex SHA-256 here; a UUID when Java wrote it).",
+    holds_pieces=True,
+)
+SNAPSHOTS_BY_DOCUMENT = Table(
+    "snapshots_by_document",
+    _cols(("md5", T), ("snapshot", T)),
+    partition_key=("md5",),
+    clustering_key=("snapshot",),
+    serves="Q6: the snapshots that use one file (to delete files no longer used).",
+)
+ARCHIVE_FILES = Table(
+    "archive_files",
+    _cols(("md5", T), ("sha256", T), ("size", BI), ("pieces", N)),
+    partition_key=("md5",),
+    serves="Q7: a file's SHA-256, size and piece count, by its documents key; "
+    "written after its documents rows, so its presence marks the file complete.",
+    java=False,
+)
+ARCHIVE_SNAPSHOT_FILES = Table(
+    "archive_snapshot_files",
+    _cols(("snapshot", T), ("name", T), ("md5", T), ("claimed_md5", T)),
+    partition_key=("snapshot",),
+    clustering_key=("name",),
+    serves="Q8: where each file of a snapshot is stored (its documents key) and the MD5 the "
+    "document claimed, so a wrong md5checksum or an MD5 collision never returns wrong bytes.",
+    java=False,
+)
+
+TABLES: tuple[Table, ...] = (
+    SNAPSHOTS,
+    SNAPSHOTS_BY_UNIQUEID,
+    SNAPSHOTS_BY_MODIFIED,
+    DOCUMENTS,
+    DOCUMENTS_DATA,
+    SNAPSHOTS_BY_DOCUMENT,
+    ARCHIVE_FILES,
+    ARCHIVE_SNAPSHOT_FILES,
+)
+JAVA_TABLES = tuple(table for table in TABLES if table.java)
+
+
+def table(name: str) -> Table:
+    for candidate in TABLES:
+        if candidate.name == name:
+            return candidate
+    raise KeyError(name)
