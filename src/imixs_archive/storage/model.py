@@ -3,7 +3,7 @@
 Both backends derive everything from these declarations: SQLite its DDL and statements
 (``storage/sqlite.py``), Cassandra its CQL (``storage/cassandra.py``). The six tables of
 the Java Imixs-Archive keyspace keep their names and columns exactly, so either service
-can read a keyspace the other wrote. Two extra tables, prefixed ``archive_``, hold what
+can read a keyspace the other wrote. Three extra tables, prefixed ``archive_``, hold what
 the Java service does not record; it ignores them.
 
 Service state (``sync.point``, ``sync.count``, ``restore.*`` ...) is kept as the Java
@@ -146,6 +146,16 @@ ARCHIVE_SNAPSHOT_FILES = Table(
     java=False,
 )
 
+ARCHIVE_PIECE_REFS = Table(
+    "archive_piece_refs",
+    _cols(("data_id", T), ("md5", T), ("size", BI)),
+    partition_key=("data_id",),
+    clustering_key=("md5",),
+    serves="Q9: the files (documents keys) that use one piece, and the piece's size: a piece "
+    "is deleted when its last file is; sizes give stored bytes without reading pieces.",
+    java=False,
+)
+
 TABLES: tuple[Table, ...] = (
     SNAPSHOTS,
     SNAPSHOTS_BY_UNIQUEID,
@@ -155,6 +165,7 @@ TABLES: tuple[Table, ...] = (
     SNAPSHOTS_BY_DOCUMENT,
     ARCHIVE_FILES,
     ARCHIVE_SNAPSHOT_FILES,
+    ARCHIVE_PIECE_REFS,
 )
 JAVA_TABLES = tuple(table for table in TABLES if table.java)
 
