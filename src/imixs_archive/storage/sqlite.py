@@ -1,0 +1,390 @@
+"""The embedded default backend: one SQLite database file in the data directory.
+
+Layout: ``<data_dir>/archive.db`` (plus SQLite's ``-wal`` and ``-shm`` files), one table
+per declaration of ``storage/model.py``, with DDL and statements derived in
+``storage/sqlite_sql.py``.
+
+Concurrency: the database runs in WAL mode, so readers never block the writer nor the
+writer the readers. Each thread gets its own connection (one backend object may be shared
+by threads). Writes take the write lock up front (``BEGIN IMMEDIATE``) and a second writer
+- another thread, or another process on the same store - waits up to ``busy_timeout``
+seconds for it; after that the operation fails with :class:`StoreUnavailableError`.
+
+Large writes: :meth:`SQLiteBackend.put` pulls rows from a possibly lazy iterator into a
+batch of at most ``commit_bytes`` (or ``commit_rows`` rows) and writes each batch in one
+short transaction. Memory is bounded by one batch, and the write lock is held only while a
+batch is written, never while the caller produces the next rows (a slow download must not
+stall the other writer). When ``put`` returns, every batch is committed and, with
+``synchronous=FULL``, on disk. A failure part-way leaves the earlier batches written;
+as every write is an idempotent upsert, the caller simply repeats the ``put``.
+
+Scans are keyset-paged: each page is one short query (``LIMIT``), so a scan holds no
+statement or read transaction open between pages and never loads a whole table. Pages of
+rows that carry a BLOB column are small (their cells may be 1 MiB each). A scan is not a
+snapshot: rows written while it runs may or may not be seen.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from imixs_archive.errors import StoreError, StoreUnavailableError
+from imixs_archive.storage import sqlite_sql as sql
+from imixs_archive.storage.base import Backend, Row
+from imixs_archive.storage.model import TABLES, ColumnType, Table
+
+MiB = 1024 * 1024
+DB_FILE = "archive.db"
+SCHEMA_VERSION = 1
+"""``PRAGMA user_version`` of a store this code writes; a newer store is refused."""
+
+_JOURNAL_MODES = ("WAL", "DELETE", "TRUNCATE", "PERSIST")
+_SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """Settings of the SQLite store. The defaults won ``bench/sqlite_tuning.py``
+    (figures in ``bench/README.md``); the others exist for that benchmark."""
+
+    page_size: int = 65536
+    """Bytes per page; only takes effect when the database file is created."""
+    journal_mode: str = "WAL"
+    synchronous: str = "FULL"
+    """FULL: in WAL mode every commit is fsynced, so a returned ``put`` survives a power
+    loss (NORMAL would only survive a crash of the process)."""
+    commit_bytes: int = 32 * MiB
+    """A ``put`` commits (at least) every this many bytes of values."""
+    commit_rows: int = 10_000
+    """... or every this many rows, whichever comes first."""
+    busy_timeout: float = 60.0
+    """Seconds a writer waits for another writer's lock before giving up."""
+    page_rows: int = 1000
+    """Rows per scan page (``blob_page_rows`` when a BLOB column is read)."""
+    blob_page_rows: int = 16
+
+    def __post_init__(self) -> None:
+        if self.page_size not in {512 << n for n in range(8)}:
+            raise ValueError(f"page_size must be a power of two 512..65536: {self.page_size}")
+        if self.journal_mode.upper() not in _JOURNAL_MODES:
+            raise ValueError(f"journal_mode must be one of {_JOURNAL_MODES}")
+        if self.synchronous.upper() not in _SYNCHRONOUS:
+            raise ValueError(f"synchronous must be one of {_SYNCHRONOUS}")
+        if self.commit_bytes < 1 or self.commit_rows < 1:
+            raise ValueError("commit_bytes and commit_rows must be positive")
+        if self.page_rows < 1 or self.blob_page_rows < 1:
+            raise ValueError("page_rows and blob_page_rows must be positive")
+
+
+_BUSY = ("SQLITE_BUSY", "SQLITE_LOCKED")
+_REASONS = (
+    ("SQLITE_NOTADB", "the file is not an SQLite database"),
+    ("SQLITE_CORRUPT", "the database file is corrupt"),
+    ("SQLITE_CANTOPEN", "the database file cannot be opened (is the data directory writable?)"),
+    ("SQLITE_READONLY", "the store is read-only (check the permissions of the data directory)"),
+    ("SQLITE_FULL", "the disk is full"),
+    ("SQLITE_IOERR", "an I/O error occurred"),
+)
+
+
+class SQLiteBackend(Backend):
+    """The tables of ``storage/model.py`` in ``<data_dir>/archive.db``."""
+
+    name = "sqlite"
+
+    def __init__(self, data_dir: Path, tuning: Tuning | None = None) -> None:
+        self.data_dir = Path(data_dir)
+        self.path = self.data_dir / DB_FILE
+        self.tuning = tuning or Tuning()
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        self._codecs = {table.name: sql.Codec.of(table) for table in TABLES}
+        self._make_directory()
+        try:
+            self._create_schema(self._connection())
+        except BaseException:
+            self.close()
+            raise
+
+    # --- connections, transactions, errors ----------------------------------------------
+
+    def _make_directory(self) -> None:
+        try:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot create the data directory {self.data_dir}: {exc.strerror or exc}"
+            ) from exc
+        probe = self.data_dir / ".write-probe"
+        try:
+            probe.touch()
+            probe.unlink()
+        except OSError as exc:
+            raise StoreError(
+                f"the data directory {self.data_dir} is not writable: {exc.strerror or exc}"
+            ) from exc
+
+    def _error(self, action: str, exc: sqlite3.Error) -> StoreError:
+        name = getattr(exc, "sqlite_errorname", "") or ""
+        if name.startswith(_BUSY) or "locked" in str(exc):
+            return StoreUnavailableError(
+                f"SQLite store {self.path}: cannot {action}: the store is locked by another"
+                f" writer (waited {self.tuning.busy_timeout:g} s)"
+            )
+        reason = next((text for prefix, text in _REASONS if name.startswith(prefix)), "")
+        detail = f"{reason} ({exc})" if reason else str(exc)
+        return StoreError(f"SQLite store {self.path}: cannot {action}: {detail}")
+
+    @contextmanager
+    def _errors(self, action: str) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise self._error(action, exc) from exc
+
+    def _connection(self) -> sqlite3.Connection:
+        """This thread's connection, opened on first use."""
+        if self._closed:
+            raise StoreError(f"SQLite store {self.path}: the backend is closed")
+        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if connection is not None:
+            return connection
+        with self._errors("open the database"):
+            connection = sqlite3.connect(
+                self.path,
+                timeout=self.tuning.busy_timeout,
+                isolation_level=None,  # autocommit; transactions are explicit
+                check_same_thread=False,  # close() may run on another thread
+            )
+            try:
+                connection.execute(f"PRAGMA synchronous = {self.tuning.synchronous.upper()}")
+            except BaseException:
+                connection.close()
+                raise
+        with self._lock:
+            self._connections.append(connection)
+        self._local.connection = connection
+        return connection
+
+    def _create_schema(self, connection: sqlite3.Connection) -> None:
+        tuning = self.tuning
+        with self._errors("open the database"):
+            # page_size only applies to a new file, and must precede WAL mode.
+            connection.execute(f"PRAGMA page_size = {tuning.page_size}")
+            connection.execute(f"PRAGMA journal_mode = {tuning.journal_mode.upper()}")
+            # After a checkpoint, truncate a WAL that grew past one transaction.
+            connection.execute(f"PRAGMA journal_size_limit = {2 * tuning.commit_bytes}")
+        with self._transaction(connection, "create the tables"):
+            version = connection.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"SQLite store {self.path}: written by a newer version"
+                    f" (schema {version}, this version reads up to {SCHEMA_VERSION})"
+                )
+            for table in TABLES:
+                connection.execute(sql.create_table(table))
+            if version < SCHEMA_VERSION:
+                connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    @contextmanager
+    def _transaction(self, connection: sqlite3.Connection, action: str) -> Iterator[None]:
+        """One write transaction holding the write lock from its start."""
+        with self._errors(action):
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+                connection.execute("COMMIT")
+            except BaseException:
+                if connection.in_transaction:
+                    # The original error is what the caller needs.
+                    with suppress(sqlite3.Error):
+                        connection.execute("ROLLBACK")
+                raise
+
+    def _codec(self, table: Table) -> sql.Codec:
+        codec = self._codecs.get(table.name)
+        if codec is None or codec.table != table:
+            raise KeyError(f"{table.name} is not a table of this store")
+        return codec
+
+    # --- the contract -------------------------------------------------------------------
+
+    def put(self, table: Table, rows: Iterable[Mapping[str, Any]]) -> int:
+        codec = self._codec(table)
+        statement = sql.upsert(table)
+        limit_bytes, limit_rows = self.tuning.commit_bytes, self.tuning.commit_rows
+        written = 0
+        batch: list[tuple[Any, ...]] = []
+        size = 0
+        for row in rows:
+            values = codec.encode_row(row)
+            batch.append(values)
+            size += sql.value_size(values)
+            if size >= limit_bytes or len(batch) >= limit_rows:
+                written += self._write_batch(table, statement, batch)
+                batch, size = [], 0
+        if batch:
+            written += self._write_batch(table, statement, batch)
+        return written
+
+    def _write_batch(self, table: Table, statement: str, batch: list[tuple[Any, ...]]) -> int:
+        connection = self._connection()
+        with self._transaction(connection, f"write to {table.name}"):
+            connection.executemany(statement, batch)
+        return len(batch)
+
+    def get(
+        self, table: Table, key: Mapping[str, Any], columns: Sequence[str] | None = None
+    ) -> Row | None:
+        codec = self._codec(table)
+        _check_key(table, key, (table.primary_key,))
+        names = _projection(table, columns)
+        statement = sql.select(table, names, table.primary_key)
+        params = codec.encode_key(key, table.primary_key)
+        with self._errors(f"read {table.name}"):
+            found = self._connection().execute(statement, params).fetchone()
+        return None if found is None else codec.decode(names, found)
+
+    def scan(
+        self,
+        table: Table,
+        partition: Mapping[str, Any] | None = None,
+        *,
+        start_after: Mapping[str, Any] | None = None,
+        descending: bool = False,
+        limit: int | None = None,
+        columns: Sequence[str] | None = None,
+    ) -> Iterator[Row]:
+        codec = self._codec(table)
+        names = _projection(table, columns)
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must not be negative: {limit}")
+        if partition is None:
+            if start_after is not None or descending:
+                raise ValueError("start_after and descending apply to a partition scan only")
+            return self._pages(_Scan(table, names, (), (), table.primary_key), limit)
+        _check_key(table, partition, (table.partition_key,))
+        equal = codec.encode_key(partition, table.partition_key)
+        bound: tuple[Any, ...] | None = None
+        if start_after is not None:
+            if not table.clustering_key:
+                raise ValueError(f"{table.name} has no clustering key to start after")
+            _check_key(table, start_after, (table.clustering_key,))
+            bound = codec.encode_key(start_after, table.clustering_key)
+        plan = _Scan(table, names, table.partition_key, equal, table.clustering_key, descending)
+        return self._pages(plan, limit, bound)
+
+    def _pages(
+        self, plan: _Scan, limit: int | None, bound: tuple[Any, ...] | None = None
+    ) -> Iterator[Row]:
+        """Rows of a scan, one ``LIMIT`` query per page, each page starting after the
+        ordering key of the previous page's last row."""
+        codec = self._codec(plan.table)
+        names = plan.columns
+        selected = names + tuple(name for name in plan.order if name not in names)
+        at = [selected.index(name) for name in plan.order]
+        reads_blob = any(plan.table.column(n).type is ColumnType.BLOB for n in names)
+        page_rows = self.tuning.blob_page_rows if reads_blob else self.tuning.page_rows
+        remaining = limit
+        while remaining is None or remaining > 0:
+            size = page_rows if remaining is None else min(page_rows, remaining)
+            if plan.order:
+                statement = sql.select_page(
+                    plan.table,
+                    selected,
+                    plan.equal,
+                    plan.order,
+                    after=bound is not None,
+                    descending=plan.descending,
+                )
+                params = (*plan.equal_values, *(bound or ()), size)
+            else:  # a partition scan of a table without clustering key: one row at most
+                statement = sql.select(plan.table, selected, plan.equal)
+                params = plan.equal_values
+            with self._errors(f"read {plan.table.name}"):
+                page = self._connection().execute(statement, params).fetchall()
+            for values in page:
+                yield codec.decode(names, values[: len(names)])
+            if len(page) < size or not plan.order:
+                return
+            bound = tuple(page[-1][i] for i in at)
+            if remaining is not None:
+                remaining -= len(page)
+
+    def delete(self, table: Table, key: Mapping[str, Any]) -> None:
+        codec = self._codec(table)
+        names = _check_key(table, key, (table.primary_key, table.partition_key))
+        connection = self._connection()
+        with self._transaction(connection, f"delete from {table.name}"):
+            connection.execute(sql.delete(table, names), codec.encode_key(key, names))
+
+    def describe(self) -> dict[str, Any]:
+        connection = self._connection()
+        with self._errors("describe the store"):
+            page_size = connection.execute("PRAGMA page_size").fetchone()[0]
+            journal_mode = connection.execute("PRAGMA journal_mode").fetchone()[0]
+            synchronous = connection.execute("PRAGMA synchronous").fetchone()[0]
+        size = 0
+        for suffix in ("", "-wal"):
+            with suppress(FileNotFoundError):
+                size += self.path.with_name(self.path.name + suffix).stat().st_size
+        return {
+            "kind": "sqlite",
+            "path": str(self.path),
+            "sqlite_version": sqlite3.sqlite_version,
+            "page_size": page_size,
+            "journal_mode": journal_mode,
+            "synchronous": _SYNCHRONOUS[synchronous] if 0 <= synchronous < 4 else synchronous,
+            "size_bytes": size,
+        }
+
+    def close(self) -> None:
+        """Close every thread's connection; the backend cannot be used afterwards."""
+        with self._lock:
+            self._closed = True
+            connections, self._connections = self._connections, []
+        for connection in connections:
+            connection.close()
+
+
+@dataclass(frozen=True)
+class _Scan:
+    """What one scan reads: ``equal`` columns fixed to ``equal_values``, ordered by
+    ``order`` (descending or not)."""
+
+    table: Table
+    columns: tuple[str, ...]
+    equal: tuple[str, ...]
+    equal_values: tuple[Any, ...]
+    order: tuple[str, ...]
+    descending: bool = False
+
+
+def _projection(table: Table, columns: Sequence[str] | None) -> tuple[str, ...]:
+    if columns is None:
+        return table.column_names
+    names = tuple(columns)
+    unknown = [name for name in names if name not in table.column_names]
+    if unknown or not names:
+        raise ValueError(f"{table.name}: cannot read columns {list(names)} (unknown {unknown})")
+    return names
+
+
+def _check_key(
+    table: Table, key: Mapping[str, Any], allowed: tuple[tuple[str, ...], ...]
+) -> tuple[str, ...]:
+    """The allowed key (column names in declaration order) that ``key`` gives exactly."""
+    given = set(key)
+    for names in allowed:
+        if given == set(names):
+            return names
+    expected = " or ".join(str(list(names)) for names in allowed)
+    raise ValueError(f"{table.name}: key must give exactly {expected}, got {sorted(given)}")
