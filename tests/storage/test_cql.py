@@ -1,0 +1,376 @@
+"""Known-answer tests: the exact CQL text for every table and every query."""
+
+from __future__ import annotations
+
+import pytest
+
+from imixs_archive.storage import cql
+from imixs_archive.storage.model import TABLES, Column, ColumnType, Table, table
+
+KS = "imixs_archive"
+SIMPLE_1 = cql.Replication(cql.SIMPLE, (("replication_factor", 1),))
+
+# Per table: CREATE, INSERT, SELECT row, DELETE row, DELETE partition.
+EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
+    "snapshots": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.snapshots "
+        "(snapshot text, data blob, PRIMARY KEY (snapshot))",
+        "INSERT INTO imixs_archive.snapshots (snapshot, data) VALUES (?, ?)",
+        "SELECT snapshot, data FROM imixs_archive.snapshots WHERE snapshot = ?",
+        "DELETE FROM imixs_archive.snapshots WHERE snapshot = ?",
+        "DELETE FROM imixs_archive.snapshots WHERE snapshot = ?",
+    ),
+    "snapshots_by_uniqueid": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.snapshots_by_uniqueid "
+        "(uniqueid text, snapshot text, PRIMARY KEY (uniqueid, snapshot))",
+        "INSERT INTO imixs_archive.snapshots_by_uniqueid (uniqueid, snapshot) VALUES (?, ?)",
+        "SELECT uniqueid, snapshot FROM imixs_archive.snapshots_by_uniqueid "
+        "WHERE uniqueid = ? AND snapshot = ?",
+        "DELETE FROM imixs_archive.snapshots_by_uniqueid WHERE uniqueid = ? AND snapshot = ?",
+        "DELETE FROM imixs_archive.snapshots_by_uniqueid WHERE uniqueid = ?",
+    ),
+    "snapshots_by_modified": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.snapshots_by_modified "
+        "(modified date, snapshot text, PRIMARY KEY (modified, snapshot))",
+        "INSERT INTO imixs_archive.snapshots_by_modified (modified, snapshot) VALUES (?, ?)",
+        "SELECT modified, snapshot FROM imixs_archive.snapshots_by_modified "
+        "WHERE modified = ? AND snapshot = ?",
+        "DELETE FROM imixs_archive.snapshots_by_modified WHERE modified = ? AND snapshot = ?",
+        "DELETE FROM imixs_archive.snapshots_by_modified WHERE modified = ?",
+    ),
+    "documents": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.documents "
+        "(md5 text, sort_id int, data_id text, PRIMARY KEY (md5, sort_id))",
+        "INSERT INTO imixs_archive.documents (md5, sort_id, data_id) VALUES (?, ?, ?)",
+        "SELECT md5, sort_id, data_id FROM imixs_archive.documents WHERE md5 = ? AND sort_id = ?",
+        "DELETE FROM imixs_archive.documents WHERE md5 = ? AND sort_id = ?",
+        "DELETE FROM imixs_archive.documents WHERE md5 = ?",
+    ),
+    "documents_data": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.documents_data "
+        "(data_id text, data blob, PRIMARY KEY (data_id))",
+        "INSERT INTO imixs_archive.documents_data (data_id, data) VALUES (?, ?)",
+        "SELECT data_id, data FROM imixs_archive.documents_data WHERE data_id = ?",
+        "DELETE FROM imixs_archive.documents_data WHERE data_id = ?",
+        "DELETE FROM imixs_archive.documents_data WHERE data_id = ?",
+    ),
+    "snapshots_by_document": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.snapshots_by_document "
+        "(md5 text, snapshot text, PRIMARY KEY (md5, snapshot))",
+        "INSERT INTO imixs_archive.snapshots_by_document (md5, snapshot) VALUES (?, ?)",
+        "SELECT md5, snapshot FROM imixs_archive.snapshots_by_document "
+        "WHERE md5 = ? AND snapshot = ?",
+        "DELETE FROM imixs_archive.snapshots_by_document WHERE md5 = ? AND snapshot = ?",
+        "DELETE FROM imixs_archive.snapshots_by_document WHERE md5 = ?",
+    ),
+    "archive_files": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_files "
+        "(md5 text, sha256 text, size bigint, pieces int, PRIMARY KEY (md5))",
+        "INSERT INTO imixs_archive.archive_files (md5, sha256, size, pieces) VALUES (?, ?, ?, ?)",
+        "SELECT md5, sha256, size, pieces FROM imixs_archive.archive_files WHERE md5 = ?",
+        "DELETE FROM imixs_archive.archive_files WHERE md5 = ?",
+        "DELETE FROM imixs_archive.archive_files WHERE md5 = ?",
+    ),
+    "archive_snapshot_files": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_snapshot_files "
+        "(snapshot text, name text, md5 text, claimed_md5 text, PRIMARY KEY (snapshot, name))",
+        "INSERT INTO imixs_archive.archive_snapshot_files (snapshot, name, md5, claimed_md5) "
+        "VALUES (?, ?, ?, ?)",
+        "SELECT snapshot, name, md5, claimed_md5 FROM imixs_archive.archive_snapshot_files "
+        "WHERE snapshot = ? AND name = ?",
+        "DELETE FROM imixs_archive.archive_snapshot_files WHERE snapshot = ? AND name = ?",
+        "DELETE FROM imixs_archive.archive_snapshot_files WHERE snapshot = ?",
+    ),
+    "archive_piece_refs": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_piece_refs "
+        "(data_id text, md5 text, size bigint, PRIMARY KEY (data_id, md5))",
+        "INSERT INTO imixs_archive.archive_piece_refs (data_id, md5, size) VALUES (?, ?, ?)",
+        "SELECT data_id, md5, size FROM imixs_archive.archive_piece_refs "
+        "WHERE data_id = ? AND md5 = ?",
+        "DELETE FROM imixs_archive.archive_piece_refs WHERE data_id = ? AND md5 = ?",
+        "DELETE FROM imixs_archive.archive_piece_refs WHERE data_id = ?",
+    ),
+}
+
+# Per table: the partition query ascending, and descending after a bound with a limit.
+PARTITION: dict[str, tuple[str, str]] = {
+    "snapshots": (
+        "SELECT snapshot, data FROM imixs_archive.snapshots WHERE snapshot = ?",
+        "SELECT snapshot, data FROM imixs_archive.snapshots WHERE snapshot = ? LIMIT ?",
+    ),
+    "snapshots_by_uniqueid": (
+        "SELECT uniqueid, snapshot FROM imixs_archive.snapshots_by_uniqueid "
+        "WHERE uniqueid = ? ORDER BY snapshot ASC",
+        "SELECT uniqueid, snapshot FROM imixs_archive.snapshots_by_uniqueid "
+        "WHERE uniqueid = ? AND snapshot < ? ORDER BY snapshot DESC LIMIT ?",
+    ),
+    "snapshots_by_modified": (
+        "SELECT modified, snapshot FROM imixs_archive.snapshots_by_modified "
+        "WHERE modified = ? ORDER BY snapshot ASC",
+        "SELECT modified, snapshot FROM imixs_archive.snapshots_by_modified "
+        "WHERE modified = ? AND snapshot < ? ORDER BY snapshot DESC LIMIT ?",
+    ),
+    "documents": (
+        "SELECT md5, sort_id, data_id FROM imixs_archive.documents "
+        "WHERE md5 = ? ORDER BY sort_id ASC",
+        "SELECT md5, sort_id, data_id FROM imixs_archive.documents "
+        "WHERE md5 = ? AND sort_id < ? ORDER BY sort_id DESC LIMIT ?",
+    ),
+    "documents_data": (
+        "SELECT data_id, data FROM imixs_archive.documents_data WHERE data_id = ?",
+        "SELECT data_id, data FROM imixs_archive.documents_data WHERE data_id = ? LIMIT ?",
+    ),
+    "snapshots_by_document": (
+        "SELECT md5, snapshot FROM imixs_archive.snapshots_by_document "
+        "WHERE md5 = ? ORDER BY snapshot ASC",
+        "SELECT md5, snapshot FROM imixs_archive.snapshots_by_document "
+        "WHERE md5 = ? AND snapshot < ? ORDER BY snapshot DESC LIMIT ?",
+    ),
+    "archive_files": (
+        "SELECT md5, sha256, size, pieces FROM imixs_archive.archive_files WHERE md5 = ?",
+        "SELECT md5, sha256, size, pieces FROM imixs_archive.archive_files WHERE md5 = ? LIMIT ?",
+    ),
+    "archive_snapshot_files": (
+        "SELECT snapshot, name, md5, claimed_md5 FROM imixs_archive.archive_snapshot_files "
+        "WHERE snapshot = ? ORDER BY name ASC",
+        "SELECT snapshot, name, md5, claimed_md5 FROM imixs_archive.archive_snapshot_files "
+        "WHERE snapshot = ? AND name < ? ORDER BY name DESC LIMIT ?",
+    ),
+    "archive_piece_refs": (
+        "SELECT data_id, md5, size FROM imixs_archive.archive_piece_refs "
+        "WHERE data_id = ? ORDER BY md5 ASC",
+        "SELECT data_id, md5, size FROM imixs_archive.archive_piece_refs "
+        "WHERE data_id = ? AND md5 < ? ORDER BY md5 DESC LIMIT ?",
+    ),
+}
+
+NAMES = [t.name for t in TABLES]
+
+
+def test_every_table_has_known_answers() -> None:
+    assert set(EXPECTED) == set(NAMES)
+    assert set(PARTITION) == set(NAMES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_statements_of_every_table(name: str) -> None:
+    t = table(name)
+    create, insert, select_row, delete_row, delete_partition = EXPECTED[name]
+    assert cql.create_table(KS, t) == create
+    assert cql.insert(KS, t) == insert
+    assert cql.select_row(KS, t) == select_row
+    assert cql.delete_row(KS, t) == delete_row
+    assert cql.delete_partition(KS, t) == delete_partition
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_partition_queries_of_every_table(name: str) -> None:
+    t = table(name)
+    ascending, descending_after_limit = PARTITION[name]
+    assert cql.select_partition(KS, t) == ascending
+    after = len(t.clustering_key)
+    assert (
+        cql.select_partition(KS, t, descending=True, after=after, limit=True)
+        == descending_after_limit
+    )
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_whole_table_queries_of_every_table(name: str) -> None:
+    t = table(name)
+    columns = ", ".join(t.column_names)
+    assert cql.select_all(KS, t) == f"SELECT {columns} FROM imixs_archive.{name}"
+    assert (
+        cql.select_all(KS, t, limit=True) == f"SELECT {columns} FROM imixs_archive.{name} LIMIT ?"
+    )
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_zstd_only_for_tables_holding_pieces(name: str) -> None:
+    t = table(name)
+    text = cql.create_table(KS, t, zstd=True)
+    if t.holds_pieces:
+        assert text == EXPECTED[name][0] + " WITH compression = {'class': 'ZstdCompressor'}"
+    else:
+        assert text == EXPECTED[name][0]
+
+
+def test_documents_data_with_zstd() -> None:
+    assert cql.create_table(KS, table("documents_data"), zstd=True) == (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.documents_data "
+        "(data_id text, data blob, PRIMARY KEY (data_id)) "
+        "WITH compression = {'class': 'ZstdCompressor'}"
+    )
+
+
+def test_partition_query_variants() -> None:
+    t = table("snapshots_by_uniqueid")
+    base = "SELECT uniqueid, snapshot FROM imixs_archive.snapshots_by_uniqueid WHERE uniqueid = ?"
+    assert cql.select_partition(KS, t, descending=True) == base + " ORDER BY snapshot DESC"
+    assert cql.select_partition(KS, t, after=1) == base + " AND snapshot > ? ORDER BY snapshot ASC"
+    assert cql.select_partition(KS, t, limit=True) == base + " ORDER BY snapshot ASC LIMIT ?"
+    assert (
+        cql.select_partition(KS, t, after=1, limit=True)
+        == base + " AND snapshot > ? ORDER BY snapshot ASC LIMIT ?"
+    )
+    assert cql.select_partition(KS, t, ["snapshot"], descending=True, after=1) == (
+        "SELECT snapshot FROM imixs_archive.snapshots_by_uniqueid "
+        "WHERE uniqueid = ? AND snapshot < ? ORDER BY snapshot DESC"
+    )
+
+
+def test_projection() -> None:
+    t = table("archive_files")
+    assert cql.select_row(KS, t, ["size", "pieces"]) == (
+        "SELECT size, pieces FROM imixs_archive.archive_files WHERE md5 = ?"
+    )
+    assert cql.select_all(KS, t, ["md5"]) == "SELECT md5 FROM imixs_archive.archive_files"
+    with pytest.raises(KeyError):
+        cql.select_row(KS, t, ["size; DROP TABLE x"])
+    with pytest.raises(ValueError):
+        cql.select_all(KS, t, [])
+
+
+COMPOSITE = Table(
+    "composite",
+    (
+        Column("a", ColumnType.TEXT),
+        Column("b", ColumnType.INT),
+        Column("c", ColumnType.DATE),
+        Column("d", ColumnType.BIGINT),
+        Column("v", ColumnType.BLOB),
+    ),
+    partition_key=("a", "b"),
+    clustering_key=("c", "d"),
+)
+
+
+def test_composite_keys() -> None:
+    assert cql.create_table("ks", COMPOSITE) == (
+        "CREATE TABLE IF NOT EXISTS ks.composite "
+        "(a text, b int, c date, d bigint, v blob, PRIMARY KEY ((a, b), c, d))"
+    )
+    assert cql.select_partition("ks", COMPOSITE, after=2, descending=True) == (
+        "SELECT a, b, c, d, v FROM ks.composite WHERE a = ? AND b = ? "
+        "AND (c, d) < (?, ?) ORDER BY c DESC, d DESC"
+    )
+    assert cql.select_partition("ks", COMPOSITE, after=1) == (
+        "SELECT a, b, c, d, v FROM ks.composite WHERE a = ? AND b = ? "
+        "AND c > ? ORDER BY c ASC, d ASC"
+    )
+    assert cql.delete_partition("ks", COMPOSITE) == "DELETE FROM ks.composite WHERE a = ? AND b = ?"
+
+
+def test_start_after_needs_a_clustering_key() -> None:
+    with pytest.raises(ValueError, match="no clustering key"):
+        cql.select_partition(KS, table("snapshots"), after=1)
+    with pytest.raises(ValueError, match="more than the clustering key"):
+        cql.select_partition(KS, table("documents"), after=2)
+
+
+# --- keyspace DDL ---------------------------------------------------------------------
+
+
+def test_create_keyspace_simple_strategy() -> None:
+    assert cql.create_keyspace(KS, SIMPLE_1) == (
+        "CREATE KEYSPACE IF NOT EXISTS imixs_archive "
+        "WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"
+    )
+    three = cql.Replication(cql.SIMPLE, (("replication_factor", 3),))
+    assert cql.create_keyspace("archive", three) == (
+        "CREATE KEYSPACE IF NOT EXISTS archive "
+        "WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}"
+    )
+
+
+def test_create_keyspace_network_topology() -> None:
+    one_dc = cql.Replication(cql.NETWORK_TOPOLOGY, (("datacenter1", 3),))
+    assert cql.create_keyspace(KS, one_dc) == (
+        "CREATE KEYSPACE IF NOT EXISTS imixs_archive "
+        "WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 3}"
+    )
+    two_dc = cql.Replication(cql.NETWORK_TOPOLOGY, (("eu-west-1", 3), ("us_east.2", 2)))
+    assert cql.create_keyspace(KS, two_dc) == (
+        "CREATE KEYSPACE IF NOT EXISTS imixs_archive WITH replication = "
+        "{'class': 'NetworkTopologyStrategy', 'eu-west-1': 3, 'us_east.2': 2}"
+    )
+
+
+def test_drop_keyspace() -> None:
+    assert cql.drop_keyspace("archive_test_x") == "DROP KEYSPACE IF EXISTS archive_test_x"
+
+
+@pytest.mark.parametrize(
+    ("strategy", "factors"),
+    [
+        ("LocalStrategy", (("replication_factor", 1),)),
+        (cql.SIMPLE, ()),
+        (cql.SIMPLE, (("dc1", 1),)),
+        (cql.SIMPLE, (("replication_factor", 0),)),
+        (cql.SIMPLE, (("replication_factor", 100),)),
+        (cql.SIMPLE, (("replication_factor", True),)),
+        (cql.SIMPLE, (("replication_factor", "1}; DROP KEYSPACE x; --"),)),
+        (cql.NETWORK_TOPOLOGY, (("dc1': 3, 'x", 1),)),
+        (cql.NETWORK_TOPOLOGY, (("", 1),)),
+        (cql.NETWORK_TOPOLOGY, (("dc 1", 1),)),
+    ],
+)
+def test_replication_refuses_what_cannot_be_written_safely(
+    strategy: str, factors: tuple[tuple[str, int], ...]
+) -> None:
+    with pytest.raises(ValueError):
+        cql.Replication(strategy, factors)
+
+
+# --- identifiers ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name", ["imixs_archive", "_x", "archive2", "a" * 48, "archive_test_abcdefghijkl"]
+)
+def test_safe_identifiers(name: str) -> None:
+    assert cql.check_identifier(name) == name
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "",
+        "ks; DROP KEYSPACE x",
+        "ks;",
+        "ks.snapshots",
+        "Archive",
+        "ks--",
+        "ks'",
+        'ks"',
+        "ks x",
+        "ks\n",
+        "2archive",
+        "a" * 49,
+        "select",
+        "keyspace",
+        "täst",
+        "ks/*",
+    ],
+)
+def test_unsafe_identifiers(name: str) -> None:
+    with pytest.raises(ValueError, match="not a safe CQL identifier"):
+        cql.check_identifier(name)
+
+
+@pytest.mark.parametrize("keyspace", ["ks; DROP KEYSPACE x", "x WITH", "ks--", "KS"])
+def test_no_statement_takes_an_unsafe_keyspace(keyspace: str) -> None:
+    t = table("snapshots")
+    for make in (
+        lambda: cql.create_keyspace(keyspace, SIMPLE_1),
+        lambda: cql.drop_keyspace(keyspace),
+        lambda: cql.create_table(keyspace, t),
+        lambda: cql.insert(keyspace, t),
+        lambda: cql.select_row(keyspace, t),
+        lambda: cql.select_partition(keyspace, t),
+        lambda: cql.select_all(keyspace, t),
+        lambda: cql.delete_row(keyspace, t),
+        lambda: cql.delete_partition(keyspace, t),
+    ):
+        with pytest.raises(ValueError):
+            make()
