@@ -98,7 +98,11 @@ class SQLiteBackend(Backend):
 
     name = "sqlite"
 
-    def __init__(self, data_dir: Path, tuning: Tuning | None = None) -> None:
+    def __init__(
+        self, data_dir: Path, tuning: Tuning | None = None, tables: Sequence[Table] = TABLES
+    ) -> None:
+        """Open (creating if need be) the store in ``data_dir``. ``tables`` is the model
+        (tests pass their own declarations)."""
         self.data_dir = Path(data_dir)
         self.path = self.data_dir / DB_FILE
         self.tuning = tuning or Tuning()
@@ -106,7 +110,8 @@ class SQLiteBackend(Backend):
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._closed = False
-        self._codecs = {table.name: sql.Codec.of(table) for table in TABLES}
+        self.tables = tuple(tables)
+        self._codecs = {table.name: sql.Codec.of(table) for table in self.tables}
         self._make_directory()
         try:
             self._create_schema(self._connection())
@@ -189,7 +194,7 @@ class SQLiteBackend(Backend):
                     f"SQLite store {self.path}: written by a newer version"
                     f" (schema {version}, this version reads up to {SCHEMA_VERSION})"
                 )
-            for table in TABLES:
+            for table in self.tables:
                 connection.execute(sql.create_table(table))
             if version < SCHEMA_VERSION:
                 connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
