@@ -43,8 +43,8 @@ def _cassandra_backend(target: str) -> Backend:
 @pytest.fixture(params=["sqlite", pytest.param("cassandra", marks=pytest.mark.cassandra)])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     if request.param == "sqlite":
-        with SQLiteBackend(tmp_path / "store") as store:
-            yield store
+        with SQLiteBackend(tmp_path / "store") as sqlite_store:
+            yield sqlite_store
         return
     target = os.environ.get(CASSANDRA_ENV, "").strip()
     if not target:

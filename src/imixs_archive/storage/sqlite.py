@@ -171,6 +171,9 @@ class SQLiteBackend(Backend):
             )
             try:
                 connection.execute(f"PRAGMA synchronous = {self.tuning.synchronous.upper()}")
+                # After a checkpoint, truncate a WAL that grew past one transaction.
+                limit = 2 * self.tuning.commit_bytes
+                connection.execute(f"PRAGMA journal_size_limit = {limit}")
             except BaseException:
                 connection.close()
                 raise
@@ -185,19 +188,27 @@ class SQLiteBackend(Backend):
             # page_size only applies to a new file, and must precede WAL mode.
             connection.execute(f"PRAGMA page_size = {tuning.page_size}")
             connection.execute(f"PRAGMA journal_mode = {tuning.journal_mode.upper()}")
-            # After a checkpoint, truncate a WAL that grew past one transaction.
-            connection.execute(f"PRAGMA journal_size_limit = {2 * tuning.commit_bytes}")
+            # A store that has every table needs no write lock (a reader opening the store
+            # while another process writes must not wait for it).
+            version = self._check_version(connection)
+            existing = {name for (name,) in connection.execute("SELECT name FROM sqlite_master")}
+        if version == SCHEMA_VERSION and existing >= {table.name for table in self.tables}:
+            return
         with self._transaction(connection, "create the tables"):
-            version = connection.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
-                raise StoreError(
-                    f"SQLite store {self.path}: written by a newer version"
-                    f" (schema {version}, this version reads up to {SCHEMA_VERSION})"
-                )
+            version = self._check_version(connection)
             for table in self.tables:
                 connection.execute(sql.create_table(table))
             if version < SCHEMA_VERSION:
                 connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _check_version(self, connection: sqlite3.Connection) -> int:
+        version: int = connection.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"SQLite store {self.path}: written by a newer version"
+                f" (schema {version}, this version reads up to {SCHEMA_VERSION})"
+            )
+        return version
 
     @contextmanager
     def _transaction(self, connection: sqlite3.Connection, action: str) -> Iterator[None]:
@@ -350,6 +361,9 @@ class SQLiteBackend(Backend):
             "synchronous": _SYNCHRONOUS[synchronous] if 0 <= synchronous < 4 else synchronous,
             "size_bytes": size,
         }
+
+    def __enter__(self) -> SQLiteBackend:
+        return self
 
     def close(self) -> None:
         """Close every thread's connection; the backend cannot be used afterwards."""

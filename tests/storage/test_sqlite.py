@@ -1,0 +1,415 @@
+"""What only the SQLite backend does: its SQL, WAL readers, writers in threads and in two
+processes, and its errors. The behaviour every backend shares is in ``test_contract.py``."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import types
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from imixs_archive.config import Settings, load_settings
+from imixs_archive.errors import StoreError, StoreUnavailableError
+from imixs_archive.storage import sqlite_sql as sql
+from imixs_archive.storage.base import Row
+from imixs_archive.storage.factory import open_backend
+from imixs_archive.storage.model import (
+    ARCHIVE_FILES,
+    DOCUMENTS,
+    DOCUMENTS_DATA,
+    SNAPSHOTS,
+    ColumnType,
+    Table,
+    _cols,
+)
+from imixs_archive.storage.sqlite import SQLiteBackend, Tuning
+
+# --- SQL derived from the model ---------------------------------------------------------
+
+
+def test_ddl_is_derived_from_the_declarations() -> None:
+    assert sql.create_table(DOCUMENTS) == (
+        'CREATE TABLE IF NOT EXISTS "documents" ("md5" TEXT NOT NULL,'
+        ' "sort_id" INTEGER NOT NULL, "data_id" TEXT, PRIMARY KEY ("md5", "sort_id"))'
+        " WITHOUT ROWID"
+    )
+    assert sql.create_table(DOCUMENTS_DATA) == (
+        'CREATE TABLE IF NOT EXISTS "documents_data" ("data_id" TEXT NOT NULL,'
+        ' "data" BLOB, PRIMARY KEY ("data_id"))'
+    )
+    assert sql.create_table(ARCHIVE_FILES) == (
+        'CREATE TABLE IF NOT EXISTS "archive_files" ("md5" TEXT NOT NULL, "sha256" TEXT,'
+        ' "size" INTEGER, "pieces" INTEGER, PRIMARY KEY ("md5")) WITHOUT ROWID'
+    )
+
+
+def test_statements_are_derived_from_the_declarations() -> None:
+    assert sql.upsert(DOCUMENTS) == (
+        'INSERT OR REPLACE INTO "documents" ("md5", "sort_id", "data_id") VALUES (?, ?, ?)'
+    )
+    assert sql.delete(DOCUMENTS, ("md5",)) == 'DELETE FROM "documents" WHERE "md5" = ?'
+    assert sql.select(DOCUMENTS, ("data_id",), ("md5", "sort_id")) == (
+        'SELECT "data_id" FROM "documents" WHERE "md5" = ? AND "sort_id" = ?'
+    )
+    assert sql.select_page(
+        DOCUMENTS, ("sort_id", "data_id"), ("md5",), ("sort_id",), after=True, descending=True
+    ) == (
+        'SELECT "sort_id", "data_id" FROM "documents" WHERE "md5" = ? AND "sort_id" < ?'
+        ' ORDER BY "sort_id" DESC LIMIT ?'
+    )
+    assert sql.select_page(DOCUMENTS, ("md5", "sort_id"), (), ("md5", "sort_id"), after=True) == (
+        'SELECT "md5", "sort_id" FROM "documents" WHERE ("md5", "sort_id") > (?, ?)'
+        ' ORDER BY "md5" ASC, "sort_id" ASC LIMIT ?'
+    )
+    assert sql.select_page(DOCUMENTS_DATA, ("data_id",), (), ("data_id",), after=False) == (
+        'SELECT "data_id" FROM "documents_data" ORDER BY "data_id" ASC LIMIT ?'
+    )
+
+
+def test_identifiers_must_be_plain_names() -> None:
+    with pytest.raises(ValueError, match="identifier"):
+        sql.quote('x" OR 1=1 --')
+
+
+def test_scans_use_the_primary_key(tmp_path: Path) -> None:
+    with SQLiteBackend(tmp_path) as store:
+        connection = sqlite3.connect(store.path)
+        for statement, params in (
+            (
+                sql.select_page(DOCUMENTS, ("md5", "sort_id"), (), ("md5", "sort_id"), after=True),
+                ("A", 1, 10),
+            ),
+            (
+                sql.select_page(DOCUMENTS, ("sort_id",), ("md5",), ("sort_id",), after=True),
+                ("A", 1, 10),
+            ),
+        ):
+            plan = connection.execute(f"EXPLAIN QUERY PLAN {statement}", params).fetchall()
+            assert "USING PRIMARY KEY" in plan[0][-1], plan
+        connection.close()
+
+
+# --- a table with composite keys (none in the model yet) --------------------------------
+
+EVENTS = Table(
+    "events",
+    _cols(
+        ("stream", ColumnType.TEXT),
+        ("shard", ColumnType.INT),
+        ("day", ColumnType.DATE),
+        ("seq", ColumnType.BIGINT),
+        ("body", ColumnType.BLOB),
+    ),
+    partition_key=("stream", "shard"),
+    clustering_key=("day", "seq"),
+)
+DAY = datetime.date(2024, 5, 1)
+
+
+def _event(stream: str, shard: int, day: int, seq: int) -> Row:
+    return {
+        "stream": stream,
+        "shard": shard,
+        "day": DAY + datetime.timedelta(days=day),
+        "seq": 2**40 + seq,
+        "body": f"{stream}/{shard}/{day}/{seq}".encode(),
+    }
+
+
+def test_multi_column_keys_compare_as_tuples(tmp_path: Path) -> None:
+    tuning = Tuning(page_rows=7, blob_page_rows=3)
+    with SQLiteBackend(tmp_path, tuning, tables=(EVENTS,)) as store:
+        ours = [_event("s", 1, day, seq) for day in range(3) for seq in range(5)]
+        others = [_event("s", 2, 0, seq) for seq in range(4)] + [_event("t", 1, 0, 0)]
+        store.put(EVENTS, reversed(ours + others))
+        partition = {"stream": "s", "shard": 1}
+        assert list(store.scan(EVENTS, partition)) == ours
+        after = {"day": DAY + datetime.timedelta(days=1), "seq": 2**40 + 2}
+        assert list(store.scan(EVENTS, partition, start_after=after)) == ours[8:]
+        assert (
+            list(store.scan(EVENTS, partition, start_after=after, descending=True))
+            == (ours[:7][::-1])
+        )
+        found = list(store.scan(EVENTS, columns=["seq"]))
+        assert len(found) == len(ours) + len(others)
+        assert sorted(
+            store.scan(EVENTS), key=lambda r: (r["stream"], r["shard"], r["day"], r["seq"])
+        ) == sorted(ours + others, key=lambda r: (r["stream"], r["shard"], r["day"], r["seq"]))
+        store.delete(EVENTS, partition)
+        assert list(store.scan(EVENTS)) == others
+
+
+# --- concurrency ------------------------------------------------------------------------
+
+
+def test_wal_reader_sees_committed_data_while_a_writer_holds_a_transaction(
+    tmp_path: Path,
+) -> None:
+    with SQLiteBackend(tmp_path) as store:
+        store.put(SNAPSHOTS, [{"snapshot": "old", "data": b"1"}])
+        writer = sqlite3.connect(store.path, isolation_level=None)
+        writer.execute("BEGIN IMMEDIATE")
+        writer.execute("INSERT INTO snapshots VALUES ('new', x'02')")
+        try:
+            started = time.monotonic()
+            with SQLiteBackend(tmp_path, Tuning(busy_timeout=0.3)) as reader:
+                assert reader.get(SNAPSHOTS, {"snapshot": "old"}) == {
+                    "snapshot": "old",
+                    "data": b"1",
+                }
+                assert reader.get(SNAPSHOTS, {"snapshot": "new"}) is None
+                assert [row["snapshot"] for row in reader.scan(SNAPSHOTS)] == ["old"]
+                assert time.monotonic() - started < 0.3  # the reader did not wait
+                with pytest.raises(StoreUnavailableError, match="locked by another writer"):
+                    reader.put(SNAPSHOTS, [{"snapshot": "third", "data": b"3"}])
+                assert time.monotonic() - started >= 0.3  # ... the writer did
+            writer.execute("COMMIT")
+            assert store.get(SNAPSHOTS, {"snapshot": "new"}) == {"snapshot": "new", "data": b"\2"}
+        finally:
+            writer.close()
+
+
+def test_threads_share_one_backend(tmp_path: Path) -> None:
+    errors: list[BaseException] = []
+    with SQLiteBackend(tmp_path, Tuning(commit_rows=25)) as store:
+
+        def work(who: int) -> None:
+            try:
+                md5 = f"T{who}"
+                for start in range(0, 400, 100):
+                    rows = (
+                        {"md5": md5, "sort_id": n, "data_id": f"{who}-{n}"}
+                        for n in range(start, start + 100)
+                    )
+                    store.put(DOCUMENTS, rows)
+                    assert len(list(store.scan(DOCUMENTS, {"md5": md5}))) == start + 100
+            except BaseException as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(who,)) for who in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
+        assert len(list(store.scan(DOCUMENTS))) == 8 * 400
+
+
+_WRITER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from imixs_archive.storage.model import DOCUMENTS, DOCUMENTS_DATA
+    from imixs_archive.storage.sqlite import SQLiteBackend, Tuning
+
+    store, who = Path(sys.argv[1]), sys.argv[2]
+    with SQLiteBackend(store, Tuning(commit_rows=40, busy_timeout=60)) as backend:
+        for turn in range(20):
+            rows = (
+                {"md5": who, "sort_id": turn * 100 + n, "data_id": f"{who}-{n}"}
+                for n in range(100)
+            )
+            backend.put(DOCUMENTS, rows)
+            backend.put(DOCUMENTS, [{"md5": "shared", "sort_id": turn, "data_id": who}])
+            piece = {"data_id": f"{who}-{turn}", "data": bytes([turn]) * 262144}
+            backend.put(DOCUMENTS_DATA, [piece])
+    """
+)
+
+
+def test_two_processes_write_one_store(tmp_path: Path) -> None:
+    store = tmp_path / "store"  # not there yet: both processes race to create it
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WRITER, str(store), who],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for who in ("P1", "P2")
+    ]
+    for writer in writers:
+        _out, err = writer.communicate(timeout=120)
+        assert writer.returncode == 0, err
+        assert err == ""
+    with SQLiteBackend(store) as backend:
+        for who in ("P1", "P2"):
+            found = [row["sort_id"] for row in backend.scan(DOCUMENTS, {"md5": who})]
+            assert found == list(range(2000))
+        shared = list(backend.scan(DOCUMENTS, {"md5": "shared"}))
+        assert [row["sort_id"] for row in shared] == list(range(20))
+        assert {row["data_id"] for row in shared} <= {"P1", "P2"}
+        pieces = list(backend.scan(DOCUMENTS_DATA, columns=["data_id"]))
+        assert len(pieces) == 40
+
+
+# --- large puts -------------------------------------------------------------------------
+
+
+def test_a_failing_row_iterator_keeps_committed_batches(tmp_path: Path) -> None:
+    def rows() -> Iterator[Row]:
+        for n in range(25):
+            yield {"md5": "X", "sort_id": n, "data_id": str(n)}
+        raise RuntimeError("source broke")
+
+    with SQLiteBackend(tmp_path, Tuning(commit_rows=10)) as store:
+        with pytest.raises(RuntimeError, match="source broke"):
+            store.put(DOCUMENTS, rows())
+        found = [row["sort_id"] for row in store.scan(DOCUMENTS, {"md5": "X"})]
+        assert found == list(range(20))
+        assert store.put(DOCUMENTS, [{"md5": "X", "sort_id": 99, "data_id": "y"}]) == 1
+
+
+def test_put_commits_in_byte_bounded_transactions(tmp_path: Path) -> None:
+    commits: list[int] = []
+    with SQLiteBackend(tmp_path, Tuning(commit_bytes=1000, commit_rows=10_000)) as store:
+        original = store._write_batch
+
+        def spy(table: Table, statement: str, batch: list[tuple[Any, ...]]) -> int:
+            commits.append(len(batch))
+            return original(table, statement, batch)
+
+        store._write_batch = spy  # type: ignore[method-assign]
+        rows = ({"data_id": str(n), "data": b"x" * 300} for n in range(10))
+        assert store.put(DOCUMENTS_DATA, rows) == 10
+    # A row counts 300 bytes + its id + 16 of overhead (317): a batch is committed with the
+    # row that reaches 1000 bytes, the 4th.
+    assert commits == [4, 4, 2]
+
+
+# --- errors -----------------------------------------------------------------------------
+
+
+def test_data_directory_that_cannot_be_created(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    with pytest.raises(StoreError, match="cannot create the data directory"):
+        SQLiteBackend(blocker / "store")
+    with pytest.raises(StoreError, match="cannot create the data directory"):
+        SQLiteBackend(blocker)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes to read-only directories")
+def test_data_directory_that_is_not_writable(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    store.mkdir()
+    store.chmod(0o500)
+    try:
+        with pytest.raises(StoreError, match="is not writable"):
+            SQLiteBackend(store)
+    finally:
+        store.chmod(0o700)
+
+
+def test_file_that_is_not_a_database(tmp_path: Path) -> None:
+    (tmp_path / "archive.db").write_bytes(b"this is no database " * 1000)
+    with pytest.raises(StoreError, match="not an SQLite database") as caught:
+        SQLiteBackend(tmp_path)
+    assert str(tmp_path / "archive.db") in str(caught.value)
+
+
+def test_corrupt_database_file(tmp_path: Path) -> None:
+    with SQLiteBackend(tmp_path, Tuning(page_size=4096)) as store:
+        store.put(DOCUMENTS, ({"md5": "C", "sort_id": n, "data_id": "x" * 50} for n in range(500)))
+    with (tmp_path / "archive.db").open("r+b") as file:
+        file.seek(4096)
+        file.write(b"\xa5" * 4096 * 8)
+    with pytest.raises(StoreError, match="corrupt"), SQLiteBackend(tmp_path) as store:
+        list(store.scan(DOCUMENTS))
+
+
+def test_store_of_a_newer_version_is_refused(tmp_path: Path) -> None:
+    SQLiteBackend(tmp_path).close()
+    connection = sqlite3.connect(tmp_path / "archive.db")
+    connection.execute("PRAGMA user_version = 99")
+    connection.close()
+    with pytest.raises(StoreError, match="newer version"):
+        SQLiteBackend(tmp_path)
+
+
+def test_closed_backend(tmp_path: Path) -> None:
+    store = SQLiteBackend(tmp_path)
+    store.close()
+    with pytest.raises(StoreError, match="closed"):
+        store.get(SNAPSHOTS, {"snapshot": "a"})
+
+
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        (lambda s: s.get(DOCUMENTS, {"md5": "a"}), ValueError),
+        (lambda s: s.delete(DOCUMENTS, {"sort_id": 1}), ValueError),
+        (lambda s: s.scan(DOCUMENTS, start_after={"sort_id": 1}), ValueError),
+        (lambda s: s.scan(SNAPSHOTS, {"snapshot": "a"}, start_after={"snapshot": "b"}), ValueError),
+        (lambda s: s.scan(DOCUMENTS, {"md5": "a"}, limit=-1), ValueError),
+        (lambda s: s.get(DOCUMENTS, {"md5": "a", "sort_id": 1}, ["nope"]), ValueError),
+        (lambda s: s.put(DOCUMENTS, [{"md5": "a", "sort_id": 1}]), ValueError),
+        (lambda s: s.put(DOCUMENTS, [{"md5": "a", "sort_id": "1", "data_id": ""}]), TypeError),
+        (lambda s: s.put(DOCUMENTS, [{"md5": "a", "sort_id": 2**31, "data_id": ""}]), ValueError),
+        (lambda s: s.put(DOCUMENTS, [{"md5": None, "sort_id": 1, "data_id": ""}]), ValueError),
+        (lambda s: s.put(SNAPSHOTS, [{"snapshot": "a", "data": "text"}]), TypeError),
+        (lambda s: s.get(EVENTS, {"stream": "a"}), KeyError),
+    ],
+)
+def test_misuse_is_refused(tmp_path: Path, call: Any, error: type[Exception]) -> None:
+    with SQLiteBackend(tmp_path) as store, pytest.raises(error):
+        call(store)
+
+
+def test_value_columns_may_be_null(tmp_path: Path) -> None:
+    row = {"md5": "A", "sha256": None, "size": None, "pieces": None}
+    with SQLiteBackend(tmp_path) as store:
+        store.put(ARCHIVE_FILES, [row])
+        assert store.get(ARCHIVE_FILES, {"md5": "A"}) == row
+
+
+def test_describe(tmp_path: Path) -> None:
+    with SQLiteBackend(tmp_path) as store:
+        store.put(SNAPSHOTS, [{"snapshot": "a", "data": b"x" * 100_000}])
+        info = store.describe()
+    assert info["kind"] == "sqlite"
+    assert info["path"] == str(tmp_path / "archive.db")
+    assert info["sqlite_version"] == sqlite3.sqlite_version
+    assert info["page_size"] == Tuning().page_size
+    assert info["journal_mode"] == "wal"
+    assert info["synchronous"] == "FULL"
+    assert info["size_bytes"] >= 100_000
+
+
+# --- the factory ------------------------------------------------------------------------
+
+
+def test_factory_opens_sqlite_in_the_data_dir(tmp_path: Path) -> None:
+    settings = load_settings({"ARCHIVE_DATA_DIR": str(tmp_path / "data")})
+    with open_backend(settings) as backend:
+        assert isinstance(backend, SQLiteBackend)
+        assert backend.path == tmp_path / "data" / "archive.db"
+
+
+def test_factory_opens_cassandra_when_a_contact_point_is_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    opened: list[Settings] = []
+
+    class FakeCassandra:
+        @classmethod
+        def from_settings(cls, settings: Settings) -> str:
+            opened.append(settings)
+            return "cassandra backend"
+
+    module = types.ModuleType("imixs_archive.storage.cassandra")
+    module.CassandraBackend = FakeCassandra  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "imixs_archive.storage.cassandra", module)
+    settings = load_settings({"ARCHIVE_CLUSTER_CONTACTPOINTS": "db1:9042"})
+    assert open_backend(settings) == "cassandra backend"  # type: ignore[comparison-overlap]
+    assert opened == [settings]
