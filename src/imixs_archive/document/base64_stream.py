@@ -1,0 +1,94 @@
+"""Incremental base64: decode text arriving in pieces, encode bytes arriving in pieces.
+
+Neither side ever holds a whole value: the decoder keeps a carry of fewer than four
+characters between pieces, the encoder fewer than three bytes.
+"""
+
+from __future__ import annotations
+
+import binascii
+from collections.abc import Callable, Iterable, Iterator
+
+_WHITESPACE = b" \t\r\n"
+ENCODE_BLOCK = 48 * 1024
+"""Bytes encoded per output piece (a multiple of 3: 64 KiB of base64 text)."""
+
+
+class Base64Decoder:
+    """Decodes standard base64 fed in arbitrary pieces and passes the bytes to ``write``.
+
+    Whitespace anywhere is ignored; missing final padding is tolerated; any other
+    character outside the alphabet, or data after padding, raises ``ValueError``.
+    """
+
+    __slots__ = ("_carry", "_padded", "_write", "decoded")
+
+    def __init__(self, write: Callable[[bytes], object]) -> None:
+        self._write = write
+        self._carry = b""
+        self._padded = False
+        self.decoded = 0
+        """Bytes passed to ``write`` so far."""
+
+    def feed(self, piece: str | bytes | memoryview) -> None:
+        if isinstance(piece, str):
+            try:
+                data = piece.encode("ascii")
+            except UnicodeEncodeError:
+                raise ValueError("non-ASCII character in base64 data") from None
+        else:
+            data = bytes(piece)
+        if (
+            b"\n" in data or b" " in data or b"\r" in data or b"\t" in data
+        ):  # each test is a fast scan; most encoders write one line
+            data = data.translate(None, _WHITESPACE)
+        if self._carry:
+            data = self._carry + data
+        usable = len(data) - len(data) % 4
+        self._carry = data[usable:]
+        if usable:
+            self._decode(memoryview(data)[:usable])
+
+    def _decode(self, data: memoryview) -> None:
+        if self._padded:
+            raise ValueError("data after the base64 padding")
+        try:
+            out = binascii.a2b_base64(data, strict_mode=True)
+        except binascii.Error as exc:
+            raise ValueError(f"invalid base64 data: {exc}") from None
+        if data[-1] == 0x3D:  # "="
+            self._padded = True
+        if out:
+            self.decoded += len(out)
+            self._write(out)
+
+    def finish(self) -> None:
+        """Decode what is left (adding missing padding); the value is complete."""
+        carry, self._carry = self._carry, b""
+        if not carry:
+            return
+        if len(carry) == 1:
+            raise ValueError("truncated base64 data")
+        self._decode(memoryview(carry + b"=" * (4 - len(carry))))
+
+
+def iter_base64(pieces: Iterable[bytes | bytearray | memoryview]) -> Iterator[bytes]:
+    """Base64 text (ASCII bytes, no line breaks) of the concatenated pieces, in ~64 KiB parts."""
+    carry = b""
+    for piece in pieces:
+        view = memoryview(piece).cast("B")
+        if carry:
+            need = min(3 - len(carry), len(view))
+            carry += bytes(view[:need])
+            view = view[need:]
+            if len(carry) < 3:
+                continue
+            yield binascii.b2a_base64(carry, newline=False)
+            carry = b""
+        usable = len(view) - len(view) % 3
+        for start in range(0, usable, ENCODE_BLOCK):
+            end = min(start + ENCODE_BLOCK, usable)
+            yield binascii.b2a_base64(view[start:end], newline=False)
+        carry = bytes(view[usable:])
+    if carry:
+        yield binascii.b2a_base64(carry, newline=False)
