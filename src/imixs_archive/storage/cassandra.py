@@ -1,0 +1,462 @@
+"""The Cassandra backend: the storage contract over a keyspace the Java service can share.
+
+Every statement comes from ``storage/cql.py`` and is prepared once (idempotent, at the
+configured read or write consistency); values only ever travel as bound parameters.
+Scans page through results; writes run concurrently with at most
+``cluster_write_concurrency`` in flight, pulling the next row only when a slot is free.
+Requests that time out are retried with exponential backoff; an unreachable cluster or
+too few live replicas raise :class:`StoreUnavailableError` so callers pause instead of
+dropping work.
+
+The driver is reached only through :class:`~imixs_archive.storage.cassandra_session.CqlSession`.
+"""
+
+from __future__ import annotations
+
+import datetime
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from functools import partial
+from typing import Any, TypeVar
+
+from cassandra import (
+    AuthenticationFailed,
+    DriverException,
+    OperationTimedOut,
+    ReadTimeout,
+    Unavailable,
+    WriteTimeout,
+    consistency_value_to_name,
+)
+from cassandra.cluster import NoHostAvailable
+from cassandra.connection import ConnectionException
+from cassandra.util import Date
+
+from imixs_archive.config import Settings
+from imixs_archive.errors import ConfigError, StoreError, StoreUnavailableError
+from imixs_archive.storage import cql
+from imixs_archive.storage.base import Backend, Row
+from imixs_archive.storage.cassandra_config import (
+    CassandraConfig,
+    consistency_level,
+    load_config,
+)
+from imixs_archive.storage.cassandra_session import CqlSession, DriverSession
+from imixs_archive.storage.model import TABLES, ColumnType, Table
+
+T = TypeVar("T")
+_END: Any = object()
+
+RETRYABLE: tuple[type[BaseException], ...] = (OperationTimedOut, ReadTimeout, WriteTimeout)
+UNAVAILABLE: tuple[type[BaseException], ...] = (NoHostAvailable, Unavailable, ConnectionException)
+
+PIECE_FETCH_SIZE = 4
+"""Rows per page when reading pieces (each up to 1 MiB)."""
+BLOB_FETCH_SIZE = 100
+"""Rows per page when reading other blobs (snapshot XML)."""
+ROW_FETCH_SIZE = 1000
+"""Rows per page for index tables (a few dozen bytes a row)."""
+
+
+def supports_zstd(release_versions: Iterable[str]) -> bool:
+    """True when every node runs Cassandra 4.0 or later (ZstdCompressor arrived in 4.0)."""
+    versions = [_major_minor(text) for text in release_versions]
+    return bool(versions) and min(versions) >= (4, 0)
+
+
+def _major_minor(text: str) -> tuple[int, int]:
+    parts = []
+    for part in text.split(".")[:2]:
+        digits = "".join(char for char in part if char.isdigit()) or "0"
+        parts.append(int(digits) if part[:1].isdigit() else 0)
+    parts += [0] * (2 - len(parts))
+    return parts[0], parts[1]
+
+
+def plan_schema(
+    existing_tables: Set[str],
+    keyspace_exists: bool,
+    keyspace: str,
+    replication: cql.Replication,
+    *,
+    zstd: bool = False,
+    tables: Sequence[Table] = TABLES,
+) -> list[str]:
+    """The DDL that brings a keyspace up to the model: the keyspace when it is missing, then
+    every missing table. Existing tables are never altered, so a keyspace the Java service
+    created is upgraded in place without touching its data."""
+    plan = [] if keyspace_exists else [cql.create_keyspace(keyspace, replication)]
+    present = existing_tables if keyspace_exists else frozenset()
+    plan += [cql.create_table(keyspace, t, zstd=zstd) for t in tables if t.name not in present]
+    return plan
+
+
+class CassandraBackend(Backend):
+    """Rows of the model's tables in one Cassandra keyspace."""
+
+    name = "cassandra"
+
+    def __init__(
+        self,
+        session: CqlSession,
+        config: CassandraConfig,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        backoff: float = 0.2,
+        max_backoff: float = 10.0,
+    ) -> None:
+        self._session = session
+        self._config = config
+        self._keyspace = config.keyspace
+        self._sleep = sleep
+        self._backoff = backoff
+        self._max_backoff = max_backoff
+        self._read_level = consistency_level(config.consistency_read, write=False)
+        self._write_level = consistency_level(config.consistency_write, write=True)
+        self._prepared: dict[str, Any] = {}
+        self._zstd: bool | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> CassandraBackend:
+        """Connect, create what is missing of the keyspace, and wait for schema agreement."""
+        config = load_config(settings)
+        try:
+            session = DriverSession.connect(config)
+        except NoHostAvailable as exc:
+            if exc.errors and all(isinstance(e, AuthenticationFailed) for e in exc.errors.values()):
+                raise ConfigError(
+                    f"Cassandra at {config.hosts} refused the credentials of "
+                    f"user {config.user!r}: {_first_error(exc)}"
+                ) from None
+            raise _unavailable(config, "connecting", exc) from exc
+        backend = cls(session, config)
+        try:
+            backend.ensure_schema()
+        except BaseException:
+            backend.close()
+            raise
+        return backend
+
+    # --- schema ---
+
+    def ensure_schema(self) -> list[str]:
+        """Create the keyspace and every missing table; wait until all nodes agree.
+        Returns the DDL that was run."""
+        existing = self._session.keyspace_tables(self._keyspace)
+        self._zstd = supports_zstd(self._session.info(self._keyspace).release_versions)
+        plan = plan_schema(
+            existing or frozenset(),
+            existing is not None,
+            self._keyspace,
+            self._config.replication,
+            zstd=self._zstd,
+        )
+        for statement in plan:
+            self._retrying("creating the schema", partial(self._session.execute_ddl, statement))
+        if not self._session.wait_for_schema_agreement():
+            raise StoreUnavailableError(
+                f"Cassandra nodes at {self._config.hosts} did not agree on the schema of "
+                f"keyspace {self._keyspace!r} in time; retry when all nodes are up"
+            )
+        return plan
+
+    def drop_keyspace(self) -> None:
+        """Delete the whole keyspace and everything in it (test clean-up)."""
+        statement = cql.drop_keyspace(self._keyspace)
+        self._retrying("dropping the keyspace", partial(self._session.execute_ddl, statement))
+        self._prepared.clear()
+
+    # --- the storage contract ---
+
+    def put(self, table: Table, rows: Iterable[Mapping[str, Any]]) -> int:
+        statement = self._statement(cql.insert(self._keyspace, table), write=True)
+        what = f"writing {table.name}"
+        window: dict[Future[Any], tuple[list[Any], int]] = {}
+        written = 0
+        rows = iter(rows)
+        try:
+            while True:
+                while len(window) >= self._config.write_concurrency:
+                    written += self._settle(window, statement, what)
+                row = next(rows, _END)
+                if row is _END:
+                    break
+                params = _params(table, row)
+                window[self._start(statement, params, what)] = (params, 1)
+            while window:
+                written += self._settle(window, statement, what)
+        except BaseException:
+            wait(window)  # let what is in flight finish before reporting
+            raise
+        return written
+
+    def get(
+        self, table: Table, key: Mapping[str, Any], columns: Sequence[str] | None = None
+    ) -> Row | None:
+        names = _selected(table, columns)
+        params = _key_params(table, key, table.primary_key, "full primary key")
+        statement = self._statement(cql.select_row(self._keyspace, table, names), write=False)
+        page = self._retrying(
+            f"reading {table.name}", partial(self._session.execute, statement, params)
+        )
+        return _row(table, names, page.rows[0]) if page.rows else None
+
+    def scan(
+        self,
+        table: Table,
+        partition: Mapping[str, Any] | None = None,
+        *,
+        start_after: Mapping[str, Any] | None = None,
+        descending: bool = False,
+        limit: int | None = None,
+        columns: Sequence[str] | None = None,
+    ) -> Iterator[Row]:
+        names = _selected(table, columns)
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must not be negative: {limit}")
+        if partition is None:
+            if start_after is not None or descending:
+                raise ValueError("start_after and descending apply to a partition scan only")
+            text = cql.select_all(self._keyspace, table, names, limit=limit is not None)
+            params: list[Any] = []
+        else:
+            params = _key_params(table, partition, table.partition_key, "partition key")
+            after = _after(table, start_after or {})
+            params += [_bind(table, name, (start_after or {})[name]) for name in after]
+            text = cql.select_partition(
+                self._keyspace,
+                table,
+                names,
+                descending=descending,
+                after=len(after),
+                limit=limit is not None,
+            )
+        if limit is not None:
+            if limit == 0:
+                return iter(())
+            params.append(limit)
+        statement = self._statement(text, write=False)
+        fetch_size = _fetch_size(table, names)
+        if limit is not None:
+            fetch_size = min(fetch_size, limit)
+        return self._pages(table, names, statement, params, fetch_size, limit)
+
+    def delete(self, table: Table, key: Mapping[str, Any]) -> None:
+        if set(key) == set(table.primary_key):
+            text, names = cql.delete_row(self._keyspace, table), table.primary_key
+        elif set(key) == set(table.partition_key):
+            text, names = cql.delete_partition(self._keyspace, table), table.partition_key
+        else:
+            raise ValueError(
+                f"{table.name}: delete takes the full primary key {table.primary_key} "
+                f"or the partition key {table.partition_key}, not {tuple(key)}"
+            )
+        statement = self._statement(text, write=True)
+        params = [_bind(table, name, key[name]) for name in names]
+        self._retrying(
+            f"deleting from {table.name}", partial(self._session.execute, statement, params)
+        )
+
+    def describe(self) -> dict[str, Any]:
+        info = self._session.info(self._keyspace)
+        return {
+            "kind": "cassandra",
+            "contact_points": self._config.hosts,
+            "keyspace": self._keyspace,
+            "replication": info.replication.get("cql") or self._config.replication.literal(),
+            "consistency": {
+                "read": self._config.consistency_read,
+                "write": self._config.consistency_write,
+            },
+            "cluster_name": info.cluster_name,
+            "release_versions": list(info.release_versions),
+            "local_dc": info.local_dc or self._config.local_dc or None,
+            "hosts": list(info.hosts),
+            "zstd": self._zstd,
+        }
+
+    def close(self) -> None:
+        self._session.close()
+
+    # --- requests ---
+
+    def _statement(self, text: str, *, write: bool) -> Any:
+        prepared = self._prepared.get(text)
+        if prepared is None:
+            level = self._write_level if write else self._read_level
+            prepare = partial(self._session.prepare, text, level)
+            prepared = self._retrying("preparing a statement", prepare)
+            self._prepared[text] = prepared
+        return prepared
+
+    def _pages(
+        self,
+        table: Table,
+        names: Sequence[str],
+        statement: Any,
+        params: Sequence[Any],
+        fetch_size: int,
+        limit: int | None,
+    ) -> Iterator[Row]:
+        remaining = limit
+        state: bytes | None = None
+        while True:
+            page = self._retrying(
+                f"reading {table.name}",
+                partial(
+                    self._session.execute,
+                    statement,
+                    params,
+                    fetch_size=fetch_size,
+                    paging_state=state,
+                ),
+            )
+            for values in page.rows:
+                yield _row(table, names, values)
+                if remaining is not None:
+                    remaining -= 1
+                    if remaining <= 0:
+                        return
+            state = page.paging_state
+            if state is None:
+                return
+
+    def _retrying(self, what: str, request: Callable[[], T]) -> T:
+        """Run ``request``; on a time-out, retry with exponential backoff."""
+        attempt = 1
+        while True:
+            try:
+                return request()
+            except RETRYABLE as exc:
+                if attempt >= self._config.retries:
+                    raise self._timed_out(what, attempt, exc) from exc
+                self._sleep(self._delay(attempt))
+                attempt += 1
+            except (*UNAVAILABLE, DriverException) as exc:
+                raise self._error(what, exc) from exc
+
+    def _start(self, statement: Any, params: list[Any], what: str) -> Future[Any]:
+        try:
+            return self._session.execute_async(statement, params)
+        except (*UNAVAILABLE, DriverException) as exc:
+            raise self._error(what, exc) from exc
+
+    def _settle(
+        self, window: dict[Future[Any], tuple[list[Any], int]], statement: Any, what: str
+    ) -> int:
+        """Wait for at least one write in ``window`` to finish; re-issue those that timed
+        out. Returns how many completed."""
+        done, _ = wait(window, return_when=FIRST_COMPLETED)
+        completed = 0
+        for future in done:
+            params, attempt = window.pop(future)
+            error = future.exception()
+            if error is None:
+                completed += 1
+            elif isinstance(error, RETRYABLE) and attempt < self._config.retries:
+                self._sleep(self._delay(attempt))
+                window[self._start(statement, params, what)] = (params, attempt + 1)
+            elif isinstance(error, RETRYABLE):
+                raise self._timed_out(what, attempt, error) from error
+            else:
+                raise self._error(what, error) from error
+        return completed
+
+    def _delay(self, attempt: int) -> float:
+        return float(min(self._max_backoff, self._backoff * 2 ** (attempt - 1)))
+
+    def _timed_out(self, what: str, attempts: int, exc: BaseException) -> StoreError:
+        return StoreError(
+            f"Cassandra timed out {attempts} times {what} in keyspace {self._keyspace!r} "
+            f"at {self._config.hosts}: {exc}"
+        )
+
+    def _error(self, what: str, exc: BaseException) -> StoreError:
+        if isinstance(exc, UNAVAILABLE):
+            return _unavailable(self._config, what, exc)
+        return StoreError(f"Cassandra refused {what} in keyspace {self._keyspace!r}: {exc}")
+
+
+# --- rows and parameters ---
+
+
+def _unavailable(config: CassandraConfig, what: str, exc: BaseException) -> StoreUnavailableError:
+    if isinstance(exc, Unavailable):
+        why = (
+            f"only {exc.alive_replicas} of {exc.required_replicas} replicas needed for "
+            f"{consistency_value_to_name(exc.consistency)} are alive"
+            if exc.required_replicas is not None
+            else str(exc)
+        )
+    elif isinstance(exc, NoHostAvailable):
+        why = f"no host answered ({_first_error(exc)})"
+    else:
+        why = str(exc)
+    return StoreUnavailableError(
+        f"Cassandra is unavailable while {what} (hosts {config.hosts}, "
+        f"keyspace {config.keyspace!r}): {why}; retry later"
+    )
+
+
+def _first_error(exc: NoHostAvailable) -> str:
+    if not exc.errors:
+        return str(exc.args[0]) if exc.args else "no hosts"
+    host, error = next(iter(exc.errors.items()))
+    more = f" and {len(exc.errors) - 1} more" if len(exc.errors) > 1 else ""
+    return f"{host}: {error}{more}"
+
+
+def _selected(table: Table, columns: Sequence[str] | None) -> tuple[str, ...]:
+    names = table.column_names if columns is None else tuple(columns)
+    for name in names:
+        if name not in table.column_names:
+            raise ValueError(f"{table.name} has no column {name!r}")
+    if not names:
+        raise ValueError(f"{table.name}: no columns selected")
+    return names
+
+
+def _key_params(table: Table, key: Mapping[str, Any], names: Sequence[str], kind: str) -> list[Any]:
+    if set(key) != set(names):
+        raise ValueError(f"{table.name}: expected the {kind} {tuple(names)}, got {tuple(key)}")
+    return [_bind(table, name, key[name]) for name in names]
+
+
+def _after(table: Table, start_after: Mapping[str, Any]) -> tuple[str, ...]:
+    """The clustering columns ``start_after`` names: a prefix of the clustering key."""
+    count = len(start_after)
+    if set(start_after) != set(table.clustering_key[:count]):
+        raise ValueError(
+            f"{table.name}: start_after must name a prefix of the clustering key "
+            f"{table.clustering_key}, got {tuple(start_after)}"
+        )
+    return table.clustering_key[:count]
+
+
+def _params(table: Table, row: Mapping[str, Any]) -> list[Any]:
+    if set(row) != set(table.column_names):
+        raise ValueError(
+            f"{table.name}: a row needs exactly the columns {table.column_names}, got {tuple(row)}"
+        )
+    return [_bind(table, name, row[name]) for name in table.column_names]
+
+
+def _bind(table: Table, name: str, value: Any) -> Any:
+    if table.column(name).type is ColumnType.DATE and isinstance(value, datetime.datetime):
+        raise ValueError(f"{table.name}.{name} is a date: give a datetime.date, not a datetime")
+    return value
+
+
+def _row(table: Table, names: Sequence[str], values: Sequence[Any]) -> Row:
+    row = dict(zip(names, values, strict=True))
+    for name in names:
+        if isinstance(row[name], Date) and table.column(name).type is ColumnType.DATE:
+            row[name] = row[name].date()
+    return row
+
+
+def _fetch_size(table: Table, names: Sequence[str]) -> int:
+    if not any(table.column(name).type is ColumnType.BLOB for name in names):
+        return ROW_FETCH_SIZE
+    return PIECE_FETCH_SIZE if table.holds_pieces else BLOB_FETCH_SIZE

@@ -1,0 +1,184 @@
+"""The seam between the Cassandra backend and the driver.
+
+:class:`CqlSession` is everything ``storage/cassandra.py`` asks of the driver: prepare,
+execute one page, execute asynchronously, run DDL, wait for schema agreement, read the
+schema and topology metadata. :class:`DriverSession` implements it over the DataStax
+``cassandra-driver``; unit tests implement it with a fake that records statements and
+returns pages, so paging, retries, bounded concurrency and the schema upgrade are tested
+without a server.
+
+Driver exceptions (``OperationTimedOut``, ``ReadTimeout``, ``NoHostAvailable`` ...) pass
+through this seam unchanged; the backend maps them to the project's errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
+from cassandra.query import SimpleStatement, tuple_factory
+
+from imixs_archive.storage.cassandra_config import CassandraConfig, auth_provider, ssl_context
+
+DDL_TIMEOUT = 120.0
+"""Seconds a schema change may take (it waits for every node to agree)."""
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a query: rows as tuples in the selected column order, and the driver's
+    paging state for the next page (None: this was the last page)."""
+
+    rows: Sequence[Sequence[Any]]
+    paging_state: bytes | None = None
+
+
+@dataclass(frozen=True)
+class ClusterInfo:
+    cluster_name: str | None = None
+    local_dc: str | None = None
+    release_versions: tuple[str, ...] = ()
+    hosts: tuple[str, ...] = ()
+    replication: dict[str, str] = field(default_factory=dict)
+
+
+class CqlSession(Protocol):
+    """What the backend needs from a connected driver session."""
+
+    def prepare(self, cql: str, consistency: int) -> Any:
+        """A prepared statement, idempotent, at this consistency level."""
+
+    def execute(
+        self,
+        statement: Any,
+        params: Sequence[Any],
+        *,
+        fetch_size: int | None = None,
+        paging_state: bytes | None = None,
+    ) -> Page:
+        """One page of the statement's result (the first, or the one ``paging_state`` names)."""
+
+    def execute_async(self, statement: Any, params: Sequence[Any]) -> Future[Any]:
+        """Start the statement; the future completes when it has been applied or failed."""
+
+    def execute_ddl(self, cql: str) -> bool:
+        """Run a schema change; True when the nodes agreed on the new schema in time."""
+
+    def wait_for_schema_agreement(self) -> bool:
+        """Wait until every node reports the same schema version; False on time-out."""
+
+    def keyspace_tables(self, keyspace: str) -> frozenset[str] | None:
+        """The tables of ``keyspace``, or None when it does not exist."""
+
+    def info(self, keyspace: str) -> ClusterInfo:
+        """Cluster name, local datacenter, node versions and the keyspace's replication."""
+
+    def close(self) -> None:
+        """Shut the connections down."""
+
+
+class DriverSession:
+    """:class:`CqlSession` over ``cassandra.cluster.Session``."""
+
+    def __init__(self, cluster: Any, session: Any, config: CassandraConfig) -> None:
+        self._cluster = cluster
+        self._session = session
+        self._config = config
+
+    @classmethod
+    def connect(cls, config: CassandraConfig) -> DriverSession:
+        """Connect to the cluster (raises the driver's ``NoHostAvailable`` when none answers)."""
+        policy = TokenAwarePolicy(DCAwareRoundRobinPolicy(local_dc=config.local_dc or None))
+        profile = ExecutionProfile(
+            load_balancing_policy=policy,
+            request_timeout=config.request_timeout,
+            row_factory=tuple_factory,
+        )
+        cluster = Cluster(
+            contact_points=list(config.contact_points),
+            execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+            auth_provider=auth_provider(config),
+            ssl_context=ssl_context(config),
+            connect_timeout=min(config.request_timeout, 30.0),
+            max_schema_agreement_wait=int(DDL_TIMEOUT),
+        )
+        try:
+            session = cluster.connect()
+        except BaseException:
+            cluster.shutdown()
+            raise
+        return cls(cluster, session, config)
+
+    def prepare(self, cql: str, consistency: int) -> Any:
+        prepared = self._session.prepare(cql)
+        prepared.consistency_level = consistency
+        prepared.is_idempotent = True
+        return prepared
+
+    def execute(
+        self,
+        statement: Any,
+        params: Sequence[Any],
+        *,
+        fetch_size: int | None = None,
+        paging_state: bytes | None = None,
+    ) -> Page:
+        bound = statement.bind(list(params))
+        if fetch_size is not None:
+            bound.fetch_size = fetch_size
+        result = self._session.execute(bound, paging_state=paging_state)
+        state = result.paging_state if result.has_more_pages else None
+        return Page(rows=list(result.current_rows), paging_state=state)
+
+    def execute_async(self, statement: Any, params: Sequence[Any]) -> Future[Any]:
+        done: Future[Any] = Future()
+        response = self._session.execute_async(statement.bind(list(params)))
+        response.add_callbacks(done.set_result, done.set_exception)
+        return done
+
+    def execute_ddl(self, cql: str) -> bool:
+        statement = SimpleStatement(cql, is_idempotent=True)
+        result = self._session.execute(statement, timeout=DDL_TIMEOUT)
+        return bool(result.response_future.is_schema_agreed)
+
+    def wait_for_schema_agreement(self) -> bool:
+        agreed = self._cluster.control_connection.wait_for_schema_agreement(wait_time=DDL_TIMEOUT)
+        if agreed:
+            self._cluster.refresh_schema_metadata()
+        return bool(agreed)
+
+    def keyspace_tables(self, keyspace: str) -> frozenset[str] | None:
+        metadata = self._cluster.metadata.keyspaces.get(keyspace)
+        return None if metadata is None else frozenset(metadata.tables)
+
+    def info(self, keyspace: str) -> ClusterInfo:
+        metadata = self._cluster.metadata
+        hosts = list(metadata.all_hosts())
+        versions = sorted({str(h.release_version) for h in hosts if h.release_version})
+        local_dc = self._config.local_dc or _profile_local_dc(self._cluster)
+        replication: dict[str, str] = {}
+        keyspace_meta = metadata.keyspaces.get(keyspace)
+        if keyspace_meta is not None and keyspace_meta.replication_strategy is not None:
+            replication = {"cql": keyspace_meta.replication_strategy.export_for_schema()}
+        return ClusterInfo(
+            cluster_name=metadata.cluster_name,
+            local_dc=local_dc,
+            release_versions=tuple(versions),
+            hosts=tuple(sorted(str(h.endpoint) for h in hosts)),
+            replication=replication,
+        )
+
+    def close(self) -> None:
+        self._cluster.shutdown()
+
+
+def _profile_local_dc(cluster: Any) -> str | None:
+    """The datacenter the load-balancing policy chose (from the first contact point)."""
+    policy = cluster.profile_manager.default.load_balancing_policy
+    child = getattr(policy, "_child_policy", policy)
+    local_dc = getattr(child, "local_dc", None)
+    return str(local_dc) if local_dc else None
