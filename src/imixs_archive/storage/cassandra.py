@@ -154,7 +154,8 @@ class CassandraBackend(Backend):
         )
         for statement in plan:
             self._retrying("creating the schema", partial(self._session.execute_ddl, statement))
-        if not self._session.wait_for_schema_agreement():
+        agreement = self._session.wait_for_schema_agreement
+        if not self._retrying("waiting for schema agreement", agreement):
             raise StoreUnavailableError(
                 f"Cassandra nodes at {self._config.hosts} did not agree on the schema of "
                 f"keyspace {self._keyspace!r} in time; retry when all nodes are up"
