@@ -1,7 +1,286 @@
-"""Command line entry point (commands are added by the archive layer)."""
+"""The ``imixs-archive`` command line: thin commands over the archive and service layers.
+
+Errors are mapped once, in :func:`main`: an ``ArchiveError`` prints its message and exits
+with its code; anything unexpected prints one line (a traceback only with
+``IMIXS_ARCHIVE_DEBUG=1``). No traceback reaches a user.
+"""
 
 from __future__ import annotations
 
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
 
-def main(argv: list[str] | None = None) -> int:
+from imixs_archive import __version__
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.archive.stats import collect_stats
+from imixs_archive.archive.verify import verify
+from imixs_archive.cli_output import human_bytes, import_progress, print_table
+from imixs_archive.config import Settings, load_settings
+from imixs_archive.document.conventions import iter_files
+from imixs_archive.document.json_codec import to_json
+from imixs_archive.document.model import BinaryStream
+from imixs_archive.document.xml_writer import iter_xml
+from imixs_archive.errors import ArchiveError, ConfigError
+from imixs_archive.services.importer import find_sources, import_sources
+from imixs_archive.storage.base import Backend
+from imixs_archive.storage.factory import open_backend
+
+Handler = Callable[[argparse.Namespace, Archive], int]
+
+
+def _store_options() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--data-dir", type=Path, help="embedded store folder (env ARCHIVE_DATA_DIR)"
+    )
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="imixs-archive",
+        description="Archive Imixs-Workflow snapshots on SQLite or Cassandra.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    common = _store_options()
+
+    p = sub.add_parser("import", parents=[common], help="archive snapshot files or folders")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="XML/JSON file, folder, or - (stdin)")
+    p.set_defaults(handler=cmd_import)
+
+    p = sub.add_parser("get", parents=[common], help="print one snapshot")
+    p.add_argument("snapshot_id")
+    p.add_argument("--no-files", action="store_true", help="leave file contents out")
+    p.add_argument("--format", choices=["xml", "json"], default="xml")
+    p.add_argument("-o", "--output", type=Path, help="write to this file instead of stdout")
+    p.set_defaults(handler=cmd_get)
+
+    p = sub.add_parser("file", parents=[common], help="the bytes of one attachment")
+    p.add_argument("ref", metavar="MD5|SNAPSHOT_ID")
+    p.add_argument("name", nargs="?", help="file name (with a snapshot id)")
+    p.add_argument("-o", "--output", type=Path, help="write to this file instead of stdout")
+    p.set_defaults(handler=cmd_file)
+
+    p = sub.add_parser("list", parents=[common], help="list snapshots")
+    p.add_argument("--uniqueid", help="snapshots of one process instance, newest first")
+    p.add_argument("--from", dest="from_day", type=_day, help="first $modified day (UTC)")
+    p.add_argument("--to", dest="to_day", type=_day, help="last $modified day (UTC)")
+    p.add_argument("--limit", type=int, default=100, help="at most this many (default 100)")
+    p.add_argument("--after", help="continue after this snapshot id (paging)")
+    p.add_argument("--json", action="store_true", help="JSON lines instead of a table")
+    p.set_defaults(handler=cmd_list)
+
+    p = sub.add_parser("delete", parents=[common], help="delete snapshots and unused files")
+    p.add_argument("snapshot_ids", nargs="+", metavar="SNAPSHOT_ID")
+    p.set_defaults(handler=cmd_delete)
+
+    p = sub.add_parser("verify", parents=[common], help="check every piece, file and reference")
+    p.set_defaults(handler=cmd_verify)
+
+    p = sub.add_parser("stats", parents=[common], help="what the archive holds")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_stats)
+    return parser
+
+
+def _day(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text[:10])
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
+
+
+# ---- commands ------------------------------------------------------------------------
+
+
+def cmd_import(args: argparse.Namespace, archive: Archive) -> int:
+    sources = find_sources(args.paths)
+    total = sum(source.size or 0 for source in sources)
+    with import_progress(total) as advance:
+        summary = import_sources(archive, sources, advance)
+    for warning in summary.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    for failure in summary.failures:
+        print(f"failed: {failure}", file=sys.stderr)
+    print(
+        f"{summary.new} new, {summary.present} already present, {summary.failed} failed; "
+        f"{human_bytes(summary.logical_bytes)} of attachments, "
+        f"{human_bytes(summary.new_bytes)} newly stored"
+    )
+    return 1 if summary.failed else 0
+
+
+def cmd_get(args: argparse.Namespace, archive: Archive) -> int:
+    doc = archive.load(args.snapshot_id, with_files=not args.no_files)
+    with _output(args.output) as out:
+        if args.format == "json":
+            out.write(to_json(doc))
+        else:
+            for piece in iter_xml(doc):
+                out.write(piece)
     return 0
+
+
+def cmd_file(args: argparse.Namespace, archive: Archive) -> int:
+    content: BinaryStream
+    if args.name is None:
+        content = archive.file_by_md5(args.ref)
+    else:
+        _entry, content = archive.file_of_snapshot(args.ref, args.name)
+    with _output(args.output) as out:
+        for piece in content.iter_bytes():
+            out.write(piece)
+    return 0
+
+
+def cmd_list(args: argparse.Namespace, archive: Archive) -> int:
+    ids: Iterable[str]
+    if args.uniqueid:
+        ids = archive.list_instance(args.uniqueid, start_after=args.after, limit=args.limit)
+    elif args.from_day or args.to_day:
+        first = args.from_day or dt.date(1970, 1, 1)
+        last = args.to_day or dt.datetime.now(dt.UTC).date()
+        ids = _page((sid for _day, sid in archive.iter_days(first, last)), args.after, args.limit)
+    else:
+        ids = _page(archive.iter_snapshot_ids(), args.after, args.limit)
+    rows = [_summary_row(archive, snapshot_id) for snapshot_id in ids]
+    if args.json:
+        for row in rows:
+            print(json.dumps(row))
+    else:
+        print_table(["snapshot", "modified", "type", "files"], [list(r.values()) for r in rows])
+        if len(rows) == args.limit and rows:
+            print(f"... more: add --after {rows[-1]['snapshot']}", file=sys.stderr)
+    return 0
+
+
+def _page(ids: Iterable[str], after: str | None, limit: int) -> list[str]:
+    """At most ``limit`` ids from those that follow ``after``."""
+    page: list[str] = []
+    skipping = after is not None
+    for snapshot_id in ids:
+        if skipping:
+            skipping = snapshot_id != after
+            continue
+        page.append(snapshot_id)
+        if len(page) >= limit:
+            break
+    return page
+
+
+def _summary_row(archive: Archive, snapshot_id: str) -> dict[str, Any]:
+    doc = archive.load(snapshot_id, with_files=False)
+    modified = doc.get_first("$modified")
+    return {
+        "snapshot": snapshot_id,
+        "modified": modified.isoformat() if isinstance(modified, dt.datetime) else "",
+        "type": str(doc.get_first("type", "")),
+        "files": len(list(iter_files(doc))),
+    }
+
+
+def cmd_delete(args: argparse.Namespace, archive: Archive) -> int:
+    missing = 0
+    for snapshot_id in args.snapshot_ids:
+        result = archive.delete(snapshot_id)
+        if not result.existed:
+            print(f"{snapshot_id}: not in the archive", file=sys.stderr)
+            missing += 1
+            continue
+        print(
+            f"{snapshot_id}: deleted, {result.files_deleted} files no longer used removed "
+            f"({human_bytes(result.bytes_freed)} freed)"
+        )
+    return 4 if missing else 0
+
+
+def cmd_verify(args: argparse.Namespace, archive: Archive) -> int:
+    report = verify(archive.backend)
+    for warning in report.warnings:
+        print(f"warning: {warning}")
+    for problem in report.problems:
+        print(f"PROBLEM: {problem}")
+    verdict = "clean" if report.ok else f"{len(report.problems)} problems"
+    print(
+        f"checked {report.snapshots} snapshots, {report.files} files, {report.pieces} pieces: "
+        f"{verdict}"
+    )
+    return 0 if report.ok else 5
+
+
+def cmd_stats(args: argparse.Namespace, archive: Archive) -> int:
+    stats = collect_stats(archive.backend)
+    data = stats.to_json()
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return 0
+    for key in ("snapshots", "instances", "files", "pieces"):
+        print(f"{key:>14}: {data[key]}")
+    for key in ("logical_bytes", "file_bytes", "stored_bytes"):
+        print(f"{key:>14}: {human_bytes(data[key])}")
+    print(f"{'dedup_ratio':>14}: {data['dedup_ratio']}")
+    for day, count in data["by_day"].items():
+        print(f"{day:>14}: {count}")
+    return 0
+
+
+# ---- plumbing ------------------------------------------------------------------------
+
+
+@contextmanager
+def _output(path: Path | None) -> Iterator[IO[bytes]]:
+    if path is None:
+        yield sys.stdout.buffer
+        sys.stdout.buffer.flush()
+        return
+    partial = path.with_name(path.name + ".part")
+    try:
+        with partial.open("wb") as out:
+            yield out
+        partial.replace(path)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    return load_settings(data_dir=getattr(args, "data_dir", None))
+
+
+def open_archive(settings: Settings) -> tuple[Backend, Archive]:
+    backend = open_backend(settings)
+    return backend, Archive(backend)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        backend, archive = open_archive(_settings(args))
+        with backend:
+            code: int = args.handler(args, archive)
+            return code
+    except ArchiveError as exc:
+        print(f"imixs-archive: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("imixs-archive: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # the last line of defence: one line, no traceback
+        if os.environ.get("IMIXS_ARCHIVE_DEBUG"):
+            traceback.print_exc()
+        print(f"imixs-archive: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 70
+
+
+__all__ = ["ConfigError", "build_parser", "main"]

@@ -1,0 +1,383 @@
+"""The archive: snapshots in, snapshots out, snapshots deleted.
+
+Write order for one snapshot (every step an idempotent upsert, so a re-run after a crash
+at any point completes it): pieces (while the XML streams in), each file's piece refs,
+``documents`` rows and ``archive_files`` (see ``files.py``), then
+``snapshots_by_document``, ``archive_snapshot_files``, ``snapshots_by_uniqueid``,
+``snapshots_by_modified`` and last the ``snapshots`` row: its presence means complete.
+
+Delete order is the reverse: index rows, the ``snapshots`` row, then each file no other
+snapshot uses (with its unused pieces), and last ``archive_snapshot_files``, which lets a
+re-run find the files of a snapshot whose row is already gone.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from imixs_archive.archive.content import (
+    IngestCounters,
+    IngestedContent,
+    PieceWriter,
+    StoredContent,
+    ingest_bytes,
+)
+from imixs_archive.archive.files import register_file, release_file
+from imixs_archive.document.conventions import (
+    FILE_ITEM,
+    METADATA_ID,
+    FileEntry,
+    iter_files,
+    modified_day,
+    origin_id,
+    require_snapshot_id,
+    snapshot_millis,
+)
+from imixs_archive.document.model import BinaryStream, Document
+from imixs_archive.document.xml_reader import BinarySink, iter_xml_documents, read_xml_document
+from imixs_archive.document.xml_writer import to_xml
+from imixs_archive.errors import ArchiveError, DocumentError, NotFoundError, StoreError
+from imixs_archive.storage.base import Backend
+from imixs_archive.storage.model import (
+    ARCHIVE_FILES,
+    ARCHIVE_SNAPSHOT_FILES,
+    DOCUMENTS,
+    SNAPSHOTS,
+    SNAPSHOTS_BY_DOCUMENT,
+    SNAPSHOTS_BY_MODIFIED,
+    SNAPSHOTS_BY_UNIQUEID,
+)
+
+
+@dataclass
+class StoreResult:
+    """What archiving one snapshot did."""
+
+    snapshot_id: str
+    new: bool
+    logical_bytes: int = 0
+    new_bytes: int = 0
+    files: int = 0
+    deleted: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+Failure = tuple[str, ArchiveError]
+"""Where (input and document) and why one document could not be archived."""
+
+
+class Readable(Protocol):
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+@dataclass
+class DeleteResult:
+    snapshot_id: str
+    existed: bool
+    files_deleted: int = 0
+    bytes_freed: int = 0
+
+
+class Archive:
+    """Archive operations over one backend; the same code for SQLite and Cassandra."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        # Deleting a file races with a concurrent ingest that reuses it; in one process
+        # the two are serialised here.
+        self._lock = threading.RLock()
+
+    # ---- in -------------------------------------------------------------------------
+
+    def ingest(
+        self, source: Readable | Iterable[bytes], *, name: str = "<input>"
+    ) -> Iterator[StoreResult | Failure]:
+        """Archive every snapshot of a streamed XML ``<document>`` or ``<data>``.
+
+        A document that cannot be archived is yielded as a failure and the next one goes
+        on; input that is not well-formed XML ends the stream with a ``DocumentError``;
+        an unreachable store raises ``StoreError`` (nothing is skipped then)."""
+        holder = [IngestCounters()]
+
+        def sink(_name: str) -> BinarySink:
+            return PieceWriter(self.backend, holder[0])
+
+        stream: Any = source
+        for index, doc in enumerate(iter_xml_documents(stream, file_sink=sink), 1):
+            try:
+                yield self.store(doc, holder[0])
+            except StoreError:
+                raise
+            except ArchiveError as exc:
+                uid = doc.get_first("$uniqueid")
+                yield (f"{name} (document {index}{f', {uid}' if uid else ''})", exc)
+            holder[0] = IngestCounters()
+
+    def store(self, doc: Document, counters: IngestCounters | None = None) -> StoreResult:
+        """Archive one snapshot document (its file contents may be streams)."""
+        counters = counters or IngestCounters()
+        snapshot_id = _snapshot_id_of(doc)
+        if self.exists(snapshot_id):
+            # Complete: nothing to write. A cleanup that died part-way is finished, though.
+            result = StoreResult(snapshot_id, new=False, logical_bytes=counters.logical_bytes)
+            result.deleted = self._apply_history(doc, snapshot_id, keep_this=False)
+            return result
+        result = StoreResult(snapshot_id, new=True)
+        day = modified_day(doc)
+        with self._lock:
+            file_rows, stored = self._store_files(snapshot_id, doc, counters, result)
+            put = self.backend.put
+            put(
+                SNAPSHOTS_BY_DOCUMENT,
+                [{"md5": r["md5"], "snapshot": snapshot_id} for r in file_rows],
+            )
+            put(ARCHIVE_SNAPSHOT_FILES, file_rows)
+            put(
+                SNAPSHOTS_BY_UNIQUEID,
+                [{"uniqueid": origin_id(snapshot_id), "snapshot": snapshot_id}],
+            )
+            put(SNAPSHOTS_BY_MODIFIED, [{"modified": day, "snapshot": snapshot_id}])
+            put(SNAPSHOTS, [{"snapshot": snapshot_id, "data": to_xml(stored)}])
+        result.logical_bytes = counters.logical_bytes
+        result.new_bytes = counters.new_bytes
+        result.deleted = self._apply_history(doc, snapshot_id, keep_this=True)
+        return result
+
+    def _store_files(
+        self, snapshot_id: str, doc: Document, counters: IngestCounters, result: StoreResult
+    ) -> tuple[list[dict[str, Any]], Document]:
+        rows: list[dict[str, Any]] = []
+        emptied: dict[str, list[Any]] = {}
+        for entry in iter_files(doc):
+            key = self._store_content(entry, counters, result)
+            rows.append(
+                {
+                    "snapshot": snapshot_id,
+                    "name": entry.name,
+                    "md5": key,
+                    "claimed_md5": entry.md5checksum or "",
+                }
+            )
+            values = list(doc.get_values(FILE_ITEM)[0][entry.name])
+            if len(values) > 1:
+                values[1] = b""
+            emptied[entry.name] = values
+        stored = doc.copy()
+        if emptied:
+            stored[FILE_ITEM] = [emptied]
+        result.files = len(rows)
+        return rows, stored
+
+    def _store_content(
+        self, entry: FileEntry, counters: IngestCounters, result: StoreResult
+    ) -> str:
+        content = entry.content
+        claimed = (entry.md5checksum or "").upper()
+        if isinstance(content, IngestedContent):
+            ingested = content
+        elif isinstance(content, bytes | bytearray):
+            if not content and claimed and self.file_exists(claimed):
+                return claimed  # content left out on purpose: the archive already has it
+            ingested = ingest_bytes(self.backend, bytes(content), counters)
+        elif isinstance(content, BinaryStream):
+            writer = PieceWriter(self.backend, counters)
+            for piece in content.iter_bytes():
+                writer.write(piece)
+            ingested = writer.close()
+        else:
+            raise DocumentError("file content must be base64 bytes", f"file {entry.name!r}")
+        if claimed and claimed != ingested.md5:
+            result.warnings.append(
+                f"file {entry.name!r}: md5checksum {claimed} does not match its content "
+                f"(MD5 {ingested.md5}); stored by its real checksum"
+            )
+        return register_file(self.backend, ingested)
+
+    def _apply_history(self, doc: Document, snapshot_id: str, *, keep_this: bool) -> list[str]:
+        """``$snapshot.history = N``: keep the N newest snapshots of the instance; a snapshot
+        just written is always among those kept (the Java service deleted it with N=1)."""
+        keep = doc.get_first("$snapshot.history")
+        if not isinstance(keep, int) or isinstance(keep, bool) or keep <= 0:
+            return []
+        newest_first = self.list_instance(origin_id(snapshot_id))
+        if keep_this:
+            others = [s for s in newest_first if s != snapshot_id]
+            kept, doomed = [snapshot_id, *others[: keep - 1]], others[keep - 1 :]
+        else:
+            kept, doomed = newest_first[:keep], newest_first[keep:]
+        # Leftovers of a delete that died part-way, older than anything kept, go too.
+        oldest_kept = min(_time_order(s) for s in kept) if kept else None
+        for row in self.backend.scan(SNAPSHOTS_BY_UNIQUEID, {"uniqueid": origin_id(snapshot_id)}):
+            leftover = row["snapshot"]
+            if (
+                leftover not in kept
+                and leftover not in doomed
+                and (oldest_kept is None or _time_order(leftover) < oldest_kept)
+            ):
+                doomed.append(leftover)
+        for old in doomed:
+            self.delete(old)
+        return doomed
+
+    # ---- out ------------------------------------------------------------------------
+
+    def exists(self, snapshot_id: str) -> bool:
+        row = self.backend.get(SNAPSHOTS, {"snapshot": snapshot_id}, ["snapshot"])
+        return row is not None
+
+    def file_exists(self, key: str) -> bool:
+        return self.backend.get(ARCHIVE_FILES, {"md5": key}, ["md5"]) is not None
+
+    def load(self, snapshot_id: str, *, with_files: bool = True) -> Document:
+        """The snapshot; with files, their contents stream from the store when read."""
+        row = self.backend.get(SNAPSHOTS, {"snapshot": require_snapshot_id(snapshot_id)})
+        if row is None:
+            raise NotFoundError(f"snapshot {snapshot_id} is not in the archive")
+        doc = read_xml_document(row["data"])
+        if with_files and FILE_ITEM in doc:
+            keys = self._file_keys(snapshot_id, doc)
+            merged: dict[str, list[Any]] = {}
+            for name, values in doc.get_values(FILE_ITEM)[0].items():
+                values = list(values)
+                if len(values) > 1 and keys.get(name):
+                    values[1] = StoredContent(self.backend, keys[name])
+                merged[name] = values
+            doc[FILE_ITEM] = [merged]
+        return doc
+
+    def _file_keys(self, snapshot_id: str, doc: Document) -> dict[str, str]:
+        """File name -> documents key: our own record, else the md5checksum (Java data)."""
+        keys = {
+            row["name"]: row["md5"]
+            for row in self.backend.scan(ARCHIVE_SNAPSHOT_FILES, {"snapshot": snapshot_id})
+        }
+        for entry in iter_files(doc):
+            if entry.name not in keys and entry.md5checksum:
+                keys[entry.name] = entry.md5checksum.upper()
+        return keys
+
+    def file_of_snapshot(self, snapshot_id: str, name: str) -> tuple[FileEntry, StoredContent]:
+        doc = self.load(snapshot_id, with_files=True)
+        for entry in iter_files(doc):
+            if entry.name == name and isinstance(entry.content, StoredContent):
+                return entry, entry.content
+        raise NotFoundError(f"snapshot {snapshot_id} has no file named {name!r}")
+
+    def file_by_md5(self, md5: str) -> StoredContent:
+        key = md5.strip().upper()
+        if (
+            not self.file_exists(key)
+            and next(self.backend.scan(DOCUMENTS, {"md5": key}, limit=1), None) is None
+        ):
+            raise NotFoundError(f"no file with MD5 {key} in the archive")
+        return StoredContent(self.backend, key)
+
+    def list_instance(
+        self,
+        uniqueid: str,
+        *,
+        newest_first: bool = True,
+        start_after: str | None = None,
+        limit: int | None = None,
+    ) -> list[str]:
+        """Complete snapshots of one process instance, newest first by default."""
+        found: list[str] = []
+        bound = {"snapshot": start_after} if start_after else None
+        rows = self.backend.scan(
+            SNAPSHOTS_BY_UNIQUEID,
+            {"uniqueid": uniqueid},
+            start_after=bound,
+            descending=newest_first,
+        )
+        for row in rows:
+            if self.exists(row["snapshot"]):
+                found.append(row["snapshot"])
+                if limit is not None and len(found) >= limit:
+                    break
+        found.sort(key=_time_order, reverse=newest_first)
+        return found
+
+    def iter_snapshot_ids(self) -> Iterator[str]:
+        """Every complete snapshot id, in the store's order."""
+        for row in self.backend.scan(SNAPSHOTS, columns=["snapshot"]):
+            if row["snapshot"] != METADATA_ID:
+                yield row["snapshot"]
+
+    def iter_days(self, first: dt.date, last: dt.date) -> Iterator[tuple[dt.date, str]]:
+        """(day, snapshot id) of complete snapshots whose $modified is in [first, last]."""
+        day = first
+        while day <= last:
+            for row in self.backend.scan(SNAPSHOTS_BY_MODIFIED, {"modified": day}):
+                if self.exists(row["snapshot"]):
+                    yield day, row["snapshot"]
+            day += dt.timedelta(days=1)
+
+    # ---- delete ---------------------------------------------------------------------
+
+    def delete(self, snapshot_id: str) -> DeleteResult:
+        """Remove a snapshot, its index rows, and every file and piece no longer used."""
+        origin = origin_id(snapshot_id)
+        with self._lock:
+            row = self.backend.get(SNAPSHOTS, {"snapshot": snapshot_id})
+            indexed = self.backend.get(
+                SNAPSHOTS_BY_UNIQUEID, {"uniqueid": origin, "snapshot": snapshot_id}
+            )
+            keys = self._keys_for_delete(snapshot_id, row)
+            if row is None and indexed is None and not keys:
+                return DeleteResult(snapshot_id, existed=False)
+            result = DeleteResult(snapshot_id, existed=row is not None)
+            if row is not None:
+                day = modified_day(read_xml_document(row["data"]))
+                self.backend.delete(
+                    SNAPSHOTS_BY_MODIFIED, {"modified": day, "snapshot": snapshot_id}
+                )
+            self.backend.delete(SNAPSHOTS, {"snapshot": snapshot_id})
+            for key in sorted(set(keys)):
+                self.backend.delete(SNAPSHOTS_BY_DOCUMENT, {"md5": key, "snapshot": snapshot_id})
+                if next(self.backend.scan(SNAPSHOTS_BY_DOCUMENT, {"md5": key}, limit=1), None):
+                    continue  # another snapshot still uses this file
+                result.bytes_freed += release_file(self.backend, key)
+                result.files_deleted += 1
+            self.backend.delete(ARCHIVE_SNAPSHOT_FILES, {"snapshot": snapshot_id})
+            # Last: while this row is there, a re-run (or the history cleanup) finds a
+            # delete that died part-way and finishes it.
+            self.backend.delete(
+                SNAPSHOTS_BY_UNIQUEID, {"uniqueid": origin, "snapshot": snapshot_id}
+            )
+            return result
+
+    def _keys_for_delete(self, snapshot_id: str, row: dict[str, Any] | None) -> list[str]:
+        """The documents keys of a snapshot's files, recorded before anything is deleted."""
+        if row is None:
+            return [
+                r["md5"]
+                for r in self.backend.scan(ARCHIVE_SNAPSHOT_FILES, {"snapshot": snapshot_id})
+            ]
+        keys = self._file_keys(snapshot_id, read_xml_document(row["data"]))
+        # A Java-written snapshot has no archive_snapshot_files rows: record them first, so
+        # a delete that dies part-way can be finished by running it again.
+        self.backend.put(
+            ARCHIVE_SNAPSHOT_FILES,
+            [
+                {"snapshot": snapshot_id, "name": name, "md5": key, "claimed_md5": ""}
+                for name, key in keys.items()
+                if self.backend.get(ARCHIVE_SNAPSHOT_FILES, {"snapshot": snapshot_id, "name": name})
+                is None
+            ],
+        )
+        return list(keys.values())
+
+
+def _snapshot_id_of(doc: Document) -> str:
+    uid = doc.get_first("$uniqueid")
+    if not isinstance(uid, str) or not uid:
+        raise DocumentError("the document has no $uniqueid", "item '$uniqueid'")
+    return require_snapshot_id(uid)
+
+
+def _time_order(snapshot_id: str) -> tuple[int, str]:
+    return (snapshot_millis(snapshot_id), snapshot_id)

@@ -1,0 +1,29 @@
+"""The service state, kept where the Java service keeps it.
+
+An XML document in the ``snapshots`` row with id ``'0'``: ``sync.point``, ``sync.count``,
+``sync.size``, ``restore.*``. The Java service reads the same items, so an archive can
+switch between the two services and continue where the other stopped. Items this
+service adds (e.g. dead letters) are ignored by the Java service.
+"""
+
+from __future__ import annotations
+
+from imixs_archive.document.conventions import METADATA_ID
+from imixs_archive.document.model import Document
+from imixs_archive.document.xml_reader import read_xml_document
+from imixs_archive.document.xml_writer import to_xml
+from imixs_archive.storage.base import Backend
+from imixs_archive.storage.model import SNAPSHOTS
+
+
+def load_state(backend: Backend) -> Document:
+    """The state document (empty when none was written yet)."""
+    row = backend.get(SNAPSHOTS, {"snapshot": METADATA_ID})
+    if row is None or not row["data"]:
+        return Document()
+    return read_xml_document(row["data"])
+
+
+def save_state(backend: Backend, state: Document) -> None:
+    state["$uniqueid"] = METADATA_ID
+    backend.put(SNAPSHOTS, [{"snapshot": METADATA_ID, "data": to_xml(state)}])

@@ -1,0 +1,152 @@
+"""``verify``: re-read everything and check it against its hashes and references.
+
+Problems (corrupt or missing data) make ``verify`` fail. Warnings are facts worth knowing
+that lose nothing: a document whose md5checksum was wrong, pieces no file uses, a
+snapshot write or delete that died part-way (re-run it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.document.conventions import METADATA_ID, modified_day, origin_id
+from imixs_archive.document.xml_reader import read_xml_document
+from imixs_archive.errors import ArchiveError
+from imixs_archive.storage.base import Backend
+from imixs_archive.storage.model import (
+    ARCHIVE_FILES,
+    ARCHIVE_PIECE_REFS,
+    ARCHIVE_SNAPSHOT_FILES,
+    DOCUMENTS,
+    DOCUMENTS_DATA,
+    SNAPSHOTS,
+    SNAPSHOTS_BY_MODIFIED,
+    SNAPSHOTS_BY_UNIQUEID,
+)
+
+SHA256_ID = re.compile(r"^[0-9a-f]{64}$")
+
+
+@dataclass
+class VerifyReport:
+    pieces: int = 0
+    files: int = 0
+    snapshots: int = 0
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+Progress = Callable[[str], None]
+
+
+def verify(backend: Backend, progress: Progress | None = None) -> VerifyReport:
+    report = VerifyReport()
+    tick = progress or (lambda _stage: None)
+    _check_pieces(backend, report, tick)
+    keys = _check_snapshots(backend, report, tick)
+    _check_files(backend, keys, report, tick)
+    _check_incomplete(backend, report)
+    return report
+
+
+def _check_pieces(backend: Backend, report: VerifyReport, tick: Progress) -> None:
+    for row in backend.scan(DOCUMENTS_DATA):
+        report.pieces += 1
+        tick("pieces")
+        data_id = row["data_id"]
+        if SHA256_ID.match(data_id) and hashlib.sha256(row["data"]).hexdigest() != data_id:
+            report.problems.append(f"piece {data_id}: bytes do not match its SHA-256")
+        if (
+            SHA256_ID.match(data_id)
+            and next(backend.scan(ARCHIVE_PIECE_REFS, {"data_id": data_id}, limit=1), None) is None
+        ):
+            report.warnings.append(f"piece {data_id}: no file uses it (left by an aborted write)")
+
+
+def _check_snapshots(backend: Backend, report: VerifyReport, tick: Progress) -> set[str]:
+    archive = Archive(backend)
+    keys: set[str] = set()
+    for row in backend.scan(SNAPSHOTS):
+        snapshot_id = row["snapshot"]
+        if snapshot_id == METADATA_ID:
+            continue
+        report.snapshots += 1
+        tick("snapshots")
+        try:
+            doc = read_xml_document(row["data"])
+            day = modified_day(doc)
+            origin = origin_id(snapshot_id)
+        except ArchiveError as exc:
+            report.problems.append(f"snapshot {snapshot_id}: unreadable: {exc}")
+            continue
+        for name, key in archive._file_keys(snapshot_id, doc).items():
+            keys.add(key)
+            if not _file_present(backend, key):
+                report.problems.append(f"snapshot {snapshot_id}: file {name!r} ({key}) is missing")
+        if (
+            backend.get(SNAPSHOTS_BY_UNIQUEID, {"uniqueid": origin, "snapshot": snapshot_id})
+            is None
+        ):
+            report.problems.append(f"snapshot {snapshot_id}: missing from snapshots_by_uniqueid")
+        if backend.get(SNAPSHOTS_BY_MODIFIED, {"modified": day, "snapshot": snapshot_id}) is None:
+            report.problems.append(f"snapshot {snapshot_id}: missing from snapshots_by_modified")
+    return keys
+
+
+def _file_present(backend: Backend, key: str) -> bool:
+    if backend.get(ARCHIVE_FILES, {"md5": key}, ["md5"]) is not None:
+        return True
+    return next(backend.scan(DOCUMENTS, {"md5": key}, limit=1), None) is not None  # Java data
+
+
+def _check_files(backend: Backend, keys: set[str], report: VerifyReport, tick: Progress) -> None:
+    infos = {row["md5"]: row for row in backend.scan(ARCHIVE_FILES)}
+    for key in sorted(keys | set(infos)):
+        report.files += 1
+        tick("files")
+        md5, sha256, size = hashlib.md5(), hashlib.sha256(), 0
+        missing = False
+        for row in backend.scan(DOCUMENTS, {"md5": key}, columns=["data_id"]):
+            piece = backend.get(DOCUMENTS_DATA, {"data_id": row["data_id"]})
+            if piece is None:
+                report.problems.append(f"file {key}: piece {row['data_id']} is missing")
+                missing = True
+                continue
+            md5.update(piece["data"])
+            sha256.update(piece["data"])
+            size += len(piece["data"])
+        if missing:
+            continue
+        if md5.hexdigest().upper() != key[:32]:
+            report.problems.append(f"file {key}: content has MD5 {md5.hexdigest().upper()}")
+        info = infos.get(key)
+        if info is not None and (info["sha256"] != sha256.hexdigest() or info["size"] != size):
+            report.problems.append(f"file {key}: content does not match its SHA-256 or size")
+
+
+def _check_incomplete(backend: Backend, report: VerifyReport) -> None:
+    last = None
+    for row in backend.scan(ARCHIVE_SNAPSHOT_FILES):
+        snapshot_id = row["snapshot"]
+        if (
+            snapshot_id != last
+            and backend.get(SNAPSHOTS, {"snapshot": snapshot_id}, ["snapshot"]) is None
+        ):
+            report.warnings.append(
+                f"snapshot {snapshot_id}: a write or delete did not finish (import it again, "
+                "or delete it again)"
+            )
+        if row["claimed_md5"] and row["claimed_md5"].upper() != row["md5"][:32]:
+            report.warnings.append(
+                f"snapshot {snapshot_id}: file {row['name']!r} claimed md5checksum "
+                f"{row['claimed_md5']} but has MD5 {row['md5'][:32]}"
+            )
+        last = snapshot_id

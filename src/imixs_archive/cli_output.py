@@ -1,0 +1,44 @@
+"""Terminal output for the CLI: sizes, tables, and a progress bar only on a terminal."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+from rich.table import Table
+
+
+def human_bytes(count: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(count) < 1024 or unit == "TiB":
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1024
+    raise AssertionError("unreachable")
+
+
+@contextmanager
+def import_progress(total: int) -> Iterator[Callable[[int], None] | None]:
+    """A callback advancing a progress bar by bytes read; None when not on a terminal."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    columns = (BarColumn(), DownloadColumn(), TransferSpeedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("import", total=total or None)
+        yield lambda count: progress.advance(task, count)
+
+
+def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    if sys.stdout.isatty():
+        table = Table(*headers)
+        for row in rows:
+            table.add_row(*(str(cell) for cell in row))
+        Console().print(table)
+        return
+    print("\t".join(headers))
+    for row in rows:
+        print("\t".join(str(cell) for cell in row))

@@ -1,0 +1,262 @@
+"""Archive operations over every backend: store, read back, dedup, delete, history."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import random
+import uuid
+
+import pytest
+
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.archive.verify import verify
+from imixs_archive.document.model import Document
+from imixs_archive.document.xml_reader import read_xml_document
+from imixs_archive.document.xml_writer import to_xml
+from imixs_archive.errors import DocumentError, NotFoundError
+from imixs_archive.storage.base import Backend
+from imixs_archive.storage.model import (
+    ARCHIVE_FILES,
+    DOCUMENTS,
+    DOCUMENTS_DATA,
+    SNAPSHOTS,
+    SNAPSHOTS_BY_DOCUMENT,
+    SNAPSHOTS_BY_MODIFIED,
+    TABLES,
+)
+from support.snapshots import ORIGIN, content_of, file_values, make_snapshot
+
+PDF = random.Random(1).randbytes(900_000)
+TXT = b"hello imixs\n" * 1000
+
+# A real MD5 collision (Wang et al., 2004): two different 128-byte blocks, one MD5.
+COLLISION_A = bytes.fromhex(
+    "d131dd02c5e6eec4693d9a0698aff95c2fcab58712467eab4004583eb8fb7f89"
+    "55ad340609f4b30283e488832571415a085125e8f7cdc99fd91dbdf280373c5b"
+    "d8823e3156348f5bae6dacd436c919c6dd53e2b487da03fd02396306d248cda0"
+    "e99f33420f577ee8ce54b67080a80d1ec69821bcb6a8839396f9652b6ff72a70"
+)
+COLLISION_B = bytes.fromhex(
+    "d131dd02c5e6eec4693d9a0698aff95c2fcab50712467eab4004583eb8fb7f89"
+    "55ad340609f4b30283e4888325f1415a085125e8f7cdc99fd91dbd7280373c5b"
+    "d8823e3156348f5bae6dacd436c919c6dd53e23487da03fd02396306d248cda0"
+    "e99f33420f577ee8ce54b67080280d1ec69821bcb6a8839396f965ab6ff72a70"
+)
+
+
+def count(backend: Backend, table_name: str) -> int:
+    table = next(t for t in TABLES if t.name == table_name)
+    return sum(1 for _ in backend.scan(table))
+
+
+def table_counts(backend: Backend) -> dict[str, int]:
+    return {table.name: count(backend, table.name) for table in TABLES}
+
+
+def test_snapshot_reads_back_equal_with_files(archive: Archive) -> None:
+    doc = make_snapshot(files={"Invoice.PDF": PDF, "notes.txt": TXT})
+    result = archive.store(doc)
+    assert result.new and result.files == 2 and not result.warnings
+    loaded = archive.load(doc["$uniqueid"][0])
+    assert loaded == doc
+    assert content_of(loaded, "Invoice.PDF") == PDF  # file names keep their case
+
+
+def test_stored_row_has_file_contents_emptied(archive: Archive, backend: Backend) -> None:
+    doc = make_snapshot(files={"a.pdf": PDF})
+    archive.store(doc)
+    row = backend.get(SNAPSHOTS, {"snapshot": doc["$uniqueid"][0]})
+    assert row is not None
+    stored = read_xml_document(row["data"])
+    values = stored["$file"][0]["a.pdf"]
+    assert values[1] == b"" and values[0] == "application/pdf"
+    assert values[2]["md5checksum"] == [hashlib.md5(PDF).hexdigest().upper()]
+    assert len(row["data"]) < 10_000
+
+
+def test_load_without_files_leaves_contents_empty(archive: Archive) -> None:
+    doc = make_snapshot(files={"a.pdf": PDF})
+    archive.store(doc)
+    loaded = archive.load(doc["$uniqueid"][0], with_files=False)
+    assert loaded["$file"][0]["a.pdf"][1] == b""
+
+
+def test_archiving_twice_changes_nothing(archive: Archive, backend: Backend) -> None:
+    doc = make_snapshot(files={"a.pdf": PDF})
+    archive.store(doc)
+    before = table_counts(backend)
+    again = archive.store(doc)
+    assert not again.new
+    assert table_counts(backend) == before
+
+
+def test_unchanged_file_in_next_snapshot_stores_no_bytes(
+    archive: Archive, backend: Backend
+) -> None:
+    first = archive.store(make_snapshot(0, files={"a.pdf": PDF}))
+    second = archive.store(make_snapshot(1, files={"a.pdf": PDF, "b.txt": TXT}))
+    assert first.new_bytes >= len(PDF)
+    assert second.new_bytes == len(TXT)
+    assert count(backend, "archive_files") == 2
+
+
+def test_identical_pieces_across_files_are_stored_once(archive: Archive, backend: Backend) -> None:
+    archive.store(make_snapshot(0, files={"a.bin": PDF}))
+    pieces = count(backend, "documents_data")
+    result = archive.store(make_snapshot(1, files={"b.bin": PDF + b"tail"}))
+    assert result.new_bytes < 300_000  # only the last piece(s) differ
+    assert count(backend, "documents_data") <= pieces + 2
+
+
+def test_wrong_md5checksum_is_reported_and_not_trusted(archive: Archive) -> None:
+    values = file_values(PDF)
+    values[2]["md5checksum"] = ["0" * 32]
+    doc = make_snapshot(files={"a.pdf": values})
+    result = archive.store(doc)
+    assert any("does not match" in warning for warning in result.warnings)
+    assert content_of(archive.load(doc["$uniqueid"][0]), "a.pdf") == PDF
+    report = verify(archive.backend)
+    assert report.ok
+    assert any("claimed md5checksum" in warning for warning in report.warnings)
+
+
+def test_md5_collision_keeps_both_contents(archive: Archive) -> None:
+    assert hashlib.md5(COLLISION_A).digest() == hashlib.md5(COLLISION_B).digest()
+    first = make_snapshot(0, files={"a.bin": COLLISION_A})
+    second = make_snapshot(1, files={"b.bin": COLLISION_B})
+    archive.store(first)
+    archive.store(second)
+    assert content_of(archive.load(first["$uniqueid"][0]), "a.bin") == COLLISION_A
+    assert content_of(archive.load(second["$uniqueid"][0]), "b.bin") == COLLISION_B
+    md5 = hashlib.md5(COLLISION_A).hexdigest().upper()
+    assert archive.file_by_md5(md5).read_all() == COLLISION_A  # the first keeps the key
+    assert verify(archive.backend).ok
+
+
+def test_file_by_md5_and_by_name(archive: Archive) -> None:
+    doc = make_snapshot(files={"a.pdf": PDF})
+    archive.store(doc)
+    md5 = hashlib.md5(PDF).hexdigest()
+    assert archive.file_by_md5(md5.lower()).read_all() == PDF
+    entry, content = archive.file_of_snapshot(doc["$uniqueid"][0], "a.pdf")
+    assert entry.content_type == "application/pdf" and content.read_all() == PDF
+    with pytest.raises(NotFoundError):
+        archive.file_by_md5("F" * 32)
+    with pytest.raises(NotFoundError):
+        archive.file_of_snapshot(doc["$uniqueid"][0], "A.PDF")
+
+
+def test_missing_snapshot_and_bad_ids(archive: Archive) -> None:
+    with pytest.raises(NotFoundError):
+        archive.load(f"{ORIGIN}-1700000000000")
+    with pytest.raises(DocumentError):
+        archive.store(Document({"$uniqueid": "not-a-snapshot", "$modified": dt.datetime.now()}))
+    with pytest.raises(DocumentError, match=r"\$modified"):
+        archive.store(Document({"$uniqueid": f"{ORIGIN}-1700000000000"}))
+
+
+def test_modified_day_is_the_utc_day(archive: Archive, backend: Backend) -> None:
+    local = dt.datetime(2024, 3, 1, 0, 30, tzinfo=dt.timezone(dt.timedelta(hours=2)))
+    doc = make_snapshot(modified=local)
+    archive.store(doc)
+    sid = doc["$uniqueid"][0]
+    assert backend.get(SNAPSHOTS_BY_MODIFIED, {"modified": dt.date(2024, 2, 29), "snapshot": sid})
+    assert list(archive.iter_days(dt.date(2024, 2, 29), dt.date(2024, 2, 29))) == [
+        (dt.date(2024, 2, 29), sid)
+    ]
+    assert list(archive.iter_days(dt.date(2024, 3, 1), dt.date(2024, 3, 2))) == []
+
+
+def test_instance_listing_newest_first_and_paged(archive: Archive) -> None:
+    ids = [archive.store(make_snapshot(step)).snapshot_id for step in range(5)]
+    assert archive.list_instance(ORIGIN) == ids[::-1]
+    assert archive.list_instance(ORIGIN, limit=2) == ids[:2:-1][:2]
+    assert archive.list_instance(ORIGIN, start_after=ids[3], limit=2) == [ids[2], ids[1]]
+    assert archive.list_instance(ORIGIN, newest_first=False) == ids
+
+
+def test_delete_removes_every_unused_file_and_piece(archive: Archive, backend: Backend) -> None:
+    empty = table_counts(backend)
+    shared, own = PDF, random.Random(2).randbytes(500_000)
+    first = make_snapshot(0, files={"shared.pdf": shared, "own.bin": own, "t.txt": TXT})
+    second = make_snapshot(1, files={"shared.pdf": shared})
+    archive.store(first)
+    archive.store(second)
+    result = archive.delete(first["$uniqueid"][0])
+    assert result.existed and result.files_deleted == 2
+    assert content_of(archive.load(second["$uniqueid"][0]), "shared.pdf") == shared
+    assert verify(backend).ok
+    archive.delete(second["$uniqueid"][0])
+    assert table_counts(backend) == empty
+    assert not archive.delete(second["$uniqueid"][0]).existed
+
+
+def test_delete_keeps_pieces_shared_with_other_files(archive: Archive, backend: Backend) -> None:
+    first = make_snapshot(0, files={"a.bin": PDF})
+    second = make_snapshot(1, files={"b.bin": PDF + b"tail"})
+    archive.store(first)
+    archive.store(second)
+    archive.delete(first["$uniqueid"][0])
+    assert content_of(archive.load(second["$uniqueid"][0]), "b.bin") == PDF + b"tail"
+    assert verify(backend).ok
+
+
+@pytest.mark.parametrize("history", [1, 2, 3])
+def test_snapshot_history_keeps_the_newest(archive: Archive, history: int) -> None:
+    ids = []
+    for step in range(5):
+        doc = make_snapshot(step, files={"a.pdf": PDF}, dollar_snapshot__history=history)
+        ids.append(archive.store(doc).snapshot_id)
+    assert archive.list_instance(ORIGIN) == ids[::-1][:history]
+    assert verify(archive.backend).ok
+
+
+def test_history_never_deletes_the_snapshot_just_written(archive: Archive) -> None:
+    newer = archive.store(make_snapshot(5)).snapshot_id
+    older = archive.store(make_snapshot(1, dollar_snapshot__history=1))
+    assert archive.exists(older.snapshot_id)
+    assert older.deleted == [newer]
+
+
+def test_reads_a_keyspace_written_by_the_java_service(archive: Archive, backend: Backend) -> None:
+    """Java stores 1 MiB pieces under random UUIDs and no archive_* rows."""
+    content = random.Random(5).randbytes(2_500_000)
+    md5 = hashlib.md5(content).hexdigest().upper()
+    doc = make_snapshot(files={"scan.tif": content})
+    stored = doc.copy()
+    stored["$file"] = [{"scan.tif": ["image/tiff", b"", doc["$file"][0]["scan.tif"][2]]}]
+    sid = doc["$uniqueid"][0]
+    piece_ids = [str(uuid.uuid4()) for _ in range(3)]
+    for index, data_id in enumerate(piece_ids):
+        piece = content[index * 2**20 : (index + 1) * 2**20]
+        backend.put(DOCUMENTS_DATA, [{"data_id": data_id, "data": piece}])
+        backend.put(DOCUMENTS, [{"md5": md5, "sort_id": index, "data_id": data_id}])
+    backend.put(SNAPSHOTS_BY_DOCUMENT, [{"md5": md5, "snapshot": sid}])
+    backend.put(SNAPSHOTS, [{"snapshot": sid, "data": to_xml(stored)}])
+    loaded = archive.load(sid)
+    assert content_of(loaded, "scan.tif") == content
+    assert archive.file_by_md5(md5).read_all() == content
+    # The same file arriving again is recognised by its bytes, not duplicated.
+    again = archive.store(make_snapshot(1, files={"scan.tif": content}))
+    assert again.new_bytes >= 0
+    assert archive.backend.get(ARCHIVE_FILES, {"md5": md5}) is not None
+    archive.delete(sid)
+    assert content_of(archive.load(again.snapshot_id), "scan.tif") == content
+
+
+def test_ingest_streams_a_data_collection(archive: Archive) -> None:
+    docs = [make_snapshot(step, files={"a.pdf": PDF}) for step in range(3)]
+    xml = to_xml(docs)
+    results = list(archive.ingest([xml[i : i + 5000] for i in range(0, len(xml), 5000)]))
+    assert [getattr(r, "new", None) for r in results] == [True, True, True]
+    for doc in docs:
+        assert archive.load(doc["$uniqueid"][0]) == doc
+
+
+def test_ingest_reports_a_bad_document_and_goes_on(archive: Archive) -> None:
+    good = make_snapshot(1)
+    bad = Document({"$uniqueid": "156ea588638-ba4de2b", "$modified": good["$modified"]})
+    results = list(archive.ingest([to_xml([bad, good])]))
+    assert isinstance(results[0], tuple) and "not a snapshot id" in str(results[0][1])
+    assert archive.exists(good["$uniqueid"][0])

@@ -1,0 +1,30 @@
+import datetime as dt
+import random
+
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.archive.stats import collect_stats
+from support.snapshots import make_snapshot
+
+PDF = random.Random(1).randbytes(700_000)
+TXT = random.Random(2).randbytes(100_000)
+
+
+def test_counts_match_what_was_archived(archive: Archive) -> None:
+    archive.store(make_snapshot(0, files={"a.pdf": PDF}))
+    archive.store(make_snapshot(1, files={"a.pdf": PDF, "b.txt": TXT}))
+    archive.store(make_snapshot(0, origin="11111111-2222-4333-8444-555555555555"))
+    stats = collect_stats(archive.backend)
+    assert stats.snapshots == 3
+    assert stats.instances == 2
+    assert stats.files == 2
+    assert stats.logical_bytes == 2 * len(PDF) + len(TXT)
+    assert stats.file_bytes == len(PDF) + len(TXT)
+    assert stats.stored_bytes == len(PDF) + len(TXT)
+    assert stats.dedup_ratio == (2 * len(PDF) + len(TXT)) / (len(PDF) + len(TXT))
+    assert sum(stats.by_day.values()) == 3
+    assert all(isinstance(day, dt.date) for day in stats.by_day)
+
+
+def test_empty_archive(archive: Archive) -> None:
+    stats = collect_stats(archive.backend)
+    assert stats.to_json()["snapshots"] == 0 and stats.dedup_ratio == 1.0

@@ -1,0 +1,164 @@
+"""The command line, driven in-process through main() and once as a real process."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from imixs_archive.cli import main
+from imixs_archive.document.json_codec import read_json
+from imixs_archive.document.xml_reader import read_xml_document
+from imixs_archive.document.xml_writer import to_xml
+from imixs_archive.storage.model import DOCUMENTS_DATA
+from imixs_archive.storage.sqlite import SQLiteBackend
+from support.snapshots import ORIGIN, make_snapshot
+
+PDF = random.Random(4).randbytes(400_000)
+BILLION_LAUGHS = b"""<?xml version="1.0"?>
+<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]>
+<document><item name="x"><value>&lol2;</value></item></document>"""
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    return tmp_path / "store"
+
+
+@pytest.fixture
+def inputs(tmp_path: Path) -> Path:
+    folder = tmp_path / "in"
+    (folder / "2023" / "11").mkdir(parents=True)
+    for step in range(3):
+        doc = make_snapshot(step, files={"a.pdf": PDF})
+        (folder / "2023" / "11" / f"snap-{step}.xml").write_bytes(to_xml(doc))
+    return folder
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def sid(step: int) -> str:
+    return str(make_snapshot(step)["$uniqueid"][0])
+
+
+def test_import_then_list_get_file(
+    capsys: pytest.CaptureFixture[str], store: Path, inputs: Path, tmp_path: Path
+) -> None:
+    code, out, _ = run(capsys, "import", str(inputs), "--data-dir", str(store))
+    assert code == 0 and "3 new, 0 already present, 0 failed" in out
+    code, out, _ = run(capsys, "import", str(inputs), "--data-dir", str(store))
+    assert "0 new, 3 already present" in out
+
+    code, out, _ = run(capsys, "list", "--uniqueid", ORIGIN, "--data-dir", str(store))
+    assert [line.split("\t")[0] for line in out.splitlines()[1:]] == [sid(2), sid(1), sid(0)]
+    code, out, _ = run(
+        capsys,
+        "list",
+        "--from",
+        "2023-11-01",
+        "--to",
+        "2023-11-30",
+        "--json",
+        "--data-dir",
+        str(store),
+    )
+    assert len(out.splitlines()) == 3 and json.loads(out.splitlines()[0])["files"] == 1
+
+    target = tmp_path / "out.pdf"
+    md5 = hashlib.md5(PDF).hexdigest()
+    assert run(capsys, "file", md5, "-o", str(target), "--data-dir", str(store))[0] == 0
+    assert target.read_bytes() == PDF
+    assert run(capsys, "file", sid(1), "a.pdf", "-o", str(target), "--data-dir", str(store))[0] == 0
+    assert target.read_bytes() == PDF
+
+    xml_out = tmp_path / "snap.xml"
+    assert run(capsys, "get", sid(0), "-o", str(xml_out), "--data-dir", str(store))[0] == 0
+    assert read_xml_document(xml_out.read_bytes()) == make_snapshot(0, files={"a.pdf": PDF})
+    code, out, _ = run(
+        capsys, "get", sid(0), "--format", "json", "--no-files", "--data-dir", str(store)
+    )
+    assert read_json(out)[0]["$file"][0]["a.pdf"][1] == b""
+
+
+def test_import_skips_bad_files_and_reports_them(
+    capsys: pytest.CaptureFixture[str], store: Path, inputs: Path
+) -> None:
+    (inputs / "broken.xml").write_bytes(b"<document><item name='x'>")
+    (inputs / "laughs.xml").write_bytes(BILLION_LAUGHS)
+    (inputs / "legacy.xml").write_bytes(
+        to_xml(make_snapshot(0, origin="x")).replace(
+            f"x-{make_snapshot(0)['$uniqueid'][0].rsplit('-', 1)[1]}".encode(),
+            b"156ea588638-ba4de2b",
+        )
+    )
+    code, out, err = run(capsys, "import", str(inputs), "--data-dir", str(store))
+    assert code == 1
+    assert "3 new, 0 already present, 3 failed" in out
+    assert "broken.xml" in err and "line" in err
+    assert ("laughs.xml" in err and "DTD" in err.upper()) or "DOCTYPE" in err.upper()
+    assert "Traceback" not in err
+
+
+def test_delete_verify_stats(capsys: pytest.CaptureFixture[str], store: Path, inputs: Path) -> None:
+    run(capsys, "import", str(inputs), "--data-dir", str(store))
+    code, out, _ = run(capsys, "verify", "--data-dir", str(store))
+    assert code == 0 and "clean" in out
+    code, out, _ = run(capsys, "stats", "--json", "--data-dir", str(store))
+    stats = json.loads(out)
+    assert (
+        stats["snapshots"] == 3 and stats["files"] == 1 and stats["logical_bytes"] == 3 * len(PDF)
+    )
+    code, out, _ = run(capsys, "delete", sid(0), sid(1), "--data-dir", str(store))
+    assert code == 0 and out.count("deleted") == 2
+    code, _, err = run(capsys, "delete", sid(0), "--data-dir", str(store))
+    assert code == 4 and "not in the archive" in err
+    with SQLiteBackend(store) as backend:
+        row = next(backend.scan(DOCUMENTS_DATA))
+        backend.put(DOCUMENTS_DATA, [{"data_id": row["data_id"], "data": b"rotten" + row["data"]}])
+    code, out, _ = run(capsys, "verify", "--data-dir", str(store))
+    assert code == 5 and "PROBLEM" in out and row["data_id"] in out
+
+
+def test_errors_are_messages_not_tracebacks(
+    capsys: pytest.CaptureFixture[str], store: Path, tmp_path: Path
+) -> None:
+    code, _, err = run(capsys, "get", sid(0), "--data-dir", str(store))
+    assert code == 4 and "not in the archive" in err
+    code, _, err = run(capsys, "get", "nonsense", "--data-dir", str(store))
+    assert code == 3 and "not a snapshot id" in err
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    code, _, err = run(capsys, "list", "--data-dir", str(blocker))
+    assert code == 6 and err.startswith("imixs-archive:")
+    code, _, err = run(capsys, "import", str(tmp_path / "missing"), "--data-dir", str(store))
+    assert code == 1 and "no such file or folder" in err
+
+
+def test_real_process_import_from_stdin(store: Path) -> None:
+    xml = to_xml(make_snapshot(0, files={"a.pdf": PDF}))
+    done = subprocess.run(
+        [sys.executable, "-m", "imixs_archive", "import", "-", "--data-dir", str(store)],
+        input=xml,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert b"1 new" in done.stdout
+    bad = subprocess.run(
+        [sys.executable, "-m", "imixs_archive", "import", "-", "--data-dir", str(store)],
+        input=b"<data><document>",
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert bad.returncode == 1 and b"Traceback" not in bad.stderr and b"failed" in bad.stderr
