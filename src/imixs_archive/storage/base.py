@@ -49,7 +49,8 @@ class Backend(ABC):
     ) -> Iterator[Row]:
         """Rows of one partition in clustering order (``descending`` reverses it), starting
         after the clustering key ``start_after``; or, with no partition, every row of the
-        table in no particular order. Always paged: results stream, never load whole."""
+        table in no particular order except that the rows of one partition come together.
+        Always paged: results stream, never load whole."""
 
     @abstractmethod
     def delete(self, table: Table, key: Mapping[str, Any]) -> None:
