@@ -1,58 +1,29 @@
-"""The ``imixs-archive`` command line: thin commands over the archive and service layers.
-
-Errors are mapped once, in :func:`main`: an ``ArchiveError`` prints its message and exits
-with its code; anything unexpected prints one line (a traceback only with
-``IMIXS_ARCHIVE_DEBUG=1``). No traceback reaches a user.
-"""
+"""Commands over the archive itself: import, get, file, list, delete, verify, stats."""
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
 import json
-import os
 import sys
-import traceback
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from imixs_archive import __version__
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.stats import collect_stats
 from imixs_archive.archive.verify import verify
-from imixs_archive.cli_output import human_bytes, import_progress, print_table
-from imixs_archive.config import Settings, load_settings
+from imixs_archive.cli.context import Context, output, store_options
+from imixs_archive.cli.output import human_bytes, import_progress, print_table
 from imixs_archive.document.conventions import iter_files
 from imixs_archive.document.json_codec import to_json
 from imixs_archive.document.model import BinaryStream
 from imixs_archive.document.xml_writer import iter_xml
-from imixs_archive.errors import ArchiveError, ConfigError
 from imixs_archive.services.importer import find_sources, import_sources
-from imixs_archive.storage.base import Backend
-from imixs_archive.storage.factory import open_backend
-
-Handler = Callable[[argparse.Namespace, Archive], int]
 
 
-def _store_options() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--data-dir", type=Path, help="embedded store folder (env ARCHIVE_DATA_DIR)"
-    )
-    return common
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="imixs-archive",
-        description="Archive Imixs-Workflow snapshots on SQLite or Cassandra.",
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    common = _store_options()
-
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    common = store_options()
     p = sub.add_parser("import", parents=[common], help="archive snapshot files or folders")
     p.add_argument("paths", nargs="+", metavar="PATH", help="XML/JSON file, folder, or - (stdin)")
     p.set_defaults(handler=cmd_import)
@@ -89,7 +60,6 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("stats", parents=[common], help="what the archive holds")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_stats)
-    return parser
 
 
 def _day(text: str) -> dt.date:
@@ -102,7 +72,8 @@ def _day(text: str) -> dt.date:
 # ---- commands ------------------------------------------------------------------------
 
 
-def cmd_import(args: argparse.Namespace, archive: Archive) -> int:
+def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
+    archive = ctx.archive
     sources = find_sources(args.paths)
     total = sum(source.size or 0 for source in sources)
     with import_progress(total) as advance:
@@ -119,9 +90,10 @@ def cmd_import(args: argparse.Namespace, archive: Archive) -> int:
     return 1 if summary.failed else 0
 
 
-def cmd_get(args: argparse.Namespace, archive: Archive) -> int:
+def cmd_get(args: argparse.Namespace, ctx: Context) -> int:
+    archive = ctx.archive
     doc = archive.load(args.snapshot_id, with_files=not args.no_files)
-    with _output(args.output) as out:
+    with output(args.output) as out:
         if args.format == "json":
             out.write(to_json(doc))
         else:
@@ -130,19 +102,21 @@ def cmd_get(args: argparse.Namespace, archive: Archive) -> int:
     return 0
 
 
-def cmd_file(args: argparse.Namespace, archive: Archive) -> int:
+def cmd_file(args: argparse.Namespace, ctx: Context) -> int:
+    archive = ctx.archive
     content: BinaryStream
     if args.name is None:
         content = archive.file_by_md5(args.ref)
     else:
         _entry, content = archive.file_of_snapshot(args.ref, args.name)
-    with _output(args.output) as out:
+    with output(args.output) as out:
         for piece in content.iter_bytes():
             out.write(piece)
     return 0
 
 
-def cmd_list(args: argparse.Namespace, archive: Archive) -> int:
+def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
+    archive = ctx.archive
     ids: Iterable[str]
     if args.uniqueid:
         ids = archive.list_instance(args.uniqueid, start_after=args.after, limit=args.limit)
@@ -182,13 +156,16 @@ def _summary_row(archive: Archive, snapshot_id: str) -> dict[str, Any]:
     modified = doc.get_first("$modified")
     return {
         "snapshot": snapshot_id,
-        "modified": modified.isoformat() if isinstance(modified, dt.datetime) else "",
+        "modified": modified.isoformat(timespec="milliseconds")
+        if isinstance(modified, dt.datetime)
+        else "",
         "type": str(doc.get_first("type", "")),
         "files": len(list(iter_files(doc))),
     }
 
 
-def cmd_delete(args: argparse.Namespace, archive: Archive) -> int:
+def cmd_delete(args: argparse.Namespace, ctx: Context) -> int:
+    archive = ctx.archive
     missing = 0
     for snapshot_id in args.snapshot_ids:
         result = archive.delete(snapshot_id)
@@ -203,7 +180,8 @@ def cmd_delete(args: argparse.Namespace, archive: Archive) -> int:
     return 4 if missing else 0
 
 
-def cmd_verify(args: argparse.Namespace, archive: Archive) -> int:
+def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
+    archive = ctx.archive
     report = verify(archive.backend)
     for warning in report.warnings:
         print(f"warning: {warning}")
@@ -217,7 +195,8 @@ def cmd_verify(args: argparse.Namespace, archive: Archive) -> int:
     return 0 if report.ok else 5
 
 
-def cmd_stats(args: argparse.Namespace, archive: Archive) -> int:
+def cmd_stats(args: argparse.Namespace, ctx: Context) -> int:
+    archive = ctx.archive
     stats = collect_stats(archive.backend)
     data = stats.to_json()
     if args.json:
@@ -231,56 +210,3 @@ def cmd_stats(args: argparse.Namespace, archive: Archive) -> int:
     for day, count in data["by_day"].items():
         print(f"{day:>14}: {count}")
     return 0
-
-
-# ---- plumbing ------------------------------------------------------------------------
-
-
-@contextmanager
-def _output(path: Path | None) -> Iterator[IO[bytes]]:
-    if path is None:
-        yield sys.stdout.buffer
-        sys.stdout.buffer.flush()
-        return
-    partial = path.with_name(path.name + ".part")
-    try:
-        with partial.open("wb") as out:
-            yield out
-        partial.replace(path)
-    finally:
-        partial.unlink(missing_ok=True)
-
-
-def _settings(args: argparse.Namespace) -> Settings:
-    return load_settings(data_dir=getattr(args, "data_dir", None))
-
-
-def open_archive(settings: Settings) -> tuple[Backend, Archive]:
-    backend = open_backend(settings)
-    return backend, Archive(backend)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        backend, archive = open_archive(_settings(args))
-        with backend:
-            code: int = args.handler(args, archive)
-            return code
-    except ArchiveError as exc:
-        print(f"imixs-archive: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("imixs-archive: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        return 0
-    except Exception as exc:  # the last line of defence: one line, no traceback
-        if os.environ.get("IMIXS_ARCHIVE_DEBUG"):
-            traceback.print_exc()
-        print(f"imixs-archive: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 70
-
-
-__all__ = ["ConfigError", "build_parser", "main"]

@@ -1,0 +1,59 @@
+"""The ``imixs-archive`` command line: thin commands over the archive and service layers.
+
+Each module in this package registers its commands (``register(sub)``); a command is a
+function ``(args, ctx) -> exit code``. Errors are mapped once, in :func:`main`: an
+``ArchiveError`` prints its message and exits with its code; anything unexpected prints
+one line (a traceback only with ``IMIXS_ARCHIVE_DEBUG=1``). No traceback reaches a user.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+
+from imixs_archive import __version__
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.cli import archive_commands
+from imixs_archive.cli.context import Context
+from imixs_archive.config import load_settings
+from imixs_archive.errors import ArchiveError
+from imixs_archive.storage.factory import open_backend
+
+COMMAND_MODULES = (archive_commands,)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="imixs-archive",
+        description="Archive Imixs-Workflow snapshots on SQLite or Cassandra.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in COMMAND_MODULES:
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        settings = load_settings(data_dir=getattr(args, "data_dir", None))
+        with open_backend(settings) as backend:
+            code: int = args.handler(args, Context(settings, backend, Archive(backend)))
+            return code
+    except ArchiveError as exc:
+        print(f"imixs-archive: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("imixs-archive: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # the last line of defence: one line, no traceback
+        if os.environ.get("IMIXS_ARCHIVE_DEBUG"):
+            traceback.print_exc()
+        print(f"imixs-archive: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 70
