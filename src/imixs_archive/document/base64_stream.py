@@ -7,11 +7,40 @@ characters between pieces, the encoder fewer than three bytes.
 from __future__ import annotations
 
 import binascii
+import importlib
 from collections.abc import Callable, Iterable, Iterator
 
 _WHITESPACE = b" \t\r\n"
 ENCODE_BLOCK = 48 * 1024
 """Bytes encoded per output piece (a multiple of 3: 64 KiB of base64 text)."""
+
+
+def _binascii_decode(data: memoryview) -> bytes:
+    # Lenient mode is ~20 % faster than strict_mode; it skips characters outside the
+    # alphabet and stops at padding, which the decoder's length check turns into errors.
+    return binascii.a2b_base64(data)
+
+
+def _accelerated_decode() -> Callable[[memoryview], bytes] | None:
+    """pybase64's SIMD decoder when it is installed (optional, not a dependency), else None.
+
+    ``binascii.a2b_base64`` decodes ~130 MB/s of base64 on a 2.5 GHz Xeon, pybase64 some
+    GB/s: for attachments of hundreds of MB this is the reader's bottleneck.
+    """
+    try:
+        module = importlib.import_module("pybase64")
+    except ImportError:
+        return None
+    strict_decode = module.b64decode
+
+    def decode(data: memoryview) -> bytes:
+        return bytes(strict_decode(data, validate=True))
+
+    return decode
+
+
+A2B: Callable[[memoryview], bytes] = _accelerated_decode() or _binascii_decode
+"""The block decoder used (input: whitespace-free, a multiple of 4 characters)."""
 
 
 class Base64Decoder:
@@ -53,10 +82,13 @@ class Base64Decoder:
         if self._padded:
             raise ValueError("data after the base64 padding")
         try:
-            out = binascii.a2b_base64(data, strict_mode=True)
+            out = A2B(data)
         except binascii.Error as exc:
             raise ValueError(f"invalid base64 data: {exc}") from None
-        if data[-1] == 0x3D:  # "="
+        pads = (data[-1] == 0x3D) + (data[-1] == data[-2] == 0x3D)  # trailing "="
+        if len(out) != len(data) // 4 * 3 - pads:
+            raise ValueError("invalid base64 data: a character outside the alphabet")
+        if pads:
             self._padded = True
         if out:
             self.decoded += len(out)

@@ -189,7 +189,7 @@ class _Builder:
         frame = self._stack[-1]
         assert frame.decoder is not None
         line, column = self._parser.CurrentLineNumber, self._parser.CurrentColumnNumber
-        newlines = text.count(b"\n")
+        newlines = text.count(b"\n") if b"\n" in text else 0
         if newlines:
             self._line_shift += newlines
             self._col_shift = (line, len(text) - text.rfind(b"\n") - 1 - column)
