@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -145,3 +145,16 @@ def describe_settings() -> list[tuple[str, str, str]]:
         )
         for spec in SETTINGS
     ]
+
+
+def settings_for_store(settings: Settings, target: str) -> Settings:
+    """The same settings pointed at another store: a folder (embedded store) or
+    ``cassandra://host[:port][,host...]/keyspace`` (other cluster settings kept)."""
+    if target.startswith("cassandra://"):
+        hosts, _, keyspace = target.removeprefix("cassandra://").partition("/")
+        if not hosts or not keyspace:
+            raise ConfigError(f"expected cassandra://host[:port]/keyspace, got {target!r}")
+        return replace(settings, cluster_contactpoints=hosts, cluster_keyspace=keyspace)
+    if not target.strip():
+        raise ConfigError("no target store given")
+    return replace(settings, cluster_contactpoints="", data_dir=Path(target))

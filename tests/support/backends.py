@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import load_settings
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.sqlite import SQLiteBackend
@@ -59,3 +60,9 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
                 drop()
         finally:
             store.close()
+
+
+@pytest.fixture
+def archive(backend: Backend) -> Archive:
+    """An archive over the ``backend`` under test."""
+    return Archive(backend)

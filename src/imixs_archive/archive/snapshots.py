@@ -117,14 +117,24 @@ class Archive:
                 yield (f"{name} (document {index}{f', {uid}' if uid else ''})", exc)
             holder[0] = IngestCounters()
 
-    def store(self, doc: Document, counters: IngestCounters | None = None) -> StoreResult:
-        """Archive one snapshot document (its file contents may be streams)."""
+    def store(
+        self,
+        doc: Document,
+        counters: IngestCounters | None = None,
+        *,
+        apply_history: bool = True,
+    ) -> StoreResult:
+        """Archive one snapshot document (its file contents may be streams).
+
+        ``apply_history=False`` ignores ``$snapshot.history`` (copying an archive, where
+        snapshots arrive in no particular order)."""
         counters = counters or IngestCounters()
         snapshot_id = _snapshot_id_of(doc)
         if self.exists(snapshot_id):
             # Complete: nothing to write. A cleanup that died part-way is finished, though.
             result = StoreResult(snapshot_id, new=False, logical_bytes=counters.logical_bytes)
-            result.deleted = self._apply_history(doc, snapshot_id, keep_this=False)
+            if apply_history:
+                result.deleted = self._apply_history(doc, snapshot_id, keep_this=False)
             return result
         result = StoreResult(snapshot_id, new=True)
         day = modified_day(doc)
@@ -144,7 +154,8 @@ class Archive:
             put(SNAPSHOTS, [{"snapshot": snapshot_id, "data": to_xml(stored)}])
         result.logical_bytes = counters.logical_bytes
         result.new_bytes = counters.new_bytes
-        result.deleted = self._apply_history(doc, snapshot_id, keep_this=True)
+        if apply_history:
+            result.deleted = self._apply_history(doc, snapshot_id, keep_this=True)
         return result
 
     def _store_files(
@@ -266,6 +277,15 @@ class Archive:
             if entry.name == name and isinstance(entry.content, StoredContent):
                 return entry, entry.content
         raise NotFoundError(f"snapshot {snapshot_id} has no file named {name!r}")
+
+    def file_digests(self, snapshot_id: str) -> dict[str, tuple[str, str | None]]:
+        """File name -> (documents key, SHA-256 when recorded) of a complete snapshot."""
+        doc = self.load(snapshot_id, with_files=False)
+        digests: dict[str, tuple[str, str | None]] = {}
+        for name, key in self._file_keys(snapshot_id, doc).items():
+            info = self.backend.get(ARCHIVE_FILES, {"md5": key}, ["sha256"])
+            digests[name] = (key, info["sha256"] if info else None)
+        return digests
 
     def file_by_md5(self, md5: str) -> StoredContent:
         key = md5.strip().upper()

@@ -16,13 +16,16 @@ from collections.abc import Sequence
 
 from imixs_archive import __version__
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.cli import archive_commands
+from imixs_archive.cli import archive_commands, recovery_commands
 from imixs_archive.cli.context import Context
 from imixs_archive.config import load_settings
 from imixs_archive.errors import ArchiveError
 from imixs_archive.storage.factory import open_backend
 
-COMMAND_MODULES = (archive_commands,)
+COMMAND_MODULES = (
+    archive_commands,
+    recovery_commands,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

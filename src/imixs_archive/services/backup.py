@@ -1,0 +1,197 @@
+"""Backup to plain files, in the layout of the Java backup service.
+
+One XML file per process instance holding its newest snapshot with the file contents:
+``<root>/<yyyy>/<MM>/<origin uniqueid>.xml``, year and month from ``$created``. With
+``all_snapshots`` every snapshot is written, as ``<root>/<yyyy>/<MM>/<snapshot id>.xml``.
+
+Streamed: attachment bytes flow from the store into the file piece by piece. Files appear
+whole or not at all (written as ``.part``, then renamed). Incremental: a file already
+there holding the same snapshot is not written again; what each file holds is recorded in
+``<root>/.imixs-archive-backup`` (one ``path<TAB>snapshot id`` line each; the last wins).
+A tree written by someone else (the Java backup service) has no such record: the snapshot
+id is then read from the existing file, streaming past its attachments.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.document.conventions import origin_id
+from imixs_archive.document.model import Document
+from imixs_archive.document.xml_reader import iter_xml_documents
+from imixs_archive.document.xml_writer import iter_xml
+from imixs_archive.errors import ArchiveError
+from imixs_archive.storage.model import SNAPSHOTS_BY_UNIQUEID
+
+MANIFEST = ".imixs-archive-backup"
+
+
+@dataclass
+class BackupSummary:
+    written: int = 0
+    current: int = 0
+    failed: int = 0
+    bytes_written: int = 0
+    failures: list[str] = field(default_factory=list)
+
+
+def newest_per_instance(
+    archive: Archive, first: dt.date | None = None, last: dt.date | None = None
+) -> Iterator[str]:
+    """The newest snapshot of each process instance (within the $modified days given)."""
+    if first is None and last is None:
+        yield from _newest_of_every_instance(archive)
+        return
+    newest: dict[str, str] = {}
+    start = first or dt.date(1970, 1, 1)
+    end = last or dt.datetime.now(dt.UTC).date()
+    for _day, snapshot_id in archive.iter_days(start, end):
+        origin = origin_id(snapshot_id)
+        if origin not in newest or _later(snapshot_id, newest[origin]):
+            newest[origin] = snapshot_id
+    yield from newest.values()
+
+
+def _newest_of_every_instance(archive: Archive) -> Iterator[str]:
+    """One pass over the instance index: its partitions come whole, so memory stays flat."""
+    origin, best = None, None
+    for row in archive.backend.scan(SNAPSHOTS_BY_UNIQUEID):
+        if row["uniqueid"] != origin:
+            if best is not None:
+                yield best
+            origin, best = row["uniqueid"], None
+        if archive.exists(row["snapshot"]) and (best is None or _later(row["snapshot"], best)):
+            best = row["snapshot"]
+    if best is not None:
+        yield best
+
+
+def _later(candidate: str, current: str) -> bool:
+    def millis(snapshot_id: str) -> int:
+        return int(snapshot_id.rsplit("-", 1)[1])
+
+    return millis(candidate) > millis(current)
+
+
+def backup_path(root: Path, doc: Document, snapshot_id: str, all_snapshots: bool) -> Path:
+    created = doc.get_first("$created") or doc.get_first("$modified")
+    if not isinstance(created, dt.datetime):
+        raise ArchiveError(f"snapshot {snapshot_id} has no $created date")
+    name = snapshot_id if all_snapshots else origin_id(snapshot_id)
+    return root / f"{created.year:04d}" / f"{created.month:02d}" / f"{name}.xml"
+
+
+def backup(
+    archive: Archive,
+    root: Path,
+    *,
+    first: dt.date | None = None,
+    last: dt.date | None = None,
+    all_snapshots: bool = False,
+    on_snapshot: Callable[[str], None] | None = None,
+) -> BackupSummary:
+    root.mkdir(parents=True, exist_ok=True)
+    manifest = _read_manifest(root)
+    summary = BackupSummary()
+    ids = (
+        _all_ids(archive, first, last)
+        if all_snapshots
+        else newest_per_instance(archive, first, last)
+    )
+    with (root / MANIFEST).open("a", encoding="utf-8") as record:
+        for snapshot_id in ids:
+            try:
+                _backup_one(archive, root, snapshot_id, all_snapshots, manifest, record, summary)
+            except ArchiveError as exc:
+                summary.failed += 1
+                summary.failures.append(f"{snapshot_id}: {exc}")
+            if on_snapshot is not None:
+                on_snapshot(snapshot_id)
+    return summary
+
+
+def _all_ids(archive: Archive, first: dt.date | None, last: dt.date | None) -> Iterator[str]:
+    if first is None and last is None:
+        yield from archive.iter_snapshot_ids()
+        return
+    start = first or dt.date(1970, 1, 1)
+    end = last or dt.datetime.now(dt.UTC).date()
+    for _day, snapshot_id in archive.iter_days(start, end):
+        yield snapshot_id
+
+
+def _backup_one(
+    archive: Archive,
+    root: Path,
+    snapshot_id: str,
+    all_snapshots: bool,
+    manifest: dict[str, str],
+    record: TextIO,
+    summary: BackupSummary,
+) -> None:
+    doc = archive.load(snapshot_id, with_files=True)
+    path = backup_path(root, doc, snapshot_id, all_snapshots)
+    relative = str(path.relative_to(root))
+    if path.exists() and _held_snapshot(path, manifest.get(relative)) == snapshot_id:
+        summary.current += 1
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".part")
+    try:
+        with partial.open("wb") as out:
+            for piece in iter_xml(doc):
+                out.write(piece)
+                summary.bytes_written += len(piece)
+            out.flush()
+            os.fsync(out.fileno())
+        partial.replace(path)
+    except OSError as exc:
+        raise ArchiveError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        partial.unlink(missing_ok=True)
+    manifest[relative] = snapshot_id
+    record.write(f"{relative}\t{snapshot_id}\n")
+    record.flush()
+    summary.written += 1
+
+
+def _read_manifest(root: Path) -> dict[str, str]:
+    held: dict[str, str] = {}
+    path = root / MANIFEST
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            relative, _, snapshot_id = line.partition("\t")
+            if snapshot_id:
+                held[relative] = snapshot_id
+    return held
+
+
+class _Discard:
+    def write(self, piece: bytes) -> None:
+        return None
+
+    def close(self) -> bytes:
+        return b""
+
+    def abort(self) -> None:
+        return None
+
+
+def _held_snapshot(path: Path, recorded: str | None) -> str | None:
+    """The snapshot id a backup file holds: recorded, else read (past its attachments)."""
+    if recorded is not None:
+        return recorded
+    try:
+        with path.open("rb") as stream:
+            for doc in iter_xml_documents(stream, file_sink=lambda _name: _Discard()):
+                uid = doc.get_first("$uniqueid")
+                return uid if isinstance(uid, str) else None
+    except (ArchiveError, OSError):
+        return None  # unreadable: write it again
+    return None

@@ -1,0 +1,24 @@
+from pathlib import Path
+
+import pytest
+
+from imixs_archive.cli import main
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+
+
+def test_backup_and_export_commands(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    store, other, tree = tmp_path / "store", tmp_path / "other", tmp_path / "tree"
+    assert main(["import", str(SAMPLES), "--data-dir", str(store)]) == 0
+    assert main(["backup", str(tree), "--data-dir", str(store)]) == 0
+    assert "3 written, 0 already current, 0 failed" in capsys.readouterr().out
+    assert len(list(tree.rglob("*.xml"))) == 3 and all(
+        p.parent.parent.name == "2024" for p in tree.rglob("*.xml")
+    )
+    assert main(["backup", str(tree), "--data-dir", str(store)]) == 0
+    assert "0 written, 3 already current" in capsys.readouterr().out
+    assert main(["export", "--to", str(other), "--data-dir", str(store)]) == 0
+    assert "9 copied, 0 already there, 0 failed" in capsys.readouterr().out
+    assert main(["verify", "--data-dir", str(other)]) == 0
+    assert main(["export", "--to", "cassandra://", "--data-dir", str(store)]) == 2
+    assert "cassandra://host" in capsys.readouterr().err

@@ -1,0 +1,95 @@
+"""Backup to the Java backup layout, incremental; import of such trees gives the same."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import random
+from pathlib import Path
+
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.document.xml_reader import read_xml
+from imixs_archive.document.xml_writer import to_xml
+from imixs_archive.services.backup import MANIFEST, backup
+from imixs_archive.services.importer import find_sources, import_sources
+from imixs_archive.storage.sqlite import SQLiteBackend
+from support.snapshots import CET, ORIGIN, content_of, make_snapshot
+
+PDF = random.Random(8).randbytes(700_000)
+OTHER = "11111111-2222-4333-8444-555555555555"
+
+
+def _fill(archive: Archive) -> None:
+    for step in range(3):
+        archive.store(make_snapshot(step, files={"a.pdf": PDF}))
+    archive.store(make_snapshot(0, origin=OTHER, files={"b.bin": PDF[:1000]}))
+
+
+def test_backup_writes_the_newest_snapshot_per_instance(archive: Archive, tmp_path: Path) -> None:
+    _fill(archive)
+    summary = backup(archive, tmp_path / "bk")
+    assert (summary.written, summary.current, summary.failed) == (2, 0, 0)
+    created = make_snapshot(0)["$created"][0]
+    path = tmp_path / "bk" / f"{created.year:04d}" / f"{created.month:02d}" / f"{ORIGIN}.xml"
+    [doc] = read_xml(path.read_bytes())
+    assert doc == make_snapshot(2, files={"a.pdf": PDF})
+    assert hashlib.sha256(content_of(doc, "a.pdf")).digest() == hashlib.sha256(PDF).digest()
+
+
+def test_backup_is_incremental(archive: Archive, tmp_path: Path) -> None:
+    _fill(archive)
+    backup(archive, tmp_path / "bk")
+    again = backup(archive, tmp_path / "bk")
+    assert (again.written, again.current) == (0, 2)
+    archive.store(make_snapshot(3, files={"a.pdf": PDF}))
+    third = backup(archive, tmp_path / "bk")
+    assert (third.written, third.current) == (1, 1)
+
+
+def test_backup_recognises_a_tree_it_did_not_write(archive: Archive, tmp_path: Path) -> None:
+    _fill(archive)
+    backup(archive, tmp_path / "bk")
+    (tmp_path / "bk" / MANIFEST).unlink()  # as a tree of the Java backup service
+    assert backup(archive, tmp_path / "bk").current == 2
+
+
+def test_all_snapshots_and_date_range(archive: Archive, tmp_path: Path) -> None:
+    _fill(archive)
+    assert backup(archive, tmp_path / "all", all_snapshots=True).written == 4
+    day = make_snapshot(0)["$modified"][0].astimezone(dt.UTC).date()
+    assert backup(archive, tmp_path / "none", first=day + dt.timedelta(days=1)).written == 0
+    assert backup(archive, tmp_path / "range", first=day, last=day).written == 2
+
+
+def test_backup_then_import_into_an_empty_store(archive: Archive, tmp_path: Path) -> None:
+    _fill(archive)
+    backup(archive, tmp_path / "bk", all_snapshots=True)
+    with SQLiteBackend(tmp_path / "fresh") as fresh_backend:
+        fresh = Archive(fresh_backend)
+        summary = import_sources(fresh, find_sources([str(tmp_path / "bk")]))
+        assert (summary.new, summary.failed) == (4, 0)
+        for snapshot_id in archive.iter_snapshot_ids():
+            assert fresh.load(snapshot_id) == archive.load(snapshot_id)
+
+
+def test_import_of_a_java_backup_tree(tmp_path: Path) -> None:
+    """The Java backup service writes <data><document> per instance, files included."""
+    tree = tmp_path / "java" / "2023" / "11"
+    tree.mkdir(parents=True)
+    docs = []
+    for number in range(3):
+        doc = make_snapshot(
+            number,
+            origin=f"{number:08x}-aaaa-4bbb-8ccc-dddddddddddd",
+            files={"scan.pdf": PDF[number:]},
+            dollar_backuprestore=True,
+            modified=dt.datetime(2023, 11, 14, 10, number, tzinfo=CET),
+        )
+        docs.append(doc)
+        (tree / f"{number:08x}-aaaa-4bbb-8ccc-dddddddddddd.xml").write_bytes(to_xml([doc]))
+    with SQLiteBackend(tmp_path / "store") as backend:
+        archive = Archive(backend)
+        summary = import_sources(archive, find_sources([str(tmp_path / "java")]))
+        assert (summary.new, summary.failed) == (3, 0)
+        for doc in docs:
+            assert archive.load(doc["$uniqueid"][0]) == doc
