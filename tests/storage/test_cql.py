@@ -90,6 +90,16 @@ EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
         "DELETE FROM imixs_archive.archive_piece_refs WHERE data_id = ? AND md5 = ?",
         "DELETE FROM imixs_archive.archive_piece_refs WHERE data_id = ?",
     ),
+    "archive_day_aggregates": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_day_aggregates "
+        "(year int, day date, version int, data blob, PRIMARY KEY (year, day))",
+        "INSERT INTO imixs_archive.archive_day_aggregates (year, day, version, data) "
+        "VALUES (?, ?, ?, ?)",
+        "SELECT year, day, version, data FROM imixs_archive.archive_day_aggregates "
+        "WHERE year = ? AND day = ?",
+        "DELETE FROM imixs_archive.archive_day_aggregates WHERE year = ? AND day = ?",
+        "DELETE FROM imixs_archive.archive_day_aggregates WHERE year = ?",
+    ),
 }
 
 # Per table: the partition query ascending, and descending after a bound with a limit.
@@ -142,6 +152,12 @@ PARTITION: dict[str, tuple[str, str]] = {
         "SELECT data_id, md5, size FROM imixs_archive.archive_piece_refs "
         "WHERE data_id = ? AND md5 < ? ORDER BY md5 DESC LIMIT ?",
     ),
+    "archive_day_aggregates": (
+        "SELECT year, day, version, data FROM imixs_archive.archive_day_aggregates "
+        "WHERE year = ? ORDER BY day ASC",
+        "SELECT year, day, version, data FROM imixs_archive.archive_day_aggregates "
+        "WHERE year = ? AND day < ? ORDER BY day DESC LIMIT ?",
+    ),
 }
 
 NAMES = [t.name for t in TABLES]
@@ -188,6 +204,9 @@ WHOLE_TABLE: dict[str, str] = {
         "SELECT snapshot, name, md5, claimed_md5 FROM imixs_archive.archive_snapshot_files"
     ),
     "archive_piece_refs": "SELECT data_id, md5, size FROM imixs_archive.archive_piece_refs",
+    "archive_day_aggregates": (
+        "SELECT year, day, version, data FROM imixs_archive.archive_day_aggregates"
+    ),
 }
 
 

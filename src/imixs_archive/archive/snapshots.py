@@ -43,6 +43,7 @@ from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.errors import ArchiveError, DocumentError, NotFoundError, StoreError
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
+    ARCHIVE_DAY_AGGREGATES,
     ARCHIVE_FILES,
     ARCHIVE_SNAPSHOT_FILES,
     DOCUMENTS,
@@ -355,6 +356,8 @@ class Archive:
                 self.backend.delete(
                     SNAPSHOTS_BY_MODIFIED, {"modified": day, "snapshot": snapshot_id}
                 )
+                # The day's stored analytics figures counted this snapshot: recompute them.
+                self.backend.delete(ARCHIVE_DAY_AGGREGATES, {"year": day.year, "day": day})
             self.backend.delete(SNAPSHOTS, {"snapshot": snapshot_id})
             for key in sorted(set(keys)):
                 self.backend.delete(SNAPSHOTS_BY_DOCUMENT, {"md5": key, "snapshot": snapshot_id})

@@ -3,7 +3,7 @@
 Both backends derive everything from these declarations: SQLite its DDL and statements
 (``storage/sqlite.py``), Cassandra its CQL (``storage/cassandra.py``). The six tables of
 the Java Imixs-Archive keyspace keep their names and columns exactly, so either service
-can read a keyspace the other wrote. Three extra tables, prefixed ``archive_``, hold what
+can read a keyspace the other wrote. Extra tables, prefixed ``archive_``, hold what
 the Java service does not record; it ignores them.
 
 Service state (``sync.point``, ``sync.count``, ``restore.*`` ...) is kept as the Java
@@ -156,6 +156,24 @@ ARCHIVE_PIECE_REFS = Table(
     java=False,
 )
 
+# One serialized row per day rather than a row per (day, dimension, value): a day's figures
+# are then written in one single-row mutation (atomic on both backends, so its presence
+# means the day is complete), invalidated by deleting one row, and read ten years at a
+# time as ~3,650 rows. The values of a dimension (creators, task ids) are open-ended, which
+# per-value rows would spread over many rows with no completeness marker. Partitioned by
+# year: at most 366 rows of a few KB each (a day with thousands of distinct creators: a
+# few hundred KB), far under Cassandra's partition guidance.
+ARCHIVE_DAY_AGGREGATES = Table(
+    "archive_day_aggregates",
+    _cols(("year", N), ("day", D), ("version", N), ("data", B)),
+    partition_key=("year",),
+    clustering_key=("day",),
+    serves="Q10: the analytics figures of one finished UTC day of $modified (snapshots, "
+    "process instances, new files and bytes, per dimension), computed once and stored; "
+    "deleted when a snapshot of that day is (see analytics/day_store.py).",
+    java=False,
+)
+
 TABLES: tuple[Table, ...] = (
     SNAPSHOTS,
     SNAPSHOTS_BY_UNIQUEID,
@@ -166,6 +184,7 @@ TABLES: tuple[Table, ...] = (
     ARCHIVE_FILES,
     ARCHIVE_SNAPSHOT_FILES,
     ARCHIVE_PIECE_REFS,
+    ARCHIVE_DAY_AGGREGATES,
 )
 JAVA_TABLES = tuple(table for table in TABLES if table.java)
 
