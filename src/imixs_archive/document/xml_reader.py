@@ -476,9 +476,11 @@ def _iter_documents(
 
 def read_xml(data: bytes | str) -> list[Document]:
     """All documents of an XML input held in memory."""
+    encoding = None
     if isinstance(data, str):
-        return list(_iter_documents([data.encode("utf-8")], None, ReaderLimits(), "UTF-8"))
-    return list(_iter_documents([data], None, ReaderLimits(), None))
+        data, encoding = data.encode("utf-8"), "UTF-8"
+    blocks = (data[start : start + READ_BLOCK] for start in range(0, len(data), READ_BLOCK))
+    return list(_iter_documents(blocks, None, ReaderLimits(), encoding))
 
 
 def read_xml_document(data: bytes | str) -> Document:
