@@ -63,6 +63,7 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
 
 
 @pytest.fixture
-def archive(backend: Backend) -> Archive:
+def archive(backend: Backend) -> Iterator[Archive]:
     """An archive over the ``backend`` under test."""
-    return Archive(backend)
+    with Archive(backend) as opened:
+        yield opened

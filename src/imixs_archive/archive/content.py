@@ -1,9 +1,17 @@
 """Attachment bytes in and out of the store, as streams of pieces.
 
 In: :class:`PieceWriter` is the XML reader's sink for a ``$file`` content. Decoded bytes
-flow through MD5 and SHA-256 (whole file) and the content-defined chunker; each finished
-piece is keyed by its SHA-256 and written unless the store already holds it. Memory is
-bounded by the chunker window plus one write batch, whatever the file's size.
+flow through MD5 and the content-defined chunker on the parsing thread; each finished
+piece is handed to a small pool of :class:`PieceStore` threads that key it by its SHA-256,
+skip it when the store already holds it, and write the rest in batches. Hashing and
+SQLite/Cassandra writes release the GIL, so parsing, MD5 and piece hashing run side by
+side. Memory is bounded by the chunker window plus ``MAX_IN_FLIGHT`` pieces plus one write
+batch, whatever the file's size.
+
+A file's identity (besides the MD5 the Java service keys it by) is its *digest*: the
+SHA-256 over its ordered piece ids. Piece ids are SHA-256s of the pieces, so the digest
+identifies the content as strongly as a SHA-256 of the whole file, at no extra pass over
+the bytes.
 
 Out: :class:`StoredContent` streams a stored file piece by piece, by its documents key.
 """
@@ -11,8 +19,11 @@ Out: :class:`StoredContent` streams a stored file piece by piece, by its documen
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+import threading
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 
 from imixs_archive.archive.chunking import DEFAULT_PARAMS, ChunkerParams, StreamChunker
 from imixs_archive.document.model import BinaryStream
@@ -22,6 +33,9 @@ from imixs_archive.storage.model import ARCHIVE_FILES, DOCUMENTS, DOCUMENTS_DATA
 
 WRITE_BATCH_BYTES = 8 * 1024 * 1024
 """New pieces are handed to the backend in batches of about this many bytes."""
+MAX_IN_FLIGHT = 8
+"""Pieces handed to the hashing threads and not yet done (at most 1 MiB each)."""
+EMPTY_MD5 = hashlib.md5(b"").hexdigest().upper()
 
 
 @dataclass
@@ -39,15 +53,23 @@ class Piece:
     size: int
 
 
+def pieces_digest(data_ids: Iterable[str]) -> str:
+    """The digest of a file made of these pieces (SHA-256 over the ordered piece ids)."""
+    digest = hashlib.sha256()
+    for data_id in data_ids:
+        digest.update(data_id.encode("ascii"))
+    return digest.hexdigest()
+
+
 class IngestedContent(BinaryStream):
     """A file whose pieces are in the store but that is not registered yet."""
 
-    def __init__(self, backend: Backend, md5: str, sha256: str, size: int, pieces: list[Piece]):
+    def __init__(self, backend: Backend, md5: str, size: int, pieces: list[Piece]):
         self.backend = backend
         self.md5 = md5
-        self.sha256 = sha256
         self._size = size
         self.pieces = pieces
+        self.digest = pieces_digest(piece.data_id for piece in pieces)
 
     @property
     def size(self) -> int:
@@ -82,9 +104,6 @@ class StoredContent(BinaryStream):
             raise NotFoundError(f"no file with MD5 {self.key} in the archive")
 
 
-EMPTY_MD5 = hashlib.md5(b"").hexdigest().upper()
-
-
 def read_piece(backend: Backend, data_id: str) -> bytes:
     row = backend.get(DOCUMENTS_DATA, {"data_id": data_id})
     if row is None:
@@ -93,57 +112,102 @@ def read_piece(backend: Backend, data_id: str) -> bytes:
     return data
 
 
-@dataclass
+class PieceStore:
+    """Hashes pieces and writes the new ones, on a few long-lived threads.
+
+    Long-lived, so that a backend keeping a connection per thread keeps a few, not one
+    per file. Shared by every ingest of one :class:`Archive`."""
+
+    def __init__(self, backend: Backend, threads: int = 2) -> None:
+        self.backend = backend
+        self._threads = threads
+        self._pool: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, chunk: bytes) -> Future[tuple[str, bool]]:
+        """Future of (piece id, already stored)."""
+        return self._executor().submit(self._hash, chunk)
+
+    def write(self, rows: list[Row]) -> Future[int]:
+        return self._executor().submit(self.backend.put, DOCUMENTS_DATA, rows)
+
+    def _hash(self, chunk: bytes) -> tuple[str, bool]:
+        data_id = hashlib.sha256(chunk).hexdigest()
+        known = self.backend.get(DOCUMENTS_DATA, {"data_id": data_id}, ["data_id"]) is not None
+        return data_id, known
+
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="pieces")
+            return self._pool
+
+    def close(self) -> None:
+        with self._lock:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
+                self._pool = None
+
+
 class PieceWriter:
     """The reader's sink for one attachment: hashes, chunks and stores its bytes."""
 
-    backend: Backend
-    counters: IngestCounters = field(default_factory=IngestCounters)
-    params: ChunkerParams = DEFAULT_PARAMS
-
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        pieces: PieceStore,
+        counters: IngestCounters | None = None,
+        params: ChunkerParams = DEFAULT_PARAMS,
+    ) -> None:
+        self.store = pieces
+        self.counters = counters if counters is not None else IngestCounters()
         self._md5 = hashlib.md5()
-        self._sha256 = hashlib.sha256()
-        self._chunker = StreamChunker(self.params)
+        self._chunker = StreamChunker(params)
+        self._in_flight: deque[tuple[bytes, Future[tuple[str, bool]]]] = deque()
         self._pieces: list[Piece] = []
-        self._known: set[str] = set()
+        self._seen: set[str] = set()
         self._pending: list[Row] = []
         self._pending_bytes = 0
+        self._writes: list[Future[int]] = []
         self._size = 0
 
     def write(self, data: bytes) -> None:
         self._md5.update(data)
-        self._sha256.update(data)
         self._size += len(data)
         for chunk in self._chunker.feed(data):
-            self._add(chunk)
+            self._in_flight.append((chunk, self.store.submit(chunk)))
+            if len(self._in_flight) >= MAX_IN_FLIGHT:
+                self._settle_one()
 
     def close(self) -> IngestedContent:
         for chunk in self._chunker.finish():
-            self._add(chunk)
+            self._in_flight.append((chunk, self.store.submit(chunk)))
+        while self._in_flight:
+            self._settle_one()
         self._flush()
+        for write in self._writes:
+            write.result()  # raises what the backend raised
         self.counters.logical_bytes += self._size
         return IngestedContent(
-            self.backend,
-            self._md5.hexdigest().upper(),
-            self._sha256.hexdigest(),
-            self._size,
-            self._pieces,
+            self.store.backend, self._md5.hexdigest().upper(), self._size, self._pieces
         )
 
     def abort(self) -> None:
         # Pieces already written stay as unreferenced pieces: `verify` reports them and a
         # later ingest of the same bytes reuses them. Nothing refers to them, so no harm.
+        for _chunk, future in self._in_flight:
+            future.cancel()
+        for write in self._writes:
+            write.exception()  # wait, so nothing writes after the abort returns
+        self._in_flight.clear()
         self._pending.clear()
 
-    def _add(self, chunk: bytes) -> None:
-        data_id = hashlib.sha256(chunk).hexdigest()
+    def _settle_one(self) -> None:
+        chunk, future = self._in_flight.popleft()
+        data_id, known = future.result()
         self._pieces.append(Piece(data_id, len(chunk)))
-        if data_id in self._known:
+        if known or data_id in self._seen:
             return
-        self._known.add(data_id)
-        if self.backend.get(DOCUMENTS_DATA, {"data_id": data_id}, ["data_id"]) is not None:
-            return
+        self._seen.add(data_id)
         self._pending.append({"data_id": data_id, "data": chunk})
         self._pending_bytes += len(chunk)
         self.counters.new_bytes += len(chunk)
@@ -153,14 +217,42 @@ class PieceWriter:
 
     def _flush(self) -> None:
         if self._pending:
-            self.backend.put(DOCUMENTS_DATA, self._pending)
+            self._writes.append(self.store.write(self._pending))
+            self._writes = [w for w in self._writes if not w.done() or w.exception()]
         self._pending = []
         self._pending_bytes = 0
 
 
-def ingest_bytes(backend: Backend, data: bytes, counters: IngestCounters) -> IngestedContent:
-    """Store an in-memory content (documents built in memory, JSON input)."""
-    writer = PieceWriter(backend, counters)
-    for start in range(0, len(data), WRITE_BATCH_BYTES):
-        writer.write(data[start : start + WRITE_BATCH_BYTES])
+def ingest_stream(
+    pieces: PieceStore, chunks: Iterable[bytes], counters: IngestCounters
+) -> IngestedContent:
+    """Store a content given as pieces of bytes (in memory, or from another store)."""
+    writer = PieceWriter(pieces, counters)
+    try:
+        for chunk in chunks:
+            writer.write(chunk)
+    except BaseException:
+        writer.abort()
+        raise
     return writer.close()
+
+
+def same_bytes(left: Iterable[bytes], right: Iterable[bytes]) -> bool:
+    """Whether two streams of pieces carry the same bytes (cut anywhere), streaming."""
+    a, b = _nonempty(left), _nonempty(right)
+    buf_a, buf_b = b"", b""
+    while True:
+        if not buf_a:
+            buf_a = next(a, b"")
+        if not buf_b:
+            buf_b = next(b, b"")
+        if not buf_a or not buf_b:
+            return not buf_a and not buf_b
+        size = min(len(buf_a), len(buf_b))
+        if buf_a[:size] != buf_b[:size]:
+            return False
+        buf_a, buf_b = buf_a[size:], buf_b[size:]
+
+
+def _nonempty(pieces: Iterable[bytes]) -> Iterator[bytes]:
+    return (piece for piece in pieces if piece)

@@ -2,11 +2,13 @@
 
 A file is stored under a *documents key*: its MD5 (upper-case hex), as the Java service
 reads it. Its ``documents`` rows list its pieces in order. ``archive_files`` is written
-after them and marks the file complete, with its SHA-256 and size.
+after them and marks the file complete, with its digest (SHA-256 over its piece ids, see
+``content.py``; kept in the column ``sha256``) and size.
 
 The MD5 is never trusted as identity: when the key is taken by different bytes (an MD5
-collision), the file goes under ``<MD5>-SHA256:<sha256>`` instead, so both contents stay
-retrievable and no snapshot ever gets the other's bytes.
+collision), the file goes under ``<MD5>-SHA256:<digest>`` instead, so both contents stay
+retrievable and no snapshot ever gets the other's bytes. Where digests cannot tell (pieces
+cut by the Java service, or by other chunker parameters), the bytes are compared.
 
 Write order for one file (each step idempotent): pieces (already written while
 streaming), ``archive_piece_refs``, ``documents`` rows, ``archive_files``.
@@ -17,10 +19,15 @@ piece its ref and, when no file uses it any more, the piece itself, then the
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 
-from imixs_archive.archive.content import IngestedContent, Piece, read_piece
+from imixs_archive.archive.content import (
+    IngestedContent,
+    Piece,
+    StoredContent,
+    read_piece,
+    same_bytes,
+)
 from imixs_archive.errors import IntegrityError
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
@@ -31,16 +38,16 @@ from imixs_archive.storage.model import (
 )
 
 
-def collision_key(md5: str, sha256: str) -> str:
-    return f"{md5}-SHA256:{sha256}"
+def collision_key(md5: str, digest: str) -> str:
+    return f"{md5}-SHA256:{digest}"
 
 
 def register_file(backend: Backend, content: IngestedContent) -> str:
     """Make an ingested file complete in the store; return its documents key."""
-    for key in (content.md5, collision_key(content.md5, content.sha256)):
+    for key in (content.md5, collision_key(content.md5, content.digest)):
         info = backend.get(ARCHIVE_FILES, {"md5": key}, ["sha256"])
         if info is not None:
-            if info["sha256"] == content.sha256:
+            if info["sha256"] == content.digest or _same_content(backend, key, content):
                 return key
             continue  # another content owns this key: an MD5 collision
         existing = [row["data_id"] for row in _piece_rows(backend, key)]
@@ -48,7 +55,7 @@ def register_file(backend: Backend, content: IngestedContent) -> str:
         if existing and existing != ours[: len(existing)]:
             # Written by someone else (the Java service, with random piece ids): adopt it
             # if it holds the same bytes, else it is a collision.
-            if _content_sha256(backend, existing) == content.sha256:
+            if _same_content(backend, key, content):
                 _adopt(backend, key, existing, content)
                 return key
             continue
@@ -57,6 +64,13 @@ def register_file(backend: Backend, content: IngestedContent) -> str:
     raise IntegrityError(
         f"cannot store file with MD5 {content.md5}: both its keys hold other contents"
     )
+
+
+def _same_content(backend: Backend, key: str, content: IngestedContent) -> bool:
+    try:
+        return same_bytes(StoredContent(backend, key).iter_bytes(), content.iter_bytes())
+    except IntegrityError:
+        return False  # the stored one is incomplete: not the same
 
 
 def _write_file(backend: Backend, key: str, content: IngestedContent) -> None:
@@ -93,7 +107,7 @@ def _mark_complete(
         [
             {
                 "md5": key,
-                "sha256": content.sha256,
+                "sha256": content.digest,
                 "size": content.size,
                 "pieces": len(content.pieces) if pieces is None else pieces,
             }
@@ -103,16 +117,6 @@ def _mark_complete(
 
 def _piece_rows(backend: Backend, key: str) -> Iterator[dict[str, str]]:
     return backend.scan(DOCUMENTS, {"md5": key}, columns=["data_id"])
-
-
-def _content_sha256(backend: Backend, data_ids: list[str]) -> str | None:
-    digest = hashlib.sha256()
-    for data_id in data_ids:
-        row = backend.get(DOCUMENTS_DATA, {"data_id": data_id})
-        if row is None:
-            return None
-        digest.update(row["data"])
-    return digest.hexdigest()
 
 
 def release_file(backend: Backend, key: str) -> int:

@@ -22,9 +22,10 @@ from typing import Any, Protocol
 from imixs_archive.archive.content import (
     IngestCounters,
     IngestedContent,
+    PieceStore,
     PieceWriter,
     StoredContent,
-    ingest_bytes,
+    ingest_stream,
 )
 from imixs_archive.archive.files import register_file, release_file
 from imixs_archive.document.conventions import (
@@ -88,9 +89,20 @@ class Archive:
 
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
+        self.pieces = PieceStore(backend)
         # Deleting a file races with a concurrent ingest that reuses it; in one process
         # the two are serialised here.
         self._lock = threading.RLock()
+
+    def close(self) -> None:
+        """Stop the piece threads (the backend stays open: it is the caller's)."""
+        self.pieces.close()
+
+    def __enter__(self) -> Archive:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # ---- in -------------------------------------------------------------------------
 
@@ -105,7 +117,7 @@ class Archive:
         holder = [IngestCounters()]
 
         def sink(_name: str) -> BinarySink:
-            return PieceWriter(self.backend, holder[0])
+            return PieceWriter(self.pieces, holder[0])
 
         stream: Any = source
         for index, doc in enumerate(iter_xml_documents(stream, file_sink=sink), 1):
@@ -194,12 +206,9 @@ class Archive:
         elif isinstance(content, bytes | bytearray):
             if not content and claimed and self.file_exists(claimed):
                 return claimed  # content left out on purpose: the archive already has it
-            ingested = ingest_bytes(self.backend, bytes(content), counters)
+            ingested = ingest_stream(self.pieces, [bytes(content)], counters)
         elif isinstance(content, BinaryStream):
-            writer = PieceWriter(self.backend, counters)
-            for piece in content.iter_bytes():
-                writer.write(piece)
-            ingested = writer.close()
+            ingested = ingest_stream(self.pieces, content.iter_bytes(), counters)
         else:
             raise DocumentError("file content must be base64 bytes", f"file {entry.name!r}")
         if claimed and claimed != ingested.md5:

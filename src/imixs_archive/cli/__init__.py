@@ -44,8 +44,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         settings = load_settings(data_dir=getattr(args, "data_dir", None))
-        with open_backend(settings) as backend:
-            code: int = args.handler(args, Context(settings, backend, Archive(backend)))
+        with open_backend(settings) as backend, Archive(backend) as archive:
+            code: int = args.handler(args, Context(settings, backend, archive))
             return code
     except ArchiveError as exc:
         print(f"imixs-archive: {exc}", file=sys.stderr)

@@ -62,8 +62,9 @@ def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
-    with open_backend(settings_for_store(ctx.settings, args.target)) as target:
-        summary = export(ctx.archive, Archive(target))
+    with open_backend(settings_for_store(ctx.settings, args.target)) as backend:
+        with Archive(backend) as target:
+            summary = export(ctx.archive, target)
     for failure in summary.failures:
         print(f"failed: {failure}", file=sys.stderr)
     print(

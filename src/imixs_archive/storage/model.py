@@ -132,8 +132,9 @@ ARCHIVE_FILES = Table(
     "archive_files",
     _cols(("md5", T), ("sha256", T), ("size", BI), ("pieces", N)),
     partition_key=("md5",),
-    serves="Q7: a file's SHA-256, size and piece count, by its documents key; "
-    "written after its documents rows, so its presence marks the file complete.",
+    serves="Q7: a file's digest (column sha256: the SHA-256 over its ordered piece ids), size "
+    "and piece count, by its documents key; written after its documents rows, so its "
+    "presence marks the file complete.",
     java=False,
 )
 ARCHIVE_SNAPSHOT_FILES = Table(
