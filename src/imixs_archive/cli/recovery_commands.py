@@ -62,9 +62,9 @@ def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
-    with open_backend(settings_for_store(ctx.settings, args.target)) as backend:
-        with Archive(backend) as target:
-            summary = export(ctx.archive, target)
+    target_settings = settings_for_store(ctx.settings, args.target)
+    with open_backend(target_settings) as backend, Archive(backend) as target:
+        summary = export(ctx.archive, target)
     for failure in summary.failures:
         print(f"failed: {failure}", file=sys.stderr)
     print(
