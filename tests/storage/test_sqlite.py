@@ -149,6 +149,15 @@ def test_multi_column_keys_compare_as_tuples(tmp_path: Path) -> None:
         assert list(store.scan(EVENTS)) == others
 
 
+def test_a_table_added_to_the_model_is_created_on_open(tmp_path: Path) -> None:
+    with SQLiteBackend(tmp_path, tables=(DOCUMENTS,)) as store:
+        store.put(DOCUMENTS, [{"md5": "A", "sort_id": 0, "data_id": "a"}])
+    with SQLiteBackend(tmp_path, tables=(DOCUMENTS, EVENTS)) as store:
+        store.put(EVENTS, [_event("s", 1, 0, 0)])
+        assert list(store.scan(EVENTS)) == [_event("s", 1, 0, 0)]
+        assert store.get(DOCUMENTS, {"md5": "A", "sort_id": 0}) is not None
+
+
 # --- concurrency ------------------------------------------------------------------------
 
 
