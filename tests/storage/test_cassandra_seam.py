@@ -554,6 +554,13 @@ def test_plan_for_a_keyspace_the_java_service_created() -> None:
         "(data_id text, md5 text, size bigint, PRIMARY KEY (data_id, md5))",
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_day_aggregates "
         "(year int, day date, version int, data blob, PRIMARY KEY (year, day))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_sync_failures "
+        "(event_id text, topic text, ref text, status text, attempts int, next_attempt bigint, "
+        "first_failed bigint, last_failed bigint, error text, PRIMARY KEY (event_id))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_sync_instances "
+        "(instance text, started bigint, updated bigint, state text, events bigint, "
+        "archived bigint, removed bigint, bytes bigint, failures bigint, retries bigint, "
+        "dead_letters bigint, lag_ms bigint, PRIMARY KEY (instance))",
     ]
     assert [s.split()[5].split(".")[1] for s in plan] == EXTRA_NAMES
 

@@ -10,6 +10,14 @@ from imixs_archive.storage.model import TABLES, Column, ColumnType, Table, table
 KS = "imixs_archive"
 SIMPLE_1 = cql.Replication(cql.SIMPLE, (("replication_factor", 1),))
 
+SYNC_FAILURE_COLS = (
+    "event_id, topic, ref, status, attempts, next_attempt, first_failed, last_failed, error"
+)
+SYNC_INSTANCE_COLS = (
+    "instance, started, updated, state, events, archived,"
+    " removed, bytes, failures, retries, dead_letters, lag_ms"
+)
+
 # Per table: CREATE, INSERT, SELECT row, DELETE row, DELETE partition.
 EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
     "snapshots": (
@@ -100,6 +108,31 @@ EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
         "DELETE FROM imixs_archive.archive_day_aggregates WHERE year = ? AND day = ?",
         "DELETE FROM imixs_archive.archive_day_aggregates WHERE year = ?",
     ),
+    "archive_sync_failures": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_sync_failures "
+        "(event_id text, topic text, ref text, status text, attempts int, next_attempt bigint, "
+        "first_failed bigint, last_failed bigint, error text, PRIMARY KEY (event_id))",
+        "INSERT INTO imixs_archive.archive_sync_failures (" + SYNC_FAILURE_COLS + ") "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "SELECT "
+        + SYNC_FAILURE_COLS
+        + " FROM imixs_archive.archive_sync_failures WHERE event_id = ?",
+        "DELETE FROM imixs_archive.archive_sync_failures WHERE event_id = ?",
+        "DELETE FROM imixs_archive.archive_sync_failures WHERE event_id = ?",
+    ),
+    "archive_sync_instances": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_sync_instances "
+        "(instance text, started bigint, updated bigint, state text, events bigint, "
+        "archived bigint, removed bigint, bytes bigint, failures bigint, retries bigint, "
+        "dead_letters bigint, lag_ms bigint, PRIMARY KEY (instance))",
+        "INSERT INTO imixs_archive.archive_sync_instances (" + SYNC_INSTANCE_COLS + ") "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "SELECT "
+        + SYNC_INSTANCE_COLS
+        + " FROM imixs_archive.archive_sync_instances WHERE instance = ?",
+        "DELETE FROM imixs_archive.archive_sync_instances WHERE instance = ?",
+        "DELETE FROM imixs_archive.archive_sync_instances WHERE instance = ?",
+    ),
 }
 
 # Per table: the partition query ascending, and descending after a bound with a limit.
@@ -158,6 +191,22 @@ PARTITION: dict[str, tuple[str, str]] = {
         "SELECT year, day, version, data FROM imixs_archive.archive_day_aggregates "
         "WHERE year = ? AND day < ? ORDER BY day DESC LIMIT ?",
     ),
+    "archive_sync_failures": (
+        "SELECT "
+        + SYNC_FAILURE_COLS
+        + " FROM imixs_archive.archive_sync_failures WHERE event_id = ?",
+        "SELECT "
+        + SYNC_FAILURE_COLS
+        + " FROM imixs_archive.archive_sync_failures WHERE event_id = ? LIMIT ?",
+    ),
+    "archive_sync_instances": (
+        "SELECT "
+        + SYNC_INSTANCE_COLS
+        + " FROM imixs_archive.archive_sync_instances WHERE instance = ?",
+        "SELECT "
+        + SYNC_INSTANCE_COLS
+        + " FROM imixs_archive.archive_sync_instances WHERE instance = ? LIMIT ?",
+    ),
 }
 
 NAMES = [t.name for t in TABLES]
@@ -207,6 +256,12 @@ WHOLE_TABLE: dict[str, str] = {
     "archive_day_aggregates": (
         "SELECT year, day, version, data FROM imixs_archive.archive_day_aggregates"
     ),
+    "archive_sync_failures": "SELECT "
+    + SYNC_FAILURE_COLS
+    + " FROM imixs_archive.archive_sync_failures",
+    "archive_sync_instances": "SELECT "
+    + SYNC_INSTANCE_COLS
+    + " FROM imixs_archive.archive_sync_instances",
 }
 
 

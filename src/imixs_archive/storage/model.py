@@ -175,6 +175,50 @@ ARCHIVE_DAY_AGGREGATES = Table(
     java=False,
 )
 
+# The sync's own bookkeeping (services/sync.py, docs/sync.md). A row per failing event, not
+# items in the '0' state document: two sync processes update different events at once,
+# and single-row upserts never lose each other's writes (a read-modify-write of one shared
+# document would). Only the process holding an event's lock writes its row.
+ARCHIVE_SYNC_FAILURES = Table(
+    "archive_sync_failures",
+    _cols(
+        ("event_id", T),
+        ("topic", T),
+        ("ref", T),
+        ("status", T),
+        ("attempts", N),
+        ("next_attempt", BI),
+        ("first_failed", BI),
+        ("last_failed", BI),
+        ("error", T),
+    ),
+    partition_key=("event_id",),
+    serves="Q11: workflow events whose archiving failed, by event id: attempts, when to try "
+    "again (epoch ms), the last error; status 'retry' or 'dead' (the dead-letter list).",
+    java=False,
+)
+ARCHIVE_SYNC_INSTANCES = Table(
+    "archive_sync_instances",
+    _cols(
+        ("instance", T),
+        ("started", BI),
+        ("updated", BI),
+        ("state", T),
+        ("events", BI),
+        ("archived", BI),
+        ("removed", BI),
+        ("bytes", BI),
+        ("failures", BI),
+        ("retries", BI),
+        ("dead_letters", BI),
+        ("lag_ms", BI),
+    ),
+    partition_key=("instance",),
+    serves="Q12: each sync process's counters since it started (epoch ms), written after "
+    "every round, for `imixs-archive sync --status`.",
+    java=False,
+)
+
 TABLES: tuple[Table, ...] = (
     SNAPSHOTS,
     SNAPSHOTS_BY_UNIQUEID,
@@ -186,6 +230,8 @@ TABLES: tuple[Table, ...] = (
     ARCHIVE_SNAPSHOT_FILES,
     ARCHIVE_PIECE_REFS,
     ARCHIVE_DAY_AGGREGATES,
+    ARCHIVE_SYNC_FAILURES,
+    ARCHIVE_SYNC_INSTANCES,
 )
 JAVA_TABLES = tuple(table for table in TABLES if table.java)
 
