@@ -106,6 +106,89 @@ class Settings:
         "ARCHIVE_CLUSTER_RETRIES", 5, "Attempts for a request that timed out.", int
     )
 
+    # --- the workflow and the sync (reference section 8; docs/sync.md) ---
+    workflow_service_endpoint: str = _setting(
+        "WORKFLOW_SERVICE_ENDPOINT",
+        "",
+        "REST API of the Imixs-Workflow instance to sync from, e.g. http://host:8080/api.",
+    )
+    workflow_service_user: str = _setting(
+        "WORKFLOW_SERVICE_USER", "", "Workflow user (for COOKIE: the cookie name)."
+    )
+    workflow_service_password: str = _setting(
+        "WORKFLOW_SERVICE_PASSWORD",
+        "",
+        "Workflow password (for COOKIE: the cookie value).",
+        secret=True,
+    )
+    workflow_service_authmethod: str = _setting(
+        "WORKFLOW_SERVICE_AUTHMETHOD",
+        "BASIC",
+        "BASIC, FORM (j_security_check), COOKIE, OIDC (password grant) or JWT (a token).",
+    )
+    workflow_service_token: str = _setting(
+        "WORKFLOW_SERVICE_TOKEN",
+        "",
+        "Bearer token (JWT) sent as is; used with WORKFLOW_SERVICE_AUTHMETHOD=JWT.",
+        secret=True,
+    )
+    oidc_auth_endpoint: str = _setting(
+        "OIDC_AUTH_ENDPOINT", "", "OIDC token endpoint for WORKFLOW_SERVICE_AUTHMETHOD=OIDC."
+    )
+    oidc_auth_client_id: str = _setting("OIDC_AUTH_CLIENT_ID", "", "OIDC client id.")
+    oidc_auth_client_secret: str = _setting(
+        "OIDC_AUTH_CLIENT_SECRET", "", "OIDC client secret.", secret=True
+    )
+    workflow_rest_connecttimeout: int = _setting(
+        "WORKFLOW_REST_CONNECTTIMEOUT", 10000, "Connect timeout to the workflow (ms).", int
+    )
+    workflow_rest_readtimeout: int = _setting(
+        "WORKFLOW_REST_READTIMEOUT",
+        120000,
+        "Read timeout (ms): the longest pause between two pieces of an answer.",
+        int,
+    )
+    workflow_sync_interval: int = _setting(
+        "WORKFLOW_SYNC_INTERVAL", 5000, "Pause between sync rounds when idle (ms).", int
+    )
+    workflow_sync_initialdelay: int = _setting(
+        "WORKFLOW_SYNC_INITIALDELAY", 30000, "Delay before the first sync round (ms).", int
+    )
+    workflow_sync_deadlock: int = _setting(
+        "WORKFLOW_SYNC_DEADLOCK",
+        60000,
+        "Event locks older than this (ms) are released each round (their holder died).",
+        int,
+    )
+    workflow_sync_workers: int = _setting(
+        "WORKFLOW_SYNC_WORKERS", 4, "Events archived concurrently by one sync process.", int
+    )
+    workflow_sync_maxattempts: int = _setting(
+        "WORKFLOW_SYNC_MAXATTEMPTS",
+        8,
+        "Attempts at one event before it goes to the dead-letter list.",
+        int,
+    )
+    workflow_sync_retrydelay: int = _setting(
+        "WORKFLOW_SYNC_RETRYDELAY",
+        10000,
+        "Wait before retrying a failed event (ms); doubles with each attempt, at most 64x.",
+        int,
+    )
+    workflow_sync_batch: int = _setting(
+        "WORKFLOW_SYNC_BATCH", 100, "Events read per round (maxCount).", int
+    )
+    backup_service_endpoint: str = _setting(
+        "BACKUP_SERVICE_ENDPOINT",
+        "",
+        "Set: each archived snapshot also gets a snapshot.backup event for the backup service.",
+    )
+    backup_mirrors: str = _setting(
+        "BACKUP_MIRRORS",
+        "",
+        "Backup mirror names (comma or semicolon list): one snapshot.backup.<mirror> event each.",
+    )
+
     @property
     def uses_cassandra(self) -> bool:
         return bool(self.cluster_contactpoints.strip())
