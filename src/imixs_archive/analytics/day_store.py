@@ -1,0 +1,83 @@
+"""Stored day figures: one ``archive_day_aggregates`` row per finished day.
+
+A day is stored once it is over: when it lies more than ``grace_days`` (default 1) days
+before today (UTC), so that snapshots arriving late - a sync that was paused, a workflow
+clock a little off - are still counted. Archives only grow, so a stored day never changes,
+except when one of its snapshots is deleted: ``Archive.delete`` then deletes the day's
+row and the next report computes the day again. Snapshots added to a day that is already
+stored (importing old data, a resync from an old sync point) are not seen by the stored
+row: recompute those days (``recompute=True``, CLI ``--recompute``).
+
+The row holds the figures as JSON in ``data``; ``version`` is the format of that JSON and
+of the counting rules: a row of another version is ignored and recomputed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterator
+
+from imixs_archive.analytics._pool import ordered_map
+from imixs_archive.analytics.figures import DayFigures
+from imixs_archive.storage.base import Backend
+from imixs_archive.storage.model import ARCHIVE_DAY_AGGREGATES
+
+FORMAT_VERSION = 1
+DEFAULT_GRACE_DAYS = 1
+
+
+def is_final(day: dt.date, today: dt.date, grace_days: int = DEFAULT_GRACE_DAYS) -> bool:
+    """True when the day is over and past the grace period: its figures may be stored."""
+    return (today - day).days > grace_days
+
+
+def store_day(backend: Backend, figures: DayFigures) -> None:
+    """Write one day's figures: a single row, so it is there whole or not at all."""
+    data = json.dumps(figures.to_json(), separators=(",", ":"), sort_keys=True)
+    backend.put(
+        ARCHIVE_DAY_AGGREGATES,
+        [
+            {
+                "year": figures.day.year,
+                "day": figures.day,
+                "version": FORMAT_VERSION,
+                "data": data.encode("utf-8"),
+            }
+        ],
+    )
+
+
+def invalidate_day(backend: Backend, day: dt.date) -> None:
+    """Forget a day's stored figures (the next report computes them again)."""
+    backend.delete(ARCHIVE_DAY_AGGREGATES, {"year": day.year, "day": day})
+
+
+def read_stored(
+    backend: Backend, first: dt.date, last: dt.date, *, workers: int = 4
+) -> dict[dt.date, DayFigures]:
+    """The stored figures of the days in ``[first, last]``: one partition read per year,
+    the years read concurrently."""
+    years = range(first.year, last.year + 1)
+
+    def read_year(year: int) -> list[DayFigures]:
+        return list(_read_year(backend, year, first, last))
+
+    found: dict[dt.date, DayFigures] = {}
+    for figures_of_year in ordered_map(read_year, years, workers=min(workers, len(years))):
+        for figures in figures_of_year:
+            found[figures.day] = figures
+    return found
+
+
+def _read_year(backend: Backend, year: int, first: dt.date, last: dt.date) -> Iterator[DayFigures]:
+    after = None
+    if first.year == year and first > dt.date(year, 1, 1):
+        after = {"day": first - dt.timedelta(days=1)}
+    for row in backend.scan(ARCHIVE_DAY_AGGREGATES, {"year": year}, start_after=after):
+        day = row["day"]
+        if day > last:
+            return
+        if day < first or row["version"] != FORMAT_VERSION:
+            continue
+        yield DayFigures.from_json(json.loads(row["data"]), source="stored")

@@ -1,0 +1,137 @@
+"""The figures of one UTC day, per dimension, and how they are counted.
+
+A snapshot belongs to the UTC day of its ``$modified`` (the ``snapshots_by_modified``
+index). For a day, and for each value of each dimension on that day:
+
+* ``snapshots``: snapshots of the day (with that value);
+* ``instances``: distinct process instances (origin ids) with a snapshot that day (with
+  that value). An instance whose status changed during the day counts once under each
+  status, and once in the day's total;
+* ``new_files`` / ``new_bytes``: attachments whose **first** snapshot is one of the
+  day's snapshots (with that value), and their sizes. A file is identified by its stored
+  key (``archive_snapshot_files.md5``: its MD5, or a collision key), so the same content
+  attached to two instances is new once. "First" is the order of snapshot ids (epoch
+  millis, then id): a file is new in snapshot S when no snapshot with an earlier id
+  carries the same key. Sizes come from ``archive_files`` (the ``size`` attribute for
+  files the Java service wrote).
+
+Dimensions are items of the snapshot, first value, as text (missing: ``""``); ``creator``
+is ``$creator``, else ``namcreator`` (older data).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+from imixs_archive.analytics.values import label
+from imixs_archive.document.model import Document
+
+DIMENSIONS: dict[str, tuple[str, ...]] = {
+    "type": ("type",),
+    "group": ("$workflowgroup",),
+    "status": ("$workflowstatus",),
+    "task": ("$taskid",),
+    "creator": ("$creator", "namcreator"),
+}
+"""Dimension name -> the items it reads, first non-empty wins."""
+
+
+def dimension_labels(doc: Document) -> dict[str, str]:
+    """The value of every dimension for one snapshot."""
+    labels: dict[str, str] = {}
+    for dimension, items in DIMENSIONS.items():
+        labels[dimension] = ""
+        for item in items:
+            text = label(doc.get_first(item))
+            if text:
+                labels[dimension] = text
+                break
+    return labels
+
+
+@dataclass
+class Measures:
+    snapshots: int = 0
+    instances: int = 0
+    new_files: int = 0
+    new_bytes: int = 0
+
+    def add(self, other: Measures) -> None:
+        self.snapshots += other.snapshots
+        self.instances += other.instances
+        self.new_files += other.new_files
+        self.new_bytes += other.new_bytes
+
+    def as_list(self) -> list[int]:
+        return [self.snapshots, self.instances, self.new_files, self.new_bytes]
+
+    @classmethod
+    def from_list(cls, values: list[Any]) -> Measures:
+        snapshots, instances, new_files, new_bytes = (int(v) for v in values)
+        return cls(snapshots, instances, new_files, new_bytes)
+
+
+@dataclass
+class DayFigures:
+    """What one day holds. ``source``: ``stored`` (read back), ``computed`` (computed now
+    and stored: the day is over), ``live`` (computed now, not stored: the day may still
+    receive snapshots)."""
+
+    day: dt.date
+    total: Measures = field(default_factory=Measures)
+    by: dict[str, dict[str, Measures]] = field(default_factory=dict)
+    source: str = "live"
+    computed_at: dt.datetime | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "day": self.day.isoformat(),
+            "source": self.source,
+            "computed_at": self.computed_at.isoformat() if self.computed_at else None,
+            "total": self.total.as_list(),
+            "by": {
+                dimension: {value: m.as_list() for value, m in sorted(values.items())}
+                for dimension, values in sorted(self.by.items())
+            },
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], *, source: str) -> DayFigures:
+        computed = data.get("computed_at")
+        return cls(
+            day=dt.date.fromisoformat(data["day"]),
+            total=Measures.from_list(data["total"]),
+            by={
+                dimension: {value: Measures.from_list(m) for value, m in values.items()}
+                for dimension, values in data["by"].items()
+            },
+            source=source,
+            computed_at=dt.datetime.fromisoformat(computed) if computed else None,
+        )
+
+
+class DayCounter:
+    """Adds up the snapshots of one day."""
+
+    def __init__(self, day: dt.date) -> None:
+        self.day = day
+        self._total = Measures()
+        self._origins: set[str] = set()
+        self._by: dict[str, dict[str, Measures]] = {d: {} for d in DIMENSIONS}
+        self._by_origins: dict[tuple[str, str], set[str]] = {}
+
+    def add(self, origin: str, labels: dict[str, str], new_files: int, new_bytes: int) -> None:
+        one = Measures(1, 0, new_files, new_bytes)
+        self._total.add(one)
+        self._origins.add(origin)
+        for dimension, value in labels.items():
+            self._by[dimension].setdefault(value, Measures()).add(one)
+            self._by_origins.setdefault((dimension, value), set()).add(origin)
+
+    def finish(self, source: str, now: dt.datetime) -> DayFigures:
+        self._total.instances = len(self._origins)
+        for (dimension, value), origins in self._by_origins.items():
+            self._by[dimension][value].instances = len(origins)
+        return DayFigures(self.day, self._total, self._by, source, now)

@@ -1,0 +1,53 @@
+"""Reads shared by the analytics: complete snapshots, file keys, instances in one pass."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from imixs_archive.document.conventions import is_snapshot_id, iter_files, snapshot_millis
+from imixs_archive.document.model import Document
+from imixs_archive.document.xml_reader import read_xml_document
+from imixs_archive.storage.base import Backend
+from imixs_archive.storage.model import ARCHIVE_SNAPSHOT_FILES, SNAPSHOTS, SNAPSHOTS_BY_UNIQUEID
+
+
+def time_order(snapshot_id: str) -> tuple[int, str]:
+    """Snapshots in time: by the epoch millis of the id, then by id."""
+    return (snapshot_millis(snapshot_id), snapshot_id)
+
+
+def load_complete(backend: Backend, snapshot_id: str) -> Document | None:
+    """The snapshot without file contents, or None when it is not complete (being
+    written, or being deleted): one read, where ``Archive.exists`` + ``load`` take two."""
+    row = backend.get(SNAPSHOTS, {"snapshot": snapshot_id})
+    return None if row is None else read_xml_document(row["data"])
+
+
+def snapshot_file_keys(backend: Backend, snapshot_id: str, doc: Document) -> dict[str, str]:
+    """File name -> stored key of a snapshot's files: ``archive_snapshot_files``, else
+    the upper-case ``md5checksum`` (snapshots the Java service wrote)."""
+    keys = {
+        row["name"]: row["md5"]
+        for row in backend.scan(ARCHIVE_SNAPSHOT_FILES, {"snapshot": snapshot_id})
+    }
+    for entry in iter_files(doc):
+        if entry.name not in keys and entry.md5checksum:
+            keys[entry.name] = entry.md5checksum.upper()
+    return keys
+
+
+def iter_instances(backend: Backend) -> Iterator[list[str]]:
+    """The snapshot ids of each process instance, oldest first, one instance at a time:
+    a paged pass over ``snapshots_by_uniqueid``, whose rows of one instance come together.
+    Memory: the ids of one instance."""
+    current: str | None = None
+    ids: list[str] = []
+    for row in backend.scan(SNAPSHOTS_BY_UNIQUEID):
+        if row["uniqueid"] != current:
+            if ids:
+                yield sorted(ids, key=time_order)
+            current, ids = row["uniqueid"], []
+        if is_snapshot_id(row["snapshot"]):
+            ids.append(row["snapshot"])
+    if ids:
+        yield sorted(ids, key=time_order)

@@ -1,0 +1,84 @@
+"""Fixtures for the analytics tests: the generated archive, and a backend that counts."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+import pytest
+
+from analytics.generated_archive import Planned, document, plan
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.storage.base import Backend, Row
+from imixs_archive.storage.model import Table
+
+
+class CountingBackend(Backend):
+    """Delegates to a backend and counts reads per table: ``scans`` and ``gets``."""
+
+    name = "counting"
+
+    def __init__(self, inner: Backend) -> None:
+        self.inner = inner
+        self.scans: Counter[str] = Counter()
+        self.gets: Counter[str] = Counter()
+
+    def reset(self) -> None:
+        self.scans.clear()
+        self.gets.clear()
+
+    def put(self, table: Table, rows: Iterable[Mapping[str, Any]]) -> int:
+        return self.inner.put(table, rows)
+
+    def get(
+        self, table: Table, key: Mapping[str, Any], columns: Sequence[str] | None = None
+    ) -> Row | None:
+        self.gets[table.name] += 1
+        return self.inner.get(table, key, columns)
+
+    def scan(
+        self,
+        table: Table,
+        partition: Mapping[str, Any] | None = None,
+        *,
+        start_after: Mapping[str, Any] | None = None,
+        descending: bool = False,
+        limit: int | None = None,
+        columns: Sequence[str] | None = None,
+    ) -> Iterator[Row]:
+        self.scans[table.name] += 1
+        return self.inner.scan(
+            table,
+            partition,
+            start_after=start_after,
+            descending=descending,
+            limit=limit,
+            columns=columns,
+        )
+
+    def delete(self, table: Table, key: Mapping[str, Any]) -> None:
+        self.inner.delete(table, key)
+
+    def describe(self) -> dict[str, Any]:
+        return self.inner.describe()
+
+
+@pytest.fixture
+def planned() -> list[Planned]:
+    return plan()
+
+
+@pytest.fixture
+def counting(backend: Backend) -> CountingBackend:
+    return CountingBackend(backend)
+
+
+@pytest.fixture
+def generated(counting: CountingBackend, planned: list[Planned]) -> Iterator[Archive]:
+    """The generated archive, over the counting backend."""
+    with Archive(counting) as archive:
+        for p in planned:
+            archive.store(document(p))
+        counting.reset()
+        yield archive

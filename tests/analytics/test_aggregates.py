@@ -1,0 +1,160 @@
+"""Day aggregates over a generated archive whose true figures are known."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+
+import pytest
+
+from analytics.conftest import CountingBackend
+from analytics.generated_archive import START, Planned, expected_days
+from imixs_archive.analytics.aggregates import aggregate_days, compute_day
+from imixs_archive.analytics.day_store import is_final, store_day
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.storage.model import ARCHIVE_DAY_AGGREGATES
+from support.snapshots import make_snapshot
+
+LAST = START + dt.timedelta(days=6)
+LATER = dt.datetime(2024, 1, 1, 12, tzinfo=dt.UTC)
+SNAPSHOT_READS = ("snapshots_by_modified",)
+
+
+def as_expected(report_days: list) -> dict[dt.date, dict]:  # type: ignore[type-arg]
+    result = {}
+    for figures in report_days:
+        if figures.total.snapshots == 0:
+            continue
+        by = {
+            dimension: {value: m.as_list() for value, m in values.items()}
+            for dimension, values in figures.by.items()
+        }
+        result[figures.day] = {"total": figures.total.as_list(), "by": by}
+    return result
+
+
+def test_figures_match_the_plan(generated: Archive, planned: list[Planned]) -> None:
+    report = aggregate_days(
+        generated, START - dt.timedelta(days=1), LAST + dt.timedelta(days=1), now=LATER
+    )
+    assert as_expected(report.days) == expected_days(planned)
+    assert report.count("computed") == 9 and report.count("stored") == 0
+    # every new file counted once in the whole range: each instance's two a.pdf
+    # versions (one version when it has fewer than three steps) and the template once
+    totals = report.rows(per="total")
+    assert len(totals) == 1
+    owns = {p.origin: p.steps for p in planned}
+    assert totals[0].measures.new_files == sum(2 if s >= 3 else 1 for s in owns.values()) + 1
+    assert totals[0].measures.snapshots == len(planned)
+
+
+def test_a_stored_day_is_read_not_recomputed(
+    generated: Archive, counting: CountingBackend, planned: list[Planned]
+) -> None:
+    first = aggregate_days(generated, START, LAST, now=LATER)
+    assert counting.scans["snapshots_by_modified"] == 7
+    counting.reset()
+    again = aggregate_days(generated, START, LAST, now=LATER)
+    assert counting.scans["snapshots_by_modified"] == 0
+    assert counting.gets["snapshots"] == 0
+    assert counting.scans["archive_day_aggregates"] == 1  # one year, one partition
+    assert [d.source for d in again.days] == ["stored"] * 7
+    assert as_expected(again.days) == as_expected(first.days) == expected_days(planned)
+    counting.reset()
+    forced = aggregate_days(generated, START, LAST, now=LATER, recompute=True)
+    assert counting.scans["snapshots_by_modified"] == 7
+    assert as_expected(forced.days) == expected_days(planned)
+
+
+def test_days_within_the_grace_period_are_live(
+    generated: Archive, counting: CountingBackend, backend: object
+) -> None:
+    now = dt.datetime.combine(START + dt.timedelta(days=5), dt.time(9), dt.UTC)
+    report = aggregate_days(generated, START, LAST, now=now)
+    # days after today are left out; today and yesterday are live; the rest stored
+    assert [d.day for d in report.days][-1] == START + dt.timedelta(days=5)
+    assert [d.source for d in report.days] == ["computed"] * 4 + ["live"] * 2
+    stored = [row["day"] for row in counting.inner.scan(ARCHIVE_DAY_AGGREGATES, {"year": 2023})]
+    assert stored == [START + dt.timedelta(days=n) for n in range(4)]
+    counting.reset()
+    aggregate_days(generated, START, LAST, now=now)
+    assert counting.scans["snapshots_by_modified"] == 2  # only the live days
+
+
+def test_grace_rule() -> None:
+    today = dt.date(2024, 5, 10)
+    assert not is_final(today, today)
+    assert not is_final(dt.date(2024, 5, 9), today)
+    assert is_final(dt.date(2024, 5, 8), today)
+    assert not is_final(dt.date(2024, 5, 8), today, grace_days=2)
+    assert is_final(dt.date(2024, 5, 9), today, grace_days=0)
+
+
+def test_deleting_a_snapshot_invalidates_its_day(
+    generated: Archive, counting: CountingBackend, planned: list[Planned]
+) -> None:
+    aggregate_days(generated, START, LAST, now=LATER)
+    # the last step of an instance with four steps: its files were carried before
+    doomed = next(p for p in planned if p.steps == 4 and p.step == 3)
+    day = doomed.day
+    assert counting.inner.get(ARCHIVE_DAY_AGGREGATES, {"year": day.year, "day": day})
+    generated.delete(doomed.snapshot_id)
+    assert counting.inner.get(ARCHIVE_DAY_AGGREGATES, {"year": day.year, "day": day}) is None
+    counting.reset()
+    report = aggregate_days(generated, START, LAST, now=LATER)
+    assert counting.scans["snapshots_by_modified"] == 1  # only that day is recomputed
+    remaining = [p for p in planned if p is not doomed]
+    assert as_expected(report.days) == expected_days(remaining)
+    assert {d.day: d.source for d in report.days}[day] == "computed"
+
+
+def test_rollups_by_dimension_and_period(generated: Archive, planned: list[Planned]) -> None:
+    report = aggregate_days(generated, START, LAST, now=LATER)
+    by_group = {row.value: row.measures for row in report.rows("group", "total")}
+    for group in ("Invoice", "Contract", "Ticket"):
+        mine = [p for p in planned if p.group == group]
+        assert by_group[group].snapshots == len(mine)
+        # instance-days: distinct instances per day, summed
+        assert by_group[group].instances == len({(p.day, p.origin) for p in mine})
+    months = report.rows(per="month")
+    assert [row.period for row in months] == ["2023-03"]
+    per_task = report.rows("task", "year")
+    assert {row.value for row in per_task} == {"1000", "1010", "1020", "1030"}
+    data = report.to_json("status", "month")
+    assert data["rows"][0]["value"] == "Open" and "instance_days" in data["rows"][0]
+    assert data["days"] == {"stored": 0, "computed": 7, "live": 0}
+    with pytest.raises(ValueError, match="unknown dimension"):
+        report.rows("colour")
+
+
+def test_a_range_over_years_reads_one_partition_per_year(
+    generated: Archive, counting: CountingBackend
+) -> None:
+    aggregate_days(generated, dt.date(2021, 12, 30), dt.date(2023, 3, 2), now=LATER)
+    counting.reset()
+    report = aggregate_days(generated, dt.date(2021, 12, 30), dt.date(2023, 3, 2), now=LATER)
+    assert counting.scans["archive_day_aggregates"] == 3
+    assert counting.scans["snapshots_by_modified"] == 0
+    assert len(report.days) == 428 and report.count("stored") == 428
+
+
+def test_the_same_content_is_one_new_file(archive: Archive) -> None:
+    pdf = b"%PDF shared " * 100
+    origin_b = "11111111-2222-4333-8444-555555555555"
+    archive.store(make_snapshot(0, files={"a.pdf": pdf, "again.pdf": pdf}))
+    archive.store(make_snapshot(1, origin=origin_b, files={"b.pdf": pdf}))
+    day = dt.datetime.fromtimestamp(1_700_000_000, dt.UTC).date()
+    figures = compute_day(archive.backend, day)
+    assert figures.total.as_list() == [2, 2, 1, len(pdf)]
+    md5 = hashlib.md5(pdf).hexdigest().upper()
+    assert archive.file_exists(md5)
+
+
+def test_a_row_of_another_format_version_is_recomputed(generated: Archive) -> None:
+    figures = compute_day(generated.backend, START)
+    store_day(generated.backend, figures)
+    row = generated.backend.get(ARCHIVE_DAY_AGGREGATES, {"year": 2023, "day": START})
+    assert row is not None
+    generated.backend.put(ARCHIVE_DAY_AGGREGATES, [{**row, "version": 999}])
+    report = aggregate_days(generated, START, START, now=LATER)
+    assert report.days[0].source == "computed"
