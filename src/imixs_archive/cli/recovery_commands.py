@@ -1,10 +1,12 @@
-"""Commands that bring data back or out: backup to files, export to another store."""
+"""Commands that bring data back or out: restore into the workflow, backup to files,
+export to another store."""
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
 import sys
+import threading
 from pathlib import Path
 
 from imixs_archive.archive.snapshots import Archive
@@ -13,7 +15,10 @@ from imixs_archive.cli.output import human_bytes
 from imixs_archive.config import settings_for_store
 from imixs_archive.services.backup import backup
 from imixs_archive.services.export import export
+from imixs_archive.services.restore import Restorer, RestoreRange, RestoreReport, parse_filter
+from imixs_archive.services.restore_files import restore_tree
 from imixs_archive.storage.factory import open_backend
+from imixs_archive.workflow.client import WorkflowClient
 
 
 def _day(text: str) -> dt.date:
@@ -34,6 +39,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--all-snapshots", action="store_true", help="every snapshot, not the newest")
     p.set_defaults(handler=cmd_backup)
 
+    p = sub.add_parser("restore", parents=[common], help="send archived snapshots to the workflow")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--from", dest="first", type=_instant, help="range start (UTC if no offset)")
+    what.add_argument("--snapshot", help="one snapshot id")
+    what.add_argument("--uniqueid", help="every snapshot of one process instance")
+    what.add_argument("--source", type=Path, help="a backup tree instead of the archive")
+    p.add_argument("--to", dest="last", type=_instant_end, help="range end (default: now)")
+    p.add_argument(
+        "--filter",
+        action="append",
+        default=[],
+        metavar="ITEM=REGEX",
+        help="only instances whose item values all match (repeatable)",
+    )
+    p.add_argument("--dry-run", action="store_true", help="print what would be sent")
+    p.add_argument("--workers", type=int, default=4, help="instances restored at once")
+    p.set_defaults(handler=cmd_restore)
+
     p = sub.add_parser("export", parents=[common], help="copy this archive into another store")
     p.add_argument(
         "--to",
@@ -42,6 +65,67 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="a folder (embedded store) or cassandra://host[:port]/keyspace",
     )
     p.set_defaults(handler=cmd_export)
+
+
+def _instant(text: str) -> dt.datetime:
+    """An ISO date or date-time; without an offset it is UTC (never the local zone)."""
+    try:
+        when = dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date or date-time: {text!r}") from None
+    return when if when.tzinfo else when.replace(tzinfo=dt.UTC)
+
+
+def _instant_end(text: str) -> dt.datetime:
+    """As :func:`_instant`; a bare date means the end of that day."""
+    when = _instant(text)
+    if len(text.strip()) == len("YYYY-MM-DD"):
+        when += dt.timedelta(days=1, milliseconds=-1)
+    return when
+
+
+def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
+    stop = threading.Event()
+    with WorkflowClient.from_settings(ctx.settings) as client:
+        if args.source is not None:
+            tree = restore_tree(client, args.source)
+            for failure in tree.failed:
+                print(f"failed: {failure}", file=sys.stderr)
+            print(
+                f"{tree.restored} restored, {tree.present} already in the workflow, "
+                f"{len(tree.failed)} failed"
+            )
+            return 1 if tree.failed else 0
+        restorer = Restorer(ctx.archive, client, workers=args.workers, stop=stop)
+        if args.snapshot:
+            sent = restorer.restore_snapshot(args.snapshot)
+            print(f"{args.snapshot}: {'restored' if sent else 'already current in the workflow'}")
+            return 0
+        if args.uniqueid:
+            report = restorer.restore_instance(args.uniqueid)
+        else:
+            last = args.last or dt.datetime.now(dt.UTC)
+            wanted = RestoreRange(args.first, last, tuple(parse_filter(f) for f in args.filter))
+            try:
+                report = restorer.restore_range(wanted, dry_run=args.dry_run)
+            except KeyboardInterrupt:
+                stop.set()
+                raise
+    return _print_restore(report, args.dry_run)
+
+
+def _print_restore(report: RestoreReport, dry_run: bool) -> int:
+    for instance, snapshot_id, size in sorted(report.planned):
+        print(f"would restore {instance}: {snapshot_id} ({human_bytes(size)})")
+    for instance, why in sorted(report.failed.items()):
+        print(f"failed: {instance}: {why}", file=sys.stderr)
+    sent = f"{len(report.planned)} would be restored" if dry_run else f"{report.restored} restored"
+    print(
+        f"{sent}, {report.skipped} already current, {report.filtered} filtered out, "
+        f"{len(report.failed)} failed; {human_bytes(report.bytes)} of attachments"
+        + (" (stopped)" if report.stopped else "")
+    )
+    return 1 if report.failed else 0
 
 
 def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:

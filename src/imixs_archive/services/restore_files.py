@@ -1,0 +1,109 @@
+"""Restore from a backup tree (files written by ``backup`` or the Java backup service)
+into the workflow, posting only the snapshots the workflow does not have.
+
+Each file is parsed as a stream; attachment bytes are spooled to temporary files (in
+memory up to a few MB, on disk beyond), then streamed out again in the POST body.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from imixs_archive.document.model import BinaryStream
+from imixs_archive.document.xml_reader import iter_xml_documents
+from imixs_archive.errors import ArchiveError, NotFoundError
+from imixs_archive.services.importer import find_sources
+from imixs_archive.workflow.client import WorkflowClient
+
+SPOOL_IN_MEMORY = 4 * 1024 * 1024
+
+
+class SpooledContent(BinaryStream):
+    """Attachment bytes kept in a temporary file until they are sent."""
+
+    def __init__(self, spool: IO[bytes], size: int) -> None:
+        self._spool = spool
+        self._size = size
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def iter_bytes(self) -> Iterator[bytes]:
+        self._spool.seek(0)
+        while piece := self._spool.read(1024 * 1024):
+            yield piece
+
+    def close(self) -> None:
+        self._spool.close()
+
+
+class _Spooler:
+    def __init__(self, opened: list[SpooledContent]) -> None:
+        # Closed by SpooledContent.close() once the snapshot is sent, or by abort().
+        self._spool: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115
+        self._size = 0
+        self._opened = opened
+
+    def write(self, piece: bytes) -> None:
+        self._spool.write(piece)
+        self._size += len(piece)
+
+    def close(self) -> SpooledContent:
+        content = SpooledContent(self._spool, self._size)
+        self._opened.append(content)
+        return content
+
+    def abort(self) -> None:
+        self._spool.close()
+
+
+@dataclass
+class TreeRestoreReport:
+    restored: int = 0
+    present: int = 0
+    failed: list[str] = field(default_factory=list)
+
+
+def restore_tree(client: WorkflowClient, root: Path) -> TreeRestoreReport:
+    report = TreeRestoreReport()
+    for source in find_sources([str(root)]):
+        if source.path is None or source.path.suffix != ".xml":
+            continue
+        opened: list[SpooledContent] = []
+
+        def sink(_name: str, opened: list[SpooledContent] = opened) -> _Spooler:
+            return _Spooler(opened)
+
+        try:
+            with source.path.open("rb") as stream:
+                for doc in iter_xml_documents(stream, file_sink=sink):
+                    snapshot_id = str(doc.get_first("$uniqueid", ""))
+                    if _workflow_has(client, snapshot_id):
+                        report.present += 1
+                    else:
+                        client.post_snapshot(doc)
+                        report.restored += 1
+                    _close(opened)
+        except ArchiveError as exc:
+            report.failed.append(f"{source.name}: {exc}")
+        finally:
+            _close(opened)
+    return report
+
+
+def _workflow_has(client: WorkflowClient, snapshot_id: str) -> bool:
+    try:
+        client.get_document(snapshot_id, ["$uniqueid"])
+    except NotFoundError:
+        return False
+    return True
+
+
+def _close(opened: list[SpooledContent]) -> None:
+    while opened:
+        opened.pop().close()

@@ -1,0 +1,281 @@
+"""Restore into the workflow, over real HTTP against the workflow test double."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import random
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.archive.state import load_state
+from imixs_archive.document.conventions import iter_files
+from imixs_archive.document.model import Document
+from imixs_archive.services.backup import backup
+from imixs_archive.services.restore import Restorer, RestoreRange, parse_filter
+from imixs_archive.services.restore_files import restore_tree
+from imixs_archive.storage.sqlite import SQLiteBackend
+from imixs_archive.workflow.client import WorkflowClient
+from support.workflow_double import WorkflowDouble
+
+DAY = dt.datetime(2023, 11, 14, 9, 0, tzinfo=dt.UTC)
+WIDE = RestoreRange(DAY - dt.timedelta(days=30), DAY + dt.timedelta(days=30))
+
+
+@pytest.fixture
+def double() -> Iterator[WorkflowDouble]:
+    with WorkflowDouble() as running:
+        yield running
+
+
+@pytest.fixture
+def client(double: WorkflowDouble) -> Iterator[WorkflowClient]:
+    with WorkflowClient(double.url, read_timeout=10) as opened:
+        yield opened
+
+
+def populate(double: WorkflowDouble, archive: Archive, instances: int = 4) -> dict[str, str]:
+    """Instances with 3 steps each over 3 days, archived; returns uid -> newest snapshot."""
+    rng = random.Random(5)
+    newest: dict[str, str] = {}
+    for number in range(instances):
+        uid = f"{number:08x}-1111-4222-8333-444444444444"
+        files = {"scan.pdf": rng.randbytes(rng.randint(1000, 300_000))}
+        for step in range(3):
+            when = DAY + dt.timedelta(days=step, hours=number)
+            if step == 2:
+                files[f"note-{number}.txt"] = f"note {number}".encode()
+            snapshot = double.save(
+                Document(
+                    {
+                        "$uniqueid": uid,
+                        "subject": f"Ticket {'AB'[number % 2]}{number}",
+                        "$taskid": 1000 + step,
+                    }
+                ),
+                files=dict(files),
+                modified=when,
+                event=False,
+            )
+            archive.store(snapshot.copy())
+            newest[uid] = str(snapshot.get_first("$uniqueid"))
+    return newest
+
+
+def wipe(double: WorkflowDouble) -> None:
+    """The workflow lost its data."""
+    with double.lock:
+        double.workitems.clear()
+        double.snapshots.clear()
+        double._xml.clear()
+
+
+def file_hashes(doc: Document) -> dict[str, str]:
+    return {
+        e.name: hashlib.sha256(
+            e.content if isinstance(e.content, bytes) else e.content.read_all()
+        ).hexdigest()
+        for e in iter_files(doc)
+    }
+
+
+def test_wipe_and_restore_brings_everything_back(
+    double: WorkflowDouble, client: WorkflowClient, archive: Archive
+) -> None:
+    newest = populate(double, archive)
+    before = {uid: double.snapshots[sid] for uid, sid in newest.items()}
+    wipe(double)
+    report = Restorer(archive, client).restore_range(WIDE)
+    assert (report.restored, report.skipped, report.failed) == (4, 0, {})
+    for uid, snapshot_id in newest.items():
+        assert double.workitems[uid]["$snapshotid"] == [snapshot_id]
+        restored = double.snapshots[snapshot_id]
+        assert restored == before[uid]
+        assert file_hashes(restored) == file_hashes(before[uid])
+    state = load_state(archive.backend)
+    assert state["restore.count"] == [4] and state["restore.status"] == ["done"]
+    again = Restorer(archive, client).restore_range(WIDE)
+    assert (again.restored, again.skipped) == (0, 4)
+
+
+def test_newest_snapshot_inside_the_range_is_restored(
+    double: WorkflowDouble, client: WorkflowClient, archive: Archive
+) -> None:
+    populate(double, archive, instances=1)
+    wipe(double)
+    first_two_days = RestoreRange(DAY, DAY + dt.timedelta(days=1, hours=1))
+    Restorer(archive, client).restore_range(first_two_days)
+    [live] = double.workitems.values()
+    assert live["$taskid"] == [1001]
+
+
+def test_filters_restore_exactly_the_matching_instances(
+    double: WorkflowDouble, client: WorkflowClient, archive: Archive
+) -> None:
+    populate(double, archive)
+    wipe(double)
+    wanted = RestoreRange(WIDE.first, WIDE.last, (parse_filter("subject=Ticket A.*"),))
+    report = Restorer(archive, client).restore_range(wanted)
+    assert (report.restored, report.filtered) == (2, 2)
+    assert sorted(d.get_first("subject") for d in double.workitems.values()) == [
+        "Ticket A0",
+        "Ticket A2",
+    ]
+
+
+def test_rejected_and_failing_instances_are_recorded_and_the_rest_goes_on(
+    double: WorkflowDouble, client: WorkflowClient, archive: Archive
+) -> None:
+    populate(double, archive)
+    bad = double.save(
+        Document({"$uniqueid": "eeeeeeee-1111-4222-8333-444444444444"}), modified=DAY, event=False
+    ).copy()
+    bad["type"] = "workitem"  # the workflow refuses a non-snapshot with 406
+    archive.store(bad)
+    wipe(double)
+    double.inject("status", r"^/api/snapshot$", status=503, times=1)
+    report = Restorer(archive, client, workers=1).restore_range(WIDE)
+    assert report.restored == 3 and len(report.failed) == 2
+    assert "not a snapshot" in report.failed["eeeeeeee-1111-4222-8333-444444444444"]
+    assert any("503" in why for why in report.failed.values())
+    assert len(load_state(archive.backend)["restore.failed"]) == 2
+    retry = Restorer(archive, client).restore_range(WIDE)
+    assert retry.restored == 1 and retry.skipped == 3
+
+
+def test_a_workflow_that_is_down_pauses_the_restore(
+    double: WorkflowDouble, archive: Archive
+) -> None:
+    populate(double, archive, instances=2)
+    wipe(double)
+    port = double.port
+    double.stop()
+    pauses: list[float] = []
+
+    def pause(seconds: float) -> None:
+        pauses.append(seconds)
+        if len(pauses) == 3:
+            double.start(port)
+
+    with WorkflowClient(f"http://127.0.0.1:{port}/api", connect_timeout=2) as client:
+        report = Restorer(archive, client, workers=1, pause=pause).restore_range(WIDE)
+    assert report.restored == 2 and not report.failed
+    assert pauses[:3] == [1.0, 2.0, 4.0]
+
+
+def test_stopped_restore_resumes_and_sends_each_instance_once(
+    double: WorkflowDouble, client: WorkflowClient, archive: Archive
+) -> None:
+    populate(double, archive, instances=6)
+    wipe(double)
+    posts: list[str] = []
+    original = client.post_snapshot
+
+    def counting(snapshot: Document) -> None:  # type: ignore[override]
+        posts.append(str(snapshot.get_first("$uniqueid")))
+        original(snapshot)
+
+    client.post_snapshot = counting  # type: ignore[method-assign]
+    stop = threading.Event()
+    first = Restorer(
+        archive,
+        client,
+        workers=1,
+        stop=stop,
+        on_progress=lambda r: stop.set() if r.restored >= 2 else None,
+    )
+    assert first.restore_range(WIDE).stopped
+    assert load_state(archive.backend)["restore.status"] == ["stopped"]
+    second = Restorer(archive, client, workers=2).restore_range(WIDE)
+    assert second.restored == 6  # counted across both runs, as the state keeps it
+    assert sorted(posts) == sorted(set(posts)) and len(posts) == 6
+    assert len(double.workitems) == 6
+
+
+def test_dry_run_sends_nothing(
+    double: WorkflowDouble, client: WorkflowClient, archive: Archive
+) -> None:
+    newest = populate(double, archive, instances=3)
+    wipe(double)
+    report = Restorer(archive, client).restore_range(WIDE, dry_run=True)
+    assert sorted(s for _o, s, _b in report.planned) == sorted(newest.values())
+    assert all(size > 0 for _o, _s, size in report.planned)
+    assert not double.workitems
+
+
+def test_one_snapshot_and_one_instance(
+    double: WorkflowDouble, client: WorkflowClient, archive: Archive
+) -> None:
+    newest = populate(double, archive, instances=2)
+    uid = sorted(newest)[0]
+    wipe(double)
+    restorer = Restorer(archive, client)
+    assert restorer.restore_snapshot(newest[uid])
+    assert not restorer.restore_snapshot(newest[uid])
+    wipe(double)
+    report = restorer.restore_instance(uid)
+    assert report.restored == 3
+    assert double.workitems[uid]["$snapshotid"] == [newest[uid]]
+    assert restorer.restore_instance(uid).skipped == 3
+
+
+def test_restore_from_a_backup_tree(
+    double: WorkflowDouble, client: WorkflowClient, archive: Archive, tmp_path: Path
+) -> None:
+    newest = populate(double, archive, instances=3)
+    backup(archive, tmp_path / "bk")
+    wipe(double)
+    report = restore_tree(client, tmp_path / "bk")
+    assert (report.restored, report.present, report.failed) == (3, 0, [])
+    for uid, snapshot_id in newest.items():
+        assert double.workitems[uid]["$snapshotid"] == [snapshot_id]
+        assert file_hashes(double.snapshots[snapshot_id]) == file_hashes(archive.load(snapshot_id))
+    assert restore_tree(client, tmp_path / "bk").present == 3
+
+
+@pytest.mark.parametrize("zone", ["Pacific/Kiritimati", "America/Adak"])
+def test_the_server_time_zone_changes_nothing(
+    double: WorkflowDouble, tmp_path: Path, zone: str
+) -> None:
+    store = tmp_path / "store"
+    with SQLiteBackend(store) as backend, Archive(backend) as archive:
+        populate(double, archive, instances=3)
+    wipe(double)
+    env = {**os.environ, "TZ": zone, "WORKFLOW_SERVICE_ENDPOINT": double.url}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "imixs_archive",
+            "restore",
+            "--from",
+            "2023-11-15",
+            "--to",
+            "2023-11-15",
+            "--dry-run",
+            "--data-dir",
+            str(store),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    planned = sorted(line.split()[3] for line in lines if line.startswith("would"))
+    # 2023-11-15 (UTC) holds step 1 of every instance: the newest inside that day.
+    expected = [
+        f"{n:08x}-1111-4222-8333-444444444444-"
+        f"{int((DAY + dt.timedelta(days=1, hours=n)).timestamp() * 1000)}"
+        for n in range(3)
+    ]
+    assert planned == expected
