@@ -1,0 +1,235 @@
+"""Export for analysts: one row per snapshot (or per newest snapshot of each process
+instance) with chosen items as typed columns, streamed to Parquet or CSV.
+
+Every table starts with ``snapshot`` (the snapshot id), ``uniqueid`` (its process
+instance) and ``modified`` (``$modified``, UTC); then one column per chosen item (types:
+``columns.py``). Rows are read, converted and written in batches of ``batch_rows``: a
+Parquet row group, or CSV lines, per batch. Memory holds one batch, whatever the number
+of rows.
+
+Which snapshots, and in which order:
+
+* a ``first`` and ``last`` day: the snapshots whose ``$modified`` falls on those UTC days,
+  day by day (the by-day index; day partitions and snapshots read concurrently);
+* otherwise every snapshot, in the store's order (a paged pass over ``snapshots``),
+  keeping those on or after ``first`` / on or before ``last`` when one of them is given;
+* ``newest_only``: per process instance, its newest snapshot whose ``$modified`` lies in
+  the range (all of time without one), in the order of a paged pass over the instances.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import json
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import IO, Any, Protocol
+
+from imixs_archive.analytics._pool import DEFAULT_WORKERS, ordered_map
+from imixs_archive.analytics.columns import Column, ColumnSpec, cell, infer
+from imixs_archive.analytics.reading import iter_instances, load_complete
+from imixs_archive.analytics.values import plain, utc
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.document.conventions import METADATA_ID, origin_id, snapshot_time
+from imixs_archive.document.model import Document
+from imixs_archive.document.xml_reader import read_xml_document
+from imixs_archive.errors import ConfigError
+from imixs_archive.storage.base import Backend
+from imixs_archive.storage.model import SNAPSHOTS, SNAPSHOTS_BY_MODIFIED
+
+FORMATS = ("parquet", "csv")
+FIXED_COLUMNS = (
+    Column("snapshot", "str", False),
+    Column("uniqueid", "str", False),
+    Column("modified", "datetime", False),
+)
+
+
+class TableWriter(Protocol):
+    def write_batch(self, rows: Sequence[Sequence[Any]]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class ExportSpec:
+    items: list[ColumnSpec]
+    first: dt.date | None = None
+    last: dt.date | None = None
+    newest_only: bool = False
+    format: str = "parquet"
+    batch_rows: int = 10_000
+    workers: int = DEFAULT_WORKERS
+
+
+@dataclass
+class ExportSummary:
+    rows: int = 0
+    batches: int = 0
+    columns: list[Column] = field(default_factory=list)
+    warnings: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rows": self.rows,
+            "batches": self.batches,
+            "columns": [
+                {"name": c.name, "type": c.kind + ("[]" if c.multi else "")} for c in self.columns
+            ],
+            "warnings": self.warnings,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def export_table(archive: Archive, spec: ExportSpec, out: IO[bytes]) -> ExportSummary:
+    """Write the table to ``out`` (a binary stream); the summary says what was written."""
+    if spec.format not in FORMATS:
+        raise ConfigError(f"unknown export format {spec.format!r}; one of {', '.join(FORMATS)}")
+    clash = {s.item for s in spec.items} & {c.name for c in FIXED_COLUMNS}
+    if clash:
+        raise ConfigError(f"{', '.join(sorted(clash))}: already a column of every export")
+    started = time.perf_counter()
+    docs = iter_export_docs(archive, spec)
+    batch = list(islice(docs, max(1, spec.batch_rows)))
+    columns = [*FIXED_COLUMNS, *infer(spec.items, [doc for _, doc in batch])]
+    summary = ExportSummary(columns=columns)
+    writer = open_writer(spec.format, columns, out)
+    while batch:
+        writer.write_batch([_row(sid, doc, columns, summary.warnings) for sid, doc in batch])
+        summary.rows += len(batch)
+        summary.batches += 1
+        batch = list(islice(docs, max(1, spec.batch_rows)))
+    writer.close()
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def open_writer(format: str, columns: list[Column], out: IO[bytes]) -> TableWriter:
+    if format == "csv":
+        return CsvWriter(columns, out)
+    # pyarrow is large (~100 ms to import): loaded only when Parquet is written.
+    from imixs_archive.analytics.parquet import ParquetTableWriter
+
+    return ParquetTableWriter(columns, out)
+
+
+def _row(
+    snapshot_id: str, doc: Document, columns: list[Column], warnings: dict[str, int]
+) -> list[Any]:
+    modified = doc.get_first("$modified")
+    row: list[Any] = [
+        snapshot_id,
+        origin_id(snapshot_id),
+        utc(modified) if isinstance(modified, dt.datetime) else None,
+    ]
+    row += [cell(c, doc.get_values(c.name), warnings) for c in columns[len(FIXED_COLUMNS) :]]
+    return row
+
+
+# ---- which snapshots --------------------------------------------------------------------
+
+
+def iter_export_docs(archive: Archive, spec: ExportSpec) -> Iterator[tuple[str, Document]]:
+    """(snapshot id, snapshot without file contents) in export order."""
+    backend = archive.backend
+    if spec.newest_only:
+        return _newest(backend, spec)
+    if spec.first is not None and spec.last is not None:
+        return _by_days(backend, spec.first, spec.last, spec.workers)
+    return _every(backend, spec.first, spec.last)
+
+
+def _in_range(doc: Document, first: dt.date | None, last: dt.date | None) -> bool:
+    modified = doc.get_first("$modified")
+    if not isinstance(modified, dt.datetime):
+        return first is None and last is None
+    day = utc(modified).date()
+    return (first is None or day >= first) and (last is None or day <= last)
+
+
+def _every(
+    backend: Backend, first: dt.date | None, last: dt.date | None
+) -> Iterator[tuple[str, Document]]:
+    for row in backend.scan(SNAPSHOTS):
+        if row["snapshot"] == METADATA_ID:
+            continue
+        doc = read_xml_document(row["data"])
+        if _in_range(doc, first, last):
+            yield row["snapshot"], doc
+
+
+def _by_days(
+    backend: Backend, first: dt.date, last: dt.date, workers: int
+) -> Iterator[tuple[str, Document]]:
+    def day_ids(day: dt.date) -> list[str]:
+        rows = backend.scan(SNAPSHOTS_BY_MODIFIED, {"modified": day}, columns=["snapshot"])
+        return [row["snapshot"] for row in rows]
+
+    def load(snapshot_id: str) -> tuple[str, Document | None]:
+        return snapshot_id, load_complete(backend, snapshot_id)
+
+    days = (first + dt.timedelta(days=n) for n in range((last - first).days + 1))
+    partitions = ordered_map(day_ids, days, workers=min(4, workers), window=min(4, workers))
+    ids = (sid for day in partitions for sid in day)
+    for snapshot_id, doc in ordered_map(load, ids, workers=workers):
+        if doc is not None:
+            yield snapshot_id, doc
+
+
+def _newest(backend: Backend, spec: ExportSpec) -> Iterator[tuple[str, Document]]:
+    first, last = spec.first, spec.last
+    slack = dt.timedelta(days=1)  # $modified and the id's time may straddle midnight
+
+    def pick(ids: list[str]) -> tuple[str, Document] | None:
+        for snapshot_id in reversed(ids):
+            day = snapshot_time(snapshot_id).date()
+            if last is not None and day > last + slack:
+                continue
+            if first is not None and day < first - slack:
+                return None
+            doc = load_complete(backend, snapshot_id)
+            if doc is not None and _in_range(doc, first, last):
+                return snapshot_id, doc
+        return None
+
+    for found in ordered_map(pick, iter_instances(backend), workers=spec.workers):
+        if found is not None:
+            yield found
+
+
+# ---- CSV --------------------------------------------------------------------------------
+
+
+class CsvWriter:
+    """RFC 4180 CSV, UTF-8, a header line; lists as JSON arrays, datetimes ISO 8601 (UTC),
+    booleans ``true``/``false``, bytes base64, null as an empty cell."""
+
+    def __init__(self, columns: Iterable[Column], out: IO[bytes]) -> None:
+        self._text = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=True)
+        self._csv = csv.writer(self._text)
+        self._csv.writerow([c.name for c in columns])
+
+    def write_batch(self, rows: Sequence[Sequence[Any]]) -> None:
+        self._csv.writerows([[_csv_cell(value) for value in row] for row in rows])
+
+    def close(self) -> None:
+        self._text.flush()
+        self._text.detach()  # the caller closes ``out``
+
+
+def _csv_cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return json.dumps([plain(v) for v in value], ensure_ascii=False)
+    if isinstance(value, dt.datetime):
+        return value.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    converted = plain(value)
+    return converted if isinstance(converted, str) else str(converted)
