@@ -1,0 +1,238 @@
+"""Commands over the archived business data: ``analyze aggregates|history|leadtimes`` and
+``export-table``. Thin: parse, call ``imixs_archive.analytics``, print."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from imixs_archive.analytics.aggregates import PERIODS, aggregate_days
+from imixs_archive.analytics.columns import parse_items
+from imixs_archive.analytics.day_store import DEFAULT_GRACE_DAYS
+from imixs_archive.analytics.export_table import FORMATS, ExportSpec, export_table
+from imixs_archive.analytics.figures import DIMENSIONS
+from imixs_archive.analytics.history import instance_history
+from imixs_archive.analytics.leadtimes import (
+    DEFAULT_FINISHED_STATUSES,
+    DEFAULT_FINISHED_TYPES,
+    PERCENTILES,
+    Finished,
+    lead_times,
+)
+from imixs_archive.cli.context import Context, output, store_options
+from imixs_archive.cli.output import human_bytes, print_table
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    common = store_options()
+    formats = argparse.ArgumentParser(add_help=False)
+    choice = formats.add_mutually_exclusive_group()
+    choice.add_argument("--json", action="store_true", help="JSON instead of a table")
+    choice.add_argument("--csv", action="store_true", help="CSV instead of a table")
+    workers = argparse.ArgumentParser(add_help=False)
+    workers.add_argument("--workers", type=int, default=8, help="concurrent reads (default 8)")
+
+    analyze = sub.add_parser("analyze", help="figures over the archived business data")
+    what = analyze.add_subparsers(dest="analysis", required=True, metavar="ANALYSIS")
+    p = what.add_parser(
+        "aggregates",
+        parents=[common, formats, workers],
+        help="snapshots, instances, new files and bytes per day",
+    )
+    p.add_argument("--from", dest="from_day", type=_day, required=True, help="first day (UTC)")
+    p.add_argument("--to", dest="to_day", type=_day, help="last day (UTC; default today)")
+    p.add_argument("--by", choices=list(DIMENSIONS), help="one line per value of this item")
+    p.add_argument("--per", choices=PERIODS, default="day", help="period of a line (day)")
+    p.add_argument("--recompute", action="store_true", help="recompute stored days")
+    p.add_argument(
+        "--grace-days",
+        type=int,
+        default=DEFAULT_GRACE_DAYS,
+        help=f"store a day once it is this many days past (default {DEFAULT_GRACE_DAYS})",
+    )
+    p.set_defaults(handler=cmd_aggregates)
+
+    p = what.add_parser(
+        "history", parents=[common, formats], help="one process instance step by step"
+    )
+    p.add_argument("uniqueid", metavar="UNIQUEID")
+    p.set_defaults(handler=cmd_history)
+
+    p = what.add_parser(
+        "leadtimes",
+        parents=[common, formats, workers],
+        help="first to last snapshot of finished instances, per workflow group",
+    )
+    p.add_argument("--group", help="only this $workflowgroup")
+    p.add_argument(
+        "--finished-status",
+        default=",".join(DEFAULT_FINISHED_STATUSES),
+        help="$workflowstatus values of a finished instance, comma-separated (%(default)s)",
+    )
+    p.add_argument(
+        "--finished-type",
+        default=",".join(DEFAULT_FINISHED_TYPES),
+        help="snapshot types of a finished instance, comma-separated (%(default)s)",
+    )
+    p.add_argument("--from", dest="from_day", type=_day, help="finished on or after (UTC)")
+    p.add_argument("--to", dest="to_day", type=_day, help="finished on or before (UTC)")
+    p.set_defaults(handler=cmd_leadtimes)
+
+    p = sub.add_parser(
+        "export-table",
+        parents=[common, workers],
+        help="chosen items of every snapshot as a Parquet or CSV table",
+    )
+    p.add_argument("out", type=Path, metavar="OUT", help="file to write")
+    p.add_argument("--items", required=True, help="a,b:int,c:str[] (types optional)")
+    p.add_argument("--from", dest="from_day", type=_day, help="first $modified day (UTC)")
+    p.add_argument("--to", dest="to_day", type=_day, help="last $modified day (UTC)")
+    p.add_argument("--newest", action="store_true", help="the newest snapshot of each instance")
+    p.add_argument("--format", choices=FORMATS, default="parquet")
+    p.add_argument("--batch-rows", type=int, default=10_000, help="rows per row group")
+    p.set_defaults(handler=cmd_export_table)
+
+
+def _day(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text[:10])
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
+
+
+def _emit(args: argparse.Namespace, headers: Sequence[str], rows: list[list[Any]]) -> None:
+    """Rows as CSV when asked, else as a table (JSON is printed by each command)."""
+    if args.csv:
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(headers)
+        writer.writerows(rows)
+    else:
+        print_table(headers, rows)
+
+
+def duration(seconds: float) -> str:
+    """``2d 3h``, ``3h 12m``, ``12m 30s``, ``42s``."""
+    whole = round(seconds)
+    days, rest = divmod(whole, 86_400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}d {hours}h"
+    if hours:
+        return f"{hours}h {minutes}m"
+    return f"{minutes}m {secs}s" if minutes else f"{secs}s"
+
+
+# ---- commands ------------------------------------------------------------------------
+
+
+def cmd_aggregates(args: argparse.Namespace, ctx: Context) -> int:
+    last = args.to_day or dt.datetime.now(dt.UTC).date()
+    report = aggregate_days(
+        ctx.archive,
+        args.from_day,
+        last,
+        grace_days=args.grace_days,
+        workers=args.workers,
+        recompute=args.recompute,
+    )
+    if args.json:
+        print(json.dumps(report.to_json(args.by, args.per), indent=2))
+        return 0
+    instances = "instances" if args.per == "day" else "instance_days"
+    headers = ["period", args.by or "", "snapshots", instances, "new_files", "new_bytes"]
+    rows = [
+        [
+            row.period,
+            "(all)" if row.value is None else row.value or "(none)",
+            row.measures.snapshots,
+            row.measures.instances,
+            row.measures.new_files,
+            row.measures.new_bytes if args.csv else human_bytes(row.measures.new_bytes),
+        ]
+        for row in report.rows(args.by, args.per)
+    ]
+    _emit(
+        args, headers if args.by else [h for h in headers if h], [_drop(r, args.by) for r in rows]
+    )
+    if not args.csv:
+        counts = ", ".join(f"{report.count(s)} {s}" for s in ("stored", "computed", "live"))
+        print(f"days: {counts}", file=sys.stderr)
+    return 0
+
+
+def _drop(row: list[Any], by: str | None) -> list[Any]:
+    return row if by else [row[0], *row[2:]]
+
+
+def cmd_history(args: argparse.Namespace, ctx: Context) -> int:
+    history = instance_history(ctx.archive, args.uniqueid)
+    if args.json:
+        print(json.dumps(history.to_json(), indent=2))
+        return 0
+    rows = []
+    for step in history.steps:
+        files = ", ".join(f"{f.kind} {f.name}" for f in step.files)
+        rows.append(
+            [
+                step.index,
+                step.snapshot_id,
+                step.time.isoformat(timespec="seconds"),
+                "" if step.since_previous is None else duration(step.since_previous),
+                step.task,
+                step.status,
+                ", ".join(change.name for change in step.items),
+                files,
+            ]
+        )
+    headers = ["#", "snapshot", "time", "after", "task", "status", "items changed", "files"]
+    _emit(args, headers, rows)
+    if not args.csv:
+        print(f"{len(history.steps)} snapshots over {duration(history.duration)}", file=sys.stderr)
+    return 0
+
+
+def cmd_leadtimes(args: argparse.Namespace, ctx: Context) -> int:
+    finished = Finished.of(args.finished_status.split(","), args.finished_type.split(","))
+    groups = lead_times(
+        ctx.archive,
+        group=args.group,
+        finished=finished,
+        finished_from=args.from_day,
+        finished_to=args.to_day,
+        workers=args.workers,
+    )
+    data = [group.to_json() for group in groups]
+    if args.json:
+        print(json.dumps({"unit": "seconds", "groups": data}, indent=2))
+        return 0
+    keys = ["min", *(f"p{q}" for q in PERCENTILES), "max", "mean"]
+    show = (lambda v: round(v, 3)) if args.csv else duration
+    rows = [[g["group"] or "(none)", g["count"], *(show(g[k]) for k in keys)] for g in data]
+    _emit(args, ["group", "instances", *keys], rows)
+    return 0
+
+
+def cmd_export_table(args: argparse.Namespace, ctx: Context) -> int:
+    spec = ExportSpec(
+        items=parse_items(args.items),
+        first=args.from_day,
+        last=args.to_day,
+        newest_only=args.newest,
+        format=args.format,
+        batch_rows=args.batch_rows,
+        workers=args.workers,
+    )
+    with output(args.out) as out:
+        summary = export_table(ctx.archive, spec, out)
+    for message, count in summary.warnings.items():
+        print(f"warning: {message} ({count} times)", file=sys.stderr)
+    columns = ", ".join(f"{c['name']} {c['type']}" for c in summary.to_json()["columns"])
+    print(f"{summary.rows} rows in {summary.seconds:.1f} s to {args.out}: {columns}")
+    return 0
