@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from analytics.conftest import CountingBackend
 from analytics.generated_archive import START, Planned
 from imixs_archive.analytics.columns import ColumnSpec, parse_items
 from imixs_archive.analytics.export_table import ExportSpec, ExportSummary, export_table
@@ -168,3 +169,35 @@ def test_spec_syntax() -> None:
         ColumnSpec("b", "int", False),
         ColumnSpec("c", "str", True),
     ]
+
+
+class Spy(io.BytesIO):
+    """Records how many snapshots had been read when each write came."""
+
+    def __init__(self, counting: CountingBackend) -> None:
+        super().__init__()
+        self.counting = counting
+        self.reads_at_write: list[int] = []
+
+    def write(self, data: bytes) -> int:  # type: ignore[override]
+        self.reads_at_write.append(self.counting.gets["snapshots"])
+        return super().write(data)
+
+
+def test_rows_are_streamed_not_collected(
+    generated: Archive, counting: CountingBackend, planned: list[Planned]
+) -> None:
+    spy = Spy(counting)
+    spec = ExportSpec(
+        parse_items("subject"),
+        first=START,
+        last=START + dt.timedelta(days=7),
+        format="csv",
+        batch_rows=2,
+        workers=2,
+    )
+    summary = export_table(generated, spec, spy)
+    assert summary.rows == len(planned) and summary.batches == 25
+    # the first rows went out when a batch plus the read-ahead window (4 x workers) was read
+    assert spy.reads_at_write[0] <= 2 + 8 + 2
+    assert counting.gets["snapshots"] == len(planned)
