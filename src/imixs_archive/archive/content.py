@@ -1,9 +1,10 @@
 """Attachment bytes in and out of the store, as streams of pieces.
 
 In: :class:`PieceWriter` is the XML reader's sink for a ``$file`` content. Decoded bytes
-flow through MD5 and the content-defined chunker on the parsing thread; each finished
-piece is handed to a small pool of :class:`PieceStore` threads that key it by its SHA-256,
-skip it when the store already holds it, and write the rest in batches. Hashing and
+flow through the content-defined chunker on the parsing thread; each finished piece goes
+to the file's MD5 (on a thread of its own) and to a small pool of :class:`PieceStore`
+threads that key it by its SHA-256, skip it when the store already holds it, and write
+the rest in batches. Hashing and
 SQLite/Cassandra writes release the GIL, so parsing, MD5 and piece hashing run side by
 side. Memory is bounded by the chunker window plus ``MAX_IN_FLIGHT`` pieces plus one write
 batch, whatever the file's size.
@@ -24,6 +25,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 from imixs_archive.archive.chunking import DEFAULT_PARAMS, ChunkerParams, StreamChunker
 from imixs_archive.document.model import BinaryStream
@@ -122,7 +124,15 @@ class PieceStore:
         self.backend = backend
         self._threads = threads
         self._pool: ThreadPoolExecutor | None = None
+        # MD5 runs on one thread of its own: FIFO keeps each file's updates in order.
+        self._md5_pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
+
+    def update_md5(self, md5: Any, chunk: bytes) -> Future[None]:
+        with self._lock:
+            if self._md5_pool is None:
+                self._md5_pool = ThreadPoolExecutor(1, thread_name_prefix="md5")
+            return self._md5_pool.submit(md5.update, chunk)
 
     def submit(self, chunk: bytes) -> Future[tuple[str, bool]]:
         """Future of (piece id, already stored)."""
@@ -144,9 +154,10 @@ class PieceStore:
 
     def close(self) -> None:
         with self._lock:
-            if self._pool is not None:
-                self._pool.shutdown(wait=True)
-                self._pool = None
+            for pool in (self._pool, self._md5_pool):
+                if pool is not None:
+                    pool.shutdown(wait=True)
+            self._pool = self._md5_pool = None
 
 
 class PieceWriter:
@@ -163,6 +174,7 @@ class PieceWriter:
         self._md5 = hashlib.md5()
         self._chunker = StreamChunker(params)
         self._in_flight: deque[tuple[bytes, Future[tuple[str, bool]]]] = deque()
+        self._md5_updates: deque[Future[None]] = deque()
         self._pieces: list[Piece] = []
         self._seen: set[str] = set()
         self._pending: list[Row] = []
@@ -171,18 +183,17 @@ class PieceWriter:
         self._size = 0
 
     def write(self, data: bytes) -> None:
-        self._md5.update(data)
         self._size += len(data)
         for chunk in self._chunker.feed(data):
-            self._in_flight.append((chunk, self.store.submit(chunk)))
-            if len(self._in_flight) >= MAX_IN_FLIGHT:
-                self._settle_one()
+            self._submit(chunk)
 
     def close(self) -> IngestedContent:
         for chunk in self._chunker.finish():
-            self._in_flight.append((chunk, self.store.submit(chunk)))
+            self._submit(chunk)
         while self._in_flight:
             self._settle_one()
+        while self._md5_updates:
+            self._md5_updates.popleft().result()
         self._flush()
         for write in self._writes:
             write.result()  # raises what the backend raised
@@ -196,10 +207,22 @@ class PieceWriter:
         # later ingest of the same bytes reuses them. Nothing refers to them, so no harm.
         for _chunk, future in self._in_flight:
             future.cancel()
+        for update in self._md5_updates:
+            update.cancel()
         for write in self._writes:
             write.exception()  # wait, so nothing writes after the abort returns
         self._in_flight.clear()
         self._pending.clear()
+
+    def _submit(self, chunk: bytes) -> None:
+        self._md5_updates.append(self.store.update_md5(self._md5, chunk))
+        self._in_flight.append((chunk, self.store.submit(chunk)))
+        while self._md5_updates and self._md5_updates[0].done():
+            self._md5_updates.popleft().result()
+        if len(self._md5_updates) >= 4 * MAX_IN_FLIGHT:
+            self._md5_updates.popleft().result()  # bounds the pieces it still holds
+        if len(self._in_flight) >= MAX_IN_FLIGHT:
+            self._settle_one()
 
     def _settle_one(self) -> None:
         chunk, future = self._in_flight.popleft()
