@@ -40,9 +40,38 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     analyze = sub.add_parser("analyze", help="figures over the archived business data")
     what = analyze.add_subparsers(dest="analysis", required=True, metavar="ANALYSIS")
+    _register_aggregates(what, [common, formats, workers])
+    p = what.add_parser(
+        "history", parents=[common, formats], help="one process instance step by step"
+    )
+    p.add_argument("uniqueid", metavar="UNIQUEID")
+    p.set_defaults(handler=cmd_history)
+    _register_leadtimes(what, [common, formats, workers])
+
+    p = sub.add_parser(
+        "export-table",
+        parents=[common, workers],
+        help="chosen items of every snapshot as a Parquet or CSV table",
+    )
+    p.add_argument("out", type=Path, metavar="OUT", help="file to write")
+    p.add_argument("--items", required=True, help="a,b:int,c:str[] (types optional)")
+    p.add_argument("--from", dest="from_day", type=_day, help="first $modified day (UTC)")
+    p.add_argument("--to", dest="to_day", type=_day, help="last $modified day (UTC)")
+    p.add_argument("--newest", action="store_true", help="the newest snapshot of each instance")
+    p.add_argument("--format", choices=FORMATS, default="parquet")
+    p.add_argument("--batch-rows", type=int, default=10_000, help="rows per row group")
+    p.set_defaults(handler=cmd_export_table)
+
+
+Parents = list[argparse.ArgumentParser]
+
+
+def _register_aggregates(
+    what: argparse._SubParsersAction[argparse.ArgumentParser], parents: Parents
+) -> None:
     p = what.add_parser(
         "aggregates",
-        parents=[common, formats, workers],
+        parents=parents,
         help="snapshots, instances, new files and bytes per day",
     )
     p.add_argument("--from", dest="from_day", type=_day, required=True, help="first day (UTC)")
@@ -58,15 +87,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.set_defaults(handler=cmd_aggregates)
 
-    p = what.add_parser(
-        "history", parents=[common, formats], help="one process instance step by step"
-    )
-    p.add_argument("uniqueid", metavar="UNIQUEID")
-    p.set_defaults(handler=cmd_history)
 
+def _register_leadtimes(
+    what: argparse._SubParsersAction[argparse.ArgumentParser], parents: Parents
+) -> None:
     p = what.add_parser(
         "leadtimes",
-        parents=[common, formats, workers],
+        parents=parents,
         help="first to last snapshot of finished instances, per workflow group",
     )
     p.add_argument("--group", help="only this $workflowgroup")
@@ -83,20 +110,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--from", dest="from_day", type=_day, help="finished on or after (UTC)")
     p.add_argument("--to", dest="to_day", type=_day, help="finished on or before (UTC)")
     p.set_defaults(handler=cmd_leadtimes)
-
-    p = sub.add_parser(
-        "export-table",
-        parents=[common, workers],
-        help="chosen items of every snapshot as a Parquet or CSV table",
-    )
-    p.add_argument("out", type=Path, metavar="OUT", help="file to write")
-    p.add_argument("--items", required=True, help="a,b:int,c:str[] (types optional)")
-    p.add_argument("--from", dest="from_day", type=_day, help="first $modified day (UTC)")
-    p.add_argument("--to", dest="to_day", type=_day, help="last $modified day (UTC)")
-    p.add_argument("--newest", action="store_true", help="the newest snapshot of each instance")
-    p.add_argument("--format", choices=FORMATS, default="parquet")
-    p.add_argument("--batch-rows", type=int, default=10_000, help="rows per row group")
-    p.set_defaults(handler=cmd_export_table)
 
 
 def _day(text: str) -> dt.date:
