@@ -1,0 +1,602 @@
+"""A test double of Imixs-Workflow's REST API (section 4 of the reference), over real HTTP.
+
+It serves on 127.0.0.1 with an ephemeral port and holds everything in memory:
+
+* documents and snapshots: :meth:`WorkflowDouble.save` stores a workitem the way the
+  workflow does (``$modified``, ``$created``, a snapshot ``<uniqueid>-<millis>`` of type
+  ``snapshot-<type>``, ``$snapshotid`` on the workitem) and writes a ``snapshot.add``
+  event; :meth:`remove_snapshot` writes ``snapshot.remove``;
+* the event log: read by topics (``~``), lock (topic becomes ``<topic>.lock``; a second
+  lock answers 409), unlock, delete, put, release of locks older than N ms;
+* ``GET /documents/{id}`` (``<data><document>``, optionally ``?items=a,b``);
+* ``GET /snapshot/syncpoint/{millis}``: the snapshots with the smallest ``$modified``
+  later than ``millis``, at most 16 of them (the Java rule), else an empty ``<data/>``;
+* ``POST /snapshot``: stores the snapshot, rebuilds the workitem from it with its
+  ``$snapshotid``; 406 with ``$error_code``/``$error_message`` on bad input; manager only;
+* authentication: ``BASIC``, ``FORM`` (``j_security_check``, ``JSESSIONID``, sessions that
+  expire and then get the login page), ``COOKIE``, ``OIDC`` (token endpoint with password
+  and refresh grants, tokens that expire) and ``JWT`` (one fixed bearer token);
+* faults, injected per path: status codes (5xx), timeouts, connection resets mid-body,
+  truncated or malformed XML, slow bodies, dropped connections.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import datetime as dt
+import hashlib
+import json
+import random
+import re
+import secrets
+import socket
+import struct
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from imixs_archive.document.model import Document
+from imixs_archive.document.xml_reader import read_xml
+from imixs_archive.document.xml_writer import to_xml
+from imixs_archive.errors import DocumentError
+
+API = "/api"
+TOKEN_PATH = "/oidc/token"
+SYNCPOINT_LIMIT = 16
+LOGIN_PAGE = (
+    b"<html><body><form method='POST' action='j_security_check'>"
+    b"<input name='j_username'/><input name='j_password' type='password'/></form></body></html>"
+)
+FAULT_KINDS = ("status", "timeout", "reset", "truncate", "malformed", "slow", "drop")
+Reply = tuple[int, dict[str, str], bytes]
+
+
+@dataclass
+class LogEntry:
+    """One event log entry as the workflow keeps it."""
+
+    id: str
+    topic: str
+    ref: str
+    created: dt.datetime
+    seq: int
+    locked_at: float = 0.0
+
+    def document(self) -> Document:
+        return Document(
+            {"id": self.id, "topic": self.topic, "ref": self.ref, "created": self.created}
+        )
+
+
+@dataclass
+class Fault:
+    """``kind`` on requests whose path (below the server root) matches ``path``."""
+
+    kind: str
+    path: str = r"^/api/documents/"
+    method: str | None = None
+    times: int | None = None
+    probability: float = 1.0
+    status: int = 500
+    delay: float = 1.0
+    hits: int = 0
+
+    def matches(self, method: str, path: str, rng: random.Random) -> bool:
+        if self.method is not None and self.method != method:
+            return False
+        if not re.search(self.path, path) or (self.times is not None and self.times <= 0):
+            return False
+        return self.probability >= 1.0 or rng.random() < self.probability
+
+
+@dataclass
+class Stats:
+    requests: int = 0
+    documents: int = 0
+    locks: int = 0
+    conflicts: int = 0
+    logins: int = 0
+    grants: dict[str, int] = field(default_factory=lambda: {"password": 0, "refresh_token": 0})
+
+
+def _millis(when: dt.datetime) -> int:
+    return int(when.timestamp() * 1000)
+
+
+def _at(millis: int) -> dt.datetime:
+    return dt.datetime.fromtimestamp(millis / 1000, dt.UTC)
+
+
+def file_entry(content: bytes, content_type: str = "application/octet-stream") -> list[Any]:
+    attributes = {"md5checksum": [hashlib.md5(content).hexdigest().upper()], "size": [len(content)]}
+    return [content_type, content, attributes]
+
+
+class WorkflowDouble:
+    """The workflow's REST API in memory. Use as a context manager, or start()/stop()."""
+
+    def __init__(
+        self,
+        *,
+        auth: str | None = None,
+        user: str = "archive",
+        password: str = "s3cret",
+        manager: bool = True,
+        token: str = "jwt-token-for-the-archive",
+        client_id: str = "imixs-archive",
+        client_secret: str = "client-secret",
+        session_seconds: float = 3600.0,
+        token_seconds: float = 300.0,
+        seed: int = 0,
+    ) -> None:
+        self.auth = auth.upper() if auth else None
+        self.user, self.password, self.manager, self.token = user, password, manager, token
+        self.client_id, self.client_secret = client_id, client_secret
+        self.session_seconds, self.token_seconds = session_seconds, token_seconds
+        self.rng = random.Random(seed)
+        self.lock = threading.RLock()
+        self.workitems: dict[str, Document] = {}
+        self.snapshots: dict[str, Document] = {}
+        self._xml: dict[str, bytes] = {}
+        self.log: dict[str, LogEntry] = {}
+        self.faults: list[Fault] = []
+        self.stats = Stats()
+        self._sessions: dict[str, float] = {}
+        self._tokens: dict[str, float] = {}
+        self._refresh: dict[str, float] = {}
+        self._seq = 0
+        self._clock = 0
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ---- lifecycle --------------------------------------------------------------------
+
+    def start(self, port: int = 0) -> WorkflowDouble:
+        handler = type("Handler", (_Handler,), {"double": self})
+        server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+        server.daemon_threads = True
+        server.handle_error = lambda *_: None  # type: ignore[method-assign]
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> WorkflowDouble:
+        return self if self._server else self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "not started"
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        """The ``WORKFLOW_SERVICE_ENDPOINT``."""
+        return f"http://127.0.0.1:{self.port}{API}"
+
+    @property
+    def token_url(self) -> str:
+        """The ``OIDC_AUTH_ENDPOINT``."""
+        return f"http://127.0.0.1:{self.port}{TOKEN_PATH}"
+
+    # ---- what the workflow app does ---------------------------------------------------
+
+    def _next_millis(self, wanted: int | None) -> int:
+        if wanted is not None:
+            return wanted
+        self._clock = max(self._clock + 1, int(time.time() * 1000))
+        return self._clock
+
+    def save(
+        self,
+        doc: Document | None = None,
+        *,
+        files: dict[str, bytes] | None = None,
+        modified: dt.datetime | int | None = None,
+        event: bool = True,
+        **items: Any,
+    ) -> Document:
+        """Save a workitem: a snapshot and (by default) a ``snapshot.add`` event. Returns
+        the snapshot. ``modified`` forces ``$modified`` (epoch millis or a datetime)."""
+        work = doc.copy() if doc is not None else Document()
+        for name, value in items.items():
+            work[name] = value
+        if files is not None:
+            work["$file"] = [{name: file_entry(content) for name, content in files.items()}]
+            work["$file.names"] = list(files)
+            work["$file.count"] = len(files)
+        with self.lock:
+            uid = str(work.get_first("$uniqueid") or uuid.uuid4())
+            wanted = _millis(modified) if isinstance(modified, dt.datetime) else modified
+            millis = self._next_millis(wanted)
+            while f"{uid}-{millis}" in self.snapshots:
+                millis += 1
+            work["$uniqueid"] = uid
+            work["$modified"] = _at(millis if wanted is None else wanted)
+            if "$created" not in work:
+                work["$created"] = _at(millis)
+            work.setdefault("type", ["workitem"])
+            snapshot = work.copy()
+            snapshot_id = f"{uid}-{millis}"
+            snapshot["$uniqueid"] = snapshot_id
+            snapshot["type"] = f"snapshot-{work.get_first('type')}"
+            snapshot["$immutable"] = True
+            snapshot["$noindex"] = True
+            snapshot.pop("$snapshotid", None)
+            work["$snapshotid"] = snapshot_id
+            self.workitems[uid] = work
+            self._put_snapshot(snapshot)
+            if event:
+                self.put_event("snapshot.add", snapshot_id)
+            return snapshot
+
+    def _put_snapshot(self, snapshot: Document) -> None:
+        snapshot_id = str(snapshot.get_first("$uniqueid"))
+        self.snapshots[snapshot_id] = snapshot
+        self._xml[snapshot_id] = to_xml(snapshot, collection=True)
+
+    def remove_snapshot(self, snapshot_id: str, *, event: bool = True) -> None:
+        """The workflow dropped a snapshot: a ``snapshot.remove`` event for the archive."""
+        with self.lock:
+            self.snapshots.pop(snapshot_id, None)
+            self._xml.pop(snapshot_id, None)
+            if event:
+                self.put_event("snapshot.remove", snapshot_id)
+
+    def put_event(self, topic: str, ref: str) -> LogEntry:
+        with self.lock:
+            self._seq += 1
+            entry = LogEntry(str(uuid.uuid4()), topic, ref, dt.datetime.now(dt.UTC), self._seq)
+            self.log[entry.id] = entry
+            return entry
+
+    def events(self, topic: str | None = None) -> list[LogEntry]:
+        with self.lock:
+            entries = sorted(self.log.values(), key=lambda e: e.seq)
+        return [e for e in entries if topic is None or e.topic == topic]
+
+    def inject(self, kind: str, path: str = r"^/api/documents/", **options: Any) -> Fault:
+        """Add a fault: ``status`` (``status=503``), ``timeout`` (no answer for ``delay``
+        s), ``reset`` (RST mid-body), ``truncate`` and ``malformed`` (complete answers of
+        broken XML), ``slow`` (body trickles over ``delay`` s), ``drop`` (connection closed
+        without an answer). ``times=n`` limits it, ``probability=p`` makes it random."""
+        if kind not in FAULT_KINDS:
+            raise ValueError(f"unknown fault {kind!r}")
+        fault = Fault(kind, path, **options)
+        with self.lock:
+            self.faults.append(fault)
+        return fault
+
+    def clear_faults(self) -> None:
+        with self.lock:
+            self.faults.clear()
+
+    def _fault_for(self, method: str, path: str) -> Fault | None:
+        with self.lock:
+            for fault in self.faults:
+                if fault.matches(method, path, self.rng):
+                    fault.hits += 1
+                    if fault.times is not None:
+                        fault.times -= 1
+                    return fault
+        return None
+
+    # ---- authentication -----------------------------------------------------------------
+
+    def _authorised(self, headers: Any) -> Reply | None:
+        """None when the request may pass, else the answer that refuses it."""
+        method = self.auth
+        if method is None:
+            return None
+        authorization = headers.get("Authorization", "")
+        cookies = _cookies(headers.get("Cookie", ""))
+        now = time.monotonic()
+        with self.lock:
+            if method == "BASIC":
+                pair = base64.b64encode(f"{self.user}:{self.password}".encode()).decode()
+                ok = authorization == f"Basic {pair}"
+            elif method == "FORM":
+                ok = self._sessions.get(cookies.get("JSESSIONID", ""), 0.0) > now
+                if not ok:
+                    return 200, {"Content-Type": "text/html;charset=UTF-8"}, LOGIN_PAGE
+            elif method == "COOKIE":
+                ok = cookies.get(self.user) == self.password
+            elif method == "OIDC":
+                ok = self._tokens.get(authorization.removeprefix("Bearer "), 0.0) > now
+            else:  # JWT
+                ok = authorization == f"Bearer {self.token}"
+        if ok:
+            return None
+        return 401, {"WWW-Authenticate": 'Basic realm="imixs"'}, b""
+
+    def expire_sessions(self) -> None:
+        """Every FORM session and OIDC access token expires now."""
+        with self.lock:
+            self._sessions.clear()
+            self._tokens.clear()
+
+    def _login(self, form: dict[str, str]) -> Reply:
+        if form.get("j_username") != self.user or form.get("j_password") != self.password:
+            return 200, {"Content-Type": "text/html"}, b"<html>login failed</html>"
+        session = secrets.token_hex(16)
+        with self.lock:
+            self._sessions[session] = time.monotonic() + self.session_seconds
+            self.stats.logins += 1
+        return 200, {"Set-Cookie": f"JSESSIONID={session}; Path=/; HttpOnly"}, b""
+
+    def _grant(self, form: dict[str, str]) -> Reply:
+        if form.get("client_id") != self.client_id or (
+            form.get("client_secret") != self.client_secret
+        ):
+            return _json(401, {"error": "invalid_client"})
+        grant = form.get("grant_type", "")
+        now = time.monotonic()
+        with self.lock:
+            if grant == "password":
+                if form.get("username") != self.user or form.get("password") != self.password:
+                    return _json(401, {"error": "invalid_grant"})
+            elif grant == "refresh_token":
+                if self._refresh.pop(form.get("refresh_token", ""), 0.0) <= now:
+                    return _json(400, {"error": "invalid_grant"})
+            else:
+                return _json(400, {"error": "unsupported_grant_type"})
+            self.stats.grants[grant] += 1
+            access, refresh = secrets.token_hex(16), secrets.token_hex(16)
+            self._tokens[access] = now + self.token_seconds
+            self._refresh[refresh] = now + 10 * self.token_seconds
+        answer = {
+            "access_token": access,
+            "expires_in": self.token_seconds,
+            "refresh_token": refresh,
+            "refresh_expires_in": 10 * self.token_seconds,
+            "token_type": "Bearer",
+        }
+        return _json(200, answer)
+
+    # ---- the REST API ---------------------------------------------------------------------
+
+    def route(self, method: str, path: str, query: dict[str, str], body: bytes) -> Reply:
+        parts = [unquote(p) for p in path.removeprefix(API).strip("/").split("/")]
+        head = parts[0] if parts else ""
+        if head == "eventlog":
+            return self._eventlog(method, parts[1:], query)
+        if head == "documents" and method == "GET" and len(parts) == 2:
+            return self._document(parts[1], query.get("items"))
+        if head == "snapshot" and method == "GET" and len(parts) == 3 and parts[1] == "syncpoint":
+            return self._syncpoint(int(parts[2]))
+        if head == "snapshot" and method == "POST" and len(parts) == 1:
+            return self._restore(body)
+        return 404, {}, b""
+
+    def _eventlog(self, method: str, parts: list[str], query: dict[str, str]) -> Reply:
+        with self.lock:
+            if method == "POST" and len(parts) == 3 and parts[0] == "release":
+                limit = time.monotonic() - int(parts[1]) / 1000
+                for entry in self.log.values():
+                    base = entry.topic.removesuffix(".lock")
+                    locked = entry.topic.endswith(".lock") and entry.locked_at <= limit
+                    if locked and base in parts[2].split("~"):
+                        entry.topic, entry.locked_at = base, 0.0
+                return 200, {}, b""
+            if method == "POST" and len(parts) == 2 and parts[0] in ("lock", "unlock"):
+                entry = self.log.get(parts[1])
+                if entry is None:
+                    return 404, {}, b""
+                if parts[0] == "unlock":
+                    entry.topic, entry.locked_at = entry.topic.removesuffix(".lock"), 0.0
+                    return 200, {}, b""
+                self.stats.locks += 1
+                if entry.topic.endswith(".lock"):
+                    self.stats.conflicts += 1
+                    return 409, {}, b""
+                entry.topic, entry.locked_at = entry.topic + ".lock", time.monotonic()
+                return 200, {}, b""
+            if method == "DELETE" and len(parts) == 1:
+                return (200, {}, b"") if self.log.pop(parts[0], None) else (404, {}, b"")
+            if method == "PUT" and len(parts) == 2:
+                self.put_event(parts[0], parts[1])
+                return 200, {}, b""
+            if method == "GET" and len(parts) == 1:
+                topics = parts[0].split("~")
+                count = int(query.get("maxCount", "100"))
+                found = [e for e in self.events() if e.topic in topics][:count]
+                return _xml(to_xml([e.document() for e in found], collection=True))
+        return 404, {}, b""
+
+    def _document(self, uid: str, items: str | None) -> Reply:
+        with self.lock:
+            self.stats.documents += 1
+            xml = self._xml.get(uid)
+            doc = self.snapshots.get(uid) or self.workitems.get(uid)
+        if doc is None:
+            return 404, {}, b""
+        if items:
+            wanted = [name.strip() for name in items.split(",")]
+            doc = Document({name: doc.get_values(name) for name in wanted if name in doc})
+            return _xml(to_xml(doc, collection=True))
+        return _xml(xml if xml is not None else to_xml(doc, collection=True))
+
+    def _syncpoint(self, after: int) -> Reply:
+        with self.lock:
+            later = [
+                (_millis(s.get_first("$modified")), sid)
+                for sid, s in self.snapshots.items()
+                if _millis(s.get_first("$modified")) > after
+            ]
+            if not later:
+                return _xml(to_xml([], collection=True))
+            first = min(later)[0]
+            ids = sorted(sid for millis, sid in later if millis == first)[:SYNCPOINT_LIMIT]
+            docs = [self.snapshots[sid] for sid in ids]
+        return _xml(to_xml(docs, collection=True))
+
+    def _restore(self, body: bytes) -> Reply:
+        if not self.manager:
+            return 403, {}, b""
+        try:
+            docs = read_xml(body)
+        except DocumentError as exc:
+            return _refuse("INVALID_XML", str(exc))
+        if len(docs) != 1:
+            return _refuse("INVALID_SNAPSHOT", f"expected one document, got {len(docs)}")
+        snapshot = docs[0]
+        sid = str(snapshot.get_first("$uniqueid", ""))
+        kind = str(snapshot.get_first("type", ""))
+        if not re.fullmatch(r".+-[0-9]{13,15}", sid) or not kind.startswith("snapshot-"):
+            return _refuse("INVALID_SNAPSHOT", f"not a snapshot: {sid!r} of type {kind!r}")
+        work = snapshot.copy()
+        work["$uniqueid"] = sid.rsplit("-", 1)[0]
+        work["type"] = kind.removeprefix("snapshot-")
+        work["$snapshotid"] = sid
+        for item in ("$immutable", "$noindex"):
+            work.pop(item, None)
+        with self.lock:
+            self._put_snapshot(snapshot)
+            self.workitems[str(work.get_first("$uniqueid"))] = work
+        return 200, {}, b""
+
+
+def _xml(body: bytes) -> Reply:
+    return 200, {"Content-Type": "application/xml"}, body
+
+
+def _json(status: int, answer: dict[str, Any]) -> Reply:
+    return status, {"Content-Type": "application/json"}, json.dumps(answer).encode()
+
+
+def _refuse(code: str, message: str) -> Reply:
+    doc = Document({"$error_code": code, "$error_message": message})
+    return 406, {"Content-Type": "application/xml"}, to_xml(doc)
+
+
+def _cookies(header: str) -> dict[str, str]:
+    pairs = (part.strip().split("=", 1) for part in header.split(";") if "=" in part)
+    return {name: value for name, value in pairs}
+
+
+def _corrupt(body: bytes, kind: str) -> bytes:
+    if kind == "truncate":
+        return body[: max(1, len(body) // 2)]
+    # malformed: a closing tag that does not match (expat fails on it)
+    return body.replace(b"</item>", b"</itme>", 1) if b"</item>" in body else b"<data><document>"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    double: WorkflowDouble
+
+    def setup(self) -> None:
+        super().setup()
+        # Headers and body go out in separate writes: without this, Nagle's algorithm
+        # and the client's delayed ACK add 40 ms to every answer.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def finish(self) -> None:
+        with contextlib.suppress(OSError):
+            super().finish()
+
+    def _body(self) -> bytes:
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            parts = []
+            while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
+                parts.append(self.rfile.read(size))
+                self.rfile.readline()
+            while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                pass
+            return b"".join(parts)
+        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+    def _handle(self) -> None:
+        double = self.double
+        url = urlsplit(self.path)
+        query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        body = self._body()
+        with double.lock:
+            double.stats.requests += 1
+        fault = double._fault_for(self.command, url.path)
+        if fault is not None and fault.kind in ("timeout", "drop"):
+            if fault.kind == "timeout":
+                time.sleep(fault.delay)
+            self._reset()
+            return
+        if fault is not None and fault.kind == "status":
+            self._send(fault.status, {"Content-Type": "text/plain"}, b"injected failure")
+            return
+        reply = self._dispatch(url.path, query, body)
+        self._send(*reply, fault=fault)
+
+    def _dispatch(self, path: str, query: dict[str, str], body: bytes) -> Reply:
+        double = self.double
+        form = {k: v[-1] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
+        if path == TOKEN_PATH and self.command == "POST":
+            return double._grant(form)
+        if path.endswith("/j_security_check") and self.command == "POST":
+            return double._login(form)
+        if not path.startswith(API + "/"):
+            return 404, {}, b""
+        refused = double._authorised(self.headers)
+        if refused is not None:
+            return refused
+        try:
+            return double.route(self.command, path, query, body)
+        except (ValueError, KeyError) as exc:
+            return 400, {"Content-Type": "text/plain"}, str(exc).encode()
+
+    def _send(
+        self, status: int, headers: dict[str, str], body: bytes, fault: Fault | None = None
+    ) -> None:
+        kind = fault.kind if fault is not None and body else None
+        if kind in ("truncate", "malformed"):
+            body = _corrupt(body, kind)
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if kind == "reset":
+            self.wfile.write(body[: len(body) // 2])
+            self.wfile.flush()
+            self._reset()
+        elif kind == "slow" and fault is not None:
+            step = max(1, len(body) // 8)
+            for start in range(0, len(body), step):
+                self.wfile.write(body[start : start + step])
+                self.wfile.flush()
+                time.sleep(fault.delay / 8)
+        else:
+            self.wfile.write(body)
+
+    def _reset(self) -> None:
+        """Close the connection with a TCP reset (no FIN, no answer or half a body)."""
+        self.close_connection = True
+        try:
+            self.wfile.flush()
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
+        except OSError:
+            pass
+
+    do_GET = do_POST = do_PUT = do_DELETE = _handle
+
+
+Setup = Callable[[WorkflowDouble], None]
