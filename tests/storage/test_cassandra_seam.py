@@ -216,7 +216,7 @@ def test_paging_yields_every_row_once(fake: FakeSession, sleeps: Sleeps) -> None
 
 
 def test_scans_stream_page_by_page(fake: FakeSession, sleeps: Sleeps) -> None:
-    text = "SELECT md5, sha256, size, pieces FROM imixs_archive.archive_files"
+    text = "SELECT md5, digest, size, pieces FROM imixs_archive.archive_files"
     fake.pages[text] = [[("A", "a", 1, 1)] * 3 for _ in range(100)]
     rows = backend_for(fake, sleeps).scan(ARCHIVE_FILES)
     assert fake.calls == []  # nothing is read before the first row is asked for
@@ -402,7 +402,7 @@ def test_rows_must_give_every_column(fake: FakeSession, sleeps: Sleeps) -> None:
 
 
 def test_read_timeouts_are_retried_then_succeed(fake: FakeSession, sleeps: Sleeps) -> None:
-    text = "SELECT md5, sha256, size, pieces FROM imixs_archive.archive_files"
+    text = "SELECT md5, digest, size, pieces FROM imixs_archive.archive_files"
     fake.pages[text] = [[("A", "a", 1, 1)], [("B", "b", 2, 1)]]
     fake.errors = [OperationTimedOut("slow"), ReadTimeout("slow")]
     found = list(backend_for(fake, sleeps).scan(ARCHIVE_FILES))
@@ -411,7 +411,7 @@ def test_read_timeouts_are_retried_then_succeed(fake: FakeSession, sleeps: Sleep
 
 
 def test_a_page_fetch_is_retried_from_its_paging_state(fake: FakeSession, sleeps: Sleeps) -> None:
-    text = "SELECT md5, sha256, size, pieces FROM imixs_archive.archive_files"
+    text = "SELECT md5, digest, size, pieces FROM imixs_archive.archive_files"
     fake.pages[text] = [[("A", "a", 1, 1)], [("B", "b", 2, 1)]]
     rows = backend_for(fake, sleeps).scan(ARCHIVE_FILES)
     assert next(rows)["md5"] == "A"
@@ -547,7 +547,7 @@ def test_plan_for_a_keyspace_the_java_service_created() -> None:
     plan = plan_schema(JAVA_NAMES, True, KS, REPLICATION)
     assert plan == [
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_files "
-        "(md5 text, sha256 text, size bigint, pieces int, PRIMARY KEY (md5))",
+        "(md5 text, digest text, size bigint, pieces int, PRIMARY KEY (md5))",
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_snapshot_files "
         "(snapshot text, name text, md5 text, claimed_md5 text, PRIMARY KEY (snapshot, name))",
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_piece_refs "

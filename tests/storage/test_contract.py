@@ -113,9 +113,9 @@ def test_text_and_blob_values(backend: Backend) -> None:
 
 def test_integer_values(backend: Backend) -> None:
     files = [
-        {"md5": "A" * 32, "sha256": "a" * 64, "size": 2**32 + 1, "pieces": 2**31 - 1},
-        {"md5": "B" * 32, "sha256": "b" * 64, "size": 2**63 - 1, "pieces": 0},
-        {"md5": "C" * 32, "sha256": "c" * 64, "size": 0, "pieces": -1},
+        {"md5": "A" * 32, "digest": "a" * 64, "size": 2**32 + 1, "pieces": 2**31 - 1},
+        {"md5": "B" * 32, "digest": "b" * 64, "size": 2**63 - 1, "pieces": 0},
+        {"md5": "C" * 32, "digest": "c" * 64, "size": 0, "pieces": -1},
     ]
     backend.put(ARCHIVE_FILES, files)
     for row in files:
@@ -296,7 +296,7 @@ def test_delete_a_partition_without_clustering_key(backend: Backend) -> None:
 
 
 def test_projection(backend: Backend) -> None:
-    row = {"md5": "A" * 32, "sha256": "f" * 64, "size": 2**33, "pieces": 9}
+    row = {"md5": "A" * 32, "digest": "f" * 64, "size": 2**33, "pieces": 9}
     backend.put(ARCHIVE_FILES, [row])
     key = {"md5": row["md5"]}
     assert backend.get(ARCHIVE_FILES, key, columns=["size"]) == {"size": 2**33}
@@ -304,7 +304,7 @@ def test_projection(backend: Backend) -> None:
         "pieces": 9,
         "md5": row["md5"],
     }
-    assert list(backend.scan(ARCHIVE_FILES, key, columns=["sha256"])) == [{"sha256": "f" * 64}]
+    assert list(backend.scan(ARCHIVE_FILES, key, columns=["digest"])) == [{"digest": "f" * 64}]
     assert list(backend.scan(ARCHIVE_FILES, columns=["size"])) == [{"size": 2**33}]
     uniq = [{"uniqueid": "u", "snapshot": f"u-{n:013d}"} for n in range(5)]
     backend.put(SNAPSHOTS_BY_UNIQUEID, uniq)

@@ -73,9 +73,9 @@ EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
     ),
     "archive_files": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_files "
-        "(md5 text, sha256 text, size bigint, pieces int, PRIMARY KEY (md5))",
-        "INSERT INTO imixs_archive.archive_files (md5, sha256, size, pieces) VALUES (?, ?, ?, ?)",
-        "SELECT md5, sha256, size, pieces FROM imixs_archive.archive_files WHERE md5 = ?",
+        "(md5 text, digest text, size bigint, pieces int, PRIMARY KEY (md5))",
+        "INSERT INTO imixs_archive.archive_files (md5, digest, size, pieces) VALUES (?, ?, ?, ?)",
+        "SELECT md5, digest, size, pieces FROM imixs_archive.archive_files WHERE md5 = ?",
         "DELETE FROM imixs_archive.archive_files WHERE md5 = ?",
         "DELETE FROM imixs_archive.archive_files WHERE md5 = ?",
     ),
@@ -170,8 +170,8 @@ PARTITION: dict[str, tuple[str, str]] = {
         "WHERE md5 = ? AND snapshot < ? ORDER BY snapshot DESC LIMIT ?",
     ),
     "archive_files": (
-        "SELECT md5, sha256, size, pieces FROM imixs_archive.archive_files WHERE md5 = ?",
-        "SELECT md5, sha256, size, pieces FROM imixs_archive.archive_files WHERE md5 = ? LIMIT ?",
+        "SELECT md5, digest, size, pieces FROM imixs_archive.archive_files WHERE md5 = ?",
+        "SELECT md5, digest, size, pieces FROM imixs_archive.archive_files WHERE md5 = ? LIMIT ?",
     ),
     "archive_snapshot_files": (
         "SELECT snapshot, name, md5, claimed_md5 FROM imixs_archive.archive_snapshot_files "
@@ -248,7 +248,7 @@ WHOLE_TABLE: dict[str, str] = {
     "documents": "SELECT md5, sort_id, data_id FROM imixs_archive.documents",
     "documents_data": "SELECT data_id, data FROM imixs_archive.documents_data",
     "snapshots_by_document": "SELECT md5, snapshot FROM imixs_archive.snapshots_by_document",
-    "archive_files": "SELECT md5, sha256, size, pieces FROM imixs_archive.archive_files",
+    "archive_files": "SELECT md5, digest, size, pieces FROM imixs_archive.archive_files",
     "archive_snapshot_files": (
         "SELECT snapshot, name, md5, claimed_md5 FROM imixs_archive.archive_snapshot_files"
     ),

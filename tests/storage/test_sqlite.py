@@ -48,7 +48,7 @@ def test_ddl_is_derived_from_the_declarations() -> None:
         ' "data" BLOB, PRIMARY KEY ("data_id"))'
     )
     assert sql.create_table(ARCHIVE_FILES) == (
-        'CREATE TABLE IF NOT EXISTS "archive_files" ("md5" TEXT NOT NULL, "sha256" TEXT,'
+        'CREATE TABLE IF NOT EXISTS "archive_files" ("md5" TEXT NOT NULL, "digest" TEXT,'
         ' "size" INTEGER, "pieces" INTEGER, PRIMARY KEY ("md5")) WITHOUT ROWID'
     )
 
@@ -376,7 +376,7 @@ def test_misuse_is_refused(tmp_path: Path, call: Any, error: type[Exception]) ->
 
 
 def test_value_columns_may_be_null(tmp_path: Path) -> None:
-    row = {"md5": "A", "sha256": None, "size": None, "pieces": None}
+    row = {"md5": "A", "digest": None, "size": None, "pieces": None}
     with SQLiteBackend(tmp_path) as store:
         store.put(ARCHIVE_FILES, [row])
         assert store.get(ARCHIVE_FILES, {"md5": "A"}) == row

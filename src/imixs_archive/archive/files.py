@@ -3,7 +3,7 @@
 A file is stored under a *documents key*: its MD5 (upper-case hex), as the Java service
 reads it. Its ``documents`` rows list its pieces in order. ``archive_files`` is written
 after them and marks the file complete, with its digest (SHA-256 over its piece ids, see
-``content.py``; kept in the column ``sha256``) and size.
+``content.py``) and size.
 
 The MD5 is never trusted as identity: when the key is taken by different bytes (an MD5
 collision), the file goes under ``<MD5>-SHA256:<digest>`` instead, so both contents stay
@@ -45,9 +45,9 @@ def collision_key(md5: str, digest: str) -> str:
 def register_file(backend: Backend, content: IngestedContent) -> str:
     """Make an ingested file complete in the store; return its documents key."""
     for key in (content.md5, collision_key(content.md5, content.digest)):
-        info = backend.get(ARCHIVE_FILES, {"md5": key}, ["sha256"])
+        info = backend.get(ARCHIVE_FILES, {"md5": key}, ["digest"])
         if info is not None:
-            if info["sha256"] == content.digest or _same_content(backend, key, content):
+            if info["digest"] == content.digest or _same_content(backend, key, content):
                 return key
             continue  # another content owns this key: an MD5 collision
         existing = [row["data_id"] for row in _piece_rows(backend, key)]
@@ -107,7 +107,7 @@ def _mark_complete(
         [
             {
                 "md5": key,
-                "sha256": content.digest,
+                "digest": content.digest,
                 "size": content.size,
                 "pieces": len(content.pieces) if pieces is None else pieces,
             }

@@ -289,12 +289,12 @@ class Archive:
         raise NotFoundError(f"snapshot {snapshot_id} has no file named {name!r}")
 
     def file_digests(self, snapshot_id: str) -> dict[str, tuple[str, str | None]]:
-        """File name -> (documents key, SHA-256 when recorded) of a complete snapshot."""
+        """File name -> (documents key, digest when recorded) of a complete snapshot."""
         doc = self.load(snapshot_id, with_files=False)
         digests: dict[str, tuple[str, str | None]] = {}
         for name, key in self._file_keys(snapshot_id, doc).items():
-            info = self.backend.get(ARCHIVE_FILES, {"md5": key}, ["sha256"])
-            digests[name] = (key, info["sha256"] if info else None)
+            info = self.backend.get(ARCHIVE_FILES, {"md5": key}, ["digest"])
+            digests[name] = (key, info["digest"] if info else None)
         return digests
 
     def file_by_md5(self, md5: str) -> StoredContent:

@@ -132,7 +132,7 @@ def _check_files(backend: Backend, keys: set[str], report: VerifyReport, tick: P
         if info is None:
             continue
         ours = all(SHA256_ID.match(data_id) for data_id in ids)  # else cut by the Java service
-        if info["size"] != size or (ours and info["sha256"] != pieces_digest(ids)):
+        if info["size"] != size or (ours and info["digest"] != pieces_digest(ids)):
             report.problems.append(f"file {key}: content does not match its digest or size")
 
 

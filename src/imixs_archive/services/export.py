@@ -3,7 +3,7 @@
 Snapshot by snapshot, files streamed from the source store through the target's chunker
 and hasher. Resumable: a snapshot the target already holds completely is skipped, and one
 whose copy died part-way is completed (archiving is idempotent). Verified as it goes: each
-file's MD5, and SHA-256 where the source recorded it, must match on both sides.
+file's MD5, and its digest where the source recorded it, must match on both sides.
 """
 
 from __future__ import annotations
@@ -54,9 +54,9 @@ def _copy(source: Archive, target: Archive, snapshot_id: str, summary: ExportSum
     summary.bytes_copied += result.logical_bytes
     expected = source.file_digests(snapshot_id)
     actual = target.file_digests(snapshot_id)
-    for name, (key, sha256) in expected.items():
-        copied_key, copied_sha256 = actual.get(name, ("", None))
-        if copied_key[:32] != key[:32] or (sha256 and sha256 != copied_sha256):
+    for name, (key, digest) in expected.items():
+        copied_key, copied_digest = actual.get(name, ("", None))
+        if copied_key[:32] != key[:32] or (digest and digest != copied_digest):
             raise IntegrityError(
                 f"file {name!r} of {snapshot_id} arrived with other content than it left "
                 f"({key} -> {copied_key})"

@@ -130,9 +130,9 @@ SNAPSHOTS_BY_DOCUMENT = Table(
 )
 ARCHIVE_FILES = Table(
     "archive_files",
-    _cols(("md5", T), ("sha256", T), ("size", BI), ("pieces", N)),
+    _cols(("md5", T), ("digest", T), ("size", BI), ("pieces", N)),
     partition_key=("md5",),
-    serves="Q7: a file's digest (column sha256: the SHA-256 over its ordered piece ids), size "
+    serves="Q7: a file's digest (the SHA-256 over its ordered piece ids), size "
     "and piece count, by its documents key; written after its documents rows, so its "
     "presence marks the file complete.",
     java=False,
