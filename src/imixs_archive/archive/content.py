@@ -241,6 +241,7 @@ class PieceWriter:
     def _flush(self) -> None:
         if self._pending:
             self._writes.append(self.store.write(self._pending))
+            # Keep writes still running, and failed ones: close() raises what they raised.
             self._writes = [w for w in self._writes if not w.done() or w.exception()]
         self._pending = []
         self._pending_bytes = 0
