@@ -1,0 +1,94 @@
+"""What ``imixs-archive sync --status`` shows, and retrying dead letters on demand.
+
+The sync point and its counters come from the service state ('0' row, Java's items);
+each sync process's counters from ``archive_sync_instances``; failed events and dead
+letters from ``archive_sync_failures``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+from imixs_archive.archive.state import load_state
+from imixs_archive.services.sync_failures import FailedEvent, FailureBook, now_ms
+from imixs_archive.storage.base import Backend
+from imixs_archive.storage.model import ARCHIVE_SYNC_INSTANCES
+from imixs_archive.workflow.client import WorkflowClient
+
+STALE_MS = 7 * 24 * 3600 * 1000
+"""Counters of a process not heard of for this long are no longer shown."""
+
+
+@dataclass
+class SyncStatus:
+    point: int | None = None
+    count: int = 0
+    size: int = 0
+    resync: dict[str, Any] = field(default_factory=dict)
+    instances: list[dict[str, Any]] = field(default_factory=list)
+    dead_letters: list[FailedEvent] = field(default_factory=list)
+    retrying: list[FailedEvent] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "sync.point": self.point,
+            "sync.count": self.count,
+            "sync.size": self.size,
+            "resync": self.resync,
+            "instances": self.instances,
+            "dead_letters": [vars(f) for f in self.dead_letters],
+            "retrying": [vars(f) for f in self.retrying],
+        }
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, dt.datetime):
+        return int(value.timestamp() * 1000)
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def sync_status(backend: Backend) -> SyncStatus:
+    state = load_state(backend)
+    status = SyncStatus(
+        point=_int(state.get_first("sync.point")),
+        count=_int(state.get_first("sync.count")) or 0,
+        size=_int(state.get_first("sync.size")) or 0,
+        resync={
+            name.removeprefix("resync."): state.get_first(name)
+            for name in state
+            if name.startswith("resync.")
+        },
+    )
+    oldest = now_ms() - STALE_MS
+    rows = backend.scan(ARCHIVE_SYNC_INSTANCES)
+    status.instances = sorted(
+        (row for row in rows if row["updated"] >= oldest), key=lambda row: row["instance"]
+    )
+    failures = sorted(FailureBook(backend).all(), key=lambda f: f.last_failed)
+    status.dead_letters = [f for f in failures if f.dead]
+    status.retrying = [f for f in failures if not f.dead]
+    return status
+
+
+def retry_dead_letters(
+    backend: Backend, client: WorkflowClient, keys: list[str] | None = None
+) -> list[FailedEvent]:
+    """Put each dead letter (all, or those whose event id or snapshot id is in ``keys``)
+    back into the workflow's event log as a new event, then forget it. A crash between
+    the two leaves the letter; retrying it again only queues the snapshot twice."""
+    book = FailureBook(backend)
+    letters = book.dead_letters()
+    if keys is not None:
+        wanted = set(keys)
+        letters = [f for f in letters if f.event_id in wanted or f.ref in wanted]
+    for letter in letters:
+        client.put_event(letter.topic, letter.ref)
+        book.clear(letter.event_id)
+    return letters

@@ -1,0 +1,304 @@
+"""The sync loop end to end over loopback against the workflow double, in process."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.archive.verify import verify
+from imixs_archive.document.model import Document
+from imixs_archive.errors import StoreUnavailableError
+from imixs_archive.services.sync import Outcome, SyncConfig, SyncService
+from imixs_archive.services.sync_failures import FailureBook, retry_delay_ms
+from imixs_archive.services.sync_status import retry_dead_letters, sync_status
+from imixs_archive.storage.base import Backend
+from imixs_archive.storage.model import SNAPSHOTS, Table
+from imixs_archive.workflow import WorkflowClient
+from support.workflow_double import WorkflowDouble
+
+FAST = SyncConfig(
+    interval_ms=20,
+    initial_delay_ms=0,
+    deadlock_ms=60_000,
+    workers=4,
+    max_attempts=4,
+    retry_delay_ms=0,
+    batch=100,
+    pause_max_ms=100,
+)
+
+
+@pytest.fixture
+def double() -> Iterator[WorkflowDouble]:
+    with WorkflowDouble(seed=7) as running:
+        yield running
+
+
+@pytest.fixture
+def archive(backend: Backend) -> Iterator[Archive]:
+    with Archive(backend) as opened:
+        yield opened
+
+
+_OPEN: list[SyncService] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_services() -> Iterator[None]:
+    yield
+    while _OPEN:
+        service = _OPEN.pop()
+        service.close(timeout=10)
+        service.client.close()
+
+
+def _service(
+    double: WorkflowDouble, archive: Archive, instance: str | None = None, **config: object
+) -> SyncService:
+    client = WorkflowClient(double.url, read_timeout=1.0, connect_timeout=1.0)
+    config = {**vars(FAST), **config}
+    service = SyncService(archive, client, SyncConfig(**config), instance=instance)  # type: ignore[arg-type]
+    _OPEN.append(service)
+    return service
+
+
+def _populate(double: WorkflowDouble, count: int, seed: int = 1) -> list[Document]:
+    rng = random.Random(seed)
+    shared = rng.randbytes(150_000)
+    snapshots = []
+    for n in range(count):
+        files = {"shared.pdf": shared, f"own-{n}.bin": rng.randbytes(rng.randrange(1, 60_000))}
+        snapshots.append(double.save(subject=f"case {n}", files=files if n % 3 else None))
+    return snapshots
+
+
+def _drain(service: SyncService, double: WorkflowDouble, limit: float = 30.0) -> None:
+    deadline = time.monotonic() + limit
+    while double.events() and time.monotonic() < deadline:
+        service.run_round()
+    assert not double.events(), double.events()
+
+
+def _assert_archived(archive: Archive, double: WorkflowDouble) -> None:
+    """Every snapshot the double holds is archived once, equal (files by hash) to it."""
+    ids = list(archive.iter_snapshot_ids())
+    assert sorted(ids) == sorted(double.snapshots)
+    for sid, snapshot in double.snapshots.items():
+        assert archive.load(sid) == snapshot
+    assert verify(archive.backend).ok
+
+
+def test_snapshots_arrive_equal_and_the_log_ends_empty(
+    double: WorkflowDouble, archive: Archive
+) -> None:
+    _populate(double, 30)
+    service = _service(double, archive)
+    result = service.run_round()
+    assert result.count(Outcome.DONE) == 30
+    assert double.events() == []
+    _assert_archived(archive, double)
+    counters = service.counters.as_dict()
+    assert counters["events"] == counters["archived"] == 30
+    assert counters["bytes"] > 0 and counters["failures"] == 0
+    service.close()
+
+
+def test_remove_events_delete_with_unused_files(double: WorkflowDouble, archive: Archive) -> None:
+    kept, gone = (
+        double.save(files={"a.bin": b"a" * 5000}),
+        double.save(files={"b.bin": b"b" * 7000}),
+    )
+    service = _service(double, archive)
+    _drain(service, double)
+    double.remove_snapshot(str(gone.get_first("$uniqueid")))
+    result = service.run_round()
+    assert result.count(Outcome.DONE) == 1
+    assert not archive.exists(str(gone.get_first("$uniqueid")))
+    assert archive.exists(str(kept.get_first("$uniqueid")))
+    assert service.counters.removed == 1
+    assert not archive.file_exists(_md5(b"b" * 7000))
+    service.close()
+
+
+def _md5(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.md5(data).hexdigest().upper()
+
+
+def test_backup_events_as_java_emits_them(double: WorkflowDouble, archive: Archive) -> None:
+    normal = double.save()
+    double.save(dollar_backuprestore=True) if False else double.save(
+        Document({"$backuprestore": True})
+    )
+    service = _service(double, archive, backup_endpoint="http://backup", backup_mirrors=("m1",))
+    service.run_round()
+    refs = {(e.topic, e.ref) for e in double.events()}
+    sid = str(normal.get_first("$uniqueid"))
+    assert refs == {("snapshot.backup", sid), ("snapshot.backup.m1", sid)}
+    service.close()
+
+
+def test_random_faults_lose_nothing(double: WorkflowDouble, archive: Archive) -> None:
+    _populate(double, 40, seed=2)
+    for kind in ("status", "reset", "truncate", "malformed", "drop"):
+        double.inject(kind, probability=0.15)
+    double.inject("timeout", probability=0.03, delay=1.5)
+    double.inject("slow", probability=0.05, delay=0.2)
+    double.inject("status", path="^/api/eventlog/", status=503, probability=0.05)
+    # A failed unlock leaves a lock that the next rounds release by age.
+    service = _service(double, archive, max_attempts=50, deadlock_ms=1500)
+    _drain(service, double, limit=60)
+    _assert_archived(archive, double)
+    counters = service.counters.as_dict()
+    assert counters["archived"] >= 40 and counters["dead_letters"] == 0
+    assert counters["failures"] > 0 and counters["retries"] > 0
+    assert list(FailureBook(archive.backend).all()) == []
+    service.close()
+
+
+def test_an_event_that_keeps_failing_becomes_a_dead_letter(
+    double: WorkflowDouble, archive: Archive
+) -> None:
+    good, bad = double.save(), double.save()
+    bad_id = str(bad.get_first("$uniqueid"))
+    double.inject("status", path=f"^/api/documents/{bad_id}$", status=500)
+    service = _service(double, archive, max_attempts=3)
+    outcomes = [service.run_round() for _ in range(3)]
+    assert outcomes[0].count(Outcome.DONE) == 1 and outcomes[0].count(Outcome.FAILED) == 1
+    assert outcomes[2].count(Outcome.DEAD) == 1
+    assert double.events() == []  # the dead event left the log; the archive keeps it
+    status = sync_status(archive.backend)
+    [letter] = status.dead_letters
+    assert (letter.ref, letter.attempts, letter.topic) == (bad_id, 3, "snapshot.add")
+    assert "500" in letter.error
+    assert archive.exists(str(good.get_first("$uniqueid"))) and not archive.exists(bad_id)
+    # Retried on demand once the workflow behaves.
+    double.clear_faults()
+    assert [f.ref for f in retry_dead_letters(archive.backend, service.client, [bad_id])] == [
+        bad_id
+    ]
+    assert sync_status(archive.backend).dead_letters == []
+    service.run_round()
+    assert archive.exists(bad_id) and double.events() == []
+    service.close()
+
+
+def test_failed_events_wait_for_their_next_attempt(
+    double: WorkflowDouble, archive: Archive
+) -> None:
+    snapshot = double.save()
+    double.inject("status", times=1)
+    service = _service(double, archive, retry_delay_ms=60_000)
+    assert service.run_round().count(Outcome.FAILED) == 1
+    assert service.run_round().count(Outcome.DEFERRED) == 1
+    [failed] = FailureBook(archive.backend).all()
+    assert failed.next_attempt - failed.last_failed == 60_000
+    assert retry_delay_ms(3, 1000) == 4000 and retry_delay_ms(30, 1000) == 64_000
+    assert not archive.exists(str(snapshot.get_first("$uniqueid")))
+    service.close()
+
+
+def test_a_workflow_that_is_down_pauses_and_resumes(
+    double: WorkflowDouble, archive: Archive
+) -> None:
+    _populate(double, 5)
+    port = double.port
+    service = _service(double, archive)
+    double.stop()
+    result = service.run_round()
+    assert result.pause and "Connect" in result.pause
+    thread = service.start()
+    time.sleep(0.3)
+    assert service.counters.state.startswith("paused")
+    double.start(port)
+    deadline = time.monotonic() + 20
+    while double.events() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    service.close(timeout=10)
+    assert not thread.is_alive()
+    _assert_archived(archive, double)
+    assert service.counters.failures == 0  # being down is no failure of any event
+
+
+class _Unavailable(Backend):
+    """A store whose snapshot writes fail as unavailable while ``down`` is set."""
+
+    def __init__(self, inner: Backend) -> None:
+        self.inner, self.down = inner, True
+
+    def put(self, table: Table, rows):  # type: ignore[no-untyped-def]
+        if self.down and table is SNAPSHOTS:
+            raise StoreUnavailableError("store down")
+        return self.inner.put(table, rows)
+
+    def get(self, table, key, columns=None):  # type: ignore[no-untyped-def]
+        return self.inner.get(table, key, columns)
+
+    def scan(self, table, partition=None, **kw):  # type: ignore[no-untyped-def]
+        return self.inner.scan(table, partition, **kw)
+
+    def delete(self, table, key):  # type: ignore[no-untyped-def]
+        self.inner.delete(table, key)
+
+    def describe(self):  # type: ignore[no-untyped-def]
+        return self.inner.describe()
+
+
+def test_an_unavailable_store_pauses_without_counting(
+    double: WorkflowDouble, tmp_path: Path
+) -> None:
+    from imixs_archive.storage.sqlite import SQLiteBackend
+
+    double.save()
+    with SQLiteBackend(tmp_path / "s") as inner:
+        flaky = _Unavailable(inner)
+        with Archive(flaky) as archive:
+            service = _service(double, archive)
+            result = service.run_round()
+            assert result.pause.startswith("store") and result.count(Outcome.PAUSED) == 1
+            assert list(FailureBook(flaky).all()) == [] and len(double.events()) == 1
+            flaky.down = False
+            service.run_round()
+            assert double.events() == [] and len(list(archive.iter_snapshot_ids())) == 1
+            service.close()
+
+
+def test_two_services_archive_each_snapshot_once(double: WorkflowDouble, archive: Archive) -> None:
+    _populate(double, 60, seed=3)
+    double.inject("status", probability=0.05)
+    services = [_service(double, archive, workers=3, instance=f"i{n}") for n in range(2)]
+    threads = [threading.Thread(target=_drain, args=(s, double)) for s in services]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    _assert_archived(archive, double)
+    done = sum(s.counters.archived for s in services)
+    assert done == 60  # each event archived by exactly one instance
+    assert all(s.counters.archived > 0 for s in services)
+    for service in services:
+        service.close()
+
+
+def test_stop_finishes_the_event_in_hand(double: WorkflowDouble, archive: Archive) -> None:
+    _populate(double, 10)
+    double.inject("slow", delay=0.2)
+    service = _service(double, archive, workers=1)
+    thread = service.start()
+    time.sleep(0.3)
+    service.close(timeout=10)
+    assert not thread.is_alive()
+    archived = service.counters.archived
+    assert 0 < archived < 10
+    assert len(double.events()) == 10 - archived
+    assert sorted(archive.iter_snapshot_ids()) == sorted(
+        sid for sid in double.snapshots if sid not in {e.ref for e in double.events()}
+    )
+    assert sync_status(archive.backend).instances[0]["state"] == "stopped"
