@@ -1,0 +1,143 @@
+"""Resync: the syncpoint walk against the double over loopback."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.archive.state import load_state
+from imixs_archive.services.resync import Resync, request_cancel, resync_status
+from imixs_archive.storage.base import Backend
+from imixs_archive.workflow import WorkflowClient
+from support.workflow_double import WorkflowDouble
+
+BASE = 1_700_000_000_000
+
+
+@pytest.fixture
+def double() -> Iterator[WorkflowDouble]:
+    with WorkflowDouble() as running:
+        yield running
+
+
+@pytest.fixture
+def archive(backend: Backend) -> Iterator[Archive]:
+    with Archive(backend) as opened:
+        yield opened
+
+
+@pytest.fixture
+def client(double: WorkflowDouble) -> Iterator[WorkflowClient]:
+    with WorkflowClient(double.url, read_timeout=2) as running:
+        yield running
+
+
+def _populate(double: WorkflowDouble, count: int) -> list[str]:
+    ids = []
+    for n in range(count):
+        files = {"f.bin": bytes([n]) * 3000} if n % 2 else None
+        snapshot = double.save(modified=BASE + n * 1000, files=files, event=False)
+        ids.append(str(snapshot.get_first("$uniqueid")))
+    return ids
+
+
+def _resync(archive: Archive, client: WorkflowClient, **kw: int) -> Resync:
+    return Resync(archive, client, retry_delay_ms=10, **kw)
+
+
+def test_walk_archives_what_is_missing_and_saves_the_point(
+    double: WorkflowDouble, archive: Archive, client: WorkflowClient
+) -> None:
+    ids = _populate(double, 6)
+    archive.store(double.snapshots[ids[2]])
+    result = _resync(archive, client).run(BASE - 1)
+    assert result.status == "done"
+    assert (result.walked, result.new) == (6, 5)
+    assert sorted(archive.iter_snapshot_ids()) == sorted(ids)
+    for sid in ids:
+        assert archive.load(sid) == double.snapshots[sid]
+    state = load_state(archive.backend)
+    assert state.get_first("sync.point") == BASE + 5000
+    assert state.get_first("sync.count") == 6
+    assert state.get_first("sync.size") == result.bytes > 0
+    assert state.get_first("resync.status") == "done"
+    # Again from the saved point: nothing new, nothing walked.
+    again = _resync(archive, client).run()
+    assert (again.status, again.walked, again.point) == ("done", 0, BASE + 5000)
+
+
+def test_sixteen_per_timestamp(
+    double: WorkflowDouble, archive: Archive, client: WorkflowClient
+) -> None:
+    for _ in range(20):
+        double.save(modified=BASE, event=False)
+    last = double.save(modified=BASE + 1, event=False)
+    result = _resync(archive, client).run(0)
+    # The Java feed's rule: 16 of the 20 sharing one timestamp, then the next timestamp.
+    assert result.walked == 17 and len(list(archive.iter_snapshot_ids())) == 17
+    assert archive.exists(str(last.get_first("$uniqueid")))
+    assert any("at most 16" in w for w in result.warnings)
+
+
+def test_failure_stops_at_the_saved_point_and_a_rerun_resumes(
+    double: WorkflowDouble, archive: Archive, client: WorkflowClient
+) -> None:
+    ids = _populate(double, 5)
+    fault = double.inject("status", path=f"^/api/snapshot/syncpoint/{BASE + 2000}$", status=503)
+    failed = _resync(archive, client, max_attempts=2).run(BASE - 1)
+    assert failed.status == "failed" and failed.point == BASE + 2000
+    assert fault.hits == 2
+    assert len(list(archive.iter_snapshot_ids())) == 3
+    assert resync_status(archive) == "failed"
+    double.clear_faults()
+    resumed = _resync(archive, client).run()
+    assert resumed.status == "done" and resumed.walked == 2
+    assert sorted(archive.iter_snapshot_ids()) == sorted(ids)
+    assert load_state(archive.backend).get_first("sync.count") == 5
+
+
+def test_broken_answers_are_retried(
+    double: WorkflowDouble, archive: Archive, client: WorkflowClient
+) -> None:
+    ids = _populate(double, 4)
+    for kind in ("truncate", "malformed", "reset"):
+        double.inject(kind, path="^/api/snapshot/syncpoint/", times=1)
+    result = _resync(archive, client).run(0)
+    assert result.status == "done"
+    assert sorted(archive.iter_snapshot_ids()) == sorted(ids)
+
+
+def test_cancel_then_run_again_to_the_end(
+    double: WorkflowDouble, archive: Archive, client: WorkflowClient
+) -> None:
+    ids = _populate(double, 12)
+    double.inject("slow", path="^/api/snapshot/syncpoint/", delay=0.08)
+    assert request_cancel(archive) is False  # nothing runs yet
+    resync = _resync(archive, client)
+    outcome: list[str] = []
+    thread = threading.Thread(target=lambda: outcome.append(resync.run(BASE - 1).status))
+    thread.start()
+    time.sleep(0.3)
+    assert request_cancel(archive) is True
+    thread.join(10)
+    assert outcome == ["cancelled"]
+    walked = len(list(archive.iter_snapshot_ids()))
+    assert 0 < walked < 12
+    double.clear_faults()
+    again = _resync(archive, client).run()
+    assert again.status == "done"
+    assert sorted(archive.iter_snapshot_ids()) == sorted(ids)
+
+
+def test_stop_event_cancels(
+    double: WorkflowDouble, archive: Archive, client: WorkflowClient
+) -> None:
+    _populate(double, 3)
+    resync = _resync(archive, client)
+    resync.stopping.set()
+    assert resync.run(0).status == "cancelled"
+    assert load_state(archive.backend).get_first("resync.cancel") is False
