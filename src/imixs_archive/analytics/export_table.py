@@ -94,16 +94,20 @@ def export_table(archive: Archive, spec: ExportSpec, out: IO[bytes]) -> ExportSu
     if clash:
         raise ConfigError(f"{', '.join(sorted(clash))}: already a column of every export")
     started = time.perf_counter()
+    size = max(1, spec.batch_rows)
     docs = iter_export_docs(archive, spec)
-    batch = list(islice(docs, max(1, spec.batch_rows)))
-    columns = [*FIXED_COLUMNS, *infer(spec.items, [doc for _, doc in batch])]
+    sample = list(islice(docs, size))  # the only batch held as documents: types are inferred
+    columns = [*FIXED_COLUMNS, *infer(spec.items, [doc for _, doc in sample])]
     summary = ExportSummary(columns=columns)
     writer = open_writer(spec.format, columns, out)
-    while batch:
-        writer.write_batch([_row(sid, doc, columns, summary.warnings) for sid, doc in batch])
-        summary.rows += len(batch)
+    rows = [_row(sid, doc, columns, summary.warnings) for sid, doc in sample]
+    del sample
+    while rows:
+        writer.write_batch(rows)
+        summary.rows += len(rows)
         summary.batches += 1
-        batch = list(islice(docs, max(1, spec.batch_rows)))
+        rows = []  # released before the next batch is read: one batch in memory
+        rows = [_row(sid, doc, columns, summary.warnings) for sid, doc in islice(docs, size)]
     writer.close()
     summary.seconds = time.perf_counter() - started
     return summary
