@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from imixs_archive import __version__
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.cli import analyze_commands, archive_commands, recovery_commands
+from imixs_archive.cli import analyze_commands, archive_commands, recovery_commands, sync_commands
 from imixs_archive.cli.context import Context
 from imixs_archive.config import load_settings
 from imixs_archive.errors import ArchiveError
@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     archive_commands,
     recovery_commands,
     analyze_commands,
+    sync_commands,
 )
 
 

@@ -1,0 +1,251 @@
+"""Commands of the sync from Imixs-Workflow: ``sync`` and ``resync`` (see docs/sync.md)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import logging
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import Any
+
+from imixs_archive.cli.context import Context, store_options
+from imixs_archive.cli.output import human_bytes, print_table
+from imixs_archive.errors import ArchiveError, ConfigError
+from imixs_archive.services.resync import Resync, request_cancel, resync_status, to_millis
+from imixs_archive.services.sync import Outcome, SyncConfig, SyncService
+from imixs_archive.services.sync_status import SyncStatus, retry_dead_letters, sync_status
+from imixs_archive.workflow.client import WorkflowClient
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    common = store_options()
+    p = sub.add_parser(
+        "sync", parents=[common], help="pull snapshots from Imixs-Workflow (foreground loop)"
+    )
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--once", action="store_true", help="run one round, then exit")
+    group.add_argument(
+        "--status", action="store_true", help="print counters, sync point and dead letters"
+    )
+    group.add_argument(
+        "--retry",
+        action="append",
+        metavar="ID",
+        help="re-queue a dead letter (event or snapshot id)",
+    )
+    group.add_argument("--retry-all", action="store_true", help="re-queue every dead letter")
+    p.add_argument("--json", action="store_true", help="--status as JSON")
+    p.add_argument("--workers", type=int, help="events archived at once (WORKFLOW_SYNC_WORKERS)")
+    p.set_defaults(handler=cmd_sync)
+
+    p = sub.add_parser(
+        "resync",
+        parents=[common],
+        help="walk the workflow's syncpoint feed, archive what is missing",
+    )
+    p.add_argument(
+        "--from",
+        dest="start",
+        type=_when,
+        help="start here (ISO date/time, UTC unless an offset is given, or epoch ms); "
+        "default: go on from the saved sync point",
+    )
+    p.add_argument("--cancel", action="store_true", help="stop a running resync")
+    p.set_defaults(handler=cmd_resync)
+
+
+def _when(text: str) -> int:
+    text = text.strip()
+    if text.isdigit():
+        return int(text)
+    try:
+        return to_millis(dt.datetime.fromisoformat(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date/time: {text!r}") from None
+
+
+@contextmanager
+def _stop_on_signals(stop: Callable[[], None]) -> Iterator[None]:
+    """SIGINT/SIGTERM: stop after the work in hand (a second Ctrl-C interrupts at once)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    asked = [False]
+
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        if asked[0] and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        asked[0] = True
+        print("imixs-archive: stopping after the events in hand ...", file=sys.stderr)
+        stop()
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _logging() -> None:
+    logging.basicConfig(
+        level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s"
+    )
+
+
+def _client(ctx: Context, workers: int = 0) -> WorkflowClient:
+    if not ctx.settings.workflow_service_endpoint.strip():
+        raise ConfigError("set WORKFLOW_SERVICE_ENDPOINT (the workflow's REST API) to sync")
+    return WorkflowClient.from_settings(ctx.settings, workers=workers)
+
+
+# ---- sync --------------------------------------------------------------------------------
+
+
+def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
+    if args.status:
+        _print_status(sync_status(ctx.backend), as_json=args.json)
+        return 0
+    config = SyncConfig.from_settings(ctx.settings)
+    if args.workers:
+        config = SyncConfig(**{**vars(config), "workers": max(1, args.workers)})
+    with _client(ctx, config.workers) as client:
+        if args.retry or args.retry_all:
+            letters = retry_dead_letters(
+                ctx.backend, client, None if args.retry_all else args.retry
+            )
+            for letter in letters:
+                print(f"re-queued {letter.topic} {letter.ref} (was event {letter.event_id})")
+            if args.retry and not letters:
+                raise ArchiveError(f"no dead letter {', '.join(args.retry)}")
+            return 0
+        service = SyncService(ctx.archive, client, config)
+        try:
+            if args.once:
+                return _once(service)
+            _logging()
+            with _stop_on_signals(service.stop):
+                service.run()
+        finally:
+            service.close()
+    return 0
+
+
+def _once(service: SyncService) -> int:
+    result = service.run_round()
+    service.save_counters()
+    counts = ", ".join(f"{n} {o.value}" for o, n in sorted(result.outcomes.items()) if n)
+    print(f"{result.read} events read{': ' + counts if counts else ''}")
+    if result.pause:
+        print(f"imixs-archive: paused: {result.pause}", file=sys.stderr)
+        return 1
+    return 1 if result.count(Outcome.FAILED) or result.count(Outcome.DEAD) else 0
+
+
+def _ago(millis: int) -> str:
+    seconds = max(0.0, time.time() - millis / 1000)
+    return f"{seconds:.0f} s ago" if seconds < 120 else f"{seconds / 60:.0f} min ago"
+
+
+def _point(millis: int | None) -> str:
+    if not millis:
+        return "none"
+    when = dt.datetime.fromtimestamp(millis / 1000, dt.UTC)
+    return f"{when.isoformat(timespec='milliseconds')} ({millis})"
+
+
+def _print_status(status: SyncStatus, *, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(status.as_dict(), default=str, indent=2))
+        return
+    print(f"sync point: {_point(status.point)}")
+    print(f"sync count: {status.count}, size: {human_bytes(status.size)}")
+    if status.resync:
+        resync = ", ".join(f"{k} {v}" for k, v in sorted(status.resync.items()) if v != "")
+        print(f"resync: {resync}")
+    print(f"sync processes: {len(status.instances)}")
+    if status.instances:
+        rows: list[list[Any]] = [
+            [
+                row["instance"],
+                row["state"],
+                _ago(row["updated"]),
+                row["events"],
+                row["archived"],
+                row["removed"],
+                human_bytes(row["bytes"]),
+                row["failures"],
+                row["retries"],
+                row["dead_letters"],
+                f"{row['lag_ms'] / 1000:.1f} s",
+            ]
+            for row in status.instances
+        ]
+        headers = ["instance", "state", "updated", "events", "archived", "removed", "bytes"]
+        print_table([*headers, "failures", "retries", "dead letters", "lag"], rows)
+    for title, failures in (("dead letters", status.dead_letters), ("retrying", status.retrying)):
+        print(f"{title}: {len(failures)}")
+        if failures:
+            print_table(
+                ["event", "topic", "snapshot", "attempts", "last failed", "error"],
+                [
+                    [f.event_id, f.topic, f.ref, f.attempts, _ago(f.last_failed), f.error]
+                    for f in failures
+                ],
+            )
+
+
+# ---- resync ------------------------------------------------------------------------------
+
+
+def cmd_resync(args: argparse.Namespace, ctx: Context) -> int:
+    if args.cancel:
+        return _cancel(ctx)
+    settings = ctx.settings
+    with _client(ctx) as client:
+        resync = Resync(
+            ctx.archive,
+            client,
+            max_attempts=settings.workflow_sync_maxattempts,
+            retry_delay_ms=min(settings.workflow_sync_retrydelay, settings.workflow_sync_interval),
+        )
+        _logging()
+        with _stop_on_signals(resync.stopping.set):
+            result = resync.run(args.start)
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    for failure in result.failures:
+        print(f"failed: {failure}", file=sys.stderr)
+    print(
+        f"resync {result.status} at {_point(result.point)}: {result.walked} snapshots walked, "
+        f"{result.new} newly archived, {human_bytes(result.bytes)} received"
+    )
+    return 0 if result.status in ("done", "cancelled") and not result.failures else 1
+
+
+def _cancel(ctx: Context, wait: float = 30.0) -> int:
+    """Set the cancel flag until the running resync has seen it."""
+    deadline = time.monotonic() + wait
+    asked = False
+    while time.monotonic() < deadline:
+        if not request_cancel(ctx.archive):
+            print(
+                "resync cancelled"
+                if asked
+                else f"no resync running ({resync_status(ctx.archive) or 'never run'})"
+            )
+            return 0
+        asked = True
+        time.sleep(0.2)
+    print(
+        "imixs-archive: the resync has not stopped yet (it stops before its next step)",
+        file=sys.stderr,
+    )
+    return 1

@@ -1,0 +1,180 @@
+"""``imixs-archive sync`` and ``resync`` on the command line: in process, and as real
+processes that are SIGKILLed mid-run, stopped with SIGTERM, and run two at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.archive.verify import verify
+from imixs_archive.cli import main
+from imixs_archive.services.sync_status import sync_status
+from imixs_archive.storage.sqlite import SQLiteBackend
+from support.workflow_double import WorkflowDouble
+
+
+@pytest.fixture
+def double() -> Iterator[WorkflowDouble]:
+    with WorkflowDouble(auth="BASIC", seed=11) as running:
+        yield running
+
+
+def _env(double: WorkflowDouble, store: Path, **extra: str) -> dict[str, str]:
+    env = {
+        "ARCHIVE_DATA_DIR": str(store),
+        "WORKFLOW_SERVICE_ENDPOINT": double.url,
+        "WORKFLOW_SERVICE_USER": double.user,
+        "WORKFLOW_SERVICE_PASSWORD": double.password,
+        "WORKFLOW_SYNC_INITIALDELAY": "0",
+        "WORKFLOW_SYNC_INTERVAL": "50",
+        "WORKFLOW_SYNC_RETRYDELAY": "0",
+        "WORKFLOW_REST_READTIMEOUT": "2000",
+        "WORKFLOW_SYNC_WORKERS": "3",
+    }
+    env.update(extra)
+    return env
+
+
+@pytest.fixture
+def environment(double: WorkflowDouble, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    store = tmp_path / "store"
+    for name, value in _env(double, store).items():
+        monkeypatch.setenv(name, value)
+    return store
+
+
+def _populate(double: WorkflowDouble, count: int, seed: int = 5) -> None:
+    rng = random.Random(seed)
+    common = rng.randbytes(200_000)
+    for n in range(count):
+        files = {"common.pdf": common, f"n{n}.bin": rng.randbytes(rng.randrange(1000, 80_000))}
+        double.save(subject=f"#{n}", files=files if n % 4 else None)
+
+
+def _check_exactly_once(double: WorkflowDouble, store: Path) -> None:
+    assert double.events() == []
+    with SQLiteBackend(store) as backend, Archive(backend) as archive:
+        ids = list(archive.iter_snapshot_ids())
+        assert len(ids) == len(set(ids)) == len(double.snapshots)
+        for sid, snapshot in double.snapshots.items():
+            assert archive.load(sid) == snapshot
+        assert verify(backend).ok
+
+
+def test_once_status_and_retry(
+    double: WorkflowDouble, environment: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _populate(double, 4)
+    bad = double.save()
+    bad_id = str(bad.get_first("$uniqueid"))
+    double.inject("status", path=f"^/api/documents/{bad_id}$")
+    os.environ["WORKFLOW_SYNC_MAXATTEMPTS"] = "2"
+    assert main(["sync", "--once"]) == 1  # one event failed
+    assert "5 events read: 4 done, 1 failed" in capsys.readouterr().out
+    assert main(["sync", "--once"]) == 1
+    assert main(["sync", "--status"]) == 0
+    out = capsys.readouterr().out
+    assert "dead letters: 1" in out and bad_id in out and "retrying: 0" in out
+    assert main(["sync", "--status", "--json"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status["dead_letters"][0]["ref"] == bad_id
+    assert status["instances"][0]["dead_letters"] == 1
+    double.clear_faults()
+    assert main(["sync", "--retry", bad_id]) == 0
+    assert f"re-queued snapshot.add {bad_id}" in capsys.readouterr().out
+    assert main(["sync", "--retry", "nothing"]) == 1
+    assert main(["sync", "--once"]) == 0
+    _check_exactly_once(double, environment)
+
+
+def test_resync_command(
+    double: WorkflowDouble, environment: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for n in range(3):
+        double.save(modified=1_700_000_000_000 + n, event=False)
+    assert main(["resync", "--cancel"]) == 0
+    assert "no resync running" in capsys.readouterr().out
+    assert main(["resync", "--from", "2023-11-14T00:00:00+00:00"]) == 0
+    assert "resync done" in capsys.readouterr().out
+    assert main(["sync", "--status"]) == 0
+    assert "sync count: 3" in capsys.readouterr().out
+    with SQLiteBackend(environment) as backend:
+        assert sync_status(backend).point == 1_700_000_000_002
+
+
+def test_sync_needs_an_endpoint(environment: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORKFLOW_SERVICE_ENDPOINT", "")
+    assert main(["sync", "--once"]) == 2
+
+
+def _start(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    """A sync process; its log goes to a file (a pipe nobody reads could fill up)."""
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "imixs_archive", "sync"],
+            env={**os.environ, **env},
+            stdout=subprocess.DEVNULL,
+            stderr=out,
+        )
+
+
+def _wait_empty(double: WorkflowDouble, limit: float = 60) -> None:
+    deadline = time.monotonic() + limit
+    while double.events() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert double.events() == []
+
+
+@pytest.mark.slow
+def test_sigkill_mid_run_then_restart_loses_nothing(double: WorkflowDouble, tmp_path: Path) -> None:
+    _populate(double, 60, seed=6)
+    double.inject("slow", probability=0.3, delay=0.1)
+    double.inject("status", probability=0.05)
+    store = tmp_path / "store"
+    env = _env(double, store, WORKFLOW_SYNC_DEADLOCK="800", WORKFLOW_SYNC_MAXATTEMPTS="100")
+    log = tmp_path / "sync.log"
+    rng = random.Random(4)
+    for _ in range(4):
+        process = _start(env, log)
+        time.sleep(rng.uniform(0.6, 1.4))
+        process.send_signal(signal.SIGKILL)
+        process.wait(10)
+    assert double.events(), "the kills should land before the end"
+    process = _start(env, log)
+    _wait_empty(double)
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(20) == 0, log.read_text()
+    _check_exactly_once(double, store)
+    with SQLiteBackend(store) as backend:
+        assert sync_status(backend).dead_letters == []
+
+
+@pytest.mark.slow
+def test_two_processes_archive_each_snapshot_once(double: WorkflowDouble, tmp_path: Path) -> None:
+    _populate(double, 80, seed=7)
+    double.inject("slow", probability=0.2, delay=0.05)
+    store = tmp_path / "store"
+    env = _env(double, store)
+    log = tmp_path / "sync.log"
+    processes = [_start(env, log) for _ in range(2)]
+    _wait_empty(double)
+    for process in processes:
+        process.send_signal(signal.SIGINT)
+    for process in processes:
+        assert process.wait(20) == 0, log.read_text()
+    _check_exactly_once(double, store)
+    with SQLiteBackend(store) as backend:
+        instances = sync_status(backend).instances
+    assert len(instances) == 2
+    assert sum(row["archived"] for row in instances) == 80
+    assert all(row["state"] == "stopped" for row in instances)
