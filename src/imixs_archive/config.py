@@ -106,6 +106,58 @@ class Settings:
         "ARCHIVE_CLUSTER_RETRIES", 5, "Attempts for a request that timed out.", int
     )
 
+    # --- the service: HTTP, access control (see docs/web.md) ---
+    http_host: str = _setting(
+        "ARCHIVE_HTTP_HOST",
+        "127.0.0.1",
+        "Address `serve` listens on. Any non-loopback address needs credentials configured.",
+    )
+    http_port: int = _setting("ARCHIVE_HTTP_PORT", 8080, "Port `serve` listens on.", int)
+    users: str = _setting(
+        "ARCHIVE_USERS",
+        "",
+        "Users for HTTP Basic and the login page: 'name:role:hash;...' with role reader or "
+        "manager and a hash from `imixs-archive hash-password`.",
+        secret=True,
+    )
+    api_tokens: str = _setting(
+        "ARCHIVE_API_TOKENS",
+        "",
+        "Bearer tokens: 'name:role:sha256-hex;...' (`imixs-archive hash-password --token`).",
+        secret=True,
+    )
+    oidc_issuer: str = _setting(
+        "ARCHIVE_OIDC_ISSUER",
+        "",
+        "OIDC issuer URL: bearer JWTs signed by its keys (RS256, JWKS) are accepted.",
+    )
+    oidc_audience: str = _setting(
+        "ARCHIVE_OIDC_AUDIENCE", "", "Audience an OIDC token must carry (aud claim)."
+    )
+    oidc_roles_claim: str = _setting(
+        "ARCHIVE_OIDC_ROLES_CLAIM",
+        "roles",
+        "Claim (dotted path, e.g. realm_access.roles) listing 'reader' or 'manager'.",
+    )
+    session_secret: str = _setting(
+        "ARCHIVE_SESSION_SECRET",
+        "",
+        "Key signing login cookies; random per process when empty (logins end on restart).",
+        secret=True,
+    )
+    max_upload_mb: int = _setting(
+        "ARCHIVE_MAX_UPLOAD_MB",
+        1024,
+        "Largest request body accepted by POST /api/archive/snapshot (MiB); more gets 413.",
+        int,
+    )
+    backup_dir: Path = _setting(
+        "ARCHIVE_BACKUP_DIR",
+        Path("archive-backup"),
+        "Folder under which backups started from the web API or UI are written.",
+        Path,
+    )
+
     # --- the workflow and the sync (reference section 8; docs/sync.md) ---
     workflow_service_endpoint: str = _setting(
         "WORKFLOW_SERVICE_ENDPOINT",

@@ -16,7 +16,13 @@ from collections.abc import Sequence
 
 from imixs_archive import __version__
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.cli import analyze_commands, archive_commands, recovery_commands, sync_commands
+from imixs_archive.cli import (
+    analyze_commands,
+    archive_commands,
+    recovery_commands,
+    serve_commands,
+    sync_commands,
+)
 from imixs_archive.cli.context import Context
 from imixs_archive.config import load_settings
 from imixs_archive.errors import ArchiveError
@@ -27,6 +33,7 @@ COMMAND_MODULES = (
     recovery_commands,
     analyze_commands,
     sync_commands,
+    serve_commands,
 )
 
 

@@ -1,0 +1,98 @@
+"""``serve`` (the archive service: REST API and web UI) and ``hash-password``."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import socket
+import sys
+from dataclasses import replace
+
+from imixs_archive.cli.context import Context, store_options
+from imixs_archive.config import Settings
+from imixs_archive.errors import ConfigError
+from imixs_archive.web.credentials import check_exposure, hash_password, new_token
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "serve", parents=[store_options()], help="run the archive service: REST API and web UI"
+    )
+    p.add_argument("--host", help="address to listen on (env ARCHIVE_HTTP_HOST, 127.0.0.1)")
+    p.add_argument("--port", type=int, help="port (env ARCHIVE_HTTP_PORT, 8080; 0: any free)")
+    p.set_defaults(handler=cmd_serve)
+
+    p = sub.add_parser("hash-password", help="make a password hash for ARCHIVE_USERS (or a token)")
+    p.add_argument("--name", default="admin", help="user or token name (default admin)")
+    p.add_argument("--role", choices=["reader", "manager"], default="manager")
+    p.add_argument(
+        "--token", action="store_true", help="make a new API token for ARCHIVE_API_TOKENS"
+    )
+    p.add_argument(
+        "--password-stdin", action="store_true", help="read the password from standard input"
+    )
+    p.set_defaults(handler=cmd_hash_password)
+
+
+def bind(settings: Settings) -> socket.socket:
+    """The listening socket, or a ConfigError saying why it cannot be had."""
+    family = socket.AF_INET6 if ":" in settings.http_host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((settings.http_host.strip("[]"), settings.http_port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(
+            f"cannot listen on {settings.http_host}:{settings.http_port}: {exc.strerror or exc}"
+        ) from None
+    return sock
+
+
+def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
+    import uvicorn  # the web stack is loaded by the command that uses it
+
+    from imixs_archive.web.app import create_app
+
+    settings = replace(
+        ctx.settings,
+        http_host=args.host if args.host is not None else ctx.settings.http_host,
+        http_port=args.port if args.port is not None else ctx.settings.http_port,
+    )
+    check_exposure(settings)
+    app = create_app(settings, ctx.backend)
+    sock = bind(settings)
+    port = sock.getsockname()[1]
+    host = f"[{settings.http_host}]" if ":" in settings.http_host else settings.http_host
+    store = ctx.backend.describe()
+    where = store.get("location") or store.get("keyspace") or ""
+    print(
+        f"imixs-archive: serving http://{host}:{port}/ ({ctx.backend.name} store {where}); "
+        "Ctrl-C stops",
+        flush=True,
+    )
+    config = uvicorn.Config(app, log_level="info", access_log=False, proxy_headers=False)
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
+    return 0
+
+
+def cmd_hash_password(args: argparse.Namespace, ctx: Context) -> int:
+    if args.token:
+        token, digest = new_token()
+        print(f"token (give it to the client, it is shown once): {token}", file=sys.stderr)
+        print(f"{args.name}:{args.role}:{digest}")
+        return 0
+    if args.password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = getpass.getpass("password: ")
+        if getpass.getpass("again: ") != password:
+            raise ConfigError("the passwords differ")
+    if not password:
+        raise ConfigError("an empty password is not allowed")
+    print(f"{args.name}:{args.role}:{hash_password(password)}")
+    return 0

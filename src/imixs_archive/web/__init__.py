@@ -1,0 +1,1 @@
+"""The archive service over HTTP: REST API, web UI, health and metrics (``create_app``)."""

@@ -1,0 +1,218 @@
+"""``/api``: the Java service's endpoints (section 6 of the reference) and the archive's own
+JSON endpoints: listings, push, delete, stats."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as dt
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.archive.state import load_state
+from imixs_archive.archive.stats import collect_stats
+from imixs_archive.document.conventions import iter_files, origin_id, snapshot_millis
+from imixs_archive.document.json_codec import to_json
+from imixs_archive.document.model import Document
+from imixs_archive.errors import NotFoundError
+from imixs_archive.web.problems import BadRequestError
+from imixs_archive.web.push import receive_snapshots
+from imixs_archive.web.state import Manager, Reader, Svc
+from imixs_archive.web.streaming import file_response, negotiate, xml_response
+
+router = APIRouter(prefix="/api", tags=["archive"])
+
+Format = Annotated[Literal["xml", "json", "html"] | None, Query(description="xml, json or html")]
+Limit = Annotated[int, Query(ge=1, le=1000, description="at most this many")]
+
+
+def document_response(request: Request, svc: Svc, doc: Document, fmt: str | None) -> Response:
+    chosen = negotiate(request, fmt)
+    if chosen == "json":
+        return Response(to_json(doc, collection=True), media_type="application/json")
+    if chosen == "html":
+        page = svc.templates.get_template("api_document.html").render(doc=doc, rows=doc_rows(doc))
+        return Response(page, media_type="text/html")
+    return xml_response(doc)
+
+
+def doc_rows(doc: Document) -> list[tuple[str, list[str]]]:
+    """(item name, values as text) for an HTML table; file contents shown by size only."""
+    rows: list[tuple[str, list[str]]] = []
+    for name, values in doc.sorted_items():
+        if name == "$file":
+            rows.append((name, [f"{e.name} ({e.content_type})" for e in iter_files(doc)]))
+        else:
+            rows.append((name, [_text(v) for v in values]))
+    return rows
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, dt.datetime):
+        return value.isoformat(timespec="milliseconds")
+    if isinstance(value, bytes):
+        return f"<{len(value)} bytes>"
+    return str(value)
+
+
+# ---- section 6: the Java service's API -----------------------------------------------
+
+
+@router.get("/archive/snapshot/{snapshot_id}", summary="A snapshot, files merged back")
+def get_snapshot(
+    request: Request, snapshot_id: str, svc: Svc, _who: Reader, format: Format = None
+) -> Response:
+    return document_response(request, svc, svc.archive.load(snapshot_id, with_files=True), format)
+
+
+@router.get("/archive/snapshot/{snapshot_id}/file/{name:path}", summary="One attachment")
+def get_snapshot_file(
+    request: Request, snapshot_id: str, name: str, svc: Svc, _who: Reader, download: bool = False
+) -> Response:
+    entry, content = svc.archive.file_of_snapshot(snapshot_id, name)
+    return file_response(
+        request, content, entry.content_type, name=name, etag=content.key, attachment=download
+    )
+
+
+@router.get("/archive/md5/{md5}", summary="The bytes of the file with this MD5")
+def get_file_by_md5(request: Request, md5: str, svc: Svc, _who: Reader) -> Response:
+    content = svc.archive.file_by_md5(md5)
+    return file_response(request, content, "application/octet-stream", etag=content.key)
+
+
+@router.get("/archive/metadata", summary="The service state document")
+def get_metadata(request: Request, svc: Svc, _who: Reader, format: Format = None) -> Response:
+    return document_response(request, svc, load_state(svc.backend), format)
+
+
+@router.get("/metadata", summary="syncpoint and count as text", include_in_schema=False)
+@router.get("/metadata/", summary="syncpoint and count as text")
+def get_metadata_text(svc: Svc, _who: Reader) -> PlainTextResponse:
+    state = load_state(svc.backend)
+    point = state.get_first("sync.point", 0)
+    count = state.get_first("sync.count", 0)
+    return PlainTextResponse(f"syncpoint={point}\ncount={count}\n")
+
+
+# ---- the archive's own endpoints -----------------------------------------------------
+
+
+def summary(archive: Archive, snapshot_id: str) -> dict[str, Any]:
+    doc = archive.load(snapshot_id, with_files=False)
+    modified = doc.get_first("$modified")
+    return {
+        "snapshot": snapshot_id,
+        "uniqueid": origin_id(snapshot_id),
+        "created": dt.datetime.fromtimestamp(snapshot_millis(snapshot_id) / 1000, dt.UTC).isoformat(
+            timespec="milliseconds"
+        ),
+        "modified": modified.isoformat(timespec="milliseconds")
+        if isinstance(modified, dt.datetime)
+        else None,
+        "type": str(doc.get_first("type", "") or ""),
+        "workflowgroup": str(doc.get_first("$workflowgroup", "") or ""),
+        "taskid": doc.get_first("$taskid"),
+        "files": [
+            {"name": e.name, "content_type": e.content_type, "size": e.size}
+            for e in iter_files(doc)
+        ],
+    }
+
+
+@router.get("/archive/instances/{uniqueid}/snapshots", summary="Snapshots of one instance")
+def list_instance(
+    uniqueid: str, svc: Svc, _who: Reader, limit: Limit = 50, after: str | None = None
+) -> dict[str, Any]:
+    """Newest first; ``next`` is the ``after`` value of the following page (null at the end)."""
+    ids = svc.archive.list_instance(uniqueid, start_after=after, limit=limit + 1)
+    page = ids[:limit]
+    return {
+        "uniqueid": uniqueid,
+        "snapshots": [summary(svc.archive, sid) for sid in page],
+        "next": page[-1] if len(ids) > limit else None,
+    }
+
+
+def _encode_cursor(day: dt.date, snapshot_id: str) -> str:
+    raw = f"{day.isoformat()}~{snapshot_id}".encode()
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> tuple[dt.date, str]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("utf-8")
+        day, _, snapshot_id = raw.partition("~")
+        return dt.date.fromisoformat(day), snapshot_id
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise BadRequestError(f"not a cursor from this API: {cursor!r}") from None
+
+
+@router.get("/archive/snapshots", summary="Snapshots by $modified day range")
+def list_by_modified(
+    svc: Svc,
+    _who: Reader,
+    from_day: Annotated[dt.date, Query(alias="from", description="first day (UTC)")],
+    to_day: Annotated[dt.date | None, Query(alias="to", description="last day (UTC)")] = None,
+    limit: Limit = 100,
+    cursor: str | None = None,
+) -> dict[str, Any]:
+    """In day order, then snapshot id; ``next`` is the cursor of the following page."""
+    last = to_day or dt.datetime.now(dt.UTC).date()
+    start, after = (from_day, None)
+    if cursor:
+        start, after = _decode_cursor(cursor)
+        if not from_day <= start <= last:
+            raise BadRequestError("the cursor is outside the range from..to")
+    found: list[tuple[dt.date, str]] = []
+    for day, snapshot_id in svc.archive.iter_days(start, last):
+        if after is not None and day == start and snapshot_id <= after:
+            continue
+        found.append((day, snapshot_id))
+        if len(found) > limit:
+            break
+    page = found[:limit]
+    return {
+        "from": from_day.isoformat(),
+        "to": last.isoformat(),
+        "snapshots": [summary(svc.archive, sid) for _day, sid in page],
+        "next": _encode_cursor(*page[-1]) if len(found) > limit else None,
+    }
+
+
+@router.delete("/archive/snapshot/{snapshot_id}", summary="Delete a snapshot and unused files")
+def delete_snapshot(snapshot_id: str, svc: Svc, _who: Manager) -> dict[str, Any]:
+    result = svc.archive.delete(snapshot_id)
+    if not result.existed:
+        raise NotFoundError(f"snapshot {snapshot_id} is not in the archive")
+    return {
+        "snapshot": snapshot_id,
+        "deleted": True,
+        "files_deleted": result.files_deleted,
+        "bytes_freed": result.bytes_freed,
+    }
+
+
+@router.post("/archive/snapshot", summary="Archive pushed snapshots (XML or JSON body)")
+async def push_snapshot(request: Request, svc: Svc, _who: Manager) -> JSONResponse:
+    """The body is a ``<document>``, a ``<data>`` of documents, or Imixs JSON. 201 when
+    something new was archived, 200 when all was there already; a problem (400) when any
+    document could not be archived (what was archived is listed with it)."""
+    report = await receive_snapshots(request, svc)
+    return JSONResponse(report, status_code=201 if any(s["new"] for s in report["stored"]) else 200)
+
+
+@router.get("/stats", summary="What the archive holds")
+def get_stats(svc: Svc, _who: Reader) -> dict[str, Any]:
+    return collect_stats(svc.backend).to_json()
+
+
+@router.get("/stats/dashboard", summary="Figures of the Statistics page")
+async def get_dashboard(svc: Svc, _who: Reader, refresh: bool = False) -> dict[str, Any]:
+    board = await run_in_threadpool(lambda: svc.dashboard.get(refresh=refresh))
+    return board.to_json()

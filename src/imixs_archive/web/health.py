@@ -1,0 +1,101 @@
+"""``/healthz`` (the process answers), ``/readyz`` (the store answers; sync not stalled)
+and ``/metrics`` (Prometheus text format; readers only, unless the service is open)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from fastapi import APIRouter
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import JSONResponse, Response
+
+from imixs_archive.archive.state import load_state
+from imixs_archive.errors import ArchiveError
+from imixs_archive.web.integrations import workflow_endpoint
+from imixs_archive.web.state import Reader, Services, Svc
+
+router = APIRouter(tags=["operations"])
+
+PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
+
+
+@router.get("/healthz", summary="The process is up")
+async def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+def _store_check(svc: Services) -> tuple[bool, str, float]:
+    start = time.perf_counter()
+    try:
+        load_state(svc.backend)
+    except ArchiveError as exc:
+        return False, str(exc), time.perf_counter() - start
+    except Exception as exc:  # a driver error that escaped mapping still means not ready
+        return False, f"{type(exc).__name__}: {exc}", time.perf_counter() - start
+    return True, "reachable", time.perf_counter() - start
+
+
+@router.get("/readyz", summary="The store is reachable and sync is not stalled")
+async def readyz(svc: Svc) -> JSONResponse:
+    ok, message, seconds = await run_in_threadpool(_store_check, svc)
+    checks: dict[str, Any] = {
+        "store": {"ok": ok, "message": message, "seconds": round(seconds, 4)},
+        # The sync loop is not run by this version: nothing can stall.
+        "sync": {"ok": True, "message": "not running"},
+    }
+    return JSONResponse({"ready": ok, "checks": checks}, status_code=200 if ok else 503)
+
+
+@router.get("/metrics", summary="Prometheus metrics")
+def metrics(svc: Svc, _who: Reader) -> Response:
+    return Response(svc.metrics.render(), media_type=PROMETHEUS_TEXT)
+
+
+Gauge = tuple[str, str, float, Mapping[str, str]]
+
+SYNC_GAUGES = (
+    ("sync.count", "sync_count", "The sync.count item of the service state."),
+    ("sync.size", "sync_bytes", "The sync.size item of the service state."),
+)
+BYTES_HELP = (
+    "Attachment bytes (last statistics): logical as carried by snapshots, distinct files, "
+    "stored pieces."
+)
+
+
+def scrape_gauges(svc: Services) -> Iterator[Gauge]:
+    """Gauges computed when /metrics is scraped: sync state, jobs, the last statistics."""
+    configured = float(bool(workflow_endpoint(svc)))
+    yield ("sync_configured", "1 when WORKFLOW_SERVICE_ENDPOINT is set.", configured, {})
+    yield ("sync_running", "1 while this process runs the sync loop.", 0.0, {})
+    yield from _state_gauges(svc)
+    for status in svc.jobs.statuses():
+        yield ("job_running", "1 while the job runs.", float(status.active), {"job": status.name})
+    board = svc.dashboard.peek()
+    if board is not None:
+        stats = board.stats
+        yield ("archive_snapshots", "Snapshots held (last statistics).", stats["snapshots"], {})
+        for kind in ("logical", "file", "stored"):
+            yield ("archive_bytes", BYTES_HELP, stats[f"{kind}_bytes"], {"kind": kind})
+        ratio = stats["dedup_ratio"]
+        yield ("archive_dedup_ratio", "Logical over stored bytes (last statistics).", ratio, {})
+
+
+def _state_gauges(svc: Services) -> Iterator[Gauge]:
+    try:
+        state = load_state(svc.backend)
+    except ArchiveError:
+        return
+    point = state.get_first("sync.point")
+    if isinstance(point, int) and point > 0:
+        seconds = point / 1000
+        lag = dt.datetime.now(dt.UTC).timestamp() - seconds
+        yield ("sync_point_seconds", "The sync point as a Unix time.", seconds, {})
+        yield ("sync_lag_seconds", "Now minus the sync point.", lag, {})
+    for item, name, help_text in SYNC_GAUGES:
+        value = state.get_first(item)
+        if isinstance(value, int):
+            yield (name, help_text, float(value), {})

@@ -1,0 +1,209 @@
+"""Prometheus metrics: requests, store operations, bytes stored, ingests, sync state.
+
+One ``CollectorRegistry`` per app (no global registry): two apps in one process (tests)
+never share counters. Store operations are measured by :class:`MeteredBackend`, a
+``Backend`` that times every call of the real one; ``/metrics`` renders the registry.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from imixs_archive.storage.base import Backend, Row
+from imixs_archive.storage.model import DOCUMENTS_DATA, Table
+
+PREFIX = "imixs_archive"
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+
+Gauges = Callable[[], Iterable[tuple[str, str, float, Mapping[str, str]]]]
+"""(name, help, value, labels) of gauges computed when scraped."""
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.requests = Counter(
+            f"{PREFIX}_http_requests",
+            "HTTP requests answered.",
+            ["method", "route", "status"],
+            registry=r,
+        )
+        self.latency = Histogram(
+            f"{PREFIX}_http_request_duration_seconds",
+            "Time to answer an HTTP request, body included.",
+            ["method", "route"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.store_ops = Histogram(
+            f"{PREFIX}_store_operation_duration_seconds",
+            "Store operations by kind and table (a scan is timed until fully read).",
+            ["operation", "table"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.store_errors = Counter(
+            f"{PREFIX}_store_errors",
+            "Store operations that raised.",
+            ["operation", "table"],
+            registry=r,
+        )
+        self.piece_bytes = Counter(
+            f"{PREFIX}_stored_piece_bytes",
+            "Bytes of new pieces written to the store.",
+            registry=r,
+        )
+        self.ingested_bytes = Counter(
+            f"{PREFIX}_ingested_bytes",
+            "Attachment bytes ingested: logical (as the snapshots carry them) and new "
+            "(not stored before); logical/new is the dedup ratio of recent ingests.",
+            ["kind"],
+            registry=r,
+        )
+        self.snapshots = Counter(
+            f"{PREFIX}_snapshots_ingested",
+            "Snapshots received, by source and outcome.",
+            ["source", "outcome"],
+            registry=r,
+        )
+
+    def add_gauges(self, gauges: Gauges) -> None:
+        self.registry.register(_GaugeCollector(gauges))
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+    def record_ingest(self, source: str, outcome: str, logical: int = 0, new: int = 0) -> None:
+        self.snapshots.labels(source, outcome).inc()
+        if logical:
+            self.ingested_bytes.labels("logical").inc(logical)
+        if new:
+            self.ingested_bytes.labels("new").inc(new)
+
+
+class _GaugeCollector(Collector):
+    def __init__(self, gauges: Gauges) -> None:
+        self._gauges = gauges
+
+    def collect(self) -> Iterator[Metric]:
+        families: dict[str, GaugeMetricFamily] = {}
+        for name, help_text, value, labels in self._gauges():
+            family = families.get(name)
+            if family is None:
+                family = GaugeMetricFamily(f"{PREFIX}_{name}", help_text, labels=list(labels))
+                families[name] = family
+            family.add_metric(list(labels.values()), value)
+        yield from families.values()
+
+    def describe(self) -> Iterator[Metric]:
+        return iter(())  # computed at scrape time: nothing to check at registration
+
+
+class MeteredBackend(Backend):
+    """The real backend, every call timed and counted."""
+
+    def __init__(self, inner: Backend, metrics: Metrics) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self._metrics = metrics
+
+    @contextmanager
+    def _timed(self, operation: str, table: Table) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        except Exception:
+            self._metrics.store_errors.labels(operation, table.name).inc()
+            raise
+        finally:
+            elapsed = time.perf_counter() - start
+            self._metrics.store_ops.labels(operation, table.name).observe(elapsed)
+
+    def put(self, table: Table, rows: Iterable[Mapping[str, Any]]) -> int:
+        if table is DOCUMENTS_DATA:
+            rows = self._count_piece_bytes(rows)
+        with self._timed("put", table):
+            return self.inner.put(table, rows)
+
+    def _count_piece_bytes(self, rows: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
+        for row in rows:
+            self._metrics.piece_bytes.inc(len(row["data"]))
+            yield row
+
+    def get(
+        self, table: Table, key: Mapping[str, Any], columns: Sequence[str] | None = None
+    ) -> Row | None:
+        with self._timed("get", table):
+            return self.inner.get(table, key, columns)
+
+    def scan(
+        self,
+        table: Table,
+        partition: Mapping[str, Any] | None = None,
+        *,
+        start_after: Mapping[str, Any] | None = None,
+        descending: bool = False,
+        limit: int | None = None,
+        columns: Sequence[str] | None = None,
+    ) -> Iterator[Row]:
+        with self._timed("scan", table):
+            yield from self.inner.scan(
+                table,
+                partition,
+                start_after=start_after,
+                descending=descending,
+                limit=limit,
+                columns=columns,
+            )
+
+    def delete(self, table: Table, key: Mapping[str, Any]) -> None:
+        with self._timed("delete", table):
+            self.inner.delete(table, key)
+
+    def describe(self) -> dict[str, Any]:
+        return self.inner.describe()
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def __getattr__(self, name: str) -> Any:
+        # Backend-specific extras (e.g. Cassandra's drop_keyspace) stay reachable.
+        return getattr(self.inner, name)
+
+
+class RequestMetrics:
+    """ASGI middleware: counts and times every HTTP request by its route template."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+        status = 500
+
+        async def send_status(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_status)
+        finally:
+            route = getattr(scope.get("route"), "path", None) or "unmatched"
+            method = str(scope.get("method", ""))
+            self.metrics.requests.labels(method, route, str(status)).inc()
+            self.metrics.latency.labels(method, route).observe(time.perf_counter() - start)

@@ -1,0 +1,152 @@
+"""Errors as JSON problem details, mapped once for the whole app.
+
+Every error answer is ``application/problem+json``:
+``{"type": "about:blank", "title": "Not Found", "status": 404, "message": "..."}``
+(plus fields an error adds, e.g. ``failures``). Never a stack trace: an unexpected
+exception is logged and answered with status 500 and a one-line message.
+"""
+
+from __future__ import annotations
+
+import logging
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException
+from starlette.responses import JSONResponse, RedirectResponse, Response
+
+from imixs_archive.errors import (
+    ArchiveError,
+    ConfigError,
+    DocumentError,
+    IntegrityError,
+    NotFoundError,
+    StoreError,
+    StoreUnavailableError,
+)
+from imixs_archive.services.jobs import JobBusyError, ShuttingDownError
+from imixs_archive.web.auth import AccessDeniedError, NotAuthenticatedError
+
+log = logging.getLogger(__name__)
+
+PROBLEM_TYPE = "application/problem+json"
+REALM = 'Basic realm="imixs-archive", charset="UTF-8"'
+
+
+class PayloadTooLargeError(ArchiveError):
+    """413: a request body over the configured limit."""
+
+
+class BadRequestError(ArchiveError):
+    """400: a parameter that cannot be used."""
+
+
+class LoginRequiredError(Exception):
+    """A web page needs a logged-in user: answered with a redirect to the login page."""
+
+    def __init__(self, next_url: str) -> None:
+        super().__init__(next_url)
+        self.next_url = next_url
+
+
+# Most specific first: the first class an error is an instance of decides its status.
+STATUS_OF: tuple[tuple[type[ArchiveError], int], ...] = (
+    (NotAuthenticatedError, 401),
+    (AccessDeniedError, 403),
+    (NotFoundError, 404),
+    (JobBusyError, 409),
+    (PayloadTooLargeError, 413),
+    (BadRequestError, 400),
+    (DocumentError, 400),  # HostileInputError included
+    (ConfigError, 503),  # a feature that is not configured
+    (ShuttingDownError, 503),
+    (StoreUnavailableError, 503),
+    (StoreError, 502),
+    (IntegrityError, 500),
+)
+
+
+def status_of(error: ArchiveError) -> int:
+    for cls, status in STATUS_OF:
+        if isinstance(error, cls):
+            return status
+    return 500
+
+
+def problem(
+    status: int, message: str, headers: dict[str, str] | None = None, **extra: Any
+) -> JSONResponse:
+    body = {
+        "type": "about:blank",
+        "title": HTTPStatus(status).phrase,
+        "status": status,
+        "message": message,
+        **extra,
+    }
+    return JSONResponse(body, status_code=status, headers=headers, media_type=PROBLEM_TYPE)
+
+
+def _archive_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ArchiveError)
+    status = status_of(exc)
+    if request.url.path.startswith("/ui/") and status != 401:
+        return error_page(request, status, exc.message)
+    headers = {"WWW-Authenticate": REALM} if status == 401 else None
+    if status == 503:
+        headers = {"Retry-After": "30"}
+    extra = getattr(exc, "problem_extra", None) or {}
+    return problem(status, exc.message, headers, **extra)
+
+
+def error_page(request: Request, status: int, message: str) -> Response:
+    """Errors of web pages as a page (with the navigation), not as JSON."""
+    templates = request.app.state.services.templates
+    response: Response = templates.TemplateResponse(
+        request,
+        "error.html",
+        {
+            "user": None,
+            "nav": "",
+            "status": status,
+            "title": HTTPStatus(status).phrase,
+            "message": message,
+        },
+        status_code=status,
+    )
+    return response
+
+
+def _http_error(_request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    message = exc.detail if isinstance(exc.detail, str) else HTTPStatus(exc.status_code).phrase
+    return problem(exc.status_code, message, dict(exc.headers or {}))
+
+
+def _validation_error(_request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    parts = []
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error.get("loc", ()) if p not in ("query", "path"))
+        parts.append(f"{where}: {error.get('msg', 'invalid')}")
+    return problem(400, "; ".join(parts) or "invalid request")
+
+
+def _login_required(_request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, LoginRequiredError)
+    return RedirectResponse(f"/login?next={quote(exc.next_url, safe='/')}", status_code=303)
+
+
+def _unexpected(request: Request, exc: Exception) -> Response:
+    log.exception("unexpected error in %s %s", request.method, request.url.path)
+    return problem(500, f"internal error: {type(exc).__name__}")
+
+
+def install_problem_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(ArchiveError, _archive_error)
+    app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(LoginRequiredError, _login_required)
+    app.add_exception_handler(Exception, _unexpected)

@@ -1,0 +1,57 @@
+"""What every route gets: the app's services (built once by ``create_app``) and the
+caller's identity, as FastAPI dependencies."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends
+from fastapi.templating import Jinja2Templates
+from starlette.requests import HTTPConnection, Request
+
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.config import Settings
+from imixs_archive.services.jobs import JobRunner
+from imixs_archive.storage.base import Backend
+from imixs_archive.web.auth import Authenticator, Principal
+from imixs_archive.web.credentials import Role
+from imixs_archive.web.dashboard import DashboardCache
+from imixs_archive.web.metrics import Metrics
+
+
+@dataclass
+class Services:
+    settings: Settings
+    backend: Backend
+    """The store, metered (every call counted and timed)."""
+    archive: Archive
+    jobs: JobRunner
+    auth: Authenticator
+    metrics: Metrics
+    templates: Jinja2Templates
+    dashboard: DashboardCache
+    started: dt.datetime
+
+
+def services(conn: HTTPConnection) -> Services:
+    found: Services = conn.app.state.services
+    return found
+
+
+def reader(request: Request) -> Principal:
+    svc = services(request)
+    svc.auth.check_origin(request, request.method)
+    return svc.auth.require(request, Role.READER)
+
+
+def manager(request: Request) -> Principal:
+    svc = services(request)
+    svc.auth.check_origin(request, request.method)
+    return svc.auth.require(request, Role.MANAGER)
+
+
+Svc = Annotated[Services, Depends(services)]
+Reader = Annotated[Principal, Depends(reader)]
+Manager = Annotated[Principal, Depends(manager)]

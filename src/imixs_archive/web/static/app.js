@@ -1,0 +1,80 @@
+// imixs-archive UI: progressive enhancement only. Pages work without this file; it adds
+// tabs, live job progress and the forms that call the JSON API.
+"use strict";
+document.documentElement.classList.add("js");
+
+function tabs() {
+  const bar = document.querySelector("[data-tabs]");
+  if (!bar) return;
+  const links = Array.from(bar.querySelectorAll("a.tab"));
+  const show = (id) => {
+    links.forEach((a) => a.classList.toggle("active", a.getAttribute("href") === "#" + id));
+    links.forEach((a) => {
+      const panel = document.querySelector(a.getAttribute("href"));
+      if (panel) panel.classList.toggle("hidden", a.getAttribute("href") !== "#" + id);
+    });
+  };
+  links.forEach((a) => a.addEventListener("click", (event) => {
+    event.preventDefault();
+    show(a.getAttribute("href").slice(1));
+    history.replaceState(null, "", a.getAttribute("href"));
+  }));
+  const wanted = location.hash.slice(1);
+  show(links.some((a) => a.getAttribute("href") === "#" + wanted) ? wanted : "items");
+}
+
+function render(box, status) {
+  const set = (field, text) => {
+    const el = box.querySelector(`[data-field="${field}"]`);
+    if (el) el.textContent = text;
+  };
+  set("state", status.state);
+  const state = box.querySelector('[data-field="state"]');
+  if (state) state.className = "state " + status.state;
+  set("started", status.started);
+  set("message", status.error || status.message);
+  set("progress", JSON.stringify(Object.assign({}, status.progress, status.result), null, 1));
+}
+
+function poll(box) {
+  const url = box.getAttribute("data-poll");
+  const tick = async () => {
+    try {
+      const answer = await fetch(url, { headers: { Accept: "application/json" } });
+      if (answer.ok) {
+        const status = await answer.json();
+        if (!box.querySelector('[data-field="state"]')) { location.reload(); return; }
+        render(box, status);
+        if (status.active) { setTimeout(tick, 1000); } else { box.removeAttribute("data-active"); }
+      }
+    } catch (error) { setTimeout(tick, 3000); }
+  };
+  tick();
+}
+
+function apiForms() {
+  document.querySelectorAll("form[data-api-post]").forEach((form) => {
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const out = document.querySelector(form.getAttribute("data-status"));
+      const body = {};
+      new FormData(form).forEach((value, key) => { if (value !== "") body[key] = value; });
+      if (body.filter_item) {
+        body.filters = [{ item: body.filter_item, regex: body.filter_regex || ".*" }];
+      }
+      delete body.filter_item; delete body.filter_regex;
+      if (body.from && /^[0-9]+$/.test(body.from)) body.from = Number(body.from);
+      const answer = await fetch(form.getAttribute("data-api-post"), {
+        method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+      });
+      const data = await answer.json().catch(() => ({}));
+      if (out) out.textContent = answer.ok ? (data.message || data.state || "started") : (data.message || answer.statusText);
+    });
+  });
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  tabs();
+  document.querySelectorAll("[data-poll][data-active]").forEach(poll);
+  apiForms();
+});

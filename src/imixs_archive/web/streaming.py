@@ -1,0 +1,141 @@
+"""Responses that stream from the store: attachments (with ranges) and snapshot XML.
+
+Attachments: ``Content-Length`` from the stored size, ``Accept-Ranges: bytes``, one
+``Range: bytes=a-b`` answered with 206 (several ranges, or a malformed header, get the
+whole file, as RFC 9110 allows), an unsatisfiable one with 416. Pieces before the range
+are read and skipped; pieces after it are not read. Files are served with
+``Content-Security-Policy: sandbox`` and ``nosniff``: an HTML attachment opened from the
+archive cannot run script in the archive's origin.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from urllib.parse import quote
+
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from imixs_archive.document.model import BinaryStream, Document
+from imixs_archive.document.xml_writer import iter_xml
+from imixs_archive.web.problems import problem
+
+_RANGE = re.compile(r"^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$", re.IGNORECASE)
+XML = "application/xml"
+FORMATS = {
+    "application/xml": "xml",
+    "text/xml": "xml",
+    "application/json": "json",
+    "text/html": "html",
+    "application/xhtml+xml": "html",
+}
+
+
+def negotiate(request: Request, explicit: str | None, default: str = "xml") -> str:
+    """``xml``, ``json`` or ``html``: the ``format`` parameter, else the best Accept entry."""
+    if explicit:
+        return explicit.lower()
+    accepted: list[tuple[float, int, str]] = []
+    for index, part in enumerate(request.headers.get("accept", "").split(",")):
+        media, *params = (p.strip() for p in part.split(";"))
+        quality = 1.0
+        for param in params:
+            name, _, value = param.partition("=")
+            if name.strip() == "q":
+                try:
+                    quality = float(value)
+                except ValueError:
+                    quality = 0.0
+        if media.lower() in FORMATS and quality > 0:
+            accepted.append((-quality, index, FORMATS[media.lower()]))
+    return min(accepted)[2] if accepted else default
+
+
+def disposition(name: str, attachment: bool) -> str:
+    fallback = "".join(
+        c if c.isascii() and c.isprintable() and c not in '"\\' else "_" for c in name
+    )
+    kind = "attachment" if attachment else "inline"
+    return f"{kind}; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"
+
+
+def parse_range(header: str, size: int) -> tuple[int, int] | bool | None:
+    """(first, last) byte of a satisfiable single range; False when unsatisfiable;
+    None when the header is to be ignored (malformed, several ranges)."""
+    match = _RANGE.match(header)
+    if match is None:
+        return None
+    first, last = match.group(1), match.group(2)
+    if not first and not last:
+        return None
+    if not first:  # suffix: the last N bytes
+        count = int(last)
+        if count == 0 or size == 0:
+            return False
+        return max(0, size - count), size - 1
+    start = int(first)
+    end = min(int(last), size - 1) if last else size - 1
+    if last and int(last) < start:
+        return None
+    if start >= size:
+        return False
+    return start, end
+
+
+def slice_pieces(pieces: Iterable[bytes], first: int, last: int) -> Iterator[bytes]:
+    """The bytes first..last (inclusive) of a stream of pieces."""
+    position = 0
+    for piece in pieces:
+        end = position + len(piece)
+        if end > first:
+            yield piece[max(0, first - position) : min(len(piece), last + 1 - position)]
+        position = end
+        if position > last:
+            return
+
+
+def file_response(
+    request: Request,
+    content: BinaryStream,
+    content_type: str,
+    *,
+    name: str | None = None,
+    etag: str | None = None,
+    attachment: bool = False,
+) -> Response:
+    size = content.size
+    headers = {
+        "X-Content-Type-Options": "nosniff",
+        "Content-Security-Policy": "sandbox",
+        "Accept-Ranges": "bytes" if size is not None else "none",
+    }
+    if etag:
+        headers["ETag"] = f'"{etag}"'
+    if name is not None:
+        headers["Content-Disposition"] = disposition(name, attachment)
+    if size is None:  # Java-written file without our size record: no length, no ranges
+        return StreamingResponse(content.iter_bytes(), media_type=content_type, headers=headers)
+    wanted = request.headers.get("range")
+    if_range = request.headers.get("if-range")
+    if wanted and (if_range is None or (etag is not None and if_range.strip('"') == etag)):
+        parsed = parse_range(wanted, size)
+        if parsed is False:
+            return problem(
+                416,
+                f"range {wanted!r} is outside the file ({size} bytes)",
+                {"Content-Range": f"bytes */{size}"},
+            )
+        if isinstance(parsed, tuple):
+            first, last = parsed
+            headers["Content-Range"] = f"bytes {first}-{last}/{size}"
+            headers["Content-Length"] = str(last - first + 1)
+            body = slice_pieces(content.iter_bytes(), first, last)
+            return StreamingResponse(body, 206, headers, media_type=content_type)
+    headers["Content-Length"] = str(size)
+    return StreamingResponse(content.iter_bytes(), 200, headers, media_type=content_type)
+
+
+def xml_response(doc: Document, *, collection: bool = True) -> Response:
+    """A snapshot as ``<data><document>`` (as the Java service answers), streamed."""
+    return StreamingResponse(iter_xml(doc, collection=collection), media_type=XML)

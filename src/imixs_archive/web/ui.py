@@ -1,0 +1,230 @@
+"""The web UI: server-rendered pages (Jinja2), a little progressive JavaScript.
+
+Pages: Monitor, Inspect (search, list, one snapshot), Resync, Restore, Backup, Statistics,
+and the API reference. Every page needs a reader; buttons that change something are
+shown to managers only (and the actions check again: ``ui_actions.py``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from imixs_archive.document.conventions import is_snapshot_id, iter_files, origin_id
+from imixs_archive.document.xml_writer import to_xml
+from imixs_archive.web import charts
+from imixs_archive.web.api_archive import doc_rows, list_by_modified, list_instance
+from imixs_archive.web.auth import Principal
+from imixs_archive.web.integrations import restore_overview, sync_overview, workflow_endpoint
+from imixs_archive.web.problems import LoginRequiredError
+from imixs_archive.web.state import Services, Svc, services
+
+router = APIRouter(include_in_schema=False)
+
+
+def ui_user(request: Request) -> Principal:
+    svc = services(request)
+    svc.auth.check_origin(request, request.method)
+    principal = svc.auth.identify(request)
+    if principal is None:
+        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        raise LoginRequiredError(target)
+    return principal
+
+
+User = Annotated[Principal, Depends(ui_user)]
+
+
+def page(request: Request, svc: Services, user: Principal, name: str, **context: Any) -> Response:
+    return svc.templates.TemplateResponse(
+        request,
+        name,
+        {
+            "user": user,
+            "open_mode": svc.auth.open,
+            "notice": request.query_params.get("notice", ""),
+            "error": request.query_params.get("error", ""),
+            **context,
+        },
+    )
+
+
+@router.get("/")
+def home() -> RedirectResponse:
+    return RedirectResponse("/ui/monitor", status_code=307)
+
+
+@router.get("/ui/monitor")
+def monitor(request: Request, svc: Svc, user: User) -> Response:
+    try:
+        store: dict[str, Any] = svc.backend.describe()
+        store_error = ""
+    except Exception as exc:  # the page still renders: the store's trouble is the news
+        store, store_error = {}, f"{type(exc).__name__}: {exc}"
+    return page(
+        request,
+        svc,
+        user,
+        "monitor.html",
+        nav="monitor",
+        store=store,
+        store_error=store_error,
+        sync=sync_overview(svc),
+        endpoint=workflow_endpoint(svc),
+        jobs=[s.to_json() for s in svc.jobs.statuses()],
+        started=svc.started,
+    )
+
+
+@router.get("/ui/inspect")
+def inspect(
+    request: Request,
+    svc: Svc,
+    user: User,
+    q: str = "",
+    after: str | None = None,
+    from_day: Annotated[dt.date | None, Query(alias="from")] = None,
+    to_day: Annotated[dt.date | None, Query(alias="to")] = None,
+    cursor: str | None = None,
+) -> Response:
+    q = q.strip()
+    if q and is_snapshot_id(q):
+        return RedirectResponse(f"/ui/snapshot/{q}", status_code=303)
+    listing: dict[str, Any] | None = None
+    if q:
+        listing = list_instance(q, svc, user, limit=25, after=after)
+    elif from_day is not None:
+        listing = list_by_modified(svc, user, from_day, to_day, limit=25, cursor=cursor)
+    return page(
+        request,
+        svc,
+        user,
+        "inspect.html",
+        nav="inspect",
+        q=q,
+        listing=listing,
+        from_day=from_day,
+        to_day=to_day,
+    )
+
+
+@router.get("/ui/snapshot/{snapshot_id}")
+def snapshot(request: Request, snapshot_id: str, svc: Svc, user: User) -> Response:
+    doc = svc.archive.load(snapshot_id, with_files=False)
+    files = []
+    digests = svc.archive.file_digests(snapshot_id)
+    for entry in iter_files(doc):
+        key, _sha = digests.get(entry.name, ("", None))
+        files.append(
+            {"name": entry.name, "type": entry.content_type, "size": entry.size, "md5": key[:32]}
+        )
+    xml = to_xml(doc).decode("utf-8", "replace")
+    others = svc.archive.list_instance(origin_id(snapshot_id), limit=50)
+    return page(
+        request,
+        svc,
+        user,
+        "snapshot.html",
+        nav="inspect",
+        snapshot_id=snapshot_id,
+        rows=doc_rows(doc),
+        files=files,
+        xml=xml,
+        uniqueid=origin_id(snapshot_id),
+        others=others,
+        restore=restore_overview(svc),
+    )
+
+
+@router.get("/ui/resync")
+def resync(request: Request, svc: Svc, user: User) -> Response:
+    return page(request, svc, user, "resync.html", nav="resync", sync=sync_overview(svc))
+
+
+@router.get("/ui/restore")
+def restore(request: Request, svc: Svc, user: User) -> Response:
+    return page(request, svc, user, "restore.html", nav="restore", restore=restore_overview(svc))
+
+
+@router.get("/ui/backup")
+def backup(request: Request, svc: Svc, user: User) -> Response:
+    status = svc.jobs.status("backup")
+    verify_status = svc.jobs.status("verify")
+    return page(
+        request,
+        svc,
+        user,
+        "backup.html",
+        nav="backup",
+        job=status.to_json() if status else None,
+        verify=verify_status.to_json() if verify_status else None,
+        backup_dir=str(svc.settings.backup_dir),
+    )
+
+
+@router.get("/ui/stats")
+async def stats(request: Request, svc: Svc, user: User, refresh: bool = False) -> Response:
+    board = await run_in_threadpool(lambda: svc.dashboard.get(refresh=refresh))
+    data = board.to_json()
+    per_day = [(day, float(count)) for day, count in data["stats"]["by_day"].items()]
+    growth = data["growth"]
+    days = [point["day"] for point in growth]
+    s = data["stats"]
+    figures = {
+        "per_day": charts.bar_chart("Snapshots per day", per_day),
+        "growth": charts.line_chart(
+            "Storage growth",
+            days,
+            [
+                ("logical", [p["logical_bytes"] for p in growth]),
+                ("distinct files", [p["file_bytes"] for p in growth]),
+            ],
+            charts.human_bytes,
+        ),
+        "bytes": charts.hbar_chart(
+            "Logical vs stored bytes",
+            [
+                ("logical (as carried)", s["logical_bytes"]),
+                ("distinct files", s["file_bytes"]),
+                ("stored pieces", s["stored_bytes"]),
+            ],
+            charts.human_bytes,
+        ),
+        "types": charts.hbar_chart(
+            "Snapshot types", [(t["type"], t["snapshots"]) for t in data["types"]]
+        ),
+    }
+    return page(
+        request,
+        svc,
+        user,
+        "stats.html",
+        nav="stats",
+        data=data,
+        charts=figures,
+        human=charts.human_bytes,
+    )
+
+
+@router.get("/api/docs")
+def api_docs(request: Request, svc: Svc, user: User) -> Response:
+    schema = request.app.openapi()
+    endpoints = []
+    for path, methods in schema.get("paths", {}).items():
+        for method, spec in methods.items():
+            endpoints.append(
+                {
+                    "method": method.upper(),
+                    "path": path,
+                    "summary": spec.get("summary", ""),
+                    "description": spec.get("description", ""),
+                    "parameters": [p.get("name") for p in spec.get("parameters", [])],
+                    "tag": (spec.get("tags") or [""])[0],
+                }
+            )
+    return page(request, svc, user, "api_docs.html", nav="api", endpoints=endpoints)

@@ -1,0 +1,177 @@
+"""What the UI's forms post: login, logout, and the actions of managers.
+
+Plain HTML forms (``application/x-www-form-urlencoded``, read here without a multipart
+library, at most 64 KiB), each answered with a redirect back to its page with a notice:
+the UI works without JavaScript, which only adds live progress. Same-site checks and
+roles are those of the API (``auth.py``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated
+from urllib.parse import parse_qs, quote
+
+from fastapi import APIRouter, Depends
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from imixs_archive.errors import ArchiveError
+from imixs_archive.web.api_jobs import BackupRequest, backup_job, verify_job
+from imixs_archive.web.auth import SESSION_COOKIE, SESSION_SECONDS, Principal
+from imixs_archive.web.integrations import require_restore
+from imixs_archive.web.problems import BadRequestError, PayloadTooLargeError
+from imixs_archive.web.state import Svc, manager, services
+
+router = APIRouter(include_in_schema=False)
+FORM_LIMIT = 64 * 1024
+UiManager = Annotated[Principal, Depends(manager)]
+
+
+async def read_form(request: Request) -> dict[str, str]:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > FORM_LIMIT:
+        raise PayloadTooLargeError("form too large")
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > FORM_LIMIT:
+            raise PayloadTooLargeError("form too large")
+    fields = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
+    return {name: values[-1] for name, values in fields.items()}
+
+
+def back(path: str, *, notice: str = "", error: str = "") -> RedirectResponse:
+    query = f"notice={quote(notice)}" if notice else f"error={quote(error)}" if error else ""
+    return RedirectResponse(f"{path}?{query}" if query else path, status_code=303)
+
+
+def _safe_next(target: str) -> str:
+    """Only paths of this site (no scheme, no //host): no open redirect."""
+    if target.startswith("/") and not target.startswith("//") and "\\" not in target:
+        return target
+    return "/ui/monitor"
+
+
+@router.get("/login")
+def login_page(request: Request, svc: Svc) -> Response:
+    return svc.templates.TemplateResponse(
+        request,
+        "login.html",
+        {
+            "user": None,
+            "nav": "",
+            "next": _safe_next(request.query_params.get("next", "")),
+            "error": request.query_params.get("error", ""),
+            "open_mode": svc.auth.open,
+        },
+    )
+
+
+@router.post("/login")
+async def login(request: Request, svc: Svc) -> Response:
+    svc.auth.check_origin(request, "POST")
+    form = await read_form(request)
+    target = _safe_next(form.get("next", ""))
+    principal = svc.auth.check_password(form.get("username", ""), form.get("password", ""))
+    if principal is None:
+        return RedirectResponse(
+            f"/login?error={quote('wrong user name or password')}&next={quote(target)}",
+            status_code=303,
+        )
+    response = RedirectResponse(target, status_code=303)
+    response.set_cookie(
+        SESSION_COOKIE,
+        svc.auth.make_session(principal),
+        max_age=SESSION_SECONDS,
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+        path="/",
+    )
+    return response
+
+
+@router.post("/logout")
+async def logout(request: Request) -> Response:
+    services(request).auth.check_origin(request, "POST")
+    response = RedirectResponse("/login", status_code=303)
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    return response
+
+
+@router.post("/ui/actions/delete/{snapshot_id}")
+async def delete(request: Request, snapshot_id: str, svc: Svc, _who: UiManager) -> Response:
+    form = await read_form(request)
+    if form.get("confirm") != "yes":
+        return back(f"/ui/snapshot/{snapshot_id}", error="tick the box to confirm the delete")
+    try:
+        result = svc.archive.delete(snapshot_id)
+    except ArchiveError as exc:
+        return back(f"/ui/snapshot/{snapshot_id}", error=str(exc))
+    uniqueid = snapshot_id.rsplit("-", 1)[0]
+    if not result.existed:
+        return back("/ui/inspect", error=f"snapshot {snapshot_id} is not in the archive")
+    return RedirectResponse(
+        f"/ui/inspect?q={quote(uniqueid)}&notice={quote(f'deleted {snapshot_id}')}",
+        status_code=303,
+    )
+
+
+@router.post("/ui/actions/restore/{snapshot_id}")
+async def restore_one(request: Request, snapshot_id: str, svc: Svc, _who: UiManager) -> Response:
+    form = await read_form(request)
+    if form.get("confirm") != "yes":
+        return back(f"/ui/snapshot/{snapshot_id}", error="tick the box to confirm the restore")
+    try:
+        require_restore(svc)
+    except ArchiveError as exc:
+        return back(f"/ui/snapshot/{snapshot_id}", error=str(exc))
+
+
+@router.post("/ui/actions/backup")
+async def start_backup(request: Request, svc: Svc, _who: UiManager) -> Response:
+    form = await read_form(request)
+    try:
+        body = BackupRequest.model_validate(
+            {
+                "from": _day(form.get("from", "")),
+                "to": _day(form.get("to", "")),
+                "all_snapshots": form.get("all_snapshots") == "yes",
+                "folder": form.get("folder", "").strip(),
+            }
+        )
+        svc.jobs.start("backup", backup_job(svc, body), message="backing up")
+    except (ArchiveError, ValueError) as exc:
+        return back("/ui/backup", error=str(exc))
+    return back("/ui/backup", notice="backup started")
+
+
+@router.post("/ui/actions/verify")
+async def start_verify(request: Request, svc: Svc, _who: UiManager) -> Response:
+    await read_form(request)
+    try:
+        svc.jobs.start("verify", verify_job(svc), message="verifying")
+    except ArchiveError as exc:
+        return back("/ui/backup", error=str(exc))
+    return back("/ui/backup", notice="verify started")
+
+
+@router.post("/ui/actions/stop/{name}")
+async def stop(request: Request, name: str, svc: Svc, _who: UiManager) -> Response:
+    form = await read_form(request)
+    page = _safe_next(form.get("back", "/ui/monitor"))
+    try:
+        svc.jobs.stop(name)
+    except ArchiveError as exc:
+        return back(page, error=str(exc))
+    return back(page, notice=f"asked {name} to stop")
+
+
+def _day(text: str) -> dt.date | None:
+    if not text.strip():
+        return None
+    try:
+        return dt.date.fromisoformat(text.strip())
+    except ValueError:
+        raise BadRequestError(f"not a date (YYYY-MM-DD): {text!r}") from None

@@ -1,0 +1,120 @@
+"""A real server on loopback for the web tests: uvicorn in a thread on an ephemeral port,
+over an embedded store holding the bundled samples and a few snapshots of our own."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+from fastapi import FastAPI
+
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.config import Settings, load_settings
+from imixs_archive.services.importer import find_sources, import_sources
+from imixs_archive.storage.sqlite import SQLiteBackend
+from imixs_archive.web.app import create_app
+from imixs_archive.web.auth import TokenVerifier
+from imixs_archive.web.credentials import hash_password, token_hash
+from support.snapshots import make_snapshot
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+PASSWORDS = {"mia": "mia-secret", "rex": "rex-secret"}
+TOKENS = {"manager": "tok-manager-0123456789", "reader": "tok-reader-0123456789"}
+BIG_ORIGIN = "b16f11e5-0000-4000-8000-000000000001"
+BIG = bytes(range(256)) * 12_000 + b"tail"  # ~3 MiB, several pieces
+
+
+def credentials_env() -> dict[str, str]:
+    # Few PBKDF2 rounds: the tests check the scheme, not its cost.
+    users = ";".join(
+        f"{name}:{role}:{hash_password(PASSWORDS[name], iterations=1000)}"
+        for name, role in (("mia", "manager"), ("rex", "reader"))
+    )
+    tokens = ";".join(f"t-{role}:{role}:{token_hash(token)}" for role, token in TOKENS.items())
+    return {"ARCHIVE_USERS": users, "ARCHIVE_API_TOKENS": tokens}
+
+
+@dataclass
+class LiveServer:
+    url: str
+    settings: Settings
+    app: FastAPI
+    archive: Archive
+    server: uvicorn.Server
+    thread: threading.Thread
+    sock: socket.socket
+
+    def client(self, who: str | None = None, **kwargs: Any) -> httpx.Client:
+        """``manager``/``reader`` (Basic), ``token-manager``/``token-reader``, or anonymous."""
+        auth: Any = kwargs.pop("auth", None)
+        headers = dict(kwargs.pop("headers", {}))
+        if who == "manager":
+            auth = ("mia", PASSWORDS["mia"])
+        elif who == "reader":
+            auth = ("rex", PASSWORDS["rex"])
+        elif who is not None and who.startswith("token-"):
+            headers["Authorization"] = f"Bearer {TOKENS[who.removeprefix('token-')]}"
+        return httpx.Client(base_url=self.url, auth=auth, headers=headers, timeout=30, **kwargs)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+        self.sock.close()
+
+
+def start_server(app: FastAPI, settings: Settings, archive: Archive) -> LiveServer:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(app, log_level="warning", access_log=False)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                return LiveServer(url, settings, app, archive, server, thread, sock)
+        except httpx.TransportError:
+            pass
+        time.sleep(0.05)
+    raise RuntimeError("the test server did not start")
+
+
+def seed(archive: Archive) -> None:
+    summary = import_sources(archive, find_sources([str(SAMPLES)]))
+    assert summary.failed == 0
+    for step in range(3):
+        archive.store(
+            make_snapshot(
+                step, origin=BIG_ORIGIN, files={"big.bin": BIG, "note.txt": b"n%d" % step}
+            )
+        )
+
+
+def serve_store(
+    tmp: Path, env: dict[str, str], oidc: TokenVerifier | None = None
+) -> Iterator[LiveServer]:
+    backend = SQLiteBackend(tmp / "store")
+    settings = load_settings(
+        {"ARCHIVE_MAX_UPLOAD_MB": "1", "ARCHIVE_BACKUP_DIR": str(tmp / "backups"), **env}
+    )
+    app = create_app(settings, backend, oidc=oidc)
+    archive: Archive = app.state.services.archive
+    seed(archive)
+    live = start_server(app, settings, archive)
+    try:
+        yield live
+    finally:
+        live.stop()
+        backend.close()

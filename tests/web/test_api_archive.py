@@ -1,0 +1,255 @@
+"""The archive endpoints over real HTTP: section 6 of the reference and the new ones."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from urllib.parse import quote
+
+from imixs_archive.document.json_codec import read_json
+from imixs_archive.document.xml_reader import read_xml
+from imixs_archive.document.xml_writer import to_xml
+from support.snapshots import make_snapshot
+from web.live import BIG, BIG_ORIGIN, LiveServer
+
+SNAPSHOT = f"{BIG_ORIGIN}-1700000000000"
+NEWEST = f"{BIG_ORIGIN}-1700000120000"
+
+
+def test_snapshot_in_xml_json_and_html(live: LiveServer) -> None:
+    with live.client("reader") as client:
+        xml = client.get(f"/api/archive/snapshot/{SNAPSHOT}")
+        assert xml.status_code == 200 and xml.headers["content-type"].startswith("application/xml")
+        assert b"<data " in xml.content[:300]  # as the Java service: <data><document>
+        (doc,) = read_xml(xml.content)
+        assert doc["$file"][0]["big.bin"][1] == BIG  # files merged back
+        as_json = client.get(
+            f"/api/archive/snapshot/{SNAPSHOT}", headers={"Accept": "application/json"}
+        )
+        assert as_json.headers["content-type"] == "application/json"
+        assert read_json(as_json.content)[0]["$uniqueid"] == [SNAPSHOT]
+        forced = client.get(
+            f"/api/archive/snapshot/{SNAPSHOT}?format=json", headers={"Accept": "text/html"}
+        )
+        assert forced.headers["content-type"] == "application/json"
+        weighted = client.get(
+            f"/api/archive/snapshot/{SNAPSHOT}",
+            headers={"Accept": "application/xml;q=0.5, application/json;q=0.9"},
+        )
+        assert weighted.headers["content-type"] == "application/json"
+        html = client.get(f"/api/archive/snapshot/{SNAPSHOT}", headers={"Accept": "text/html"})
+        assert html.headers["content-type"].startswith("text/html")
+        assert "<table" in html.text and "big.bin" in html.text
+        assert "content-security-policy" in html.headers
+        assert client.get(f"/api/archive/snapshot/{SNAPSHOT}?format=yaml").status_code == 400
+
+
+def test_unknown_and_malformed_snapshots(live: LiveServer) -> None:
+    with live.client("reader") as client:
+        missing = client.get(f"/api/archive/snapshot/{BIG_ORIGIN}-1111111111111")
+        assert missing.status_code == 404 and missing.json()["status"] == 404
+        bad = client.get("/api/archive/snapshot/not-an-id")
+        assert bad.status_code == 400 and "not a snapshot id" in bad.json()["message"]
+        no_file = client.get(f"/api/archive/snapshot/{SNAPSHOT}/file/nope.pdf")
+        assert no_file.status_code == 404
+        assert client.get("/api/archive/md5/0123456789ABCDEF0123456789ABCDEF").status_code == 404
+
+
+def test_file_download_with_length_type_and_etag(live: LiveServer) -> None:
+    with live.client("reader") as client:
+        answer = client.get(f"/api/archive/snapshot/{SNAPSHOT}/file/big.bin")
+    assert answer.status_code == 200 and answer.content == BIG
+    assert answer.headers["content-length"] == str(len(BIG))
+    assert answer.headers["content-type"] == "application/pdf"  # as stored
+    assert answer.headers["accept-ranges"] == "bytes"
+    assert answer.headers["etag"] == f'"{hashlib.md5(BIG).hexdigest().upper()}"'
+    assert answer.headers["content-security-policy"] == "sandbox"
+    assert answer.headers["content-disposition"].startswith("inline;")
+
+
+def test_file_names_are_url_decoded(live: LiveServer) -> None:
+    name = "Rechnung März 2024/#1.txt"
+    doc = make_snapshot(9, origin=BIG_ORIGIN, files={name: b"umlaut"})
+    live.archive.store(doc)
+    sid = doc.get_first("$uniqueid")
+    try:
+        with live.client("reader") as client:
+            answer = client.get(
+                f"/api/archive/snapshot/{sid}/file/{quote(name, safe='')}",
+                params={"download": "true"},
+            )
+    finally:
+        live.archive.delete(sid)
+    assert answer.status_code == 200 and answer.content == b"umlaut"
+    assert "attachment;" in answer.headers["content-disposition"]
+    assert (
+        "filename*=UTF-8''Rechnung%20M%C3%A4rz%202024%2F%231.txt"
+        in answer.headers["content-disposition"]
+    )
+
+
+def test_range_requests(live: LiveServer) -> None:
+    url = f"/api/archive/snapshot/{SNAPSHOT}/file/big.bin"
+    size = len(BIG)
+    with live.client("reader") as client:
+        part = client.get(url, headers={"Range": "bytes=1000-1999999"})
+        assert part.status_code == 206 and part.content == BIG[1000:2000000]
+        assert part.headers["content-range"] == f"bytes 1000-1999999/{size}"
+        assert part.headers["content-length"] == str(2000000 - 1000)
+        tail = client.get(url, headers={"Range": "bytes=-10"})
+        assert tail.status_code == 206 and tail.content == BIG[-10:]
+        open_end = client.get(url, headers={"Range": f"bytes={size - 3}-"})
+        assert open_end.content == BIG[-3:]
+        beyond = client.get(url, headers={"Range": f"bytes={size}-"})
+        assert beyond.status_code == 416 and beyond.headers["content-range"] == f"bytes */{size}"
+        several = client.get(url, headers={"Range": "bytes=0-1,5-6"})
+        assert several.status_code == 200 and several.content == BIG  # allowed: whole file
+        stale = client.get(url, headers={"Range": "bytes=0-1", "If-Range": '"OTHER"'})
+        assert stale.status_code == 200
+        md5 = hashlib.md5(BIG).hexdigest()
+        by_md5 = client.get(f"/api/archive/md5/{md5}", headers={"Range": "bytes=0-9"})
+        assert by_md5.status_code == 206 and by_md5.content == BIG[:10]
+        assert client.get(f"/api/archive/md5/{md5.lower()}").content == BIG
+
+
+def test_metadata_endpoints(live: LiveServer) -> None:
+    with live.client("reader") as client:
+        text = client.get("/api/metadata/")
+        assert text.headers["content-type"].startswith("text/plain")
+        assert text.text == "syncpoint=0\ncount=0\n"
+        assert client.get("/api/metadata").text == text.text
+        state = client.get("/api/archive/metadata?format=json")
+        assert state.status_code == 200 and "data" in state.json()
+
+
+def test_instance_listing_pages_newest_first(live: LiveServer) -> None:
+    with live.client("reader") as client:
+        first = client.get(f"/api/archive/instances/{BIG_ORIGIN}/snapshots", params={"limit": 2})
+        body = first.json()
+        assert [s["snapshot"] for s in body["snapshots"]] == [NEWEST, f"{BIG_ORIGIN}-1700000060000"]
+        assert body["snapshots"][0]["files"][0] == {
+            "name": "big.bin",
+            "content_type": "application/pdf",
+            "size": len(BIG),
+        }
+        assert body["next"] == f"{BIG_ORIGIN}-1700000060000"
+        rest = client.get(
+            f"/api/archive/instances/{BIG_ORIGIN}/snapshots",
+            params={"limit": 2, "after": body["next"]},
+        ).json()
+        assert [s["snapshot"] for s in rest["snapshots"]] == [SNAPSHOT] and rest["next"] is None
+        assert (
+            client.get(f"/api/archive/instances/{BIG_ORIGIN}/snapshots?limit=0").status_code == 400
+        )
+
+
+def test_date_range_listing_pages_with_a_cursor(live: LiveServer) -> None:
+    seen: list[str] = []
+    cursor = None
+    with live.client("reader") as client:
+        while True:
+            params = {"from": "2023-11-01", "to": "2024-12-31", "limit": 4}
+            if cursor:
+                params["cursor"] = cursor
+            body = client.get("/api/archive/snapshots", params=params).json()
+            seen += [s["snapshot"] for s in body["snapshots"]]
+            cursor = body["next"]
+            if cursor is None:
+                break
+        assert len(seen) == len(set(seen)) == 12  # 9 samples + 3 of our own
+        bad = client.get("/api/archive/snapshots", params={"from": "2024-01-01", "cursor": "@@"})
+        assert bad.status_code == 400
+        assert client.get("/api/archive/snapshots").status_code == 400  # from is required
+
+
+def test_push_xml_then_again_then_delete(live: LiveServer) -> None:
+    doc = make_snapshot(
+        20, origin="0babe000-0000-4000-8000-000000000020", files={"a.txt": b"pushed"}
+    )
+    sid = doc.get_first("$uniqueid")
+    body = to_xml(doc)
+    with live.client("manager") as client:
+        first = client.post(
+            "/api/archive/snapshot", content=body, headers={"Content-Type": "application/xml"}
+        )
+        assert first.status_code == 201, first.text
+        assert first.json()["stored"][0]["snapshot"] == sid and first.json()["stored"][0]["new"]
+        again = client.post("/api/archive/snapshot", content=iter([body[:100], body[100:]]))
+        assert again.status_code == 200 and again.json()["stored"][0]["new"] is False
+        assert client.get(f"/api/archive/snapshot/{sid}/file/a.txt").content == b"pushed"
+        gone = client.delete(f"/api/archive/snapshot/{sid}")
+        assert gone.status_code == 200 and gone.json()["files_deleted"] == 1
+        assert client.get(f"/api/archive/snapshot/{sid}").status_code == 404
+        assert client.delete(f"/api/archive/snapshot/{sid}").status_code == 404
+
+
+def test_push_json_with_a_token(live: LiveServer) -> None:
+    from imixs_archive.document.json_codec import to_json
+
+    doc = make_snapshot(21, origin="0babe000-0000-4000-8000-000000000021")
+    with live.client("token-manager") as client:
+        answer = client.post(
+            "/api/archive/snapshot",
+            content=to_json(doc),
+            headers={"Content-Type": "application/json"},
+        )
+    assert answer.status_code == 201, answer.text
+    assert live.archive.exists(doc.get_first("$uniqueid"))
+
+
+def test_push_of_bad_documents_is_a_problem_listing_them(live: LiveServer) -> None:
+    good = make_snapshot(22, origin="0babe000-0000-4000-8000-000000000022")
+    bad = make_snapshot(23, origin="0babe000-0000-4000-8000-000000000022")
+    bad["$uniqueid"] = ["not-a-snapshot-id"]
+    with live.client("manager") as client:
+        mixed = client.post("/api/archive/snapshot", content=to_xml([good, bad]))
+        assert mixed.status_code == 400
+        problem = mixed.json()
+        assert problem["stored"][0]["snapshot"] == good.get_first("$uniqueid")
+        assert "not a snapshot id" in problem["failed"][0]["message"]
+        broken = client.post("/api/archive/snapshot", content=b"<document><item name='x'>")
+        assert broken.status_code == 400 and broken.json()["failed"]
+        hostile = client.post(
+            "/api/archive/snapshot",
+            content=b'<!DOCTYPE d [<!ENTITY e "x">]><document/>',
+        )
+        assert hostile.status_code == 400 and "Traceback" not in hostile.text
+        empty = client.post("/api/archive/snapshot", content=b"")
+        assert empty.status_code == 400
+
+
+def test_oversized_uploads_get_413(live: LiveServer) -> None:
+    big = b"<data>" + b" " * (1024 * 1024 + 10) + b"</data>"  # over ARCHIVE_MAX_UPLOAD_MB=1
+    with live.client("manager") as client:
+        declared = client.post("/api/archive/snapshot", content=big)
+        assert declared.status_code == 413 and declared.json()["status"] == 413
+
+        def chunks() -> object:
+            for start in range(0, len(big), 65536):
+                yield big[start : start + 65536]
+
+        streamed = client.post("/api/archive/snapshot", content=chunks())  # chunked: no length
+        assert streamed.status_code == 413
+        assert "ARCHIVE_MAX_UPLOAD_MB" in streamed.json()["message"]
+
+
+def test_stats_and_dashboard(live: LiveServer) -> None:
+    with live.client("reader") as client:
+        stats = client.get("/api/stats").json()
+        assert stats["snapshots"] >= 12 and stats["dedup_ratio"] >= 1
+        board = client.get("/api/stats/dashboard?refresh=true").json()
+    assert board["stats"]["snapshots"] == stats["snapshots"]
+    assert {t["type"] for t in board["types"]} >= {"snapshot-workitem"}
+    growth = board["growth"]
+    assert growth[-1]["snapshots"] == stats["snapshots"]
+    assert all(a["day"] < b["day"] for a, b in itertools.pairwise(growth))
+
+
+def test_openapi_description_is_served(live: LiveServer) -> None:
+    with live.client() as client:
+        schema = client.get("/api/openapi.json")
+    assert schema.status_code == 200
+    paths = json.loads(schema.text)["paths"]
+    assert "/api/archive/snapshot/{snapshot_id}/file/{name}" in paths
+    assert "delete" in paths["/api/archive/snapshot/{snapshot_id}"]

@@ -1,0 +1,87 @@
+"""The ``serve`` and ``hash-password`` commands, as a user runs them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from imixs_archive.cli import main
+from imixs_archive.web.credentials import parse_tokens, parse_users, verify_password
+
+
+def test_serve_refuses_an_open_non_loopback_address(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["serve", "--host", "0.0.0.0", "--port", "0", "--data-dir", str(tmp_path)])
+    assert code == 2
+    assert "refusing to listen on 0.0.0.0 without credentials" in capsys.readouterr().err
+
+
+def test_serve_prints_the_url_and_serves(tmp_path: Path) -> None:
+    env = {**os.environ, "ARCHIVE_DATA_DIR": str(tmp_path / "store")}
+    env.pop("ARCHIVE_HTTP_HOST", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "imixs_archive", "serve", "--port", "0"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.startswith("imixs-archive: serving http://127.0.0.1:"), line
+        url = line.split()[2].rstrip("/")
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                answer = httpx.get(f"{url}/api/stats", timeout=2)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+        assert answer.status_code == 200 and answer.json()["snapshots"] == 0
+    finally:
+        process.terminate()
+        _out, err = process.communicate(timeout=20)
+    # uvicorn shuts down gracefully, then re-raises the signal it caught.
+    assert process.returncode in (0, -15) and "Traceback" not in err
+
+
+def test_serve_says_when_the_port_is_taken(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code = main(["serve", "--port", str(port), "--data-dir", str(tmp_path)])
+    assert code == 2 and f"cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err
+
+
+def test_hash_password_and_token(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import io
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("p@ss word\n"))
+    assert main(["hash-password", "--name", "ann", "--role", "reader", "--password-stdin"]) == 0
+    entry = capsys.readouterr().out.strip()
+    user = parse_users(entry)["ann"]
+    assert verify_password("p@ss word", user.password_hash)
+    assert main(["hash-password", "--token", "--name", "ci"]) == 0
+    captured = capsys.readouterr()
+    token = captured.err.rsplit(" ", 1)[1].strip()
+    (found,) = parse_tokens(captured.out.strip()).values()
+    import hashlib
+
+    assert found.sha256 == hashlib.sha256(token.encode()).hexdigest() and found.role == "manager"
