@@ -95,7 +95,7 @@ def test_sync_and_restore_are_not_faked(live: LiveServer) -> None:
             assert answer.status_code == 503, (path, answer.text)
             assert "not configured: set WORKFLOW_SERVICE_ENDPOINT" in answer.json()["message"]
         restore = client.get("/api/restore").json()
-        assert restore["running"] is False and "restore.point" in restore["state"]
+        assert restore["configured"] is False and "restore.point" in restore["state"]
         one = client.post(
             "/api/restore/snapshot/b16f11e5-0000-4000-8000-000000000001-1111111111111"
         )

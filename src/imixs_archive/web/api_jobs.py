@@ -1,5 +1,5 @@
-"""``/api``: long operations run as jobs (verify, backup), their status, and the sync and
-restore endpoints, which answer 503 until those services are wired into the web app."""
+"""``/api``: long operations run as jobs (verify, backup, resync, restore) and their status,
+the sync status and dead letters."""
 
 from __future__ import annotations
 
@@ -11,12 +11,16 @@ from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from imixs_archive.archive.verify import verify
-from imixs_archive.errors import NotFoundError
+from imixs_archive.errors import ConfigError, NotFoundError
 from imixs_archive.services.backup import backup
 from imixs_archive.services.jobs import Job
+from imixs_archive.services.restore import RestoreRange, parse_filter
+from imixs_archive.services.resync import request_cancel
+from imixs_archive.services.sync_failures import FailureBook
+from imixs_archive.services.sync_status import retry_dead_letters
 from imixs_archive.web.integrations import (
-    require_restore,
-    require_sync,
+    WorkflowLink,
+    not_configured,
     restore_overview,
     sync_overview,
 )
@@ -152,62 +156,113 @@ def get_backup(svc: Svc, _who: Reader) -> dict[str, Any]:
     return _status(svc, "backup")
 
 
-# ---- sync and restore: not wired yet -------------------------------------------------
+# ---- sync, resync, dead letters, restore --------------------------------------------
+
+
+def workflow(svc: Services, feature: str) -> WorkflowLink:
+    """The workflow link, or 503 saying what to configure."""
+    if svc.workflow is None:
+        raise not_configured(feature)
+    return svc.workflow
 
 
 class ResyncRequest(BaseModel):
-    from_millis: int | None = Field(None, alias="from", description="sync point to start at")
-
-
-class RestoreRequest(BaseModel):
-    from_day: dt.date = Field(alias="from")
-    to_day: dt.date = Field(alias="to")
-    filters: list[dict[str, str]] = Field(
-        default_factory=list, description="[{item, regex}]: every value must match"
+    from_millis: int | None = Field(
+        None, alias="from", ge=0, description="sync point (epoch ms) to start at; default: on"
     )
 
 
-@router.get("/sync/status", summary="Sync state, lag and whether sync runs")
+class Filter(BaseModel):
+    item: str = Field(min_length=1)
+    regex: str = ".*"
+
+
+class RestoreRequest(BaseModel):
+    from_day: dt.date = Field(alias="from", description="first $modified day (UTC)")
+    to_day: dt.date = Field(alias="to", description="last $modified day (UTC), included")
+    filters: list[Filter] = Field(
+        default_factory=list, description="[{item, regex}]: every value of item must match"
+    )
+
+    def to_range(self) -> RestoreRange:
+        first = dt.datetime.combine(self.from_day, dt.time(), dt.UTC)
+        last = dt.datetime.combine(self.to_day, dt.time.max, dt.UTC)
+        try:
+            filters = tuple(parse_filter(f"{f.item}={f.regex}") for f in self.filters)
+            return RestoreRange(first, last, filters)
+        except ConfigError as exc:
+            raise BadRequestError(str(exc)) from None
+
+
+@router.get("/sync/status", summary="Sync state, lag, counters and dead letters")
 def get_sync_status(svc: Svc, _who: Reader) -> dict[str, Any]:
-    return sync_overview(svc)
+    return sync_overview(svc.backend, svc.workflow)
 
 
 @router.get("/sync/deadletters", summary="Events that could not be archived")
 def get_dead_letters(svc: Svc, _who: Reader) -> dict[str, Any]:
-    require_sync(svc)
+    workflow(svc, "sync")
+    letters = FailureBook(svc.backend).dead_letters()
+    return {
+        "dead_letters": [vars(letter) for letter in letters[:MAX_LISTED]],
+        "count": len(letters),
+    }
 
 
-@router.post("/sync/deadletters/{event_id}/retry", summary="Retry one dead letter")
+@router.post("/sync/deadletters/{event_id}/retry", summary="Re-queue one dead letter")
 def retry_dead_letter(event_id: str, svc: Svc, _who: Manager) -> dict[str, Any]:
-    require_sync(svc)
+    link = workflow(svc, "sync")
+    letters = retry_dead_letters(svc.backend, link.client, [event_id])
+    if not letters:
+        raise NotFoundError(f"no dead letter {event_id}")
+    return {"requeued": [vars(letter) for letter in letters]}
 
 
-@router.post("/sync/resync", status_code=202, summary="Start a resync")
+@router.post("/sync/resync", status_code=202, summary="Start a resync (syncpoint walk)")
 def start_resync(body: ResyncRequest, svc: Svc, _who: Manager) -> dict[str, Any]:
-    require_sync(svc)
+    link = workflow(svc, "resync")
+    return svc.jobs.start(
+        "resync", link.resync_job(body.from_millis), message="resyncing"
+    ).to_json()
 
 
 @router.post("/sync/resync/stop", summary="Stop a running resync")
 def stop_resync(svc: Svc, _who: Manager) -> dict[str, Any]:
-    require_sync(svc)
+    workflow(svc, "resync")
+    if svc.jobs.status("resync") is None:
+        return {"stopped": request_cancel(svc.archive), "state": None}  # another process's
+    return svc.jobs.stop("resync").to_json()
 
 
-@router.get("/restore", summary="Restore state (restore.* items) and whether restore runs")
+@router.get("/restore", summary="Restore state (restore.* items) and the restore job")
 def get_restore(svc: Svc, _who: Reader) -> dict[str, Any]:
-    return restore_overview(svc)
+    status = svc.jobs.status("restore")
+    return {
+        **restore_overview(svc.backend, svc.workflow),
+        "job": status.to_json() if status else None,
+    }
 
 
 @router.post("/restore", status_code=202, summary="Start a restore of a $modified range")
 def start_restore(body: RestoreRequest, svc: Svc, _who: Manager) -> dict[str, Any]:
-    require_restore(svc)
+    link = workflow(svc, "restore")
+    job = link.restore_job(body.to_range())
+    return svc.jobs.start("restore", job, message="restoring").to_json()
 
 
 @router.post("/restore/stop", summary="Stop a running restore")
 def stop_restore(svc: Svc, _who: Manager) -> dict[str, Any]:
-    require_restore(svc)
+    workflow(svc, "restore")
+    return svc.jobs.stop("restore").to_json()
 
 
 @router.post("/restore/snapshot/{snapshot_id}", summary="Restore one snapshot")
 def restore_snapshot(snapshot_id: str, svc: Svc, _who: Manager) -> dict[str, Any]:
     svc.archive.load(snapshot_id, with_files=False)  # 404 for an unknown snapshot first
-    require_restore(svc)
+    link = workflow(svc, "restore")
+    sent = link.restore_snapshot(snapshot_id)
+    return {
+        "snapshot": snapshot_id,
+        "restored": sent,
+        "message": "restored" if sent else "the workflow's instance already is at it",
+    }

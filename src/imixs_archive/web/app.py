@@ -25,6 +25,7 @@ from imixs_archive.storage.base import Backend
 from imixs_archive.web import api_archive, api_jobs, health, ui, ui_actions
 from imixs_archive.web.auth import Authenticator, TokenVerifier
 from imixs_archive.web.dashboard import DashboardCache
+from imixs_archive.web.integrations import WorkflowLink
 from imixs_archive.web.metrics import MeteredBackend, Metrics, RequestMetrics
 from imixs_archive.web.oidc import oidc_verifier
 from imixs_archive.web.problems import install_problem_handlers
@@ -45,9 +46,11 @@ def create_app(
     *,
     oidc: TokenVerifier | None = None,
     jobs: JobRunner | None = None,
+    run_sync: bool = True,
 ) -> FastAPI:
     """The ASGI app over ``backend``. ``oidc`` replaces the verifier built from the
-    settings (tests); ``jobs`` a runner of the caller's."""
+    settings (tests); ``jobs`` a runner of the caller's. With a workflow endpoint set, the
+    sync loop runs while the app does (unless ``run_sync`` is false)."""
     metrics = Metrics()
     metered = MeteredBackend(backend, metrics)
     archive = Archive(metered)
@@ -64,14 +67,20 @@ def create_app(
         dashboard=DashboardCache(archive),
         started=dt.datetime.now(dt.UTC),
     )
+    if settings.workflow_service_endpoint.strip():
+        svc.workflow = WorkflowLink(settings, archive)
     metrics.add_gauges(lambda: health.scrape_gauges(svc))
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        if svc.workflow is not None and run_sync:
+            svc.workflow.start()
         yield
         left = runner.shutdown(timeout=10)
         if left:
             log.warning("jobs still running at shutdown: %s", ", ".join(left))
+        if svc.workflow is not None:
+            svc.workflow.close()
 
     app = FastAPI(
         title="imixs-archive",

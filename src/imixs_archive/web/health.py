@@ -14,7 +14,7 @@ from starlette.responses import JSONResponse, Response
 
 from imixs_archive.archive.state import load_state
 from imixs_archive.errors import ArchiveError
-from imixs_archive.web.integrations import workflow_endpoint
+from imixs_archive.services.sync import COUNTERS
 from imixs_archive.web.state import Reader, Services, Svc
 
 router = APIRouter(tags=["operations"])
@@ -41,12 +41,25 @@ def _store_check(svc: Services) -> tuple[bool, str, float]:
 @router.get("/readyz", summary="The store is reachable and sync is not stalled")
 async def readyz(svc: Svc) -> JSONResponse:
     ok, message, seconds = await run_in_threadpool(_store_check, svc)
+    sync_ok, sync_message = _sync_check(svc)
     checks: dict[str, Any] = {
         "store": {"ok": ok, "message": message, "seconds": round(seconds, 4)},
-        # The sync loop is not run by this version: nothing can stall.
-        "sync": {"ok": True, "message": "not running"},
+        "sync": {"ok": sync_ok, "message": sync_message},
     }
-    return JSONResponse({"ready": ok, "checks": checks}, status_code=200 if ok else 503)
+    ready = ok and sync_ok
+    return JSONResponse({"ready": ready, "checks": checks}, status_code=200 if ready else 503)
+
+
+def _sync_check(svc: Services) -> tuple[bool, str]:
+    """Stalled: the loop's thread has died. A loop paused because the workflow is down is
+    reported but is no reason to stop serving the archive."""
+    link = svc.workflow
+    if link is None:
+        return True, "not configured"
+    state = str(link.sync.counters.as_dict()["state"])
+    if not link.running and state != "starting":
+        return False, f"the sync loop is not running (last state: {state})"
+    return True, state
 
 
 @router.get("/metrics", summary="Prometheus metrics")
@@ -68,9 +81,18 @@ BYTES_HELP = (
 
 def scrape_gauges(svc: Services) -> Iterator[Gauge]:
     """Gauges computed when /metrics is scraped: sync state, jobs, the last statistics."""
-    configured = float(bool(workflow_endpoint(svc)))
+    link = svc.workflow
+    configured = float(link is not None)
+    running = float(link is not None and link.running)
     yield ("sync_configured", "1 when WORKFLOW_SERVICE_ENDPOINT is set.", configured, {})
-    yield ("sync_running", "1 while this process runs the sync loop.", 0.0, {})
+    yield ("sync_running", "1 while this process runs the sync loop.", running, {})
+    if link is not None:
+        counters = link.sync.counters.as_dict()
+        for name in COUNTERS:
+            help_text = "Sync loop counters of this process since it started."
+            yield ("sync_events", help_text, float(counters[name]), {"counter": name})
+        lag = int(counters["lag_ms"]) / 1000
+        yield ("sync_event_lag_seconds", "Age of the oldest pending event.", lag, {})
     yield from _state_gauges(svc)
     for status in svc.jobs.statuses():
         yield ("job_running", "1 while the job runs.", float(status.active), {"job": status.name})
@@ -94,7 +116,7 @@ def _state_gauges(svc: Services) -> Iterator[Gauge]:
         seconds = point / 1000
         lag = dt.datetime.now(dt.UTC).timestamp() - seconds
         yield ("sync_point_seconds", "The sync point as a Unix time.", seconds, {})
-        yield ("sync_lag_seconds", "Now minus the sync point.", lag, {})
+        yield ("sync_point_age_seconds", "Now minus the sync point.", lag, {})
     for item, name, help_text in SYNC_GAUGES:
         value = state.get_first(item)
         if isinstance(value, int):

@@ -1,23 +1,33 @@
-"""Sync and restore as the web app sees them.
+"""The workflow side of the service: the sync loop, resync, dead letters and restore.
 
-The sync loop (``services/sync.py``), resync and restore (``services/restore.py``) are
-built separately and are NOT wired into the web app yet. Until they are, every endpoint
-that would run them answers 503 with a message saying why (not configured, or not
-available in this version); the status endpoints report what the store itself knows (the
-``sync.*`` and ``restore.*`` items of the state document, written by this or the Java
-service) and say plainly that nothing runs.
+With ``WORKFLOW_SERVICE_ENDPOINT`` set, the app builds one :class:`WorkflowLink`: a
+workflow client, the sync loop (started with the app, stopped with it), and the job
+functions of resync and restore (run by the app's job runner: one at a time, stoppable,
+progress shown live). Without it, every endpoint that needs the workflow answers 503
+"... is not configured: set WORKFLOW_SERVICE_ENDPOINT"; the status endpoints still show
+what the store knows (the ``sync.*`` and ``restore.*`` items, written by this or the
+Java service).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, NoReturn
+import threading
+from collections.abc import Callable
+from typing import Any
 
+from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.state import load_state
+from imixs_archive.config import Settings
 from imixs_archive.errors import ConfigError
-from imixs_archive.web.state import Services
+from imixs_archive.services.jobs import Job
+from imixs_archive.services.restore import Restorer, RestoreRange, RestoreReport
+from imixs_archive.services.resync import Resync, request_cancel
+from imixs_archive.services.sync import SyncConfig, SyncService
+from imixs_archive.services.sync_status import sync_status
+from imixs_archive.storage.base import Backend
+from imixs_archive.workflow.client import WorkflowClient
 
-SYNC_ITEMS = ("sync.point", "sync.count", "sync.size")
 RESTORE_ITEMS = (
     "restore.from",
     "restore.to",
@@ -25,29 +35,110 @@ RESTORE_ITEMS = (
     "restore.count",
     "restore.size",
     "restore.errors",
+    "restore.status",
 )
+MAX_LISTED = 200
+JobFunction = Callable[[Job], str]
 
 
-def workflow_endpoint(svc: Services) -> str:
-    """WORKFLOW_SERVICE_ENDPOINT, once the settings registry has it ('' until then)."""
-    return str(getattr(svc.settings, "workflow_service_endpoint", "") or "").strip()
+class WorkflowLink:
+    """One workflow client and the sync loop over it, for the life of the app."""
+
+    def __init__(self, settings: Settings, archive: Archive) -> None:
+        self.endpoint = settings.workflow_service_endpoint.strip()
+        self.settings = settings
+        self.archive = archive
+        self.config = SyncConfig.from_settings(settings)
+        self.client = WorkflowClient.from_settings(settings, workers=self.config.workers)
+        self.sync = SyncService(archive, self.client, self.config)
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = self.sync.start()
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def close(self, timeout: float = 10.0) -> None:
+        self.sync.close(timeout)
+        self.client.close()
+
+    # ---- jobs -----------------------------------------------------------------------
+
+    def resync_job(self, start: int | None) -> JobFunction:
+        settings = self.settings
+
+        def run(job: Job) -> str:
+            resync = Resync(
+                self.archive,
+                self.client,
+                max_attempts=settings.workflow_sync_maxattempts,
+                retry_delay_ms=min(
+                    settings.workflow_sync_retrydelay, settings.workflow_sync_interval
+                ),
+                stopping=job.stop_event,
+            )
+            result = resync.run(start)
+            job.set_result(
+                {
+                    "status": result.status,
+                    "point": result.point,
+                    "walked": result.walked,
+                    "new": result.new,
+                    "bytes": result.bytes,
+                    "failures": result.failures[:MAX_LISTED],
+                    "warnings": result.warnings[:MAX_LISTED],
+                }
+            )
+            if job.stop_requested:
+                request_cancel(self.archive)  # leave no 'running' flag behind
+            return (
+                f"resync {result.status} at {result.point}: {result.walked} walked, "
+                f"{result.new} newly archived"
+            )
+
+        return run
+
+    def restore_job(self, wanted: RestoreRange) -> JobFunction:
+        def run(job: Job) -> str:
+            def progress(report: RestoreReport) -> None:
+                job.progress(**_report_json(report, full=False))
+
+            restorer = Restorer(
+                self.archive, self.client, stop=job.stop_event, on_progress=progress
+            )
+            report = restorer.restore_range(wanted)
+            job.set_result(_report_json(report, full=True))
+            state = "stopped" if report.stopped else "done"
+            return (
+                f"restore {state}: {report.restored} restored, {report.skipped} already "
+                f"current, {report.filtered} filtered out, {len(report.failed)} failed"
+            )
+
+        return run
+
+    def restore_snapshot(self, snapshot_id: str) -> bool:
+        return Restorer(self.archive, self.client).restore_snapshot(snapshot_id)
 
 
-def _unavailable(feature: str, svc: Services) -> NoReturn:
-    if not workflow_endpoint(svc):
-        raise ConfigError(f"{feature} is not configured: set WORKFLOW_SERVICE_ENDPOINT")
-    raise ConfigError(
-        f"{feature} is configured ({workflow_endpoint(svc)}) but not available in this "
-        "version of the web service: it does not run it yet"
-    )
+def _report_json(report: RestoreReport, *, full: bool) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "restored": report.restored,
+        "skipped": report.skipped,
+        "filtered": report.filtered,
+        "bytes": report.bytes,
+        "failed": len(report.failed),
+        "day": report.point.isoformat() if report.point else None,
+    }
+    if full:
+        data["failures"] = dict(list(report.failed.items())[:MAX_LISTED])
+        data["stopped"] = report.stopped
+    return data
 
 
-def require_sync(svc: Services) -> NoReturn:
-    _unavailable("sync", svc)
-
-
-def require_restore(svc: Services) -> NoReturn:
-    _unavailable("restore", svc)
+def not_configured(feature: str) -> ConfigError:
+    return ConfigError(f"{feature} is not configured: set WORKFLOW_SERVICE_ENDPOINT")
 
 
 def _plain(value: Any) -> Any:
@@ -58,39 +149,44 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def sync_overview(svc: Services) -> dict[str, Any]:
-    state = load_state(svc.backend)
-    items = {name: _plain(state.get_first(name)) for name in SYNC_ITEMS}
-    point = state.get_first("sync.point")
-    lag = None
-    if isinstance(point, int) and point > 0:
-        lag = round(dt.datetime.now(dt.UTC).timestamp() - point / 1000, 3)
-    endpoint = workflow_endpoint(svc)
+def sync_overview(backend: Backend, link: WorkflowLink | None) -> dict[str, Any]:
+    """Sync state from the store (point, counts, processes, dead letters) and this
+    process's loop (running, counters, event lag)."""
+    status = sync_status(backend)
+    data = {
+        key: _plain(value) if not isinstance(value, list | dict) else value
+        for key, value in status.as_dict().items()
+    }
+    point_age = None
+    if status.point:
+        point_age = round(dt.datetime.now(dt.UTC).timestamp() - status.point / 1000, 3)
+    counters = link.sync.counters.as_dict() if link is not None else None
+    message = (
+        "sync is not configured: set WORKFLOW_SERVICE_ENDPOINT"
+        if link is None
+        else f"syncing from {link.endpoint}"
+        if link.running
+        else "the sync loop is not running"
+    )
     return {
-        "configured": bool(endpoint),
-        "running": False,
-        "endpoint": endpoint or None,
-        "message": (
-            "sync is not configured: set WORKFLOW_SERVICE_ENDPOINT"
-            if not endpoint
-            else "sync is configured but not run by this version of the web service"
-        ),
-        "state": items,
-        "lag_seconds": lag,
-        "dead_letters": None,
+        "configured": link is not None,
+        "running": link is not None and link.running,
+        "endpoint": link.endpoint if link is not None else None,
+        "message": message,
+        **data,
+        "point_age_seconds": point_age,
+        "lag_seconds": (int(counters["lag_ms"]) / 1000) if counters is not None else None,
+        "counters": counters,
     }
 
 
-def restore_overview(svc: Services) -> dict[str, Any]:
-    state = load_state(svc.backend)
-    endpoint = workflow_endpoint(svc)
+def restore_overview(backend: Backend, link: WorkflowLink | None) -> dict[str, Any]:
+    state = load_state(backend)
     return {
-        "configured": bool(endpoint),
-        "running": False,
-        "message": (
-            "restore is not configured: set WORKFLOW_SERVICE_ENDPOINT"
-            if not endpoint
-            else "restore is configured but not run by this version of the web service"
-        ),
+        "configured": link is not None,
+        "message": "restore is not configured: set WORKFLOW_SERVICE_ENDPOINT"
+        if link is None
+        else f"restores into {link.endpoint}",
         "state": {name: _plain(state.get_first(name)) for name in RESTORE_ITEMS},
+        "failed": [str(v) for v in state.get_values("restore.failed")][:MAX_LISTED],
     }

@@ -18,6 +18,7 @@ from imixs_archive.storage.base import Backend
 from imixs_archive.web.auth import Authenticator, Principal
 from imixs_archive.web.credentials import Role
 from imixs_archive.web.dashboard import DashboardCache
+from imixs_archive.web.integrations import WorkflowLink
 from imixs_archive.web.metrics import Metrics
 
 
@@ -33,6 +34,8 @@ class Services:
     templates: Jinja2Templates
     dashboard: DashboardCache
     started: dt.datetime
+    workflow: WorkflowLink | None = None
+    """The workflow client and sync loop (None without WORKFLOW_SERVICE_ENDPOINT)."""
 
 
 def services(conn: HTTPConnection) -> Services:

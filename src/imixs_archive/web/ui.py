@@ -20,7 +20,7 @@ from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.web import charts
 from imixs_archive.web.api_archive import doc_rows, list_by_modified, list_instance
 from imixs_archive.web.auth import Principal
-from imixs_archive.web.integrations import restore_overview, sync_overview, workflow_endpoint
+from imixs_archive.web.integrations import restore_overview, sync_overview
 from imixs_archive.web.problems import LoginRequiredError
 from imixs_archive.web.state import Services, Svc, services
 
@@ -74,8 +74,7 @@ def monitor(request: Request, svc: Svc, user: User) -> Response:
         nav="monitor",
         store=store,
         store_error=store_error,
-        sync=sync_overview(svc),
-        endpoint=workflow_endpoint(svc),
+        sync=sync_overview(svc.backend, svc.workflow),
         jobs=[s.to_json() for s in svc.jobs.statuses()],
         started=svc.started,
     )
@@ -137,18 +136,34 @@ def snapshot(request: Request, snapshot_id: str, svc: Svc, user: User) -> Respon
         xml=xml,
         uniqueid=origin_id(snapshot_id),
         others=others,
-        restore=restore_overview(svc),
+        restore=restore_overview(svc.backend, svc.workflow),
     )
 
 
 @router.get("/ui/resync")
 def resync(request: Request, svc: Svc, user: User) -> Response:
-    return page(request, svc, user, "resync.html", nav="resync", sync=sync_overview(svc))
+    return page(
+        request,
+        svc,
+        user,
+        "resync.html",
+        nav="resync",
+        sync=sync_overview(svc.backend, svc.workflow),
+        job=_job(svc, "resync"),
+    )
 
 
 @router.get("/ui/restore")
 def restore(request: Request, svc: Svc, user: User) -> Response:
-    return page(request, svc, user, "restore.html", nav="restore", restore=restore_overview(svc))
+    return page(
+        request,
+        svc,
+        user,
+        "restore.html",
+        nav="restore",
+        restore=restore_overview(svc.backend, svc.workflow),
+        job=_job(svc, "restore"),
+    )
 
 
 @router.get("/ui/backup")
@@ -228,3 +243,8 @@ def api_docs(request: Request, svc: Svc, user: User) -> Response:
                 }
             )
     return page(request, svc, user, "api_docs.html", nav="api", endpoints=endpoints)
+
+
+def _job(svc: Services, name: str) -> dict[str, Any] | None:
+    status = svc.jobs.status(name)
+    return status.to_json() if status else None

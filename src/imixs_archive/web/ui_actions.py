@@ -17,9 +17,15 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from imixs_archive.errors import ArchiveError
-from imixs_archive.web.api_jobs import BackupRequest, backup_job, verify_job
+from imixs_archive.services.sync_status import retry_dead_letters
+from imixs_archive.web.api_jobs import (
+    BackupRequest,
+    RestoreRequest,
+    backup_job,
+    verify_job,
+    workflow,
+)
 from imixs_archive.web.auth import SESSION_COOKIE, SESSION_SECONDS, Principal
-from imixs_archive.web.integrations import require_restore
 from imixs_archive.web.problems import BadRequestError, PayloadTooLargeError
 from imixs_archive.web.state import Svc, manager, services
 
@@ -124,9 +130,56 @@ async def restore_one(request: Request, snapshot_id: str, svc: Svc, _who: UiMana
     if form.get("confirm") != "yes":
         return back(f"/ui/snapshot/{snapshot_id}", error="tick the box to confirm the restore")
     try:
-        require_restore(svc)
+        sent = workflow(svc, "restore").restore_snapshot(snapshot_id)
     except ArchiveError as exc:
         return back(f"/ui/snapshot/{snapshot_id}", error=str(exc))
+    done = "restored into the workflow" if sent else "the workflow already is at this snapshot"
+    return back(f"/ui/snapshot/{snapshot_id}", notice=done)
+
+
+@router.post("/ui/actions/restore")
+async def start_restore(request: Request, svc: Svc, _who: UiManager) -> Response:
+    form = await read_form(request)
+    try:
+        filters = []
+        if form.get("filter_item", "").strip():
+            filters.append(
+                {"item": form["filter_item"].strip(), "regex": form.get("filter_regex", "") or ".*"}
+            )
+        body = RestoreRequest.model_validate(
+            {"from": _day(form.get("from", "")), "to": _day(form.get("to", "")), "filters": filters}
+        )
+        job = workflow(svc, "restore").restore_job(body.to_range())
+        svc.jobs.start("restore", job, message="restoring")
+    except (ArchiveError, ValueError) as exc:
+        return back("/ui/restore", error=str(exc))
+    return back("/ui/restore", notice="restore started")
+
+
+@router.post("/ui/actions/resync")
+async def start_resync(request: Request, svc: Svc, _who: UiManager) -> Response:
+    form = await read_form(request)
+    text = form.get("from", "").strip()
+    try:
+        if text and not text.isdigit():
+            raise BadRequestError("the sync point is epoch milliseconds (digits)")
+        job = workflow(svc, "resync").resync_job(int(text) if text else None)
+        svc.jobs.start("resync", job, message="resyncing")
+    except ArchiveError as exc:
+        return back("/ui/resync", error=str(exc))
+    return back("/ui/resync", notice="resync started")
+
+
+@router.post("/ui/actions/retry/{event_id}")
+async def retry(request: Request, event_id: str, svc: Svc, _who: UiManager) -> Response:
+    await read_form(request)
+    try:
+        letters = retry_dead_letters(svc.backend, workflow(svc, "sync").client, [event_id])
+    except ArchiveError as exc:
+        return back("/ui/monitor", error=str(exc))
+    if not letters:
+        return back("/ui/monitor", error=f"no dead letter {event_id}")
+    return back("/ui/monitor", notice=f"re-queued {letters[0].ref}")
 
 
 @router.post("/ui/actions/backup")

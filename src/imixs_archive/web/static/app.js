@@ -1,5 +1,5 @@
 // imixs-archive UI: progressive enhancement only. Pages work without this file; it adds
-// tabs, live job progress and the forms that call the JSON API.
+// tabs and live job progress.
 "use strict";
 document.documentElement.classList.add("js");
 
@@ -52,29 +52,7 @@ function poll(box) {
   tick();
 }
 
-function apiForms() {
-  document.querySelectorAll("form[data-api-post]").forEach((form) => {
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      const out = document.querySelector(form.getAttribute("data-status"));
-      const body = {};
-      new FormData(form).forEach((value, key) => { if (value !== "") body[key] = value; });
-      if (body.filter_item) {
-        body.filters = [{ item: body.filter_item, regex: body.filter_regex || ".*" }];
-      }
-      delete body.filter_item; delete body.filter_regex;
-      if (body.from && /^[0-9]+$/.test(body.from)) body.from = Number(body.from);
-      const answer = await fetch(form.getAttribute("data-api-post"), {
-        method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
-      });
-      const data = await answer.json().catch(() => ({}));
-      if (out) out.textContent = answer.ok ? (data.message || data.state || "started") : (data.message || answer.statusText);
-    });
-  });
-}
-
 document.addEventListener("DOMContentLoaded", () => {
   tabs();
   document.querySelectorAll("[data-poll][data-active]").forEach(poll);
-  apiForms();
 });

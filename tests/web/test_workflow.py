@@ -1,0 +1,139 @@
+"""The service with a workflow: the sync loop in ``serve``, dead letters and retry, resync,
+and restore (range and one snapshot) against the workflow test double over real HTTP."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from support.workflow_double import WorkflowDouble
+from web.live import LiveServer, credentials_env, serve_store
+
+
+def eventually(check: Callable[[], Any], timeout: float = 20) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def finished(client: httpx.Client, path: str) -> dict[str, Any]:
+    def done() -> dict[str, Any] | None:
+        status: dict[str, Any] = client.get(path).json()
+        return None if status["active"] else status
+
+    result: dict[str, Any] = eventually(done)
+    return result
+
+
+@pytest.fixture(scope="module")
+def double() -> Iterator[WorkflowDouble]:
+    with WorkflowDouble() as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def wf_live(
+    double: WorkflowDouble, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveServer]:
+    env = {
+        **credentials_env(),
+        "WORKFLOW_SERVICE_ENDPOINT": double.url,
+        "WORKFLOW_SYNC_INITIALDELAY": "0",
+        "WORKFLOW_SYNC_INTERVAL": "50",
+        "WORKFLOW_SYNC_MAXATTEMPTS": "1",
+        "WORKFLOW_SYNC_RETRYDELAY": "0",
+    }
+    yield from serve_store(Path(tmp_path_factory.mktemp("wf")), env)
+
+
+def test_the_sync_loop_runs_in_the_service(wf_live: LiveServer, double: WorkflowDouble) -> None:
+    snapshot = double.save(subject="synced by serve", files={"s.txt": b"synced"})
+    sid = snapshot.get_first("$uniqueid")
+    eventually(lambda: wf_live.archive.exists(sid))
+    with wf_live.client("reader") as client:
+        status = client.get("/api/sync/status").json()
+        assert status["configured"] and status["running"], status
+        assert status["counters"]["archived"] >= 1
+        assert client.get(f"/api/archive/snapshot/{sid}/file/s.txt").content == b"synced"
+        ready = client.get("/readyz").json()
+        assert ready["ready"] and ready["checks"]["sync"]["ok"]
+        metrics = client.get("/metrics").text
+    assert "imixs_archive_sync_running 1.0" in metrics
+    assert 'imixs_archive_sync_events{counter="archived"}' in metrics
+
+
+def test_dead_letters_are_listed_and_retried(wf_live: LiveServer, double: WorkflowDouble) -> None:
+    fault = double.inject("malformed", r"^/api/documents/deadbeef")
+    snapshot = double.save(
+        **{"$uniqueid": "deadbeef-0000-4000-8000-000000000001"}, subject="will fail once"
+    )
+    sid = snapshot.get_first("$uniqueid")
+    with wf_live.client("manager") as client:
+
+        def letters() -> list[dict[str, Any]]:
+            found: list[dict[str, Any]] = client.get("/api/sync/deadletters").json()["dead_letters"]
+            return [f for f in found if f["ref"] == sid]
+
+        (letter,) = eventually(letters)
+        with wf_live.client("reader") as reader:
+            assert (
+                reader.post(f"/api/sync/deadletters/{letter['event_id']}/retry").status_code == 403
+            )
+        double.clear_faults()
+        retried = client.post(f"/api/sync/deadletters/{letter['event_id']}/retry")
+        assert retried.status_code == 200 and retried.json()["requeued"][0]["ref"] == sid
+        eventually(lambda: wf_live.archive.exists(sid))
+        assert not letters()
+        assert client.post("/api/sync/deadletters/no-such-event/retry").status_code == 404
+    assert fault.hits >= 1
+
+
+def test_resync_walks_the_syncpoint_feed(wf_live: LiveServer, double: WorkflowDouble) -> None:
+    quiet = [double.save(subject=f"no event {n}", event=False) for n in range(3)]
+    with wf_live.client("manager") as client:
+        started = client.post("/api/sync/resync", json={"from": 0})
+        assert started.status_code == 202, started.text
+        status = finished(client, "/api/jobs/resync")
+    assert status["state"] == "finished" and status["result"]["status"] == "done", status
+    assert all(wf_live.archive.exists(s.get_first("$uniqueid")) for s in quiet)
+
+
+def test_restore_a_range_and_one_snapshot(wf_live: LiveServer, double: WorkflowDouble) -> None:
+    # The bundled samples (March 2024) are in the archive, not in the workflow.
+    with wf_live.client("manager") as client:
+        bad = client.post("/api/restore", json={"from": "2024-03-31", "to": "2024-03-01"})
+        assert bad.status_code == 400
+        regex = client.post(
+            "/api/restore",
+            json={
+                "from": "2024-03-01",
+                "to": "2024-03-31",
+                "filters": [{"item": "x", "regex": "("}],
+            },
+        )
+        assert regex.status_code == 400
+        started = client.post("/api/restore", json={"from": "2024-03-01", "to": "2024-03-31"})
+        assert started.status_code == 202, started.text
+        status = finished(client, "/api/jobs/restore")
+        assert status["state"] == "finished", status
+        assert status["result"]["restored"] == 3 and status["result"]["failed"] == 0
+        overview = client.get("/api/restore").json()
+        assert (
+            overview["state"]["restore.status"] == "done" and overview["job"]["state"] == "finished"
+        )
+        restored = [sid for sid in double.snapshots if sid.startswith(("7c9e6679", "16fd2706"))]
+        assert restored
+        # One snapshot: an older one of an instance goes; then the instance is at it.
+        older = wf_live.archive.list_instance(restored[0].rsplit("-", 1)[0])[-1]
+        first = client.post(f"/api/restore/snapshot/{older}").json()
+        again = client.post(f"/api/restore/snapshot/{older}").json()
+    assert first["restored"] is True and again["restored"] is False
