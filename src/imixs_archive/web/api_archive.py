@@ -57,6 +57,12 @@ def _text(value: Any) -> str:
         return value.isoformat(timespec="milliseconds")
     if isinstance(value, bytes):
         return f"<{len(value)} bytes>"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_text(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_text(v)}" for k, v in value.items()) + "}"
+    if value is None:
+        return "(empty)"
     return str(value)
 
 

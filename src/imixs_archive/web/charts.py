@@ -52,8 +52,13 @@ def _x_labels(labels: Sequence[str], x_of: Callable[[int], float]) -> list[str]:
     if not labels:
         return []
     picks = sorted({0, len(labels) // 2, len(labels) - 1})
+    last = len(labels) - 1
+
+    def anchor(i: int) -> str:
+        return "start" if i == 0 and last else "end" if i == last and last else "middle"
+
     return [
-        f'<text class="axis" x="{x_of(i):.1f}" y="{HEIGHT - 12}" text-anchor="middle">'
+        f'<text class="axis" x="{x_of(i):.1f}" y="{HEIGHT - 12}" text-anchor="{anchor(i)}">'
         f"{escape(labels[i])}</text>"
         for i in picks
     ]

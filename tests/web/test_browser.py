@@ -1,0 +1,230 @@
+"""The web UI in real headless Chromium (Debian's /usr/bin/chromium, driven by Playwright).
+
+Log in, find a process instance, open a snapshot, download an attachment and check its
+hash, start a restore against the workflow test double and watch it finish, see the
+charts, run a backup, delete with confirmation, and use the UI at phone width. Every page
+is saved as a screenshot in tests/artifacts/.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support.workflow_double import WorkflowDouble
+from web.live import ARTIFACTS, PASSWORDS, LiveServer, credentials_env, serve_store
+
+CHROMIUM = os.environ.get("ARCHIVE_TEST_CHROMIUM", "/usr/bin/chromium")
+if not Path(CHROMIUM).exists():
+    pytest.skip(
+        f"no Chromium at {CHROMIUM} (install Debian's chromium package; .ci/run does)",
+        allow_module_level=True,
+    )
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')"
+)
+
+pytestmark = pytest.mark.browser
+# The flags this machine needs: no sandbox as root, and no background traffic to the
+# (closed) network.
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SAMPLE = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
+
+
+def shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+@pytest.fixture(scope="module")
+def double() -> Iterator[WorkflowDouble]:
+    with WorkflowDouble() as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def ui_live(
+    double: WorkflowDouble, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveServer]:
+    env = {
+        **credentials_env(),
+        "WORKFLOW_SERVICE_ENDPOINT": double.url,
+        "WORKFLOW_SYNC_INITIALDELAY": "0",
+        "WORKFLOW_SYNC_INTERVAL": "200",
+    }
+    yield from serve_store(Path(tmp_path_factory.mktemp("ui")), env)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with sync_api.sync_playwright() as playwright:
+        # A persistent context would take --user-data-dir; a plain launch gets a fresh
+        # temporary profile from Playwright, which is what the flags above ask for.
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        yield launched
+        launched.close()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture
+def page(browser: Any, ui_live: LiveServer) -> Iterator[Any]:
+    context = browser.new_context(base_url=ui_live.url, viewport={"width": 1280, "height": 900})
+    opened = context.new_page()
+    opened.set_default_timeout(15_000)
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    opened.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    yield opened
+    context.close()
+    assert not errors, errors  # no script errors, no CSP violations
+
+
+def log_in(page: Any, user: str = "mia") -> None:
+    page.goto("/ui/monitor")
+    assert "/login" in page.url
+    page.fill("input[name=username]", user)
+    page.fill("input[name=password]", PASSWORDS[user])
+    page.click("button[type=submit]")
+    page.wait_for_url("**/ui/monitor")
+
+
+def test_log_in_and_monitor(page: Any) -> None:
+    page.goto("/ui/monitor")
+    shot(page, "login")
+    log_in(page)
+    assert page.locator("h1").inner_text() == "Monitor"
+    assert page.locator(".who").inner_text().startswith("mia")
+    page.wait_for_selector("text=Workflow endpoint")
+    shot(page, "monitor")
+
+
+def test_find_an_instance_open_a_snapshot_and_download(page: Any, ui_live: LiveServer) -> None:
+    log_in(page)
+    page.click("nav >> text=Inspect")
+    page.fill("input[name=q]", SAMPLE)
+    page.click("form.search >> nth=0 >> button")
+    rows = page.locator("table.snapshots tr td:first-child a")
+    assert rows.count() == 3
+    shot(page, "inspect")
+    newest = rows.first.inner_text()
+    assert newest == ui_live.archive.list_instance(SAMPLE)[0]
+    rows.first.click()
+    page.wait_for_selector("table.items")
+    assert page.locator("td.name", has_text="$uniqueid").count() == 1
+    shot(page, "snapshot-items")
+    page.click("a.tab[href='#files']")
+    link = page.locator("a.download").first
+    name = link.inner_text()
+    with page.expect_download() as info:
+        link.click()
+    data = Path(info.value.path()).read_bytes()
+    _entry, content = ui_live.archive.file_of_snapshot(newest, name)
+    assert hashlib.md5(data).hexdigest().upper() == content.key
+    shot(page, "snapshot-files")
+    page.click("a.tab[href='#xml']")
+    assert newest in page.locator("pre.xml").inner_text()
+    shot(page, "snapshot-xml")
+
+
+def test_restore_against_the_workflow_and_watch_it_finish(
+    page: Any, double: WorkflowDouble
+) -> None:
+    log_in(page)
+    page.click("nav >> text=Restore")
+    page.fill("input[name=from]", "2024-03-01")
+    page.fill("input[name=to]", "2024-03-31")
+    page.click("button[name=start]")
+    page.wait_for_selector("text=restore started")
+    page.wait_for_selector(".job [data-field=state].finished", timeout=30_000)
+    assert "3 restored" in page.locator(".job [data-field=message]").inner_text()
+    assert any(sid.startswith(SAMPLE) for sid in double.snapshots)
+    shot(page, "restore")
+
+
+def test_statistics_draw_charts(page: Any) -> None:
+    log_in(page)
+    page.click("nav >> text=Statistics")
+    charts = page.locator("svg.chart")
+    assert charts.count() == 4
+    assert page.locator("svg.chart rect.bar").count() >= 3
+    assert page.locator("svg.chart polyline.line").count() == 2
+    box = charts.first.bounding_box()
+    assert box is not None and box["width"] > 200 and box["height"] > 50
+    shot(page, "statistics")
+
+
+def test_backup_and_verify_from_the_ui(page: Any, ui_live: LiveServer) -> None:
+    log_in(page)
+    page.click("nav >> text=Backup")
+    page.fill("input[name=folder]", "from-ui")
+    page.click("button[name=start]")
+    page.wait_for_selector("text=backup started")
+    page.wait_for_selector(".job [data-field=state].finished", timeout=30_000)
+    assert list((ui_live.settings.backup_dir / "from-ui").rglob("*.xml"))
+    page.click("button[name=verify]")
+    page.wait_for_selector("text=verify started")
+    page.wait_for_selector(".job >> nth=1 >> [data-field=state].finished", timeout=30_000)
+    shot(page, "backup")
+
+
+def test_delete_needs_the_confirmation(page: Any, ui_live: LiveServer) -> None:
+    from support.snapshots import make_snapshot
+
+    doc = make_snapshot(40, origin="de1e7e00-0000-4000-8000-000000000040")
+    ui_live.archive.store(doc)
+    sid = doc.get_first("$uniqueid")
+    log_in(page)
+    page.goto(f"/ui/snapshot/{sid}")
+    page.click("button[name=delete]")  # the box is not ticked: the browser refuses
+    assert ui_live.archive.exists(sid)
+    page.check("form[action^='/ui/actions/delete'] input[name=confirm]")
+    page.click("button[name=delete]")
+    page.wait_for_selector(f"text=deleted {sid}")
+    assert not ui_live.archive.exists(sid)
+    shot(page, "deleted")
+
+
+def test_a_reader_sees_no_buttons_that_change_data(page: Any) -> None:
+    log_in(page, "rex")
+    page.goto(f"/ui/inspect?q={SAMPLE}")
+    page.locator("table.snapshots a").first.click()
+    page.wait_for_selector("table.items")
+    assert page.locator("button[name=delete]").count() == 0
+    page.goto("/ui/backup")
+    assert page.locator("button[name=start]").count() == 0
+
+
+def test_phone_width(browser: Any, ui_live: LiveServer) -> None:
+    context = browser.new_context(
+        base_url=ui_live.url, viewport={"width": 390, "height": 844}, is_mobile=True
+    )
+    phone = context.new_page()
+    log_in(phone)
+    for path, name in [
+        ("/ui/monitor", "phone-monitor"),
+        ("/ui/stats", "phone-statistics"),
+        (f"/ui/inspect?q={SAMPLE}", "phone-inspect"),
+    ]:
+        phone.goto(path)
+        width = phone.evaluate("document.documentElement.scrollWidth")
+        assert width <= 392, (path, width)  # nothing wider than the screen
+        shot(phone, name)
+    assert phone.locator(".menu-button").is_visible()
+    phone.click(".menu-button")
+    assert phone.locator("nav >> text=Inspect").is_visible()
+    context.close()
