@@ -1,0 +1,159 @@
+"""Benchmark of the sync: snapshots pulled from the workflow double over loopback HTTP.
+
+The double (tests/support/workflow_double.py) runs in a child process, so it does not
+share the interpreter lock with the sync. Two workloads, each synced into a fresh
+embedded (SQLite) store by ``SyncService`` rounds until the event log is empty:
+
+* small: snapshots of ~4 KB metadata without attachments (and a run with one 2 KB file);
+* large: snapshots with one incompressible attachment of ``--large-mb`` MB each.
+
+Baseline, in the same run: the embedded store's own ingest (``Archive.ingest``) of the
+very XML files the double serves, read from disk into a fresh store in the same folder.
+
+    .venv/bin/python bench/sync_throughput.py                     # the recorded run
+    .venv/bin/python bench/sync_throughput.py --dir /dev/shm      # store on tmpfs
+    .venv/bin/python bench/sync_throughput.py --small 300 --large 2 --large-mb 8
+
+Not a test: figures depend on the machine. Results go to bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import multiprocessing.connection
+import random
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.services.sync import SyncConfig, SyncService
+from imixs_archive.storage.sqlite import SQLiteBackend
+from imixs_archive.workflow.client import WorkflowClient
+from support.workflow_double import WorkflowDouble
+
+MB = 1024 * 1024
+WORDS = ["invoice", "approved", "pending", "customer", "order", "amount", "review", "archive"]
+
+
+def _metadata(rng: random.Random, size: int) -> dict[str, Any]:
+    items: dict[str, Any] = {}
+    while sum(len(str(v)) for v in items.values()) < size:
+        items[f"txt{len(items)}"] = " ".join(rng.choice(WORDS) for _ in range(30))
+    return items
+
+
+def _serve(conn: multiprocessing.connection.Connection, spec: dict[str, Any]) -> None:
+    """Child process: build the double's content, dump the XML files, serve until told."""
+    rng = random.Random(spec["seed"])
+    double = WorkflowDouble()
+    meta = _metadata(rng, spec["meta"])
+    for n in range(spec["count"]):
+        files = {"doc.bin": rng.randbytes(spec["file_bytes"])} if spec["file_bytes"] else None
+        double.save(files=files, subject=f"case {n}", **meta)
+    if spec.get("dump"):
+        folder = Path(spec["dump"])
+        for index, xml in enumerate(double._xml.values()):
+            (folder / f"{index:05d}.xml").write_bytes(xml)
+    double.start()
+    started = time.process_time()
+    conn.send(double.url)
+    conn.recv()
+    conn.send(time.process_time() - started)
+    double.stop()
+
+
+def _sync(spec: dict[str, Any], store: Path, workers: int) -> dict[str, float]:
+    parent, child = multiprocessing.Pipe()
+    process = multiprocessing.get_context("fork").Process(target=_serve, args=(child, spec))
+    process.start()
+    url = parent.recv()
+    try:
+        with (
+            SQLiteBackend(store) as backend,
+            Archive(backend) as archive,
+            WorkflowClient(url, max_connections=workers + 2) as client,
+        ):
+            config = SyncConfig(interval_ms=10, initial_delay_ms=0, workers=workers, batch=200)
+            service = SyncService(archive, client, config)
+            started, cpu = time.perf_counter(), time.process_time()
+            while service.run_round().read:
+                pass
+            elapsed = time.perf_counter() - started
+            sync_cpu = (time.process_time() - cpu) / elapsed
+            service.close()
+            counters = service.counters
+            assert counters.archived == spec["count"], counters
+    finally:
+        parent.send("stop")
+        double_cpu = parent.recv()
+        process.join()
+    return {
+        "seconds": elapsed,
+        "per_second": counters.archived / elapsed,
+        "mb_per_second": counters.bytes / MB / elapsed,
+        "bytes": counters.bytes,
+        "double_cpu": double_cpu / elapsed,
+        "sync_cpu": sync_cpu,
+    }
+
+
+def _ingest(folder: Path, store: Path) -> dict[str, float]:
+    files = sorted(folder.glob("*.xml"))
+    total = sum(f.stat().st_size for f in files)
+    with SQLiteBackend(store) as backend, Archive(backend) as archive:
+        started = time.perf_counter()
+        for path in files:
+            with path.open("rb") as stream:
+                for outcome in archive.ingest(stream, name=str(path)):
+                    assert not isinstance(outcome, tuple), outcome
+        elapsed = time.perf_counter() - started
+    return {"seconds": elapsed, "mb_per_second": total / MB / elapsed, "bytes": total}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--small", type=int, default=2000, help="small snapshots")
+    parser.add_argument("--large", type=int, default=8, help="large snapshots")
+    parser.add_argument("--large-mb", type=int, default=32, help="MB of each large attachment")
+    parser.add_argument("--workers", type=int, default=8)
+    parser.add_argument("--dir", type=Path, default=None, help="where the stores go")
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="sync-bench-", dir=args.dir))
+    print(f"stores in {root}; workers {args.workers}")
+    try:
+        small = {"seed": 1, "count": args.small, "meta": 4000, "file_bytes": 0}
+        for label, spec in (("no file", small), ("2 KB file", {**small, "file_bytes": 2048})):
+            folder = root / f"xml-{spec['file_bytes']}"
+            folder.mkdir()
+            synced = _sync({**spec, "dump": str(folder)}, root / f"s-{label}", args.workers)
+            ingested = _ingest(folder, root / f"i-{label}")
+            own = spec["count"] / ingested["seconds"]
+            print(
+                f"small, {label}: sync {synced['per_second']:.0f} snapshots/s; "
+                f"store's own ingest of the same files {own:.0f}/s "
+                f"(CPU: sync {synced['sync_cpu']:.0%}, double {synced['double_cpu']:.0%})"
+            )
+        dump = root / "xml"
+        dump.mkdir()
+        large = {"seed": 3, "count": args.large, "meta": 4000, "file_bytes": args.large_mb * MB}
+        synced = _sync({**large, "dump": str(dump)}, root / "large", args.workers)
+        ingested = _ingest(dump, root / "ingest")
+        ratio = synced["mb_per_second"] / ingested["mb_per_second"]
+        print(
+            f"large ({args.large} x {args.large_mb} MB): sync {synced['mb_per_second']:.1f} MB/s "
+            f"of XML, store's own ingest of the same files {ingested['mb_per_second']:.1f} MB/s "
+            f"({ratio:.0%})"
+        )
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
