@@ -158,3 +158,15 @@ def test_a_row_of_another_format_version_is_recomputed(generated: Archive) -> No
     generated.backend.put(ARCHIVE_DAY_AGGREGATES, [{**row, "version": 999}])
     report = aggregate_days(generated, START, START, now=LATER)
     assert report.days[0].source == "computed"
+
+
+def test_a_late_snapshot_invalidates_its_stored_day(archive: Archive) -> None:
+    day = dt.datetime(2022, 5, 3, 10, 0, tzinfo=dt.UTC)
+    archive.store(make_snapshot(0, modified=day))
+    now = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
+    first = aggregate_days(archive, day.date(), day.date(), now=now)
+    assert first.count("computed") == 1 and first.rows(per="total")[0].measures.snapshots == 1
+    assert aggregate_days(archive, day.date(), day.date(), now=now).count("stored") == 1
+    archive.store(make_snapshot(1, modified=day + dt.timedelta(hours=1)))  # arrives late
+    again = aggregate_days(archive, day.date(), day.date(), now=now)
+    assert again.count("computed") == 1 and again.rows(per="total")[0].measures.snapshots == 2

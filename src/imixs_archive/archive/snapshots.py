@@ -164,12 +164,20 @@ class Archive:
                 [{"uniqueid": origin_id(snapshot_id), "snapshot": snapshot_id}],
             )
             put(SNAPSHOTS_BY_MODIFIED, [{"modified": day, "snapshot": snapshot_id}])
+            self._forget_day_figures(day)
             put(SNAPSHOTS, [{"snapshot": snapshot_id, "data": to_xml(stored)}])
         result.logical_bytes = counters.logical_bytes
         result.new_bytes = counters.new_bytes
         if apply_history:
             result.deleted = self._apply_history(doc, snapshot_id, keep_this=True)
         return result
+
+    def _forget_day_figures(self, day: dt.date) -> None:
+        """A late snapshot for a day whose analytics figures are stored: they are stale.
+        Read first, so the usual case (no stored figures yet) writes no tombstone."""
+        key = {"year": day.year, "day": day}
+        if self.backend.get(ARCHIVE_DAY_AGGREGATES, key, ["day"]) is not None:
+            self.backend.delete(ARCHIVE_DAY_AGGREGATES, key)
 
     def _store_files(
         self, snapshot_id: str, doc: Document, counters: IngestCounters, result: StoreResult
