@@ -15,7 +15,6 @@ import traceback
 from collections.abc import Sequence
 
 from imixs_archive import __version__
-from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli import (
     analyze_commands,
     archive_commands,
@@ -26,7 +25,6 @@ from imixs_archive.cli import (
 from imixs_archive.cli.context import Context
 from imixs_archive.config import load_settings
 from imixs_archive.errors import ArchiveError
-from imixs_archive.storage.factory import open_backend
 
 COMMAND_MODULES = (
     archive_commands,
@@ -53,8 +51,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         settings = load_settings(data_dir=getattr(args, "data_dir", None))
-        with open_backend(settings) as backend, Archive(backend) as archive:
-            code: int = args.handler(args, Context(settings, backend, archive))
+        with Context(settings) as ctx:
+            code: int = args.handler(args, ctx)
             return code
     except ArchiveError as exc:
         print(f"imixs-archive: {exc}", file=sys.stderr)

@@ -7,20 +7,48 @@ import argparse
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.storage.base import Backend
+from imixs_archive.storage.factory import open_backend
 
 
-@dataclass
 class Context:
-    settings: Settings
-    backend: Backend
-    archive: Archive
+    """Settings, and the store opened on first use: commands that need no store (such as
+    ``hash-password``) never create one."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._backend: Backend | None = None
+        self._archive: Archive | None = None
+
+    @property
+    def backend(self) -> Backend:
+        if self._backend is None:
+            self._backend = open_backend(self.settings)
+        return self._backend
+
+    @property
+    def archive(self) -> Archive:
+        if self._archive is None:
+            self._archive = Archive(self.backend)
+        return self._archive
+
+    def close(self) -> None:
+        if self._archive is not None:
+            self._archive.close()
+        if self._backend is not None:
+            self._backend.close()
+        self._archive = self._backend = None
+
+    def __enter__(self) -> Context:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def store_options() -> argparse.ArgumentParser:
