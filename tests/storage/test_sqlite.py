@@ -28,6 +28,7 @@ from imixs_archive.storage.model import (
     DOCUMENTS,
     DOCUMENTS_DATA,
     SNAPSHOTS,
+    SNAPSHOTS_BY_UNIQUEID,
     ColumnType,
     Table,
     _cols,
@@ -422,3 +423,22 @@ def test_factory_opens_cassandra_when_a_contact_point_is_set(
     settings = load_settings({"ARCHIVE_CLUSTER_CONTACTPOINTS": "db1:9042"})
     assert open_backend(settings) == "cassandra backend"  # type: ignore[comparison-overlap]
     assert opened == [settings]
+
+
+def test_a_group_of_writes_commits_once_and_atomically(tmp_path: Path) -> None:
+    """grouped(): the thread's writes inside become visible together, or not at all."""
+    with SQLiteBackend(tmp_path / "store") as backend, SQLiteBackend(tmp_path / "store") as reader:
+        with backend.grouped():
+            backend.put(SNAPSHOTS_BY_UNIQUEID, [{"uniqueid": "u", "snapshot": "u-1"}])
+            backend.put(SNAPSHOTS, [{"snapshot": "u-1", "data": b"x"}])
+            with backend.grouped():  # nested: part of the same group
+                backend.delete(SNAPSHOTS, {"snapshot": "u-1"})
+                backend.put(SNAPSHOTS, [{"snapshot": "u-1", "data": b"y"}])
+            assert reader.get(SNAPSHOTS, {"snapshot": "u-1"}) is None
+        assert reader.get(SNAPSHOTS, {"snapshot": "u-1"}) == {"snapshot": "u-1", "data": b"y"}
+        with pytest.raises(RuntimeError), backend.grouped():
+            backend.put(SNAPSHOTS, [{"snapshot": "u-2", "data": b"z"}])
+            raise RuntimeError("the process dies here")
+        assert backend.get(SNAPSHOTS, {"snapshot": "u-2"}) is None
+        backend.put(SNAPSHOTS, [{"snapshot": "u-3", "data": b"after"}])  # back to normal
+        assert reader.get(SNAPSHOTS, {"snapshot": "u-3"}) is not None

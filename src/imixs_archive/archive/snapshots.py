@@ -151,8 +151,24 @@ class Archive:
             return result
         result = StoreResult(snapshot_id, new=True)
         day = modified_day(doc)
-        with self._lock:
-            file_rows, stored = self._store_files(snapshot_id, doc, counters, result)
+        files = iter_files(doc)
+        # Pieces first, outside the group (written by the piece threads) ...
+        contents = [(entry, self._ingest(entry, counters, result)) for entry in files]
+        # ... then every row that makes the snapshot, in order, as one group.
+        with self._lock, self.backend.grouped():
+            file_rows = [
+                {
+                    "snapshot": snapshot_id,
+                    "name": entry.name,
+                    "md5": (
+                        content
+                        if isinstance(content, str)
+                        else register_file(self.backend, content)
+                    ),
+                    "claimed_md5": entry.md5checksum or "",
+                }
+                for entry, content in contents
+            ]
             put = self.backend.put
             put(
                 SNAPSHOTS_BY_DOCUMENT,
@@ -165,7 +181,8 @@ class Archive:
             )
             put(SNAPSHOTS_BY_MODIFIED, [{"modified": day, "snapshot": snapshot_id}])
             self._forget_day_figures(day)
-            put(SNAPSHOTS, [{"snapshot": snapshot_id, "data": to_xml(stored)}])
+            put(SNAPSHOTS, [{"snapshot": snapshot_id, "data": to_xml(_emptied(doc))}])
+        result.files = len(file_rows)
         result.logical_bytes = counters.logical_bytes
         result.new_bytes = counters.new_bytes
         if apply_history:
@@ -179,34 +196,10 @@ class Archive:
         if self.backend.get(ARCHIVE_DAY_AGGREGATES, key, ["day"]) is not None:
             self.backend.delete(ARCHIVE_DAY_AGGREGATES, key)
 
-    def _store_files(
-        self, snapshot_id: str, doc: Document, counters: IngestCounters, result: StoreResult
-    ) -> tuple[list[dict[str, Any]], Document]:
-        rows: list[dict[str, Any]] = []
-        emptied: dict[str, list[Any]] = {}
-        for entry in iter_files(doc):
-            key = self._store_content(entry, counters, result)
-            rows.append(
-                {
-                    "snapshot": snapshot_id,
-                    "name": entry.name,
-                    "md5": key,
-                    "claimed_md5": entry.md5checksum or "",
-                }
-            )
-            values = list(doc.get_values(FILE_ITEM)[0][entry.name])
-            if len(values) > 1:
-                values[1] = b""
-            emptied[entry.name] = values
-        stored = doc.copy()
-        if emptied:
-            stored[FILE_ITEM] = [emptied]
-        result.files = len(rows)
-        return rows, stored
-
-    def _store_content(
+    def _ingest(
         self, entry: FileEntry, counters: IngestCounters, result: StoreResult
-    ) -> str:
+    ) -> IngestedContent | str:
+        """A file's content with its pieces stored, or the key of a stored file it names."""
         content = entry.content
         claimed = (entry.md5checksum or "").upper()
         if isinstance(content, IngestedContent):
@@ -224,7 +217,7 @@ class Archive:
                 f"file {entry.name!r}: md5checksum {claimed} does not match its content "
                 f"(MD5 {ingested.md5}); stored by its real checksum"
             )
-        return register_file(self.backend, ingested)
+        return ingested
 
     def _apply_history(self, doc: Document, snapshot_id: str, *, keep_this: bool) -> list[str]:
         """``$snapshot.history = N``: keep the N newest snapshots of the instance; a snapshot
@@ -359,7 +352,7 @@ class Archive:
     def delete(self, snapshot_id: str) -> DeleteResult:
         """Remove a snapshot, its index rows, and every file and piece no longer used."""
         origin = origin_id(snapshot_id)
-        with self._lock:
+        with self._lock, self.backend.grouped():
             row = self.backend.get(SNAPSHOTS, {"snapshot": snapshot_id})
             indexed = self.backend.get(
                 SNAPSHOTS_BY_UNIQUEID, {"uniqueid": origin, "snapshot": snapshot_id}
@@ -410,6 +403,20 @@ class Archive:
             ],
         )
         return list(keys.values())
+
+
+def _emptied(doc: Document) -> Document:
+    """The snapshot as the ``snapshots`` row holds it: every file's content emptied."""
+    stored = doc.copy()
+    if FILE_ITEM in doc:
+        emptied = {}
+        for name, values in doc.get_values(FILE_ITEM)[0].items():
+            values = list(values)
+            if len(values) > 1:
+                values[1] = b""
+            emptied[name] = values
+        stored[FILE_ITEM] = [emptied]
+    return stored
 
 
 def _snapshot_id_of(doc: Document) -> str:

@@ -219,8 +219,27 @@ class SQLiteBackend(Backend):
         return version
 
     @contextmanager
+    def grouped(self) -> Iterator[None]:
+        """One transaction for this thread's writes in the block: one commit, one fsync."""
+        if getattr(self._local, "grouped", False):
+            yield  # already inside a group
+            return
+        connection = self._connection()
+        with self._transaction(connection, "write a group of rows"):
+            self._local.grouped = True
+            try:
+                yield
+            finally:
+                self._local.grouped = False
+
+    @contextmanager
     def _transaction(self, connection: sqlite3.Connection, action: str) -> Iterator[None]:
-        """One write transaction holding the write lock from its start."""
+        """One write transaction holding the write lock from its start (inside a group:
+        part of the group's transaction)."""
+        if getattr(self._local, "grouped", False) and connection.in_transaction:
+            with self._errors(action):
+                yield
+            return
         with self._errors(action):
             connection.execute("BEGIN IMMEDIATE")
             try:
