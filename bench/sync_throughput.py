@@ -69,38 +69,62 @@ def _serve(conn: multiprocessing.connection.Connection, spec: dict[str, Any]) ->
     double.stop()
 
 
-def _sync(spec: dict[str, Any], store: Path, workers: int) -> dict[str, float]:
+def _drain(url: str, store: Path, workers: int) -> tuple[int, int, float]:
+    """One sync process: rounds until the event log is empty; (archived, bytes, CPU s)."""
+    with (
+        SQLiteBackend(store) as backend,
+        Archive(backend) as archive,
+        WorkflowClient(url, max_connections=workers + 2) as client,
+    ):
+        config = SyncConfig(interval_ms=10, initial_delay_ms=0, workers=workers, batch=200)
+        service = SyncService(archive, client, config)
+        cpu = time.process_time()
+        while service.run_round().read:
+            pass
+        service.close()
+        return service.counters.archived, service.counters.bytes, time.process_time() - cpu
+
+
+def _drain_child(
+    conn: multiprocessing.connection.Connection, url: str, store: Path, workers: int
+) -> None:
+    conn.send(_drain(url, store, workers))
+
+
+def _sync(spec: dict[str, Any], store: Path, workers: int, processes: int = 1) -> dict[str, float]:
     parent, child = multiprocessing.Pipe()
-    process = multiprocessing.get_context("fork").Process(target=_serve, args=(child, spec))
+    fork = multiprocessing.get_context("fork")
+    process = fork.Process(target=_serve, args=(child, spec))
     process.start()
     url = parent.recv()
+    SQLiteBackend(store).close()  # create the store once, before the processes race
     try:
-        with (
-            SQLiteBackend(store) as backend,
-            Archive(backend) as archive,
-            WorkflowClient(url, max_connections=workers + 2) as client,
-        ):
-            config = SyncConfig(interval_ms=10, initial_delay_ms=0, workers=workers, batch=200)
-            service = SyncService(archive, client, config)
-            started, cpu = time.perf_counter(), time.process_time()
-            while service.run_round().read:
-                pass
-            elapsed = time.perf_counter() - started
-            sync_cpu = (time.process_time() - cpu) / elapsed
-            service.close()
-            counters = service.counters
-            assert counters.archived == spec["count"], counters
+        others = []
+        for _ in range(processes - 1):
+            mine, theirs = multiprocessing.Pipe()
+            other = fork.Process(target=_drain_child, args=(theirs, url, store, workers))
+            others.append((other, mine))
+        started = time.perf_counter()
+        for other, _pipe in others:
+            other.start()
+        archived, size, cpu = _drain(url, store, workers)
+        for other, pipe in others:
+            more = pipe.recv()
+            other.join()
+            archived, size, cpu = archived + more[0], size + more[1], cpu + more[2]
+        elapsed = time.perf_counter() - started
+        assert archived == spec["count"], (archived, spec["count"])
     finally:
         parent.send("stop")
         double_cpu = parent.recv()
         process.join()
     return {
         "seconds": elapsed,
-        "per_second": counters.archived / elapsed,
-        "mb_per_second": counters.bytes / MB / elapsed,
-        "bytes": counters.bytes,
+        "per_second": archived / elapsed,
+        "mb_per_second": size / MB / elapsed,
+        "bytes": size,
         "double_cpu": double_cpu / elapsed,
-        "sync_cpu": sync_cpu,
+        "sync_cpu": cpu / elapsed,
     }
 
 
@@ -123,16 +147,19 @@ def main() -> None:
     parser.add_argument("--large", type=int, default=8, help="large snapshots")
     parser.add_argument("--large-mb", type=int, default=32, help="MB of each large attachment")
     parser.add_argument("--workers", type=int, default=8)
+    parser.add_argument("--processes", type=int, default=1, help="sync processes at once")
     parser.add_argument("--dir", type=Path, default=None, help="where the stores go")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="sync-bench-", dir=args.dir))
-    print(f"stores in {root}; workers {args.workers}")
+    print(f"stores in {root}; workers {args.workers}, sync processes {args.processes}")
     try:
         small = {"seed": 1, "count": args.small, "meta": 4000, "file_bytes": 0}
         for label, spec in (("no file", small), ("2 KB file", {**small, "file_bytes": 2048})):
             folder = root / f"xml-{spec['file_bytes']}"
             folder.mkdir()
-            synced = _sync({**spec, "dump": str(folder)}, root / f"s-{label}", args.workers)
+            synced = _sync(
+                {**spec, "dump": str(folder)}, root / f"s-{label}", args.workers, args.processes
+            )
             ingested = _ingest(folder, root / f"i-{label}")
             own = spec["count"] / ingested["seconds"]
             print(
@@ -143,9 +170,9 @@ def main() -> None:
         dump = root / "xml"
         dump.mkdir()
         large = {"seed": 3, "count": args.large, "meta": 4000, "file_bytes": args.large_mb * MB}
-        synced = _sync({**large, "dump": str(dump)}, root / "large", args.workers)
+        synced = _sync({**large, "dump": str(dump)}, root / "large", args.workers, args.processes)
         ingested = _ingest(dump, root / "ingest")
-        ratio = synced["mb_per_second"] / ingested["mb_per_second"]
+        ratio = synced["mb_per_second"] / max(ingested["mb_per_second"], 1e-9)
         print(
             f"large ({args.large} x {args.large_mb} MB): sync {synced['mb_per_second']:.1f} MB/s "
             f"of XML, store's own ingest of the same files {ingested['mb_per_second']:.1f} MB/s "
