@@ -205,14 +205,15 @@ class Restorer:
             if self.stop.is_set():
                 report.stopped = True
                 break
-            if self._workflow_has(snapshot_id):
-                report.skipped += 1
-                continue
             try:
-                self._send(snapshot_id)
-                report.restored += 1
+                if self._workflow_has(snapshot_id):
+                    report.skipped += 1
+                else:
+                    self._send(snapshot_id)
+                    report.restored += 1
             except WorkflowError as exc:
                 report.failed[snapshot_id] = str(exc)
+            self._progress(report)
         return report
 
     # ---- the workflow -------------------------------------------------------------------

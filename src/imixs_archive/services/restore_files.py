@@ -8,7 +8,8 @@ memory up to a few MB, on disk beyond), then streamed out again in the POST body
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -67,13 +68,25 @@ class TreeRestoreReport:
     restored: int = 0
     present: int = 0
     failed: list[str] = field(default_factory=list)
+    stopped: bool = False
 
 
-def restore_tree(client: WorkflowClient, root: Path) -> TreeRestoreReport:
+def restore_tree(
+    client: WorkflowClient,
+    root: Path,
+    *,
+    stop: threading.Event | None = None,
+    on_progress: Callable[[TreeRestoreReport], None] | None = None,
+) -> TreeRestoreReport:
+    """Post every snapshot of the tree the workflow lacks. ``stop`` ends the walk before
+    the next file; ``on_progress`` is called after each file."""
     report = TreeRestoreReport()
     for source in find_sources([str(root)]):
         if source.path is None or source.path.suffix != ".xml":
             continue
+        if stop is not None and stop.is_set():
+            report.stopped = True
+            break
         opened: list[SpooledContent] = []
 
         def sink(_name: str, opened: list[SpooledContent] = opened) -> _Spooler:
@@ -93,6 +106,8 @@ def restore_tree(client: WorkflowClient, root: Path) -> TreeRestoreReport:
             report.failed.append(f"{source.name}: {exc}")
         finally:
             _close(opened)
+        if on_progress is not None:
+            on_progress(report)
     return report
 
 
