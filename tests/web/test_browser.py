@@ -15,10 +15,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from support.workflow_double import WorkflowDouble
-from web.live import ARTIFACTS, PASSWORDS, LiveServer, credentials_env, serve_store
+from web.live import ARTIFACTS, BIG_ORIGIN, PASSWORDS, LiveServer, credentials_env, serve_store
 
 CHROMIUM = os.environ.get("ARCHIVE_TEST_CHROMIUM", "/usr/bin/chromium")
 if not Path(CHROMIUM).exists():
@@ -159,10 +160,10 @@ def test_restore_against_the_workflow_and_watch_it_finish(
 def test_statistics_draw_charts(page: Any) -> None:
     log_in(page)
     page.click("nav >> text=Statistics")
-    charts = page.locator("svg.chart")
+    charts = page.locator("#overview svg.chart")
     assert charts.count() == 4
-    assert page.locator("svg.chart rect.bar").count() >= 3
-    assert page.locator("svg.chart polyline.line").count() == 2
+    assert page.locator("#overview svg.chart rect.bar").count() >= 3
+    assert page.locator("#overview svg.chart polyline.line").count() == 2
     box = charts.first.bounding_box()
     assert box is not None and box["width"] > 200 and box["height"] > 50
     shot(page, "statistics")
@@ -219,6 +220,8 @@ def test_phone_width(browser: Any, ui_live: LiveServer) -> None:
         ("/ui/monitor", "phone-monitor"),
         ("/ui/stats", "phone-statistics"),
         (f"/ui/inspect?q={SAMPLE}", "phone-inspect"),
+        (f"/ui/history/{SAMPLE}", "phone-history"),
+        ("/ui/restore", "phone-restore"),
     ]:
         phone.goto(path)
         width = phone.evaluate("document.documentElement.scrollWidth")
@@ -228,3 +231,49 @@ def test_phone_width(browser: Any, ui_live: LiveServer) -> None:
     phone.click(".menu-button")
     assert phone.locator("nav >> text=Inspect").is_visible()
     context.close()
+
+
+def test_analytics_charts_over_a_range(page: Any) -> None:
+    log_in(page)
+    page.goto("/ui/stats")
+    page.fill("#range ~ form input[name=from]", "2024-03-01")
+    page.fill("#range ~ form input[name=to]", "2024-03-31")
+    page.click("button[name=show]")
+    page.wait_for_url("**from=2024-03-01**")
+    with httpx.Client(base_url=page.url.split("/ui/")[0], auth=("rex", PASSWORDS["rex"])) as api:
+        span = {"from": "2024-03-01", "to": "2024-03-31", "per": "total"}
+        groups = api.get("/api/analytics/aggregates", params={**span, "by": "group"}).json()
+        types = api.get("/api/analytics/aggregates", params={**span, "by": "type"}).json()
+        leads = api.get("/api/analytics/leadtimes", params=span).json()["groups"]
+    bars = "[data-chart={}] svg.chart rect.bar"
+    assert page.locator(bars.format("periods")).count() == 31  # one per day of March
+    assert page.locator(bars.format("by-type")).count() == len(types["rows"]) >= 1
+    assert page.locator(bars.format("by-group")).count() == len(groups["rows"]) >= 1
+    assert page.locator(bars.format("lead-times")).count() == 4 * len(leads)  # p50..p95
+    titles = page.locator("[data-chart=periods] rect.bar title").all_text_contents()
+    assert titles[0].startswith("2024-03-01:") and titles[-1].startswith("2024-03-31:")
+    shot(page, "statistics-range")
+
+
+def test_a_dry_run_shows_its_plan(page: Any, ui_live: LiveServer) -> None:
+    log_in(page)
+    page.click("nav >> text=Restore")
+    page.fill("input[name=from]", "2023-11-14")
+    page.fill("input[name=to]", "2023-11-14")
+    page.fill("textarea[name=filters]", "$workflowgroup=Invoice\ntype=snapshot-.*")
+    page.click("button[name=dry_run]")
+    page.wait_for_selector("text=dry run started")
+    page.wait_for_selector("table.plan", timeout=30_000)  # the page is drawn again when done
+    rows = page.locator("table.plan tr td:nth-child(2)")
+    assert rows.all_inner_texts() == [ui_live.archive.list_instance(BIG_ORIGIN)[0]]
+    assert "1 would be restored" in page.locator(".job [data-field=message]").inner_text()
+    shot(page, "restore-dry-run")
+
+
+def test_history_from_inspect(page: Any) -> None:
+    log_in(page)
+    page.goto(f"/ui/inspect?q={SAMPLE}")
+    page.click("text=History")
+    page.wait_for_selector("table.history")
+    assert page.locator("table.history tr[data-step]").count() == 3
+    shot(page, "history")

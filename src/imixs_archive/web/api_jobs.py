@@ -1,5 +1,5 @@
-"""``/api``: long operations run as jobs (verify, backup, resync, restore) and their status,
-the sync status and dead letters."""
+"""``/api``: long operations run as jobs (verify, backup, resync) and their status, the sync
+status and dead letters. Restore: ``api_restore.py``."""
 
 from __future__ import annotations
 
@@ -11,19 +11,13 @@ from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from imixs_archive.archive.verify import verify
-from imixs_archive.errors import ConfigError, NotFoundError
+from imixs_archive.errors import NotFoundError
 from imixs_archive.services.backup import backup
 from imixs_archive.services.jobs import Job
-from imixs_archive.services.restore import RestoreRange, parse_filter
 from imixs_archive.services.resync import request_cancel
 from imixs_archive.services.sync_failures import FailureBook
 from imixs_archive.services.sync_status import retry_dead_letters
-from imixs_archive.web.integrations import (
-    WorkflowLink,
-    not_configured,
-    restore_overview,
-    sync_overview,
-)
+from imixs_archive.web.integrations import WorkflowLink, not_configured, sync_overview
 from imixs_archive.web.problems import BadRequestError
 from imixs_archive.web.state import Manager, Reader, Services, Svc
 
@@ -156,7 +150,7 @@ def get_backup(svc: Svc, _who: Reader) -> dict[str, Any]:
     return _status(svc, "backup")
 
 
-# ---- sync, resync, dead letters, restore --------------------------------------------
+# ---- sync, resync, dead letters -----------------------------------------------------
 
 
 def workflow(svc: Services, feature: str) -> WorkflowLink:
@@ -170,28 +164,6 @@ class ResyncRequest(BaseModel):
     from_millis: int | None = Field(
         None, alias="from", ge=0, description="sync point (epoch ms) to start at; default: on"
     )
-
-
-class Filter(BaseModel):
-    item: str = Field(min_length=1)
-    regex: str = ".*"
-
-
-class RestoreRequest(BaseModel):
-    from_day: dt.date = Field(alias="from", description="first $modified day (UTC)")
-    to_day: dt.date = Field(alias="to", description="last $modified day (UTC), included")
-    filters: list[Filter] = Field(
-        default_factory=list, description="[{item, regex}]: every value of item must match"
-    )
-
-    def to_range(self) -> RestoreRange:
-        first = dt.datetime.combine(self.from_day, dt.time(), dt.UTC)
-        last = dt.datetime.combine(self.to_day, dt.time.max, dt.UTC)
-        try:
-            filters = tuple(parse_filter(f"{f.item}={f.regex}") for f in self.filters)
-            return RestoreRange(first, last, filters)
-        except ConfigError as exc:
-            raise BadRequestError(str(exc)) from None
 
 
 @router.get("/sync/status", summary="Sync state, lag, counters and dead letters")
@@ -232,37 +204,3 @@ def stop_resync(svc: Svc, _who: Manager) -> dict[str, Any]:
     if svc.jobs.status("resync") is None:
         return {"stopped": request_cancel(svc.archive), "state": None}  # another process's
     return svc.jobs.stop("resync").to_json()
-
-
-@router.get("/restore", summary="Restore state (restore.* items) and the restore job")
-def get_restore(svc: Svc, _who: Reader) -> dict[str, Any]:
-    status = svc.jobs.status("restore")
-    return {
-        **restore_overview(svc.backend, svc.workflow),
-        "job": status.to_json() if status else None,
-    }
-
-
-@router.post("/restore", status_code=202, summary="Start a restore of a $modified range")
-def start_restore(body: RestoreRequest, svc: Svc, _who: Manager) -> dict[str, Any]:
-    link = workflow(svc, "restore")
-    job = link.restore_job(body.to_range())
-    return svc.jobs.start("restore", job, message="restoring").to_json()
-
-
-@router.post("/restore/stop", summary="Stop a running restore")
-def stop_restore(svc: Svc, _who: Manager) -> dict[str, Any]:
-    workflow(svc, "restore")
-    return svc.jobs.stop("restore").to_json()
-
-
-@router.post("/restore/snapshot/{snapshot_id}", summary="Restore one snapshot")
-def restore_snapshot(snapshot_id: str, svc: Svc, _who: Manager) -> dict[str, Any]:
-    svc.archive.load(snapshot_id, with_files=False)  # 404 for an unknown snapshot first
-    link = workflow(svc, "restore")
-    sent = link.restore_snapshot(snapshot_id)
-    return {
-        "snapshot": snapshot_id,
-        "restored": sent,
-        "message": "restored" if sent else "the workflow's instance already is at it",
-    }

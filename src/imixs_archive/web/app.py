@@ -11,6 +11,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
@@ -22,7 +23,16 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.services.jobs import JobRunner
 from imixs_archive.storage.base import Backend
-from imixs_archive.web import api_archive, api_jobs, health, ui, ui_actions
+from imixs_archive.web import (
+    api_analytics,
+    api_archive,
+    api_jobs,
+    api_restore,
+    health,
+    ui,
+    ui_actions,
+    ui_stats,
+)
 from imixs_archive.web.auth import Authenticator, TokenVerifier
 from imixs_archive.web.dashboard import DashboardCache
 from imixs_archive.web.integrations import WorkflowLink
@@ -93,9 +103,9 @@ def create_app(
     )
     app.state.services = svc
     install_problem_handlers(app)
-    for router in (api_archive.router, api_jobs.router, health.router, ui.router):
-        app.include_router(router)
-    app.include_router(ui_actions.router)
+    routers = (api_archive, api_jobs, api_restore, api_analytics, health, ui, ui_stats, ui_actions)
+    for module in routers:
+        app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     app.add_middleware(SecurityHeaders)
     app.add_middleware(RequestMetrics, metrics=metrics)
@@ -105,7 +115,13 @@ def create_app(
 def _templates() -> Jinja2Templates:
     templates = Jinja2Templates(directory=HERE / "templates")
     templates.env.globals["version"] = __version__
+    templates.env.filters["brief"] = _brief
     return templates
+
+
+def _brief(status: dict[str, Any]) -> dict[str, Any]:
+    """A job's progress and result without the long lists shown as tables (a plan)."""
+    return {key: value for key, value in status.items() if key != "planned"}
 
 
 class SecurityHeaders:

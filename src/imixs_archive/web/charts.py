@@ -17,7 +17,9 @@ Format = Callable[[float], str]
 
 
 def _number(value: float) -> str:
-    return f"{value:,.0f}"
+    if abs(value) >= 10 or float(value).is_integer():
+        return f"{value:,.0f}"
+    return f"{value:.1f}"  # the axis of a chart whose peak is small (1.5, 2.5)
 
 
 def human_bytes(count: float) -> str:
@@ -137,3 +139,49 @@ def hbar_chart(label: str, points: Sequence[tuple[str, float]], fmt: Format = _n
         f'<svg class="chart" viewBox="0 0 {WIDTH} {height}" role="img" '
         f'aria-label="{escape(label)}">' + "".join(body) + "</svg>"
     )
+
+
+def human_duration(seconds: float) -> str:
+    """``2d 3h``, ``3h 12m``, ``12m 30s``, ``42s``."""
+    whole = round(seconds)
+    days, rest = divmod(whole, 86_400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}d {hours}h"
+    if hours:
+        return f"{hours}h {minutes}m"
+    return f"{minutes}m {secs}s" if minutes else f"{secs}s"
+
+
+def grouped_bar_chart(
+    label: str,
+    categories: Sequence[str],
+    series: Sequence[tuple[str, Sequence[float]]],
+    fmt: Format = _number,
+) -> Markup:
+    """One group of bars per category, one bar per series in it (styled ``series-N``),
+    e.g. the lead-time percentiles of each workflow group."""
+    if not categories or not series:
+        return Markup('<p class="empty">No data yet.</p>')
+    peak = max((max(values) for _, values in series if values), default=0) or 1
+    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    slot = plot_w / len(categories)
+    bar_w = slot * 0.8 / len(series)
+    body = []
+    for index, category in enumerate(categories):
+        for number, (name, values) in enumerate(series):
+            value = values[index]
+            height = plot_h * value / peak
+            x = LEFT + index * slot + slot * 0.1 + number * bar_w
+            body.append(
+                f'<rect class="bar series-{number}" x="{x:.1f}" y="{TOP + plot_h - height:.1f}" '
+                f'width="{max(bar_w - 1, 1):.1f}" height="{height:.1f}">'
+                f"<title>{escape(category)} {escape(name)}: {escape(fmt(value))}</title></rect>"
+            )
+    body += [
+        f'<text class="axis" x="{LEFT + (i + 0.5) * slot:.1f}" y="{HEIGHT - 12}" '
+        f'text-anchor="middle">{escape(name[:18])}</text>'
+        for i, name in enumerate(categories[:12])
+    ]
+    return _frame(label, body, peak, fmt)

@@ -11,14 +11,17 @@ from __future__ import annotations
 import datetime as dt
 import threading
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.stats import collect_stats
 from imixs_archive.document.conventions import iter_files, modified_day
 from imixs_archive.errors import ArchiveError
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -126,3 +129,28 @@ class DashboardCache:
 
     def peek(self) -> Dashboard | None:
         return self._value
+
+
+class TimedCache:
+    """Recent results by key (e.g. the analytics of the Statistics page for one range),
+    each kept ``ttl`` seconds; at most ``size`` keys, the oldest dropped first."""
+
+    def __init__(self, ttl: float = 60.0, size: int = 16) -> None:
+        self.ttl = ttl
+        self.size = size
+        self._values: OrderedDict[Hashable, tuple[float, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, compute: Callable[[], T], *, refresh: bool = False) -> T:
+        with self._lock:
+            found = self._values.get(key)
+        if found is not None and not refresh and time.monotonic() - found[0] < self.ttl:
+            value: T = found[1]
+            return value
+        computed = compute()  # outside the lock: other keys are not held up
+        with self._lock:
+            self._values[key] = (time.monotonic(), computed)
+            self._values.move_to_end(key)
+            while len(self._values) > self.size:
+                self._values.popitem(last=False)
+        return computed

@@ -21,7 +21,7 @@ from imixs_archive.archive.state import load_state
 from imixs_archive.config import Settings
 from imixs_archive.errors import ConfigError
 from imixs_archive.services.jobs import Job
-from imixs_archive.services.restore import Restorer, RestoreRange, RestoreReport
+from imixs_archive.services.restore import Restorer
 from imixs_archive.services.resync import Resync, request_cancel
 from imixs_archive.services.sync import SyncConfig, SyncService
 from imixs_archive.services.sync_status import sync_status
@@ -100,41 +100,8 @@ class WorkflowLink:
 
         return run
 
-    def restore_job(self, wanted: RestoreRange) -> JobFunction:
-        def run(job: Job) -> str:
-            def progress(report: RestoreReport) -> None:
-                job.progress(**_report_json(report, full=False))
-
-            restorer = Restorer(
-                self.archive, self.client, stop=job.stop_event, on_progress=progress
-            )
-            report = restorer.restore_range(wanted)
-            job.set_result(_report_json(report, full=True))
-            state = "stopped" if report.stopped else "done"
-            return (
-                f"restore {state}: {report.restored} restored, {report.skipped} already "
-                f"current, {report.filtered} filtered out, {len(report.failed)} failed"
-            )
-
-        return run
-
     def restore_snapshot(self, snapshot_id: str) -> bool:
         return Restorer(self.archive, self.client).restore_snapshot(snapshot_id)
-
-
-def _report_json(report: RestoreReport, *, full: bool) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "restored": report.restored,
-        "skipped": report.skipped,
-        "filtered": report.filtered,
-        "bytes": report.bytes,
-        "failed": len(report.failed),
-        "day": report.point.isoformat() if report.point else None,
-    }
-    if full:
-        data["failures"] = dict(list(report.failed.items())[:MAX_LISTED])
-        data["stopped"] = report.stopped
-    return data
 
 
 def not_configured(feature: str) -> ConfigError:

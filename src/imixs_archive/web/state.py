@@ -4,7 +4,7 @@ caller's identity, as FastAPI dependencies."""
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends
@@ -17,7 +17,7 @@ from imixs_archive.services.jobs import JobRunner
 from imixs_archive.storage.base import Backend
 from imixs_archive.web.auth import Authenticator, Principal
 from imixs_archive.web.credentials import Role
-from imixs_archive.web.dashboard import DashboardCache
+from imixs_archive.web.dashboard import DashboardCache, TimedCache
 from imixs_archive.web.integrations import WorkflowLink
 from imixs_archive.web.metrics import Metrics
 
@@ -36,6 +36,8 @@ class Services:
     started: dt.datetime
     workflow: WorkflowLink | None = None
     """The workflow client and sync loop (None without WORKFLOW_SERVICE_ENDPOINT)."""
+    analytics: TimedCache = field(default_factory=TimedCache)
+    """The Statistics page's analytics (aggregates, lead times) per range, for a minute."""
 
 
 def services(conn: HTTPConnection) -> Services:

@@ -1,8 +1,9 @@
 """The web UI: server-rendered pages (Jinja2), a little progressive JavaScript.
 
-Pages: Monitor, Inspect (search, list, one snapshot), Resync, Restore, Backup, Statistics,
-and the API reference. Every page needs a reader; buttons that change something are
-shown to managers only (and the actions check again: ``ui_actions.py``).
+Pages: Monitor, Inspect (search, list, one snapshot), Resync, Restore, Backup, and the API
+reference; Statistics and an instance's history are in ``ui_stats.py``. Every page needs a
+reader; buttons that change something are shown to managers only (and the actions check
+again: ``ui_actions.py``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import datetime as dt
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
@@ -109,6 +109,7 @@ def inspect(
         listing=listing,
         from_day=from_day,
         to_day=to_day,
+        restore_configured=svc.workflow is not None,
     )
 
 
@@ -163,6 +164,8 @@ def restore(request: Request, svc: Svc, user: User) -> Response:
         nav="restore",
         restore=restore_overview(svc.backend, svc.workflow),
         job=_job(svc, "restore"),
+        backup_dir=str(svc.settings.backup_dir),
+        human=charts.human_bytes,
     )
 
 
@@ -179,50 +182,6 @@ def backup(request: Request, svc: Svc, user: User) -> Response:
         job=status.to_json() if status else None,
         verify=verify_status.to_json() if verify_status else None,
         backup_dir=str(svc.settings.backup_dir),
-    )
-
-
-@router.get("/ui/stats")
-async def stats(request: Request, svc: Svc, user: User, refresh: bool = False) -> Response:
-    board = await run_in_threadpool(lambda: svc.dashboard.get(refresh=refresh))
-    data = board.to_json()
-    per_day = [(day, float(count)) for day, count in data["stats"]["by_day"].items()]
-    growth = data["growth"]
-    days = [point["day"] for point in growth]
-    s = data["stats"]
-    figures = {
-        "per_day": charts.bar_chart("Snapshots per day", per_day),
-        "growth": charts.line_chart(
-            "Storage growth",
-            days,
-            [
-                ("logical", [p["logical_bytes"] for p in growth]),
-                ("distinct files", [p["file_bytes"] for p in growth]),
-            ],
-            charts.human_bytes,
-        ),
-        "bytes": charts.hbar_chart(
-            "Logical vs stored bytes",
-            [
-                ("logical (as carried)", s["logical_bytes"]),
-                ("distinct files", s["file_bytes"]),
-                ("stored pieces", s["stored_bytes"]),
-            ],
-            charts.human_bytes,
-        ),
-        "types": charts.hbar_chart(
-            "Snapshot types", [(t["type"], t["snapshots"]) for t in data["types"]]
-        ),
-    }
-    return page(
-        request,
-        svc,
-        user,
-        "stats.html",
-        nav="stats",
-        data=data,
-        charts=figures,
-        human=charts.human_bytes,
     )
 
 

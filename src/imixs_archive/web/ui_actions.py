@@ -18,13 +18,9 @@ from starlette.responses import RedirectResponse, Response
 
 from imixs_archive.errors import ArchiveError
 from imixs_archive.services.sync_status import retry_dead_letters
-from imixs_archive.web.api_jobs import (
-    BackupRequest,
-    RestoreRequest,
-    backup_job,
-    verify_job,
-    workflow,
-)
+from imixs_archive.web import restore_jobs
+from imixs_archive.web.api_jobs import BackupRequest, backup_job, verify_job, workflow
+from imixs_archive.web.api_restore import RestoreRequest, backup_source, require_instance
 from imixs_archive.web.auth import SESSION_COOKIE, SESSION_SECONDS, Principal
 from imixs_archive.web.problems import BadRequestError, PayloadTooLargeError
 from imixs_archive.web.state import Svc, manager, services
@@ -137,23 +133,70 @@ async def restore_one(request: Request, snapshot_id: str, svc: Svc, _who: UiMana
     return back(f"/ui/snapshot/{snapshot_id}", notice=done)
 
 
+def form_filters(form: dict[str, str]) -> list[dict[str, str]]:
+    """``ITEM=REGEX`` lines of the ``filters`` box (and the older one-filter fields)."""
+    filters = []
+    for line in form.get("filters", "").splitlines():
+        if not line.strip():
+            continue
+        item, sep, regex = line.strip().partition("=")
+        if not sep or not item.strip():
+            raise BadRequestError(f"a filter is ITEM=REGEX, one per line; got {line.strip()!r}")
+        filters.append({"item": item.strip(), "regex": regex or ".*"})
+    if form.get("filter_item", "").strip():
+        filters.append(
+            {"item": form["filter_item"].strip(), "regex": form.get("filter_regex", "") or ".*"}
+        )
+    return filters
+
+
 @router.post("/ui/actions/restore")
 async def start_restore(request: Request, svc: Svc, _who: UiManager) -> Response:
     form = await read_form(request)
+    dry_run = form.get("dry_run") == "yes"
     try:
-        filters = []
-        if form.get("filter_item", "").strip():
-            filters.append(
-                {"item": form["filter_item"].strip(), "regex": form.get("filter_regex", "") or ".*"}
-            )
         body = RestoreRequest.model_validate(
-            {"from": _day(form.get("from", "")), "to": _day(form.get("to", "")), "filters": filters}
+            {
+                "from": _day(form.get("from", "")),
+                "to": _day(form.get("to", "")),
+                "filters": form_filters(form),
+                "dry_run": dry_run,
+            }
         )
-        job = workflow(svc, "restore").restore_job(body.to_range())
-        svc.jobs.start("restore", job, message="restoring")
+        job = restore_jobs.range_job(workflow(svc, "restore"), body.to_range(), dry_run=dry_run)
+        svc.jobs.start("restore", job, message="planning" if dry_run else "restoring")
     except (ArchiveError, ValueError) as exc:
         return back("/ui/restore", error=str(exc))
-    return back("/ui/restore", notice="restore started")
+    return back("/ui/restore", notice="dry run started" if dry_run else "restore started")
+
+
+@router.post("/ui/actions/restore-instance/{uniqueid}")
+async def restore_instance(request: Request, uniqueid: str, svc: Svc, _who: UiManager) -> Response:
+    form = await read_form(request)
+    here = f"/ui/inspect?q={quote(uniqueid)}"
+    if form.get("confirm") != "yes":
+        return RedirectResponse(
+            f"{here}&error={quote('tick the box to confirm the restore')}", status_code=303
+        )
+    try:
+        uniqueid = require_instance(svc, uniqueid)
+        job = restore_jobs.instance_job(workflow(svc, "restore"), uniqueid)
+        svc.jobs.start("restore", job, message=f"restoring {uniqueid}")
+    except ArchiveError as exc:
+        return RedirectResponse(f"{here}&error={quote(str(exc))}", status_code=303)
+    return back("/ui/restore", notice=f"restore of every snapshot of {uniqueid} started")
+
+
+@router.post("/ui/actions/restore-source")
+async def restore_source(request: Request, svc: Svc, _who: UiManager) -> Response:
+    form = await read_form(request)
+    try:
+        root = backup_source(svc.settings, form.get("path", ""))
+        job = restore_jobs.tree_job(workflow(svc, "restore"), root)
+        svc.jobs.start("restore", job, message=f"restoring from {root}")
+    except ArchiveError as exc:
+        return back("/ui/restore", error=str(exc))
+    return back("/ui/restore", notice=f"restore from {root} started")
 
 
 @router.post("/ui/actions/resync")

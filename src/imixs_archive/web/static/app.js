@@ -33,7 +33,9 @@ function render(box, status) {
   if (state) state.className = "state " + status.state;
   set("started", status.started);
   set("message", status.error || status.message);
-  set("progress", JSON.stringify(Object.assign({}, status.progress, status.result), null, 1));
+  const shown = Object.assign({}, status.progress, status.result);
+  delete shown.planned; // a dry run's plan is a table of the page, not part of the summary
+  set("progress", JSON.stringify(shown, null, 1));
 }
 
 function poll(box) {
@@ -45,7 +47,10 @@ function poll(box) {
         const status = await answer.json();
         if (!box.querySelector('[data-field="state"]')) { location.reload(); return; }
         render(box, status);
-        if (status.active) { setTimeout(tick, 1000); } else { box.removeAttribute("data-active"); }
+        if (status.active) { setTimeout(tick, 1000); return; }
+        box.removeAttribute("data-active");
+        // A page that shows the job's outcome (e.g. a restore plan) is drawn again.
+        if (box.hasAttribute("data-reload-when-done")) location.reload();
       }
     } catch (error) { setTimeout(tick, 3000); }
   };

@@ -1,0 +1,195 @@
+"""``/api/analytics``: the analytics service layer as JSON, and the table export as a
+streamed download. Every call needs a reader; bad parameters are answered 400.
+
+* ``aggregates``: snapshots, instances, new files and bytes per period and dimension;
+* ``history/{uniqueid}``: one process instance step by step (404 when unknown);
+* ``leadtimes``: first to last snapshot of finished instances, per workflow group;
+* ``export``: chosen items of every snapshot as Parquet or CSV, streamed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response, StreamingResponse
+
+from imixs_archive.analytics.aggregates import PERIODS, AggregateReport, aggregate_days
+from imixs_archive.analytics.columns import ColumnSpec, parse_items
+from imixs_archive.analytics.export_table import (
+    FIXED_COLUMNS,
+    FORMATS,
+    ExportSpec,
+    export_table,
+)
+from imixs_archive.analytics.figures import DIMENSIONS
+from imixs_archive.analytics.history import instance_history
+from imixs_archive.analytics.leadtimes import (
+    DEFAULT_FINISHED_STATUSES,
+    DEFAULT_FINISHED_TYPES,
+    Finished,
+    LeadTimes,
+    lead_times,
+)
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.errors import ConfigError
+from imixs_archive.web.export_stream import Pipe, iter_rest, start_writer
+from imixs_archive.web.problems import BadRequestError
+from imixs_archive.web.state import Reader, Svc
+
+router = APIRouter(prefix="/api/analytics", tags=["analytics"])
+
+MAX_DAYS = 7306
+"""The longest aggregate range (20 years): each day not stored yet is computed."""
+MEDIA_TYPES = {"parquet": "application/vnd.apache.parquet", "csv": "text/csv; charset=utf-8"}
+
+FromDay = Annotated[dt.date | None, Query(alias="from", description="first day (UTC)")]
+ToDay = Annotated[dt.date | None, Query(alias="to", description="last day (UTC), included")]
+
+
+def check_range(first: dt.date | None, last: dt.date | None) -> None:
+    if first is not None and last is not None and first > last:
+        raise BadRequestError(f"from ({first}) is after to ({last})")
+
+
+def aggregate_report(
+    archive: Archive, first: dt.date, last: dt.date | None, by: str | None, per: str
+) -> AggregateReport:
+    """Validated parameters -> the report (``last`` defaults to today, UTC)."""
+    last = last or dt.datetime.now(dt.UTC).date()
+    check_range(first, last)
+    if (last - first).days >= MAX_DAYS:
+        raise BadRequestError(f"at most {MAX_DAYS} days (20 years) per request")
+    if by is not None and by not in DIMENSIONS:
+        raise BadRequestError(f"by: one of {', '.join(DIMENSIONS)}, not {by!r}")
+    if per not in PERIODS:
+        raise BadRequestError(f"per: one of {', '.join(PERIODS)}, not {per!r}")
+    return aggregate_days(archive, first, last)
+
+
+def finished_rule(statuses: str | None, types: str | None) -> Finished:
+    status_list = (statuses or ",".join(DEFAULT_FINISHED_STATUSES)).split(",")
+    type_list = DEFAULT_FINISHED_TYPES if types is None else types.split(",")
+    rule = Finished.of(status_list, type_list)
+    if not rule.statuses and not rule.types:
+        raise BadRequestError("finished: give at least one status or type")
+    return rule
+
+
+def lead_time_groups(
+    archive: Archive,
+    group: str | None,
+    finished: Finished,
+    first: dt.date | None,
+    last: dt.date | None,
+) -> list[LeadTimes]:
+    check_range(first, last)
+    return lead_times(
+        archive, group=group, finished=finished, finished_from=first, finished_to=last
+    )
+
+
+@router.get("/aggregates", summary="Snapshots, instances, new files and bytes per period")
+def get_aggregates(
+    svc: Svc,
+    _who: Reader,
+    from_day: Annotated[dt.date, Query(alias="from", description="first day (UTC)")],
+    to_day: ToDay = None,
+    by: Annotated[str | None, Query(description="type|group|status|task|creator")] = None,
+    per: Annotated[str, Query(description="day|month|year|total")] = "day",
+) -> dict[str, Any]:
+    """Per UTC day of ``$modified`` (summed per month, year or the whole range), and with
+    ``by`` per value of that item. ``to`` defaults to today; at most 20 years."""
+    report = aggregate_report(svc.archive, from_day, to_day, by or None, per)
+    return report.to_json(by or None, per)
+
+
+@router.get("/history/{uniqueid}", summary="One process instance step by step")
+def get_history(uniqueid: str, svc: Svc, _who: Reader) -> dict[str, Any]:
+    """Every snapshot in time order: time since the previous one, task, status, the items
+    changed (old and new values) and the files added, replaced or removed."""
+    return instance_history(svc.archive, uniqueid).to_json()
+
+
+@router.get("/leadtimes", summary="Lead times of finished instances per workflow group")
+def get_lead_times(
+    svc: Svc,
+    _who: Reader,
+    group: Annotated[str | None, Query(description="only this $workflowgroup")] = None,
+    finished: Annotated[
+        str | None, Query(description="finished $workflowstatus values, comma-separated")
+    ] = None,
+    finished_type: Annotated[
+        str | None, Query(description="finished snapshot types, comma-separated")
+    ] = None,
+    from_day: FromDay = None,
+    to_day: ToDay = None,
+) -> dict[str, Any]:
+    """Seconds from first to last snapshot: count, min, p50..p99, max, mean per group.
+    ``from``/``to`` select by the day of the last snapshot."""
+    rule = finished_rule(finished, finished_type)
+    groups = lead_time_groups(svc.archive, group or None, rule, from_day, to_day)
+    return {
+        "unit": "seconds",
+        "finished": {"statuses": sorted(rule.statuses), "types": sorted(rule.types)},
+        "groups": [g.to_json() for g in groups],
+    }
+
+
+def export_spec(
+    items: str, first: dt.date | None, last: dt.date | None, format: str, newest: bool
+) -> ExportSpec:
+    if format not in FORMATS:
+        raise BadRequestError(f"format: one of {', '.join(FORMATS)}, not {format!r}")
+    check_range(first, last)
+    try:
+        specs: list[ColumnSpec] = parse_items(items)
+    except ConfigError as exc:
+        raise BadRequestError(str(exc)) from None
+    if not specs:
+        raise BadRequestError("items: name at least one item, e.g. items=$workflowgroup,$taskid")
+    clash = {s.item for s in specs} & {c.name for c in FIXED_COLUMNS}
+    if clash:
+        raise BadRequestError(f"{', '.join(sorted(clash))}: already a column of every export")
+    return ExportSpec(items=specs, first=first, last=last, newest_only=newest, format=format)
+
+
+def export_filename(spec: ExportSpec) -> str:
+    parts = ["imixs-archive-export"]
+    if spec.first is not None:
+        parts.append(f"from-{spec.first.isoformat()}")
+    if spec.last is not None:
+        parts.append(f"to-{spec.last.isoformat()}")
+    if spec.newest_only:
+        parts.append("newest")
+    return "-".join(parts) + f".{spec.format}"
+
+
+@router.get("/export", summary="Chosen items of every snapshot as Parquet or CSV (streamed)")
+async def get_export(
+    svc: Svc,
+    _who: Reader,
+    items: Annotated[str, Query(description="a,b:int,c:str[] (types optional)")],
+    from_day: FromDay = None,
+    to_day: ToDay = None,
+    format: Annotated[str, Query(description="parquet or csv")] = "parquet",
+    newest: Annotated[bool, Query(description="the newest snapshot of each instance")] = False,
+) -> Response:
+    """One row per snapshot (``newest``: per instance): ``snapshot``, ``uniqueid``,
+    ``modified``, then the items. Written in batches while it is sent; an error after the
+    first bytes ends the download early (the file is then incomplete)."""
+    spec = export_spec(items, from_day, to_day, format, newest)
+    pipe = Pipe()
+    try:
+        start_writer(lambda out: export_table(svc.archive, spec, out), pipe)
+        first = await run_in_threadpool(pipe.next_chunk)  # an early error is a problem
+    except BaseException:
+        pipe.close()
+        raise
+    return StreamingResponse(
+        iter_rest(pipe, first) if first is not None else iter(()),
+        media_type=MEDIA_TYPES[spec.format],
+        headers={"Content-Disposition": f'attachment; filename="{export_filename(spec)}"'},
+    )

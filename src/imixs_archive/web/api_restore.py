@@ -1,0 +1,145 @@
+"""``/api/restore``: restore into the workflow, every variant as the job ``restore``.
+
+A ``$modified`` range with filters (or its dry run: the plan, nothing sent), every
+snapshot of one process instance, the snapshots of a backup folder on the server, and one
+snapshot at once (short: answered directly). One restore runs at a time (409 otherwise);
+``POST /api/restore/stop`` stops whichever runs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter
+from pydantic import BaseModel, Field
+
+from imixs_archive.config import Settings
+from imixs_archive.errors import ConfigError, NotFoundError
+from imixs_archive.services.restore import RestoreRange, parse_filter
+from imixs_archive.web import restore_jobs
+from imixs_archive.web.api_jobs import workflow
+from imixs_archive.web.integrations import restore_overview
+from imixs_archive.web.problems import BadRequestError
+from imixs_archive.web.state import Manager, Reader, Services, Svc
+
+router = APIRouter(prefix="/api/restore", tags=["restore"])
+JOB = "restore"
+
+
+class Filter(BaseModel):
+    item: str = Field(min_length=1)
+    regex: str = ".*"
+
+
+class RestoreRequest(BaseModel):
+    from_day: dt.date = Field(alias="from", description="first $modified day (UTC)")
+    to_day: dt.date = Field(alias="to", description="last $modified day (UTC), included")
+    filters: list[Filter] = Field(
+        default_factory=list, description="[{item, regex}]: every value of item must match"
+    )
+    dry_run: bool = Field(False, description="send nothing; the job's result is the plan")
+
+    def to_range(self) -> RestoreRange:
+        first = dt.datetime.combine(self.from_day, dt.time(), dt.UTC)
+        last = dt.datetime.combine(self.to_day, dt.time.max, dt.UTC)
+        try:
+            filters = tuple(parse_filter(f"{f.item}={f.regex}") for f in self.filters)
+            return RestoreRange(first, last, filters)
+        except ConfigError as exc:
+            raise BadRequestError(str(exc)) from None
+
+
+class SourceRequest(BaseModel):
+    path: str = Field(description="a folder inside ARCHIVE_BACKUP_DIR: relative to it, or absolute")
+
+
+def backup_source(settings: Settings, text: str) -> Path:
+    """The backup folder ``text`` names, which must exist inside ``ARCHIVE_BACKUP_DIR``
+    (relative paths are taken from there; ``.`` is all of it)."""
+    text = text.strip()
+    if not text:
+        raise BadRequestError("give a folder (relative to ARCHIVE_BACKUP_DIR; '.' for all of it)")
+    try:
+        base = settings.backup_dir.resolve()
+        given = Path(text)
+        root = (given if given.is_absolute() else base / given).resolve()
+    except (OSError, ValueError) as exc:
+        raise BadRequestError(f"not a usable path: {text!r} ({exc})") from None
+    if root != base and base not in root.parents:
+        raise BadRequestError(
+            f"{text!r} is outside the backup folder {base} (ARCHIVE_BACKUP_DIR): "
+            "only folders inside it can be restored from"
+        )
+    if not root.exists():
+        raise BadRequestError(f"the backup folder {root} does not exist on the server")
+    if not root.is_dir():
+        raise BadRequestError(f"{root} is not a folder")
+    return root
+
+
+def require_instance(svc: Services, uniqueid: str) -> str:
+    uniqueid = uniqueid.strip()
+    if not uniqueid or not svc.archive.list_instance(uniqueid, limit=1):
+        raise NotFoundError(f"process instance {uniqueid!r} has no snapshots in the archive")
+    return uniqueid
+
+
+@router.get("", summary="Restore state (restore.* items) and the restore job")
+def get_restore(svc: Svc, _who: Reader) -> dict[str, Any]:
+    status = svc.jobs.status(JOB)
+    return {
+        **restore_overview(svc.backend, svc.workflow),
+        "job": status.to_json() if status else None,
+    }
+
+
+@router.post("", status_code=202, summary="Start a restore (or dry run) of a $modified range")
+def start_restore(body: RestoreRequest, svc: Svc, _who: Manager) -> dict[str, Any]:
+    """The job's result holds the counts; a dry run's also ``planned`` (instance,
+    snapshot, bytes; the first 1,000), ``planned_count`` and ``planned_bytes``."""
+    wanted = body.to_range()
+    link = workflow(svc, "restore")
+    job = restore_jobs.range_job(link, wanted, dry_run=body.dry_run)
+    message = "planning a restore (dry run)" if body.dry_run else "restoring"
+    return svc.jobs.start(JOB, job, message=message).to_json()
+
+
+@router.post("/stop", summary="Stop a running restore (any kind)")
+def stop_restore(svc: Svc, _who: Manager) -> dict[str, Any]:
+    workflow(svc, "restore")
+    return svc.jobs.stop(JOB).to_json()
+
+
+@router.post("/snapshot/{snapshot_id}", summary="Restore one snapshot")
+def restore_snapshot(snapshot_id: str, svc: Svc, _who: Manager) -> dict[str, Any]:
+    svc.archive.load(snapshot_id, with_files=False)  # 404 for an unknown snapshot first
+    link = workflow(svc, "restore")
+    sent = link.restore_snapshot(snapshot_id)
+    return {
+        "snapshot": snapshot_id,
+        "restored": sent,
+        "message": "restored" if sent else "the workflow's instance already is at it",
+    }
+
+
+@router.post(
+    "/instance/{uniqueid}", status_code=202, summary="Restore every snapshot of one instance"
+)
+def restore_instance(uniqueid: str, svc: Svc, _who: Manager) -> dict[str, Any]:
+    """Oldest first, each snapshot the workflow does not hold (404 for an instance with no
+    snapshots in the archive)."""
+    uniqueid = require_instance(svc, uniqueid)
+    link = workflow(svc, "restore")
+    job = restore_jobs.instance_job(link, uniqueid)
+    return svc.jobs.start(JOB, job, message=f"restoring {uniqueid}").to_json()
+
+
+@router.post("/source", status_code=202, summary="Restore from a backup folder on the server")
+def restore_source(body: SourceRequest, svc: Svc, _who: Manager) -> dict[str, Any]:
+    """Posts each snapshot of the folder's XML files that the workflow does not have."""
+    root = backup_source(svc.settings, body.path)
+    link = workflow(svc, "restore")
+    job = restore_jobs.tree_job(link, root)
+    return svc.jobs.start(JOB, job, message=f"restoring from {root}").to_json()

@@ -1,0 +1,209 @@
+"""The Statistics page and the history of one process instance.
+
+Statistics: the archive's own figures (``dashboard.py``: counts, growth, bytes, types),
+and over a chosen range of UTC days the analytics (``imixs_archive.analytics``): snapshots
+per day (per month past a year), per type and per workflow group, and the lead-time
+percentiles of the instances finished in the range, per group. All drawn on the server as
+inline SVG (``charts.py``); the range is a plain GET form, so no script is needed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from markupsafe import Markup
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+
+from imixs_archive.analytics.aggregates import aggregate_days
+from imixs_archive.analytics.history import InstanceHistory, instance_history
+from imixs_archive.analytics.leadtimes import lead_times
+from imixs_archive.analytics.values import plain
+from imixs_archive.web import charts
+from imixs_archive.web.dashboard import Dashboard
+from imixs_archive.web.state import Services, Svc
+from imixs_archive.web.ui import User, page
+
+router = APIRouter(include_in_schema=False)
+
+DEFAULT_DAYS = 30
+LONGEST_DAILY = 366
+"""Ranges longer than this are charted per month."""
+MAX_DAYS = 7306
+LEAD_PERCENTILES = (50, 75, 90, 95)
+Day = Annotated[dt.date | None, Query()]
+
+
+def dashboard_charts(data: dict[str, Any]) -> dict[str, Markup]:
+    per_day = [(day, float(count)) for day, count in data["stats"]["by_day"].items()]
+    growth = data["growth"]
+    s = data["stats"]
+    return {
+        "per_day": charts.bar_chart("Snapshots per day", per_day),
+        "growth": charts.line_chart(
+            "Storage growth",
+            [point["day"] for point in growth],
+            [
+                ("logical", [p["logical_bytes"] for p in growth]),
+                ("distinct files", [p["file_bytes"] for p in growth]),
+            ],
+            charts.human_bytes,
+        ),
+        "bytes": charts.hbar_chart(
+            "Logical vs stored bytes",
+            [
+                ("logical (as carried)", s["logical_bytes"]),
+                ("distinct files", s["file_bytes"]),
+                ("stored pieces", s["stored_bytes"]),
+            ],
+            charts.human_bytes,
+        ),
+        "types": charts.hbar_chart(
+            "Snapshot types", [(t["type"], t["snapshots"]) for t in data["types"]]
+        ),
+    }
+
+
+def chosen_range(
+    board: Dashboard, first: dt.date | None, last: dt.date | None
+) -> tuple[dt.date, dt.date, str]:
+    """The range to chart (default: the 30 days up to the newest day with snapshots) and
+    an error message when the one asked for cannot be used."""
+    newest = board.growth[-1].day if board.growth else dt.datetime.now(dt.UTC).date()
+    last = last or (first + dt.timedelta(days=DEFAULT_DAYS - 1) if first else newest)
+    first = first or last - dt.timedelta(days=DEFAULT_DAYS - 1)
+    if first > last:
+        return last - dt.timedelta(days=DEFAULT_DAYS - 1), last, "from is after to"
+    if (last - first).days >= MAX_DAYS:
+        return last - dt.timedelta(days=DEFAULT_DAYS - 1), last, "at most 20 years"
+    return first, last, ""
+
+
+def range_analytics(svc: Services, first: dt.date, last: dt.date) -> dict[str, Any]:
+    """Aggregates and lead times of one range, as chart inputs (cached a minute)."""
+
+    def compute() -> dict[str, Any]:
+        report = aggregate_days(svc.archive, first, last)
+        per = "day" if (last - first).days < LONGEST_DAILY else "month"
+        groups = lead_times(svc.archive, finished_from=first, finished_to=last)
+        return {
+            "per": per,
+            "periods": [(r.period, r.measures.snapshots) for r in report.rows(None, per)],
+            "types": [
+                (r.value or "(none)", r.measures.snapshots) for r in report.rows("type", "total")
+            ],
+            "groups": [
+                (r.value or "(none)", r.measures.snapshots) for r in report.rows("group", "total")
+            ],
+            "lead_times": [
+                (g.group or "(none)", g.count, [g.percentile(q) for q in LEAD_PERCENTILES])
+                for g in groups
+            ],
+        }
+
+    figures: dict[str, Any] = svc.analytics.get(("range", first, last), compute)
+    return figures
+
+
+def analytics_charts(figures: dict[str, Any]) -> dict[str, Markup]:
+    unit = "day" if figures["per"] == "day" else "month"
+    lead = figures["lead_times"]
+    return {
+        "periods": charts.bar_chart(
+            f"Snapshots per {unit}", [(p, float(n)) for p, n in figures["periods"]]
+        ),
+        "by_type": charts.hbar_chart("Snapshots per type", figures["types"]),
+        "by_group": charts.hbar_chart("Snapshots per workflow group", figures["groups"]),
+        "lead_times": charts.grouped_bar_chart(
+            "Lead-time percentiles per workflow group",
+            [f"{name} ({count})" for name, count, _ in lead],
+            [
+                (f"p{q}", [values[i] for _n, _c, values in lead])
+                for i, q in enumerate(LEAD_PERCENTILES)
+            ],
+            charts.human_duration,
+        ),
+    }
+
+
+@router.get("/ui/stats")
+async def stats(
+    request: Request,
+    svc: Svc,
+    user: User,
+    refresh: bool = False,
+    from_day: Annotated[dt.date | None, Query(alias="from")] = None,
+    to_day: Annotated[dt.date | None, Query(alias="to")] = None,
+) -> Response:
+    board = await run_in_threadpool(lambda: svc.dashboard.get(refresh=refresh))
+    data = board.to_json()
+    first, last, problem = chosen_range(board, from_day, to_day)
+    figures = await run_in_threadpool(range_analytics, svc, first, last)
+    return page(
+        request,
+        svc,
+        user,
+        "stats.html",
+        nav="stats",
+        data=data,
+        charts=dashboard_charts(data),
+        analytics=analytics_charts(figures),
+        figures=figures,
+        first=first,
+        last=last,
+        percentiles=LEAD_PERCENTILES,
+        range_error=problem,
+        human=charts.human_bytes,
+    )
+
+
+def history_rows(history: InstanceHistory) -> list[dict[str, Any]]:
+    """The steps as the history page shows them (values as short text)."""
+    rows = []
+    for step in history.steps:
+        rows.append(
+            {
+                "index": step.index,
+                "snapshot": step.snapshot_id,
+                "time": step.time.isoformat(timespec="seconds").replace("+00:00", "Z"),
+                "after": ""
+                if step.since_previous is None
+                else charts.human_duration(step.since_previous),
+                "task": step.task,
+                "status": step.status,
+                "items": [
+                    {"name": c.name, "kind": c.kind, "old": _short(c.old), "new": _short(c.new)}
+                    for c in step.items
+                ],
+                "files": step.files,
+            }
+        )
+    return rows
+
+
+def _short(values: list[Any], limit: int = 80) -> str:
+    text = ", ".join(
+        json.dumps(v, ensure_ascii=False) if isinstance(v, list | dict) else str(v)
+        for v in plain(values)
+    )
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@router.get("/ui/history/{uniqueid}")
+async def history(request: Request, uniqueid: str, svc: Svc, user: User) -> Response:
+    found = await run_in_threadpool(instance_history, svc.archive, uniqueid)
+    return page(
+        request,
+        svc,
+        user,
+        "history.html",
+        nav="inspect",
+        uniqueid=found.uniqueid,
+        steps=history_rows(found),
+        duration=charts.human_duration(found.duration),
+        human=charts.human_bytes,
+    )
