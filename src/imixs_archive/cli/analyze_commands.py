@@ -25,7 +25,7 @@ from imixs_archive.analytics.leadtimes import (
     Finished,
     lead_times,
 )
-from imixs_archive.cli.context import Context, output, store_options
+from imixs_archive.cli.context import Context, day_arg, output, store_options
 from imixs_archive.cli.output import human_bytes, print_table
 
 
@@ -55,8 +55,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("out", type=Path, metavar="OUT", help="file to write")
     p.add_argument("--items", required=True, help="a,b:int,c:str[] (types optional)")
-    p.add_argument("--from", dest="from_day", type=_day, help="first $modified day (UTC)")
-    p.add_argument("--to", dest="to_day", type=_day, help="last $modified day (UTC)")
+    p.add_argument("--from", dest="from_day", type=day_arg, help="first $modified day (UTC)")
+    p.add_argument("--to", dest="to_day", type=day_arg, help="last $modified day (UTC)")
     p.add_argument("--newest", action="store_true", help="the newest snapshot of each instance")
     p.add_argument("--format", choices=FORMATS, default="parquet")
     p.add_argument("--batch-rows", type=int, default=10_000, help="rows per row group")
@@ -74,8 +74,8 @@ def _register_aggregates(
         parents=parents,
         help="snapshots, instances, new files and bytes per day",
     )
-    p.add_argument("--from", dest="from_day", type=_day, required=True, help="first day (UTC)")
-    p.add_argument("--to", dest="to_day", type=_day, help="last day (UTC; default today)")
+    p.add_argument("--from", dest="from_day", type=day_arg, required=True, help="first day (UTC)")
+    p.add_argument("--to", dest="to_day", type=day_arg, help="last day (UTC; default today)")
     p.add_argument("--by", choices=list(DIMENSIONS), help="one line per value of this item")
     p.add_argument("--per", choices=PERIODS, default="day", help="period of a line (day)")
     p.add_argument("--recompute", action="store_true", help="recompute stored days")
@@ -107,16 +107,9 @@ def _register_leadtimes(
         default=",".join(DEFAULT_FINISHED_TYPES),
         help="snapshot types of a finished instance, comma-separated (%(default)s)",
     )
-    p.add_argument("--from", dest="from_day", type=_day, help="finished on or after (UTC)")
-    p.add_argument("--to", dest="to_day", type=_day, help="finished on or before (UTC)")
+    p.add_argument("--from", dest="from_day", type=day_arg, help="finished on or after (UTC)")
+    p.add_argument("--to", dest="to_day", type=day_arg, help="finished on or before (UTC)")
     p.set_defaults(handler=cmd_leadtimes)
-
-
-def _day(text: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(text[:10])
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
 
 
 def _emit(args: argparse.Namespace, headers: Sequence[str], rows: list[list[Any]]) -> None:

@@ -13,8 +13,8 @@ from typing import Any
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.stats import collect_stats
 from imixs_archive.archive.verify import verify
-from imixs_archive.cli.context import Context, output, store_options
-from imixs_archive.cli.output import human_bytes, import_progress, print_table
+from imixs_archive.cli.context import Context, day_arg, output, store_options
+from imixs_archive.cli.output import human_bytes, import_progress, print_problems, print_table
 from imixs_archive.document.conventions import iter_files
 from imixs_archive.document.json_codec import to_json
 from imixs_archive.document.model import BinaryStream
@@ -43,8 +43,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser("list", parents=[common], help="list snapshots")
     p.add_argument("--uniqueid", help="snapshots of one process instance, newest first")
-    p.add_argument("--from", dest="from_day", type=_day, help="first $modified day (UTC)")
-    p.add_argument("--to", dest="to_day", type=_day, help="last $modified day (UTC)")
+    p.add_argument("--from", dest="from_day", type=day_arg, help="first $modified day (UTC)")
+    p.add_argument("--to", dest="to_day", type=day_arg, help="last $modified day (UTC)")
     p.add_argument("--limit", type=int, default=100, help="at most this many (default 100)")
     p.add_argument("--after", help="continue after this snapshot id (paging)")
     p.add_argument("--json", action="store_true", help="JSON lines instead of a table")
@@ -62,13 +62,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=cmd_stats)
 
 
-def _day(text: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(text[:10])
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
-
-
 # ---- commands ------------------------------------------------------------------------
 
 
@@ -78,10 +71,7 @@ def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
     total = sum(source.size or 0 for source in sources)
     with import_progress(total) as advance:
         summary = import_sources(archive, sources, advance)
-    for warning in summary.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    for failure in summary.failures:
-        print(f"failed: {failure}", file=sys.stderr)
+    print_problems(summary.warnings, summary.failures)
     print(
         f"{summary.new} new, {summary.present} already present, {summary.failed} failed; "
         f"{human_bytes(summary.logical_bytes)} of attachments, "

@@ -4,6 +4,7 @@ options and output helpers."""
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -49,6 +50,31 @@ class Context:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def day_arg(text: str) -> dt.date:
+    """``--from``/``--to`` days: an ISO date (a date-time is cut to its day)."""
+    try:
+        return dt.date.fromisoformat(text.strip()[:10])
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
+
+
+def instant_arg(text: str) -> dt.datetime:
+    """An ISO date or date-time; without an offset it is UTC (never the local zone)."""
+    try:
+        when = dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date or date-time: {text!r}") from None
+    return when if when.tzinfo else when.replace(tzinfo=dt.UTC)
+
+
+def instant_end_arg(text: str) -> dt.datetime:
+    """As :func:`instant_arg`; a bare date means the end of that day."""
+    when = instant_arg(text)
+    if len(text.strip()) == len("YYYY-MM-DD"):
+        when += dt.timedelta(days=1, milliseconds=-1)
+    return when
 
 
 def store_options() -> argparse.ArgumentParser:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -30,6 +30,14 @@ def import_progress(total: int) -> Iterator[Callable[[int], None] | None]:
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task("import", total=total or None)
         yield lambda count: progress.advance(task, count)
+
+
+def print_problems(warnings: Iterable[str] = (), failures: Iterable[str] = ()) -> None:
+    """Warnings and failures of a command, one line each, on standard error."""
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    for failure in failures:
+        print(f"failed: {failure}", file=sys.stderr)
 
 
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:

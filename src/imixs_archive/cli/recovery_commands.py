@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import sys
 import threading
 from pathlib import Path
 
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.cli.context import Context, store_options
-from imixs_archive.cli.output import human_bytes
+from imixs_archive.cli.context import Context, day_arg, instant_arg, instant_end_arg, store_options
+from imixs_archive.cli.output import human_bytes, print_problems
 from imixs_archive.config import settings_for_store
 from imixs_archive.services.backup import backup
 from imixs_archive.services.export import export
@@ -21,31 +20,26 @@ from imixs_archive.storage.factory import open_backend
 from imixs_archive.workflow.client import WorkflowClient
 
 
-def _day(text: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(text[:10])
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
-
-
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     common = store_options()
     p = sub.add_parser(
         "backup", parents=[common], help="write snapshots to files (the Java backup layout)"
     )
     p.add_argument("directory", type=Path, metavar="DIR")
-    p.add_argument("--from", dest="from_day", type=_day, help="first $modified day (UTC)")
-    p.add_argument("--to", dest="to_day", type=_day, help="last $modified day (UTC)")
+    p.add_argument("--from", dest="from_day", type=day_arg, help="first $modified day (UTC)")
+    p.add_argument("--to", dest="to_day", type=day_arg, help="last $modified day (UTC)")
     p.add_argument("--all-snapshots", action="store_true", help="every snapshot, not the newest")
     p.set_defaults(handler=cmd_backup)
 
     p = sub.add_parser("restore", parents=[common], help="send archived snapshots to the workflow")
     what = p.add_mutually_exclusive_group(required=True)
-    what.add_argument("--from", dest="first", type=_instant, help="range start (UTC if no offset)")
+    what.add_argument(
+        "--from", dest="first", type=instant_arg, help="range start (UTC if no offset)"
+    )
     what.add_argument("--snapshot", help="one snapshot id")
     what.add_argument("--uniqueid", help="every snapshot of one process instance")
     what.add_argument("--source", type=Path, help="a backup tree instead of the archive")
-    p.add_argument("--to", dest="last", type=_instant_end, help="range end (default: now)")
+    p.add_argument("--to", dest="last", type=instant_end_arg, help="range end (default: now)")
     p.add_argument(
         "--filter",
         action="append",
@@ -67,30 +61,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=cmd_export)
 
 
-def _instant(text: str) -> dt.datetime:
-    """An ISO date or date-time; without an offset it is UTC (never the local zone)."""
-    try:
-        when = dt.datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a date or date-time: {text!r}") from None
-    return when if when.tzinfo else when.replace(tzinfo=dt.UTC)
-
-
-def _instant_end(text: str) -> dt.datetime:
-    """As :func:`_instant`; a bare date means the end of that day."""
-    when = _instant(text)
-    if len(text.strip()) == len("YYYY-MM-DD"):
-        when += dt.timedelta(days=1, milliseconds=-1)
-    return when
-
-
 def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
     stop = threading.Event()
     with WorkflowClient.from_settings(ctx.settings) as client:
         if args.source is not None:
             tree = restore_tree(client, args.source)
-            for failure in tree.failed:
-                print(f"failed: {failure}", file=sys.stderr)
+            print_problems(failures=tree.failed)
             print(
                 f"{tree.restored} restored, {tree.present} already in the workflow, "
                 f"{len(tree.failed)} failed"
@@ -117,8 +93,7 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
 def _print_restore(report: RestoreReport, dry_run: bool) -> int:
     for instance, snapshot_id, size in sorted(report.planned):
         print(f"would restore {instance}: {snapshot_id} ({human_bytes(size)})")
-    for instance, why in sorted(report.failed.items()):
-        print(f"failed: {instance}: {why}", file=sys.stderr)
+    print_problems(failures=(f"{o}: {why}" for o, why in sorted(report.failed.items())))
     sent = f"{len(report.planned)} would be restored" if dry_run else f"{report.restored} restored"
     print(
         f"{sent}, {report.skipped} already current, {report.filtered} filtered out, "
@@ -136,8 +111,7 @@ def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
         last=args.to_day,
         all_snapshots=args.all_snapshots,
     )
-    for failure in summary.failures:
-        print(f"failed: {failure}", file=sys.stderr)
+    print_problems(failures=summary.failures)
     print(
         f"{summary.written} written, {summary.current} already current, {summary.failed} failed; "
         f"{human_bytes(summary.bytes_written)} written to {args.directory}"
@@ -149,8 +123,7 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
     target_settings = settings_for_store(ctx.settings, args.target)
     with open_backend(target_settings) as backend, Archive(backend) as target:
         summary = export(ctx.archive, target)
-    for failure in summary.failures:
-        print(f"failed: {failure}", file=sys.stderr)
+    print_problems(failures=summary.failures)
     print(
         f"{summary.copied} copied, {summary.present} already there, {summary.failed} failed; "
         f"{human_bytes(summary.bytes_copied)} of attachments"

@@ -16,7 +16,7 @@ from types import FrameType
 from typing import Any
 
 from imixs_archive.cli.context import Context, store_options
-from imixs_archive.cli.output import human_bytes, print_table
+from imixs_archive.cli.output import human_bytes, print_problems, print_table
 from imixs_archive.errors import ArchiveError, ConfigError
 from imixs_archive.services.resync import Resync, request_cancel, resync_status, to_millis
 from imixs_archive.services.sync import Outcome, SyncConfig, SyncService
@@ -219,10 +219,7 @@ def cmd_resync(args: argparse.Namespace, ctx: Context) -> int:
         _logging()
         with _stop_on_signals(resync.stopping.set):
             result = resync.run(args.start)
-    for warning in result.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    for failure in result.failures:
-        print(f"failed: {failure}", file=sys.stderr)
+    print_problems(result.warnings, result.failures)
     print(
         f"resync {result.status} at {_point(result.point)}: {result.walked} snapshots walked, "
         f"{result.new} newly archived, {human_bytes(result.bytes)} received"
