@@ -111,6 +111,8 @@ def not_configured(feature: str) -> ConfigError:
 def _plain(value: Any) -> Any:
     if isinstance(value, dt.datetime):
         return value.isoformat(timespec="milliseconds")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int(value)  # an xs:long (Long) would print as Long(...)
     if isinstance(value, int | float | str | bool) or value is None:
         return value
     return str(value)
