@@ -46,10 +46,7 @@ def populate(double: WorkflowDouble, archive: Archive, instances: int, file_kb: 
                 event=False,
             )
             archive.store(snapshot.copy())
-    with double.lock:
-        double.workitems.clear()
-        double.snapshots.clear()
-        double._xml.clear()
+    double.wipe()
 
 
 def main() -> None:

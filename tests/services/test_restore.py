@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import os
-import random
 import subprocess
 import sys
 import threading
@@ -16,16 +14,15 @@ import pytest
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.state import load_state
-from imixs_archive.document.conventions import iter_files
 from imixs_archive.document.model import Document
 from imixs_archive.services.backup import backup
 from imixs_archive.services.restore import Restorer, RestoreRange, parse_filter
 from imixs_archive.services.restore_files import restore_tree
 from imixs_archive.storage.sqlite import SQLiteBackend
 from imixs_archive.workflow.client import WorkflowClient
+from support.restore_data import DAY, archived_instances, file_hashes
 from support.workflow_double import WorkflowDouble
 
-DAY = dt.datetime(2023, 11, 14, 9, 0, tzinfo=dt.UTC)
 WIDE = RestoreRange(DAY - dt.timedelta(days=30), DAY + dt.timedelta(days=30))
 
 
@@ -41,57 +38,12 @@ def client(double: WorkflowDouble) -> Iterator[WorkflowClient]:
         yield opened
 
 
-def populate(double: WorkflowDouble, archive: Archive, instances: int = 4) -> dict[str, str]:
-    """Instances with 3 steps each over 3 days, archived; returns uid -> newest snapshot."""
-    rng = random.Random(5)
-    newest: dict[str, str] = {}
-    for number in range(instances):
-        uid = f"{number:08x}-1111-4222-8333-444444444444"
-        files = {"scan.pdf": rng.randbytes(rng.randint(1000, 300_000))}
-        for step in range(3):
-            when = DAY + dt.timedelta(days=step, hours=number)
-            if step == 2:
-                files[f"note-{number}.txt"] = f"note {number}".encode()
-            snapshot = double.save(
-                Document(
-                    {
-                        "$uniqueid": uid,
-                        "subject": f"Ticket {'AB'[number % 2]}{number}",
-                        "$taskid": 1000 + step,
-                    }
-                ),
-                files=dict(files),
-                modified=when,
-                event=False,
-            )
-            archive.store(snapshot.copy())
-            newest[uid] = str(snapshot.get_first("$uniqueid"))
-    return newest
-
-
-def wipe(double: WorkflowDouble) -> None:
-    """The workflow lost its data."""
-    with double.lock:
-        double.workitems.clear()
-        double.snapshots.clear()
-        double._xml.clear()
-
-
-def file_hashes(doc: Document) -> dict[str, str]:
-    return {
-        e.name: hashlib.sha256(
-            e.content if isinstance(e.content, bytes) else e.content.read_all()
-        ).hexdigest()
-        for e in iter_files(doc)
-    }
-
-
 def test_wipe_and_restore_brings_everything_back(
     double: WorkflowDouble, client: WorkflowClient, archive: Archive
 ) -> None:
-    newest = populate(double, archive)
+    newest = archived_instances(double, archive)
     before = {uid: double.snapshots[sid] for uid, sid in newest.items()}
-    wipe(double)
+    double.wipe()
     report = Restorer(archive, client).restore_range(WIDE)
     assert (report.restored, report.skipped, report.failed) == (4, 0, {})
     for uid, snapshot_id in newest.items():
@@ -108,8 +60,8 @@ def test_wipe_and_restore_brings_everything_back(
 def test_newest_snapshot_inside_the_range_is_restored(
     double: WorkflowDouble, client: WorkflowClient, archive: Archive
 ) -> None:
-    populate(double, archive, instances=1)
-    wipe(double)
+    archived_instances(double, archive, instances=1)
+    double.wipe()
     first_two_days = RestoreRange(DAY, DAY + dt.timedelta(days=1, hours=1))
     Restorer(archive, client).restore_range(first_two_days)
     [live] = double.workitems.values()
@@ -119,8 +71,8 @@ def test_newest_snapshot_inside_the_range_is_restored(
 def test_filters_restore_exactly_the_matching_instances(
     double: WorkflowDouble, client: WorkflowClient, archive: Archive
 ) -> None:
-    populate(double, archive)
-    wipe(double)
+    archived_instances(double, archive)
+    double.wipe()
     wanted = RestoreRange(WIDE.first, WIDE.last, (parse_filter("subject=Ticket A.*"),))
     report = Restorer(archive, client).restore_range(wanted)
     assert (report.restored, report.filtered) == (2, 2)
@@ -133,13 +85,13 @@ def test_filters_restore_exactly_the_matching_instances(
 def test_rejected_and_failing_instances_are_recorded_and_the_rest_goes_on(
     double: WorkflowDouble, client: WorkflowClient, archive: Archive
 ) -> None:
-    populate(double, archive)
+    archived_instances(double, archive)
     bad = double.save(
         Document({"$uniqueid": "eeeeeeee-1111-4222-8333-444444444444"}), modified=DAY, event=False
     ).copy()
     bad["type"] = "workitem"  # the workflow refuses a non-snapshot with 406
     archive.store(bad)
-    wipe(double)
+    double.wipe()
     double.inject("status", r"^/api/snapshot$", status=503, times=1)
     report = Restorer(archive, client, workers=1).restore_range(WIDE)
     assert report.restored == 3 and len(report.failed) == 2
@@ -153,8 +105,8 @@ def test_rejected_and_failing_instances_are_recorded_and_the_rest_goes_on(
 def test_a_workflow_that_is_down_pauses_the_restore(
     double: WorkflowDouble, archive: Archive
 ) -> None:
-    populate(double, archive, instances=2)
-    wipe(double)
+    archived_instances(double, archive, instances=2)
+    double.wipe()
     port = double.port
     double.stop()
     pauses: list[float] = []
@@ -173,8 +125,8 @@ def test_a_workflow_that_is_down_pauses_the_restore(
 def test_stopped_restore_resumes_and_sends_each_instance_once(
     double: WorkflowDouble, client: WorkflowClient, archive: Archive
 ) -> None:
-    populate(double, archive, instances=6)
-    wipe(double)
+    archived_instances(double, archive, instances=6)
+    double.wipe()
     posts: list[str] = []
     original = client.post_snapshot
 
@@ -202,8 +154,8 @@ def test_stopped_restore_resumes_and_sends_each_instance_once(
 def test_dry_run_sends_nothing(
     double: WorkflowDouble, client: WorkflowClient, archive: Archive
 ) -> None:
-    newest = populate(double, archive, instances=3)
-    wipe(double)
+    newest = archived_instances(double, archive, instances=3)
+    double.wipe()
     report = Restorer(archive, client).restore_range(WIDE, dry_run=True)
     assert sorted(s for _o, s, _b in report.planned) == sorted(newest.values())
     assert all(size > 0 for _o, _s, size in report.planned)
@@ -213,13 +165,13 @@ def test_dry_run_sends_nothing(
 def test_one_snapshot_and_one_instance(
     double: WorkflowDouble, client: WorkflowClient, archive: Archive
 ) -> None:
-    newest = populate(double, archive, instances=2)
+    newest = archived_instances(double, archive, instances=2)
     uid = sorted(newest)[0]
-    wipe(double)
+    double.wipe()
     restorer = Restorer(archive, client)
     assert restorer.restore_snapshot(newest[uid])
     assert not restorer.restore_snapshot(newest[uid])
-    wipe(double)
+    double.wipe()
     report = restorer.restore_instance(uid)
     assert report.restored == 3
     assert double.workitems[uid]["$snapshotid"] == [newest[uid]]
@@ -229,9 +181,9 @@ def test_one_snapshot_and_one_instance(
 def test_restore_from_a_backup_tree(
     double: WorkflowDouble, client: WorkflowClient, archive: Archive, tmp_path: Path
 ) -> None:
-    newest = populate(double, archive, instances=3)
+    newest = archived_instances(double, archive, instances=3)
     backup(archive, tmp_path / "bk")
-    wipe(double)
+    double.wipe()
     report = restore_tree(client, tmp_path / "bk")
     assert (report.restored, report.present, report.failed) == (3, 0, [])
     for uid, snapshot_id in newest.items():
@@ -246,8 +198,8 @@ def test_the_server_time_zone_changes_nothing(
 ) -> None:
     store = tmp_path / "store"
     with SQLiteBackend(store) as backend, Archive(backend) as archive:
-        populate(double, archive, instances=3)
-    wipe(double)
+        archived_instances(double, archive, instances=3)
+    double.wipe()
     env = {**os.environ, "TZ": zone, "WORKFLOW_SERVICE_ENDPOINT": double.url}
     done = subprocess.run(
         [

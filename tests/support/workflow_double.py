@@ -252,6 +252,13 @@ class WorkflowDouble:
         self.snapshots[snapshot_id] = snapshot
         self._xml[snapshot_id] = to_xml(snapshot, collection=True)
 
+    def wipe(self) -> None:
+        """The workflow lost its data: every workitem and snapshot (the event log stays)."""
+        with self.lock:
+            self.workitems.clear()
+            self.snapshots.clear()
+            self._xml.clear()
+
     def remove_snapshot(self, snapshot_id: str, *, event: bool = True) -> None:
         """The workflow dropped a snapshot: a ``snapshot.remove`` event for the archive."""
         with self.lock:

@@ -6,8 +6,6 @@ checked in the double, attachments by their SHA-256."""
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
-import random
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,16 +13,15 @@ from typing import Any
 import httpx
 import pytest
 
-from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import iter_files
-from imixs_archive.document.model import Document
 from imixs_archive.services.backup import backup
+from support.restore_data import archived_instances, file_hashes
 from support.workflow_double import WorkflowDouble
 from web.live import LiveServer, credentials_env, serve_store
 from web.test_api_access import assert_problem
 from web.test_workflow import finished
 
-DAY = dt.datetime(2022, 5, 10, 9, 0, tzinfo=dt.UTC)
+DAY = dt.datetime(2022, 5, 10, 9, 0, tzinfo=dt.UTC)  # away from the live server's own data
 RANGE = {"from": "2022-05-01", "to": "2022-05-31"}
 
 
@@ -45,53 +42,11 @@ def rs_live(
 @pytest.fixture
 def newest(double: WorkflowDouble, rs_live: LiveServer) -> Iterator[dict[str, str]]:
     """Four instances of three steps each, archived, then lost by the workflow."""
-    found = populate(double, rs_live.archive)
-    wipe(double)
+    found = archived_instances(double, rs_live.archive, day=DAY)
+    double.wipe()
     yield found
     double.clear_faults()
-    wipe(double)
-
-
-def populate(double: WorkflowDouble, archive: Archive) -> dict[str, str]:
-    rng = random.Random(11)
-    newest: dict[str, str] = {}
-    for number in range(4):
-        uid = f"{number:08x}-5555-4222-8333-444444444444"
-        files = {"scan.pdf": rng.randbytes(rng.randint(1000, 200_000))}
-        for step in range(3):
-            if step == 2:
-                files[f"note-{number}.txt"] = f"note {number}".encode()
-            snapshot = double.save(
-                Document(
-                    {
-                        "$uniqueid": uid,
-                        "subject": f"Ticket {'AB'[number % 2]}{number}",
-                        "$workflowgroup": "Invoice" if number == 2 else "Ticket",
-                    }
-                ),
-                files=dict(files),
-                modified=DAY + dt.timedelta(days=step, hours=number),
-                event=False,
-            )
-            archive.store(snapshot.copy())
-            newest[uid] = str(snapshot.get_first("$uniqueid"))
-    return newest
-
-
-def wipe(double: WorkflowDouble) -> None:
-    with double.lock:
-        double.workitems.clear()
-        double.snapshots.clear()
-        double._xml.clear()
-
-
-def hashes(doc: Document) -> dict[str, str]:
-    return {
-        e.name: hashlib.sha256(
-            e.content if isinstance(e.content, bytes) else e.content.read_all()
-        ).hexdigest()
-        for e in iter_files(doc)
-    }
+    double.wipe()
 
 
 def run(client: httpx.Client, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -149,7 +104,9 @@ def test_every_snapshot_of_one_instance(
     archived = rs_live.archive.list_instance(uid)
     assert sorted(double.snapshots) == sorted(archived)
     for snapshot_id in archived:
-        assert hashes(double.snapshots[snapshot_id]) == hashes(rs_live.archive.load(snapshot_id))
+        assert file_hashes(double.snapshots[snapshot_id]) == file_hashes(
+            rs_live.archive.load(snapshot_id)
+        )
     assert_problem(unknown, 404)
 
 
@@ -168,7 +125,9 @@ def test_a_backup_folder_on_the_server(
     assert result["kind"] == "source" and (result["restored"], result["failed"]) == (4, 0), status
     for uid, snapshot_id in newest.items():
         assert double.workitems[uid]["$snapshotid"] == [snapshot_id]
-        assert hashes(double.snapshots[snapshot_id]) == hashes(rs_live.archive.load(snapshot_id))
+        assert file_hashes(double.snapshots[snapshot_id]) == file_hashes(
+            rs_live.archive.load(snapshot_id)
+        )
 
 
 def test_a_restore_is_stopped(
