@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -11,16 +11,16 @@ import pytest
 from analytics.generated_archive import Planned, document, plan
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.storage.base import Backend, Row
+from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import Table
 
 
-class CountingBackend(Backend):
+class CountingBackend(DelegatingBackend):
     """Delegates to a backend and counts reads per table: ``scans`` and ``gets``."""
 
-    name = "counting"
-
     def __init__(self, inner: Backend) -> None:
-        self.inner = inner
+        super().__init__(inner)
+        self.name = "counting"
         self.scans: Counter[str] = Counter()
         self.gets: Counter[str] = Counter()
 
@@ -28,40 +28,17 @@ class CountingBackend(Backend):
         self.scans.clear()
         self.gets.clear()
 
-    def put(self, table: Table, rows: Iterable[Mapping[str, Any]]) -> int:
-        return self.inner.put(table, rows)
-
     def get(
         self, table: Table, key: Mapping[str, Any], columns: Sequence[str] | None = None
     ) -> Row | None:
         self.gets[table.name] += 1
-        return self.inner.get(table, key, columns)
+        return super().get(table, key, columns)
 
     def scan(
-        self,
-        table: Table,
-        partition: Mapping[str, Any] | None = None,
-        *,
-        start_after: Mapping[str, Any] | None = None,
-        descending: bool = False,
-        limit: int | None = None,
-        columns: Sequence[str] | None = None,
+        self, table: Table, partition: Mapping[str, Any] | None = None, **kw: Any
     ) -> Iterator[Row]:
         self.scans[table.name] += 1
-        return self.inner.scan(
-            table,
-            partition,
-            start_after=start_after,
-            descending=descending,
-            limit=limit,
-            columns=columns,
-        )
-
-    def delete(self, table: Table, key: Mapping[str, Any]) -> None:
-        self.inner.delete(table, key)
-
-    def describe(self) -> dict[str, Any]:
-        return self.inner.describe()
+        return super().scan(table, partition, **kw)
 
 
 @pytest.fixture

@@ -7,7 +7,8 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,8 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.verify import verify
 from imixs_archive.document.model import Document
 from imixs_archive.document.xml_writer import to_xml
-from imixs_archive.storage.base import Backend, Row
+from imixs_archive.storage.base import Backend
+from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import Table
 from imixs_archive.storage.sqlite import SQLiteBackend
 from support.snapshots import ORIGIN, content_of, make_snapshot
@@ -29,11 +31,11 @@ class Crash(Exception):
     """The simulated death of the process."""
 
 
-class CrashingBackend(Backend):
+class CrashingBackend(DelegatingBackend):
     """Delegates to a real backend and dies at the n-th write (put or delete)."""
 
     def __init__(self, inner: Backend, crash_at: int) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.crash_at = crash_at
         self.writes = 0
 
@@ -50,18 +52,9 @@ class CrashingBackend(Backend):
         self._tick()
         self.inner.delete(table, key)
 
-    def get(
-        self, table: Table, key: Mapping[str, Any], columns: Sequence[str] | None = None
-    ) -> Row | None:
-        return self.inner.get(table, key, columns)
-
-    def scan(
-        self, table: Table, partition: Mapping[str, Any] | None = None, **kw: Any
-    ) -> Iterator[Row]:
-        return self.inner.scan(table, partition, **kw)
-
-    def describe(self) -> dict[str, Any]:
-        return self.inner.describe()
+    def grouped(self) -> AbstractContextManager[None]:
+        # Each write on its own: the crash points between them are what is tested.
+        return nullcontext()
 
 
 def _docs() -> list[Document]:

@@ -13,7 +13,7 @@ import pytest
 from analytics.generated_archive import GROUPS, START, Planned, document, expected_days, plan
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli import main
-from imixs_archive.cli.analyze_commands import duration
+from imixs_archive.humanize import human_duration as duration
 from imixs_archive.storage.sqlite import SQLiteBackend
 
 PLANNED = plan()

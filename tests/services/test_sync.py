@@ -5,8 +5,9 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +19,7 @@ from imixs_archive.services.sync import Outcome, SyncConfig, SyncService
 from imixs_archive.services.sync_failures import FailureBook, retry_delay_ms
 from imixs_archive.services.sync_status import retry_dead_letters, sync_status
 from imixs_archive.storage.base import Backend
+from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import SNAPSHOTS, Table
 from imixs_archive.workflow import WorkflowClient
 from support.workflow_double import WorkflowDouble
@@ -227,28 +229,17 @@ def test_a_workflow_that_is_down_pauses_and_resumes(
     assert service.counters.failures == 0  # being down is no failure of any event
 
 
-class _Unavailable(Backend):
+class _Unavailable(DelegatingBackend):
     """A store whose snapshot writes fail as unavailable while ``down`` is set."""
 
     def __init__(self, inner: Backend) -> None:
-        self.inner, self.down = inner, True
+        super().__init__(inner)
+        self.down = True
 
-    def put(self, table: Table, rows):  # type: ignore[no-untyped-def]
+    def put(self, table: Table, rows: Iterable[Mapping[str, Any]]) -> int:
         if self.down and table is SNAPSHOTS:
             raise StoreUnavailableError("store down")
         return self.inner.put(table, rows)
-
-    def get(self, table, key, columns=None):  # type: ignore[no-untyped-def]
-        return self.inner.get(table, key, columns)
-
-    def scan(self, table, partition=None, **kw):  # type: ignore[no-untyped-def]
-        return self.inner.scan(table, partition, **kw)
-
-    def delete(self, table, key):  # type: ignore[no-untyped-def]
-        self.inner.delete(table, key)
-
-    def describe(self):  # type: ignore[no-untyped-def]
-        return self.inner.describe()
 
 
 def test_an_unavailable_store_pauses_without_counting(

@@ -26,7 +26,7 @@ from imixs_archive.analytics.leadtimes import (
     lead_times,
 )
 from imixs_archive.cli.context import Context, day_arg, output, store_options
-from imixs_archive.cli.output import human_bytes, print_table
+from imixs_archive.cli.output import human_bytes, human_duration, print_table
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -122,19 +122,6 @@ def _emit(args: argparse.Namespace, headers: Sequence[str], rows: list[list[Any]
         print_table(headers, rows)
 
 
-def duration(seconds: float) -> str:
-    """``2d 3h``, ``3h 12m``, ``12m 30s``, ``42s``."""
-    whole = round(seconds)
-    days, rest = divmod(whole, 86_400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days}d {hours}h"
-    if hours:
-        return f"{hours}h {minutes}m"
-    return f"{minutes}m {secs}s" if minutes else f"{secs}s"
-
-
 # ---- commands ------------------------------------------------------------------------
 
 
@@ -190,7 +177,7 @@ def cmd_history(args: argparse.Namespace, ctx: Context) -> int:
                 step.index,
                 step.snapshot_id,
                 step.time.isoformat(timespec="seconds"),
-                "" if step.since_previous is None else duration(step.since_previous),
+                "" if step.since_previous is None else human_duration(step.since_previous),
                 step.task,
                 step.status,
                 ", ".join(change.name for change in step.items),
@@ -200,7 +187,10 @@ def cmd_history(args: argparse.Namespace, ctx: Context) -> int:
     headers = ["#", "snapshot", "time", "after", "task", "status", "items changed", "files"]
     _emit(args, headers, rows)
     if not args.csv:
-        print(f"{len(history.steps)} snapshots over {duration(history.duration)}", file=sys.stderr)
+        print(
+            f"{len(history.steps)} snapshots over {human_duration(history.duration)}",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -219,7 +209,7 @@ def cmd_leadtimes(args: argparse.Namespace, ctx: Context) -> int:
         print(json.dumps({"unit": "seconds", "groups": data}, indent=2))
         return 0
     keys = ["min", *(f"p{q}" for q in PERCENTILES), "max", "mean"]
-    show = (lambda v: round(v, 3)) if args.csv else duration
+    show = (lambda v: round(v, 3)) if args.csv else human_duration
     rows = [[g["group"] or "(none)", g["count"], *(show(g[k]) for k in keys)] for g in data]
     _emit(args, ["group", "instances", *keys], rows)
     return 0

@@ -11,13 +11,9 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
 from rich.table import Table
 
+from imixs_archive.humanize import human_bytes, human_duration
 
-def human_bytes(count: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(count) < 1024 or unit == "TiB":
-            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
-        count /= 1024
-    raise AssertionError("unreachable")
+__all__ = ["human_bytes", "human_duration", "import_progress", "print_problems", "print_table"]
 
 
 @contextmanager

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from imixs_archive.storage.model import Table
@@ -58,13 +58,12 @@ class Backend(ABC):
         """Delete the row with this full primary key, or the whole partition when only
         the partition key is given. Deleting what is not there is not an error."""
 
-    @contextmanager
-    def grouped(self) -> Iterator[None]:
+    def grouped(self) -> AbstractContextManager[None]:
         """Writes this thread makes inside the block become durable together when it ends
         (one commit) where the store can do that; elsewhere they stay what they are:
         each durable when its call returns, in the order made. Never required for
         correctness: every caller orders its writes so that each prefix is safe."""
-        yield
+        return nullcontext()
 
     @abstractmethod
     def describe(self) -> dict[str, Any]:

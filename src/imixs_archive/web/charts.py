@@ -22,14 +22,6 @@ def _number(value: float) -> str:
     return f"{value:.1f}"  # the axis of a chart whose peak is small (1.5, 2.5)
 
 
-def human_bytes(count: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(count) < 1024 or unit == "TiB":
-            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
-        count /= 1024
-    return f"{count:.1f} TiB"
-
-
 def _frame(label: str, body: list[str], peak: float, fmt: Format) -> Markup:
     plot_h = HEIGHT - TOP - BOTTOM
     grid = []
@@ -139,19 +131,6 @@ def hbar_chart(label: str, points: Sequence[tuple[str, float]], fmt: Format = _n
         f'<svg class="chart" viewBox="0 0 {WIDTH} {height}" role="img" '
         f'aria-label="{escape(label)}">' + "".join(body) + "</svg>"
     )
-
-
-def human_duration(seconds: float) -> str:
-    """``2d 3h``, ``3h 12m``, ``12m 30s``, ``42s``."""
-    whole = round(seconds)
-    days, rest = divmod(whole, 86_400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days}d {hours}h"
-    if hours:
-        return f"{hours}h {minutes}m"
-    return f"{minutes}m {secs}s" if minutes else f"{secs}s"
 
 
 def grouped_bar_chart(

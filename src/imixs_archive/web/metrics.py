@@ -18,6 +18,7 @@ from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from imixs_archive.storage.base import Backend, Row
+from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import DOCUMENTS_DATA, Table
 
 PREFIX = "imixs_archive"
@@ -108,12 +109,11 @@ class _GaugeCollector(Collector):
         return iter(())  # computed at scrape time: nothing to check at registration
 
 
-class MeteredBackend(Backend):
+class MeteredBackend(DelegatingBackend):
     """The real backend, every call timed and counted."""
 
     def __init__(self, inner: Backend, metrics: Metrics) -> None:
-        self.inner = inner
-        self.name = inner.name
+        super().__init__(inner)
         self._metrics = metrics
 
     @contextmanager
@@ -168,16 +168,6 @@ class MeteredBackend(Backend):
     def delete(self, table: Table, key: Mapping[str, Any]) -> None:
         with self._timed("delete", table):
             self.inner.delete(table, key)
-
-    def describe(self) -> dict[str, Any]:
-        return self.inner.describe()
-
-    def close(self) -> None:
-        self.inner.close()
-
-    def __getattr__(self, name: str) -> Any:
-        # Backend-specific extras (e.g. Cassandra's drop_keyspace) stay reachable.
-        return getattr(self.inner, name)
 
 
 class RequestMetrics:

@@ -17,7 +17,7 @@ from starlette.responses import RedirectResponse, Response
 
 from imixs_archive.document.conventions import is_snapshot_id, iter_files, origin_id
 from imixs_archive.document.xml_writer import to_xml
-from imixs_archive.web import charts
+from imixs_archive.humanize import human_bytes
 from imixs_archive.web.api_archive import doc_rows, list_by_modified, list_instance
 from imixs_archive.web.auth import Principal
 from imixs_archive.web.integrations import restore_overview, sync_overview
@@ -165,7 +165,7 @@ def restore(request: Request, svc: Svc, user: User) -> Response:
         restore=restore_overview(svc.backend, svc.workflow),
         job=_job(svc, "restore"),
         backup_dir=str(svc.settings.backup_dir),
-        human=charts.human_bytes,
+        human=human_bytes,
     )
 
 

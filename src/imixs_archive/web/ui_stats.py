@@ -23,6 +23,7 @@ from imixs_archive.analytics.aggregates import aggregate_days
 from imixs_archive.analytics.history import InstanceHistory, instance_history
 from imixs_archive.analytics.leadtimes import lead_times
 from imixs_archive.analytics.values import plain
+from imixs_archive.humanize import human_bytes, human_duration
 from imixs_archive.web import charts
 from imixs_archive.web.dashboard import Dashboard
 from imixs_archive.web.state import Services, Svc
@@ -51,7 +52,7 @@ def dashboard_charts(data: dict[str, Any]) -> dict[str, Markup]:
                 ("logical", [p["logical_bytes"] for p in growth]),
                 ("distinct files", [p["file_bytes"] for p in growth]),
             ],
-            charts.human_bytes,
+            human_bytes,
         ),
         "bytes": charts.hbar_chart(
             "Logical vs stored bytes",
@@ -60,7 +61,7 @@ def dashboard_charts(data: dict[str, Any]) -> dict[str, Markup]:
                 ("distinct files", s["file_bytes"]),
                 ("stored pieces", s["stored_bytes"]),
             ],
-            charts.human_bytes,
+            human_bytes,
         ),
         "types": charts.hbar_chart(
             "Snapshot types", [(t["type"], t["snapshots"]) for t in data["types"]]
@@ -125,7 +126,7 @@ def analytics_charts(figures: dict[str, Any]) -> dict[str, Markup]:
                 (f"p{q}", [values[i] for _n, _c, values in lead])
                 for i, q in enumerate(LEAD_PERCENTILES)
             ],
-            charts.human_duration,
+            human_duration,
         ),
     }
 
@@ -157,7 +158,7 @@ async def stats(
         last=last,
         percentiles=LEAD_PERCENTILES,
         range_error=problem,
-        human=charts.human_bytes,
+        human=human_bytes,
     )
 
 
@@ -170,9 +171,7 @@ def history_rows(history: InstanceHistory) -> list[dict[str, Any]]:
                 "index": step.index,
                 "snapshot": step.snapshot_id,
                 "time": step.time.isoformat(timespec="seconds").replace("+00:00", "Z"),
-                "after": ""
-                if step.since_previous is None
-                else charts.human_duration(step.since_previous),
+                "after": "" if step.since_previous is None else human_duration(step.since_previous),
                 "task": step.task,
                 "status": step.status,
                 "items": [
@@ -204,6 +203,6 @@ async def history(request: Request, uniqueid: str, svc: Svc, user: User) -> Resp
         nav="inspect",
         uniqueid=found.uniqueid,
         steps=history_rows(found),
-        duration=charts.human_duration(found.duration),
-        human=charts.human_bytes,
+        duration=human_duration(found.duration),
+        human=human_bytes,
     )

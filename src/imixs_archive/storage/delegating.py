@@ -1,0 +1,62 @@
+"""A backend that hands every call to another one: the base of wrappers that observe or
+alter calls (metrics, fault injection in tests) without re-implementing the contract."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from imixs_archive.storage.base import Backend, Row
+from imixs_archive.storage.model import Table
+
+
+class DelegatingBackend(Backend):
+    """Every operation of the contract, ``grouped()`` included, goes to ``inner``.
+    Backend-specific extras (e.g. Cassandra's ``drop_keyspace``) stay reachable."""
+
+    def __init__(self, inner: Backend) -> None:
+        self.inner = inner
+        self.name = inner.name
+
+    def put(self, table: Table, rows: Iterable[Mapping[str, Any]]) -> int:
+        return self.inner.put(table, rows)
+
+    def get(
+        self, table: Table, key: Mapping[str, Any], columns: Sequence[str] | None = None
+    ) -> Row | None:
+        return self.inner.get(table, key, columns)
+
+    def scan(
+        self,
+        table: Table,
+        partition: Mapping[str, Any] | None = None,
+        *,
+        start_after: Mapping[str, Any] | None = None,
+        descending: bool = False,
+        limit: int | None = None,
+        columns: Sequence[str] | None = None,
+    ) -> Iterator[Row]:
+        return self.inner.scan(
+            table,
+            partition,
+            start_after=start_after,
+            descending=descending,
+            limit=limit,
+            columns=columns,
+        )
+
+    def delete(self, table: Table, key: Mapping[str, Any]) -> None:
+        self.inner.delete(table, key)
+
+    def grouped(self) -> AbstractContextManager[None]:
+        return self.inner.grouped()
+
+    def describe(self) -> dict[str, Any]:
+        return self.inner.describe()
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
