@@ -37,6 +37,7 @@ def test_serve_prints_the_url_and_serves(tmp_path: Path) -> None:
         assert process.stdout is not None
         line = process.stdout.readline()
         assert line.startswith("imixs-archive: serving http://127.0.0.1:"), line
+        assert "(sqlite store /" in line and "archive.db)" in line, line  # says where
         url = line.split()[2].rstrip("/")
         deadline = time.monotonic() + 20
         while True:

@@ -66,7 +66,7 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
     port = sock.getsockname()[1]
     host = f"[{settings.http_host}]" if ":" in settings.http_host else settings.http_host
     store = ctx.backend.describe()
-    where = store.get("location") or store.get("keyspace") or ""
+    where = store.get("path") or store.get("keyspace") or ""
     print(
         f"imixs-archive: serving http://{host}:{port}/ ({ctx.backend.name} store {where}); "
         "Ctrl-C stops",
