@@ -213,10 +213,15 @@ def test_snapshot_history_keeps_the_newest(archive: Archive, history: int) -> No
 
 
 def test_history_never_deletes_the_snapshot_just_written(archive: Archive) -> None:
+    """Out of order (concurrent workers): the late older snapshot deletes nothing newer."""
+    oldest = archive.store(make_snapshot(0)).snapshot_id
     newer = archive.store(make_snapshot(5)).snapshot_id
-    older = archive.store(make_snapshot(1, dollar_snapshot__history=1))
-    assert archive.exists(older.snapshot_id)
-    assert older.deleted == [newer]
+    late = archive.store(make_snapshot(1, dollar_snapshot__history=1))
+    assert late.deleted == [oldest]
+    assert archive.list_instance(ORIGIN) == [newer, late.snapshot_id]
+    newest = archive.store(make_snapshot(6, dollar_snapshot__history=1))
+    assert sorted(newest.deleted) == sorted([newer, late.snapshot_id])
+    assert archive.list_instance(ORIGIN) == [newest.snapshot_id]
 
 
 def test_reads_a_keyspace_written_by_the_java_service(archive: Archive, backend: Backend) -> None:

@@ -220,17 +220,18 @@ class Archive:
         return ingested
 
     def _apply_history(self, doc: Document, snapshot_id: str, *, keep_this: bool) -> list[str]:
-        """``$snapshot.history = N``: keep the N newest snapshots of the instance; a snapshot
-        just written is always among those kept (the Java service deleted it with N=1)."""
+        """``$snapshot.history = N``: keep the N newest snapshots of the instance, and never
+        delete the one just written (the Java service deleted it with N=1). A snapshot that
+        arrives after a newer one (workers run concurrently) deletes nothing newer: it is
+        kept too, and the next newer snapshot's cleanup removes it."""
         keep = doc.get_first("$snapshot.history")
         if not isinstance(keep, int) or isinstance(keep, bool) or keep <= 0:
             return []
         newest_first = self.list_instance(origin_id(snapshot_id))
-        if keep_this:
-            others = [s for s in newest_first if s != snapshot_id]
-            kept, doomed = [snapshot_id, *others[: keep - 1]], others[keep - 1 :]
-        else:
-            kept, doomed = newest_first[:keep], newest_first[keep:]
+        kept, doomed = newest_first[:keep], newest_first[keep:]
+        if keep_this and snapshot_id in doomed:
+            doomed.remove(snapshot_id)
+            kept.append(snapshot_id)
         # Leftovers of a delete that died part-way, older than anything kept, go too.
         oldest_kept = min(_time_order(s) for s in kept) if kept else None
         for row in self.backend.scan(SNAPSHOTS_BY_UNIQUEID, {"uniqueid": origin_id(snapshot_id)}):
