@@ -1,3 +1,4 @@
-"""Fixtures for the whole suite: the ``backend`` fixture runs each test on each backend."""
+"""Fixtures for the whole suite: ``backend`` (each test on each backend), ``archive``, and
+``double`` (the workflow test double)."""
 
-pytest_plugins = ["support.backends"]
+pytest_plugins = ["support.backends", "support.workflow_fixtures"]

@@ -27,12 +27,6 @@ WIDE = RestoreRange(DAY - dt.timedelta(days=30), DAY + dt.timedelta(days=30))
 
 
 @pytest.fixture
-def double() -> Iterator[WorkflowDouble]:
-    with WorkflowDouble() as running:
-        yield running
-
-
-@pytest.fixture
 def client(double: WorkflowDouble) -> Iterator[WorkflowClient]:
     with WorkflowClient(double.url, read_timeout=10) as opened:
         yield opened

@@ -19,12 +19,6 @@ BASE = 1_700_000_000_000
 
 
 @pytest.fixture
-def double() -> Iterator[WorkflowDouble]:
-    with WorkflowDouble() as running:
-        yield running
-
-
-@pytest.fixture
 def archive(backend: Backend) -> Iterator[Archive]:
     with Archive(backend) as opened:
         yield opened

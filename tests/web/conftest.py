@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from support.workflow_double import WorkflowDouble
 from web.live import LiveServer, credentials_env, serve_store
 
 
@@ -27,3 +28,10 @@ def sample_ids(live: LiveServer) -> list[str]:
         answer = client.get("/api/archive/snapshots", params={"from": "2024-01-01", "limit": 100})
     assert answer.status_code == 200
     return [s["snapshot"] for s in answer.json()["snapshots"]]
+
+
+@pytest.fixture(scope="module")
+def double() -> Iterator[WorkflowDouble]:
+    """One workflow double per module: the live servers of a module talk to it."""
+    with WorkflowDouble() as running:
+        yield running

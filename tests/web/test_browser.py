@@ -52,12 +52,6 @@ def shot(page: Any, name: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def double() -> Iterator[WorkflowDouble]:
-    with WorkflowDouble() as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
 def ui_live(
     double: WorkflowDouble, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveServer]:

@@ -26,12 +26,6 @@ RANGE = {"from": "2022-05-01", "to": "2022-05-31"}
 
 
 @pytest.fixture(scope="module")
-def double() -> Iterator[WorkflowDouble]:
-    with WorkflowDouble() as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
 def rs_live(
     double: WorkflowDouble, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveServer]:

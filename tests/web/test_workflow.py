@@ -35,12 +35,6 @@ def finished(client: httpx.Client, path: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def double() -> Iterator[WorkflowDouble]:
-    with WorkflowDouble() as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
 def wf_live(
     double: WorkflowDouble, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveServer]:

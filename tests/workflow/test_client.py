@@ -28,12 +28,6 @@ from support.workflow_double import WorkflowDouble
 
 
 @pytest.fixture
-def double() -> Iterator[WorkflowDouble]:
-    with WorkflowDouble() as running:
-        yield running
-
-
-@pytest.fixture
 def client(double: WorkflowDouble) -> Iterator[WorkflowClient]:
     with WorkflowClient(double.url, read_timeout=2.0) as running:
         yield running
