@@ -48,11 +48,6 @@ def store_day(backend: Backend, figures: DayFigures) -> None:
     )
 
 
-def invalidate_day(backend: Backend, day: dt.date) -> None:
-    """Forget a day's stored figures (the next report computes them again)."""
-    backend.delete(ARCHIVE_DAY_AGGREGATES, {"year": day.year, "day": day})
-
-
 def read_stored(
     backend: Backend, first: dt.date, last: dt.date, *, workers: int = 4
 ) -> dict[dt.date, DayFigures]:

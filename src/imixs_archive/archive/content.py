@@ -46,7 +46,6 @@ class IngestCounters:
 
     logical_bytes: int = 0
     new_bytes: int = 0
-    new_pieces: int = 0
 
 
 @dataclass(frozen=True)
@@ -234,7 +233,6 @@ class PieceWriter:
         self._pending.append({"data_id": data_id, "data": chunk})
         self._pending_bytes += len(chunk)
         self.counters.new_bytes += len(chunk)
-        self.counters.new_pieces += 1
         if self._pending_bytes >= WRITE_BATCH_BYTES:
             self._flush()
 

@@ -190,8 +190,9 @@ class Archive:
         return result
 
     def _forget_day_figures(self, day: dt.date) -> None:
-        """A late snapshot for a day whose analytics figures are stored: they are stale.
-        Read first, so the usual case (no stored figures yet) writes no tombstone."""
+        """A day's stored analytics figures are stale once a snapshot of that day arrives
+        late or is deleted. Read first, so the usual case (nothing stored) writes no
+        tombstone."""
         key = {"year": day.year, "day": day}
         if self.backend.get(ARCHIVE_DAY_AGGREGATES, key, ["day"]) is not None:
             self.backend.delete(ARCHIVE_DAY_AGGREGATES, key)
@@ -358,17 +359,18 @@ class Archive:
             indexed = self.backend.get(
                 SNAPSHOTS_BY_UNIQUEID, {"uniqueid": origin, "snapshot": snapshot_id}
             )
-            keys = self._keys_for_delete(snapshot_id, row)
+            doc = read_xml_document(row["data"]) if row is not None else None
+            keys = self._keys_for_delete(snapshot_id, doc)
             if row is None and indexed is None and not keys:
                 return DeleteResult(snapshot_id, existed=False)
             result = DeleteResult(snapshot_id, existed=row is not None)
-            if row is not None:
-                day = modified_day(read_xml_document(row["data"]))
+            if doc is not None:
+                day = modified_day(doc)
                 self.backend.delete(
                     SNAPSHOTS_BY_MODIFIED, {"modified": day, "snapshot": snapshot_id}
                 )
                 # The day's stored analytics figures counted this snapshot: recompute them.
-                self.backend.delete(ARCHIVE_DAY_AGGREGATES, {"year": day.year, "day": day})
+                self._forget_day_figures(day)
             self.backend.delete(SNAPSHOTS, {"snapshot": snapshot_id})
             for key in sorted(set(keys)):
                 self.backend.delete(SNAPSHOTS_BY_DOCUMENT, {"md5": key, "snapshot": snapshot_id})
@@ -384,14 +386,14 @@ class Archive:
             )
             return result
 
-    def _keys_for_delete(self, snapshot_id: str, row: dict[str, Any] | None) -> list[str]:
+    def _keys_for_delete(self, snapshot_id: str, doc: Document | None) -> list[str]:
         """The documents keys of a snapshot's files, recorded before anything is deleted."""
-        if row is None:
+        if doc is None:
             return [
                 r["md5"]
                 for r in self.backend.scan(ARCHIVE_SNAPSHOT_FILES, {"snapshot": snapshot_id})
             ]
-        keys = self._file_keys(snapshot_id, read_xml_document(row["data"]))
+        keys = self._file_keys(snapshot_id, doc)
         # A Java-written snapshot has no archive_snapshot_files rows: record them first, so
         # a delete that dies part-way can be finished by running it again.
         self.backend.put(
