@@ -16,10 +16,12 @@ import pytest
 from imixs_archive.document.model import Document
 from imixs_archive.document.xml_reader import (
     ReaderLimits,
+    discard_files,
     iter_xml_documents,
     read_xml,
     read_xml_document,
 )
+from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.errors import DocumentError, HostileInputError
 
 DATA = Path(__file__).parents[1] / "data" / "imixs"
@@ -485,3 +487,11 @@ def test_sink_contents_not_bound_by_inline_limit() -> None:
     data = file_doc({"a.bin": ATTACHMENT})
     list(iter_xml_documents(blocks(data, 65536), file_sink=factory, limits=limits))
     assert b"".join(sinks[0].pieces) == ATTACHMENT
+
+
+def test_discard_files_keeps_the_items_and_drops_the_bytes() -> None:
+    doc = Document({"$uniqueid": "a-1700000000000", "subject": "kept"})
+    doc["$file"] = [{"Big.bin": ["application/octet-stream", b"\x01" * 300_000, {}]}]
+    [read] = list(iter_xml_documents([to_xml(doc)], file_sink=discard_files))
+    assert read["subject"] == ["kept"]
+    assert read["$file"][0]["Big.bin"][1] == b""

@@ -10,6 +10,7 @@ import pytest
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.state import load_state
+from imixs_archive.document.model import Document
 from imixs_archive.services.resync import Resync, request_cancel, resync_status
 from imixs_archive.storage.base import Backend
 from imixs_archive.workflow import WorkflowClient
@@ -62,6 +63,26 @@ def test_walk_archives_what_is_missing_and_saves_the_point(
     # Again from the saved point: nothing new, nothing walked.
     again = _resync(archive, client).run()
     assert (again.status, again.walked, again.point) == ("done", 0, BASE + 5000)
+
+
+def test_a_point_where_nothing_can_be_archived_is_passed(
+    double: WorkflowDouble, archive: Archive, client: WorkflowClient
+) -> None:
+    """The step's $modified then comes from the workflow's answer, its attachment streamed
+    past: the walk goes on and says what failed."""
+    good = _populate(double, 1)
+    bad = double.save(
+        Document({"$uniqueid": "no snapshot id"}),
+        modified=BASE + 1000,
+        files={"big.bin": b"x" * 200_000},
+        event=False,
+    )
+    later = double.save(modified=BASE + 2000, event=False)
+    result = _resync(archive, client).run(BASE - 1)
+    assert [f for f in result.failures if "not a snapshot id" in f]
+    assert str(bad.get_first("$uniqueid")) not in set(archive.iter_snapshot_ids())
+    assert set(archive.iter_snapshot_ids()) == {good[0], str(later.get_first("$uniqueid"))}
+    assert load_state(archive.backend).get_first("sync.point") == BASE + 2000
 
 
 def test_sixteen_per_timestamp(

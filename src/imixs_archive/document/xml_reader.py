@@ -59,6 +59,23 @@ SinkFactory = Callable[[str], BinarySink]
 """Called with the file name (the key inside ``$file``) when a file's content starts."""
 
 
+class _Discarding:
+    def write(self, piece: bytes) -> None:
+        return None
+
+    def close(self) -> bytes:
+        return b""
+
+    def abort(self) -> None:
+        return None
+
+
+def discard_files(_name: str) -> BinarySink:
+    """A ``file_sink`` that drops attachment bytes as they stream past (the document keeps
+    empty contents): for reading only the items of documents that may carry large files."""
+    return _Discarding()
+
+
 @dataclass(frozen=True)
 class ReaderLimits:
     """Bounds on what one input may make the reader hold or do."""

@@ -24,7 +24,7 @@ from typing import TextIO
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import origin_id
 from imixs_archive.document.model import Document
-from imixs_archive.document.xml_reader import iter_xml_documents
+from imixs_archive.document.xml_reader import discard_files, iter_xml_documents
 from imixs_archive.document.xml_writer import iter_xml
 from imixs_archive.errors import ArchiveError
 from imixs_archive.storage.model import SNAPSHOTS_BY_UNIQUEID
@@ -172,24 +172,13 @@ def _read_manifest(root: Path) -> dict[str, str]:
     return held
 
 
-class _Discard:
-    def write(self, piece: bytes) -> None:
-        return None
-
-    def close(self) -> bytes:
-        return b""
-
-    def abort(self) -> None:
-        return None
-
-
 def _held_snapshot(path: Path, recorded: str | None) -> str | None:
     """The snapshot id a backup file holds: recorded, else read (past its attachments)."""
     if recorded is not None:
         return recorded
     try:
         with path.open("rb") as stream:
-            for doc in iter_xml_documents(stream, file_sink=lambda _name: _Discard()):
+            for doc in iter_xml_documents(stream, file_sink=discard_files):
                 uid = doc.get_first("$uniqueid")
                 return uid if isinstance(uid, str) else None
     except (ArchiveError, OSError):

@@ -34,6 +34,7 @@ from typing import Any
 from imixs_archive.archive.snapshots import Archive, StoreResult
 from imixs_archive.archive.state import load_state, save_state
 from imixs_archive.document.model import Long
+from imixs_archive.document.xml_reader import discard_files, iter_xml_documents
 from imixs_archive.errors import ArchiveError, DocumentError
 from imixs_archive.workflow.client import WorkflowClient
 
@@ -156,14 +157,16 @@ class Resync:
 
     def _modified(self, point: int, ids: list[str]) -> int:
         """The ``$modified`` the snapshots of this step share (read from the archive; when
-        none could be archived, from the workflow's answer read again whole)."""
+        none could be archived, from the workflow's answer read again, attachments
+        streamed past)."""
         found: list[int] = []
         for snapshot_id in ids:
             doc = self.archive.load(snapshot_id, with_files=False)
             found.extend(m for m in [_millis_of(doc.get_first("$modified"))] if m is not None)
         if not found:
-            docs = self.client.syncpoint(point)
-            found = [m for d in docs if (m := _millis_of(d.get_first("$modified"))) is not None]
+            with self.client.stream_syncpoint(point) as blocks:
+                docs = iter_xml_documents(blocks, file_sink=discard_files)
+                found = [m for d in docs if (m := _millis_of(d.get_first("$modified"))) is not None]
         later = [m for m in found if m > point]
         if not later:
             raise DocumentError(f"the syncpoint answer after {point} has no later $modified")
