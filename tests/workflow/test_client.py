@@ -7,7 +7,6 @@ import socket
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from imixs_archive.archive.snapshots import Archive, StoreResult
@@ -17,13 +16,22 @@ from imixs_archive.errors import ConfigError, DocumentError, NotFoundError
 from imixs_archive.storage.sqlite import SQLiteBackend
 from imixs_archive.workflow import (
     Credentials,
+    WorkflowAuthError,
     WorkflowClient,
     WorkflowError,
     WorkflowRejectedError,
     WorkflowUnavailableError,
 )
-from imixs_archive.workflow.auth import BearerAuth, CookieAuth, FormAuth, OidcAuth, make_auth
+from imixs_archive.workflow.auth import (
+    BasicAuth,
+    BearerAuth,
+    CookieAuth,
+    FormAuth,
+    OidcAuth,
+    make_auth,
+)
 from imixs_archive.workflow.events import TOPIC_ADD, TOPIC_REMOVE, backup_topics
+from support.canned_http import Canned, CannedServer
 from support.workflow_double import WorkflowDouble
 
 
@@ -52,6 +60,7 @@ def test_event_log_calls(double: WorkflowDouble, client: WorkflowClient) -> None
     assert len(client.read_events()) == 3
     client.delete_event(events[0].id)
     client.delete_event(events[0].id)  # gone already: fine
+    assert client.lock_event(events[0].id) is False  # gone: another instance handled it
     client.put_event("snapshot.backup", "ref-1")
     assert [e.ref for e in client.read_events(["snapshot.backup"])] == ["ref-1"]
 
@@ -157,24 +166,24 @@ def test_connection_refused_is_down() -> None:
         assert caught.value.down
 
 
-def test_error_mapping_with_a_mock_transport() -> None:
+def test_error_mapping() -> None:
     answers = {
-        "/api/eventlog/snapshot.add~snapshot.remove": httpx.Response(418),
-        "/api/documents/x": httpx.Response(200, text="<not xml"),
-        "/api/documents/y": httpx.Response(401),
+        "/api/eventlog/snapshot.add~snapshot.remove?maxCount=100": Canned(418),
+        "/api/documents/x": Canned(200, b"<not xml"),
+        "/api/documents/y": Canned(401),
+        "/api/documents/z": Canned(200, b"<html>login</html>", {"Content-Type": "text/html"}),
     }
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        return answers[request.url.path]
-
-    client = WorkflowClient("http://workflow.invalid/api", transport=httpx.MockTransport(handler))
-    with pytest.raises(WorkflowError) as caught:
-        client.read_events()
-    assert caught.value.status == 418
-    with pytest.raises(WorkflowError, match="not Imixs XML"):
-        client.get_document("x")
-    with pytest.raises(WorkflowError, match="401"):
-        client.get_document("y")
+    with CannedServer(lambda seen: answers[seen.path]) as server:
+        client = WorkflowClient(server.url("/api"))
+        with pytest.raises(WorkflowError) as caught:
+            client.read_events()
+        assert caught.value.status == 418
+        with pytest.raises(WorkflowError, match="not Imixs XML"):
+            client.get_document("x")
+        with pytest.raises(WorkflowError, match="401"):
+            client.get_document("y")
+        with pytest.raises(WorkflowAuthError, match="login page"), client.stream_document("z"):
+            pass
     with pytest.raises(WorkflowError, match="WORKFLOW_SERVICE_ENDPOINT"):
         WorkflowClient(" ")
 
@@ -195,7 +204,7 @@ def test_from_settings_and_make_auth() -> None:
         assert client.auth.login_url == "http://127.0.0.1:1/api/j_security_check"
     endpoint = "http://h/api"
     assert make_auth(Credentials(), endpoint) is None
-    assert isinstance(make_auth(Credentials("BASIC", "u", "p"), endpoint), httpx.BasicAuth)
+    assert isinstance(make_auth(Credentials("BASIC", "u", "p"), endpoint), BasicAuth)
     assert isinstance(make_auth(Credentials("COOKIE", "c", "v"), endpoint), CookieAuth)
     assert isinstance(make_auth(Credentials("JWT", token="t"), endpoint), BearerAuth)
     assert isinstance(make_auth(Credentials(token="t"), endpoint), BearerAuth)

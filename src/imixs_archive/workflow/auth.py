@@ -12,19 +12,21 @@ others wait for it and use the result (``SessionAuth``).
 
 from __future__ import annotations
 
+import base64
+import json
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from dataclasses import dataclass
-
-import httpx
+from http.cookies import CookieError, SimpleCookie
 
 from imixs_archive.errors import ConfigError
 from imixs_archive.workflow.errors import WorkflowAuthError, WorkflowUnavailableError
+from imixs_archive.workflow.transport import Reply
 
-Sender = Callable[[httpx.Request], httpx.Response]
-"""Sends one request without authentication (logins and token requests)."""
+Sender = Callable[[str, dict[str, str]], Reply]
+"""Posts a form to a URL without authentication (logins and token requests)."""
 
 METHODS = ("BASIC", "FORM", "COOKIE", "OIDC", "JWT", "BEARER")
 SESSION_COOKIE = "JSESSIONID"
@@ -45,29 +47,60 @@ class Credentials:
     oidc_client_secret: str = ""
 
 
-class CookieAuth(httpx.Auth):
+class Auth(ABC):
+    """Adds credentials to the client's requests. When the workflow refuses them
+    (:meth:`refused`), the client calls :meth:`renew` and sends the request once more."""
+
+    @abstractmethod
+    def apply(self, headers: dict[str, str]) -> int:
+        """Add the credentials to a request's headers; a token to pass to :meth:`renew`."""
+
+    def refused(self, status: int, content_type: str) -> bool:
+        """Whether this answer means: the credentials must be renewed (fixed ones can't)."""
+        return False
+
+    @abstractmethod
+    def renew(self, generation: int) -> None:
+        """Obtain new credentials, unless another thread did since ``generation``."""
+
+
+class HeaderAuth(Auth):
+    """A fixed header on every request."""
+
+    def __init__(self, name: str, value: str) -> None:
+        self.header = (name, value)
+
+    def apply(self, headers: dict[str, str]) -> int:
+        headers[self.header[0]] = self.header[1]
+        return 0
+
+    def renew(self, generation: int) -> None:
+        """Nothing to renew: ``refused`` is never true for fixed credentials."""
+
+
+class BasicAuth(HeaderAuth):
+    """``BASIC``: user and password in every request."""
+
+    def __init__(self, user: str, password: str) -> None:
+        pair = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+        super().__init__("Authorization", f"Basic {pair}")
+
+
+class CookieAuth(HeaderAuth):
     """A fixed cookie (``COOKIE``: the user is its name, the password its value)."""
 
     def __init__(self, name: str, value: str) -> None:
-        self._cookie = f"{name}={value}"
-
-    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        request.headers["Cookie"] = self._cookie
-        yield request
+        super().__init__("Cookie", f"{name}={value}")
 
 
-class BearerAuth(httpx.Auth):
+class BearerAuth(HeaderAuth):
     """A bearer token given directly (a JWT)."""
 
     def __init__(self, token: str) -> None:
-        self._header = f"Bearer {token}"
-
-    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        request.headers["Authorization"] = self._header
-        yield request
+        super().__init__("Authorization", f"Bearer {token}")
 
 
-class SessionAuth(httpx.Auth, ABC):
+class SessionAuth(Auth):
     """A credential obtained by a login, renewed when it expires or the workflow refuses it.
 
     ``bind`` gives it the sender for its own login requests (the workflow client does)."""
@@ -83,56 +116,38 @@ class SessionAuth(httpx.Auth, ABC):
     def bind(self, sender: Sender) -> None:
         self._sender = sender
 
-    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        credential, generation = self._current()
-        self._apply(request, credential)
-        response = yield request
-        if not self._refused(response):
-            return
-        credential = self._renew(generation)
-        self._apply(request, credential)
-        yield request
-
-    def _current(self) -> tuple[str, int]:
+    def apply(self, headers: dict[str, str]) -> int:
         with self._lock:
             if self._credential is None or self._expired():
-                self._credential = self._obtain(self._send)
-                self._generation += 1
-                self.logins += 1
-            return self._credential, self._generation
+                self._login(refused=False)
+            self._put(headers, self._credential or "")
+            return self._generation
 
-    def _renew(self, generation: int) -> str:
+    def renew(self, generation: int) -> None:
         with self._lock:
             if self._credential is None or self._generation == generation:
-                # Nobody renewed it since this request was sent: do it now.
-                self._credential = self._obtain(self._send, refused=True)
-                self._generation += 1
-                self.logins += 1
-            return self._credential
+                # Nobody renewed it since the refused request was sent: do it now.
+                self._login(refused=True)
 
-    def _send(self, request: httpx.Request) -> httpx.Response:
+    def _login(self, *, refused: bool) -> None:
         if self._sender is None:
             raise RuntimeError("SessionAuth.bind() was not called")
-        try:
-            return self._sender(request)
-        except httpx.TransportError as exc:
-            raise WorkflowUnavailableError(
-                f"login at {request.url} failed: {type(exc).__name__}: {exc}",
-                down=isinstance(exc, httpx.ConnectError),
-            ) from exc
+        self._credential = self._obtain(self._sender, refused=refused)
+        self._generation += 1
+        self.logins += 1
 
     @abstractmethod
     def _obtain(self, send: Sender, *, refused: bool = False) -> str:
         """Log in; the credential. ``refused``: the current one was just refused."""
 
     @abstractmethod
-    def _apply(self, request: httpx.Request, credential: str) -> None: ...
+    def _put(self, headers: dict[str, str], credential: str) -> None: ...
 
     def _expired(self) -> bool:
         return False
 
-    def _refused(self, response: httpx.Response) -> bool:
-        return response.status_code == 401
+    def refused(self, status: int, content_type: str) -> bool:
+        return status == 401
 
 
 class FormAuth(SessionAuth):
@@ -145,28 +160,26 @@ class FormAuth(SessionAuth):
         self._form = {"j_username": user, "j_password": password}
 
     def _obtain(self, send: Sender, *, refused: bool = False) -> str:
-        response = send(httpx.Request("POST", self.login_url, data=self._form))
-        if response.status_code >= 500:
+        reply = send(self.login_url, self._form)
+        if reply.status >= 500:
             raise WorkflowUnavailableError(
-                f"login at {self.login_url}: HTTP {response.status_code}", response.status_code
+                f"login at {self.login_url}: HTTP {reply.status}", reply.status
             )
-        session = response.cookies.get(SESSION_COOKIE)
-        if response.status_code >= 400 or not session:
+        session = _session_cookie(reply)
+        if reply.status >= 400 or not session:
             raise WorkflowAuthError(
-                f"FORM login at {self.login_url} refused (HTTP {response.status_code})",
-                response.status_code,
+                f"FORM login at {self.login_url} refused (HTTP {reply.status})", reply.status
             )
-        return str(session)
+        return session
 
-    def _apply(self, request: httpx.Request, credential: str) -> None:
-        request.headers["Cookie"] = f"{SESSION_COOKIE}={credential}"
+    def _put(self, headers: dict[str, str], credential: str) -> None:
+        headers["Cookie"] = f"{SESSION_COOKIE}={credential}"
 
-    def _refused(self, response: httpx.Response) -> bool:
-        if response.status_code in (401, 403):
+    def refused(self, status: int, content_type: str) -> bool:
+        if status in (401, 403):
             return True
-        content_type = response.headers.get("content-type", "")
         # An expired session gets the login form (or a redirect to it) instead of data.
-        return response.status_code in (200, 302, 303) and content_type.startswith("text/html")
+        return status in (200, 302, 303) and content_type.startswith("text/html")
 
 
 class OidcAuth(SessionAuth):
@@ -190,26 +203,24 @@ class OidcAuth(SessionAuth):
         now = time.monotonic()
         if self._refresh_token and now < self._refresh_expires_at - TOKEN_MARGIN:
             grant = {"grant_type": "refresh_token", "refresh_token": self._refresh_token}
-            response = send(httpx.Request("POST", self.token_url, data={**self._client, **grant}))
-            if response.status_code == 200:
-                return self._accept(response, now)
+            reply = send(self.token_url, {**self._client, **grant})
+            if reply.status == 200:
+                return self._accept(reply, now)
         grant = {"grant_type": "password", **self._user}
-        response = send(httpx.Request("POST", self.token_url, data={**self._client, **grant}))
-        if response.status_code >= 500:
+        reply = send(self.token_url, {**self._client, **grant})
+        if reply.status >= 500:
             raise WorkflowUnavailableError(
-                f"token endpoint {self.token_url}: HTTP {response.status_code}",
-                response.status_code,
+                f"token endpoint {self.token_url}: HTTP {reply.status}", reply.status
             )
-        if response.status_code != 200:
+        if reply.status != 200:
             raise WorkflowAuthError(
-                f"OIDC login at {self.token_url} refused (HTTP {response.status_code})",
-                response.status_code,
+                f"OIDC login at {self.token_url} refused (HTTP {reply.status})", reply.status
             )
-        return self._accept(response, now)
+        return self._accept(reply, now)
 
-    def _accept(self, response: httpx.Response, now: float) -> str:
+    def _accept(self, reply: Reply, now: float) -> str:
         try:
-            answer = response.json()
+            answer = json.loads(reply.body)
             token = str(answer["access_token"])
         except (ValueError, KeyError, TypeError):
             raise WorkflowAuthError(
@@ -223,12 +234,25 @@ class OidcAuth(SessionAuth):
     def _expired(self) -> bool:
         return time.monotonic() >= self._expires_at - TOKEN_MARGIN
 
-    def _apply(self, request: httpx.Request, credential: str) -> None:
-        request.headers["Authorization"] = f"Bearer {credential}"
+    def _put(self, headers: dict[str, str], credential: str) -> None:
+        headers["Authorization"] = f"Bearer {credential}"
 
 
-def make_auth(credentials: Credentials, endpoint: str) -> httpx.Auth | None:
-    """The httpx ``Auth`` for these credentials (None: no authentication configured)."""
+def _session_cookie(reply: Reply) -> str:
+    """The session id a login answer sets (``Set-Cookie: JSESSIONID=...``), or ''."""
+    for header in reply.headers.get_all("Set-Cookie") or []:
+        cookie: SimpleCookie = SimpleCookie()
+        try:
+            cookie.load(str(header))
+        except CookieError:
+            continue
+        if SESSION_COOKIE in cookie and cookie[SESSION_COOKIE].value:
+            return cookie[SESSION_COOKIE].value
+    return ""
+
+
+def make_auth(credentials: Credentials, endpoint: str) -> Auth | None:
+    """The ``Auth`` for these credentials (None: no authentication configured)."""
     method = (credentials.method or "BASIC").strip().upper()
     user, password = credentials.user, credentials.password
     if method not in METHODS:
@@ -243,7 +267,7 @@ def make_auth(credentials: Credentials, endpoint: str) -> httpx.Auth | None:
     if not user:
         return None
     if method == "BASIC":
-        return httpx.BasicAuth(user, password)
+        return BasicAuth(user, password)
     if method == "COOKIE":
         return CookieAuth(user, password)
     if method == "FORM":

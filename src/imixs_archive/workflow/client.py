@@ -1,6 +1,7 @@
 """The Imixs-Workflow REST client: the calls of the reference's section 4, and no more.
 
-Synchronous ``httpx.Client``, safe to share between threads (the sync workers do).
+Synchronous, safe to share between threads (the sync workers do); HTTP by
+``workflow.transport`` (kept-alive ``http.client`` connections).
 Documents are streamed: :meth:`WorkflowClient.stream_document` yields the body's byte
 blocks, to be fed straight into the streaming XML reader (``Archive.ingest``), so a
 500 MB snapshot never sits whole in memory.
@@ -13,19 +14,16 @@ reset, timeout, 5xx: pause and retry), ``WorkflowAuthError`` (401/403),
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
-from urllib.parse import quote
-
-import httpx
+from urllib.parse import quote, urlencode
 
 from imixs_archive.config import Settings
 from imixs_archive.document.model import Document
 from imixs_archive.document.xml_reader import read_xml
 from imixs_archive.document.xml_writer import iter_xml, to_xml
 from imixs_archive.errors import DocumentError, NotFoundError
-from imixs_archive.workflow.auth import Credentials, SessionAuth, make_auth
+from imixs_archive.workflow.auth import Auth, Credentials, SessionAuth, make_auth
 from imixs_archive.workflow.errors import (
     WorkflowAuthError,
     WorkflowError,
@@ -33,9 +31,15 @@ from imixs_archive.workflow.errors import (
     WorkflowUnavailableError,
 )
 from imixs_archive.workflow.events import SYNC_TOPICS, Event
+from imixs_archive.workflow.transport import Body, ConnectionPool, Reply, Transport
 
 XML = "application/xml"
 DEFAULT_MAX_COUNT = 100
+FORM = "application/x-www-form-urlencoded"
+
+Content = Body | Callable[[], Iterable[bytes]]
+"""A request body; a callable makes a streamed body that can be sent again (after a
+refused login) by calling it again."""
 
 
 def _segment(text: str) -> str:
@@ -50,33 +54,22 @@ class WorkflowClient:
         endpoint: str,
         *,
         credentials: Credentials | None = None,
-        auth: httpx.Auth | None = None,
+        auth: Auth | None = None,
         connect_timeout: float = 10.0,
         read_timeout: float = 60.0,
         max_connections: int = 16,
-        transport: httpx.BaseTransport | None = None,
+        transport: Transport | None = None,
     ) -> None:
         if not endpoint.strip():
             raise WorkflowError("no workflow endpoint configured (WORKFLOW_SERVICE_ENDPOINT)")
         self.endpoint = endpoint.rstrip("/")
         if auth is None and credentials is not None:
             auth = make_auth(credentials, self.endpoint)
-        timeout = httpx.Timeout(read_timeout, connect=connect_timeout)
-        limits = httpx.Limits(
-            max_connections=max_connections, max_keepalive_connections=max_connections
+        self._http: Transport = transport or ConnectionPool(
+            connect_timeout=connect_timeout, read_timeout=read_timeout, max_idle=max_connections
         )
-        common: dict[str, Any] = {"timeout": timeout, "transport": transport}
-        self._http = httpx.Client(
-            base_url=self.endpoint + "/",
-            auth=auth,
-            limits=limits,
-            headers={"Accept": XML},
-            **common,
-        )
-        # Logins and token requests go out unauthenticated, on a client of their own.
-        self._plain = httpx.Client(**common)
         if isinstance(auth, SessionAuth):
-            auth.bind(self._plain.send)
+            auth.bind(self._post_form)
         self.auth = auth
 
     @classmethod
@@ -103,24 +96,28 @@ class WorkflowClient:
 
     def release_events(self, millis: int, topics: Sequence[str] = SYNC_TOPICS) -> None:
         """Unlock entries of these topics locked longer than ``millis`` ms ago."""
-        self._call("POST", f"eventlog/release/{int(millis)}/{self._topics(topics)}")
+        self._call("POST", f"eventlog/release/{int(millis)}/{self._topics(topics)}", resend=True)
 
     def read_events(
         self, topics: Sequence[str] = SYNC_TOPICS, max_count: int = DEFAULT_MAX_COUNT
     ) -> list[Event]:
         """Unlocked entries of these topics, oldest first, at most ``max_count``."""
-        response = self._call(
-            "GET", f"eventlog/{self._topics(topics)}", params={"maxCount": max_count}
-        )
-        return [Event.from_document(doc) for doc in self._documents(response)]
+        reply = self._call("GET", f"eventlog/{self._topics(topics)}", {"maxCount": max_count})
+        return [Event.from_document(doc) for doc in self._documents(reply)]
 
     def lock_event(self, event_id: str) -> bool:
-        """Lock an entry: True, or False when someone else holds it (409)."""
-        response = self._call("POST", f"eventlog/lock/{_segment(event_id)}", allow=(409,))
-        return response.status_code != 409
+        """Lock an entry: True, or False when someone else holds it (409) or it is gone
+        (404: another archive instance handled and deleted it since it was read).
+
+        Sent a second time when the connection drops before an answer: should the first
+        have arrived, the second answers 409 and the event waits for the release by age
+        (``WORKFLOW_SYNC_DEADLOCK``), which is better than pausing the loop."""
+        path = f"eventlog/lock/{_segment(event_id)}"
+        reply = self._call("POST", path, allow=(404, 409), resend=True)
+        return reply.status < 300
 
     def unlock_event(self, event_id: str) -> None:
-        self._call("POST", f"eventlog/unlock/{_segment(event_id)}", allow=(404,))
+        self._call("POST", f"eventlog/unlock/{_segment(event_id)}", allow=(404,), resend=True)
 
     def delete_event(self, event_id: str) -> None:
         """Remove a handled entry (one already gone is not an error)."""
@@ -132,7 +129,7 @@ class WorkflowClient:
             "PUT",
             f"eventlog/{_segment(topic)}/{_segment(ref)}",
             content=to_xml(Document()),
-            headers={"Content-Type": XML},
+            content_type=XML,
         )
 
     # ---- documents and snapshots --------------------------------------------------------
@@ -149,8 +146,7 @@ class WorkflowClient:
     def get_document(self, uniqueid: str, items: Sequence[str] | None = None) -> Document:
         """One document, read whole (use for small ones, e.g. ``items=['$snapshotid']``)."""
         params = {"items": ",".join(items)} if items else None
-        response = self._call("GET", f"documents/{_segment(uniqueid)}", params=params)
-        docs = self._documents(response)
+        docs = self._documents(self._call("GET", f"documents/{_segment(uniqueid)}", params))
         if not docs:
             raise NotFoundError(f"the workflow has no document {uniqueid}")
         return docs[0]
@@ -169,20 +165,20 @@ class WorkflowClient:
     def post_snapshot(self, snapshot: Document | Iterable[bytes]) -> None:
         """Restore: the workflow stores the snapshot and rebuilds the live workitem from
         it. A ``Document`` is streamed out (its file contents may be streams)."""
-        body: Iterable[bytes] = (
-            iter_xml(snapshot, collection=False) if isinstance(snapshot, Document) else snapshot
-        )
-        response = self._call(
-            "POST", "snapshot", content=body, headers={"Content-Type": XML}, allow=(406,)
-        )
-        if response.status_code == 406:
-            raise _rejected(response)
+        body: Content
+        if isinstance(snapshot, Document):
+            document = snapshot
+            body = lambda: iter_xml(document, collection=False)  # noqa: E731
+        else:
+            body = snapshot
+        reply = self._call("POST", "snapshot", content=body, content_type=XML, allow=(406,))
+        if reply.status == 406:
+            raise _rejected(reply)
 
     # ---- plumbing -----------------------------------------------------------------------
 
     def close(self) -> None:
         self._http.close()
-        self._plain.close()
 
     def __enter__(self) -> WorkflowClient:
         return self
@@ -194,49 +190,87 @@ class WorkflowClient:
     def _topics(topics: Sequence[str]) -> str:
         return "~".join(_segment(topic) for topic in topics)
 
+    def _url(self, path: str, params: Mapping[str, str | int] | None) -> str:
+        query = f"?{urlencode(params)}" if params else ""
+        return f"{self.endpoint}/{path}{query}"
+
     def _call(
-        self, method: str, path: str, *, allow: tuple[int, ...] = (), **kw: Any
-    ) -> httpx.Response:
-        try:
-            response = self._http.request(method, path, **kw)
-        except httpx.TransportError as exc:
-            raise _unavailable(method, path, exc) from exc
-        if response.status_code not in allow:
-            _check(response, f"{method} {path}")
-        return response
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, str | int] | None = None,
+        *,
+        content: Content = None,
+        content_type: str = "",
+        allow: tuple[int, ...] = (),
+        resend: bool = False,
+    ) -> Reply:
+        url = self._url(path, params)
+        replayable = content is None or isinstance(content, bytes) or callable(content)
+        for attempt in range(2):
+            headers = {"Accept": XML}
+            if content_type:
+                headers["Content-Type"] = content_type
+            generation = self.auth.apply(headers) if self.auth is not None else 0
+            body = content() if callable(content) else content
+            reply = self._http.request(method, url, headers, body, resend=resend)
+            if (
+                attempt == 0
+                and replayable
+                and self._renewed(reply.status, reply.content_type, generation)
+            ):
+                continue
+            break
+        if reply.status not in allow:
+            _check(reply.status, reply.content_type, f"{method} {path}")
+        return reply
 
     @contextmanager
     def _stream(
         self, method: str, path: str, params: dict[str, str] | None
     ) -> Iterator[Iterator[bytes]]:
-        try:
-            with self._http.stream(method, path, params=params) as response:
-                if response.is_error or _is_html(response):
-                    response.read()
-                _check(response, f"{method} {path}")
-                yield _mapped(response.iter_bytes(), method, path)
-        except httpx.TransportError as exc:
-            raise _unavailable(method, path, exc) from exc
+        url = self._url(path, params)
+        for attempt in range(2):
+            headers = {"Accept": XML}
+            generation = self.auth.apply(headers) if self.auth is not None else 0
+            response = self._http.open(method, url, headers)
+            if attempt == 0 and self._renewed(response.status, response.content_type, generation):
+                response.close()
+                continue
+            break
+        with response:
+            if response.status >= 300 or _is_html(response.content_type):
+                response.close()  # the body of an error is not needed
+            _check(response.status, response.content_type, f"{method} {path}")
+            yield response.iter_blocks()
+
+    def _renewed(self, status: int, content_type: str, generation: int) -> bool:
+        """True when the credentials were refused and are renewed now: send again."""
+        if self.auth is None or not self.auth.refused(status, content_type):
+            return False
+        self.auth.renew(generation)
+        return True
+
+    def _post_form(self, url: str, form: dict[str, str]) -> Reply:
+        """A login or token request (unauthenticated)."""
+        headers = {"Content-Type": FORM, "Accept": "*/*"}
+        return self._http.request("POST", url, headers, urlencode(form).encode())
 
     @staticmethod
-    def _documents(response: httpx.Response) -> list[Document]:
-        if not response.content.strip():
+    def _documents(reply: Reply) -> list[Document]:
+        if not reply.body.strip():
             return []
         try:
-            return read_xml(response.content)
+            return read_xml(reply.body)
         except DocumentError as exc:
-            raise WorkflowError(
-                f"{response.request.method} {response.request.url}: not Imixs XML: {exc}"
-            ) from None
+            raise WorkflowError(f"{reply.method} {reply.url}: not Imixs XML: {exc}") from None
 
 
-def _is_html(response: httpx.Response) -> bool:
-    content_type: str = response.headers.get("content-type", "")
+def _is_html(content_type: str) -> bool:
     return content_type.startswith("text/html")
 
 
-def _check(response: httpx.Response, what: str) -> None:
-    status = response.status_code
+def _check(status: int, content_type: str, what: str) -> None:
     if status >= 500:
         raise WorkflowUnavailableError(f"{what}: HTTP {status}", status)
     if status in (401, 403):
@@ -245,28 +279,14 @@ def _check(response: httpx.Response, what: str) -> None:
         raise NotFoundError(f"{what}: not found in the workflow")
     if status >= 300:
         raise WorkflowError(f"{what}: unexpected HTTP {status}", status)
-    if _is_html(response):
+    if _is_html(content_type):
         raise WorkflowAuthError(f"{what}: the workflow answered a login page", status)
 
 
-def _unavailable(method: str, path: str, exc: httpx.TransportError) -> WorkflowUnavailableError:
-    down = isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)
-    detail = str(exc) or type(exc).__name__
-    return WorkflowUnavailableError(f"{method} {path}: {type(exc).__name__}: {detail}", down=down)
-
-
-def _mapped(blocks: Iterator[bytes], method: str, path: str) -> Iterator[bytes]:
-    """The body's blocks; a transport failure mid-body becomes ``WorkflowUnavailableError``."""
+def _rejected(reply: Reply) -> WorkflowRejectedError:
+    code, message = "", reply.text.strip()[:500]
     try:
-        yield from blocks
-    except httpx.TransportError as exc:
-        raise _unavailable(method, path, exc) from exc
-
-
-def _rejected(response: httpx.Response) -> WorkflowRejectedError:
-    code, message = "", response.text.strip()[:500]
-    try:
-        docs = read_xml(response.content)
+        docs = read_xml(reply.body)
     except DocumentError:
         docs = []
     if docs:

@@ -1,0 +1,180 @@
+"""A small HTTP/1.1 server on loopback whose answers a test writes: for the transport's
+tests (keep-alive, connections the server drops, truncated bodies, chunked bodies, TLS).
+
+``answer(request) -> Canned`` decides each answer; the server counts connections."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import socket
+import ssl
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Seen:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    connection: int
+
+
+@dataclass
+class Canned:
+    status: int = 200
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    chunked: bool = False
+    """Send the body with chunked transfer encoding (in 1 KB chunks)."""
+    short_by: int = 0
+    """Announce ``len(body)`` but send ``short_by`` bytes less, then close."""
+    close_after: bool = False
+    """Close the connection after the answer without saying so (no Connection: close)."""
+    delay: float = 0.0
+
+
+Answer = Callable[[Seen], Canned]
+
+
+class CannedServer:
+    def __init__(self, answer: Answer, *, tls: ssl.SSLContext | None = None) -> None:
+        self.answer = answer
+        self.seen: list[Seen] = []
+        self.connections = 0
+        self.lock = threading.Lock()
+        server = self
+
+        class Handler(_Handler):
+            canned = server
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        if tls is not None:
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), daemon=True
+        )
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    def url(self, path: str = "/", scheme: str = "http") -> str:
+        return f"{scheme}://127.0.0.1:{self.port}{path}"
+
+    def __enter__(self) -> CannedServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    canned: CannedServer
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with self.canned.lock:
+            self.canned.connections += 1
+            self.number = self.canned.connections
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def finish(self) -> None:
+        with contextlib.suppress(OSError):
+            super().finish()
+
+    def _body(self) -> bytes:
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            parts = []
+            while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
+                parts.append(self.rfile.read(size))
+                self.rfile.readline()
+            while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                pass
+            return b"".join(parts)
+        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+    def _handle(self) -> None:
+        seen = Seen(self.command, self.path, dict(self.headers.items()), self._body(), self.number)
+        with self.canned.lock:
+            self.canned.seen.append(seen)
+        canned = self.canned.answer(seen)
+        if canned.delay:
+            threading.Event().wait(canned.delay)
+        self.send_response(canned.status)
+        for name, value in canned.headers.items():
+            self.send_header(name, value)
+        if canned.chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Content-Length", str(len(canned.body)))
+        self.end_headers()
+        if canned.chunked:
+            for start in range(0, len(canned.body), 1024):
+                part = canned.body[start : start + 1024]
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+            self.wfile.write(b"0\r\n\r\n")
+        else:
+            self.wfile.write(canned.body[: len(canned.body) - canned.short_by])
+        self.wfile.flush()
+        if canned.short_by or canned.close_after:
+            self.close_connection = True
+
+    do_GET = do_POST = do_PUT = do_DELETE = _handle
+
+
+@contextlib.contextmanager
+def self_signed(folder: Path) -> Iterator[tuple[ssl.SSLContext, ssl.SSLContext]]:
+    """A server TLS context with a fresh self-signed certificate for 127.0.0.1, and a
+    client context that trusts exactly that certificate."""
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(hours=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = folder / "cert.pem", folder / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(cert_file, key_file)
+    client = ssl.create_default_context(cafile=str(cert_file))
+    yield server, client

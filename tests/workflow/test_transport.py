@@ -1,0 +1,153 @@
+"""The workflow client's HTTP layer over real loopback sockets: kept-alive connections,
+connections the server closes, truncated and chunked bodies, timeouts, threads, TLS."""
+
+from __future__ import annotations
+
+import random
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from imixs_archive.workflow import WorkflowUnavailableError
+from imixs_archive.workflow.transport import ConnectionPool
+from support.canned_http import Canned, CannedServer, Seen, self_signed
+
+
+def _echo(seen: Seen) -> Canned:
+    return Canned(body=f"{seen.method} {seen.path} {len(seen.body)}".encode())
+
+
+def test_connections_are_kept_alive_and_reused() -> None:
+    with CannedServer(_echo) as server, ConnectionPool() as pool:
+        for n in range(5):
+            reply = pool.request("GET", server.url(f"/a?n={n}"), {}, None)
+            assert (reply.status, reply.body) == (200, f"GET /a?n={n} 0".encode())
+        assert server.connections == 1
+
+
+def test_a_connection_the_server_closed_while_idle_is_replaced() -> None:
+    with (
+        CannedServer(lambda seen: Canned(body=b"ok", close_after=True)) as server,
+        ConnectionPool() as pool,
+    ):
+        for method in ("GET", "POST", "DELETE", "POST"):
+            assert pool.request(method, server.url("/x"), {}, b"").body == b"ok"
+            time.sleep(0.05)  # the server's close arrives while the connection is idle
+        assert server.connections == 4
+        assert [seen.method for seen in server.seen] == ["GET", "POST", "DELETE", "POST"]
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_a_request_racing_the_servers_close_is_sent_again(method: str) -> None:
+    # The close arrives while the next request is on its way: GET (idempotent) and a
+    # POST the caller allows to be resent go out again on a new connection.
+    with (
+        CannedServer(lambda seen: Canned(body=b"ok", close_after=True)) as server,
+        ConnectionPool() as pool,
+    ):
+        for _ in range(20):
+            assert pool.request(method, server.url("/x"), {}, b"", resend=True).body == b"ok"
+        assert len(server.seen) == 20
+
+
+def test_a_body_shorter_than_announced_is_an_error() -> None:
+    body = random.Random(1).randbytes(300_000)
+    with (
+        CannedServer(lambda seen: Canned(body=body, short_by=1000)) as server,
+        ConnectionPool() as pool,
+    ):
+        with pytest.raises(WorkflowUnavailableError, match="1000 bytes before"):
+            pool.request("GET", server.url("/big"), {}, None)
+        with (
+            pytest.raises(WorkflowUnavailableError),
+            pool.open("GET", server.url("/big"), {}) as response,
+        ):
+            for _ in response.iter_blocks():
+                pass
+
+
+def test_chunked_bodies_both_ways() -> None:
+    body = random.Random(2).randbytes(50_000)
+    with (
+        CannedServer(lambda seen: Canned(body=seen.body, chunked=True)) as server,
+        ConnectionPool() as pool,
+    ):
+        blocks = (body[n : n + 7000] for n in range(0, len(body), 7000))
+        reply = pool.request("POST", server.url("/echo"), {}, blocks)
+        assert reply.body == body
+        assert server.seen[0].headers.get("Transfer-Encoding") == "chunked"
+        assert pool.request("POST", server.url("/echo"), {}, b"again").body == b"again"
+        assert server.connections == 1
+
+
+def test_a_stream_left_unread_closes_its_connection() -> None:
+    body = random.Random(3).randbytes(1_000_000)
+    with CannedServer(lambda seen: Canned(body=body)) as server, ConnectionPool() as pool:
+        with pool.open("GET", server.url("/big"), {}) as response:
+            first = next(response.iter_blocks())
+            assert first == body[: len(first)]
+        reply = pool.request("GET", server.url("/big"), {}, None)
+        assert reply.body == body
+        assert server.connections == 2  # the half-read one was not reused
+        pool.request("GET", server.url("/big"), {}, None)
+        assert server.connections == 2  # the fully read one was
+
+
+def test_read_timeout_and_refused_connection() -> None:
+    with (
+        CannedServer(lambda seen: Canned(body=b"late", delay=0.5)) as server,
+        ConnectionPool(read_timeout=0.1) as pool,
+    ):
+        with pytest.raises(WorkflowUnavailableError, match="Timeout") as caught:
+            pool.request("GET", server.url("/slow"), {}, None)
+        assert not caught.value.down
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with ConnectionPool(connect_timeout=1) as pool:
+        with pytest.raises(WorkflowUnavailableError) as refused:
+            pool.request("GET", f"http://127.0.0.1:{port}/", {}, None)
+        assert refused.value.down
+        with pytest.raises(WorkflowUnavailableError, match="not an http"):
+            pool.request("GET", "ftp://127.0.0.1/", {}, None)
+
+
+def test_threads_share_the_pool() -> None:
+    errors: list[BaseException] = []
+    with CannedServer(_echo) as server, ConnectionPool(max_idle=8) as pool:
+
+        def work(n: int) -> None:
+            try:
+                for k in range(30):
+                    body = f"{n}-{k}".encode()
+                    reply = pool.request("PUT", server.url(f"/t/{n}/{k}"), {}, body)
+                    assert reply.body == f"PUT /t/{n}/{k} {len(body)}".encode()
+            except BaseException as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert not errors
+        assert len(server.seen) == 240
+        assert server.connections <= 8  # one per thread at most, each reused
+
+
+def test_tls(tmp_path: Path) -> None:
+    with (
+        self_signed(tmp_path) as (server_tls, client_tls),
+        CannedServer(_echo, tls=server_tls) as server,
+    ):
+        with ConnectionPool(tls=client_tls) as pool:
+            for _ in range(3):
+                reply = pool.request("GET", server.url("/s", scheme="https"), {}, None)
+                assert reply.body == b"GET /s 0"
+            assert server.connections == 1
+        with ConnectionPool() as untrusting, pytest.raises(WorkflowUnavailableError) as caught:
+            untrusting.request("GET", server.url("/s", scheme="https"), {}, None)
+        assert "CERTIFICATE_VERIFY_FAILED" in str(caught.value)
