@@ -15,13 +15,14 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.verify import verify
 from imixs_archive.document.model import Document
 from imixs_archive.errors import StoreUnavailableError
-from imixs_archive.services.sync import Outcome, SyncConfig, SyncService
+from imixs_archive.services.sync import Outcome, SyncConfig, SyncService, _spread
 from imixs_archive.services.sync_failures import FailureBook, retry_delay_ms
 from imixs_archive.services.sync_status import retry_dead_letters, sync_status
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import SNAPSHOTS, Table
 from imixs_archive.workflow import WorkflowClient
+from imixs_archive.workflow.events import Event
 from support.workflow_double import WorkflowDouble
 
 FAST = SyncConfig(
@@ -126,6 +127,50 @@ def test_remove_events_delete_with_unused_files(double: WorkflowDouble, archive:
     assert service.counters.removed == 1
     assert not archive.file_exists(_md5(b"b" * 7000))
     service.close()
+
+
+def test_an_add_and_its_remove_in_one_round(double: WorkflowDouble, archive: Archive) -> None:
+    # The workflow dropped a snapshot before the archive got to it: the add is superseded
+    # (its event deleted, nothing archived), the remove done, nothing fails.
+    snapshot = double.save(files={"a.bin": b"a" * 5000})
+    sid = str(snapshot.get_first("$uniqueid"))
+    double.remove_snapshot(sid)
+    service = _service(double, archive)
+    result = service.run_round()
+    assert result.count(Outcome.DONE) == 2 and result.read == 2
+    assert not double.events() and not archive.exists(sid)
+    assert service.counters.archived == 0 and service.counters.failures == 0
+    # Restored after its removal (add, remove, add): the last add counts.
+    double._put_snapshot(snapshot)
+    double.put_event("snapshot.add", sid)
+    double.put_event("snapshot.remove", sid)
+    double.put_event("snapshot.add", sid)
+    assert service.run_round().count(Outcome.DONE) == 3
+    assert not double.events() and archive.load(sid) == snapshot
+    service.close()
+
+
+def test_spread_keeps_each_snapshots_events_in_order() -> None:
+    events = [
+        Event(id=f"e{n}", topic=topic, ref=ref, created=None)
+        for n, (topic, ref) in enumerate(
+            [
+                ("snapshot.add", "a"),
+                ("snapshot.add", "b"),
+                ("snapshot.remove", "a"),
+                ("snapshot.add", "c"),
+                ("snapshot.add", "a"),
+            ]
+        )
+    ]
+    starts = set()
+    for _ in range(50):
+        groups = _spread([(event, None) for event in events])
+        assert sorted(len(group) for group in groups) == [1, 1, 3]
+        [group_a] = [g for g in groups if g[0][0].ref == "a"]
+        assert [event.id for event, _ in group_a] == ["e0", "e2", "e4"]
+        starts.add(groups[0][0][0].ref)
+    assert starts == {"a", "b", "c"}  # each round starts somewhere else
 
 
 def _md5(data: bytes) -> str:

@@ -145,8 +145,14 @@ def test_sigkill_mid_run_then_restart_loses_nothing(double: WorkflowDouble, tmp_
     log = tmp_path / "sync.log"
     rng = random.Random(4)
     for _ in range(4):
+        # Killed once it has handled a few events (a fixed time is too long on a fast
+        # machine), at a random point of its work on the next ones.
+        target = len(double.events()) - rng.randint(2, 8)
         process = _start(env, log)
-        time.sleep(rng.uniform(0.6, 1.4))
+        deadline = time.monotonic() + 30
+        while len(double.events()) > target and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(rng.uniform(0, 0.05))
         process.send_signal(signal.SIGKILL)
         process.wait(10)
     assert double.events(), "the kills should land before the end"

@@ -189,6 +189,23 @@ def test_wal_reader_sees_committed_data_while_a_writer_holds_a_transaction(
             writer.close()
 
 
+def test_a_writer_waits_for_another_process_lock_and_then_writes(tmp_path: Path) -> None:
+    with SQLiteBackend(tmp_path, Tuning(busy_timeout=5)) as store:
+        other = sqlite3.connect(store.path, isolation_level=None, check_same_thread=False)
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("INSERT INTO snapshots VALUES ('first', x'01')")
+        threading.Timer(0.2, lambda: other.execute("COMMIT")).start()
+        try:
+            store.put(SNAPSHOTS, [{"snapshot": "second", "data": b"2"}])
+        finally:
+            other.close()
+        assert [row["snapshot"] for row in store.scan(SNAPSHOTS)] == ["first", "second"]
+        with store.grouped():  # the connection's busy timeout is back after the polling
+            store.put(SNAPSHOTS, [{"snapshot": "third", "data": b"3"}])
+        timeout = store._connection().execute("PRAGMA busy_timeout").fetchone()[0]
+        assert timeout == 5000
+
+
 def test_threads_share_one_backend(tmp_path: Path) -> None:
     errors: list[BaseException] = []
     with SQLiteBackend(tmp_path, Tuning(commit_rows=25)) as store:

@@ -26,6 +26,7 @@ import contextlib
 import datetime as dt
 import logging
 import os
+import random
 import socket
 import threading
 from collections import Counter
@@ -133,6 +134,9 @@ class RoundResult:
         return self.outcomes[outcome]
 
 
+_Work = tuple[Event, FailedEvent | None]
+
+
 class _Pause(Exception):
     """Inside a worker: stop this event without counting it against the event."""
 
@@ -220,12 +224,12 @@ class SyncService:
                 result.outcomes[Outcome.DEFERRED] += 1
             else:
                 work.append((event, failed))
-        futures = [self._pool.submit(self._guarded, event, failed) for event, failed in work]
+        futures = [self._pool.submit(self._in_order, group) for group in _spread(work)]
         for future in futures:
-            outcome, reason = future.result()
-            result.outcomes[outcome] += 1
-            if outcome is Outcome.PAUSED and not result.pause:
-                result.pause = reason
+            for outcome, reason in future.result():
+                result.outcomes[outcome] += 1
+                if outcome is Outcome.PAUSED and not result.pause:
+                    result.pause = reason
         return result
 
     def stop(self) -> None:
@@ -247,16 +251,35 @@ class SyncService:
 
     # ---- one event --------------------------------------------------------------------
 
-    def _guarded(self, event: Event, failed: FailedEvent | None) -> tuple[Outcome, str]:
+    def _in_order(self, group: list[_Work]) -> list[tuple[Outcome, str]]:
+        """The events of one snapshot, in the log's order. Adds followed by a remove are
+        superseded: only their events are deleted (the snapshot is gone from the
+        workflow; archiving it first would only have it deleted again). Once an event is
+        not done, the later ones wait for the next round."""
+        removes = [n for n, (event, _) in enumerate(group) if event.base_topic == TOPIC_REMOVE]
+        superseded = removes[-1] if removes else 0
+        outcomes: list[tuple[Outcome, str]] = []
+        for index, (event, failed) in enumerate(group):
+            if outcomes and outcomes[-1][0] is not Outcome.DONE:
+                outcomes.append((Outcome.SKIPPED, ""))
+            elif index < superseded and event.base_topic != TOPIC_REMOVE:
+                outcomes.append(self._guarded(event, failed, superseded=True))
+            else:
+                outcomes.append(self._guarded(event, failed))
+        return outcomes
+
+    def _guarded(
+        self, event: Event, failed: FailedEvent | None, *, superseded: bool = False
+    ) -> tuple[Outcome, str]:
         try:
-            return self._process(event, failed), ""
+            return self._process(event, failed, superseded), ""
         except _Pause as pause:
             return Outcome.PAUSED, str(pause)
         except Exception as exc:  # a bug: the event stays in the log, the loop pauses
             log.exception("event %s (%s): unexpected error", event.id, event.ref)
             return Outcome.PAUSED, f"unexpected {type(exc).__name__}: {exc}"
 
-    def _process(self, event: Event, failed: FailedEvent | None) -> Outcome:
+    def _process(self, event: Event, failed: FailedEvent | None, superseded: bool) -> Outcome:
         if self.stopping.is_set():
             return Outcome.SKIPPED
         try:
@@ -268,6 +291,10 @@ class SyncService:
             # Recorded as dead by a process that died before deleting the event.
             self._after_write(event, lambda: self.client.delete_event(event.id))
             return Outcome.DEAD
+        if superseded:
+            self._after_write(event, lambda: self._finish(event, failed, backup=False))
+            self.counters.add(events=1)
+            return Outcome.DONE
         if failed is not None:
             self.counters.add(retries=1)
         try:
@@ -310,9 +337,9 @@ class SyncService:
             raise DocumentError(f"the workflow's answer for {ref} holds no snapshot {ref}")
         return {"archived": 1, "bytes": received[0]}
 
-    def _finish(self, event: Event, failed: FailedEvent | None) -> None:
+    def _finish(self, event: Event, failed: FailedEvent | None, *, backup: bool = True) -> None:
         """After the archive write: backup events, forget the failure, delete the event."""
-        if self.config.backup_endpoint and event.base_topic != TOPIC_REMOVE:
+        if backup and self.config.backup_endpoint and event.base_topic != TOPIC_REMOVE:
             doc = self.archive.load(event.ref, with_files=False)
             if not doc.get_first("$backuprestore"):
                 for topic in backup_topics(self.config.backup_mirrors):
@@ -394,6 +421,20 @@ class SyncService:
             self.archive.backend.put(ARCHIVE_SYNC_INSTANCES, [row])
         except StoreError as exc:
             log.warning("could not save the sync counters: %s", exc)
+
+
+def _spread(work: list[_Work]) -> list[list[_Work]]:
+    """The round's events grouped by the snapshot they name (log order kept inside a
+    group), the groups starting at a random one. Archive instances sharing a workflow all
+    read the same oldest events; starting at different points, they seldom ask for the
+    same lock (each 409 is a wasted request), where in log order they collided on almost
+    every event."""
+    groups: dict[str, list[_Work]] = {}
+    for item in work:
+        groups.setdefault(item[0].ref, []).append(item)
+    ordered = list(groups.values())
+    start = random.randrange(len(ordered)) if ordered else 0
+    return ordered[start:] + ordered[:start]
 
 
 def _counted(blocks: Iterator[bytes], total: list[int]) -> Iterator[bytes]:
