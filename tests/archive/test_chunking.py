@@ -69,6 +69,18 @@ def test_streaming_equals_whole_content(splits: list[int]) -> None:
     assert b"".join(streamed) == data
 
 
+def test_streaming_buffer_stays_bounded() -> None:
+    """The chunker holds at most its window plus one unfinished chunk, whatever the size."""
+    chunker = StreamChunker(window=256 * 1024)
+    data = _data(6_000_000, seed=5)
+    pieces: list[bytes] = []
+    for start in range(0, len(data), 70_001):
+        pieces += chunker.feed(memoryview(data)[start : start + 70_001])
+        assert len(chunker._buffer) <= 256 * 1024 + DEFAULT_PARAMS.max_size
+    pieces += chunker.finish()
+    assert pieces == chunk_bytes(data)
+
+
 def test_small_edit_changes_few_pieces() -> None:
     original = _data(10_000_000, seed=11)
     edited = bytearray(original)
