@@ -53,6 +53,38 @@ class Base64Decoder:
                 raise ValueError("non-ASCII character in base64 data") from None
         else:
             data = bytes(piece)
+        if not self._fast(data):
+            self._careful(data)
+
+    def _fast(self, data: bytes) -> bool:
+        """Decode a piece without whitespace or padding, the usual case, with no scan and
+        no copy of the text. False (and nothing done) when the piece needs
+        :meth:`_careful`, which also reports errors precisely."""
+        if self._padded:
+            return False
+        view = memoryview(data)
+        head = b""
+        need = (4 - len(self._carry)) % 4
+        usable = (len(data) - need) // 4 * 4
+        try:
+            if need:  # complete the quad left over from the previous piece
+                if len(data) < need:
+                    return False
+                head = A2B(memoryview(self._carry + data[:need]))
+            out = A2B(view[need : need + usable]) if usable else b""
+        except binascii.Error:
+            return False
+        if len(head) != (3 if need else 0) or len(out) != usable // 4 * 3:
+            return False  # padding: its position needs checking
+        for decoded in (head, out):
+            if decoded:
+                self.decoded += len(decoded)
+                self._write(decoded)
+        rest = data[need + usable :]
+        self._carry = rest.translate(None, _WHITESPACE) if rest else b""
+        return True
+
+    def _careful(self, data: bytes) -> None:
         if (
             b"\n" in data or b" " in data or b"\r" in data or b"\t" in data
         ):  # each test is a fast scan; most encoders write one line
