@@ -200,6 +200,12 @@ class Settings:
         "Read timeout (ms): the longest pause between two pieces of an answer.",
         int,
     )
+    workflow_rest_cafile: str = _setting(
+        "WORKFLOW_REST_CAFILE",
+        "",
+        "PEM file of the CA certificates an https workflow endpoint is checked against"
+        " (empty: the system's).",
+    )
     workflow_sync_interval: int = _setting(
         "WORKFLOW_SYNC_INTERVAL", 5000, "Pause between sync rounds when idle (ms).", int
     )

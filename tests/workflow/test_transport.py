@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from imixs_archive.workflow import WorkflowUnavailableError
+from imixs_archive.config import load_settings
+from imixs_archive.errors import ConfigError
+from imixs_archive.workflow import WorkflowClient, WorkflowUnavailableError
 from imixs_archive.workflow.transport import ConnectionPool
 from support.canned_http import Canned, CannedServer, Seen, self_signed
 
@@ -151,3 +153,25 @@ def test_tls(tmp_path: Path) -> None:
         with ConnectionPool() as untrusting, pytest.raises(WorkflowUnavailableError) as caught:
             untrusting.request("GET", server.url("/s", scheme="https"), {}, None)
         assert "CERTIFICATE_VERIFY_FAILED" in str(caught.value)
+
+
+def test_client_trusts_the_ca_file_of_the_settings(tmp_path: Path) -> None:
+    def events(seen: Seen) -> Canned:
+        return Canned(body=b"<data/>", headers={"Content-Type": "application/xml"})
+
+    with (
+        self_signed(tmp_path) as (server_tls, _client_tls),
+        CannedServer(events, tls=server_tls) as server,
+    ):
+        settings = {"WORKFLOW_SERVICE_ENDPOINT": server.url("/api", scheme="https")}
+        with (
+            WorkflowClient.from_settings(load_settings(settings)) as untrusting,
+            pytest.raises(WorkflowUnavailableError, match="CERTIFICATE_VERIFY_FAILED"),
+        ):
+            untrusting.read_events()
+        settings["WORKFLOW_REST_CAFILE"] = str(tmp_path / "cert.pem")
+        with WorkflowClient.from_settings(load_settings(settings)) as client:
+            assert client.read_events() == []
+    settings["WORKFLOW_REST_CAFILE"] = str(tmp_path / "missing.pem")
+    with pytest.raises(ConfigError, match="WORKFLOW_REST_CAFILE"):
+        WorkflowClient.from_settings(load_settings(settings))

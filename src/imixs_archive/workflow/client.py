@@ -14,6 +14,7 @@ reset, timeout, 5xx: pause and retry), ``WorkflowAuthError`` (401/403),
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from urllib.parse import quote, urlencode
@@ -22,7 +23,7 @@ from imixs_archive.config import Settings
 from imixs_archive.document.model import Document
 from imixs_archive.document.xml_reader import read_xml
 from imixs_archive.document.xml_writer import iter_xml, to_xml
-from imixs_archive.errors import DocumentError, NotFoundError
+from imixs_archive.errors import ConfigError, DocumentError, NotFoundError
 from imixs_archive.workflow.auth import Auth, Credentials, SessionAuth, make_auth
 from imixs_archive.workflow.errors import (
     WorkflowAuthError,
@@ -58,6 +59,7 @@ class WorkflowClient:
         connect_timeout: float = 10.0,
         read_timeout: float = 60.0,
         max_connections: int = 16,
+        cafile: str = "",
         transport: Transport | None = None,
     ) -> None:
         if not endpoint.strip():
@@ -66,7 +68,10 @@ class WorkflowClient:
         if auth is None and credentials is not None:
             auth = make_auth(credentials, self.endpoint)
         self._http: Transport = transport or ConnectionPool(
-            connect_timeout=connect_timeout, read_timeout=read_timeout, max_idle=max_connections
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
+            max_idle=max_connections,
+            tls=_tls(cafile) if cafile else None,
         )
         if isinstance(auth, SessionAuth):
             auth.bind(self._post_form)
@@ -90,6 +95,7 @@ class WorkflowClient:
             connect_timeout=settings.workflow_rest_connecttimeout / 1000,
             read_timeout=settings.workflow_rest_readtimeout / 1000,
             max_connections=max(4, workers + 2),
+            cafile=settings.workflow_rest_cafile,
         )
 
     # ---- the event log ----------------------------------------------------------------
@@ -264,6 +270,13 @@ class WorkflowClient:
             return read_xml(reply.body)
         except DocumentError as exc:
             raise WorkflowError(f"{reply.method} {reply.url}: not Imixs XML: {exc}") from None
+
+
+def _tls(cafile: str) -> ssl.SSLContext:
+    try:
+        return ssl.create_default_context(cafile=cafile)
+    except (OSError, ssl.SSLError) as exc:
+        raise ConfigError(f"WORKFLOW_REST_CAFILE: cannot read {cafile}: {exc}") from None
 
 
 def _is_html(content_type: str) -> bool:
