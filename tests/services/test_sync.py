@@ -13,14 +13,15 @@ import pytest
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.verify import verify
+from imixs_archive.config import load_settings
 from imixs_archive.document.model import Document
 from imixs_archive.errors import StoreUnavailableError
-from imixs_archive.services.sync import Outcome, SyncConfig, SyncService, _spread
-from imixs_archive.services.sync_failures import FailureBook, retry_delay_ms
+from imixs_archive.services.sync import COUNTERS, Outcome, SyncConfig, SyncService, _spread
+from imixs_archive.services.sync_failures import FailureBook, now_ms, retry_delay_ms
 from imixs_archive.services.sync_status import retry_dead_letters, sync_status
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.delegating import DelegatingBackend
-from imixs_archive.storage.model import SNAPSHOTS, Table
+from imixs_archive.storage.model import ARCHIVE_SYNC_INSTANCES, SNAPSHOTS, Table
 from imixs_archive.workflow import WorkflowClient
 from imixs_archive.workflow.events import Event
 from support.workflow_double import WorkflowDouble
@@ -338,3 +339,28 @@ def test_stop_finishes_the_event_in_hand(double: WorkflowDouble, archive: Archiv
         sid for sid in double.snapshots if sid not in {e.ref for e in double.events()}
     )
     assert sync_status(archive.backend).instances[0]["state"] == "stopped"
+
+
+def test_counters_of_processes_gone_for_a_week_are_deleted_at_start(
+    double: WorkflowDouble, archive: Archive
+) -> None:
+    week = 7 * 24 * 3600 * 1000
+    counters = {name: 0 for name in ("started", "lag_ms", *COUNTERS)}
+    rows = [
+        {"instance": "old-host-1", "updated": now_ms() - week - 1000, "state": "stopped"},
+        {"instance": "recent-host-2", "updated": now_ms() - week + 60_000, "state": "stopped"},
+    ]
+    rows = [{**counters, **row} for row in rows]
+    archive.backend.put(ARCHIVE_SYNC_INSTANCES, rows)
+    service = _service(double, archive, instance="this-host-3")
+    service.run(initial_delay=False, rounds=1)
+    names = [row["instance"] for row in archive.backend.scan(ARCHIVE_SYNC_INSTANCES)]
+    assert sorted(names) == ["recent-host-2", "this-host-3"]
+    assert [row["instance"] for row in sync_status(archive.backend).instances] == [
+        "recent-host-2",
+        "this-host-3",
+    ]
+
+
+def test_config_defaults_are_the_settings_defaults() -> None:
+    assert SyncConfig.from_settings(load_settings({})) == SyncConfig()

@@ -39,6 +39,7 @@ from imixs_archive.archive.snapshots import Archive, StoreResult
 from imixs_archive.config import Settings
 from imixs_archive.errors import ArchiveError, DocumentError, NotFoundError, StoreError
 from imixs_archive.services.sync_failures import FailedEvent, FailureBook, now_ms
+from imixs_archive.services.sync_status import forget_stale_instances
 from imixs_archive.storage.model import ARCHIVE_SYNC_INSTANCES
 from imixs_archive.workflow.client import WorkflowClient
 from imixs_archive.workflow.errors import WorkflowUnavailableError
@@ -49,15 +50,16 @@ log = logging.getLogger("imixs_archive.sync")
 
 @dataclass(frozen=True)
 class SyncConfig:
-    """How the loop runs (times in ms, as the Java settings)."""
+    """How the loop runs (times in ms, as the Java settings); the defaults are those of
+    the settings registry."""
 
-    interval_ms: int = 5000
-    initial_delay_ms: int = 30000
-    deadlock_ms: int = 60000
-    workers: int = 4
-    max_attempts: int = 8
-    retry_delay_ms: int = 10000
-    batch: int = 100
+    interval_ms: int = Settings.workflow_sync_interval
+    initial_delay_ms: int = Settings.workflow_sync_initialdelay
+    deadlock_ms: int = Settings.workflow_sync_deadlock
+    workers: int = Settings.workflow_sync_workers
+    max_attempts: int = Settings.workflow_sync_maxattempts
+    retry_delay_ms: int = Settings.workflow_sync_retrydelay
+    batch: int = Settings.workflow_sync_batch
     backup_endpoint: str = ""
     backup_mirrors: tuple[str, ...] = ()
     pause_max_ms: int = 60000
@@ -173,6 +175,8 @@ class SyncService:
         """Run rounds until :meth:`stop` (or ``rounds`` rounds). Never raises for an
         unavailable workflow or store: it pauses with backoff and tries again."""
         config = self.config
+        with contextlib.suppress(StoreError):
+            forget_stale_instances(self.archive.backend)
         if initial_delay and self.stopping.wait(config.initial_delay_ms / 1000):
             return
         pauses = 0

@@ -18,7 +18,18 @@ from imixs_archive.storage.model import ARCHIVE_SYNC_INSTANCES
 from imixs_archive.workflow.client import WorkflowClient
 
 STALE_MS = 7 * 24 * 3600 * 1000
-"""Counters of a process not heard of for this long are no longer shown."""
+"""Counters of a process not heard of for this long are no longer shown, and deleted when
+a sync starts (each process writes a row of its own: hostname and process id)."""
+
+
+def forget_stale_instances(backend: Backend) -> int:
+    """Delete the counters of processes not heard of for ``STALE_MS``; how many."""
+    oldest = now_ms() - STALE_MS
+    rows = backend.scan(ARCHIVE_SYNC_INSTANCES, columns=["instance", "updated"])
+    stale = [row["instance"] for row in rows if row["updated"] < oldest]
+    for instance in stale:
+        backend.delete(ARCHIVE_SYNC_INSTANCES, {"instance": instance})
+    return len(stale)
 
 
 @dataclass
