@@ -98,6 +98,14 @@ EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
         "DELETE FROM imixs_archive.archive_piece_refs WHERE data_id = ? AND md5 = ?",
         "DELETE FROM imixs_archive.archive_piece_refs WHERE data_id = ?",
     ),
+    "archive_file_heads": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_file_heads "
+        "(head text, md5 text, PRIMARY KEY (head, md5))",
+        "INSERT INTO imixs_archive.archive_file_heads (head, md5) VALUES (?, ?)",
+        "SELECT head, md5 FROM imixs_archive.archive_file_heads WHERE head = ? AND md5 = ?",
+        "DELETE FROM imixs_archive.archive_file_heads WHERE head = ? AND md5 = ?",
+        "DELETE FROM imixs_archive.archive_file_heads WHERE head = ?",
+    ),
     "archive_day_aggregates": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_day_aggregates "
         "(year int, day date, version int, data blob, PRIMARY KEY (year, day))",
@@ -185,6 +193,11 @@ PARTITION: dict[str, tuple[str, str]] = {
         "SELECT data_id, md5, size FROM imixs_archive.archive_piece_refs "
         "WHERE data_id = ? AND md5 < ? ORDER BY md5 DESC LIMIT ?",
     ),
+    "archive_file_heads": (
+        "SELECT head, md5 FROM imixs_archive.archive_file_heads WHERE head = ? ORDER BY md5 ASC",
+        "SELECT head, md5 FROM imixs_archive.archive_file_heads "
+        "WHERE head = ? AND md5 < ? ORDER BY md5 DESC LIMIT ?",
+    ),
     "archive_day_aggregates": (
         "SELECT year, day, version, data FROM imixs_archive.archive_day_aggregates "
         "WHERE year = ? ORDER BY day ASC",
@@ -253,6 +266,7 @@ WHOLE_TABLE: dict[str, str] = {
         "SELECT snapshot, name, md5, claimed_md5 FROM imixs_archive.archive_snapshot_files"
     ),
     "archive_piece_refs": "SELECT data_id, md5, size FROM imixs_archive.archive_piece_refs",
+    "archive_file_heads": "SELECT head, md5 FROM imixs_archive.archive_file_heads",
     "archive_day_aggregates": (
         "SELECT year, day, version, data FROM imixs_archive.archive_day_aggregates"
     ),

@@ -14,6 +14,15 @@ SHA-256 over its ordered piece ids. Piece ids are SHA-256s of the pieces, so the
 identifies the content as strongly as a SHA-256 of the whole file, at no extra pass over
 the bytes.
 
+Known content: an attachment is usually carried from snapshot to snapshot unchanged. The
+writer holds back a file's first ``HEAD_BYTES`` and looks their SHA-256 up in
+``archive_file_heads``; when a stored file starts the same (its *twin*), the arriving bytes
+are compared with the twin's stored pieces (read ahead on the piece threads) instead of
+being cut, hashed twice and looked up piece by piece. Equal to its end: the file is the
+twin (same bytes, so same MD5 and pieces). A difference anywhere: the bytes matched so far
+are read again from the twin and go through the normal path, followed by the rest. The
+comparison is of bytes, never of hashes, so an MD5 collision cannot make two contents one.
+
 Out: :class:`StoredContent` streams a stored file piece by piece, by its documents key.
 """
 
@@ -31,13 +40,30 @@ from imixs_archive.archive.chunking import DEFAULT_PARAMS, ChunkerParams, Stream
 from imixs_archive.document.model import BinaryStream
 from imixs_archive.errors import IntegrityError, NotFoundError
 from imixs_archive.storage.base import Backend, Row
-from imixs_archive.storage.model import ARCHIVE_FILES, DOCUMENTS, DOCUMENTS_DATA
+from imixs_archive.storage.model import (
+    ARCHIVE_FILE_HEADS,
+    ARCHIVE_FILES,
+    DOCUMENTS,
+    DOCUMENTS_DATA,
+)
 
 WRITE_BATCH_BYTES = 8 * 1024 * 1024
 """New pieces are handed to the backend in batches of about this many bytes."""
 MAX_IN_FLIGHT = 8
 """Pieces handed to the hashing threads and not yet done (at most 1 MiB each)."""
 EMPTY_MD5 = hashlib.md5(b"").hexdigest().upper()
+HEAD_BYTES = 32 * 1024
+"""A file's head, looked up to find a stored twin: the chunker's smallest piece, so a file
+cut by this project holds its head in its first piece."""
+TWIN_CANDIDATES = 4
+"""Stored files with the same head tried at most (the first complete one is compared)."""
+READ_AHEAD = 2
+"""Pieces of a twin read ahead of the comparison."""
+
+
+def head_digest(head: bytes) -> str:
+    """The key of ``archive_file_heads``: SHA-256 of a file's first ``HEAD_BYTES``."""
+    return hashlib.sha256(head[:HEAD_BYTES]).hexdigest()
 
 
 @dataclass
@@ -65,12 +91,21 @@ def pieces_digest(data_ids: Iterable[str]) -> str:
 class IngestedContent(BinaryStream):
     """A file whose pieces are in the store but that is not registered yet."""
 
-    def __init__(self, backend: Backend, md5: str, size: int, pieces: list[Piece]):
+    def __init__(
+        self,
+        backend: Backend,
+        md5: str,
+        size: int,
+        pieces: list[Piece],
+        head: str | None = None,
+    ):
         self.backend = backend
         self.md5 = md5
         self._size = size
         self.pieces = pieces
         self.digest = pieces_digest(piece.data_id for piece in pieces)
+        self.head = head
+        """``head_digest`` of the content (None: shorter than ``HEAD_BYTES``)."""
 
     @property
     def size(self) -> int:
@@ -140,6 +175,9 @@ class PieceStore:
     def write(self, rows: list[Row]) -> Future[int]:
         return self._executor().submit(self.backend.put, DOCUMENTS_DATA, rows)
 
+    def read(self, data_id: str) -> Future[bytes]:
+        return self._executor().submit(read_piece, self.backend, data_id)
+
     def _hash(self, chunk: bytes) -> tuple[str, bool]:
         data_id = hashlib.sha256(chunk).hexdigest()
         known = self.backend.get(DOCUMENTS_DATA, {"data_id": data_id}, ["data_id"]) is not None
@@ -180,13 +218,47 @@ class PieceWriter:
         self._pending_bytes = 0
         self._writes: list[Future[int]] = []
         self._size = 0
+        self._head: bytearray | None = bytearray()  # None once the head is looked up
+        self._head_digest: str | None = None
+        self._twin: _Twin | None = None
 
     def write(self, data: bytes) -> None:
+        if self._head is not None:
+            self._head += data
+            if len(self._head) < HEAD_BYTES:
+                return
+            data, self._head = bytes(self._head), None
+            self._head_digest = head_digest(data)
+            self._twin = _Twin.find(self.store, self._head_digest)
+        if self._twin is not None:
+            if self._twin.match(data):
+                return
+            self._leave_twin()
+        self._feed(data)
+
+    def _feed(self, data: bytes) -> None:
         self._size += len(data)
         for chunk in self._chunker.feed(data):
             self._submit(chunk)
 
+    def _leave_twin(self) -> None:
+        """The content differs from its twin: the bytes matched so far go the normal way."""
+        twin, self._twin = self._twin, None
+        assert twin is not None
+        twin.cancel()
+        for block in twin.prefix():
+            self._feed(block)
+
     def close(self) -> IngestedContent:
+        if self._head is not None:  # shorter than a head: no twin looked for
+            head, self._head = bytes(self._head), None
+            if head:
+                self._feed(head)
+        if self._twin is not None:
+            if self._twin.complete():
+                self.counters.logical_bytes += self._twin.matched
+                return self._twin.content(self._head_digest)
+            self._leave_twin()
         for chunk in self._chunker.finish():
             self._submit(chunk)
         while self._in_flight:
@@ -198,10 +270,16 @@ class PieceWriter:
             write.result()  # raises what the backend raised
         self.counters.logical_bytes += self._size
         return IngestedContent(
-            self.store.backend, self._md5.hexdigest().upper(), self._size, self._pieces
+            self.store.backend,
+            self._md5.hexdigest().upper(),
+            self._size,
+            self._pieces,
+            self._head_digest,
         )
 
     def abort(self) -> None:
+        if self._twin is not None:
+            self._twin.cancel()
         # Pieces already written stay as unreferenced pieces: `verify` reports them and a
         # later ingest of the same bytes reuses them. Nothing refers to them, so no harm.
         for _chunk, future in self._in_flight:
@@ -243,6 +321,104 @@ class PieceWriter:
             self._writes = [w for w in self._writes if not w.done() or w.exception()]
         self._pending = []
         self._pending_bytes = 0
+
+
+class _Twin:
+    """A stored file that the content being written may be a copy of, compared with it as
+    the bytes arrive."""
+
+    def __init__(self, store: PieceStore, key: str, data_ids: list[str]) -> None:
+        self._store = store
+        self.key = key
+        self._ids = data_ids
+        self._sizes: list[int] = []
+        self._reads: deque[Future[bytes]] = deque()
+        self._requested = 0
+        self._piece = b""
+        self._at = 0
+        self.matched = 0
+        """Bytes of the content found equal so far."""
+
+    @classmethod
+    def find(cls, store: PieceStore, head: str) -> _Twin | None:
+        """A complete stored file with this head, or None."""
+        backend = store.backend
+        rows = backend.scan(ARCHIVE_FILE_HEADS, {"head": head}, limit=TWIN_CANDIDATES)
+        for row in list(rows):
+            key = row["md5"]
+            if backend.get(ARCHIVE_FILES, {"md5": key}, ["md5"]) is None:
+                continue  # deleted since, or not complete yet
+            data_ids = [
+                r["data_id"] for r in backend.scan(DOCUMENTS, {"md5": key}, columns=["data_id"])
+            ]
+            if data_ids:
+                return cls(store, key, data_ids)
+        return None
+
+    def match(self, data: bytes) -> bool:
+        """Whether ``data`` continues the twin's bytes (False: it does not, or the twin
+        could not be read; ``matched`` stays at the bytes before ``data``)."""
+        view = memoryview(data)
+        at, piece = self._at, self._piece
+        while view:
+            if at == len(piece):
+                next_piece = self._next_piece()
+                if next_piece is None:
+                    return False
+                self._piece, piece, at = next_piece, next_piece, 0
+            size = min(len(view), len(piece) - at)
+            if not piece.startswith(view[:size], at):
+                return False
+            at += size
+            view = view[size:]
+        self._at = at
+        self.matched += len(data)
+        return True
+
+    def complete(self) -> bool:
+        """Whether every byte of the twin was matched (the content ends where it does)."""
+        if self._at < len(self._piece):
+            return False
+        while (piece := self._next_piece()) is not None:
+            if piece:
+                return False
+        return len(self._sizes) == len(self._ids)
+
+    def content(self, head: str | None) -> IngestedContent:
+        md5 = self.key.split("-", 1)[0]
+        pieces = [
+            Piece(data_id, size) for data_id, size in zip(self._ids, self._sizes, strict=True)
+        ]
+        return IngestedContent(self._store.backend, md5, self.matched, pieces, head)
+
+    def prefix(self) -> Iterator[bytes]:
+        """The twin's first ``matched`` bytes, read again from the store."""
+        left = self.matched
+        for data_id in self._ids:
+            if left <= 0:
+                return
+            piece = read_piece(self._store.backend, data_id)
+            yield piece[:left]
+            left -= len(piece)
+
+    def cancel(self) -> None:
+        for read in self._reads:
+            read.cancel()
+        self._reads.clear()
+
+    def _next_piece(self) -> bytes | None:
+        """The twin's next piece (None after the last, or when it cannot be read)."""
+        while self._requested < len(self._ids) and len(self._reads) < READ_AHEAD:
+            self._reads.append(self._store.read(self._ids[self._requested]))
+            self._requested += 1
+        if not self._reads:
+            return None
+        try:
+            piece = self._reads.popleft().result()
+        except IntegrityError:
+            return None  # a piece is missing: compare no further (verify reports it)
+        self._sizes.append(len(piece))
+        return piece
 
 
 def ingest_stream(

@@ -11,10 +11,12 @@ retrievable and no snapshot ever gets the other's bytes. Where digests cannot te
 cut by the Java service, or by other chunker parameters), the bytes are compared.
 
 Write order for one file (each step idempotent): pieces (already written while
-streaming), ``archive_piece_refs``, ``documents`` rows, ``archive_files``.
-Release order: ``archive_files`` (the file is incomplete from here on), then for each
-piece its ref and, when no file uses it any more, the piece itself, then the
-``documents`` rows. A crash part-way leaves a file that a re-run of the release finishes.
+streaming), ``archive_piece_refs``, ``documents`` rows, ``archive_file_heads`` (a hint for
+finding the file when it arrives again), ``archive_files``.
+Release order: ``archive_files`` (the file is incomplete from here on), its head, then for
+each piece its ref and, when no file uses it any more, the piece itself, then the
+``documents`` rows. A crash part-way leaves a file that a re-run of the release finishes
+(or, at worst, a head row without its file, which the lookup skips).
 """
 
 from __future__ import annotations
@@ -22,15 +24,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from imixs_archive.archive.content import (
+    HEAD_BYTES,
     IngestedContent,
     Piece,
     StoredContent,
+    head_digest,
     read_piece,
     same_bytes,
 )
-from imixs_archive.errors import IntegrityError
+from imixs_archive.errors import IntegrityError, NotFoundError
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
+    ARCHIVE_FILE_HEADS,
     ARCHIVE_FILES,
     ARCHIVE_PIECE_REFS,
     DOCUMENTS,
@@ -102,6 +107,8 @@ def _write_refs(backend: Backend, key: str, pieces: list[Piece]) -> None:
 def _mark_complete(
     backend: Backend, key: str, content: IngestedContent, pieces: int | None = None
 ) -> None:
+    if content.head is not None:
+        backend.put(ARCHIVE_FILE_HEADS, [{"head": content.head, "md5": key}])
     backend.put(
         ARCHIVE_FILES,
         [
@@ -124,6 +131,9 @@ def release_file(backend: Backend, key: str) -> int:
 
     Returns the bytes of pieces deleted."""
     backend.delete(ARCHIVE_FILES, {"md5": key})
+    head = _head_of(backend, key)
+    if head is not None:
+        backend.delete(ARCHIVE_FILE_HEADS, {"head": head, "md5": key})
     freed = 0
     for row in list(_piece_rows(backend, key)):
         freed += _release_piece(backend, row["data_id"], key)
@@ -138,3 +148,16 @@ def _release_piece(backend: Backend, data_id: str, key: str) -> int:
         return 0  # another file still uses this piece
     backend.delete(DOCUMENTS_DATA, {"data_id": data_id})
     return int(ref["size"]) if ref else 0
+
+
+def _head_of(backend: Backend, key: str) -> str | None:
+    """``head_digest`` of a stored file (None: shorter than a head, or unreadable)."""
+    head = b""
+    try:
+        for piece in StoredContent(backend, key).iter_bytes():
+            head += piece[: HEAD_BYTES - len(head)]
+            if len(head) >= HEAD_BYTES:
+                return head_digest(head)
+    except (IntegrityError, NotFoundError):
+        pass
+    return None

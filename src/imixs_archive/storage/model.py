@@ -156,6 +156,16 @@ ARCHIVE_PIECE_REFS = Table(
     "is deleted when its last file is; sizes give stored bytes without reading pieces.",
     java=False,
 )
+ARCHIVE_FILE_HEADS = Table(
+    "archive_file_heads",
+    _cols(("head", T), ("md5", T)),
+    partition_key=("head",),
+    clustering_key=("md5",),
+    serves="Q13: the files (documents keys) whose first 32 KiB have this SHA-256: an "
+    "attachment arriving again is compared byte by byte with its stored twin instead of "
+    "being hashed and cut again. A hint only: rows may outlive their file.",
+    java=False,
+)
 
 # One serialized row per day rather than a row per (day, dimension, value): a day's figures
 # are then written in one single-row mutation (atomic on both backends, so its presence
@@ -229,6 +239,7 @@ TABLES: tuple[Table, ...] = (
     ARCHIVE_FILES,
     ARCHIVE_SNAPSHOT_FILES,
     ARCHIVE_PIECE_REFS,
+    ARCHIVE_FILE_HEADS,
     ARCHIVE_DAY_AGGREGATES,
     ARCHIVE_SYNC_FAILURES,
     ARCHIVE_SYNC_INSTANCES,

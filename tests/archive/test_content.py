@@ -1,0 +1,146 @@
+"""Attachment bytes into the store: a content arriving again is compared with its stored
+twin instead of hashed and cut, and every variant of it still stores its own bytes."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Iterator
+from concurrent.futures import Future
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from imixs_archive.archive.content import (
+    HEAD_BYTES,
+    IngestCounters,
+    IngestedContent,
+    PieceStore,
+    PieceWriter,
+    StoredContent,
+    head_digest,
+)
+from imixs_archive.archive.files import register_file, release_file
+from imixs_archive.archive.verify import verify
+from imixs_archive.storage.base import Backend
+from imixs_archive.storage.model import ARCHIVE_FILE_HEADS, DOCUMENTS, DOCUMENTS_DATA
+
+BASE = random.Random(5).randbytes(3_000_000)
+
+
+class CountingStore(PieceStore):
+    """Counts the pieces handed to hashing (none, when a twin is matched)."""
+
+    hashed = 0
+
+    def submit(self, chunk: bytes) -> Future[tuple[str, bool]]:
+        self.hashed += 1
+        return super().submit(chunk)
+
+
+@pytest.fixture
+def pieces(backend: Backend) -> Iterator[CountingStore]:
+    store = CountingStore(backend)
+    yield store
+    store.close()
+
+
+def _write(pieces: PieceStore, data: bytes, block: int = 65_536) -> IngestedContent:
+    writer = PieceWriter(pieces, IngestCounters())
+    for start in range(0, len(data), block):
+        writer.write(data[start : start + block])
+    return writer.close()
+
+
+def _archive(pieces: PieceStore, data: bytes, block: int = 65_536) -> str:
+    content = _write(pieces, data, block)
+    assert content.md5 == hashlib.md5(data).hexdigest().upper()
+    key = register_file(pieces.backend, content)
+    assert b"".join(StoredContent(pieces.backend, key).iter_bytes()) == data
+    return key
+
+
+def test_a_content_arriving_again_is_compared_not_hashed(pieces: CountingStore) -> None:
+    key = _archive(pieces, BASE)
+    first = pieces.hashed
+    assert first > 0
+    writer = PieceWriter(pieces, counters := IngestCounters())
+    for start in range(0, len(BASE), 50_000):  # cut elsewhere than the first time
+        writer.write(BASE[start : start + 50_000])
+    again = writer.close()
+    assert pieces.hashed == first  # not one piece hashed again
+    assert (again.md5, again.size, counters.new_bytes) == (key, len(BASE), 0)
+    assert counters.logical_bytes == len(BASE)
+    assert again.head == head_digest(BASE)
+    assert register_file(pieces.backend, again) == key
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        BASE[:HEAD_BYTES] + b"x" + BASE[HEAD_BYTES + 1 :],  # differs right after the head
+        BASE[:1_500_000] + b"\0" + BASE[1_500_001:],  # in the middle
+        BASE[:-1] + bytes([BASE[-1] ^ 1]),  # in the last byte
+        BASE + b"more",  # longer
+        BASE[:2_000_000],  # shorter
+        BASE[:HEAD_BYTES],  # just the head
+    ],
+    ids=["after-head", "middle", "last-byte", "longer", "shorter", "head-only"],
+)
+def test_variants_of_a_stored_content_store_their_own_bytes(
+    pieces: CountingStore, backend: Backend, variant: bytes
+) -> None:
+    key = _archive(pieces, BASE)
+    other = _archive(pieces, variant)
+    assert other != key
+    assert b"".join(StoredContent(backend, key).iter_bytes()) == BASE
+    assert verify(backend).ok
+
+
+def test_a_damaged_twin_does_not_stop_a_healthy_copy(
+    pieces: CountingStore, backend: Backend
+) -> None:
+    key = _archive(pieces, BASE)
+    rows = list(backend.scan(DOCUMENTS, {"md5": key}))
+    backend.delete(DOCUMENTS_DATA, {"data_id": rows[len(rows) // 2]["data_id"]})
+    assert not verify(backend).ok
+    assert _archive(pieces, BASE) == key  # compared until the gap, then hashed: healed
+    assert verify(backend).ok
+
+
+def test_release_forgets_the_head(pieces: CountingStore, backend: Backend) -> None:
+    key = _archive(pieces, BASE)
+    head = head_digest(BASE)
+    assert [r["md5"] for r in backend.scan(ARCHIVE_FILE_HEADS, {"head": head})] == [key]
+    release_file(backend, key)
+    assert list(backend.scan(ARCHIVE_FILE_HEADS, {"head": head})) == []
+    hashed = pieces.hashed
+    assert _archive(pieces, BASE) == key  # stored anew, the normal way
+    assert pieces.hashed > hashed
+
+
+def test_a_head_row_without_its_file_is_skipped(pieces: CountingStore, backend: Backend) -> None:
+    backend.put(ARCHIVE_FILE_HEADS, [{"head": head_digest(BASE), "md5": "0" * 32}])
+    assert _archive(pieces, BASE) == hashlib.md5(BASE).hexdigest().upper()
+
+
+_SMALL_BASE = random.Random(6).randbytes(200_000)
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    cut=st.integers(0, len(_SMALL_BASE)),
+    insert=st.binary(max_size=64),
+    drop=st.integers(0, 3000),
+    tail=st.binary(max_size=2000),
+    block=st.integers(1_000, 70_000),
+)
+def test_any_edit_of_a_stored_content_reads_back_exactly(
+    pieces: CountingStore, cut: int, insert: bytes, drop: int, tail: bytes, block: int
+) -> None:
+    _archive(pieces, _SMALL_BASE)
+    edited = _SMALL_BASE[:cut] + insert + _SMALL_BASE[cut + drop :] + tail
+    _archive(pieces, edited, block)
