@@ -160,6 +160,7 @@ class PieceStore:
         self._pool: ThreadPoolExecutor | None = None
         # MD5 runs on one thread of its own: FIFO keeps each file's updates in order.
         self._md5_pool: ThreadPoolExecutor | None = None
+        self._read_pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
 
     def update_md5(self, md5: Any, chunk: bytes) -> Future[None]:
@@ -176,7 +177,11 @@ class PieceStore:
         return self._executor().submit(self.backend.put, DOCUMENTS_DATA, rows)
 
     def read(self, data_id: str) -> Future[bytes]:
-        return self._executor().submit(read_piece, self.backend, data_id)
+        """A stored piece, read on a thread of its own (not behind the hashing)."""
+        with self._lock:
+            if self._read_pool is None:
+                self._read_pool = ThreadPoolExecutor(1, thread_name_prefix="reads")
+            return self._read_pool.submit(read_piece, self.backend, data_id)
 
     def _hash(self, chunk: bytes) -> tuple[str, bool]:
         data_id = hashlib.sha256(chunk).hexdigest()
@@ -191,10 +196,10 @@ class PieceStore:
 
     def close(self) -> None:
         with self._lock:
-            for pool in (self._pool, self._md5_pool):
+            for pool in (self._pool, self._md5_pool, self._read_pool):
                 if pool is not None:
                     pool.shutdown(wait=True)
-            self._pool = self._md5_pool = None
+            self._pool = self._md5_pool = self._read_pool = None
 
 
 class PieceWriter:
@@ -250,17 +255,27 @@ class PieceWriter:
             self._feed(block)
 
     def close(self) -> IngestedContent:
+        self.end_input()
+        return self.settle()
+
+    def end_input(self) -> None:
+        """No more bytes: the last pieces go to the threads (not waited for)."""
         if self._head is not None:  # shorter than a head: no twin looked for
             head, self._head = bytes(self._head), None
             if head:
                 self._feed(head)
         if self._twin is not None:
             if self._twin.complete():
-                self.counters.logical_bytes += self._twin.matched
-                return self._twin.content(self._head_digest)
+                return
             self._leave_twin()
         for chunk in self._chunker.finish():
             self._submit(chunk)
+
+    def settle(self) -> IngestedContent:
+        """After :meth:`end_input`: wait until every piece is hashed and written."""
+        if self._twin is not None:
+            self.counters.logical_bytes += self._twin.matched
+            return self._twin.content(self._head_digest)
         while self._in_flight:
             self._settle_one()
         while self._md5_updates:
@@ -419,6 +434,46 @@ class _Twin:
             return None  # a piece is missing: compare no further (verify reports it)
         self._sizes.append(len(piece))
         return piece
+
+
+class DeferredWriter:
+    """The reader's sink of :meth:`Archive.ingest`: a :class:`PieceWriter` whose
+    ``close`` does not wait for the file's last pieces, so the reader goes on with the
+    rest of the document while they are hashed and written; the archive waits for them
+    (:meth:`PendingContent.result`) before it registers the file."""
+
+    def __init__(self, writer: PieceWriter) -> None:
+        self._writer = writer
+
+    def write(self, data: bytes) -> None:
+        self._writer.write(data)
+
+    def close(self) -> PendingContent:
+        self._writer.end_input()
+        return PendingContent(self._writer)
+
+    def abort(self) -> None:
+        self._writer.abort()
+
+
+class PendingContent(BinaryStream):
+    """A file whose input ended; :meth:`result` waits for its pieces."""
+
+    def __init__(self, writer: PieceWriter) -> None:
+        self._writer = writer
+        self._result: IngestedContent | None = None
+
+    def result(self) -> IngestedContent:
+        if self._result is None:
+            self._result = self._writer.settle()
+        return self._result
+
+    @property
+    def size(self) -> int | None:
+        return self.result().size
+
+    def iter_bytes(self) -> Iterator[bytes]:
+        return self.result().iter_bytes()
 
 
 def ingest_stream(

@@ -20,8 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from imixs_archive.archive.content import (
+    DeferredWriter,
     IngestCounters,
     IngestedContent,
+    PendingContent,
     PieceStore,
     PieceWriter,
     StoredContent,
@@ -117,7 +119,7 @@ class Archive:
         holder = [IngestCounters()]
 
         def sink(_name: str) -> BinarySink:
-            return PieceWriter(self.pieces, holder[0])
+            return DeferredWriter(PieceWriter(self.pieces, holder[0]))
 
         stream: Any = source
         for index, doc in enumerate(iter_xml_documents(stream, file_sink=sink), 1):
@@ -203,6 +205,8 @@ class Archive:
         """A file's content with its pieces stored, or the key of a stored file it names."""
         content = entry.content
         claimed = (entry.md5checksum or "").upper()
+        if isinstance(content, PendingContent):
+            content = content.result()
         if isinstance(content, IngestedContent):
             ingested = content
         elif isinstance(content, bytes | bytearray):
