@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import socket
 import ssl
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+
+from support.http_handler import LoopbackHandler
 
 
 @dataclass
@@ -78,37 +78,19 @@ class CannedServer:
         self._server.server_close()
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(LoopbackHandler):
     canned: CannedServer
 
     def setup(self) -> None:
         super().setup()
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         with self.canned.lock:
             self.canned.connections += 1
             self.number = self.canned.connections
 
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def finish(self) -> None:
-        with contextlib.suppress(OSError):
-            super().finish()
-
-    def _body(self) -> bytes:
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            parts = []
-            while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
-                parts.append(self.rfile.read(size))
-                self.rfile.readline()
-            while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                pass
-            return b"".join(parts)
-        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
-
     def _handle(self) -> None:
-        seen = Seen(self.command, self.path, dict(self.headers.items()), self._body(), self.number)
+        seen = Seen(
+            self.command, self.path, dict(self.headers.items()), self.read_body(), self.number
+        )
         with self.canned.lock:
             self.canned.seen.append(seen)
         canned = self.canned.answer(seen)

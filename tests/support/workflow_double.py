@@ -23,7 +23,6 @@ It serves on 127.0.0.1 with an ephemeral port and holds everything in memory:
 from __future__ import annotations
 
 import base64
-import contextlib
 import datetime as dt
 import hashlib
 import json
@@ -37,7 +36,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -45,6 +44,7 @@ from imixs_archive.document.model import Document
 from imixs_archive.document.xml_reader import read_xml
 from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.errors import DocumentError
+from support.http_handler import LoopbackHandler
 
 API = "/api"
 TOKEN_PATH = "/oidc/token"
@@ -505,39 +505,14 @@ def _corrupt(body: bytes, kind: str) -> bytes:
     return body.replace(b"</item>", b"</itme>", 1) if b"</item>" in body else b"<data><document>"
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(LoopbackHandler):
     double: WorkflowDouble
-
-    def setup(self) -> None:
-        super().setup()
-        # Headers and body go out in separate writes: without this, Nagle's algorithm
-        # and the client's delayed ACK add 40 ms to every answer.
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def finish(self) -> None:
-        with contextlib.suppress(OSError):
-            super().finish()
-
-    def _body(self) -> bytes:
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            parts = []
-            while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
-                parts.append(self.rfile.read(size))
-                self.rfile.readline()
-            while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                pass
-            return b"".join(parts)
-        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
 
     def _handle(self) -> None:
         double = self.double
         url = urlsplit(self.path)
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
-        body = self._body()
+        body = self.read_body()
         with double.lock:
             double.stats.requests += 1
         fault = double._fault_for(self.command, url.path)
