@@ -39,6 +39,7 @@ from imixs_archive.web.credentials import (
     token_hash,
     verify_password,
 )
+from imixs_archive.web.throttle import LoginThrottle
 
 SESSION_COOKIE = "imixs_archive_session"
 SESSION_SECONDS = 12 * 3600
@@ -62,6 +63,14 @@ class NotAuthenticatedError(ArchiveError):
     """401: no credentials, or wrong ones."""
 
 
+class TooManyLoginsError(NotAuthenticatedError):
+    """Too many wrong passwords for a user name in a row: answered 429 with Retry-After."""
+
+    def __init__(self, name: str, wait: float) -> None:
+        self.retry_after = max(1, int(wait + 0.999))
+        super().__init__(f"too many failed logins for {name!r}: try again in {self.retry_after} s")
+
+
 class AccessDeniedError(ArchiveError):
     """403: known caller, not allowed (a reader asking to change data; a cross-site request)."""
 
@@ -83,6 +92,7 @@ class Authenticator:
         # user and password under a per-process key, so the cache holds no password.
         self._verified: OrderedDict[bytes, Principal] = OrderedDict()
         self._cache_lock = threading.Lock()
+        self.throttle = LoginThrottle()
 
     # ---- identifying callers ---------------------------------------------------------
 
@@ -119,9 +129,14 @@ class Authenticator:
             if cached is not None:
                 self._verified.move_to_end(key)
                 return cached
+        wait = self.throttle.wait(name)
+        if wait > 0:
+            raise TooManyLoginsError(name, wait)
         user = self.users.get(name)
         if user is None or not verify_password(password, user.password_hash):
+            self.throttle.failed(name)
             return None
+        self.throttle.succeeded(name)
         principal = Principal(user.name, user.role, "basic")
         with self._cache_lock:
             self._verified[key] = principal

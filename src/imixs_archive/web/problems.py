@@ -28,7 +28,7 @@ from imixs_archive.errors import (
     StoreUnavailableError,
 )
 from imixs_archive.services.jobs import JobBusyError, ShuttingDownError
-from imixs_archive.web.auth import AccessDeniedError, NotAuthenticatedError
+from imixs_archive.web.auth import AccessDeniedError, NotAuthenticatedError, TooManyLoginsError
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +54,7 @@ class LoginRequiredError(Exception):
 
 # Most specific first: the first class an error is an instance of decides its status.
 STATUS_OF: tuple[tuple[type[ArchiveError], int], ...] = (
+    (TooManyLoginsError, 429),
     (NotAuthenticatedError, 401),
     (AccessDeniedError, 403),
     (NotFoundError, 404),
@@ -97,6 +98,8 @@ def _archive_error(request: Request, exc: Exception) -> Response:
     headers = {"WWW-Authenticate": REALM} if status == 401 else None
     if status == 503:
         headers = {"Retry-After": "30"}
+    if isinstance(exc, TooManyLoginsError):
+        headers = {"Retry-After": str(exc.retry_after)}
     extra = getattr(exc, "problem_extra", None) or {}
     return problem(status, exc.message, headers, **extra)
 

@@ -21,7 +21,7 @@ from imixs_archive.services.sync_status import retry_dead_letters
 from imixs_archive.web import restore_jobs
 from imixs_archive.web.api_jobs import BackupRequest, backup_job, verify_job, workflow
 from imixs_archive.web.api_restore import RestoreRequest, backup_source, require_instance
-from imixs_archive.web.auth import SESSION_COOKIE, SESSION_SECONDS, Principal
+from imixs_archive.web.auth import SESSION_COOKIE, SESSION_SECONDS, Principal, TooManyLoginsError
 from imixs_archive.web.problems import BadRequestError, PayloadTooLargeError
 from imixs_archive.web.state import Svc, manager, services
 
@@ -75,11 +75,14 @@ async def login(request: Request, svc: Svc) -> Response:
     svc.auth.check_origin(request, "POST")
     form = await read_form(request)
     target = _safe_next(form.get("next", ""))
-    principal = svc.auth.check_password(form.get("username", ""), form.get("password", ""))
+    try:
+        principal = svc.auth.check_password(form.get("username", ""), form.get("password", ""))
+        error = "" if principal is not None else "wrong user name or password"
+    except TooManyLoginsError as exc:
+        principal, error = None, exc.message
     if principal is None:
         return RedirectResponse(
-            f"/login?error={quote('wrong user name or password')}&next={quote(target)}",
-            status_code=303,
+            f"/login?error={quote(error)}&next={quote(target)}", status_code=303
         )
     response = RedirectResponse(target, status_code=303)
     response.set_cookie(
