@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import socket
 import ssl
 import threading
 from collections.abc import Callable, Iterator
@@ -118,10 +119,66 @@ class _Handler(LoopbackHandler):
     do_GET = do_POST = do_PUT = do_DELETE = _handle
 
 
+class TunnelProxy:
+    """An HTTP proxy for ``CONNECT`` only: every tunnel leads to ``127.0.0.1:port``
+    whatever host it names. Records the CONNECT lines and their headers."""
+
+    def __init__(self, port: int) -> None:
+        self.connects: list[tuple[str, dict[str, str]]] = []
+        proxy = self
+
+        class Handler(LoopbackHandler):
+            def do_CONNECT(self) -> None:
+                proxy.connects.append((self.path, dict(self.headers.items())))
+                upstream = socket.create_connection(("127.0.0.1", port))
+                self.send_response(200, "Connection established")
+                self.end_headers()
+                self.wfile.flush()
+                _pipe(self.connection, upstream)
+                self.close_connection = True
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def __enter__(self) -> TunnelProxy:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def _pipe(left: socket.socket, right: socket.socket) -> None:
+    """Copy bytes both ways until one side closes."""
+
+    def copy(source: socket.socket, target: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                target.sendall(data)
+        with contextlib.suppress(OSError):
+            target.shutdown(socket.SHUT_WR)
+
+    other = threading.Thread(target=copy, args=(right, left), daemon=True)
+    other.start()
+    copy(left, right)
+    other.join(5)
+    right.close()
+
+
 @contextlib.contextmanager
-def self_signed(folder: Path) -> Iterator[tuple[ssl.SSLContext, ssl.SSLContext]]:
-    """A server TLS context with a fresh self-signed certificate for 127.0.0.1, and a
-    client context that trusts exactly that certificate."""
+def self_signed(
+    folder: Path, names: tuple[str, ...] = ()
+) -> Iterator[tuple[ssl.SSLContext, ssl.SSLContext]]:
+    """A server TLS context with a fresh self-signed certificate for 127.0.0.1 (and the
+    DNS ``names``), and a client context that trusts exactly that certificate."""
     import ipaddress
 
     from cryptography import x509
@@ -141,7 +198,12 @@ def self_signed(folder: Path) -> Iterator[tuple[ssl.SSLContext, ssl.SSLContext]]
         .not_valid_before(now - dt.timedelta(minutes=5))
         .not_valid_after(now + dt.timedelta(hours=1))
         .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            x509.SubjectAlternativeName(
+                [
+                    x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+                    *(x509.DNSName(name) for name in names),
+                ]
+            ),
             critical=False,
         )
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)

@@ -3,6 +3,7 @@ connections the server closes, truncated and chunked bodies, timeouts, threads, 
 
 from __future__ import annotations
 
+import base64
 import random
 import socket
 import threading
@@ -14,8 +15,8 @@ import pytest
 from imixs_archive.config import load_settings
 from imixs_archive.errors import ConfigError
 from imixs_archive.workflow import WorkflowClient, WorkflowUnavailableError
-from imixs_archive.workflow.transport import ConnectionPool
-from support.canned_http import Canned, CannedServer, Seen, self_signed
+from imixs_archive.workflow.transport import ConnectionPool, _bypassed
+from support.canned_http import Canned, CannedServer, Seen, TunnelProxy, self_signed
 
 
 def _echo(seen: Seen) -> Canned:
@@ -175,3 +176,45 @@ def test_client_trusts_the_ca_file_of_the_settings(tmp_path: Path) -> None:
     settings["WORKFLOW_REST_CAFILE"] = str(tmp_path / "missing.pem")
     with pytest.raises(ConfigError, match="WORKFLOW_REST_CAFILE"):
         WorkflowClient.from_settings(load_settings(settings))
+
+
+def test_plain_http_goes_through_the_proxy_of_the_environment() -> None:
+    def proxy_answer(seen: Seen) -> Canned:
+        return Canned(body=f"{seen.method} {seen.path}".encode())
+
+    with CannedServer(proxy_answer) as proxy:
+        proxies = {"http": f"http://archive:s%40cret@127.0.0.1:{proxy.port}"}
+        with ConnectionPool(proxies=proxies) as pool:
+            reply = pool.request("GET", "http://workflow.example:8080/api/x?a=1", {}, None)
+            assert reply.body == b"GET http://workflow.example:8080/api/x?a=1"
+            pool.request("GET", "http://workflow.example:8080/api/y", {}, None)
+        assert proxy.connections == 1  # kept alive through the proxy too
+        auth = proxy.seen[0].headers["Proxy-Authorization"]
+        assert auth == "Basic " + base64.b64encode(b"archive:s@cret").decode()
+
+
+def test_https_tunnels_through_the_proxy(tmp_path: Path) -> None:
+    with (
+        self_signed(tmp_path, ("workflow.example",)) as (server_tls, client_tls),
+        CannedServer(_echo, tls=server_tls) as server,
+        TunnelProxy(server.port) as proxy,
+    ):
+        proxies = {"https": proxy.url}
+        with ConnectionPool(tls=client_tls, proxies=proxies) as pool:
+            for _ in range(2):
+                reply = pool.request("GET", "https://workflow.example/api/z", {}, None)
+                assert reply.body == b"GET /api/z 0"
+        assert [line for line, _ in proxy.connects] == ["workflow.example:443"]
+
+
+def test_no_proxy_and_loopback_go_direct() -> None:
+    with CannedServer(_echo) as server:
+        proxies = {"http": "http://127.0.0.1:1", "no": "other.example"}
+        with ConnectionPool(proxies=proxies) as pool:  # the proxy would refuse
+            assert pool.request("GET", server.url("/d"), {}, None).body == b"GET /d 0"
+    assert _bypassed("a.internal.example", "localhost, .internal.example")
+    assert _bypassed("internal.example", ".internal.example")
+    assert _bypassed("host", "*")
+    assert _bypassed("host.example", "HOST.example:8080")
+    assert not _bypassed("notinternal.example", "internal.example")
+    assert not _bypassed("example.org", "")

@@ -8,11 +8,13 @@ cookie jar, auth flow, the httpcore layer), ``http.client`` 0.34 ms
 ~170 snapshots per second. What this module adds to ``http.client`` is only what the
 client needs: a pool of idle connections per origin, separate connect and read timeouts,
 a check that an idle connection was not closed by the server before it is reused, bodies
-streamed in both directions, and one error type for every transport failure.
+streamed in both directions, the proxy variables (``HTTP_PROXY``, ``HTTPS_PROXY``,
+``NO_PROXY``, as httpx and curl read them), and one error type for every transport failure.
 """
 
 from __future__ import annotations
 
+import base64
 import http.client
 import select
 import socket
@@ -22,7 +24,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from email.message import Message
 from typing import Protocol
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
+from urllib.request import getproxies
 
 from imixs_archive.workflow.errors import WorkflowUnavailableError
 
@@ -124,6 +127,9 @@ class _ReadTimeout:
     TLS handshake, ``read_timeout`` for every read and write after."""
 
     read_timeout: float | None = None
+    absolute = False
+    """Requests name the whole URL (plain http through a proxy)."""
+    proxy_headers: dict[str, str] | None = None
     sock: socket.socket
 
     def connect(self) -> None:
@@ -152,11 +158,15 @@ class ConnectionPool:
         read_timeout: float = 60.0,
         max_idle: int = 16,
         tls: ssl.SSLContext | None = None,
+        proxies: dict[str, str] | None = None,
     ) -> None:
+        """``proxies``: scheme -> proxy URL, and ``no`` -> hosts to reach directly; by
+        default the environment's (``HTTP_PROXY``, ``HTTPS_PROXY``, ``NO_PROXY``)."""
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
         self.max_idle = max_idle
         self._tls = tls
+        self._proxies = getproxies() if proxies is None else proxies
         self._idle: dict[Origin, list[_Connection]] = {}
         self._lock = threading.Lock()
         self._closed = False
@@ -185,11 +195,12 @@ class ConnectionPool:
         idempotent or the caller says it may be sent twice (``resend``)."""
         key, target = _split(url)
         what = f"{method} {url}"
+        url = url.split("#", 1)[0]
         replayable = (method in IDEMPOTENT or resend) and (body is None or isinstance(body, bytes))
         while True:
             conn, reused = self._acquire(key)
             try:
-                raw = self._exchange(conn, method, target, headers, body)
+                raw = self._exchange(conn, method, url, target, headers, body)
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as exc:
                 conn.close()
                 if reused and replayable:
@@ -222,8 +233,17 @@ class ConnectionPool:
     # ---- plumbing -----------------------------------------------------------------------
 
     def _exchange(
-        self, conn: _Connection, method: str, target: str, headers: dict[str, str], body: Body
+        self,
+        conn: _Connection,
+        method: str,
+        url: str,
+        target: str,
+        headers: dict[str, str],
+        body: Body,
     ) -> http.client.HTTPResponse:
+        if isinstance(conn, _ReadTimeout) and conn.absolute:  # plain http through a proxy
+            target = url
+            headers = {**(conn.proxy_headers or {}), **headers}
         if conn.sock is None:
             try:
                 conn.connect()
@@ -253,14 +273,37 @@ class ConnectionPool:
 
     def _connection(self, key: Origin) -> _Connection:
         scheme, host, port = key
+        proxy = self._proxy(scheme, host)
         conn: _Plain | _Tls
         if scheme == "https":
             context = self._tls or ssl.create_default_context()
-            conn = _Tls(host, port, timeout=self.connect_timeout, context=context)
-        else:
+            if proxy is None:
+                conn = _Tls(host, port, timeout=self.connect_timeout, context=context)
+            else:  # a CONNECT tunnel through the proxy, TLS with the host inside it
+                conn = _Tls(*proxy[:2], timeout=self.connect_timeout, context=context)
+                conn.set_tunnel(host, port, headers=proxy[2])
+        elif proxy is None:
             conn = _Plain(host, port, timeout=self.connect_timeout)
+        else:
+            conn = _Plain(*proxy[:2], timeout=self.connect_timeout)
+            conn.absolute, conn.proxy_headers = True, proxy[2]
         conn.read_timeout = self.read_timeout
         return conn
+
+    def _proxy(self, scheme: str, host: str) -> tuple[str, int, dict[str, str]] | None:
+        """Host, port and headers of the proxy for this scheme and host, if any."""
+        url = self._proxies.get(scheme)
+        if not url or _bypassed(host, self._proxies.get("no", "")):
+            return None
+        parts = urlsplit(url if "://" in url else f"http://{url}")
+        if not parts.hostname:
+            return None
+        headers: dict[str, str] = {}
+        if parts.username is not None:
+            pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+            token = base64.b64encode(pair.encode()).decode("ascii")
+            headers["Proxy-Authorization"] = f"Basic {token}"
+        return parts.hostname, parts.port or 8080, headers
 
 
 class _ConnectFailed(Exception):
@@ -277,6 +320,20 @@ def _split(url: str) -> tuple[Origin, str]:
     port = parts.port or (443 if scheme == "https" else 80)
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     return (scheme, parts.hostname, port), target
+
+
+def _bypassed(host: str, no_proxy: str) -> bool:
+    """``NO_PROXY`` rules: ``*``, host names and domain suffixes (``.example.org`` or
+    ``example.org``), with or without a port. Loopback is always reached directly."""
+    host = host.lower().strip("[]")
+    if host in ("localhost", "::1") or host.startswith("127."):
+        return True
+    for entry in no_proxy.replace(";", ",").split(","):
+        name = entry.strip().lower().lstrip(".")
+        name = name.rsplit(":", 1)[0] if name.count(":") == 1 else name
+        if name == "*" or (name and (host == name or host.endswith("." + name))):
+            return True
+    return False
 
 
 def _still_open(conn: _Connection) -> bool:
