@@ -17,7 +17,7 @@ the bytes.
 Known content: an attachment is usually carried from snapshot to snapshot unchanged. The
 writer holds back a file's first ``HEAD_BYTES`` and looks their SHA-256 up in
 ``archive_file_heads``; when a stored file starts the same (its *twin*), the arriving bytes
-are compared with the twin's stored pieces (read ahead on the piece threads) instead of
+are compared with the twin's stored pieces (read ahead on a thread of their own) instead of
 being cut, hashed twice and looked up piece by piece. Equal to its end: the file is the
 twin (same bytes, so same MD5 and pieces). A difference anywhere: the bytes matched so far
 are read again from the twin and go through the normal path, followed by the rest. The
