@@ -151,6 +151,23 @@ def test_an_add_and_its_remove_in_one_round(double: WorkflowDouble, archive: Arc
     service.close()
 
 
+def test_a_remove_supersedes_an_add_waiting_for_its_retry(
+    double: WorkflowDouble, archive: Archive
+) -> None:
+    snapshot = double.save()
+    sid = str(snapshot.get_first("$uniqueid"))
+    double.inject("status", times=1)
+    service = _service(double, archive, retry_delay_ms=60_000)
+    assert service.run_round().count(Outcome.FAILED) == 1
+    assert service.run_round().count(Outcome.DEFERRED) == 1  # waits for its retry
+    double.remove_snapshot(sid)  # the workflow drops it meanwhile
+    result = service.run_round()
+    assert result.count(Outcome.DONE) == 2
+    assert not double.events() and not archive.exists(sid)
+    assert list(FailureBook(archive.backend).all()) == []  # no retry, no dead letter left
+    service.close()
+
+
 def test_spread_keeps_each_snapshots_events_in_order() -> None:
     events = [
         Event(id=f"e{n}", topic=topic, ref=ref, created=None)

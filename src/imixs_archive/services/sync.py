@@ -221,14 +221,8 @@ class SyncService:
         result.read = len(events)
         self._set_lag(events)
         at = now_ms()
-        work: list[tuple[Event, FailedEvent | None]] = []
-        for event in events:
-            failed = known.get(event.id)
-            if failed is not None and not failed.dead and not failed.due(at):
-                result.outcomes[Outcome.DEFERRED] += 1
-            else:
-                work.append((event, failed))
-        futures = [self._pool.submit(self._in_order, group) for group in _spread(work)]
+        work = [(event, known.get(event.id)) for event in events]
+        futures = [self._pool.submit(self._in_order, group, at) for group in _spread(work)]
         for future in futures:
             for outcome, reason in future.result():
                 result.outcomes[outcome] += 1
@@ -255,19 +249,22 @@ class SyncService:
 
     # ---- one event --------------------------------------------------------------------
 
-    def _in_order(self, group: list[_Work]) -> list[tuple[Outcome, str]]:
+    def _in_order(self, group: list[_Work], at: int) -> list[tuple[Outcome, str]]:
         """The events of one snapshot, in the log's order. Adds followed by a remove are
-        superseded: only their events are deleted (the snapshot is gone from the
-        workflow; archiving it first would only have it deleted again). Once an event is
-        not done, the later ones wait for the next round."""
+        superseded, even while waiting for a retry: only their events are deleted (the
+        snapshot is gone from the workflow; archiving it would only have it deleted again).
+        Once an event is neither done nor a dead letter, the later ones wait for the next
+        round."""
         removes = [n for n, (event, _) in enumerate(group) if event.base_topic == TOPIC_REMOVE]
         superseded = removes[-1] if removes else 0
         outcomes: list[tuple[Outcome, str]] = []
         for index, (event, failed) in enumerate(group):
-            if outcomes and outcomes[-1][0] is not Outcome.DONE:
+            if outcomes and outcomes[-1][0] not in (Outcome.DONE, Outcome.DEAD):
                 outcomes.append((Outcome.SKIPPED, ""))
             elif index < superseded and event.base_topic != TOPIC_REMOVE:
                 outcomes.append(self._guarded(event, failed, superseded=True))
+            elif failed is not None and not failed.dead and not failed.due(at):
+                outcomes.append((Outcome.DEFERRED, ""))
             else:
                 outcomes.append(self._guarded(event, failed))
         return outcomes
