@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from concurrent.futures import Future
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -23,8 +24,15 @@ from imixs_archive.archive.content import (
 )
 from imixs_archive.archive.files import register_file, release_file
 from imixs_archive.archive.verify import verify
-from imixs_archive.storage.base import Backend
-from imixs_archive.storage.model import ARCHIVE_FILE_HEADS, DOCUMENTS, DOCUMENTS_DATA
+from imixs_archive.storage.base import Backend, Row
+from imixs_archive.storage.delegating import DelegatingBackend
+from imixs_archive.storage.model import (
+    ARCHIVE_FILE_HEADS,
+    ARCHIVE_PIECE_REFS,
+    DOCUMENTS,
+    DOCUMENTS_DATA,
+    Table,
+)
 
 BASE = random.Random(5).randbytes(3_000_000)
 
@@ -144,3 +152,37 @@ def test_any_edit_of_a_stored_content_reads_back_exactly(
     _archive(pieces, _SMALL_BASE)
     edited = _SMALL_BASE[:cut] + insert + _SMALL_BASE[cut + drop :] + tail
     _archive(pieces, edited, block)
+
+
+class PieceReads(DelegatingBackend):
+    """Counts the pieces read."""
+
+    reads = 0
+
+    def get(self, table: Table, key: Mapping[str, Any], columns: Any = None) -> Row | None:
+        if table is DOCUMENTS_DATA:
+            self.reads += 1
+        return super().get(table, key, columns)
+
+
+def test_a_range_reads_only_the_pieces_it_overlaps(pieces: CountingStore, backend: Backend) -> None:
+    key = _archive(pieces, BASE)
+    counted = PieceReads(backend)
+    stored = StoredContent(counted, key)
+    sizes = [int(r["size"]) for r in _refs(backend, key)]
+    assert len(sizes) > 5
+    first, last = len(BASE) - 100_000, len(BASE) - 50_001
+    assert b"".join(stored.iter_range(first, last)) == BASE[first : last + 1]
+    assert counted.reads <= 2  # the piece(s) holding those 50,000 bytes, no others
+    for first, last in [(0, 0), (0, len(BASE) - 1), (123_456, 1_234_567), (len(BASE) - 1,) * 2]:
+        assert b"".join(stored.iter_range(first, last)) == BASE[first : last + 1]
+    # Pieces without a size record (written by the Java service) are read to be skipped.
+    for row in list(backend.scan(ARCHIVE_PIECE_REFS)):
+        backend.delete(ARCHIVE_PIECE_REFS, {"data_id": row["data_id"], "md5": row["md5"]})
+    assert b"".join(stored.iter_range(first, last)) == BASE[first : last + 1]
+
+
+def _refs(backend: Backend, key: str) -> list[Row]:
+    ids = [r["data_id"] for r in backend.scan(DOCUMENTS, {"md5": key})]
+    found = [backend.get(ARCHIVE_PIECE_REFS, {"data_id": i, "md5": key}) for i in ids]
+    return [row for row in found if row is not None]

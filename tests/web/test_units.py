@@ -6,6 +6,7 @@ import pytest
 from starlette.requests import Request
 
 from imixs_archive.config import load_settings
+from imixs_archive.document.model import slice_pieces
 from imixs_archive.errors import ConfigError
 from imixs_archive.web.auth import Authenticator, Principal
 from imixs_archive.web.credentials import (
@@ -17,7 +18,7 @@ from imixs_archive.web.credentials import (
     parse_users,
     verify_password,
 )
-from imixs_archive.web.streaming import negotiate, parse_range, slice_pieces
+from imixs_archive.web.streaming import negotiate, parse_range
 
 
 @pytest.mark.parametrize(

@@ -43,6 +43,7 @@ from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.model import (
     ARCHIVE_FILE_HEADS,
     ARCHIVE_FILES,
+    ARCHIVE_PIECE_REFS,
     DOCUMENTS,
     DOCUMENTS_DATA,
 )
@@ -138,6 +139,23 @@ class StoredContent(BinaryStream):
             yield read_piece(self.backend, row["data_id"])
         if not found and self.key != EMPTY_MD5:
             raise NotFoundError(f"no file with MD5 {self.key} in the archive")
+
+    def iter_range(self, first: int, last: int) -> Iterator[bytes]:
+        """Pieces before ``first`` are skipped by the sizes ``archive_piece_refs`` records
+        (a piece without that record, as the Java service writes them, is read)."""
+        position = 0
+        for row in self.backend.scan(DOCUMENTS, {"md5": self.key}, columns=["data_id"]):
+            data_id = row["data_id"]
+            ref = self.backend.get(ARCHIVE_PIECE_REFS, {"data_id": data_id, "md5": self.key})
+            if ref is not None and position + int(ref["size"]) <= first:
+                position += int(ref["size"])
+                continue
+            piece = read_piece(self.backend, data_id)
+            if position + len(piece) > first:
+                yield piece[max(0, first - position) : last + 1 - position]
+            position += len(piece)
+            if position > last:
+                return
 
 
 def read_piece(backend: Backend, data_id: str) -> bytes:

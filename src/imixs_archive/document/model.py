@@ -108,6 +108,18 @@ class Float(float):
         return f"Float({float(self)!r})"
 
 
+def slice_pieces(pieces: Iterable[bytes], first: int, last: int) -> Iterator[bytes]:
+    """The bytes first..last (inclusive) of a stream of pieces."""
+    position = 0
+    for piece in pieces:
+        end = position + len(piece)
+        if end > first:
+            yield piece[max(0, first - position) : min(len(piece), last + 1 - position)]
+        position = end
+        if position > last:
+            return
+
+
 class BinaryStream(ABC):
     """An ``xs:base64Binary`` value whose bytes arrive as a stream of pieces.
 
@@ -123,6 +135,11 @@ class BinaryStream(ABC):
     def size(self) -> int | None:
         """The number of bytes if known without reading them."""
         return None
+
+    def iter_range(self, first: int, last: int) -> Iterator[bytes]:
+        """The bytes ``first..last`` (inclusive), in pieces; nothing after ``last`` is
+        read. Streams that know their pieces' sizes skip the ones before ``first``."""
+        return slice_pieces(self.iter_bytes(), first, last)
 
     def read_all(self) -> bytes:
         """All bytes at once: only for small contents and tests."""
