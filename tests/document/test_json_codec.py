@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import json
 import math
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
-from imixs_archive.document.json_codec import read_json, to_json
+from imixs_archive.document.json_codec import iter_json, read_json, to_json
 from imixs_archive.document.model import (
     BigInteger,
+    BinaryStream,
     Byte,
     Document,
     Float,
@@ -216,3 +219,30 @@ def test_lone_surrogate_survives() -> None:
     data = to_json(doc)
     data.decode("utf-8")  # valid UTF-8
     assert read_json(data) == [doc]
+
+
+class _Generated(BinaryStream):
+    """``pieces`` pieces of 1 MiB, made as they are read; ``read_all`` is not allowed."""
+
+    def __init__(self, pieces: int) -> None:
+        self.pieces = pieces
+
+    def iter_bytes(self) -> Iterator[bytes]:
+        for n in range(self.pieces):
+            yield bytes([n % 256]) * (1 << 20)
+
+    def read_all(self) -> bytes:
+        raise AssertionError("a stream must not be read whole")
+
+
+def test_attachments_are_written_as_a_stream() -> None:
+    doc = Document({"$uniqueid": "u-1", "$file": [{"big.bin": ["application/x", _Generated(20)]}]})
+    parts = list(iter_json(doc, collection=True))
+    assert sum(len(part) for part in parts) > 20 * (4 << 20) // 3
+    assert max(len(part) for part in parts) < 1 << 20
+    [back] = read_json(b"".join(parts))
+    content = back.get_values("$file")[0]["big.bin"][1]
+    assert content == b"".join(_Generated(20).iter_bytes())
+    plain = json.loads(b"".join(iter_json(doc, typed=False)))
+    values = {item["name"]: item["value"] for item in plain["item"]}
+    assert base64.b64decode(values["$file"][0]["big.bin"][1]) == content

@@ -21,15 +21,19 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+import re
+import secrets
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from imixs_archive.document.base64_stream import iter_base64
 from imixs_archive.document.model import BinaryStream, Document, XsType
 from imixs_archive.document.values import format_value, parse_value
 from imixs_archive.errors import DocumentError
 
 _MAP = XsType.MAP.value
 _LIST = XsType.LIST.value
+_BASE64 = XsType.BASE64.value
 
 
 def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -163,12 +167,26 @@ def to_json(
 ) -> bytes:
     """The JSON of one document (``{"item": ...}``) or a collection (``{"data": [...]}``).
 
-    ``typed=False`` writes the plain, lossy form (see the module docstring). Binary streams
-    are read whole: JSON is for documents whose contents fit in memory.
-    """
+    ``typed=False`` writes the plain, lossy form (see the module docstring)."""
+    return b"".join(iter_json(docs, typed=typed, collection=collection))
+
+
+def iter_json(
+    docs: Document | Iterable[Document], *, typed: bool = True, collection: bool | None = None
+) -> Iterator[bytes]:
+    """As :func:`to_json`, in parts: the bytes of binary streams (attachments) are
+    base64-encoded piece by piece as they are read, never held whole. The rest of the
+    documents (their items) is built in memory."""
     single = isinstance(docs, Document) if collection is None else not collection
     listed = [docs] if isinstance(docs, Document) else list(docs)
-    converted = [_document_json(doc, typed) for doc in listed]
+    streams: list[BinaryStream] = []
+    marker = f"@@binary-{secrets.token_hex(8)}-"
+
+    def binary(stream: BinaryStream) -> str:
+        streams.append(stream)
+        return f"{marker}{len(streams) - 1}@@"
+
+    converted = [_document_json(doc, typed, binary) for doc in listed]
     if single:
         if len(converted) != 1:
             raise DocumentError(f"expected one document, got {len(converted)}")
@@ -176,35 +194,46 @@ def to_json(
     else:
         root = {"data": converted}
     text = json.dumps(root, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    # Lone surrogates (not encodable) become JSON escapes, which read back as the same string.
-    return text.encode("utf-8", "backslashreplace")
+    parts = re.split(f'"{re.escape(marker)}(\\d+)@@"', text)
+    for index, part in enumerate(parts):
+        if index % 2 == 0:
+            # Lone surrogates (not encodable) become JSON escapes: they read back the same.
+            yield part.encode("utf-8", "backslashreplace")
+        else:
+            yield b'"'
+            yield from iter_base64(streams[int(part)].iter_bytes())
+            yield b'"'
 
 
-def _document_json(doc: Document, typed: bool) -> dict[str, Any]:
+Binary = Callable[[BinaryStream], str]
+"""Stands in for a binary stream while the JSON is built (its bytes follow later)."""
+
+
+def _document_json(doc: Document, typed: bool, binary: Binary) -> dict[str, Any]:
     if not isinstance(doc, Document):
         raise TypeError(f"expected a Document, got {type(doc).__name__}")
     items = []
     for name, values in doc.sorted_items():
         try:
-            items.append({"name": name, "value": [_value_json(v, typed) for v in values]})
+            items.append({"name": name, "value": [_value_json(v, typed, binary) for v in values]})
         except DocumentError as exc:
             raise DocumentError(exc.reason, f"item {name!r}") from None
     return {"item": items}
 
 
-def _value_json(value: Any, typed: bool) -> Any:
+def _value_json(value: Any, typed: bool, binary: Binary) -> Any:
     if value is None:
         return None
     if isinstance(value, dict):
-        entries = {key: _entry_values(value[key], typed) for key in sorted(value)}
+        entries = {key: _entry_values(value[key], typed, binary) for key in sorted(value)}
         if not typed:
             return entries
         return {"@type": _MAP, "item": [{"name": k, "value": v} for k, v in entries.items()]}
     if isinstance(value, list | tuple):
-        elements = [_value_json(element, typed) for element in value]
+        elements = [_value_json(element, typed, binary) for element in value]
         return {"@type": _LIST, "value": elements} if typed else elements
     if isinstance(value, BinaryStream):
-        value = value.read_all()
+        return {"@type": _BASE64, "$": binary(value)} if typed else binary(value)
     if not typed:
         plain = _plain(value)
         if plain is not None:
@@ -213,9 +242,9 @@ def _value_json(value: Any, typed: bool) -> Any:
     return {"@type": xs_type, "$": text} if typed else text
 
 
-def _entry_values(values: Any, typed: bool) -> list[Any]:
+def _entry_values(values: Any, typed: bool, binary: Binary) -> list[Any]:
     entries = values if isinstance(values, list | tuple) else [values]
-    return [_value_json(element, typed) for element in entries]
+    return [_value_json(element, typed, binary) for element in entries]
 
 
 def _plain(value: Any) -> str | bool | int | float | None:

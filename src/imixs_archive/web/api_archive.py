@@ -11,13 +11,13 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.state import load_state
 from imixs_archive.archive.stats import collect_stats
 from imixs_archive.document.conventions import iter_files, origin_id, snapshot_millis
-from imixs_archive.document.json_codec import to_json
+from imixs_archive.document.json_codec import iter_json
 from imixs_archive.document.model import Document
 from imixs_archive.errors import NotFoundError
 from imixs_archive.web.problems import BadRequestError
@@ -34,7 +34,7 @@ Limit = Annotated[int, Query(ge=1, le=1000, description="at most this many")]
 def document_response(request: Request, svc: Svc, doc: Document, fmt: str | None) -> Response:
     chosen = negotiate(request, fmt)
     if chosen == "json":
-        return Response(to_json(doc, collection=True), media_type="application/json")
+        return StreamingResponse(iter_json(doc, collection=True), media_type="application/json")
     if chosen == "html":
         page = svc.templates.get_template("api_document.html").render(doc=doc, rows=doc_rows(doc))
         return Response(page, media_type="text/html")
