@@ -15,12 +15,13 @@ streamed in both directions, the proxy variables (``HTTP_PROXY``, ``HTTPS_PROXY`
 from __future__ import annotations
 
 import base64
+import functools
 import http.client
 import select
 import socket
 import ssl
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from email.message import Message
 from typing import Protocol
@@ -75,13 +76,19 @@ class Response:
     """An answer whose body is read as a stream; :meth:`close` it (or use ``with``)."""
 
     def __init__(
-        self, pool: ConnectionPool, key: Origin, conn: _Connection, raw: http.client.HTTPResponse
+        self,
+        what: str,
+        conn: _Connection,
+        raw: http.client.HTTPResponse,
+        release: Callable[[_Connection], None],
     ) -> None:
-        self._pool, self._key, self._raw = pool, key, raw
+        self.what = what
+        """The request, for error messages (``GET http://...``)."""
         self._conn: _Connection | None = conn
+        self._raw = raw
+        self._release = release
         self.status = raw.status
         self.headers: Message = raw.headers
-        self.what = ""
 
     @property
     def content_type(self) -> str:
@@ -111,7 +118,7 @@ class Response:
             return
         conn, self._conn = self._conn, None
         if self._raw.isclosed() and not self._raw.will_close:
-            self._pool._release(self._key, conn)
+            self._release(conn)
         else:
             conn.close()
 
@@ -212,9 +219,7 @@ class ConnectionPool:
             except (OSError, http.client.HTTPException) as exc:
                 conn.close()
                 raise unavailable(what, exc) from exc
-            response = Response(self, key, conn, raw)
-            response.what = what
-            return response
+            return Response(what, conn, raw, functools.partial(self._release, key))
 
     def __enter__(self) -> ConnectionPool:
         return self
