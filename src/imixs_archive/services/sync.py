@@ -90,7 +90,7 @@ class Outcome(StrEnum):
     FAILED = "failed"  # failed; unlocked for a later attempt
     DEAD = "dead"  # failed for the last time: now a dead letter
     PAUSED = "paused"  # the workflow or the store is unavailable: nothing counted
-    SKIPPED = "skipped"  # a stop was requested before it began
+    SKIPPED = "skipped"  # a stop was requested, or an earlier event of its snapshot is not done
 
 
 COUNTERS = ("events", "archived", "removed", "bytes", "failures", "retries", "dead_letters")
