@@ -1,8 +1,10 @@
 """The ``backend`` fixture, shared by every suite: each test runs on each backend.
 
 SQLite runs always, on a fresh store in ``tmp_path``. Cassandra runs when
-``ARCHIVE_TEST_CASSANDRA=host:port`` names a server; each test gets its own keyspace,
-dropped afterwards.
+``ARCHIVE_TEST_CASSANDRA=host:port`` names a server (``.ci/run`` starts one with
+``scripts/cassandra-node``): one keyspace per test session, created once, emptied with
+``TRUNCATE`` before each test and dropped at the end. Creating thirteen tables per test
+would cost more than most tests.
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ import importlib
 import os
 import random
 import string
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,20 +28,48 @@ CASSANDRA_ENV = "ARCHIVE_TEST_CASSANDRA"
 CASSANDRA_SKIP = "set ARCHIVE_TEST_CASSANDRA=host:port to run the contract suite on Cassandra"
 
 
-def _cassandra_backend(target: str) -> Backend:
+def cassandra_target() -> str:
+    """The test server's ``host:port``, or "" when none is configured."""
+    return os.environ.get(CASSANDRA_ENV, "").strip()
+
+
+def random_keyspace(prefix: str = "archive_test_") -> str:
     # Keyspace names must match ^[a-z_]*[^-]$: letters and underscores only.
-    keyspace = "archive_test_" + "".join(random.choices(string.ascii_lowercase, k=12))
-    settings = load_settings(
-        {
-            "ARCHIVE_CLUSTER_CONTACTPOINTS": target,
-            "ARCHIVE_CLUSTER_KEYSPACE": keyspace,
-            "ARCHIVE_CLUSTER_CONSISTENCY_READ": "ONE",
-            "ARCHIVE_CLUSTER_CONSISTENCY_WRITE": "ONE",
-        }
-    )
+    return prefix + "".join(random.choices(string.ascii_lowercase, k=12))
+
+
+def cassandra_env(keyspace: str, **extra: str) -> dict[str, str]:
+    """The settings that point the archive at the test server and ``keyspace``."""
+    return {
+        "ARCHIVE_CLUSTER_CONTACTPOINTS": cassandra_target(),
+        "ARCHIVE_CLUSTER_KEYSPACE": keyspace,
+        "ARCHIVE_CLUSTER_REPLICATION_FACTOR": "1",
+        "ARCHIVE_CLUSTER_CONSISTENCY_READ": "ONE",
+        "ARCHIVE_CLUSTER_CONSISTENCY_WRITE": "ONE",
+        **extra,
+    }
+
+
+def open_cassandra(keyspace: str, env: Mapping[str, str] | None = None) -> Any:
+    """A Cassandra backend on the test server (keyspace created when missing)."""
     module = importlib.import_module("imixs_archive.storage.cassandra")
-    backend: Backend = module.CassandraBackend.from_settings(settings)
-    return backend
+    settings = load_settings(dict(env) if env is not None else cassandra_env(keyspace))
+    return module.CassandraBackend.from_settings(settings)
+
+
+@pytest.fixture(scope="session")
+def cassandra_session_store() -> Iterator[Backend]:
+    """The session's keyspace on the test server; skips when none is configured."""
+    if not cassandra_target():
+        pytest.skip(CASSANDRA_SKIP)
+    store = open_cassandra(random_keyspace())
+    try:
+        yield store
+    finally:
+        try:
+            store.drop_keyspace()
+        finally:
+            store.close()
 
 
 @pytest.fixture(params=["sqlite", pytest.param("cassandra", marks=pytest.mark.cassandra)])
@@ -47,19 +78,9 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
         with SQLiteBackend(tmp_path / "store") as sqlite_store:
             yield sqlite_store
         return
-    target = os.environ.get(CASSANDRA_ENV, "").strip()
-    if not target:
-        pytest.skip(CASSANDRA_SKIP)
-    store = _cassandra_backend(target)
-    try:
-        yield store
-    finally:
-        drop = getattr(store, "drop_keyspace", None)
-        try:
-            if callable(drop):
-                drop()
-        finally:
-            store.close()
+    store = request.getfixturevalue("cassandra_session_store")
+    store.truncate_all()
+    yield store
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ and, in ``CREATE KEYSPACE``, datacenter names and replication factors validated 
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -99,8 +100,31 @@ def drop_keyspace(keyspace: str) -> str:
     return f"DROP KEYSPACE IF EXISTS {check_identifier(keyspace)}"
 
 
+def truncate(keyspace: str, table: Table) -> str:
+    return f"TRUNCATE {_qualified(keyspace, table)}"
+
+
+TABLE_ID_NAMESPACE = uuid.UUID("5b0f3c0e-7d4e-4a6e-9a43-6e1f2b8c9d10")
+"""Namespace of the deterministic table ids (:func:`table_id`)."""
+
+
+def table_id(keyspace: str, table: Table) -> uuid.UUID:
+    """The id a table of the model is created with, the same for every process.
+
+    Several archive instances starting at once each run ``CREATE TABLE IF NOT EXISTS``;
+    with ids of their own, two such statements racing can leave one table with two ids
+    (a schema disagreement Cassandra does not heal). The same name gives the same id, so
+    the races agree."""
+    return uuid.uuid5(TABLE_ID_NAMESPACE, f"{check_identifier(keyspace)}.{table.name}")
+
+
 def create_table(keyspace: str, table: Table, *, zstd: bool = False) -> str:
-    """``CREATE TABLE IF NOT EXISTS``; tables holding pieces get zstd when ``zstd``."""
+    """``CREATE TABLE IF NOT EXISTS`` with the deterministic :func:`table_id`.
+
+    Tables of large cells (pieces, snapshot XML) get zstd when ``zstd`` (Cassandra 4.0+)
+    in 64 KiB chunks; pieces only keep a compressed chunk when it saves a tenth
+    (``min_compress_ratio``), so already-compressed attachments are stored raw and read
+    without a decompression step."""
     columns = ", ".join(f"{c.name} {c.type.value}" for c in table.columns)
     partition = ", ".join(table.partition_key)
     if len(table.partition_key) > 1:
@@ -108,17 +132,25 @@ def create_table(keyspace: str, table: Table, *, zstd: bool = False) -> str:
     key = ", ".join((partition, *table.clustering_key))
     name = _qualified(keyspace, table)
     text = f"CREATE TABLE IF NOT EXISTS {name} ({columns}, PRIMARY KEY ({key}))"
+    text += f" WITH ID = {table_id(keyspace, table)}"
     if zstd and table.holds_pieces:
-        text += " WITH compression = {'class': 'ZstdCompressor'}"
+        text += (
+            " AND compression = {'class': 'ZstdCompressor', 'chunk_length_in_kb': 64, "
+            "'min_compress_ratio': 1.1}"
+        )
+    elif zstd and table.large_cells:
+        text += " AND compression = {'class': 'ZstdCompressor', 'chunk_length_in_kb': 64}"
     return text
 
 
 def insert(keyspace: str, table: Table) -> str:
-    """An upsert of every column, bound in declaration order."""
+    """An upsert of every column, bound in declaration order, then the write timestamp
+    (microseconds: the same on every retry of one write, so a retry that lands late
+    cannot overwrite a later write or undo a later delete)."""
     markers = ", ".join("?" for _ in table.columns)
     return (
         f"INSERT INTO {_qualified(keyspace, table)} "
-        f"({', '.join(table.column_names)}) VALUES ({markers})"
+        f"({', '.join(table.column_names)}) VALUES ({markers}) USING TIMESTAMP ?"
     )
 
 
@@ -180,8 +212,16 @@ def select_all(
 
 
 def delete_row(keyspace: str, table: Table) -> str:
-    return f"DELETE FROM {_qualified(keyspace, table)} WHERE {_equal(table.primary_key)}"
+    """Binds the write timestamp (microseconds), then the primary key."""
+    return (
+        f"DELETE FROM {_qualified(keyspace, table)} USING TIMESTAMP ? "
+        f"WHERE {_equal(table.primary_key)}"
+    )
 
 
 def delete_partition(keyspace: str, table: Table) -> str:
-    return f"DELETE FROM {_qualified(keyspace, table)} WHERE {_equal(table.partition_key)}"
+    """Binds the write timestamp (microseconds), then the partition key."""
+    return (
+        f"DELETE FROM {_qualified(keyspace, table)} USING TIMESTAMP ? "
+        f"WHERE {_equal(table.partition_key)}"
+    )
