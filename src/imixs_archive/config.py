@@ -56,12 +56,15 @@ class Settings:
     cluster_replication_class: str = _setting(
         "ARCHIVE_CLUSTER_REPLICATION_CLASS",
         "SimpleStrategy",
-        "SimpleStrategy or NetworkTopologyStrategy (used when the keyspace is created).",
+        "SimpleStrategy or NetworkTopologyStrategy (used when the keyspace is created; "
+        "NetworkTopologyStrategy for a real cluster).",
     )
     cluster_replication_factor: str = _setting(
         "ARCHIVE_CLUSTER_REPLICATION_FACTOR",
-        "1",
-        "Replication factor: a number, or 'dc1:3,dc2:3' for NetworkTopologyStrategy.",
+        "",
+        "Copies of the archive the keyspace keeps: a number, or 'dc1:3,dc2:3' for "
+        "NetworkTopologyStrategy. Unset: one copy on a one-node cluster (with a warning); "
+        "on several nodes the keyspace is not created until this is set.",
     )
     cluster_local_dc: str = _setting(
         "ARCHIVE_CLUSTER_LOCAL_DC", "", "Local datacenter name for datacenter-aware routing."
@@ -74,6 +77,13 @@ class Settings:
     )
     cluster_ssl: bool = _setting(
         "ARCHIVE_CLUSTER_SSL", False, "Connect to Cassandra over TLS.", _bool
+    )
+    cluster_ssl_check_hostname: bool = _setting(
+        "ARCHIVE_CLUSTER_SSL_CHECK_HOSTNAME",
+        True,
+        "Check that each node's certificate names the address connected to (as a TLS client "
+        "should). false: only the chain is checked, as the Java service did.",
+        _bool,
     )
     cluster_ssl_ca: str = _setting(
         "ARCHIVE_CLUSTER_SSL_CA", "", "PEM file of the CA that signed the server certificates."
@@ -104,6 +114,13 @@ class Settings:
     )
     cluster_retries: int = _setting(
         "ARCHIVE_CLUSTER_RETRIES", 5, "Attempts for a request that timed out.", int
+    )
+    cluster_protocol_version: int = _setting(
+        "ARCHIVE_CLUSTER_PROTOCOL_VERSION",
+        4,
+        "Native protocol version spoken to Cassandra, pinned rather than negotiated "
+        "(4: Cassandra 2.2 and later, ScyllaDB; 5: Cassandra 4.0 and later).",
+        int,
     )
 
     # --- the service: HTTP, access control (see docs/web.md) ---

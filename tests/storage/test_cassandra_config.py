@@ -173,7 +173,7 @@ def test_defaults() -> None:
     config = load_config(load_settings({"ARCHIVE_CLUSTER_CONTACTPOINTS": "cassandra"}))
     assert config.contact_points == (("cassandra", 9042),)
     assert config.keyspace == "imixs_archive"
-    assert config.replication == Replication(SIMPLE, (("replication_factor", 1),))
+    assert config.replication is None  # not chosen: see choose_replication
     assert (config.consistency_read, config.consistency_write) == ("LOCAL_QUORUM", "LOCAL_QUORUM")
     assert config.request_timeout == 30.0
     assert config.write_concurrency == 16
@@ -308,8 +308,21 @@ def test_tls_with_ca_and_client_certificate(pem_files: dict[str, Path]) -> None:
     context = ssl_context(config)
     assert isinstance(context, ssl.SSLContext)
     assert context.verify_mode == ssl.CERT_REQUIRED
-    assert context.check_hostname is False
+    assert context.check_hostname is True  # the driver then checks each node's address
     assert [cert["subject"] for cert in context.get_ca_certs()] == [((("commonName", "test-ca"),),)]
+
+
+def test_tls_host_name_check_can_be_turned_off(pem_files: dict[str, Path]) -> None:
+    settings = load_settings(
+        {
+            "ARCHIVE_CLUSTER_CONTACTPOINTS": "cass1",
+            "ARCHIVE_CLUSTER_SSL": "true",
+            "ARCHIVE_CLUSTER_SSL_CA": str(pem_files["ca.pem"]),
+            "ARCHIVE_CLUSTER_SSL_CHECK_HOSTNAME": "false",
+        }
+    )
+    context = ssl_context(load_config(settings))
+    assert context is not None and context.check_hostname is False
 
 
 def test_tls_with_system_trust_store() -> None:

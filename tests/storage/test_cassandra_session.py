@@ -82,8 +82,8 @@ CONFIG = CassandraConfig(
 
 
 def stub_cluster(**metadata: Any) -> Any:
-    host = SimpleNamespace(release_version="4.1.5", endpoint="10.0.0.1:9042")
-    old = SimpleNamespace(release_version="4.0.11", endpoint="10.0.0.2:9042")
+    host = SimpleNamespace(release_version="4.1.5", endpoint="10.0.0.1:9042", datacenter="dc1")
+    old = SimpleNamespace(release_version="4.0.11", endpoint="10.0.0.2:9042", datacenter="dc1")
     strategy = SimpleNamespace(
         export_for_schema=lambda: "{'class': 'SimpleStrategy', 'replication_factor': '3'}"
     )

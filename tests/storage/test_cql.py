@@ -18,115 +18,134 @@ SYNC_INSTANCE_COLS = (
     " removed, bytes, failures, retries, dead_letters, lag_ms"
 )
 
-# Per table: CREATE, INSERT, SELECT row, DELETE row, DELETE partition.
+
+# The deterministic table ids (``cql.table_id``) for keyspace ``imixs_archive``. They must
+# never change: processes of two versions starting at once must create the same tables.
+TABLE_IDS: dict[str, str] = {
+    "snapshots": "402da2b1-7ad7-5328-a232-edc1aff76b62",
+    "snapshots_by_uniqueid": "08627a46-7faf-5d74-a9c2-c55fa57df70c",
+    "snapshots_by_modified": "0cf0f525-0f37-5ad2-98d4-3259cf1df72d",
+    "documents": "86551b7d-2cac-5c22-88e8-65a653cb4b06",
+    "documents_data": "4214cce9-0139-5732-b627-c887b1432af3",
+    "snapshots_by_document": "1eeb4471-c128-5425-81af-9154ef886991",
+    "archive_files": "b27eec0a-73c2-5048-a851-d8cf6e34b7c2",
+    "archive_snapshot_files": "43fb6cd1-8561-5dcd-a171-4c49c72d710e",
+    "archive_piece_refs": "0a0f1caa-0316-57be-9319-60b7be1cd035",
+    "archive_file_heads": "4f344c78-16ea-5d2f-b511-7694a057538c",
+    "archive_day_aggregates": "eee8577d-1ef1-54db-8012-a32cdb281e34",
+    "archive_sync_failures": "561e2798-97a1-5523-bfbd-87f1d99fc612",
+    "archive_sync_instances": "a1f627b4-19ec-5355-ae94-43b7458de6c7",
+}
+
+# Per table: CREATE (without its ID), INSERT, SELECT row, DELETE row, DELETE partition.
 EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
     "snapshots": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.snapshots "
         "(snapshot text, data blob, PRIMARY KEY (snapshot))",
-        "INSERT INTO imixs_archive.snapshots (snapshot, data) VALUES (?, ?)",
+        "INSERT INTO imixs_archive.snapshots (snapshot, data) VALUES (?, ?) USING TIMESTAMP ?",
         "SELECT snapshot, data FROM imixs_archive.snapshots WHERE snapshot = ?",
-        "DELETE FROM imixs_archive.snapshots WHERE snapshot = ?",
-        "DELETE FROM imixs_archive.snapshots WHERE snapshot = ?",
+        "DELETE FROM imixs_archive.snapshots USING TIMESTAMP ? WHERE snapshot = ?",
+        "DELETE FROM imixs_archive.snapshots USING TIMESTAMP ? WHERE snapshot = ?",
     ),
     "snapshots_by_uniqueid": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.snapshots_by_uniqueid "
         "(uniqueid text, snapshot text, PRIMARY KEY (uniqueid, snapshot))",
-        "INSERT INTO imixs_archive.snapshots_by_uniqueid (uniqueid, snapshot) VALUES (?, ?)",
+        "INSERT INTO imixs_archive.snapshots_by_uniqueid (uniqueid, snapshot) VALUES (?, ?) USING TIMESTAMP ?",
         "SELECT uniqueid, snapshot FROM imixs_archive.snapshots_by_uniqueid "
         "WHERE uniqueid = ? AND snapshot = ?",
-        "DELETE FROM imixs_archive.snapshots_by_uniqueid WHERE uniqueid = ? AND snapshot = ?",
-        "DELETE FROM imixs_archive.snapshots_by_uniqueid WHERE uniqueid = ?",
+        "DELETE FROM imixs_archive.snapshots_by_uniqueid USING TIMESTAMP ? WHERE uniqueid = ? AND snapshot = ?",
+        "DELETE FROM imixs_archive.snapshots_by_uniqueid USING TIMESTAMP ? WHERE uniqueid = ?",
     ),
     "snapshots_by_modified": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.snapshots_by_modified "
         "(modified date, snapshot text, PRIMARY KEY (modified, snapshot))",
-        "INSERT INTO imixs_archive.snapshots_by_modified (modified, snapshot) VALUES (?, ?)",
+        "INSERT INTO imixs_archive.snapshots_by_modified (modified, snapshot) VALUES (?, ?) USING TIMESTAMP ?",
         "SELECT modified, snapshot FROM imixs_archive.snapshots_by_modified "
         "WHERE modified = ? AND snapshot = ?",
-        "DELETE FROM imixs_archive.snapshots_by_modified WHERE modified = ? AND snapshot = ?",
-        "DELETE FROM imixs_archive.snapshots_by_modified WHERE modified = ?",
+        "DELETE FROM imixs_archive.snapshots_by_modified USING TIMESTAMP ? WHERE modified = ? AND snapshot = ?",
+        "DELETE FROM imixs_archive.snapshots_by_modified USING TIMESTAMP ? WHERE modified = ?",
     ),
     "documents": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.documents "
         "(md5 text, sort_id int, data_id text, PRIMARY KEY (md5, sort_id))",
-        "INSERT INTO imixs_archive.documents (md5, sort_id, data_id) VALUES (?, ?, ?)",
+        "INSERT INTO imixs_archive.documents (md5, sort_id, data_id) VALUES (?, ?, ?) USING TIMESTAMP ?",
         "SELECT md5, sort_id, data_id FROM imixs_archive.documents WHERE md5 = ? AND sort_id = ?",
-        "DELETE FROM imixs_archive.documents WHERE md5 = ? AND sort_id = ?",
-        "DELETE FROM imixs_archive.documents WHERE md5 = ?",
+        "DELETE FROM imixs_archive.documents USING TIMESTAMP ? WHERE md5 = ? AND sort_id = ?",
+        "DELETE FROM imixs_archive.documents USING TIMESTAMP ? WHERE md5 = ?",
     ),
     "documents_data": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.documents_data "
         "(data_id text, data blob, PRIMARY KEY (data_id))",
-        "INSERT INTO imixs_archive.documents_data (data_id, data) VALUES (?, ?)",
+        "INSERT INTO imixs_archive.documents_data (data_id, data) VALUES (?, ?) USING TIMESTAMP ?",
         "SELECT data_id, data FROM imixs_archive.documents_data WHERE data_id = ?",
-        "DELETE FROM imixs_archive.documents_data WHERE data_id = ?",
-        "DELETE FROM imixs_archive.documents_data WHERE data_id = ?",
+        "DELETE FROM imixs_archive.documents_data USING TIMESTAMP ? WHERE data_id = ?",
+        "DELETE FROM imixs_archive.documents_data USING TIMESTAMP ? WHERE data_id = ?",
     ),
     "snapshots_by_document": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.snapshots_by_document "
         "(md5 text, snapshot text, PRIMARY KEY (md5, snapshot))",
-        "INSERT INTO imixs_archive.snapshots_by_document (md5, snapshot) VALUES (?, ?)",
+        "INSERT INTO imixs_archive.snapshots_by_document (md5, snapshot) VALUES (?, ?) USING TIMESTAMP ?",
         "SELECT md5, snapshot FROM imixs_archive.snapshots_by_document "
         "WHERE md5 = ? AND snapshot = ?",
-        "DELETE FROM imixs_archive.snapshots_by_document WHERE md5 = ? AND snapshot = ?",
-        "DELETE FROM imixs_archive.snapshots_by_document WHERE md5 = ?",
+        "DELETE FROM imixs_archive.snapshots_by_document USING TIMESTAMP ? WHERE md5 = ? AND snapshot = ?",
+        "DELETE FROM imixs_archive.snapshots_by_document USING TIMESTAMP ? WHERE md5 = ?",
     ),
     "archive_files": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_files "
         "(md5 text, digest text, size bigint, pieces int, PRIMARY KEY (md5))",
-        "INSERT INTO imixs_archive.archive_files (md5, digest, size, pieces) VALUES (?, ?, ?, ?)",
+        "INSERT INTO imixs_archive.archive_files (md5, digest, size, pieces) VALUES (?, ?, ?, ?) USING TIMESTAMP ?",
         "SELECT md5, digest, size, pieces FROM imixs_archive.archive_files WHERE md5 = ?",
-        "DELETE FROM imixs_archive.archive_files WHERE md5 = ?",
-        "DELETE FROM imixs_archive.archive_files WHERE md5 = ?",
+        "DELETE FROM imixs_archive.archive_files USING TIMESTAMP ? WHERE md5 = ?",
+        "DELETE FROM imixs_archive.archive_files USING TIMESTAMP ? WHERE md5 = ?",
     ),
     "archive_snapshot_files": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_snapshot_files "
         "(snapshot text, name text, md5 text, claimed_md5 text, PRIMARY KEY (snapshot, name))",
         "INSERT INTO imixs_archive.archive_snapshot_files (snapshot, name, md5, claimed_md5) "
-        "VALUES (?, ?, ?, ?)",
+        "VALUES (?, ?, ?, ?) USING TIMESTAMP ?",
         "SELECT snapshot, name, md5, claimed_md5 FROM imixs_archive.archive_snapshot_files "
         "WHERE snapshot = ? AND name = ?",
-        "DELETE FROM imixs_archive.archive_snapshot_files WHERE snapshot = ? AND name = ?",
-        "DELETE FROM imixs_archive.archive_snapshot_files WHERE snapshot = ?",
+        "DELETE FROM imixs_archive.archive_snapshot_files USING TIMESTAMP ? WHERE snapshot = ? AND name = ?",
+        "DELETE FROM imixs_archive.archive_snapshot_files USING TIMESTAMP ? WHERE snapshot = ?",
     ),
     "archive_piece_refs": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_piece_refs "
         "(data_id text, md5 text, size bigint, PRIMARY KEY (data_id, md5))",
-        "INSERT INTO imixs_archive.archive_piece_refs (data_id, md5, size) VALUES (?, ?, ?)",
+        "INSERT INTO imixs_archive.archive_piece_refs (data_id, md5, size) VALUES (?, ?, ?) USING TIMESTAMP ?",
         "SELECT data_id, md5, size FROM imixs_archive.archive_piece_refs "
         "WHERE data_id = ? AND md5 = ?",
-        "DELETE FROM imixs_archive.archive_piece_refs WHERE data_id = ? AND md5 = ?",
-        "DELETE FROM imixs_archive.archive_piece_refs WHERE data_id = ?",
+        "DELETE FROM imixs_archive.archive_piece_refs USING TIMESTAMP ? WHERE data_id = ? AND md5 = ?",
+        "DELETE FROM imixs_archive.archive_piece_refs USING TIMESTAMP ? WHERE data_id = ?",
     ),
     "archive_file_heads": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_file_heads "
         "(head text, md5 text, PRIMARY KEY (head, md5))",
-        "INSERT INTO imixs_archive.archive_file_heads (head, md5) VALUES (?, ?)",
+        "INSERT INTO imixs_archive.archive_file_heads (head, md5) VALUES (?, ?) USING TIMESTAMP ?",
         "SELECT head, md5 FROM imixs_archive.archive_file_heads WHERE head = ? AND md5 = ?",
-        "DELETE FROM imixs_archive.archive_file_heads WHERE head = ? AND md5 = ?",
-        "DELETE FROM imixs_archive.archive_file_heads WHERE head = ?",
+        "DELETE FROM imixs_archive.archive_file_heads USING TIMESTAMP ? WHERE head = ? AND md5 = ?",
+        "DELETE FROM imixs_archive.archive_file_heads USING TIMESTAMP ? WHERE head = ?",
     ),
     "archive_day_aggregates": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_day_aggregates "
         "(year int, day date, version int, data blob, PRIMARY KEY (year, day))",
         "INSERT INTO imixs_archive.archive_day_aggregates (year, day, version, data) "
-        "VALUES (?, ?, ?, ?)",
+        "VALUES (?, ?, ?, ?) USING TIMESTAMP ?",
         "SELECT year, day, version, data FROM imixs_archive.archive_day_aggregates "
         "WHERE year = ? AND day = ?",
-        "DELETE FROM imixs_archive.archive_day_aggregates WHERE year = ? AND day = ?",
-        "DELETE FROM imixs_archive.archive_day_aggregates WHERE year = ?",
+        "DELETE FROM imixs_archive.archive_day_aggregates USING TIMESTAMP ? WHERE year = ? AND day = ?",
+        "DELETE FROM imixs_archive.archive_day_aggregates USING TIMESTAMP ? WHERE year = ?",
     ),
     "archive_sync_failures": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_sync_failures "
         "(event_id text, topic text, ref text, status text, attempts int, next_attempt bigint, "
         "first_failed bigint, last_failed bigint, error text, PRIMARY KEY (event_id))",
         "INSERT INTO imixs_archive.archive_sync_failures (" + SYNC_FAILURE_COLS + ") "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) USING TIMESTAMP ?",
         "SELECT "
         + SYNC_FAILURE_COLS
         + " FROM imixs_archive.archive_sync_failures WHERE event_id = ?",
-        "DELETE FROM imixs_archive.archive_sync_failures WHERE event_id = ?",
-        "DELETE FROM imixs_archive.archive_sync_failures WHERE event_id = ?",
+        "DELETE FROM imixs_archive.archive_sync_failures USING TIMESTAMP ? WHERE event_id = ?",
+        "DELETE FROM imixs_archive.archive_sync_failures USING TIMESTAMP ? WHERE event_id = ?",
     ),
     "archive_sync_instances": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_sync_instances "
@@ -134,12 +153,12 @@ EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
         "archived bigint, removed bigint, bytes bigint, failures bigint, retries bigint, "
         "dead_letters bigint, lag_ms bigint, PRIMARY KEY (instance))",
         "INSERT INTO imixs_archive.archive_sync_instances (" + SYNC_INSTANCE_COLS + ") "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) USING TIMESTAMP ?",
         "SELECT "
         + SYNC_INSTANCE_COLS
         + " FROM imixs_archive.archive_sync_instances WHERE instance = ?",
-        "DELETE FROM imixs_archive.archive_sync_instances WHERE instance = ?",
-        "DELETE FROM imixs_archive.archive_sync_instances WHERE instance = ?",
+        "DELETE FROM imixs_archive.archive_sync_instances USING TIMESTAMP ? WHERE instance = ?",
+        "DELETE FROM imixs_archive.archive_sync_instances USING TIMESTAMP ? WHERE instance = ?",
     ),
 }
 
@@ -229,13 +248,14 @@ def test_every_table_has_known_answers() -> None:
     assert set(EXPECTED) == set(NAMES)
     assert set(PARTITION) == set(NAMES)
     assert set(WHOLE_TABLE) == set(NAMES)
+    assert set(TABLE_IDS) == set(NAMES)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_statements_of_every_table(name: str) -> None:
     t = table(name)
     create, insert, select_row, delete_row, delete_partition = EXPECTED[name]
-    assert cql.create_table(KS, t) == create
+    assert cql.create_table(KS, t) == f"{create} WITH ID = {TABLE_IDS[name]}"
     assert cql.insert(KS, t) == insert
     assert cql.select_row(KS, t) == select_row
     assert cql.delete_row(KS, t) == delete_row
@@ -286,22 +306,39 @@ def test_whole_table_queries_of_every_table(name: str) -> None:
     assert cql.select_all(KS, t, limit=True) == WHOLE_TABLE[name] + " LIMIT ?"
 
 
+ZSTD = "compression = {'class': 'ZstdCompressor', 'chunk_length_in_kb': 64"
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_zstd_only_for_tables_holding_pieces(name: str) -> None:
+def test_zstd_only_for_tables_of_large_cells(name: str) -> None:
     t = table(name)
     text = cql.create_table(KS, t, zstd=True)
+    plain = f"{EXPECTED[name][0]} WITH ID = {TABLE_IDS[name]}"
     if t.holds_pieces:
-        assert text == EXPECTED[name][0] + " WITH compression = {'class': 'ZstdCompressor'}"
+        assert text == f"{plain} AND {ZSTD}, 'min_compress_ratio': 1.1}}"
+    elif t.large_cells:
+        assert text == f"{plain} AND {ZSTD}}}"
     else:
-        assert text == EXPECTED[name][0]
+        assert text == plain
 
 
-def test_documents_data_with_zstd() -> None:
+def test_pieces_and_snapshot_xml_are_compressed() -> None:
     assert cql.create_table(KS, table("documents_data"), zstd=True) == (
         "CREATE TABLE IF NOT EXISTS imixs_archive.documents_data "
         "(data_id text, data blob, PRIMARY KEY (data_id)) "
-        "WITH compression = {'class': 'ZstdCompressor'}"
+        "WITH ID = 4214cce9-0139-5732-b627-c887b1432af3 "
+        "AND compression = {'class': 'ZstdCompressor', 'chunk_length_in_kb': 64, "
+        "'min_compress_ratio': 1.1}"
     )
+    assert cql.create_table(KS, table("snapshots"), zstd=True).endswith(
+        "AND compression = {'class': 'ZstdCompressor', 'chunk_length_in_kb': 64}"
+    )
+
+
+def test_table_ids_differ_per_keyspace_and_table() -> None:
+    ids = {cql.table_id(ks, t) for ks in ("a", "b") for t in TABLES}
+    assert len(ids) == 2 * len(TABLES)
+    assert cql.table_id("a", TABLES[0]) == cql.table_id("a", TABLES[0])
 
 
 def test_partition_query_variants() -> None:
@@ -349,7 +386,8 @@ COMPOSITE = Table(
 def test_composite_keys() -> None:
     assert cql.create_table("ks", COMPOSITE) == (
         "CREATE TABLE IF NOT EXISTS ks.composite "
-        "(a text, b int, c date, d bigint, v blob, PRIMARY KEY ((a, b), c, d))"
+        "(a text, b int, c date, d bigint, v blob, PRIMARY KEY ((a, b), c, d)) "
+        f"WITH ID = {cql.table_id('ks', COMPOSITE)}"
     )
     assert cql.select_partition("ks", COMPOSITE, after=2, descending=True) == (
         "SELECT a, b, c, d, v FROM ks.composite WHERE a = ? AND b = ? "
@@ -359,7 +397,9 @@ def test_composite_keys() -> None:
         "SELECT a, b, c, d, v FROM ks.composite WHERE a = ? AND b = ? "
         "AND c > ? ORDER BY c ASC, d ASC"
     )
-    assert cql.delete_partition("ks", COMPOSITE) == "DELETE FROM ks.composite WHERE a = ? AND b = ?"
+    assert cql.delete_partition("ks", COMPOSITE) == (
+        "DELETE FROM ks.composite USING TIMESTAMP ? WHERE a = ? AND b = ?"
+    )
 
 
 def test_start_after_needs_a_clustering_key() -> None:

@@ -14,6 +14,7 @@ The driver is reached only through :class:`~imixs_archive.storage.cassandra_sess
 from __future__ import annotations
 
 import datetime
+import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from concurrent.futures import FIRST_COMPLETED, Future, wait
@@ -31,6 +32,7 @@ from cassandra import (
 )
 from cassandra.cluster import NoHostAvailable
 from cassandra.connection import ConnectionException
+from cassandra.timestamps import MonotonicTimestampGenerator
 from cassandra.util import Date
 
 from imixs_archive.config import Settings
@@ -39,6 +41,7 @@ from imixs_archive.storage import cql
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.cassandra_config import (
     CassandraConfig,
+    choose_replication,
     consistency_level,
     load_config,
 )
@@ -46,6 +49,7 @@ from imixs_archive.storage.cassandra_session import CqlSession, DriverSession
 from imixs_archive.storage.model import TABLES, ColumnType, Table
 
 T = TypeVar("T")
+log = logging.getLogger("imixs_archive.cassandra")
 _END: Any = object()
 
 RETRYABLE: tuple[type[BaseException], ...] = (OperationTimedOut, ReadTimeout, WriteTimeout)
@@ -116,6 +120,10 @@ class CassandraBackend(Backend):
         self._write_level = consistency_level(config.consistency_write, write=True)
         self._prepared: dict[str, Any] = {}
         self._zstd: bool | None = None
+        # Write timestamps are taken here, once per write, and bound into the statement:
+        # a retry then carries the first attempt's timestamp (the driver would stamp each
+        # attempt anew). Monotonic, so a delete and a rewrite in this process keep order.
+        self._clock = MonotonicTimestampGenerator()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> CassandraBackend:
@@ -141,19 +149,38 @@ class CassandraBackend(Backend):
     # --- schema ---
 
     def ensure_schema(self) -> list[str]:
-        """Create the keyspace and every missing table; wait until all nodes agree.
-        Returns the DDL that was run."""
+        """Create the keyspace and every missing table; when anything was created, wait
+        until all nodes agree. Returns the DDL that was run.
+
+        Nothing missing (every start but the first): no DDL and no wait. Several
+        processes creating at once are safe: tables carry deterministic ids
+        (:func:`cql.table_id`), so concurrent ``CREATE TABLE IF NOT EXISTS`` agree."""
         existing = self._session.keyspace_tables(self._keyspace)
-        self._zstd = supports_zstd(self._session.info(self._keyspace).release_versions)
+        info = self._session.info(self._keyspace)
+        self._zstd = supports_zstd(info.release_versions)
+        nodes = len(info.hosts)
+        if existing is None:
+            replication, warning = choose_replication(
+                self._config.replication, self._keyspace, nodes, info.datacenters
+            )
+        else:
+            replication = self._config.replication or cql.Replication(
+                cql.SIMPLE, (("replication_factor", 1),)
+            )
+            warning = _single_copy_warning(self._keyspace, nodes, info.copies)
+        if warning:
+            log.warning("%s", warning)
         plan = plan_schema(
             existing or frozenset(),
             existing is not None,
             self._keyspace,
-            self._config.replication,
+            replication,
             zstd=self._zstd,
         )
         for statement in plan:
             self._retrying("creating the schema", partial(self._session.execute_ddl, statement))
+        if not plan:
+            return plan
         agreement = self._session.wait_for_schema_agreement
         if not self._retrying("waiting for schema agreement", agreement):
             raise StoreUnavailableError(
@@ -167,6 +194,18 @@ class CassandraBackend(Backend):
         statement = cql.drop_keyspace(self._keyspace)
         self._retrying("dropping the keyspace", partial(self._session.execute_ddl, statement))
         self._prepared.clear()
+
+    def truncate_all(self) -> list[str]:
+        """Empty every table of the model that holds a row (test clean-up between tests:
+        far cheaper than a keyspace per test). Returns the tables emptied."""
+        emptied = []
+        for table in TABLES:
+            if next(self.scan(table, limit=1, columns=table.primary_key), None) is None:
+                continue
+            statement = cql.truncate(self._keyspace, table)
+            self._retrying(f"emptying {table.name}", partial(self._session.execute_ddl, statement))
+            emptied.append(table.name)
+        return emptied
 
     # --- the storage contract ---
 
@@ -183,7 +222,7 @@ class CassandraBackend(Backend):
                 row = next(rows, _END)
                 if row is _END:
                     break
-                params = _params(table, row)
+                params = [*_params(table, row), self._clock()]
                 window[self._start(statement, params, what)] = (params, 1)
             while window:
                 written += self._settle(window, statement, what)
@@ -254,7 +293,7 @@ class CassandraBackend(Backend):
                 f"or the partition key {table.partition_key}, not {tuple(key)}"
             )
         statement = self._statement(text, write=True)
-        params = [_bind(table, name, key[name]) for name in names]
+        params = [self._clock(), *(_bind(table, name, key[name]) for name in names)]
         self._retrying(
             f"deleting from {table.name}", partial(self._session.execute, statement, params)
         )
@@ -265,7 +304,8 @@ class CassandraBackend(Backend):
             "kind": "cassandra",
             "contact_points": self._config.hosts,
             "keyspace": self._keyspace,
-            "replication": info.replication.get("cql") or self._config.replication.literal(),
+            "replication": info.replication.get("cql")
+            or (self._config.replication.literal() if self._config.replication else None),
             "consistency": {
                 "read": self._config.consistency_read,
                 "write": self._config.consistency_write,
@@ -398,6 +438,16 @@ def _unavailable(config: CassandraConfig, what: str, exc: BaseException) -> Stor
         f"Cassandra is unavailable while {what} (hosts {config.hosts}, "
         f"keyspace {config.keyspace!r}): {why}; retry later"
     )
+
+
+def _single_copy_warning(keyspace: str, nodes: int, copies: Mapping[str, int]) -> str | None:
+    if nodes > 1 and copies and min(copies.values()) < 2:
+        return (
+            f"keyspace {keyspace!r} keeps ONE copy of every row ({dict(copies)}) on a cluster "
+            f"of {nodes} nodes: losing one disk loses archived data; raise its replication "
+            "(ALTER KEYSPACE, then nodetool repair; see docs/cassandra.md)"
+        )
+    return None
 
 
 def _first_error(exc: NoHostAvailable) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import ssl
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +20,8 @@ from imixs_archive.errors import ConfigError
 from imixs_archive.storage.cql import NETWORK_TOPOLOGY, SIMPLE, Replication, check_identifier
 
 DEFAULT_PORT = 9042
+PROTOCOL_VERSIONS = (4, 5)
+"""Native protocol versions the archive speaks (both carry what it needs)."""
 JAVA_KEYSPACE_PATTERN = re.compile(r"^[a-z_]*[^-]$")
 SYSTEM_KEYSPACES = frozenset(
     (
@@ -51,11 +54,14 @@ class CassandraConfig:
 
     contact_points: tuple[tuple[str, int], ...]
     keyspace: str
-    replication: Replication
+    replication: Replication | None
+    """None: not chosen (ARCHIVE_CLUSTER_REPLICATION_FACTOR unset); see
+    :func:`choose_replication`."""
     local_dc: str = ""
     user: str = ""
     password: str = field(default="", repr=False)
     ssl: bool = False
+    ssl_check_hostname: bool = True
     ssl_ca: str = ""
     ssl_cert: str = ""
     ssl_key: str = ""
@@ -64,6 +70,7 @@ class CassandraConfig:
     request_timeout: float = 30.0
     write_concurrency: int = 16
     retries: int = 5
+    protocol_version: int = 4
 
     @property
     def hosts(self) -> str:
@@ -137,9 +144,11 @@ def validate_keyspace(name: str) -> str:
     return name
 
 
-def parse_replication(strategy: str, factor: str, local_dc: str = "") -> Replication:
+def parse_replication(strategy: str, factor: str, local_dc: str = "") -> Replication | None:
     """``SimpleStrategy`` + ``"3"``; ``NetworkTopologyStrategy`` + ``"dc1:3,dc2:2"``, or + ``"3"``
-    applied to the local datacenter."""
+    applied to the local datacenter. An empty factor: None, nothing chosen."""
+    if not factor.strip():
+        return None
     short = strategy.strip().rsplit(".", 1)[-1]  # org.apache.cassandra.locator.X is accepted
     if short not in (SIMPLE, NETWORK_TOPOLOGY):
         raise ConfigError(
@@ -182,6 +191,38 @@ def _datacenter_factors(text: str) -> tuple[tuple[str, int], ...]:
     return tuple(factors.items())
 
 
+def choose_replication(
+    configured: Replication | None, keyspace: str, nodes: int, datacenters: Mapping[str, int]
+) -> tuple[Replication, str | None]:
+    """The replication a new keyspace is created with, and a warning to log (or None).
+
+    How many copies a cluster keeps is the operator's decision: unset, a one-node
+    cluster (a developer's node) gets one copy with a warning; a cluster of several
+    nodes is refused until ``ARCHIVE_CLUSTER_REPLICATION_FACTOR`` is set. One copy set
+    explicitly on several nodes is allowed, with a loud warning."""
+    if configured is None:
+        if nodes <= 1:
+            return Replication(SIMPLE, (("replication_factor", 1),)), (
+                f"creating keyspace {keyspace!r} with ONE copy of every row (one-node cluster, "
+                "ARCHIVE_CLUSTER_REPLICATION_FACTOR unset): fine for a try-out, not for data "
+                "that must survive a disk; see docs/cassandra.md"
+            )
+        suggestion = ", ".join(f"{dc}:{min(3, count)}" for dc, count in sorted(datacenters.items()))
+        raise ConfigError(
+            f"ARCHIVE_CLUSTER_REPLICATION_FACTOR is not set and the cluster has {nodes} nodes: "
+            f"decide how many copies keyspace {keyspace!r} keeps before it is created, e.g. "
+            "ARCHIVE_CLUSTER_REPLICATION_CLASS=NetworkTopologyStrategy "
+            f"ARCHIVE_CLUSTER_REPLICATION_FACTOR={suggestion or '3'} (see docs/cassandra.md)"
+        )
+    if nodes > 1 and min(factor for _, factor in configured.factors) < 2:
+        return configured, (
+            f"keyspace {keyspace!r} is created with {configured.literal()} on a cluster of "
+            f"{nodes} nodes: a datacenter keeps ONE copy of every row, so losing one disk "
+            "loses archived data. Set ARCHIVE_CLUSTER_REPLICATION_FACTOR to 3 unless you mean it"
+        )
+    return configured, None
+
+
 def consistency_level(name: str, *, write: bool) -> int:
     """The driver's ``ConsistencyLevel`` value for a level name (case-insensitive)."""
     setting = "ARCHIVE_CLUSTER_CONSISTENCY_" + ("WRITE" if write else "READ")
@@ -196,9 +237,9 @@ def consistency_level(name: str, *, write: bool) -> int:
 def ssl_context(config: CassandraConfig) -> ssl.SSLContext | None:
     """A client TLS context from PEM files, or None when TLS is off.
 
-    The server chain is verified against ``ssl_ca`` (or the system's CAs). As in the Java
-    service, host names are not checked: the driver connects to node addresses that
-    certificates rarely list.
+    The server chain is verified against ``ssl_ca`` (or the system's CAs), and each node's
+    certificate must name the address the driver connects to (an IP address SAN, or the
+    host name given as contact point) unless ``ssl_check_hostname`` is off.
     """
     if not config.ssl:
         if config.ssl_ca or config.ssl_cert or config.ssl_key:
@@ -209,7 +250,7 @@ def ssl_context(config: CassandraConfig) -> ssl.SSLContext | None:
     if config.ssl_key and not config.ssl_cert:
         raise ConfigError("ARCHIVE_CLUSTER_SSL_KEY is set without ARCHIVE_CLUSTER_SSL_CERT")
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    context.check_hostname = False
+    context.check_hostname = config.ssl_check_hostname
     context.verify_mode = ssl.CERT_REQUIRED
     try:
         if config.ssl_ca:
@@ -254,6 +295,7 @@ def load_config(settings: Settings) -> CassandraConfig:
         user=settings.cluster_auth_user,
         password=settings.cluster_auth_password,
         ssl=settings.cluster_ssl,
+        ssl_check_hostname=settings.cluster_ssl_check_hostname,
         ssl_ca=settings.cluster_ssl_ca,
         ssl_cert=settings.cluster_ssl_cert,
         ssl_key=settings.cluster_ssl_key,
@@ -262,6 +304,7 @@ def load_config(settings: Settings) -> CassandraConfig:
         request_timeout=settings.cluster_request_timeout,
         write_concurrency=settings.cluster_write_concurrency,
         retries=settings.cluster_retries,
+        protocol_version=settings.cluster_protocol_version,
     )
     consistency_level(config.consistency_read, write=False)
     consistency_level(config.consistency_write, write=True)
@@ -278,3 +321,8 @@ def _check_numbers(config: CassandraConfig) -> None:
         raise ConfigError("ARCHIVE_CLUSTER_WRITE_CONCURRENCY must be at least 1")
     if config.retries < 1:
         raise ConfigError("ARCHIVE_CLUSTER_RETRIES must be at least 1 (the first attempt)")
+    if config.protocol_version not in PROTOCOL_VERSIONS:
+        raise ConfigError(
+            f"ARCHIVE_CLUSTER_PROTOCOL_VERSION: {config.protocol_version}: use "
+            + " or ".join(str(v) for v in PROTOCOL_VERSIONS)
+        )

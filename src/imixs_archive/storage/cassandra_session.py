@@ -44,6 +44,11 @@ class ClusterInfo:
     release_versions: tuple[str, ...] = ()
     hosts: tuple[str, ...] = ()
     replication: dict[str, str] = field(default_factory=dict)
+    datacenters: dict[str, int] = field(default_factory=dict)
+    """Nodes per datacenter."""
+    copies: dict[str, int] = field(default_factory=dict)
+    """The keyspace's replication factor per datacenter (``replication_factor`` for
+    SimpleStrategy); empty when the keyspace does not exist."""
 
 
 class CqlSession(Protocol):
@@ -104,6 +109,7 @@ class DriverSession:
             auth_provider=auth_provider(config),
             ssl_context=ssl_context(config),
             connect_timeout=min(config.request_timeout, 30.0),
+            protocol_version=config.protocol_version,
             max_schema_agreement_wait=int(DDL_TIMEOUT),
         )
         try:
@@ -161,19 +167,39 @@ class DriverSession:
         versions = sorted({str(h.release_version) for h in hosts if h.release_version})
         local_dc = self._config.local_dc or _profile_local_dc(self._cluster)
         replication: dict[str, str] = {}
+        copies: dict[str, int] = {}
         keyspace_meta = metadata.keyspaces.get(keyspace)
         if keyspace_meta is not None and keyspace_meta.replication_strategy is not None:
-            replication = {"cql": keyspace_meta.replication_strategy.export_for_schema()}
+            strategy = keyspace_meta.replication_strategy
+            replication = {"cql": strategy.export_for_schema()}
+            copies = _copies(strategy)
+        datacenters: dict[str, int] = {}
+        for host in hosts:
+            name = str(host.datacenter or "")
+            datacenters[name] = datacenters.get(name, 0) + 1
         return ClusterInfo(
             cluster_name=metadata.cluster_name,
             local_dc=local_dc,
             release_versions=tuple(versions),
             hosts=tuple(sorted(str(h.endpoint) for h in hosts)),
             replication=replication,
+            datacenters=datacenters,
+            copies=copies,
         )
 
     def close(self) -> None:
         self._cluster.shutdown()
+
+
+def _copies(strategy: Any) -> dict[str, int]:
+    """Replication factor per datacenter of the driver's strategy object."""
+    per_dc = getattr(strategy, "dc_replication_factors", None)
+    if isinstance(per_dc, dict):
+        return {str(dc): int(str(factor).split("/")[0]) for dc, factor in per_dc.items()}
+    factor = getattr(strategy, "replication_factor", None)
+    if factor is None:
+        return {}
+    return {"replication_factor": int(str(factor).split("/")[0])}
 
 
 def _profile_local_dc(cluster: Any) -> str | None:

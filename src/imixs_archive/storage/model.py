@@ -46,6 +46,8 @@ class Table:
     """Part of the Java Imixs-Archive keyspace (False: an ``archive_`` extra table)."""
     holds_pieces: bool = False
     """Holds attachment bytes: large cells, compressed with zstd where available."""
+    large_cells: bool = False
+    """Holds other large, compressible cells (snapshot XML): zstd where available."""
 
     @property
     def primary_key(self) -> tuple[str, ...]:
@@ -92,6 +94,7 @@ SNAPSHOTS = Table(
     partition_key=("snapshot",),
     serves="Q1: one snapshot's XML (file contents emptied) by snapshot id; "
     "its presence marks the snapshot complete. Row '0' holds the service state.",
+    large_cells=True,
 )
 SNAPSHOTS_BY_UNIQUEID = Table(
     "snapshots_by_uniqueid",
