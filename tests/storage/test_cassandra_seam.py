@@ -26,6 +26,8 @@ from cassandra import (
     WriteTimeout,
 )
 from cassandra.cluster import NoHostAvailable
+from cassandra.connection import ConnectionBusy
+from cassandra.protocol import OverloadedErrorMessage
 from cassandra.util import Date
 
 from imixs_archive.config import load_settings
@@ -75,6 +77,10 @@ class FakeSession:
     """Raised by the next ``execute`` / ``execute_ddl`` calls, one each."""
     async_errors: list[BaseException] = field(default_factory=list)
     """Failures of the next ``execute_async`` futures, one each."""
+    hosts: tuple[str, ...] = ("10.0.0.1:9042",)
+    copies: dict[str, int] = field(default_factory=lambda: {"replication_factor": 1})
+    attempted: list[list[Any]] = field(default_factory=list)
+    """The parameters of every ``execute_async``, failed ones included."""
     write_delay: float = 0.0
     prepared: list[Prepared] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
@@ -116,6 +122,7 @@ class FakeSession:
             self.outstanding += 1
             self.max_outstanding = max(self.max_outstanding, self.outstanding)
             error = self.async_errors.pop(0) if self.async_errors else None
+            self.attempted.append(list(params))
 
         def complete() -> None:
             time.sleep(self.write_delay)
@@ -150,8 +157,10 @@ class FakeSession:
             cluster_name="Test Cluster",
             local_dc="datacenter1",
             release_versions=self.versions,
-            hosts=("10.0.0.1:9042",),
+            hosts=self.hosts,
             replication={"cql": "{'class': 'SimpleStrategy', 'replication_factor': '1'}"},
+            datacenters={"datacenter1": len(self.hosts)},
+            copies=self.copies if self.tables is not None else {},
         )
 
     def close(self) -> None:
@@ -365,6 +374,46 @@ def test_write_timeouts_are_retried_with_backoff(fake: FakeSession, sleeps: Slee
     assert backend_for(fake, sleeps, write_concurrency=1).put(DOCUMENTS, rows) == 10
     assert sorted(p[1] for p in fake.written) == list(range(10))
     assert sleeps.delays == [0.2, 0.4]  # the first row timed out twice, then was written
+
+
+def test_a_retried_write_keeps_its_first_timestamp(fake: FakeSession, sleeps: Sleeps) -> None:
+    """The timestamp is bound when the write is first issued: a timed-out attempt that was
+    in fact applied late cannot then win over a later write, nor over a later delete."""
+    fake.async_errors = [WriteTimeout("slow", write_type=0), OperationTimedOut("slow")]
+    backend = backend_for(fake, sleeps, write_concurrency=1)
+    assert backend.put(SNAPSHOTS, [{"snapshot": "s", "data": b"x"}]) == 1
+    assert len(fake.attempted) == 3
+    assert {tuple(params) for params in fake.attempted} == {tuple(fake.written[0])}
+    backend.delete(SNAPSHOTS, {"snapshot": "s"})
+    assert fake.calls[-1].params[0] > fake.written[0][-1]  # the delete is later
+
+
+@pytest.mark.parametrize(
+    "busy",
+    [
+        ConnectionBusy("Connection 127.0.0.1:9042 is overloaded"),
+        NoHostAvailable("busy", {"127.0.0.1:9042": ConnectionBusy("overloaded")}),
+        OverloadedErrorMessage(0x1001, "overloaded", None),
+    ],
+)
+def test_back_pressure_is_waited_out(
+    fake: FakeSession, sleeps: Sleeps, busy: BaseException
+) -> None:
+    """A node that stops reading (too many request bytes in flight) or says it is
+    overloaded is waited for, not reported as unavailable."""
+    fake.async_errors = [busy]
+    assert backend_for(fake, sleeps).put(SNAPSHOTS, [{"snapshot": "s", "data": b"x"}]) == 1
+    assert sleeps.delays == [0.2]
+    fake.errors = [busy]
+    assert backend_for(fake, sleeps).get(SNAPSHOTS, {"snapshot": "s"}) is None
+    assert sleeps.delays == [0.2, 0.2]
+
+
+def test_a_node_that_is_down_is_not_waited_for(fake: FakeSession, sleeps: Sleeps) -> None:
+    fake.errors = [NoHostAvailable("down", {"127.0.0.1:9042": ConnectionRefusedError()})]
+    with pytest.raises(StoreUnavailableError):
+        backend_for(fake, sleeps).get(SNAPSHOTS, {"snapshot": "s"})
+    assert sleeps.delays == []
 
 
 def test_backoff_grows_exponentially(fake: FakeSession, sleeps: Sleeps) -> None:
@@ -627,6 +676,41 @@ def test_a_complete_keyspace_runs_no_ddl_and_does_not_wait(
 ) -> None:
     assert backend_for(fake, sleeps).ensure_schema() == []
     assert fake.events == []
+
+
+THREE_NODES = ("10.0.0.1:9042", "10.0.0.2:9042", "10.0.0.3:9042")
+
+
+def test_unset_replication_on_one_node_is_one_copy_with_a_warning(
+    sleeps: Sleeps, caplog: pytest.LogCaptureFixture
+) -> None:
+    session = FakeSession(tables=None)
+    applied = backend_for(session, sleeps, replication=None).ensure_schema()
+    assert applied[0].endswith("{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    assert "ONE copy" in caplog.text and "one-node cluster" in caplog.text
+
+
+def test_unset_replication_on_several_nodes_creates_nothing(sleeps: Sleeps) -> None:
+    session = FakeSession(tables=None, hosts=THREE_NODES)
+    with pytest.raises(ConfigError, match="REPLICATION_FACTOR is not set and the cluster has 3"):
+        backend_for(session, sleeps, replication=None).ensure_schema()
+    assert session.events == []
+
+
+def test_one_copy_chosen_on_several_nodes_is_warned_loudly(
+    sleeps: Sleeps, caplog: pytest.LogCaptureFixture
+) -> None:
+    backend_for(FakeSession(tables=None, hosts=THREE_NODES), sleeps).ensure_schema()
+    assert "ONE copy of every row" in caplog.text and "cluster of 3 nodes" in caplog.text
+    caplog.clear()
+    existing = FakeSession(tables=frozenset(t.name for t in TABLES), hosts=THREE_NODES)
+    assert backend_for(existing, sleeps, replication=None).ensure_schema() == []
+    assert "keeps ONE copy of every row" in caplog.text
+    caplog.clear()
+    three = FakeSession(tables=None, hosts=THREE_NODES)
+    chosen = Replication(SIMPLE, (("replication_factor", 3),))
+    backend_for(three, sleeps, replication=chosen).ensure_schema()
+    assert "ONE copy" not in caplog.text
 
 
 def test_no_schema_agreement_is_unavailable(sleeps: Sleeps) -> None:

@@ -50,25 +50,30 @@ EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
     "snapshots_by_uniqueid": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.snapshots_by_uniqueid "
         "(uniqueid text, snapshot text, PRIMARY KEY (uniqueid, snapshot))",
-        "INSERT INTO imixs_archive.snapshots_by_uniqueid (uniqueid, snapshot) VALUES (?, ?) USING TIMESTAMP ?",
+        "INSERT INTO imixs_archive.snapshots_by_uniqueid (uniqueid, snapshot) VALUES (?, ?) "
+        "USING TIMESTAMP ?",
         "SELECT uniqueid, snapshot FROM imixs_archive.snapshots_by_uniqueid "
         "WHERE uniqueid = ? AND snapshot = ?",
-        "DELETE FROM imixs_archive.snapshots_by_uniqueid USING TIMESTAMP ? WHERE uniqueid = ? AND snapshot = ?",
+        "DELETE FROM imixs_archive.snapshots_by_uniqueid USING TIMESTAMP ? "
+        "WHERE uniqueid = ? AND snapshot = ?",
         "DELETE FROM imixs_archive.snapshots_by_uniqueid USING TIMESTAMP ? WHERE uniqueid = ?",
     ),
     "snapshots_by_modified": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.snapshots_by_modified "
         "(modified date, snapshot text, PRIMARY KEY (modified, snapshot))",
-        "INSERT INTO imixs_archive.snapshots_by_modified (modified, snapshot) VALUES (?, ?) USING TIMESTAMP ?",
+        "INSERT INTO imixs_archive.snapshots_by_modified (modified, snapshot) VALUES (?, ?) "
+        "USING TIMESTAMP ?",
         "SELECT modified, snapshot FROM imixs_archive.snapshots_by_modified "
         "WHERE modified = ? AND snapshot = ?",
-        "DELETE FROM imixs_archive.snapshots_by_modified USING TIMESTAMP ? WHERE modified = ? AND snapshot = ?",
+        "DELETE FROM imixs_archive.snapshots_by_modified USING TIMESTAMP ? "
+        "WHERE modified = ? AND snapshot = ?",
         "DELETE FROM imixs_archive.snapshots_by_modified USING TIMESTAMP ? WHERE modified = ?",
     ),
     "documents": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.documents "
         "(md5 text, sort_id int, data_id text, PRIMARY KEY (md5, sort_id))",
-        "INSERT INTO imixs_archive.documents (md5, sort_id, data_id) VALUES (?, ?, ?) USING TIMESTAMP ?",
+        "INSERT INTO imixs_archive.documents (md5, sort_id, data_id) VALUES (?, ?, ?) "
+        "USING TIMESTAMP ?",
         "SELECT md5, sort_id, data_id FROM imixs_archive.documents WHERE md5 = ? AND sort_id = ?",
         "DELETE FROM imixs_archive.documents USING TIMESTAMP ? WHERE md5 = ? AND sort_id = ?",
         "DELETE FROM imixs_archive.documents USING TIMESTAMP ? WHERE md5 = ?",
@@ -84,16 +89,19 @@ EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
     "snapshots_by_document": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.snapshots_by_document "
         "(md5 text, snapshot text, PRIMARY KEY (md5, snapshot))",
-        "INSERT INTO imixs_archive.snapshots_by_document (md5, snapshot) VALUES (?, ?) USING TIMESTAMP ?",
+        "INSERT INTO imixs_archive.snapshots_by_document (md5, snapshot) VALUES (?, ?) "
+        "USING TIMESTAMP ?",
         "SELECT md5, snapshot FROM imixs_archive.snapshots_by_document "
         "WHERE md5 = ? AND snapshot = ?",
-        "DELETE FROM imixs_archive.snapshots_by_document USING TIMESTAMP ? WHERE md5 = ? AND snapshot = ?",
+        "DELETE FROM imixs_archive.snapshots_by_document USING TIMESTAMP ? "
+        "WHERE md5 = ? AND snapshot = ?",
         "DELETE FROM imixs_archive.snapshots_by_document USING TIMESTAMP ? WHERE md5 = ?",
     ),
     "archive_files": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_files "
         "(md5 text, digest text, size bigint, pieces int, PRIMARY KEY (md5))",
-        "INSERT INTO imixs_archive.archive_files (md5, digest, size, pieces) VALUES (?, ?, ?, ?) USING TIMESTAMP ?",
+        "INSERT INTO imixs_archive.archive_files (md5, digest, size, pieces) VALUES (?, ?, ?, ?) "
+        "USING TIMESTAMP ?",
         "SELECT md5, digest, size, pieces FROM imixs_archive.archive_files WHERE md5 = ?",
         "DELETE FROM imixs_archive.archive_files USING TIMESTAMP ? WHERE md5 = ?",
         "DELETE FROM imixs_archive.archive_files USING TIMESTAMP ? WHERE md5 = ?",
@@ -105,16 +113,19 @@ EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
         "VALUES (?, ?, ?, ?) USING TIMESTAMP ?",
         "SELECT snapshot, name, md5, claimed_md5 FROM imixs_archive.archive_snapshot_files "
         "WHERE snapshot = ? AND name = ?",
-        "DELETE FROM imixs_archive.archive_snapshot_files USING TIMESTAMP ? WHERE snapshot = ? AND name = ?",
+        "DELETE FROM imixs_archive.archive_snapshot_files USING TIMESTAMP ? "
+        "WHERE snapshot = ? AND name = ?",
         "DELETE FROM imixs_archive.archive_snapshot_files USING TIMESTAMP ? WHERE snapshot = ?",
     ),
     "archive_piece_refs": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_piece_refs "
         "(data_id text, md5 text, size bigint, PRIMARY KEY (data_id, md5))",
-        "INSERT INTO imixs_archive.archive_piece_refs (data_id, md5, size) VALUES (?, ?, ?) USING TIMESTAMP ?",
+        "INSERT INTO imixs_archive.archive_piece_refs (data_id, md5, size) VALUES (?, ?, ?) "
+        "USING TIMESTAMP ?",
         "SELECT data_id, md5, size FROM imixs_archive.archive_piece_refs "
         "WHERE data_id = ? AND md5 = ?",
-        "DELETE FROM imixs_archive.archive_piece_refs USING TIMESTAMP ? WHERE data_id = ? AND md5 = ?",
+        "DELETE FROM imixs_archive.archive_piece_refs USING TIMESTAMP ? "
+        "WHERE data_id = ? AND md5 = ?",
         "DELETE FROM imixs_archive.archive_piece_refs USING TIMESTAMP ? WHERE data_id = ?",
     ),
     "archive_file_heads": (
@@ -132,7 +143,8 @@ EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
         "VALUES (?, ?, ?, ?) USING TIMESTAMP ?",
         "SELECT year, day, version, data FROM imixs_archive.archive_day_aggregates "
         "WHERE year = ? AND day = ?",
-        "DELETE FROM imixs_archive.archive_day_aggregates USING TIMESTAMP ? WHERE year = ? AND day = ?",
+        "DELETE FROM imixs_archive.archive_day_aggregates USING TIMESTAMP ? "
+        "WHERE year = ? AND day = ?",
         "DELETE FROM imixs_archive.archive_day_aggregates USING TIMESTAMP ? WHERE year = ?",
     ),
     "archive_sync_failures": (

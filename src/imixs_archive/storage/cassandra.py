@@ -31,7 +31,8 @@ from cassandra import (
     consistency_value_to_name,
 )
 from cassandra.cluster import NoHostAvailable
-from cassandra.connection import ConnectionException
+from cassandra.connection import ConnectionBusy, ConnectionException
+from cassandra.protocol import OverloadedErrorMessage
 from cassandra.timestamps import MonotonicTimestampGenerator
 from cassandra.util import Date
 
@@ -54,6 +55,7 @@ _END: Any = object()
 
 RETRYABLE: tuple[type[BaseException], ...] = (OperationTimedOut, ReadTimeout, WriteTimeout)
 UNAVAILABLE: tuple[type[BaseException], ...] = (NoHostAvailable, Unavailable, ConnectionException)
+BACK_PRESSURE: tuple[type[BaseException], ...] = (OverloadedErrorMessage, ConnectionBusy)
 
 PIECE_FETCH_SIZE = 4
 """Rows per page when reading pieces (each up to 1 MiB)."""
@@ -369,13 +371,13 @@ class CassandraBackend(Backend):
         while True:
             try:
                 return request()
-            except RETRYABLE as exc:
+            except (*RETRYABLE, *UNAVAILABLE, *BACK_PRESSURE, DriverException) as exc:
+                if not _retryable(exc):
+                    raise self._error(what, exc) from exc
                 if attempt >= self._config.retries:
                     raise self._timed_out(what, attempt, exc) from exc
                 self._sleep(self._delay(attempt))
                 attempt += 1
-            except (*UNAVAILABLE, DriverException) as exc:
-                raise self._error(what, exc) from exc
 
     def _start(self, statement: Any, params: list[Any], what: str) -> Future[Any]:
         try:
@@ -395,10 +397,10 @@ class CassandraBackend(Backend):
             error = future.exception()
             if error is None:
                 completed += 1
-            elif isinstance(error, RETRYABLE) and attempt < self._config.retries:
+            elif _retryable(error) and attempt < self._config.retries:
                 self._sleep(self._delay(attempt))
                 window[self._start(statement, params, what)] = (params, attempt + 1)
-            elif isinstance(error, RETRYABLE):
+            elif _retryable(error):
                 raise self._timed_out(what, attempt, error) from error
             else:
                 raise self._error(what, error) from error
@@ -438,6 +440,17 @@ def _unavailable(config: CassandraConfig, what: str, exc: BaseException) -> Stor
         f"Cassandra is unavailable while {what} (hosts {config.hosts}, "
         f"keyspace {config.keyspace!r}): {why}; retry later"
     )
+
+
+def _retryable(exc: BaseException) -> bool:
+    """A time-out, or back-pressure: the coordinator said it is overloaded, or every
+    connection's socket is full because the node stopped reading (it does so while a
+    client has more request bytes in flight than it accepts). Both pass when waited for."""
+    if isinstance(exc, (*RETRYABLE, *BACK_PRESSURE)):
+        return True
+    if isinstance(exc, NoHostAvailable) and exc.errors:
+        return all(_retryable(error) for error in exc.errors.values())
+    return False
 
 
 def _single_copy_warning(keyspace: str, nodes: int, copies: Mapping[str, int]) -> str | None:
