@@ -108,8 +108,9 @@ class Settings:
     )
     cluster_write_concurrency: int = _setting(
         "ARCHIVE_CLUSTER_WRITE_CONCURRENCY",
-        16,
-        "Piece writes in flight at once (bounds memory: each piece is at most 1 MiB).",
+        8,
+        "Piece writes in flight at once. Bounds memory: each piece is at most 1 MiB and the "
+        "driver holds about four copies of a write in flight (8: about 70 MiB at most).",
         int,
     )
     cluster_retries: int = _setting(

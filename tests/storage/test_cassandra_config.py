@@ -176,7 +176,8 @@ def test_defaults() -> None:
     assert config.replication is None  # not chosen: see choose_replication
     assert (config.consistency_read, config.consistency_write) == ("LOCAL_QUORUM", "LOCAL_QUORUM")
     assert config.request_timeout == 30.0
-    assert config.write_concurrency == 16
+    assert config.write_concurrency == 8
+    assert config.protocol_version == 4 and config.ssl_check_hostname is True
     assert ssl_context(config) is None
     assert auth_provider(config) is None
     assert "password=" not in repr(config)

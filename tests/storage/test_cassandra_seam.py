@@ -618,6 +618,8 @@ def test_plan_for_a_keyspace_the_java_service_created() -> None:
         "(instance text, started bigint, updated bigint, state text, events bigint, "
         "archived bigint, removed bigint, bytes bigint, failures bigint, retries bigint, "
         "dead_letters bigint, lag_ms bigint, PRIMARY KEY (instance))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_snapshot_parts "
+        "(snapshot text, part int, data blob, PRIMARY KEY (snapshot, part))",
     ]
     assert [s.split()[5].split(".")[1] for s in plan] == EXTRA_NAMES
 
@@ -635,7 +637,11 @@ def test_plan_ignores_tables_of_a_missing_keyspace() -> None:
 def test_plan_compresses_pieces_with_zstd() -> None:
     plan = plan_schema(frozenset(), False, KS, REPLICATION, zstd=True)
     compressed = [s.split()[5] for s in plan if "ZstdCompressor" in s]
-    assert compressed == ["imixs_archive.snapshots", "imixs_archive.documents_data"]
+    assert compressed == [
+        "imixs_archive.snapshots",
+        "imixs_archive.documents_data",
+        "imixs_archive.archive_snapshot_parts",
+    ]
 
 
 @pytest.mark.parametrize(

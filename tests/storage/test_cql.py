@@ -35,6 +35,7 @@ TABLE_IDS: dict[str, str] = {
     "archive_day_aggregates": "eee8577d-1ef1-54db-8012-a32cdb281e34",
     "archive_sync_failures": "561e2798-97a1-5523-bfbd-87f1d99fc612",
     "archive_sync_instances": "a1f627b4-19ec-5355-ae94-43b7458de6c7",
+    "archive_snapshot_parts": "0bb028c3-7f09-5019-bc35-23ab3a696033",
 }
 
 # Per table: CREATE (without its ID), INSERT, SELECT row, DELETE row, DELETE partition.
@@ -172,6 +173,17 @@ EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
         "DELETE FROM imixs_archive.archive_sync_instances USING TIMESTAMP ? WHERE instance = ?",
         "DELETE FROM imixs_archive.archive_sync_instances USING TIMESTAMP ? WHERE instance = ?",
     ),
+    "archive_snapshot_parts": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_snapshot_parts "
+        "(snapshot text, part int, data blob, PRIMARY KEY (snapshot, part))",
+        "INSERT INTO imixs_archive.archive_snapshot_parts (snapshot, part, data) "
+        "VALUES (?, ?, ?) USING TIMESTAMP ?",
+        "SELECT snapshot, part, data FROM imixs_archive.archive_snapshot_parts "
+        "WHERE snapshot = ? AND part = ?",
+        "DELETE FROM imixs_archive.archive_snapshot_parts USING TIMESTAMP ? "
+        "WHERE snapshot = ? AND part = ?",
+        "DELETE FROM imixs_archive.archive_snapshot_parts USING TIMESTAMP ? WHERE snapshot = ?",
+    ),
 }
 
 # Per table: the partition query ascending, and descending after a bound with a limit.
@@ -251,6 +263,12 @@ PARTITION: dict[str, tuple[str, str]] = {
         + SYNC_INSTANCE_COLS
         + " FROM imixs_archive.archive_sync_instances WHERE instance = ? LIMIT ?",
     ),
+    "archive_snapshot_parts": (
+        "SELECT snapshot, part, data FROM imixs_archive.archive_snapshot_parts "
+        "WHERE snapshot = ? ORDER BY part ASC",
+        "SELECT snapshot, part, data FROM imixs_archive.archive_snapshot_parts "
+        "WHERE snapshot = ? AND part < ? ORDER BY part DESC LIMIT ?",
+    ),
 }
 
 NAMES = [t.name for t in TABLES]
@@ -308,6 +326,9 @@ WHOLE_TABLE: dict[str, str] = {
     "archive_sync_instances": "SELECT "
     + SYNC_INSTANCE_COLS
     + " FROM imixs_archive.archive_sync_instances",
+    "archive_snapshot_parts": (
+        "SELECT snapshot, part, data FROM imixs_archive.archive_snapshot_parts"
+    ),
 }
 
 

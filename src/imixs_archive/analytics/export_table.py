@@ -33,6 +33,7 @@ from imixs_archive.analytics._pool import DEFAULT_WORKERS, ordered_map
 from imixs_archive.analytics.columns import Column, ColumnSpec, cell, infer
 from imixs_archive.analytics.reading import iter_instances, load_complete
 from imixs_archive.analytics.values import plain, utc
+from imixs_archive.archive.snapshot_xml import snapshot_xml
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import METADATA_ID, origin_id, snapshot_time
 from imixs_archive.document.model import Document
@@ -162,7 +163,7 @@ def _every(
     for row in backend.scan(SNAPSHOTS):
         if row["snapshot"] == METADATA_ID:
             continue
-        doc = read_xml_document(row["data"])
+        doc = read_xml_document(snapshot_xml(backend, row))
         if _in_range(doc, first, last):
             yield row["snapshot"], doc
 

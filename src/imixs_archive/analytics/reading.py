@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from imixs_archive.archive.snapshot_xml import snapshot_xml
 from imixs_archive.document.conventions import is_snapshot_id, iter_files, snapshot_millis
 from imixs_archive.document.model import Document
 from imixs_archive.document.xml_reader import read_xml_document
@@ -20,7 +21,7 @@ def load_complete(backend: Backend, snapshot_id: str) -> Document | None:
     """The snapshot without file contents, or None when it is not complete (being
     written, or being deleted): one read, where ``Archive.exists`` + ``load`` take two."""
     row = backend.get(SNAPSHOTS, {"snapshot": snapshot_id})
-    return None if row is None else read_xml_document(row["data"])
+    return None if row is None else read_xml_document(snapshot_xml(backend, row))
 
 
 def snapshot_file_keys(backend: Backend, snapshot_id: str, doc: Document) -> dict[str, str]:

@@ -30,6 +30,7 @@ from imixs_archive.archive.content import (
     ingest_stream,
 )
 from imixs_archive.archive.files import register_file, release_file
+from imixs_archive.archive.snapshot_xml import delete_snapshot_xml, put_snapshot_xml, snapshot_xml
 from imixs_archive.document.conventions import (
     FILE_ITEM,
     METADATA_ID,
@@ -42,7 +43,7 @@ from imixs_archive.document.conventions import (
 )
 from imixs_archive.document.model import BinaryStream, Document
 from imixs_archive.document.xml_reader import BinarySink, iter_xml_documents, read_xml_document
-from imixs_archive.document.xml_writer import to_xml
+from imixs_archive.document.xml_writer import iter_xml
 from imixs_archive.errors import ArchiveError, DocumentError, NotFoundError, StoreError
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
@@ -183,7 +184,7 @@ class Archive:
             )
             put(SNAPSHOTS_BY_MODIFIED, [{"modified": day, "snapshot": snapshot_id}])
             self._forget_day_figures(day)
-            put(SNAPSHOTS, [{"snapshot": snapshot_id, "data": to_xml(_emptied(doc))}])
+            put_snapshot_xml(self.backend, snapshot_id, iter_xml(_emptied(doc)))
         result.files = len(file_rows)
         result.logical_bytes = counters.logical_bytes
         result.new_bytes = counters.new_bytes
@@ -265,7 +266,7 @@ class Archive:
         row = self.backend.get(SNAPSHOTS, {"snapshot": require_snapshot_id(snapshot_id)})
         if row is None:
             raise NotFoundError(f"snapshot {snapshot_id} is not in the archive")
-        doc = read_xml_document(row["data"])
+        doc = read_xml_document(snapshot_xml(self.backend, row))
         if with_files and FILE_ITEM in doc:
             keys = self._file_keys(snapshot_id, doc)
             merged: dict[str, list[Any]] = {}
@@ -363,7 +364,7 @@ class Archive:
             indexed = self.backend.get(
                 SNAPSHOTS_BY_UNIQUEID, {"uniqueid": origin, "snapshot": snapshot_id}
             )
-            doc = read_xml_document(row["data"]) if row is not None else None
+            doc = read_xml_document(snapshot_xml(self.backend, row)) if row is not None else None
             keys = self._keys_for_delete(snapshot_id, doc)
             if row is None and indexed is None and not keys:
                 return DeleteResult(snapshot_id, existed=False)
@@ -375,7 +376,7 @@ class Archive:
                 )
                 # The day's stored analytics figures counted this snapshot: recompute them.
                 self._forget_day_figures(day)
-            self.backend.delete(SNAPSHOTS, {"snapshot": snapshot_id})
+            delete_snapshot_xml(self.backend, snapshot_id, row)
             for key in sorted(set(keys)):
                 self.backend.delete(SNAPSHOTS_BY_DOCUMENT, {"md5": key, "snapshot": snapshot_id})
                 if next(self.backend.scan(SNAPSHOTS_BY_DOCUMENT, {"md5": key}, limit=1), None):

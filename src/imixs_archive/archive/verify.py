@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from imixs_archive.archive.content import pieces_digest
+from imixs_archive.archive.snapshot_xml import snapshot_xml
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import METADATA_ID, modified_day, origin_id
 from imixs_archive.document.xml_reader import read_xml_document
@@ -82,7 +83,7 @@ def _check_snapshots(backend: Backend, report: VerifyReport, tick: Progress) -> 
         report.snapshots += 1
         tick("snapshots")
         try:
-            doc = read_xml_document(row["data"])
+            doc = read_xml_document(snapshot_xml(backend, row))
             day = modified_day(doc)
             origin = origin_id(snapshot_id)
         except ArchiveError as exc:

@@ -68,7 +68,7 @@ class CassandraConfig:
     consistency_read: str = "LOCAL_QUORUM"
     consistency_write: str = "LOCAL_QUORUM"
     request_timeout: float = 30.0
-    write_concurrency: int = 16
+    write_concurrency: int = 8
     retries: int = 5
     protocol_version: int = 4
 

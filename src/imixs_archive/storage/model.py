@@ -150,6 +150,18 @@ ARCHIVE_SNAPSHOT_FILES = Table(
     java=False,
 )
 
+ARCHIVE_SNAPSHOT_PARTS = Table(
+    "archive_snapshot_parts",
+    _cols(("snapshot", T), ("part", N), ("data", B)),
+    partition_key=("snapshot",),
+    clustering_key=("part",),
+    serves="Q14: the XML of a snapshot too large for its snapshots cell (over 8 MiB with "
+    "files emptied), in 1 MiB parts; the snapshots row then holds a marker with their count, "
+    "size and SHA-256 (see archive/snapshot_xml.py).",
+    java=False,
+    large_cells=True,
+)
+
 ARCHIVE_PIECE_REFS = Table(
     "archive_piece_refs",
     _cols(("data_id", T), ("md5", T), ("size", BI)),
@@ -246,6 +258,7 @@ TABLES: tuple[Table, ...] = (
     ARCHIVE_DAY_AGGREGATES,
     ARCHIVE_SYNC_FAILURES,
     ARCHIVE_SYNC_INSTANCES,
+    ARCHIVE_SNAPSHOT_PARTS,
 )
 JAVA_TABLES = tuple(table for table in TABLES if table.java)
 
