@@ -109,8 +109,8 @@ class Settings:
     cluster_write_concurrency: int = _setting(
         "ARCHIVE_CLUSTER_WRITE_CONCURRENCY",
         8,
-        "Piece writes in flight at once. Bounds memory: each piece is at most 1 MiB and the "
-        "driver holds about four copies of a write in flight (8: about 70 MiB at most).",
+        "Piece writes (and reads ahead) in flight at once. Bounds memory: each piece is at "
+        "most 1 MiB, held about twice while in flight (8: under 20 MiB).",
         int,
     )
     cluster_retries: int = _setting(

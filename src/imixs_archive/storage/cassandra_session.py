@@ -138,12 +138,24 @@ class DriverSession:
             bound.fetch_size = fetch_size
         result = self._session.execute(bound, paging_state=paging_state)
         state = result.paging_state if result.has_more_pages else None
-        return Page(rows=list(result.current_rows), paging_state=state)
+        page = Page(rows=list(result.current_rows), paging_state=state)
+        _forget_rows(result.response_future)
+        result._current_rows = []
+        return page
 
     def execute_async(self, statement: Any, params: Sequence[Any]) -> Future[Any]:
         done: Future[Any] = Future()
         response = self._session.execute_async(statement.bind(list(params)))
-        response.add_callbacks(done.set_result, done.set_exception)
+
+        def answered(rows: Any) -> None:
+            done.set_result(rows)
+            _forget_rows(response)
+
+        def failed(error: BaseException) -> None:
+            done.set_exception(error)
+            _forget_rows(response)
+
+        response.add_callbacks(answered, failed)
         return done
 
     def execute_ddl(self, cql: str) -> bool:
@@ -189,6 +201,19 @@ class DriverSession:
 
     def close(self) -> None:
         self._cluster.shutdown()
+
+
+def _forget_rows(response: Any) -> None:
+    """Drop the driver's own references to a finished request and its rows.
+
+    The driver's response future sits in a reference cycle, so it lives until the cyclic
+    garbage collector runs, which allocating a few large blobs does not trigger: every
+    1 MiB piece written or read stayed in memory with it (a 300 MiB scan peaked at
+    120 MiB, a put at 112-152 MiB). The rows go with the page or future we return; the
+    request is done. Measured after: scan 20 MiB, put of 8 in flight 17 MiB."""
+    for name in ("_final_result", "message", "query", "query_plan"):
+        if getattr(response, name, None) is not None:
+            setattr(response, name, None)
 
 
 def _copies(strategy: Any) -> dict[str, int]:

@@ -1,0 +1,199 @@
+"""Benchmark: the same workload into a real Cassandra node and into the embedded store.
+
+In one run, on the workload of ``bench/store_ingest.py`` (process instances with
+attachments carried from snapshot to snapshot) and the small snapshots of
+``bench/sync_throughput.py``:
+
+* ingest: the XML files imported into a fresh SQLite store and into a fresh keyspace;
+* read-back: every snapshot loaded with its files and written out as XML again;
+* sync: small snapshots pulled from the workflow double (a child process) into each;
+
+with MB/s, snapshots/s, this process's CPU per MB, and the node's heap after each phase
+(``jcmd GC.heap_info`` on the node's PID). Needs a node: ``scripts/cassandra-node start``.
+
+    .venv/bin/python bench/cassandra_node.py                    # the recorded run
+    .venv/bin/python bench/cassandra_node.py --instances 8 --small 300
+
+Not a test: figures depend on the machine. Results go to bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+from imixs_archive.archive.snapshots import Archive  # noqa: E402
+from imixs_archive.config import load_settings  # noqa: E402
+from imixs_archive.document.xml_writer import iter_xml  # noqa: E402
+from imixs_archive.services.importer import find_sources, import_sources  # noqa: E402
+from imixs_archive.services.sync import SyncConfig, SyncService  # noqa: E402
+from imixs_archive.storage.base import Backend  # noqa: E402
+from imixs_archive.storage.cassandra import CassandraBackend  # noqa: E402
+from imixs_archive.storage.sqlite import SQLiteBackend  # noqa: E402
+from imixs_archive.workflow.client import WorkflowClient  # noqa: E402
+from store_ingest import generate  # noqa: E402
+from sync_throughput import _serve  # noqa: E402
+
+MB = 1024 * 1024
+NODE_PID = Path.home() / ".cache/imixs-archive/cassandra-node/nodes/node1/pid"
+JCMD = "/usr/lib/jvm/java-17-openjdk-amd64/bin/jcmd"
+
+
+def node_heap_mb() -> str:
+    """Used / committed heap of the node, from jcmd (or '?' when it cannot be read)."""
+    try:
+        pid = NODE_PID.read_text().strip()
+        out = subprocess.run(
+            [JCMD, pid, "GC.heap_info"], capture_output=True, text=True, timeout=30
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+    match = re.search(r"total (\d+)K, used (\d+)K", out)
+    if not match:
+        return "?"
+    return f"{int(match.group(2)) // 1024} of {int(match.group(1)) // 1024} MB"
+
+
+def cassandra_store(target: str, keyspace: str) -> CassandraBackend:
+    settings = load_settings(
+        {
+            "ARCHIVE_CLUSTER_CONTACTPOINTS": target,
+            "ARCHIVE_CLUSTER_KEYSPACE": keyspace,
+            "ARCHIVE_CLUSTER_REPLICATION_FACTOR": "1",
+            "ARCHIVE_CLUSTER_CONSISTENCY_READ": "ONE",
+            "ARCHIVE_CLUSTER_CONSISTENCY_WRITE": "ONE",
+        }
+    )
+    return CassandraBackend.from_settings(settings)
+
+
+@contextmanager
+def measured() -> Iterator[dict[str, float]]:
+    figures: dict[str, float] = {}
+    wall, cpu = time.perf_counter(), time.process_time()
+    yield figures
+    figures["seconds"] = time.perf_counter() - wall
+    figures["cpu"] = time.process_time() - cpu
+
+
+def ingest_and_read(backend: Backend, inputs: Path, xml_bytes: int) -> dict[str, Any]:
+    sources = find_sources([str(inputs)])
+    with Archive(backend) as archive:
+        with measured() as ingest:
+            summary = import_sources(archive, sources)
+        with measured() as read:
+            read_bytes = 0
+            for snapshot_id in list(archive.iter_snapshot_ids()):
+                for piece in iter_xml(archive.load(snapshot_id)):
+                    read_bytes += len(piece)
+    return {
+        "snapshots": summary.new,
+        "ingest_mb_s": xml_bytes / MB / ingest["seconds"],
+        "ingest_snap_s": summary.new / ingest["seconds"],
+        "ingest_cpu_ms_per_mb": 1000 * ingest["cpu"] / (xml_bytes / MB),
+        "read_mb_s": read_bytes / MB / read["seconds"],
+        "read_cpu_ms_per_mb": 1000 * read["cpu"] / (read_bytes / MB),
+    }
+
+
+def sync_small(open_store: Callable[[], Backend], count: int, workers: int) -> dict[str, float]:
+    parent, child = multiprocessing.Pipe()
+    spec = {"seed": 1, "count": count, "meta": 4000, "file_bytes": 0}
+    process = multiprocessing.get_context("fork").Process(target=_serve, args=(child, spec))
+    process.start()
+    url = parent.recv()
+    try:
+        with (
+            open_store() as backend,
+            Archive(backend) as archive,
+            WorkflowClient(url, max_connections=workers + 2) as client,
+        ):
+            config = SyncConfig(interval_ms=10, initial_delay_ms=0, workers=workers, batch=200)
+            service = SyncService(archive, client, config)
+            with measured() as sync:
+                while service.run_round().read:
+                    pass
+            service.close()
+            archived = service.counters.archived
+    finally:
+        parent.send("stop")
+        parent.recv()
+        process.join()
+    assert archived == count, (archived, count)
+    return {"snap_s": count / sync["seconds"], "cpu_ms_per_snap": 1000 * sync["cpu"] / count}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--target", default=os.environ.get("ARCHIVE_TEST_CASSANDRA", "127.0.0.1"))
+    parser.add_argument("--instances", type=int, default=20)
+    parser.add_argument("--steps", type=int, default=6)
+    parser.add_argument("--small", type=int, default=1000, help="small snapshots to sync")
+    parser.add_argument("--workers", type=int, default=8)
+    parser.add_argument("--dir", type=Path, default=None)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="cassandra-bench-", dir=args.dir))
+    keyspace = "bench_" + "".join(random.choices("abcdefghij", k=8))
+    try:
+        inputs = work / "in"
+        inputs.mkdir()
+        xml_bytes = generate(inputs, args.instances, args.steps, seed=1)["xml_bytes"]
+        print(f"workload: {xml_bytes / MB:.0f} MB of snapshot XML; node heap {node_heap_mb()}")
+        results = {}
+        with SQLiteBackend(work / "store") as sqlite:
+            results["embedded"] = ingest_and_read(sqlite, inputs, xml_bytes)
+        cassandra = cassandra_store(args.target, keyspace)
+        try:
+            results["cassandra"] = ingest_and_read(cassandra, inputs, xml_bytes)
+        finally:
+            cassandra.close()
+        print(f"node heap after ingest and read-back: {node_heap_mb()}")
+        for name, r in results.items():
+            print(
+                f"{name:9} ingest {r['ingest_mb_s']:6.1f} MB/s {r['ingest_snap_s']:5.1f} snap/s "
+                f"({r['ingest_cpu_ms_per_mb']:.1f} ms CPU/MB); read-back {r['read_mb_s']:6.1f} "
+                f"MB/s ({r['read_cpu_ms_per_mb']:.1f} ms CPU/MB)"
+            )
+        ratio = results["cassandra"]["ingest_mb_s"] / results["embedded"]["ingest_mb_s"]
+        print(f"ingest cassandra/embedded: {ratio:.2f} (target >= 0.5)")
+        sync_embedded = sync_small(
+            lambda: SQLiteBackend(work / "sync-store"), args.small, args.workers
+        )
+        sync_cassandra = sync_small(
+            lambda: cassandra_store(args.target, keyspace + "_sync"), args.small, args.workers
+        )
+        for name, s in (("embedded", sync_embedded), ("cassandra", sync_cassandra)):
+            print(
+                f"{name:9} sync of {args.small} small snapshots: {s['snap_s']:.0f}/s "
+                f"({s['cpu_ms_per_snap']:.2f} ms CPU each)"
+            )
+        print(f"node heap at the end: {node_heap_mb()}")
+    finally:
+        for name in (keyspace, keyspace + "_sync"):
+            try:
+                store = cassandra_store(args.target, name)
+                store.drop_keyspace()
+                store.close()
+            except Exception as exc:
+                print(f"could not drop {name}: {exc}", file=sys.stderr)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
