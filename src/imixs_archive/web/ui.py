@@ -15,7 +15,12 @@ from fastapi import APIRouter, Depends, Query
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from imixs_archive.document.conventions import is_snapshot_id, iter_files, origin_id
+from imixs_archive.document.conventions import (
+    is_snapshot_id,
+    iter_files,
+    origin_id,
+    snapshot_millis,
+)
 from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.humanize import human_bytes
 from imixs_archive.web.api_archive import doc_rows, list_by_modified, list_instance
@@ -92,7 +97,8 @@ def inspect(
     cursor: str | None = None,
 ) -> Response:
     q = q.strip()
-    if q and is_snapshot_id(q):
+    # an old-format snapshot id may also be an instance's uniqueid: a snapshot only if stored
+    if q and is_snapshot_id(q) and (snapshot_millis(q) or svc.archive.exists(q)):
         return RedirectResponse(f"/ui/snapshot/{q}", status_code=303)
     listing: dict[str, Any] | None = None
     if q:
