@@ -298,7 +298,7 @@ def test_ingest_streams_a_data_collection(archive: Archive) -> None:
 
 def test_ingest_reports_a_bad_document_and_goes_on(archive: Archive) -> None:
     good = make_snapshot(1)
-    bad = Document({"$uniqueid": "156ea588638-ba4de2b", "$modified": good["$modified"]})
+    bad = Document({"$uniqueid": "ticket-1519000000000", "$modified": good["$modified"]})
     results = list(archive.ingest([to_xml([bad, good])]))
     assert isinstance(results[0], tuple) and "not a snapshot id" in str(results[0][1])
     assert archive.exists(good["$uniqueid"][0])

@@ -45,7 +45,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="append",
         default=[],
         metavar="ITEM=REGEX",
-        help="only instances whose item values all match (repeatable)",
+        help="only instances whose item values all contain a match; an instance without the "
+        "item passes, as in the Java service (repeatable)",
+    )
+    p.add_argument(
+        "--strict-filters",
+        action="store_true",
+        help="filters must match whole values, and an instance without the item is left out",
     )
     p.add_argument("--dry-run", action="store_true", help="print what would be sent")
     p.add_argument("--workers", type=int, default=4, help="instances restored at once")
@@ -81,7 +87,8 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
             report = restorer.restore_instance(args.uniqueid)
         else:
             last = args.last or dt.datetime.now(dt.UTC)
-            wanted = RestoreRange(args.first, last, tuple(parse_filter(f) for f in args.filter))
+            filters = tuple(parse_filter(f) for f in args.filter)
+            wanted = RestoreRange(args.first, last, filters, strict=args.strict_filters)
             try:
                 report = restorer.restore_range(wanted, dry_run=args.dry_run)
             except KeyboardInterrupt:

@@ -19,7 +19,7 @@ from typing import Any
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.state import load_state
 from imixs_archive.config import Settings
-from imixs_archive.errors import ConfigError
+from imixs_archive.errors import ArchiveError, ConfigError, NotFoundError
 from imixs_archive.services.jobs import Job
 from imixs_archive.services.restore import Restorer
 from imixs_archive.services.resync import Resync, request_cancel
@@ -63,6 +63,19 @@ class WorkflowLink:
     def close(self, timeout: float = 10.0) -> None:
         self.sync.close(timeout)
         self.client.close()
+
+    def live_snapshot_id(self, uniqueid: str) -> tuple[str | None, str | None]:
+        """``(the $snapshotid the live workitem points to, why it is unknown)``: the Java
+        Inspect page's marker. No workitem: ``(None, None)``; the workflow could not be
+        asked: ``(None, the reason)``."""
+        try:
+            live = self.client.get_document(uniqueid, ["$snapshotid"])
+        except NotFoundError:
+            return None, None
+        except ArchiveError as exc:
+            return None, str(exc)
+        snapshot_id = live.get_first("$snapshotid")
+        return (str(snapshot_id) if snapshot_id else None), None
 
     # ---- jobs -----------------------------------------------------------------------
 
