@@ -18,6 +18,7 @@ from imixs_archive import __version__
 from imixs_archive.cli import (
     analyze_commands,
     archive_commands,
+    doctor_commands,
     recovery_commands,
     serve_commands,
     sync_commands,
@@ -32,6 +33,7 @@ COMMAND_MODULES = (
     analyze_commands,
     sync_commands,
     serve_commands,
+    doctor_commands,
 )
 
 
