@@ -277,6 +277,33 @@ class Settings:
         "",
         "Backup mirror names (comma or semicolon list): one snapshot.backup.<mirror> event each.",
     )
+    # --- the FTPS backup target (the Java backup service's names; docs/java-compatibility.md)
+    backup_ftp_host: str = _setting(
+        "BACKUP_FTP_HOST", "", "FTPS server of the backup target (explicit TLS, as in Java)."
+    )
+    backup_ftp_port: int = _setting("BACKUP_FTP_PORT", 21, "Port of the FTPS server.", int)
+    backup_ftp_path: str = _setting(
+        "BACKUP_FTP_PATH", "/", "Folder on the FTPS server holding the yyyy/MM tree (must exist)."
+    )
+    backup_ftp_user: str = _setting("BACKUP_FTP_USER", "", "FTPS user.")
+    backup_ftp_password: str = _setting("BACKUP_FTP_PASSWORD", "", "FTPS password.", secret=True)
+    backup_ftp_cafile: str = _setting(
+        "BACKUP_FTP_CAFILE",
+        "",
+        "PEM file of the CA the FTPS server's certificate is checked against (empty: the "
+        "system's).",
+    )
+    backup_ftp_overwrite: bool = _setting(
+        "BACKUP_FTP_OVERWRITE",
+        False,
+        "Write a backup file again even when it holds the same or a newer snapshot.",
+        _bool,
+    )
+    backup_mirror_id: str = _setting(
+        "BACKUP_MIRROR_ID",
+        "",
+        "backup-events consumes snapshot.backup.<this mirror> instead of snapshot.backup.",
+    )
 
     @property
     def uses_cassandra(self) -> bool:

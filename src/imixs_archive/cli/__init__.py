@@ -19,6 +19,7 @@ from imixs_archive.cli import (
     analyze_commands,
     archive_commands,
     doctor_commands,
+    ftps_commands,
     recovery_commands,
     serve_commands,
     sync_commands,
@@ -34,6 +35,7 @@ COMMAND_MODULES = (
     sync_commands,
     serve_commands,
     doctor_commands,
+    ftps_commands,
 )
 
 

@@ -88,29 +88,36 @@ def restore_tree(
         if stop is not None and stop.is_set():
             report.stopped = True
             break
-        opened: list[SpooledContent] = []
-
-        def sink(_name: str, opened: list[SpooledContent] = opened) -> _Spooler:
-            return _Spooler(opened)
-
         try:
             with source.path.open("rb") as stream:
-                for doc in iter_xml_documents(stream, file_sink=sink):
-                    snapshot_id = str(doc.get_first("$uniqueid", ""))
-                    if _workflow_has(client, snapshot_id):
-                        report.present += 1
-                    else:
-                        mark_backup_restore(doc)
-                        client.post_snapshot(doc)
-                        report.restored += 1
-                    _close(opened)
+                restore_stream(client, stream, report)
         except ArchiveError as exc:
             report.failed.append(f"{source.name}: {exc}")
-        finally:
-            _close(opened)
         if on_progress is not None:
             on_progress(report)
     return report
+
+
+def restore_stream(client: WorkflowClient, stream: IO[bytes], report: TreeRestoreReport) -> None:
+    """Post the snapshots of one backup file that the workflow lacks, with
+    ``$backuprestore`` set; attachments are spooled, never held in memory whole."""
+    opened: list[SpooledContent] = []
+
+    def sink(_name: str) -> _Spooler:
+        return _Spooler(opened)
+
+    try:
+        for doc in iter_xml_documents(stream, file_sink=sink):
+            snapshot_id = str(doc.get_first("$uniqueid", ""))
+            if _workflow_has(client, snapshot_id):
+                report.present += 1
+            else:
+                mark_backup_restore(doc)
+                client.post_snapshot(doc)
+                report.restored += 1
+            _close(opened)
+    finally:
+        _close(opened)
 
 
 def mark_backup_restore(doc: Document) -> None:
