@@ -5,7 +5,9 @@ connection midway."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ import pytest
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli import main
 from imixs_archive.config import load_settings
+from imixs_archive.document.model import Document
 from imixs_archive.document.xml_reader import read_xml_document
 from imixs_archive.errors import ArchiveError
 from imixs_archive.services.backup import backup
@@ -23,6 +26,7 @@ from imixs_archive.workflow.client import WorkflowClient
 from support.ftps_server import PASSWORD, FtpsServer, serve
 from support.restore_data import archived_instances, file_hashes
 from support.workflow_double import WorkflowDouble
+from web.live import serve_store
 
 
 @pytest.fixture
@@ -209,3 +213,35 @@ def test_the_commands(
     assert main(["restore", "--source", ftps.url("/events"), "--data-dir", str(store)]) == 0
     assert "2 restored, 0 already in the workflow, 0 failed" in capsys.readouterr().out
     assert sorted(double.workitems) == sorted(newest)
+
+
+def test_serve_backs_up_what_the_sync_archives(
+    double: WorkflowDouble, ftps: FtpsServer, tmp_path: Path
+) -> None:
+    """The whole way, as with the Java backup service retired: the workflow saves, the sync
+    archives and emits snapshot.backup (BACKUP_SERVICE_ENDPOINT set), and the service's
+    backup-events thread writes the snapshot to the FTPS tree and deletes the event."""
+    env = {
+        "WORKFLOW_SERVICE_ENDPOINT": double.url,
+        "WORKFLOW_SYNC_INITIALDELAY": "0",
+        "WORKFLOW_SYNC_INTERVAL": "100",
+        "BACKUP_SERVICE_ENDPOINT": ftps.url(),
+        "BACKUP_FTP_HOST": ftps.host,
+        "BACKUP_FTP_PORT": str(ftps.port),
+        "BACKUP_FTP_USER": "backup",
+        "BACKUP_FTP_PASSWORD": PASSWORD,
+        "BACKUP_FTP_PATH": "/backup",
+        "BACKUP_FTP_CAFILE": str(ftps.cafile),
+    }
+    snapshot = double.save(
+        Document({"$uniqueid": "0badcafe-1111-4222-8333-444444444444", "subject": "x"}),
+        files={"a.pdf": b"%PDF" * 1000},
+    )
+    snapshot_id = str(snapshot.get_first("$uniqueid"))
+    with contextmanager(serve_store)(tmp_path, env) as live:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and (double.log or not live.archive.exists(snapshot_id)):
+            time.sleep(0.1)
+        assert not double.log, [entry.topic for entry in double.log.values()]
+        (path,) = (ftps.root / "backup").rglob("0badcafe-*.xml")
+        assert read_xml_document(path.read_bytes()) == live.archive.load(snapshot_id)

@@ -120,7 +120,7 @@ def test_doctor_without_workflow_or_credentials_warns(
     code, out = doctor(
         monkeypatch,
         capsys,
-        {"WORKFLOW_SERVICE_ENDPOINT": f"http://127.0.0.1:{port}/api"},
+        {"WORKFLOW_SERVICE_ENDPOINT": f"http://127.0.0.1:{port}/api", "BACKUP_FTP_HOST": "ftp"},
         "--data-dir",
         str(tmp_path / "store"),
     )
@@ -128,3 +128,4 @@ def test_doctor_without_workflow_or_credentials_warns(
     assert f"FAIL  workflow: cannot reach http://127.0.0.1:{port}/api" in out
     assert "warn  archive access: no credentials are configured" in out
     assert "ARCHIVE_SERVICE_USER=<a reader of ARCHIVE_USERS>" in out
+    assert "warn  configuration: BACKUP_FTP_HOST is set but BACKUP_SERVICE_ENDPOINT" in out

@@ -87,6 +87,13 @@ def _configuration(settings: Settings, found: Diagnosis) -> None:
             WARN,
             "WORKFLOW_SERVICE_ENDPOINT is not set: nothing is synced from a workflow",
         )
+    if settings.backup_ftp_host.strip() and not settings.backup_service_endpoint.strip():
+        found.add(
+            "configuration",
+            WARN,
+            "BACKUP_FTP_HOST is set but BACKUP_SERVICE_ENDPOINT is not: the sync emits no "
+            "snapshot.backup events, so nothing new reaches the FTPS backup",
+        )
 
 
 def _store(open_store: Callable[[], Backend], found: Diagnosis) -> None:

@@ -126,6 +126,8 @@ class BackupEvents:
                 done = self.run_round()
             except WorkflowError as exc:
                 done = EventRound(failed=[f"workflow: {exc}"])
+            except ArchiveError as exc:  # the store failing: the events wait
+                done = EventRound(failed=[str(exc)])
             report(done)
             stop.wait(interval)
 
