@@ -262,3 +262,24 @@ def test_the_server_time_zone_changes_nothing(
         for n in range(3)
     ]
     assert planned == expected
+
+
+def test_an_old_format_snapshot_id_is_restored(
+    double: WorkflowDouble, client: WorkflowClient, archive: Archive
+) -> None:
+    """From an old keyspace: an id of Java's old format without a millis suffix."""
+    doc = Document(
+        {
+            "$uniqueid": "14ad1d2e7ff-2f6e5fa5",
+            "$modified": DAY,
+            "$created": DAY,
+            "type": "snapshot-workitem",
+            "subject": "from 2015",
+        }
+    )
+    archive.store(doc)
+    assert archive.list_instance("14ad1d2e7ff") == ["14ad1d2e7ff-2f6e5fa5"]
+    assert Restorer(archive, client).restore_snapshot("14ad1d2e7ff-2f6e5fa5")
+    assert double.snapshots["14ad1d2e7ff-2f6e5fa5"]["subject"] == ["from 2015"]
+    report = Restorer(archive, client).restore_range(WIDE)
+    assert report.failed == {}
