@@ -3,7 +3,7 @@
 .venv/bin/python scripts/settings_doc.py > docs/configuration.md
 """
 
-from imixs_archive.config import describe_settings
+from imixs_archive.config import JAVA_ONLY, describe_settings
 
 HEADER = """# Configuration
 
@@ -14,6 +14,21 @@ settings registry in `src/imixs_archive/config.py` by `scripts/settings_doc.py`.
 | variable | default | meaning |
 |---|---|---|"""
 
+JAVA_HEADER = """
+## Beside the Java service
+
+The MicroProfile spellings of these names are read too, as the Java service reads them
+(`workflow_service_endpoint`, `workflow.service.endpoint`); two spellings with different
+values are an error. Times in milliseconds also take a unit (`500ms`, `300s`, `2m`);
+`WORKFLOW_REST_CONNECTTIMEOUT` and `WORKFLOW_REST_READTIMEOUT` refuse a bare number below
+1000, because the Java backup service reads them in seconds. `ARCHIVE_CLUSTER_*` settings
+without `ARCHIVE_CLUSTER_CONTACTPOINTS` are an error, not a silent local SQLite store.
+
+These Java settings are not read here; set, they stop the start with this message:
+
+| Java setting | use instead |
+|---|---|"""
+
 
 def main() -> None:
     print(HEADER)
@@ -21,6 +36,9 @@ def main() -> None:
         shown = f"`{default}`" if default else ""
         escaped = help_text.replace("|", "\\|")
         print(f"| `{env}` | {shown} | {escaped} |")
+    print(JAVA_HEADER)
+    for name, replacement in JAVA_ONLY.items():
+        print(f"| `{name}` | {replacement} |")
 
 
 if __name__ == "__main__":

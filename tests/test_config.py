@@ -12,7 +12,11 @@ DOC = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
 
 def test_flag_beats_environment_beats_default() -> None:
     assert load_settings({}).data_dir == Path("archive-data")
-    env = {"ARCHIVE_DATA_DIR": "/from/env", "ARCHIVE_CLUSTER_WRITE_CONCURRENCY": "4"}
+    env = {
+        "ARCHIVE_DATA_DIR": "/from/env",
+        "ARCHIVE_CLUSTER_CONTACTPOINTS": "db1",
+        "ARCHIVE_CLUSTER_WRITE_CONCURRENCY": "4",
+    }
     assert load_settings(env).data_dir == Path("/from/env")
     assert load_settings(env, data_dir=Path("/from/flag")).data_dir == Path("/from/flag")
     assert load_settings(env, data_dir=None).data_dir == Path("/from/env")
@@ -23,7 +27,7 @@ def test_bad_values_name_the_variable() -> None:
     with pytest.raises(ConfigError, match="ARCHIVE_CLUSTER_WRITE_CONCURRENCY"):
         load_settings({"ARCHIVE_CLUSTER_WRITE_CONCURRENCY": "many"})
     with pytest.raises(ConfigError, match="ARCHIVE_CLUSTER_SSL"):
-        load_settings({"ARCHIVE_CLUSTER_SSL": "perhaps"})
+        load_settings({"ARCHIVE_CLUSTER_SSL": "perhaps", "ARCHIVE_CLUSTER_CONTACTPOINTS": "db"})
     with pytest.raises(ConfigError, match="unknown settings"):
         load_settings({}, no_such_setting=1)
 
@@ -54,3 +58,80 @@ def test_every_setting_is_documented() -> None:
 def test_secrets_have_no_default_shown() -> None:
     shown = {env: default for env, default, _help in describe_settings()}
     assert shown["ARCHIVE_CLUSTER_AUTH_PASSWORD"] == ""
+
+
+# -- beside the Java service: its names and units ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "millis"),
+    [("10000", 10000), ("300s", 300_000), ("300 s", 300_000), ("2m", 120_000), ("1500ms", 1500)],
+)
+def test_workflow_timeouts_take_units(raw: str, millis: int) -> None:
+    settings = load_settings(
+        {"WORKFLOW_REST_READTIMEOUT": raw, "WORKFLOW_REST_CONNECTTIMEOUT": raw}
+    )
+    assert settings.workflow_rest_readtimeout == settings.workflow_rest_connecttimeout == millis
+
+
+@pytest.mark.parametrize("name", ["WORKFLOW_REST_READTIMEOUT", "WORKFLOW_REST_CONNECTTIMEOUT"])
+def test_a_java_backup_timeout_in_seconds_is_refused(name: str) -> None:
+    """The Java backup service reads these names in seconds (300 = five minutes)."""
+    with pytest.raises(ConfigError, match=rf"{name}: 300 ms is implausibly short.*300s"):
+        load_settings({name: "300"})
+    with pytest.raises(ConfigError, match=name):
+        load_settings({name: "five minutes"})
+
+
+def test_other_millisecond_settings_take_units_too() -> None:
+    assert load_settings({"WORKFLOW_SYNC_INTERVAL": "5s"}).workflow_sync_interval == 5000
+    assert load_settings({"WORKFLOW_SYNC_INTERVAL": "200"}).workflow_sync_interval == 200
+
+
+@pytest.mark.parametrize(
+    ("name", "replacement"),
+    [
+        ("ARCHIVE_CLUSTER_SSL_TRUSTSTOREPATH", "ARCHIVE_CLUSTER_SSL_CA"),
+        ("ARCHIVE_CLUSTER_SSL_TRUSTSTOREPASSWORD", "ARCHIVE_CLUSTER_SSL_CA"),
+        ("ARCHIVE_CLUSTER_SSL_KEYSTOREPATH", "ARCHIVE_CLUSTER_SSL_CERT"),
+        ("ARCHIVE_CLUSTER_SSL_KEYSTOREPASSWORD", "ARCHIVE_CLUSTER_SSL_KEY"),
+        ("archive_cluster_ssl_truststorepath", "ARCHIVE_CLUSTER_SSL_CA"),
+        ("IMIXS_REST_CLIENT_INSECURE", "WORKFLOW_REST_CAFILE"),
+    ],
+)
+def test_java_only_settings_are_refused_with_the_replacement(name: str, replacement: str) -> None:
+    env = {name: "true", "ARCHIVE_CLUSTER_CONTACTPOINTS": "db1"}
+    with pytest.raises(ConfigError, match=rf"{name.upper()} .*Java.*use .*{replacement}"):
+        load_settings(env)
+
+
+def test_insecure_off_is_harmless() -> None:
+    assert load_settings({"IMIXS_REST_CLIENT_INSECURE": "false"}).workflow_rest_cafile == ""
+
+
+def test_microprofile_spellings_are_honoured() -> None:
+    env = {"workflow_service_endpoint": "http://wf/api", "workflow.service.user": "ann"}
+    settings = load_settings(env)
+    assert settings.workflow_service_endpoint == "http://wf/api"
+    assert settings.workflow_service_user == "ann"
+    same = {"WORKFLOW_SERVICE_USER": "ann", "workflow_service_user": "ann"}
+    assert load_settings(same).workflow_service_user == "ann"
+    with pytest.raises(ConfigError, match="WORKFLOW_SERVICE_USER and workflow_service_user"):
+        load_settings({"WORKFLOW_SERVICE_USER": "ann", "workflow_service_user": "bob"})
+
+
+def test_cluster_settings_without_contact_points_are_an_error() -> None:
+    """Not a silent local SQLite store (the Java service needs the contact points)."""
+    with pytest.raises(
+        ConfigError, match="ARCHIVE_CLUSTER_KEYSPACE set but ARCHIVE_CLUSTER_CONTACTPOINTS"
+    ):
+        load_settings({"ARCHIVE_CLUSTER_KEYSPACE": "imixs_archive"})
+    with pytest.raises(ConfigError, match=r"ARCHIVE_CLUSTER_KEYSPACE set but"):
+        load_settings({"archive.cluster.keyspace": "ks"})
+    assert not load_settings({"ARCHIVE_CLUSTER_KEYSPACE": ""}).uses_cassandra
+    cluster = load_settings(
+        {"archive_cluster_contactpoints": "db1", "ARCHIVE_CLUSTER_KEYSPACE": "k"}
+    )
+    assert cluster.uses_cassandra and cluster.cluster_keyspace == "k"
+    flagged = load_settings({"ARCHIVE_CLUSTER_KEYSPACE": "k"}, cluster_contactpoints="db1")
+    assert flagged.uses_cassandra

@@ -8,6 +8,7 @@ Names follow the Java Imixs-Archive where it has one (section 8 of the reference
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -23,6 +24,31 @@ def _bool(text: str) -> bool:
     if lowered in ("0", "false", "no", "off", ""):
         return False
     raise ValueError(f"expected true or false, got {text!r}")
+
+
+_DURATION = re.compile(r"\s*([0-9]+)\s*(ms|s|m|min)?\s*", re.IGNORECASE)
+_UNIT_MS = {"": 1, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000}
+
+
+def _millis(text: str) -> int:
+    """Milliseconds: a number, or a number with a unit (``300s``, ``2m``, ``500ms``)."""
+    match = _DURATION.fullmatch(text)
+    if match is None:
+        raise ValueError(f"expected milliseconds or a number with ms, s or m, got {text!r}")
+    return int(match[1]) * _UNIT_MS[(match[2] or "").lower()]
+
+
+def _timeout_millis(text: str) -> int:
+    """A workflow timeout. The Java backup service reads these two names in *seconds*
+    (``WORKFLOW_REST_READTIMEOUT=300``); a bare number below 1000 is refused rather than
+    taken as a sub-second timeout."""
+    millis = _millis(text)
+    if text.strip().isdigit() and 0 < millis < 1000:
+        raise ValueError(
+            f"{text.strip()} ms is implausibly short (the Java backup service reads this name "
+            f"in seconds): write {text.strip()}s for seconds, or the value in milliseconds"
+        )
+    return millis
 
 
 def _setting(
@@ -210,13 +236,18 @@ class Settings:
         "OIDC_AUTH_CLIENT_SECRET", "", "OIDC client secret.", secret=True
     )
     workflow_rest_connecttimeout: int = _setting(
-        "WORKFLOW_REST_CONNECTTIMEOUT", 10000, "Connect timeout to the workflow (ms).", int
+        "WORKFLOW_REST_CONNECTTIMEOUT",
+        10000,
+        "Connect timeout to the workflow (ms, or with a unit: 10s). A bare number below 1000 is "
+        "refused: the Java backup service reads this name in seconds.",
+        _timeout_millis,
     )
     workflow_rest_readtimeout: int = _setting(
         "WORKFLOW_REST_READTIMEOUT",
         120000,
-        "Read timeout (ms): the longest pause between two pieces of an answer.",
-        int,
+        "Read timeout (ms, or with a unit: 300s): the longest pause between two pieces of an "
+        "answer. A bare number below 1000 is refused (seconds in the Java backup service).",
+        _timeout_millis,
     )
     workflow_rest_cafile: str = _setting(
         "WORKFLOW_REST_CAFILE",
@@ -225,16 +256,16 @@ class Settings:
         " (empty: the system's).",
     )
     workflow_sync_interval: int = _setting(
-        "WORKFLOW_SYNC_INTERVAL", 5000, "Pause between sync rounds when idle (ms).", int
+        "WORKFLOW_SYNC_INTERVAL", 5000, "Pause between sync rounds when idle (ms).", _millis
     )
     workflow_sync_initialdelay: int = _setting(
-        "WORKFLOW_SYNC_INITIALDELAY", 30000, "Delay before the first sync round (ms).", int
+        "WORKFLOW_SYNC_INITIALDELAY", 30000, "Delay before the first sync round (ms).", _millis
     )
     workflow_sync_deadlock: int = _setting(
         "WORKFLOW_SYNC_DEADLOCK",
         60000,
         "Event locks older than this (ms) are released each round (their holder died).",
-        int,
+        _millis,
     )
     workflow_sync_workers: int = _setting(
         "WORKFLOW_SYNC_WORKERS", 4, "Events archived concurrently by one sync process.", int
@@ -249,7 +280,7 @@ class Settings:
         "WORKFLOW_SYNC_RETRYDELAY",
         10000,
         "Wait before retrying a failed event (ms); doubles with each attempt, at most 64x.",
-        int,
+        _millis,
     )
     workflow_sync_batch: int = _setting(
         "WORKFLOW_SYNC_BATCH", 100, "Events read per round (maxCount).", int
@@ -264,6 +295,33 @@ class Settings:
         "",
         "Backup mirror names (comma or semicolon list): one snapshot.backup.<mirror> event each.",
     )
+    # --- the FTPS backup target (the Java backup service's names; docs/java-compatibility.md)
+    backup_ftp_host: str = _setting(
+        "BACKUP_FTP_HOST", "", "FTPS server of the backup target (explicit TLS, as in Java)."
+    )
+    backup_ftp_port: int = _setting("BACKUP_FTP_PORT", 21, "Port of the FTPS server.", int)
+    backup_ftp_path: str = _setting(
+        "BACKUP_FTP_PATH", "/", "Folder on the FTPS server holding the yyyy/MM tree (must exist)."
+    )
+    backup_ftp_user: str = _setting("BACKUP_FTP_USER", "", "FTPS user.")
+    backup_ftp_password: str = _setting("BACKUP_FTP_PASSWORD", "", "FTPS password.", secret=True)
+    backup_ftp_cafile: str = _setting(
+        "BACKUP_FTP_CAFILE",
+        "",
+        "PEM file of the CA the FTPS server's certificate is checked against (empty: the "
+        "system's).",
+    )
+    backup_ftp_overwrite: bool = _setting(
+        "BACKUP_FTP_OVERWRITE",
+        False,
+        "Write a backup file again even when it holds the same or a newer snapshot.",
+        _bool,
+    )
+    backup_mirror_id: str = _setting(
+        "BACKUP_MIRROR_ID",
+        "",
+        "backup-events consumes snapshot.backup.<this mirror> instead of snapshot.backup.",
+    )
 
     @property
     def uses_cassandra(self) -> bool:
@@ -272,16 +330,81 @@ class Settings:
 
 SETTINGS = tuple(fields(Settings))
 
+JAVA_ONLY = {
+    "ARCHIVE_CLUSTER_SSL_TRUSTSTOREPATH": "ARCHIVE_CLUSTER_SSL_CA, a PEM file of the CA "
+    "(keytool -exportcert -rfc -keystore <truststore> -alias <alias>)",
+    "ARCHIVE_CLUSTER_SSL_TRUSTSTOREPASSWORD": "ARCHIVE_CLUSTER_SSL_CA (a PEM file needs no "
+    "password)",
+    "ARCHIVE_CLUSTER_SSL_KEYSTOREPATH": "ARCHIVE_CLUSTER_SSL_CERT and ARCHIVE_CLUSTER_SSL_KEY, "
+    "PEM files of the client certificate and key (keytool -importkeystore to PKCS12, then "
+    "openssl pkcs12)",
+    "ARCHIVE_CLUSTER_SSL_KEYSTOREPASSWORD": "ARCHIVE_CLUSTER_SSL_CERT and ARCHIVE_CLUSTER_SSL_KEY "
+    "(PEM files)",
+    "IMIXS_REST_CLIENT_INSECURE": "WORKFLOW_REST_CAFILE, a PEM file of the CA that signed the "
+    "workflow's certificate (certificates are always verified)",
+}
+"""Settings of the Java services that this archive does not read, and what replaces them:
+refused at start when set, so a migrated configuration does not silently change meaning."""
+
+_JAVA_OFF = {"", "false", "0", "no", "off"}
+
+
+def _environment_value(source: Mapping[str, str], name: str) -> str | None:
+    """The value of a setting: its name, or a MicroProfile spelling of it
+    (``workflow_service_endpoint``, ``workflow.service.endpoint``), as the Java service reads."""
+    found = {
+        spelling: source[spelling]
+        for spelling in (name, name.lower(), name.lower().replace("_", "."))
+        if spelling in source
+    }
+    if len(set(found.values())) > 1:
+        raise ConfigError(
+            f"{' and '.join(sorted(found))} are both set, to different values: keep one"
+        )
+    return next(iter(found.values()), None)
+
+
+def _check_java_names(source: Mapping[str, str]) -> None:
+    for name, replacement in JAVA_ONLY.items():
+        raw = _environment_value(source, name)
+        if raw is None or (name == "IMIXS_REST_CLIENT_INSECURE" and raw.lower() in _JAVA_OFF):
+            continue
+        raise ConfigError(
+            f"{name} (a setting of the Java service) is not read here: use {replacement}"
+        )
+
+
+def _check_cluster_without_contact_points(source: Mapping[str, str], settings: Settings) -> None:
+    if settings.uses_cassandra:
+        return
+    named = sorted(
+        name
+        for spec in SETTINGS
+        if (name := spec.metadata["env"]).startswith("ARCHIVE_CLUSTER_")
+        and (_environment_value(source, name) or "").strip()
+    )
+    if named:
+        raise ConfigError(
+            f"{', '.join(named)} set but ARCHIVE_CLUSTER_CONTACTPOINTS is not: set the Cassandra "
+            "contact points, or unset the ARCHIVE_CLUSTER_* settings to use the embedded SQLite "
+            "store in ARCHIVE_DATA_DIR"
+        )
+
 
 def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
-    """Settings from the environment, with non-None ``overrides`` (CLI flags) on top."""
+    """Settings from the environment, with non-None ``overrides`` (CLI flags) on top.
+
+    Also honours the MicroProfile spellings of the names, and refuses the Java-only settings
+    (``JAVA_ONLY``) and ``ARCHIVE_CLUSTER_*`` settings without contact points.
+    """
     source = os.environ if env is None else env
+    _check_java_names(source)
     values: dict[str, Any] = {}
     for spec in SETTINGS:
         if overrides.get(spec.name) is not None:
             values[spec.name] = overrides[spec.name]
             continue
-        raw = source.get(spec.metadata["env"])
+        raw = _environment_value(source, spec.metadata["env"])
         if raw is None:
             continue
         try:
@@ -291,7 +414,10 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Set
     unknown = set(overrides) - {spec.name for spec in SETTINGS}
     if unknown:
         raise ConfigError(f"unknown settings: {', '.join(sorted(unknown))}")
-    return Settings(**values)
+    settings = Settings(**values)
+    if overrides.get("cluster_contactpoints") is None:
+        _check_cluster_without_contact_points(source, settings)
+    return settings
 
 
 def describe_settings() -> list[tuple[str, str, str]]:

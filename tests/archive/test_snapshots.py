@@ -6,6 +6,7 @@ import datetime as dt
 import hashlib
 import random
 import uuid
+from decimal import Decimal
 
 import pytest
 
@@ -23,6 +24,7 @@ from imixs_archive.storage.model import (
     SNAPSHOTS,
     SNAPSHOTS_BY_DOCUMENT,
     SNAPSHOTS_BY_MODIFIED,
+    SNAPSHOTS_BY_UNIQUEID,
     TABLES,
 )
 from support.snapshots import ORIGIN, content_of, file_values, make_snapshot
@@ -212,6 +214,41 @@ def test_snapshot_history_keeps_the_newest(archive: Archive, history: int) -> No
     assert verify(archive.backend).ok
 
 
+@pytest.mark.parametrize("history", ["2", " 2 ", 2.0, 2.9, "2.5", Decimal("2")])
+def test_snapshot_history_as_text_or_double(archive: Archive, history: object) -> None:
+    """Java's getItemValueInteger: new Double(value.toString()).intValue()."""
+    ids = []
+    for step in range(4):
+        doc = make_snapshot(step, dollar_snapshot__history=history)
+        ids.append(archive.store(doc).snapshot_id)
+    assert archive.list_instance(ORIGIN) == ids[::-1][:2]
+
+
+@pytest.mark.parametrize("history", ["two", True, "", 0, -1, "NaN"])
+def test_snapshot_history_not_a_positive_number_keeps_all(
+    archive: Archive, history: object
+) -> None:
+    ids = [
+        archive.store(make_snapshot(s, dollar_snapshot__history=history)).snapshot_id
+        for s in range(3)
+    ]
+    assert archive.list_instance(ORIGIN) == ids[::-1]
+
+
+def test_old_format_snapshot_ids_without_millis(archive: Archive, backend: Backend) -> None:
+    """Java's DataService.isSnapshotID accepts ([0-9a-f]{8}-.*|[0-9a-f]{11}-.*) and indexes
+    by the part before the last dash: such rows of an old keyspace are read and listed."""
+    legacy = make_snapshot(0)
+    legacy["$uniqueid"] = "14ad1d2e7ff-2f6e5fa5"
+    newer = make_snapshot(1, origin="14ad1d2e7ff")
+    assert archive.store(legacy).snapshot_id == "14ad1d2e7ff-2f6e5fa5"
+    archive.store(newer)
+    assert archive.load("14ad1d2e7ff-2f6e5fa5") == legacy
+    assert archive.list_instance("14ad1d2e7ff") == [newer["$uniqueid"][0], "14ad1d2e7ff-2f6e5fa5"]
+    row = next(backend.scan(SNAPSHOTS_BY_UNIQUEID, {"uniqueid": "14ad1d2e7ff"}))
+    assert row["uniqueid"] == "14ad1d2e7ff"
+
+
 def test_history_never_deletes_the_snapshot_just_written(archive: Archive) -> None:
     """Out of order (concurrent workers): the late older snapshot deletes nothing newer."""
     oldest = archive.store(make_snapshot(0)).snapshot_id
@@ -261,7 +298,7 @@ def test_ingest_streams_a_data_collection(archive: Archive) -> None:
 
 def test_ingest_reports_a_bad_document_and_goes_on(archive: Archive) -> None:
     good = make_snapshot(1)
-    bad = Document({"$uniqueid": "156ea588638-ba4de2b", "$modified": good["$modified"]})
+    bad = Document({"$uniqueid": "ticket-1519000000000", "$modified": good["$modified"]})
     results = list(archive.ingest([to_xml([bad, good])]))
     assert isinstance(results[0], tuple) and "not a snapshot id" in str(results[0][1])
     assert archive.exists(good["$uniqueid"][0])

@@ -94,10 +94,11 @@ def test_import_skips_bad_files_and_reports_them(
 ) -> None:
     (inputs / "broken.xml").write_bytes(b"<document><item name='x'>")
     (inputs / "laughs.xml").write_bytes(BILLION_LAUGHS)
+    # (Java's old-format ids such as 156ea588638-ba4de2b are snapshot ids; this is none)
     (inputs / "legacy.xml").write_bytes(
         to_xml(make_snapshot(0, origin="x")).replace(
             f"x-{make_snapshot(0)['$uniqueid'][0].rsplit('-', 1)[1]}".encode(),
-            b"156ea588638-ba4de2b",
+            b"ticket-1",
         )
     )
     code, out, err = run(capsys, "import", str(inputs), "--data-dir", str(store))

@@ -208,8 +208,8 @@ def test_collection_and_bad_values() -> None:
     assert json.loads(to_json(doc, collection=True))["data"][0]["item"][0]["name"] == "a"
     with pytest.raises(DocumentError, match=r"'abc' is not a valid xs:int.*item 'a'"):
         read_json('{"item": [{"name": "a", "value": {"@type": "xs:int", "$": "abc"}}]}')
-    with pytest.raises(DocumentError, match="unknown value type 'xs:nope'"):
-        read_json('{"item": [{"name": "a", "value": {"@type": "xs:nope", "$": "1"}}]}')
+    with pytest.raises(DocumentError, match="unknown value type 'ns:nope'"):
+        read_json('{"item": [{"name": "a", "value": {"@type": "ns:nope", "$": "1"}}]}')
     with pytest.raises(DocumentError, match='must be an object with a "name"'):
         read_json('{"item": [{"value": 1}]}')
 

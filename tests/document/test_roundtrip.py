@@ -27,6 +27,7 @@ from imixs_archive.document.model import (
     Float,
     Long,
     Short,
+    TypedText,
 )
 from imixs_archive.document.xml_reader import read_xml
 from imixs_archive.document.xml_writer import to_xml
@@ -90,12 +91,14 @@ scalars = st.one_of(
     st.decimals(allow_nan=False, allow_infinity=False, min_value=-(10**12), max_value=10**12),
     datetimes,
     st.binary(max_size=64),
+    st.builds(TypedText, st.sampled_from(["xs:unsignedShort", "xs:date", "xs:anyURI"]), xml_text),
 )
 
 
 def _nested(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     return st.one_of(
-        st.lists(st.one_of(children, st.none()), max_size=4),
+        # a nested [None] is how Imixs writes an empty list too (at every level)
+        st.lists(st.one_of(children, st.none()), max_size=4).filter(lambda v: v != [None]),
         st.dictionaries(xml_text, _item_values(children), max_size=3),
     )
 

@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import pickle
 from decimal import Decimal
 from typing import Any
 
 import pytest
 
-from imixs_archive.document.model import BigInteger, BinaryStream, Byte, Float, Long, Short
+from imixs_archive.document.model import (
+    BigInteger,
+    BinaryStream,
+    Byte,
+    Float,
+    Long,
+    Short,
+    TypedText,
+    canonical,
+)
 from imixs_archive.document.values import format_value, parse_value
 from imixs_archive.errors import DocumentError
 
@@ -147,8 +157,22 @@ def test_parse_refused(xs_type: str, text: str) -> None:
 
 
 def test_unknown_type_refused() -> None:
-    with pytest.raises(DocumentError, match="unknown value type 'xs:duration'"):
-        parse_value("xs:duration", "P1D", "item 'x'")
+    with pytest.raises(DocumentError, match="unknown value type 'ns:duration'"):
+        parse_value("ns:duration", "P1D", "item 'x'")
+    with pytest.raises(DocumentError, match="unknown value type 'xs:'"):
+        parse_value("xs:", "P1D", "item 'x'")
+
+
+def test_other_xml_schema_types_kept_with_type_and_text() -> None:
+    value = parse_value("xs:duration", " P1D ", "item 'x'")
+    assert isinstance(value, TypedText)
+    assert (value.xs_type, str(value)) == ("xs:duration", " P1D ")
+    assert value == " P1D "  # reads and filters as its text
+    assert format_value(value) == ("xs:duration", " P1D ")
+    assert canonical(value) != canonical(" P1D ")  # but is not the same Imixs value
+    assert pickle.loads(pickle.dumps(value)).xs_type == "xs:duration"
+    with pytest.raises(ValueError):
+        TypedText("xs:int", "1")  # has a Python type
 
 
 def test_datetime_precision_written() -> None:

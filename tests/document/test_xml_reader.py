@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from imixs_archive.document.model import Document
+from imixs_archive.document.model import Document, TypedText
 from imixs_archive.document.xml_reader import (
     ReaderLimits,
     discard_files,
@@ -110,7 +110,7 @@ def test_nil_and_missing_values() -> None:
         )
     )
     assert doc["a"] == doc["b"] == doc["c"] == []
-    assert doc["d"] == [[None]]
+    assert doc["d"] == [[]]  # one nil is an empty list at every level (Imixs XMLItem)
     assert doc["e"] == ["x", None]
     assert doc["f"] == [[], {}]
 
@@ -155,6 +155,26 @@ def test_type_prefix_bound_elsewhere_is_unknown() -> None:
     xml = doc_xml('<item name="a"><value xmlns:xs="urn:other" xsi:type="xs:int">7</value></item>')
     with pytest.raises(DocumentError, match="unknown value type"):
         read_xml(xml)
+
+
+def test_other_xml_schema_types_are_kept() -> None:
+    # Java's JAXB writes a Character as xs:unsignedShort; old data holds xs:date, xs:anyURI
+    xml = doc_xml(
+        """<item name="c"><value xsi:type="xs:unsignedShort">65</value></item>
+        <item name="m"><value xsi:type="xmlItemArray"><item name="d">
+            <value xsi:type="xs:date">2012-03-04</value></item></value></item>
+        <item name="u"><value xmlns:s="http://www.w3.org/2001/XMLSchema"
+            xsi:type="s:anyURI">http://x/?a&amp;b</value></item>"""
+    )
+    doc = read_xml_document(xml)
+    (char,) = doc["c"]
+    assert isinstance(char, TypedText) and (char.xs_type, char) == ("xs:unsignedShort", "65")
+    assert doc["m"][0]["d"][0].xs_type == "xs:date"
+    assert doc["u"] == ["http://x/?a&b"] and doc["u"][0].xs_type == "xs:anyURI"
+    written = to_xml(doc)
+    assert b'<value xsi:type="xs:unsignedShort">65</value>' in written
+    assert b'<value xsi:type="xs:anyURI">http://x/?a&amp;b</value>' in written
+    assert read_xml_document(written) == doc
 
 
 def test_text_input_and_other_encodings() -> None:
@@ -350,8 +370,8 @@ def test_malformed_xml_reports_line_and_column() -> None:
     ("body", "message"),
     [
         (
-            '<item name="x"><value xsi:type="xs:duration">P1D</value></item>',
-            "unknown value type 'xs:duration'",
+            '<item name="x"><value xsi:type="duration">P1D</value></item>',
+            "unknown value type 'duration'",
         ),
         (
             '<item name="x"><value xsi:type="xs:int">abc</value></item>',

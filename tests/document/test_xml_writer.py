@@ -89,7 +89,9 @@ def test_known_answer_every_type() -> None:
         '    <item name="dec">\n'
         '        <value xsi:type="xs:decimal">12.50</value>\n'
         "    </item>\n"
-        '    <item name="empty"/>\n'
+        '    <item name="empty">\n'
+        '        <value xsi:nil="true"/>\n'
+        "    </item>\n"
         '    <item name="list">\n'
         '        <value xsi:type="xmlItem">\n'
         '            <value xsi:type="xs:int">1</value>\n'
@@ -112,6 +114,31 @@ def test_known_answer_every_type() -> None:
         "</document>\n"
     )
     assert to_xml(doc).decode() == expected
+    assert read_xml_document(to_xml(doc)) == doc
+
+
+def test_empty_lists_written_as_nil_at_every_level() -> None:
+    # Java's XMLItem.setValue turns [] into [null]; an item or nested list without any value
+    # makes XMLItem.transformValue throw a NullPointerException (tests/document/test_java_compat)
+    doc = Document({"m": [{"e": []}], "l": [[]], "top": []})
+    nil = '<value xsi:nil="true"/>'
+    assert to_xml(doc).decode().split("\n")[2:-2] == [
+        '    <item name="l">',
+        '        <value xsi:type="xmlItem">',
+        f"            {nil}",
+        "        </value>",
+        "    </item>",
+        '    <item name="m">',
+        '        <value xsi:type="xmlItemArray">',
+        '            <item name="e">',
+        f"                {nil}",
+        "            </item>",
+        "        </value>",
+        "    </item>",
+        '    <item name="top">',
+        f"        {nil}",
+        "    </item>",
+    ]
     assert read_xml_document(to_xml(doc)) == doc
 
 

@@ -16,7 +16,7 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.state import load_state
 from imixs_archive.document.model import Document
 from imixs_archive.services.backup import backup
-from imixs_archive.services.restore import Restorer, RestoreRange, parse_filter
+from imixs_archive.services.restore import Restorer, RestoreRange, matches, parse_filter
 from imixs_archive.services.restore_files import restore_tree
 from imixs_archive.storage.sqlite import SQLiteBackend
 from imixs_archive.workflow.client import WorkflowClient
@@ -74,6 +74,40 @@ def test_filters_restore_exactly_the_matching_instances(
         "Ticket A0",
         "Ticket A2",
     ]
+
+
+@pytest.mark.parametrize(
+    ("filters", "strict", "restored"),
+    [
+        (["subject=A"], False, 2),  # Java's find(): a match anywhere in the value
+        (["subject=A"], True, 0),  # strict: the whole value
+        (["subject=^Ticket [AB][0-9]$"], True, 4),
+        (["nosuchitem=x"], False, 4),  # Java: an instance without the item passes
+        (["nosuchitem=x"], True, 0),
+        (["subject= B "], False, 2),  # the expression is trimmed, as in Java
+    ],
+)
+def test_filters_match_as_the_java_restore_does(
+    double: WorkflowDouble,
+    client: WorkflowClient,
+    archive: Archive,
+    filters: list[str],
+    strict: bool,
+    restored: int,
+) -> None:
+    archived_instances(double, archive)
+    double.wipe()
+    wanted = RestoreRange(WIDE.first, WIDE.last, tuple(map(parse_filter, filters)), strict=strict)
+    report = Restorer(archive, client).restore_range(wanted)
+    assert (report.restored, report.filtered) == (restored, 4 - restored)
+
+
+def test_filter_values_must_all_match() -> None:
+    doc = Document({"names": ["anna", "bob"], "empty": []})
+    assert matches(doc, (parse_filter("names=a"),)) is False  # bob has no "a"
+    assert matches(doc, (parse_filter("names=[ab]"),)) is True
+    assert matches(doc, (parse_filter("empty=x"),)) is True
+    assert matches(doc, (parse_filter("empty=x"),), strict=True) is False
 
 
 def test_rejected_and_failing_instances_are_recorded_and_the_rest_goes_on(
@@ -183,6 +217,9 @@ def test_restore_from_a_backup_tree(
     for uid, snapshot_id in newest.items():
         assert double.workitems[uid]["$snapshotid"] == [snapshot_id]
         assert file_hashes(double.snapshots[snapshot_id]) == file_hashes(archive.load(snapshot_id))
+        # as the Java backup service's restore: the sync emits no backup event for it
+        marked = double.snapshots[snapshot_id].get_first("$backuprestore")
+        assert isinstance(marked, dt.datetime) and marked.tzinfo is not None
     assert restore_tree(client, tmp_path / "bk").present == 3
 
 
@@ -225,3 +262,24 @@ def test_the_server_time_zone_changes_nothing(
         for n in range(3)
     ]
     assert planned == expected
+
+
+def test_an_old_format_snapshot_id_is_restored(
+    double: WorkflowDouble, client: WorkflowClient, archive: Archive
+) -> None:
+    """From an old keyspace: an id of Java's old format without a millis suffix."""
+    doc = Document(
+        {
+            "$uniqueid": "14ad1d2e7ff-2f6e5fa5",
+            "$modified": DAY,
+            "$created": DAY,
+            "type": "snapshot-workitem",
+            "subject": "from 2015",
+        }
+    )
+    archive.store(doc)
+    assert archive.list_instance("14ad1d2e7ff") == ["14ad1d2e7ff-2f6e5fa5"]
+    assert Restorer(archive, client).restore_snapshot("14ad1d2e7ff-2f6e5fa5")
+    assert double.snapshots["14ad1d2e7ff-2f6e5fa5"]["subject"] == ["from 2015"]
+    report = Restorer(archive, client).restore_range(WIDE)
+    assert report.failed == {}

@@ -466,7 +466,9 @@ class WorkflowDouble:
         snapshot = docs[0]
         sid = str(snapshot.get_first("$uniqueid", ""))
         kind = str(snapshot.get_first("type", ""))
-        if not re.fullmatch(r".+-[0-9]{13,15}", sid) or not kind.startswith("snapshot-"):
+        # Java takes the origin id as the part before the last "-": no "-" fails there;
+        # old-format ids without a millis suffix pass (SnapshotRestService.postSnapshot)
+        if not re.fullmatch(r".+-.+", sid) or not kind.startswith("snapshot-"):
             return _refuse("INVALID_SNAPSHOT", f"not a snapshot: {sid!r} of type {kind!r}")
         work = snapshot.copy()
         work["$uniqueid"] = sid.rsplit("-", 1)[0]

@@ -109,6 +109,22 @@ def test_health_is_public(live: LiveServer) -> None:
     assert ready.status_code == 200 and ready.json()["checks"]["store"]["ok"] is True
 
 
+def test_microprofile_health_paths_of_the_java_service(live: LiveServer) -> None:
+    """Probes written for the Java service (WildFly's /health) keep working."""
+    with live.client() as client:
+        health = client.get("/health")
+        live_only = client.get("/health/live")
+        ready = client.get("/health/ready")
+    assert health.status_code == live_only.status_code == ready.status_code == 200
+    body = health.json()
+    assert body["status"] == "UP"
+    java_check = body["checks"][0]
+    assert java_check["name"] == "imixs-archive" and java_check["status"] == "UP"
+    assert java_check["data"]["archive.version"]
+    assert live_only.json()["checks"] == [java_check]
+    assert ready.json()["checks"][0]["data"]["store"] == "reachable"
+
+
 def test_cross_site_writes_are_refused(live: LiveServer) -> None:
     with live.client("manager", headers={"Origin": "https://evil.example"}) as client:
         problem = assert_problem(client.delete(f"/api/archive/snapshot/{SNAPSHOT}"), 403)

@@ -113,6 +113,25 @@ def test_range_requests(live: LiveServer) -> None:
         assert client.get(f"/api/archive/md5/{md5.lower()}").content == BIG
 
 
+def test_md5_answers_with_the_content_type_asked_for(live: LiveServer) -> None:
+    """Java's /archive/md5/{md5}?contentType=: the type of the answer, octet-stream else."""
+    md5 = hashlib.md5(BIG).hexdigest().upper()
+    with live.client("reader") as client:
+        plain = client.get(f"/api/archive/md5/{md5}")
+        assert plain.headers["content-type"] == "application/octet-stream"
+        pdf = client.get(f"/api/archive/md5/{md5}", params={"contentType": "application/pdf"})
+        assert pdf.status_code == 200 and pdf.headers["content-type"] == "application/pdf"
+        assert pdf.content == BIG and pdf.headers["content-security-policy"] == "sandbox"
+        text = client.get(
+            f"/api/archive/md5/{md5}", params={"contentType": 'text/plain; charset="utf-8"'}
+        )
+        assert text.headers["content-type"] == 'text/plain; charset="utf-8"'
+        for bad in ["pdf", "text/html\r\nSet-Cookie: a=b", "a/b; c"]:
+            answer = client.get(f"/api/archive/md5/{md5}", params={"contentType": bad})
+            assert answer.status_code == 400, bad
+            assert "set-cookie" not in answer.headers
+
+
 def test_metadata_endpoints(live: LiveServer) -> None:
     with live.client("reader") as client:
         text = client.get("/api/metadata/")

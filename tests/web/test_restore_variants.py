@@ -178,3 +178,25 @@ def test_the_ui_forms(rs_live: LiveServer, double: WorkflowDouble, newest: dict[
         assert f"/ui/actions/restore-instance/{uid}" in inspect and f"/ui/history/{uid}" in inspect
     with rs_live.client("reader") as reader:
         assert "/ui/actions/restore-instance/" not in reader.get(f"/ui/inspect?q={uid}").text
+
+
+def test_inspect_marks_the_snapshot_the_workflow_points_to(
+    rs_live: LiveServer, double: WorkflowDouble, newest: dict[str, str]
+) -> None:
+    """As the Java Inspect page: the workitem's $snapshotid is marked in the listing."""
+    uid = sorted(newest)[0]
+    marker = 'class="badge live"'
+    with rs_live.client("reader") as client:
+        page = client.get("/ui/inspect", params={"q": uid}).text
+        assert marker not in page and f"The workflow holds no workitem {uid}" in page
+        with rs_live.client("manager") as manager:
+            restored = manager.post(f"/api/restore/snapshot/{newest[uid]}")
+            assert restored.status_code == 200 and restored.json()["restored"], restored.text
+        assert double.workitems[uid]["$snapshotid"] == [newest[uid]]
+        page = client.get("/ui/inspect", params={"q": uid}).text
+        assert page.count(marker) == 1
+        row = next(line for line in page.splitlines() if marker in line)
+        assert f"/ui/snapshot/{newest[uid]}" in row
+        double.inject("status", rf"^/api/documents/{uid}", status=500)
+        page = client.get("/ui/inspect", params={"q": uid}).text
+        assert marker not in page and "could not be asked which snapshot is live" in page

@@ -35,6 +35,7 @@ from imixs_archive.document.conventions import (
     FILE_ITEM,
     METADATA_ID,
     FileEntry,
+    item_integer,
     iter_files,
     modified_day,
     origin_id,
@@ -230,8 +231,8 @@ class Archive:
         delete the one just written (the Java service deleted it with N=1). A snapshot that
         arrives after a newer one (workers run concurrently) deletes nothing newer: it is
         kept too, and the next newer snapshot's cleanup removes it."""
-        keep = doc.get_first("$snapshot.history")
-        if not isinstance(keep, int) or isinstance(keep, bool) or keep <= 0:
+        keep = item_integer(doc, "$snapshot.history")  # "3" and 3.0 count, as in Java
+        if keep <= 0:
             return []
         newest_first = self.list_instance(origin_id(snapshot_id))
         kept, doomed = newest_first[:keep], newest_first[keep:]

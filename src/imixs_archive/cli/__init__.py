@@ -18,6 +18,8 @@ from imixs_archive import __version__
 from imixs_archive.cli import (
     analyze_commands,
     archive_commands,
+    doctor_commands,
+    ftps_commands,
     recovery_commands,
     serve_commands,
     sync_commands,
@@ -32,6 +34,8 @@ COMMAND_MODULES = (
     analyze_commands,
     sync_commands,
     serve_commands,
+    doctor_commands,
+    ftps_commands,
 )
 
 

@@ -10,10 +10,13 @@ from pathlib import Path
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli.context import Context, day_arg, instant_arg, instant_end_arg, store_options
+from imixs_archive.cli.ftps_commands import backup_ftps, restore_ftps
 from imixs_archive.cli.output import human_bytes, print_problems
 from imixs_archive.config import settings_for_store
+from imixs_archive.errors import ConfigError
 from imixs_archive.services.backup import backup
 from imixs_archive.services.export import export
+from imixs_archive.services.ftps import is_ftps
 from imixs_archive.services.restore import Restorer, RestoreRange, RestoreReport, parse_filter
 from imixs_archive.services.restore_files import restore_tree
 from imixs_archive.storage.factory import open_backend
@@ -25,10 +28,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "backup", parents=[common], help="write snapshots to files (the Java backup layout)"
     )
-    p.add_argument("directory", type=Path, metavar="DIR")
+    p.add_argument("directory", metavar="DIR", help="a folder, or ftps://[user@]host[:port]/path")
     p.add_argument("--from", dest="from_day", type=day_arg, help="first $modified day (UTC)")
     p.add_argument("--to", dest="to_day", type=day_arg, help="last $modified day (UTC)")
     p.add_argument("--all-snapshots", action="store_true", help="every snapshot, not the newest")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="ftps: write files again that hold the same or a newer snapshot",
+    )
     p.set_defaults(handler=cmd_backup)
 
     p = sub.add_parser("restore", parents=[common], help="send archived snapshots to the workflow")
@@ -38,14 +46,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     what.add_argument("--snapshot", help="one snapshot id")
     what.add_argument("--uniqueid", help="every snapshot of one process instance")
-    what.add_argument("--source", type=Path, help="a backup tree instead of the archive")
+    what.add_argument(
+        "--source", help="a backup tree instead of the archive: a folder or ftps://host/path"
+    )
     p.add_argument("--to", dest="last", type=instant_end_arg, help="range end (default: now)")
     p.add_argument(
         "--filter",
         action="append",
         default=[],
         metavar="ITEM=REGEX",
-        help="only instances whose item values all match (repeatable)",
+        help="only instances whose item values all contain a match; an instance without the "
+        "item passes, as in the Java service (repeatable)",
+    )
+    p.add_argument(
+        "--strict-filters",
+        action="store_true",
+        help="filters must match whole values, and an instance without the item is left out",
     )
     p.add_argument("--dry-run", action="store_true", help="print what would be sent")
     p.add_argument("--workers", type=int, default=4, help="instances restored at once")
@@ -64,8 +80,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
     stop = threading.Event()
     with WorkflowClient.from_settings(ctx.settings) as client:
+        if args.source is not None and is_ftps(args.source):
+            return restore_ftps(args, ctx, client)
         if args.source is not None:
-            tree = restore_tree(client, args.source)
+            tree = restore_tree(client, Path(args.source))
             print_problems(failures=tree.failed)
             print(
                 f"{tree.restored} restored, {tree.present} already in the workflow, "
@@ -81,7 +99,8 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
             report = restorer.restore_instance(args.uniqueid)
         else:
             last = args.last or dt.datetime.now(dt.UTC)
-            wanted = RestoreRange(args.first, last, tuple(parse_filter(f) for f in args.filter))
+            filters = tuple(parse_filter(f) for f in args.filter)
+            wanted = RestoreRange(args.first, last, filters, strict=args.strict_filters)
             try:
                 report = restorer.restore_range(wanted, dry_run=args.dry_run)
             except KeyboardInterrupt:
@@ -104,9 +123,13 @@ def _print_restore(report: RestoreReport, dry_run: bool) -> int:
 
 
 def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
+    if is_ftps(args.directory):
+        if args.all_snapshots:
+            raise ConfigError("--all-snapshots is for a folder, not an FTPS target")
+        return backup_ftps(args, ctx)
     summary = backup(
         ctx.archive,
-        args.directory,
+        Path(args.directory),
         first=args.from_day,
         last=args.to_day,
         all_snapshots=args.all_snapshots,

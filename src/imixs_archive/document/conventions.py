@@ -1,16 +1,23 @@
-"""Imixs conventions: snapshot ids, timestamps and the ``$file`` item.
+"""Imixs conventions: snapshot ids, timestamps, the ``$file`` item and number items.
 
 A snapshot id is ``<origin uniqueid>-<epoch millis>`` (13 to 15 digits); the origin id is
-everything before the last ``-``. ``$file`` holds one map value
-``filename -> [content type, content bytes, attributes map]`` (older data: the first two).
+everything before the last ``-``. Old keyspaces also hold ids Java's
+``DataService.isSnapshotID`` accepts as "old format", ``([0-9a-f]{8}-.*|[0-9a-f]{11}-.*)``,
+some without a millis suffix: those are read, listed and restored too, their origin id is
+still everything before the last ``-`` (as Java indexes them) and their time is unknown (0).
+
+``$file`` holds one map value ``filename -> [content type, content bytes, attributes map]``
+(older data: the first two).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from imixs_archive.document.model import Document
@@ -19,8 +26,11 @@ from imixs_archive.errors import DocumentError
 SNAPSHOT_ID = re.compile(
     r"^[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}-[0-9]{13,15}$"
 )
-# Legacy origin ids (``156ea588638-ba4de2b``) carry a millis suffix the same way.
-LEGACY_SNAPSHOT_ID = re.compile(r"^(?:[0-9a-f]{8}-.*|[0-9a-f]{11}-.*)-[0-9]{13,15}$")
+# Java's old format: legacy origin ids (``156ea588638-ba4de2b``) with or without a millis
+# suffix. Java allows any character after the dash; these are limited to the characters ids
+# are made of, so that an id never carries a path separator or markup.
+LEGACY_SNAPSHOT_ID = re.compile(r"^(?:[0-9a-f]{8}|[0-9a-f]{11})-[0-9A-Za-z._-]*$")
+_MILLIS = re.compile(r"[0-9]{1,18}")
 
 FILE_ITEM = "$file"
 DEFAULT_CONTENT_TYPE = "application/unknown"
@@ -50,8 +60,10 @@ def origin_id(snapshot_id: str) -> str:
 
 
 def snapshot_millis(snapshot_id: str) -> int:
-    """The epoch milliseconds encoded in a snapshot id."""
-    return int(require_snapshot_id(snapshot_id).rsplit("-", 1)[1])
+    """The epoch milliseconds encoded in a snapshot id; 0 for an old-format id without a
+    millis suffix (it sorts before every other snapshot of its instance)."""
+    suffix = require_snapshot_id(snapshot_id).rsplit("-", 1)[1]
+    return int(suffix) if _MILLIS.fullmatch(suffix) else 0
 
 
 def snapshot_time(snapshot_id: str) -> dt.datetime:
@@ -78,6 +90,38 @@ def modified_day(doc: Document) -> dt.date:
     if modified.tzinfo is None:
         modified = modified.replace(tzinfo=dt.UTC)
     return modified.astimezone(dt.UTC).date()
+
+
+_JAVA_DOUBLE = re.compile(
+    r"[+-]?(?:NaN|Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)[fFdD]?"
+)
+_INT32 = (-(2**31), 2**31 - 1)
+
+
+def item_integer(doc: Document, name: str) -> int:
+    """The first value of an item as Java's ``ItemCollection.getItemValueInteger`` reads it:
+    ``new Double(value.toString()).intValue()``, 0 when missing or not a number. So ``"3"``,
+    ``3.7`` and ``" 3.0 "`` are 3, a date or ``true`` is 0, and large values saturate."""
+    value = doc.get_first(name)
+    if value is None or isinstance(value, bool):
+        return 0
+    if isinstance(value, int | float | Decimal):
+        number = float(value)
+    elif isinstance(value, str):
+        text = value.strip(_JAVA_BLANKS)
+        if not _JAVA_DOUBLE.fullmatch(text):
+            return 0
+        number = float(text.rstrip("fFdD"))
+    else:
+        return 0
+    if math.isnan(number):
+        return 0
+    if math.isinf(number):
+        return _INT32[1] if number > 0 else _INT32[0]
+    return max(_INT32[0], min(_INT32[1], int(number)))
+
+
+_JAVA_BLANKS = "".join(chr(c) for c in range(33))  # String.trim(): every char <= ' '
 
 
 @dataclass

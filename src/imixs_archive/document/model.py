@@ -21,6 +21,7 @@ Python has one type for several ``xsi:type``s, a thin subclass carries the disti
 ``xmlItemArray``       ``dict[str, list[Value]]`` (keys keep their case)
 ``xmlItem``            ``list[Value]`` (a nested list)
 ``xsi:nil``            ``None``
+other ``xs:*`` types   ``TypedText`` (a ``str``: the text, with its type kept)
 =====================  ==================================================
 
 Document equality is *typed*: ``Long(1)`` and ``1`` are different values, and two
@@ -61,6 +62,9 @@ class XsType(StrEnum):
     MAP = "xmlItemArray"
     LIST = "xmlItem"
     NIL = "nil"
+    OTHER = "xs:*"
+    """Any other XML Schema type (``TypedText``): Java writes a ``Character`` as
+    ``xs:unsignedShort``; old data holds ``xs:date`` or ``xs:anyURI``."""
 
 
 class Long(int):
@@ -106,6 +110,30 @@ class Float(float):
 
     def __repr__(self) -> str:
         return f"Float({float(self)!r})"
+
+
+class TypedText(str):
+    """A value of an XML Schema type this codec has no Python type for (``xs:date``,
+    ``xs:unsignedShort``, ...): the text as read, with its ``xsi:type`` kept, so that it is
+    written back unchanged. As a ``str`` it reads, compares and filters as its text."""
+
+    xs_type: str
+
+    def __new__(cls, xs_type: str, text: str) -> TypedText:
+        if not xs_type.startswith("xs:") or xs_type in _KNOWN_TYPES:
+            raise ValueError(f"{xs_type!r} is not an XML Schema type without a Python type")
+        value = super().__new__(cls, text)
+        value.xs_type = xs_type
+        return value
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (TypedText, (self.xs_type, str(self)))
+
+    def __repr__(self) -> str:
+        return f"TypedText({self.xs_type!r}, {str(self)!r})"
+
+
+_KNOWN_TYPES = frozenset(member.value for member in XsType)
 
 
 def slice_pieces(pieces: Iterable[bytes], first: int, last: int) -> Iterator[bytes]:
@@ -186,6 +214,8 @@ def xs_type_of(value: object) -> XsType:
         return XsType.FLOAT
     if isinstance(value, float):
         return XsType.DOUBLE
+    if isinstance(value, TypedText):
+        return XsType.OTHER
     if isinstance(value, str):
         return XsType.STRING
     if isinstance(value, Decimal):
@@ -233,6 +263,9 @@ def canonical(value: object) -> object:
     if kind in (XsType.INT, XsType.LONG, XsType.SHORT, XsType.BYTE, XsType.INTEGER):
         assert isinstance(value, int)
         return (kind.value, int(value))
+    if kind is XsType.OTHER:
+        assert isinstance(value, TypedText)
+        return (value.xs_type, str(value))
     return (kind.value, value)
 
 

@@ -15,6 +15,9 @@ for scalar values. Both follow XML Schema's lexical rules where Imixs (JAXB) doe
 - ``xs:base64Binary``: standard alphabet; whitespace is tolerated on read, missing padding
   too.
 - Integers are range-checked for their type (``xs:int`` 32 bit, ``xs:long`` 64 bit, ...).
+- Any other ``xs:*`` type (Java writes a ``Character`` as ``xs:unsignedShort``; old data
+  holds ``xs:date``, ``xs:anyURI``) is kept as a ``TypedText``: its type and text, written
+  back as read. Other unknown types (not in the XML Schema namespace) are refused.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from imixs_archive.document.model import (
     Float,
     Long,
     Short,
+    TypedText,
     XsType,
     xs_type_of,
 )
@@ -170,7 +174,18 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
 }
 
 SCALAR_TYPES = frozenset(_PARSERS)
-"""The ``xsi:type`` names :func:`parse_value` understands."""
+"""The ``xsi:type`` names :func:`parse_value` has a Python type for."""
+
+
+def is_scalar_type(xs_type: str) -> bool:
+    """True for the types :func:`parse_value` reads: those of ``SCALAR_TYPES`` and any other
+    ``xs:*`` type (kept as ``TypedText``)."""
+    return xs_type in SCALAR_TYPES or (
+        xs_type.startswith("xs:") and len(xs_type) > 3 and xs_type not in _STRUCTURE_TYPES
+    )
+
+
+_STRUCTURE_TYPES = frozenset({XsType.MAP.value, XsType.LIST.value, XsType.NIL.value, "xs:*"})
 
 
 def parse_value(xs_type: str, text: str, where: str) -> Any:
@@ -181,6 +196,8 @@ def parse_value(xs_type: str, text: str, where: str) -> Any:
     """
     parser = _PARSERS.get(xs_type)
     if parser is None:
+        if is_scalar_type(xs_type):
+            return TypedText(xs_type, text)
         raise DocumentError(f"unknown value type {xs_type!r}", where)
     try:
         return parser(text)
@@ -254,4 +271,6 @@ def format_value(value: Any) -> tuple[str, str]:
         return kind.value, format_datetime(value)
     if kind is XsType.BASE64:
         return kind.value, binascii.b2a_base64(value, newline=False).decode("ascii")
+    if kind is XsType.OTHER:
+        return value.xs_type, str(value)
     raise TypeError(f"{type(value).__name__} is not a scalar value")  # pragma: no cover

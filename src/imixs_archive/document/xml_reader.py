@@ -26,7 +26,7 @@ from xml.parsers import expat
 
 from imixs_archive.document.base64_stream import Base64Decoder
 from imixs_archive.document.model import Document
-from imixs_archive.document.values import SCALAR_TYPES, parse_value
+from imixs_archive.document.values import is_scalar_type, parse_value
 from imixs_archive.errors import DocumentError, HostileInputError
 
 XS_NS = "http://www.w3.org/2001/XMLSchema"
@@ -319,7 +319,7 @@ class _Builder:
             frame.sink = self._open_sink()
             frame.decoder = Base64Decoder(frame.sink.write)
             self._stack.append(frame)
-        elif xs_type in SCALAR_TYPES:
+        elif is_scalar_type(xs_type):  # other ``xs:*`` types are kept as TypedText
             self._stack.append(_Frame(_TEXT, xs_type))
         else:
             raise DocumentError(f"unknown value type {raw_type!r}", self._where())
@@ -360,7 +360,7 @@ class _Builder:
         elif kind == _MAP:
             self._stack[-1].values.append(frame.entries)
         elif kind == _LIST:
-            self._stack[-1].values.append(frame.values)
+            self._stack[-1].values.append(_unless_empty(frame.values))
         elif kind == _ITEM:
             self._end_item(frame)
         elif kind == _DOCUMENT:
@@ -377,9 +377,7 @@ class _Builder:
         return frame.sink.close()
 
     def _end_item(self, frame: _Frame) -> None:
-        values = frame.values
-        if len(values) == 1 and values[0] is None:
-            values = []  # Imixs writes an empty list as one nil value
+        values = _unless_empty(frame.values)
         parent = self._stack[-1]
         if parent.kind == _MAP:
             parent.entries[frame.name] = values
@@ -434,6 +432,11 @@ class _Builder:
         position = self._position(parser.CurrentLineNumber, parser.CurrentColumnNumber)
         names = [repr(frame.name) for frame in self._stack if frame.kind == _ITEM]
         return f"item {' > '.join(names)}, {position}" if names else position
+
+
+def _unless_empty(values: list[Any]) -> list[Any]:
+    """Imixs (``XMLItem.setValue``) writes an empty list as one nil value, at every level."""
+    return [] if len(values) == 1 and values[0] is None else values
 
 
 def _markup_start(block: bytes) -> int:

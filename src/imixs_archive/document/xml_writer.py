@@ -4,6 +4,10 @@ Output is deterministic and byte-stable: items sorted by name, map keys sorted, 
 element per line indented by four spaces, base64 on one line. It comes in pieces of
 roughly 64 KiB; ``BinaryStream`` contents are encoded piece by piece, never joined.
 
+An empty list is written as one ``<value xsi:nil="true"/>``, at every level (in an item,
+a map entry or a nested list), as Imixs' ``XMLItem`` writes it: a map entry or nested
+list without any value makes Java's ``XMLItem.transformValue`` throw.
+
 Strings lose the characters XML 1.0 does not allow (as Imixs does); carriage returns are
 written as ``&#13;`` and, in attributes, tabs and newlines as character references, so
 every string that XML can hold reads back unchanged.
@@ -146,13 +150,14 @@ def _document(doc: Document, indent: str, namespaces: str) -> Iterator[str | byt
 
 
 def _item(name: str, values: Iterable[Any], indent: str) -> Iterator[str | bytes]:
-    if not values:
-        yield f'{indent}<item name="{xml_attribute(name)}"/>\n'
-        return
     yield f'{indent}<item name="{xml_attribute(name)}">\n'
     inner = indent + _INDENT
+    empty = True
     for value in values:
+        empty = False
         yield from _value(value, inner)
+    if empty:
+        yield f'{inner}<value xsi:nil="true"/>\n'
     yield f"{indent}</item>\n"
 
 
@@ -162,11 +167,8 @@ def _value(value: Any, indent: str) -> Iterator[str | bytes]:
     elif isinstance(value, Mapping):
         yield from _map(value, indent)
     elif isinstance(value, list | tuple):
-        if not value:
-            yield f'{indent}<value xsi:type="xmlItem"/>\n'
-            return
         yield f'{indent}<value xsi:type="xmlItem">\n'
-        for element in value:
+        for element in value or [None]:
             yield from _value(element, indent + _INDENT)
         yield f"{indent}</value>\n"
     elif isinstance(value, BinaryStream | bytes | bytearray | memoryview):

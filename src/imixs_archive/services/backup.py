@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TextIO
 
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.document.conventions import origin_id
+from imixs_archive.document.conventions import origin_id, snapshot_millis
 from imixs_archive.document.model import Document
 from imixs_archive.document.xml_reader import discard_files, iter_xml_documents
 from imixs_archive.document.xml_writer import iter_xml
@@ -73,10 +73,7 @@ def _newest_of_every_instance(archive: Archive) -> Iterator[str]:
 
 
 def _later(candidate: str, current: str) -> bool:
-    def millis(snapshot_id: str) -> int:
-        return int(snapshot_id.rsplit("-", 1)[1])
-
-    return millis(candidate) > millis(current)
+    return snapshot_millis(candidate) > snapshot_millis(current)  # 0 for old ids without millis
 
 
 def backup_path(root: Path, doc: Document, snapshot_id: str, all_snapshots: bool) -> Path:

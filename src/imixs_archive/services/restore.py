@@ -3,8 +3,10 @@
 A range restore walks the by-modified index day by day (UTC days; the range bounds are
 instants compared in UTC, so the server's time zone never shifts a day). For each process
 instance met, the newest snapshot whose ``$modified`` is inside the range is the candidate;
-the filters (item name + regular expression; every value must match, as in the Java
-service) decide whether it goes; an instance whose live ``$snapshotid`` in the workflow is
+the filters (item name + regular expression) decide whether it goes: as in the Java
+service, every value of the item must contain a match (``re.search``, Java's ``find()``)
+and an instance without the item passes; in strict mode every value must match whole and
+the item must be there; an instance whose live ``$snapshotid`` in the workflow is
 already that snapshot is skipped; else the snapshot is POSTed with its files merged back,
 streamed from the store.
 
@@ -46,6 +48,8 @@ class RestoreRange:
     first: dt.datetime
     last: dt.datetime
     filters: tuple[Filter, ...] = ()
+    strict: bool = False
+    """Filters match whole values and need the item (default: the Java service's rule)."""
 
     def __post_init__(self) -> None:
         if self.first.tzinfo is None or self.last.tzinfo is None:
@@ -67,21 +71,26 @@ class RestoreRange:
 
 
 def parse_filter(text: str) -> Filter:
-    """``ITEM=REGEX`` as given on the command line."""
+    """``ITEM=REGEX`` as given on the command line (the expression trimmed, as in Java)."""
     name, sep, pattern = text.partition("=")
     if not sep or not name.strip():
         raise ConfigError(f"a filter is ITEM=REGEX, got {text!r}")
     try:
-        return name.strip().lower(), re.compile(pattern)
+        return name.strip().lower(), re.compile(pattern.strip())
     except re.error as exc:
         raise ConfigError(f"filter {text!r}: {exc}") from None
 
 
-def matches(doc: Document, filters: tuple[Filter, ...]) -> bool:
-    """Every value of each filtered item matches its expression (the Java rule)."""
+def matches(doc: Document, filters: tuple[Filter, ...], *, strict: bool = False) -> bool:
+    """The Java rule (``RestoreScheduler.matchFilterOptions``): every value of each filtered
+    item contains a match of its expression; a missing or empty item passes. ``strict``:
+    every value matches whole, and the item must have values."""
     for name, pattern in filters:
         values = doc.get_values(name)
-        if not values or not all(pattern.fullmatch(str(value)) for value in values):
+        if strict:
+            if not values or not all(pattern.fullmatch(str(value)) for value in values):
+                return False
+        elif not all(pattern.search(str(value)) for value in values):
             return False
     return True
 
@@ -167,7 +176,7 @@ class Restorer:
             candidate = self.newest_in_range(origin, wanted)
             if candidate is None:
                 return
-            if not matches(candidate, wanted.filters):
+            if not matches(candidate, wanted.filters, strict=wanted.strict):
                 self._count(report, "filtered")
                 return
             snapshot_id = str(candidate.get_first("$uniqueid"))

@@ -7,6 +7,7 @@ memory up to a few MB, on disk beyond), then streamed out again in the POST body
 
 from __future__ import annotations
 
+import datetime as dt
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from imixs_archive.document.model import BinaryStream
+from imixs_archive.document.model import BinaryStream, Document
 from imixs_archive.document.xml_reader import iter_xml_documents
 from imixs_archive.errors import ArchiveError, NotFoundError
 from imixs_archive.services.importer import find_sources
@@ -87,28 +88,42 @@ def restore_tree(
         if stop is not None and stop.is_set():
             report.stopped = True
             break
-        opened: list[SpooledContent] = []
-
-        def sink(_name: str, opened: list[SpooledContent] = opened) -> _Spooler:
-            return _Spooler(opened)
-
         try:
             with source.path.open("rb") as stream:
-                for doc in iter_xml_documents(stream, file_sink=sink):
-                    snapshot_id = str(doc.get_first("$uniqueid", ""))
-                    if _workflow_has(client, snapshot_id):
-                        report.present += 1
-                    else:
-                        client.post_snapshot(doc)
-                        report.restored += 1
-                    _close(opened)
+                restore_stream(client, stream, report)
         except ArchiveError as exc:
             report.failed.append(f"{source.name}: {exc}")
-        finally:
-            _close(opened)
         if on_progress is not None:
             on_progress(report)
     return report
+
+
+def restore_stream(client: WorkflowClient, stream: IO[bytes], report: TreeRestoreReport) -> None:
+    """Post the snapshots of one backup file that the workflow lacks, with
+    ``$backuprestore`` set; attachments are spooled, never held in memory whole."""
+    opened: list[SpooledContent] = []
+
+    def sink(_name: str) -> _Spooler:
+        return _Spooler(opened)
+
+    try:
+        for doc in iter_xml_documents(stream, file_sink=sink):
+            snapshot_id = str(doc.get_first("$uniqueid", ""))
+            if _workflow_has(client, snapshot_id):
+                report.present += 1
+            else:
+                mark_backup_restore(doc)
+                client.post_snapshot(doc)
+                report.restored += 1
+            _close(opened)
+    finally:
+        _close(opened)
+
+
+def mark_backup_restore(doc: Document) -> None:
+    """``$backuprestore`` = now, as the Java backup service's restore sets it: the archive's
+    sync then emits no backup event for the snapshot (it came from a backup)."""
+    doc["$backuprestore"] = [dt.datetime.now(dt.UTC).replace(microsecond=0)]
 
 
 def _workflow_has(client: WorkflowClient, snapshot_id: str) -> bool:

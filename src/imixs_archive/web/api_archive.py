@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
+import re
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
@@ -86,10 +87,29 @@ def get_snapshot_file(
     )
 
 
+_MEDIA_TYPE = re.compile(
+    r"[\w.+-]+/[\w.+-]+(?:\s*;\s*[\w.+-]+=(?:[\w.+-]+|\"[^\"\x00-\x1f\x7f]*\"))*"
+)
+ContentType = Annotated[
+    str | None,
+    Query(
+        alias="contentType",
+        description="Content-Type of the answer (as in the Java service); default octet-stream",
+    ),
+]
+
+
 @router.get("/archive/md5/{md5}", summary="The bytes of the file with this MD5")
-def get_file_by_md5(request: Request, md5: str, svc: Svc, _who: Reader) -> Response:
+def get_file_by_md5(
+    request: Request, md5: str, svc: Svc, _who: Reader, content_type: ContentType = None
+) -> Response:
+    media_type = "application/octet-stream"
+    if content_type is not None and content_type.strip():
+        if not _MEDIA_TYPE.fullmatch(content_type.strip()):
+            raise BadRequestError(f"contentType {content_type[:80]!r} is not a media type")
+        media_type = content_type.strip()
     content = svc.archive.file_by_md5(md5)
-    return file_response(request, content, "application/octet-stream", etag=content.key)
+    return file_response(request, content, media_type, etag=content.key)
 
 
 @router.get("/archive/metadata", summary="The service state document")

@@ -37,7 +37,12 @@ class RestoreRequest(BaseModel):
     from_day: dt.date = Field(alias="from", description="first $modified day (UTC)")
     to_day: dt.date = Field(alias="to", description="last $modified day (UTC), included")
     filters: list[Filter] = Field(
-        default_factory=list, description="[{item, regex}]: every value of item must match"
+        default_factory=list,
+        description="[{item, regex}]: every value of item must contain a match; an instance "
+        "without the item passes (the Java rule)",
+    )
+    strict: bool = Field(
+        False, description="filters match whole values and an instance needs the item"
     )
     dry_run: bool = Field(False, description="send nothing; the job's result is the plan")
 
@@ -46,7 +51,7 @@ class RestoreRequest(BaseModel):
         last = dt.datetime.combine(self.to_day, dt.time.max, dt.UTC)
         try:
             filters = tuple(parse_filter(f"{f.item}={f.regex}") for f in self.filters)
-            return RestoreRange(first, last, filters)
+            return RestoreRange(first, last, filters, strict=self.strict)
         except ConfigError as exc:
             raise BadRequestError(str(exc)) from None
 

@@ -1,5 +1,10 @@
 """``/healthz`` (the process answers), ``/readyz`` (the store answers; sync not stalled)
-and ``/metrics`` (Prometheus text format; readers only, unless the service is open)."""
+and ``/metrics`` (Prometheus text format; readers only, unless the service is open).
+
+``/health`` (with ``/health/live`` and ``/health/ready``) answers in the MicroProfile Health
+format, as the Java service's ``imixs-archive`` liveness check does on WildFly, so probes
+written for it keep working: ``{"status": "UP", "checks": [{"name": "imixs-archive",
+"status": "UP", "data": {"archive.version": ...}}]}``, 503 with ``DOWN``."""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse, Response
 
+from imixs_archive import __version__
 from imixs_archive.archive.state import load_state
 from imixs_archive.errors import ArchiveError
 from imixs_archive.services.sync import COUNTERS
@@ -25,6 +31,41 @@ PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
 @router.get("/healthz", summary="The process is up")
 async def healthz() -> dict[str, str]:
     return {"status": "ok"}
+
+
+def _mp_health(checks: list[dict[str, Any]]) -> JSONResponse:
+    up = all(check["status"] == "UP" for check in checks)
+    body = {"status": "UP" if up else "DOWN", "checks": checks}
+    return JSONResponse(body, status_code=200 if up else 503)
+
+
+def _liveness() -> dict[str, Any]:
+    return {"name": "imixs-archive", "status": "UP", "data": {"archive.version": __version__}}
+
+
+async def _readiness(svc: Services) -> dict[str, Any]:
+    ok, message, _seconds = await run_in_threadpool(_store_check, svc)
+    sync_ok, sync_message = _sync_check(svc)
+    return {
+        "name": "imixs-archive-ready",
+        "status": "UP" if ok and sync_ok else "DOWN",
+        "data": {"store": message, "sync": sync_message},
+    }
+
+
+@router.get("/health", summary="MicroProfile Health: liveness and readiness (Java's probe path)")
+async def health(svc: Svc) -> JSONResponse:
+    return _mp_health([_liveness(), await _readiness(svc)])
+
+
+@router.get("/health/live", summary="MicroProfile Health liveness")
+async def health_live() -> JSONResponse:
+    return _mp_health([_liveness()])
+
+
+@router.get("/health/ready", summary="MicroProfile Health readiness")
+async def health_ready(svc: Svc) -> JSONResponse:
+    return _mp_health([await _readiness(svc)])
 
 
 def _store_check(svc: Services) -> tuple[bool, str, float]:

@@ -19,7 +19,9 @@ from typing import Any
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.state import load_state
 from imixs_archive.config import Settings
-from imixs_archive.errors import ConfigError
+from imixs_archive.errors import ArchiveError, ConfigError, NotFoundError
+from imixs_archive.services.backup_ftps import BackupEvents, EventRound
+from imixs_archive.services.ftps import FtpsLocation, FtpsTarget
 from imixs_archive.services.jobs import Job
 from imixs_archive.services.restore import Restorer
 from imixs_archive.services.resync import Resync, request_cancel
@@ -52,17 +54,62 @@ class WorkflowLink:
         self.client = WorkflowClient.from_settings(settings, workers=self.config.workers)
         self.sync = SyncService(archive, self.client, self.config)
         self._thread: threading.Thread | None = None
+        self._backup_stop = threading.Event()
+        self._backup_thread: threading.Thread | None = None
+        self.backup_round: EventRound | None = None
+        """The last round of the FTPS backup of snapshot.backup events (BACKUP_FTP_HOST)."""
 
     def start(self) -> None:
         self._thread = self.sync.start()
+        if self.settings.backup_ftp_host.strip():
+            self._backup_thread = threading.Thread(
+                target=self._backup_events, name="backup-events", daemon=True
+            )
+            self._backup_thread.start()
+
+    def _backup_events(self) -> None:
+        """The Java backup service's work in this process: snapshot.backup events to FTPS."""
+        settings = self.settings
+        with (
+            WorkflowClient.from_settings(settings) as client,
+            FtpsTarget(FtpsLocation.from_settings(settings)) as target,
+        ):
+            events = BackupEvents(
+                self.archive,
+                client,
+                target,
+                mirror=settings.backup_mirror_id.strip(),
+                overwrite=settings.backup_ftp_overwrite,
+                batch=settings.workflow_sync_batch,
+            )
+            events.run(settings.workflow_sync_interval / 1000, self._backup_stop, self._noted)
+
+    def _noted(self, done: EventRound) -> None:
+        self.backup_round = done
 
     @property
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
     def close(self, timeout: float = 10.0) -> None:
+        self._backup_stop.set()
+        if self._backup_thread is not None:
+            self._backup_thread.join(timeout)
         self.sync.close(timeout)
         self.client.close()
+
+    def live_snapshot_id(self, uniqueid: str) -> tuple[str | None, str | None]:
+        """``(the $snapshotid the live workitem points to, why it is unknown)``: the Java
+        Inspect page's marker. No workitem: ``(None, None)``; the workflow could not be
+        asked: ``(None, the reason)``."""
+        try:
+            live = self.client.get_document(uniqueid, ["$snapshotid"])
+        except NotFoundError:
+            return None, None
+        except ArchiveError as exc:
+            return None, str(exc)
+        snapshot_id = live.get_first("$snapshotid")
+        return (str(snapshot_id) if snapshot_id else None), None
 
     # ---- jobs -----------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from fastapi import APIRouter, Depends, Query
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from imixs_archive.document.conventions import is_snapshot_id, iter_files, origin_id
+from imixs_archive.document.conventions import SNAPSHOT_ID, is_snapshot_id, iter_files, origin_id
 from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.humanize import human_bytes
 from imixs_archive.web.api_archive import doc_rows, list_by_modified, list_instance
@@ -92,11 +92,15 @@ def inspect(
     cursor: str | None = None,
 ) -> Response:
     q = q.strip()
-    if q and is_snapshot_id(q):
+    # an old-format snapshot id may also be an instance's uniqueid: a snapshot only if stored
+    if q and (SNAPSHOT_ID.match(q) or (is_snapshot_id(q) and svc.archive.exists(q))):
         return RedirectResponse(f"/ui/snapshot/{q}", status_code=303)
     listing: dict[str, Any] | None = None
+    live: tuple[str | None, str | None] = (None, None)
     if q:
         listing = list_instance(q, svc, user, limit=25, after=after)
+        if listing["snapshots"] and svc.workflow is not None:
+            live = svc.workflow.live_snapshot_id(q)
     elif from_day is not None:
         listing = list_by_modified(svc, user, from_day, to_day, limit=25, cursor=cursor)
     return page(
@@ -110,6 +114,8 @@ def inspect(
         from_day=from_day,
         to_day=to_day,
         restore_configured=svc.workflow is not None,
+        live_snapshot=live[0],
+        live_unknown=live[1],
     )
 
 

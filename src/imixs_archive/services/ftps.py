@@ -1,0 +1,275 @@
+"""An FTPS backup target in the layout of the Java backup service (``imixs-archive-backup``).
+
+Explicit FTPS as the Java ``FTPConnector`` connects (``AUTH TLS`` on the control
+connection, port 21 by default, passive mode, binary), and with the data connections
+protected too (``PROT P``); the server's certificate is checked (``BACKUP_FTP_CAFILE`` or
+the system's CAs). Files are ``<BACKUP_FTP_PATH>/<yyyy>/<MM>/<origin uniqueid>.xml``,
+year and month of ``$created``: the Java backup service and this archive read each
+other's trees.
+
+Writes are whole or absent: a file is stored as ``<name>.part`` and renamed, so a dropped
+connection never leaves a truncated backup. What each file holds is appended to
+``.imixs-archive-backup`` in the root (``path<TAB>snapshot id``), so a file holding the
+same or a newer snapshot is not written again unless asked (``overwrite``). A file of the
+Java backup service (not recorded) is replaced.
+"""
+
+from __future__ import annotations
+
+import ftplib
+import io
+import ssl
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import IO
+from urllib.parse import unquote, urlsplit
+
+from imixs_archive.config import Settings
+from imixs_archive.document.conventions import snapshot_millis
+from imixs_archive.errors import ArchiveError, ConfigError
+
+MANIFEST = ".imixs-archive-backup"
+BLOCK = 64 * 1024
+_YEAR_MONTH = (4, 2)
+
+
+@dataclass(frozen=True)
+class FtpsLocation:
+    host: str
+    port: int = 21
+    path: str = "/"
+    user: str = ""
+    password: str = ""
+    cafile: str = ""
+    timeout: float = 60.0
+
+    @classmethod
+    def from_settings(cls, settings: Settings, url: str | None = None) -> FtpsLocation:
+        """``BACKUP_FTP_*``, or ``ftps://[user[:password]@]host[:port]/path`` (settings fill
+        in what the URL leaves out; a password is better kept in BACKUP_FTP_PASSWORD)."""
+        location = cls(
+            host=settings.backup_ftp_host.strip(),
+            port=settings.backup_ftp_port,
+            path=settings.backup_ftp_path or "/",
+            user=settings.backup_ftp_user,
+            password=settings.backup_ftp_password,
+            cafile=settings.backup_ftp_cafile,
+            timeout=settings.workflow_rest_readtimeout / 1000,
+        )
+        if url is not None:
+            location = location._with_url(url)
+        if not location.host:
+            raise ConfigError("no FTPS host: set BACKUP_FTP_HOST or give ftps://host/path")
+        return location
+
+    def _with_url(self, url: str) -> FtpsLocation:
+        parts = urlsplit(url)
+        if parts.scheme != "ftps" or not parts.hostname:
+            raise ConfigError(f"expected ftps://[user@]host[:port]/path, got {url!r}")
+        try:
+            port = parts.port or 21
+        except ValueError:
+            raise ConfigError(f"{url!r}: the port is not a number") from None
+        return FtpsLocation(
+            host=parts.hostname,
+            port=port,
+            path=unquote(parts.path) or "/",
+            user=unquote(parts.username) if parts.username else self.user,
+            password=unquote(parts.password) if parts.password else self.password,
+            cafile=self.cafile,
+            timeout=self.timeout,
+        )
+
+    def __str__(self) -> str:
+        return f"ftps://{self.user + '@' if self.user else ''}{self.host}:{self.port}{self.path}"
+
+
+def is_ftps(target: str) -> bool:
+    return target.startswith("ftps://")
+
+
+class _PieceReader(io.RawIOBase):
+    """A file object over pieces, for ``storbinary``."""
+
+    def __init__(self, pieces: Iterable[bytes]) -> None:
+        self._pieces = iter(pieces)
+        self._rest = b""
+        self.sent = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        while not self._rest:
+            piece = next(self._pieces, None)
+            if piece is None:
+                return b""
+            self._rest = bytes(piece)
+        size = len(self._rest) if size < 0 else size
+        taken, self._rest = self._rest[:size], self._rest[size:]
+        self.sent += len(taken)
+        return taken
+
+
+class FtpsTarget:
+    """One FTPS session (reconnected after a failure); every error is an ``ArchiveError``."""
+
+    def __init__(self, location: FtpsLocation) -> None:
+        self.location = location
+        self._ftp: ftplib.FTP_TLS | None = None
+        self._held: dict[str, str] | None = None
+
+    def __enter__(self) -> FtpsTarget:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        ftp, self._ftp = self._ftp, None
+        if ftp is not None:
+            try:
+                ftp.quit()
+            except ftplib.all_errors:
+                ftp.close()
+
+    def _session(self) -> ftplib.FTP_TLS:
+        if self._ftp is not None:
+            return self._ftp
+        where = self.location
+        context = ssl.create_default_context(cafile=where.cafile or None)
+        ftp = ftplib.FTP_TLS(context=context, timeout=where.timeout, encoding="utf-8")
+        try:
+            ftp.connect(where.host, where.port)
+            ftp.login(where.user, where.password)  # AUTH TLS first, as FTPSClient("TLS")
+            ftp.prot_p()
+            ftp.set_pasv(True)
+            ftp.voidcmd("TYPE I")
+        except ftplib.all_errors as exc:
+            ftp.close()
+            raise ArchiveError(f"FTPS {where}: {_reason(exc)}") from None
+        self._ftp = ftp
+        return ftp
+
+    def _failed(self, what: str, exc: BaseException) -> ArchiveError:
+        self.close()  # the session may be half dead: the next call reconnects
+        return ArchiveError(f"FTPS {self.location}: {what}: {_reason(exc)}")
+
+    def _root(self) -> str:
+        return "/" + self.location.path.strip("/")
+
+    # ---- writing -------------------------------------------------------------------
+
+    def held(self) -> dict[str, str]:
+        """What each file holds, as recorded (``path -> snapshot id``; the last wins)."""
+        if self._held is None:
+            text = self.read_text(MANIFEST) or ""
+            self._held = {}
+            for line in text.splitlines():
+                relative, _, snapshot_id = line.partition("\t")
+                if snapshot_id:
+                    self._held[relative] = snapshot_id
+        return self._held
+
+    def needs(self, relative: str, snapshot_id: str) -> bool:
+        """False when the file holds this snapshot or a newer one (as recorded)."""
+        there = self.held().get(relative)
+        if there is None:
+            return True
+        return there != snapshot_id and snapshot_millis(there) <= snapshot_millis(snapshot_id)
+
+    def store(self, relative: str, pieces: Iterable[bytes], snapshot_id: str) -> int:
+        """Write ``<root>/<relative>`` from pieces (as ``.part``, then renamed) and record
+        it; returns the bytes sent."""
+        folder, _, name = relative.rpartition("/")
+        partial = name + ".part"
+        reader = _PieceReader(pieces)
+        try:
+            ftp = self._session()
+            self._enter(ftp, folder)
+            ftp.storbinary(f"STOR {partial}", reader, BLOCK)
+            self._replace(ftp, partial, name)
+            ftp.cwd(self._root())
+            ftp.storbinary(f"APPE {MANIFEST}", io.BytesIO(f"{relative}\t{snapshot_id}\n".encode()))
+        except ftplib.all_errors as exc:
+            raise self._failed(f"writing {relative}", exc) from None
+        self.held()[relative] = snapshot_id
+        return reader.sent
+
+    def _enter(self, ftp: ftplib.FTP_TLS, folder: str) -> None:
+        """cwd to the root (which must exist, as in Java), then into folder, made if needed."""
+        ftp.cwd(self._root())
+        for part in filter(None, folder.split("/")):
+            try:
+                ftp.cwd(part)
+            except ftplib.error_perm:
+                ftp.mkd(part)
+                ftp.cwd(part)
+
+    @staticmethod
+    def _replace(ftp: ftplib.FTP_TLS, partial: str, name: str) -> None:
+        try:
+            ftp.rename(partial, name)
+        except ftplib.error_perm:  # a server that does not rename over a file
+            ftp.delete(name)
+            ftp.rename(partial, name)
+
+    # ---- reading -------------------------------------------------------------------
+
+    def read_text(self, relative: str) -> str | None:
+        out = io.BytesIO()
+        try:
+            ftp = self._session()
+            ftp.cwd(self._root())
+            ftp.retrbinary(f"RETR {relative}", out.write, BLOCK)
+        except ftplib.error_perm:
+            return None  # 550: not there
+        except ftplib.all_errors as exc:
+            raise self._failed(f"reading {relative}", exc) from None
+        return out.getvalue().decode("utf-8", "replace")
+
+    def retrieve(self, relative: str, out: IO[bytes]) -> int:
+        """Copy ``<root>/<relative>`` into ``out``; returns the bytes read."""
+        counted = [0]
+
+        def write(block: bytes) -> None:
+            out.write(block)
+            counted[0] += len(block)
+
+        try:
+            ftp = self._session()
+            ftp.cwd(self._root())
+            ftp.retrbinary(f"RETR {relative}", write, BLOCK)
+        except ftplib.all_errors as exc:
+            raise self._failed(f"reading {relative}", exc) from None
+        return counted[0]
+
+    def backup_files(self) -> Iterator[str]:
+        """``yyyy/MM/<name>.xml`` of the tree, sorted."""
+        for year in self._names("", _YEAR_MONTH[0]):
+            for month in self._names(year, _YEAR_MONTH[1]):
+                folder = f"{year}/{month}"
+                try:
+                    ftp = self._session()
+                    ftp.cwd(f"{self._root()}/{folder}")
+                    names = ftp.nlst()
+                except ftplib.all_errors as exc:
+                    raise self._failed(f"listing {folder}", exc) from None
+                for name in sorted(n.rpartition("/")[2] for n in names):
+                    if name.endswith(".xml"):
+                        yield f"{folder}/{name}"
+
+    def _names(self, folder: str, digits: int) -> list[str]:
+        try:
+            ftp = self._session()
+            ftp.cwd(f"{self._root()}/{folder}".rstrip("/") or "/")
+            names = ftp.nlst()
+        except ftplib.all_errors as exc:
+            raise self._failed(f"listing {folder or self._root()}", exc) from None
+        found = (n.rpartition("/")[2] for n in names)
+        return sorted(n for n in found if len(n) == digits and n.isdigit())
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text or type(exc).__name__

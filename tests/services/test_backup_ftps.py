@@ -1,0 +1,247 @@
+"""The FTPS backup target against a real FTPS server on loopback (pyftpdlib, TLS on control
+and data connections), with the workflow test double over real HTTP: the Java backup
+service's layout, its events, restore with ``$backuprestore``, and a server that drops the
+connection midway."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.cli import main
+from imixs_archive.config import load_settings
+from imixs_archive.document.model import Document
+from imixs_archive.document.xml_reader import read_xml_document
+from imixs_archive.errors import ArchiveError
+from imixs_archive.services.backup import backup
+from imixs_archive.services.backup_ftps import BackupEvents, backup_to_ftps, restore_from_ftps
+from imixs_archive.services.ftps import MANIFEST, FtpsLocation, FtpsTarget
+from imixs_archive.storage.sqlite import SQLiteBackend
+from imixs_archive.workflow.client import WorkflowClient
+from support.ftps_server import PASSWORD, FtpsServer, serve
+from support.restore_data import archived_instances, file_hashes
+from support.workflow_double import WorkflowDouble
+from web.live import serve_store
+
+
+@pytest.fixture
+def ftps(tmp_path: Path) -> Iterator[FtpsServer]:
+    yield from serve(tmp_path)
+
+
+@pytest.fixture
+def target(ftps: FtpsServer) -> Iterator[FtpsTarget]:
+    settings = load_settings(
+        {"BACKUP_FTP_PASSWORD": PASSWORD, "BACKUP_FTP_CAFILE": str(ftps.cafile)}
+    )
+    with FtpsTarget(FtpsLocation.from_settings(settings, ftps.url())) as opened:
+        yield opened
+
+
+@pytest.fixture
+def client(double: WorkflowDouble) -> Iterator[WorkflowClient]:
+    with WorkflowClient(double.url, read_timeout=10) as opened:
+        yield opened
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name != MANIFEST and not p.name.startswith(".")
+    }
+
+
+def test_same_layout_and_bytes_as_the_local_backup(
+    double: WorkflowDouble, archive: Archive, target: FtpsTarget, ftps: FtpsServer, tmp_path: Path
+) -> None:
+    newest = archived_instances(double, archive)
+    summary = backup_to_ftps(archive, target)
+    assert (summary.written, summary.current, summary.failed) == (4, 0, 0)
+    backup(archive, tmp_path / "local")
+    remote = tree(ftps.root / "backup")
+    assert remote == tree(tmp_path / "local")
+    assert sorted(remote) == sorted(f"2023/11/{uid}.xml" for uid in newest)  # yyyy/MM/<uid>.xml
+    for uid, snapshot_id in newest.items():
+        assert read_xml_document(remote[f"2023/11/{uid}.xml"]) == archive.load(snapshot_id)
+
+
+def test_no_overwrite_unless_asked(
+    double: WorkflowDouble, archive: Archive, target: FtpsTarget
+) -> None:
+    archived_instances(double, archive)
+    backup_to_ftps(archive, target)
+    again = backup_to_ftps(archive, target)
+    assert (again.written, again.current) == (0, 4)
+    asked = backup_to_ftps(archive, target, overwrite=True)
+    assert (asked.written, asked.current) == (4, 0)
+
+
+def test_a_java_written_file_is_replaced(
+    double: WorkflowDouble, archive: Archive, target: FtpsTarget, ftps: FtpsServer
+) -> None:
+    newest = archived_instances(double, archive, instances=1)
+    (uid,) = newest
+    java = ftps.root / "backup" / "2023" / "11" / f"{uid}.xml"
+    java.parent.mkdir(parents=True)
+    java.write_bytes(b"<document/>")  # not recorded: the Java backup service wrote it
+    assert backup_to_ftps(archive, target).written == 1
+    assert read_xml_document(java.read_bytes())["$uniqueid"] == [newest[uid]]
+
+
+def test_backup_events_go_to_the_ftps_tree_and_restore_comes_back(
+    double: WorkflowDouble,
+    archive: Archive,
+    client: WorkflowClient,
+    target: FtpsTarget,
+    ftps: FtpsServer,
+) -> None:
+    newest = archived_instances(double, archive)
+    for snapshot_id in newest.values():
+        client.put_event("snapshot.backup", snapshot_id)
+    client.put_event("snapshot.backup.mirror2", next(iter(newest.values())))
+    done = BackupEvents(archive, client, target).run_round()
+    assert (done.written, done.failed) == (4, [])
+    topics = sorted(entry.topic for entry in double.log.values())
+    assert topics == ["snapshot.backup.mirror2"]  # the mirror's event is another consumer's
+    assert len(tree(ftps.root / "backup")) == 4
+
+    before = {uid: file_hashes(archive.load(sid)) for uid, sid in newest.items()}
+    double.wipe()
+    report = restore_from_ftps(client, target)
+    assert (report.restored, report.present, report.failed) == (4, 0, [])
+    for uid, snapshot_id in newest.items():
+        restored = double.snapshots[snapshot_id]
+        assert file_hashes(restored) == before[uid]
+        assert restored.get_first("$backuprestore") is not None  # as the Java restore
+        assert double.workitems[uid]["$snapshotid"] == [snapshot_id]
+    assert restore_from_ftps(client, target).present == 4
+
+
+def test_a_dropped_upload_leaves_the_event_and_no_partial_file(
+    double: WorkflowDouble,
+    archive: Archive,
+    client: WorkflowClient,
+    target: FtpsTarget,
+    ftps: FtpsServer,
+) -> None:
+    newest = archived_instances(double, archive, instances=2)
+    for snapshot_id in newest.values():
+        client.put_event("snapshot.backup", snapshot_id)
+    ftps.faults.drop_after = 50_000  # every file is larger
+    events = BackupEvents(archive, client, target)
+    done = events.run_round()
+    assert done.written == 0 and len(done.failed) == 1 and ftps.faults.drops >= 1
+    assert len(double.log) == 2  # nothing lost: both events wait
+    assert not [p for p in (ftps.root / "backup").rglob("*.xml")]  # only .part, if anything
+    ftps.faults.drop_after = None
+    done = events.run_round()
+    assert (done.written, done.failed, len(double.log)) == (2, [], 0)
+    for uid, snapshot_id in newest.items():
+        (path,) = (ftps.root / "backup").rglob(f"{uid}.xml")
+        assert read_xml_document(path.read_bytes()) == archive.load(snapshot_id)
+
+
+def test_a_dropped_download_fails_that_file_and_the_restore_goes_on(
+    double: WorkflowDouble,
+    archive: Archive,
+    client: WorkflowClient,
+    target: FtpsTarget,
+    ftps: FtpsServer,
+) -> None:
+    newest = archived_instances(double, archive, instances=3)
+    backup_to_ftps(archive, target)
+    double.wipe()
+    sizes = sorted(p.stat().st_size for p in (ftps.root / "backup").rglob("*.xml"))
+    ftps.faults.drop_after = sizes[-1] - 1  # only the largest file is cut
+    report = restore_from_ftps(client, target)
+    assert report.restored == 2 and len(report.failed) == 1
+    assert "FTPS" in report.failed[0]
+    ftps.faults.drop_after = None
+    again = restore_from_ftps(client, target)
+    assert (again.restored, again.present, again.failed) == (1, 2, [])
+    assert sorted(double.workitems) == sorted(newest)
+
+
+def test_wrong_password_and_untrusted_certificate_are_clear_errors(ftps: FtpsServer) -> None:
+    settings = load_settings({"BACKUP_FTP_CAFILE": str(ftps.cafile)})
+    wrong = FtpsLocation.from_settings(settings, ftps.url().replace("backup@", "backup:no@"))
+    with FtpsTarget(wrong) as target, pytest.raises(ArchiveError, match="FTPS ftps://backup@"):
+        list(target.backup_files())
+    untrusted = FtpsLocation.from_settings(
+        load_settings({"BACKUP_FTP_PASSWORD": PASSWORD}), ftps.url()
+    )
+    with FtpsTarget(untrusted) as target, pytest.raises(ArchiveError, match="CERTIFICATE"):
+        list(target.backup_files())
+
+
+def test_the_commands(
+    double: WorkflowDouble,
+    ftps: FtpsServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """backup ftps://..., backup-events --once (BACKUP_FTP_*), restore --source ftps://..."""
+    store = tmp_path / "store"
+    with SQLiteBackend(store) as backend, Archive(backend) as archive:
+        newest = archived_instances(double, archive, instances=2)
+    for name, value in {
+        "BACKUP_FTP_PASSWORD": PASSWORD,
+        "BACKUP_FTP_CAFILE": str(ftps.cafile),
+        "BACKUP_FTP_HOST": ftps.host,
+        "BACKUP_FTP_PORT": str(ftps.port),
+        "BACKUP_FTP_USER": "backup",
+        "BACKUP_FTP_PATH": "/events",
+        "WORKFLOW_SERVICE_ENDPOINT": double.url,
+    }.items():
+        monkeypatch.setenv(name, value)
+    (ftps.root / "events").mkdir()
+    assert main(["backup", ftps.url(), "--data-dir", str(store)]) == 0
+    assert "2 written, 0 already current, 0 failed" in capsys.readouterr().out
+    for snapshot_id in newest.values():
+        double.put_event("snapshot.backup", snapshot_id)
+    assert main(["backup-events", "--once", "--data-dir", str(store)]) == 0
+    assert "2 written" in capsys.readouterr().out and not double.log
+    assert len(tree(ftps.root / "events")) == 2
+    double.wipe()
+    assert main(["restore", "--source", ftps.url("/events"), "--data-dir", str(store)]) == 0
+    assert "2 restored, 0 already in the workflow, 0 failed" in capsys.readouterr().out
+    assert sorted(double.workitems) == sorted(newest)
+
+
+def test_serve_backs_up_what_the_sync_archives(
+    double: WorkflowDouble, ftps: FtpsServer, tmp_path: Path
+) -> None:
+    """The whole way, as with the Java backup service retired: the workflow saves, the sync
+    archives and emits snapshot.backup (BACKUP_SERVICE_ENDPOINT set), and the service's
+    backup-events thread writes the snapshot to the FTPS tree and deletes the event."""
+    env = {
+        "WORKFLOW_SERVICE_ENDPOINT": double.url,
+        "WORKFLOW_SYNC_INITIALDELAY": "0",
+        "WORKFLOW_SYNC_INTERVAL": "100",
+        "BACKUP_SERVICE_ENDPOINT": ftps.url(),
+        "BACKUP_FTP_HOST": ftps.host,
+        "BACKUP_FTP_PORT": str(ftps.port),
+        "BACKUP_FTP_USER": "backup",
+        "BACKUP_FTP_PASSWORD": PASSWORD,
+        "BACKUP_FTP_PATH": "/backup",
+        "BACKUP_FTP_CAFILE": str(ftps.cafile),
+    }
+    snapshot = double.save(
+        Document({"$uniqueid": "0badcafe-1111-4222-8333-444444444444", "subject": "x"}),
+        files={"a.pdf": b"%PDF" * 1000},
+    )
+    snapshot_id = str(snapshot.get_first("$uniqueid"))
+    with contextmanager(serve_store)(tmp_path, env) as live:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and (double.log or not live.archive.exists(snapshot_id)):
+            time.sleep(0.1)
+        assert not double.log, [entry.topic for entry in double.log.values()]
+        (path,) = (ftps.root / "backup").rglob("0badcafe-*.xml")
+        assert read_xml_document(path.read_bytes()) == live.archive.load(snapshot_id)

@@ -1,0 +1,141 @@
+"""A real FTPS server on loopback (pyftpdlib, explicit TLS required on control and data
+connections), with a self-signed certificate made here, and a fault: drop the connection
+after some bytes of a transfer (``server.drop_after = n``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+import threading
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+with warnings.catch_warnings():  # on Python 3.11 pyftpdlib uses the standard asyncore/asynchat
+    warnings.filterwarnings("ignore", "The async(ore|hat) module is deprecated", DeprecationWarning)
+    from pyftpdlib.authorizers import DummyAuthorizer
+    from pyftpdlib.handlers import TLS_DTPHandler, TLS_FTPHandler
+    from pyftpdlib.servers import FTPServer
+
+USER, PASSWORD = "backup", "ftp-secret"
+
+
+def make_certificate(folder: Path) -> tuple[Path, Path]:
+    """(key+certificate PEM for the server, certificate PEM for the client to trust)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_pem = cert.public_bytes(serialization.Encoding.PEM)
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    server_pem, ca_pem = folder / "server.pem", folder / "ca.pem"
+    server_pem.write_bytes(key_pem + cert_pem)
+    ca_pem.write_bytes(cert_pem)
+    return server_pem, ca_pem
+
+
+@dataclass
+class Faults:
+    drop_after: int | None = None
+    """Bytes of one transfer (either way) after which both connections are closed."""
+    drops: int = 0
+
+
+class _DroppingDTP(TLS_DTPHandler):  # type: ignore[misc]
+    faults: Faults
+
+    def _moved(self, count: int) -> bool:
+        """Count; True (after closing both connections) once past the limit."""
+        self._moved_bytes = getattr(self, "_moved_bytes", 0) + count
+        limit = self.faults.drop_after
+        if limit is None or self._moved_bytes < limit:
+            return False
+        self.faults.drops += 1
+        control = self.cmd_channel
+        self.close()
+        control.close()
+        return True
+
+    def send(self, data: Any) -> int:
+        sent: int = super().send(data)
+        if sent:
+            self._moved(sent)
+        return sent
+
+    def recv(self, buffer_size: int) -> bytes:
+        chunk: bytes = super().recv(buffer_size)
+        if chunk and self._moved(len(chunk)):
+            return b""
+        return chunk
+
+
+@dataclass
+class FtpsServer:
+    host: str
+    port: int
+    root: Path
+    cafile: Path
+    faults: Faults
+
+    def url(self, path: str = "/backup") -> str:
+        return f"ftps://{USER}@{self.host}:{self.port}{path}"
+
+
+def serve(tmp: Path) -> Iterator[FtpsServer]:
+    root = tmp / "ftp-root"
+    (root / "backup").mkdir(parents=True)
+    server_pem, ca_pem = make_certificate(tmp)
+    authorizer = DummyAuthorizer()
+    authorizer.add_user(USER, PASSWORD, str(root), perm="elradfmwMT")
+    faults = Faults()
+    dtp = type("DTP", (_DroppingDTP,), {"faults": faults})
+    handler = type(
+        "Handler",
+        (TLS_FTPHandler,),
+        {
+            "certfile": str(server_pem),
+            "authorizer": authorizer,
+            "tls_control_required": True,
+            "tls_data_required": True,
+            "dtp_handler": dtp,
+            "use_sendfile": False,
+            "banner": "imixs-archive test FTPS",
+        },
+    )
+    server = FTPServer(("127.0.0.1", 0), handler)
+    server.max_cons = 32
+    host, port = server.socket.getsockname()[:2]
+    thread = threading.Thread(target=server.serve_forever, kwargs={"timeout": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield FtpsServer(host, port, root, ca_pem, faults)
+    finally:
+        server.close_all()
+        thread.join(10)
