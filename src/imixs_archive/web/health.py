@@ -44,7 +44,7 @@ def _liveness() -> dict[str, Any]:
 
 
 async def _readiness(svc: Services) -> dict[str, Any]:
-    ok, message, _seconds = await run_in_threadpool(_store_check, svc)
+    ok, message, _seconds = await run_in_threadpool(store_check, svc)
     sync_ok, sync_message = _sync_check(svc)
     return {
         "name": "imixs-archive-ready",
@@ -68,7 +68,7 @@ async def health_ready(svc: Svc) -> JSONResponse:
     return _mp_health([await _readiness(svc)])
 
 
-def _store_check(svc: Services) -> tuple[bool, str, float]:
+def store_check(svc: Services) -> tuple[bool, str, float]:
     start = time.perf_counter()
     try:
         load_state(svc.backend)
@@ -81,7 +81,7 @@ def _store_check(svc: Services) -> tuple[bool, str, float]:
 
 @router.get("/readyz", summary="The store is reachable and sync is not stalled")
 async def readyz(svc: Svc) -> JSONResponse:
-    ok, message, seconds = await run_in_threadpool(_store_check, svc)
+    ok, message, seconds = await run_in_threadpool(store_check, svc)
     sync_ok, sync_message = _sync_check(svc)
     checks: dict[str, Any] = {
         "store": {"ok": ok, "message": message, "seconds": round(seconds, 4)},
@@ -127,6 +127,13 @@ def scrape_gauges(svc: Services) -> Iterator[Gauge]:
     running = float(link is not None and link.running)
     yield ("sync_configured", "1 when WORKFLOW_SERVICE_ENDPOINT is set.", configured, {})
     yield ("sync_running", "1 while this process runs the sync loop.", running, {})
+    store_ok, _message, _seconds = store_check(svc)
+    yield (
+        "store_up",
+        "1 when the store answers a read; 0: unavailable, the sync pauses.",
+        float(store_ok),
+        {},
+    )
     if link is not None:
         counters = link.sync.counters.as_dict()
         for name in COUNTERS:

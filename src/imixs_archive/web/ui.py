@@ -9,6 +9,7 @@ again: ``ui_actions.py``).
 from __future__ import annotations
 
 import datetime as dt
+from collections import defaultdict
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
@@ -17,9 +18,11 @@ from starlette.responses import RedirectResponse, Response
 
 from imixs_archive.document.conventions import SNAPSHOT_ID, is_snapshot_id, iter_files, origin_id
 from imixs_archive.document.xml_writer import to_xml
+from imixs_archive.errors import ArchiveError
 from imixs_archive.humanize import human_bytes
 from imixs_archive.web.api_archive import doc_rows, list_by_modified, list_instance
 from imixs_archive.web.auth import Principal
+from imixs_archive.web.health import store_check
 from imixs_archive.web.integrations import restore_overview, sync_overview
 from imixs_archive.web.problems import LoginRequiredError
 from imixs_archive.web.state import Services, Svc, services
@@ -66,6 +69,23 @@ def monitor(request: Request, svc: Svc, user: User) -> Response:
         store_error = ""
     except Exception as exc:  # the page still renders: the store's trouble is the news
         store, store_error = {}, f"{type(exc).__name__}: {exc}"
+    reachable, why, _seconds = store_check(svc)
+    if not reachable:
+        store_error = f"Store unavailable: {why}"
+    try:
+        sync = sync_overview(svc.backend, svc.workflow)
+    except ArchiveError as exc:  # the store is down: what this process knows, no more
+        link = svc.workflow
+        sync = defaultdict(lambda: None)  # what the store would say is unknown: shown empty
+        sync.update(
+            configured=link is not None,
+            endpoint=link.endpoint if link is not None else None,
+            message=f"sync state unknown while the store is unavailable ({exc})",
+            counters=link.sync.counters.as_dict() if link is not None else None,
+            instances=[],
+            dead_letters=[],
+        )
+        sync["sync.count"] = "–"
     return page(
         request,
         svc,
@@ -74,7 +94,7 @@ def monitor(request: Request, svc: Svc, user: User) -> Response:
         nav="monitor",
         store=store,
         store_error=store_error,
-        sync=sync_overview(svc.backend, svc.workflow),
+        sync=sync,
         jobs=[s.to_json() for s in svc.jobs.statuses()],
         started=svc.started,
     )
