@@ -18,7 +18,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
-from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from functools import partial
 from typing import Any, TypeVar
 
@@ -201,15 +201,25 @@ class CassandraBackend(Backend):
 
     def truncate_all(self) -> list[str]:
         """Empty every table of the model that holds a row (test clean-up between tests:
-        far cheaper than a keyspace per test). Returns the tables emptied."""
-        emptied = []
-        for table in TABLES:
-            if next(self.scan(table, limit=1, columns=table.primary_key), None) is None:
-                continue
-            statement = cql.truncate(self._keyspace, table)
-            self._retrying(f"emptying {table.name}", partial(self._session.execute_ddl, statement))
-            emptied.append(table.name)
-        return emptied
+        far cheaper than a keyspace per test). The tables are truncated at once, each on
+        a thread of its own. Returns the tables emptied."""
+        holding = [
+            table
+            for table in TABLES
+            if next(self.scan(table, limit=1, columns=table.primary_key), None) is not None
+        ]
+        with ThreadPoolExecutor(max(1, len(holding))) as pool:
+            running = [
+                pool.submit(
+                    self._retrying,
+                    f"emptying {table.name}",
+                    partial(self._session.execute_ddl, cql.truncate(self._keyspace, table)),
+                )
+                for table in holding
+            ]
+            for future in running:
+                future.result()  # raises the first failure
+        return [table.name for table in holding]
 
     # --- the storage contract ---
 
