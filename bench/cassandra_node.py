@@ -31,6 +31,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -71,13 +72,18 @@ def node_heap_mb() -> str:
 
 
 def cassandra_store(target: str, keyspace: str) -> CassandraBackend:
+    """One node: one copy at ONE. Several contact points: three copies at LOCAL_QUORUM."""
+    several = "," in target
     settings = load_settings(
         {
             "ARCHIVE_CLUSTER_CONTACTPOINTS": target,
             "ARCHIVE_CLUSTER_KEYSPACE": keyspace,
-            "ARCHIVE_CLUSTER_REPLICATION_FACTOR": "1",
-            "ARCHIVE_CLUSTER_CONSISTENCY_READ": "ONE",
-            "ARCHIVE_CLUSTER_CONSISTENCY_WRITE": "ONE",
+            "ARCHIVE_CLUSTER_REPLICATION_CLASS": (
+                "NetworkTopologyStrategy" if several else "SimpleStrategy"
+            ),
+            "ARCHIVE_CLUSTER_REPLICATION_FACTOR": "datacenter1:3" if several else "1",
+            "ARCHIVE_CLUSTER_CONSISTENCY_READ": "LOCAL_QUORUM" if several else "ONE",
+            "ARCHIVE_CLUSTER_CONSISTENCY_WRITE": "LOCAL_QUORUM" if several else "ONE",
         }
     )
     return CassandraBackend.from_settings(settings)
@@ -147,6 +153,9 @@ def main() -> None:
     parser.add_argument("--small", type=int, default=1000, help="small snapshots to sync")
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--dir", type=Path, default=None)
+    parser.add_argument(
+        "--cluster", default="", help="also a three-node cluster: its contact points, comma list"
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="cassandra-bench-", dir=args.dir))
     keyspace = "bench_" + "".join(random.choices("abcdefghij", k=8))
@@ -158,11 +167,13 @@ def main() -> None:
         results = {}
         with SQLiteBackend(work / "store") as sqlite:
             results["embedded"] = ingest_and_read(sqlite, inputs, xml_bytes)
-        cassandra = cassandra_store(args.target, keyspace)
-        try:
-            results["cassandra"] = ingest_and_read(cassandra, inputs, xml_bytes)
-        finally:
-            cassandra.close()
+        targets = {"cassandra": args.target, **({"cluster3": args.cluster} if args.cluster else {})}
+        for name, target in targets.items():
+            cassandra = cassandra_store(target, keyspace)
+            try:
+                results[name] = ingest_and_read(cassandra, inputs, xml_bytes)
+            finally:
+                cassandra.close()
         print(f"node heap after ingest and read-back: {node_heap_mb()}")
         for name, r in results.items():
             print(
@@ -175,23 +186,26 @@ def main() -> None:
         sync_embedded = sync_small(
             lambda: SQLiteBackend(work / "sync-store"), args.small, args.workers
         )
-        sync_cassandra = sync_small(
-            lambda: cassandra_store(args.target, keyspace + "_sync"), args.small, args.workers
-        )
-        for name, s in (("embedded", sync_embedded), ("cassandra", sync_cassandra)):
+        synced = {"embedded": sync_embedded}
+        for name, target in targets.items():
+            synced[name] = sync_small(
+                partial(cassandra_store, target, keyspace + "_sync"), args.small, args.workers
+            )
+        for name, s in synced.items():
             print(
                 f"{name:9} sync of {args.small} small snapshots: {s['snap_s']:.0f}/s "
                 f"({s['cpu_ms_per_snap']:.2f} ms CPU each)"
             )
         print(f"node heap at the end: {node_heap_mb()}")
     finally:
-        for name in (keyspace, keyspace + "_sync"):
-            try:
-                store = cassandra_store(args.target, name)
-                store.drop_keyspace()
-                store.close()
-            except Exception as exc:
-                print(f"could not drop {name}: {exc}", file=sys.stderr)
+        for target in filter(None, (args.target, args.cluster)):
+            for name in (keyspace, keyspace + "_sync"):
+                try:
+                    store = cassandra_store(target, name)
+                    store.drop_keyspace()
+                    store.close()
+                except Exception as exc:
+                    print(f"could not drop {name} at {target}: {exc}", file=sys.stderr)
         shutil.rmtree(work, ignore_errors=True)
 
 
