@@ -23,7 +23,7 @@ twin (same bytes, so same MD5 and pieces). A difference anywhere: the bytes matc
 are read again from the twin and go through the normal path, followed by the rest. The
 comparison is of bytes, never of hashes, so an MD5 collision cannot make two contents one.
 
-Out: :class:`StoredContent` streams a stored file piece by piece, by its documents key.
+Out: ``reading.py``.
 """
 
 from __future__ import annotations
@@ -37,13 +37,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from imixs_archive.archive.chunking import DEFAULT_PARAMS, ChunkerParams, StreamChunker
+from imixs_archive.archive.reading import pieces_digest, read_piece
 from imixs_archive.document.model import BinaryStream
-from imixs_archive.errors import IntegrityError, NotFoundError
+from imixs_archive.errors import IntegrityError
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.model import (
     ARCHIVE_FILE_HEADS,
     ARCHIVE_FILES,
-    ARCHIVE_PIECE_REFS,
     DOCUMENTS,
     DOCUMENTS_DATA,
 )
@@ -52,7 +52,6 @@ WRITE_BATCH_BYTES = 8 * 1024 * 1024
 """New pieces are handed to the backend in batches of about this many bytes."""
 MAX_IN_FLIGHT = 8
 """Pieces handed to the hashing threads and not yet done (at most 1 MiB each)."""
-EMPTY_MD5 = hashlib.md5(b"").hexdigest().upper()
 HEAD_BYTES = 32 * 1024
 """A file's head, looked up to find a stored twin: the chunker's smallest piece, so a file
 cut by this project holds its head in its first piece."""
@@ -81,14 +80,6 @@ class Piece:
     size: int
 
 
-def pieces_digest(data_ids: Iterable[str]) -> str:
-    """The digest of a file made of these pieces (SHA-256 over the ordered piece ids)."""
-    digest = hashlib.sha256()
-    for data_id in data_ids:
-        digest.update(data_id.encode("ascii"))
-    return digest.hexdigest()
-
-
 class IngestedContent(BinaryStream):
     """A file whose pieces are in the store but that is not registered yet."""
 
@@ -115,55 +106,6 @@ class IngestedContent(BinaryStream):
     def iter_bytes(self) -> Iterator[bytes]:
         for piece in self.pieces:
             yield read_piece(self.backend, piece.data_id)
-
-
-class StoredContent(BinaryStream):
-    """A registered file, streamed from its ``documents`` rows by key."""
-
-    def __init__(self, backend: Backend, key: str, size: int | None = None):
-        self.backend = backend
-        self.key = key
-        self._size = size
-
-    @property
-    def size(self) -> int | None:
-        if self._size is None:
-            info = self.backend.get(ARCHIVE_FILES, {"md5": self.key}, ["size"])
-            self._size = int(info["size"]) if info else None
-        return self._size
-
-    def iter_bytes(self) -> Iterator[bytes]:
-        found = False
-        for row in self.backend.scan(DOCUMENTS, {"md5": self.key}, columns=["data_id"]):
-            found = True
-            yield read_piece(self.backend, row["data_id"])
-        if not found and self.key != EMPTY_MD5:
-            raise NotFoundError(f"no file with MD5 {self.key} in the archive")
-
-    def iter_range(self, first: int, last: int) -> Iterator[bytes]:
-        """Pieces before ``first`` are skipped by the sizes ``archive_piece_refs`` records
-        (a piece without that record, as the Java service writes them, is read)."""
-        position = 0
-        for row in self.backend.scan(DOCUMENTS, {"md5": self.key}, columns=["data_id"]):
-            data_id = row["data_id"]
-            ref = self.backend.get(ARCHIVE_PIECE_REFS, {"data_id": data_id, "md5": self.key})
-            if ref is not None and position + int(ref["size"]) <= first:
-                position += int(ref["size"])
-                continue
-            piece = read_piece(self.backend, data_id)
-            if position + len(piece) > first:
-                yield piece[max(0, first - position) : last + 1 - position]
-            position += len(piece)
-            if position > last:
-                return
-
-
-def read_piece(backend: Backend, data_id: str) -> bytes:
-    row = backend.get(DOCUMENTS_DATA, {"data_id": data_id})
-    if row is None:
-        raise IntegrityError(f"piece {data_id} is missing from the store")
-    data: bytes = row["data"]
-    return data
 
 
 class PieceStore:

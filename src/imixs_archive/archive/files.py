@@ -27,11 +27,10 @@ from imixs_archive.archive.content import (
     HEAD_BYTES,
     IngestedContent,
     Piece,
-    StoredContent,
     head_digest,
-    read_piece,
     same_bytes,
 )
+from imixs_archive.archive.reading import StoredContent, read_piece
 from imixs_archive.errors import IntegrityError, NotFoundError
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (

@@ -26,10 +26,10 @@ from imixs_archive.archive.content import (
     PendingContent,
     PieceStore,
     PieceWriter,
-    StoredContent,
     ingest_stream,
 )
 from imixs_archive.archive.files import register_file, release_file
+from imixs_archive.archive.reading import StoredContent
 from imixs_archive.document.conventions import (
     FILE_ITEM,
     METADATA_ID,
@@ -272,7 +272,8 @@ class Archive:
             for name, values in doc.get_values(FILE_ITEM)[0].items():
                 values = list(values)
                 if len(values) > 1 and keys.get(name):
-                    values[1] = StoredContent(self.backend, keys[name])
+                    where = f"snapshot {snapshot_id}, file {name!r}"
+                    values[1] = StoredContent(self.backend, keys[name], where=where)
                 merged[name] = values
             doc[FILE_ITEM] = [merged]
         return doc

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from imixs_archive.archive.content import pieces_digest
+from imixs_archive.archive.reading import pieces_digest
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import METADATA_ID, modified_day, origin_id
 from imixs_archive.document.xml_reader import read_xml_document

@@ -100,7 +100,12 @@ def _print_restore(report: RestoreReport, dry_run: bool) -> int:
         f"{len(report.failed)} failed; {human_bytes(report.bytes)} of attachments"
         + (" (stopped)" if report.stopped else "")
     )
-    return 1 if report.failed else 0
+    return _exit_code(report.failed, report.corrupt)
+
+
+def _exit_code(failed: object, corrupt: int) -> int:
+    """5 when stored bytes did not check out (an integrity error), 1 for other failures."""
+    return 5 if corrupt else 1 if failed else 0
 
 
 def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
@@ -116,7 +121,7 @@ def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
         f"{summary.written} written, {summary.current} already current, {summary.failed} failed; "
         f"{human_bytes(summary.bytes_written)} written to {args.directory}"
     )
-    return 1 if summary.failed else 0
+    return _exit_code(summary.failed, summary.corrupt)
 
 
 def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
@@ -128,4 +133,4 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
         f"{summary.copied} copied, {summary.present} already there, {summary.failed} failed; "
         f"{human_bytes(summary.bytes_copied)} of attachments"
     )
-    return 1 if summary.failed else 0
+    return _exit_code(summary.failed, summary.corrupt)
