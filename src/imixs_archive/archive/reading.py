@@ -21,7 +21,7 @@ import re
 import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from imixs_archive.document.model import BinaryStream
@@ -91,8 +91,11 @@ def read_ahead(
             done_id, future = pending.popleft()
             yield done_id, future.result()
     finally:
+        # A read given up part-way: nothing may touch the store after it returns (the
+        # caller may close the store next).
         for _data_id, future in pending:
-            future.cancel()
+            if not future.cancel():
+                wait([future])
 
 
 class _FileCheck:
