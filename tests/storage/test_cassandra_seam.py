@@ -554,6 +554,8 @@ def test_plan_for_a_keyspace_the_java_service_created() -> None:
         "(data_id text, md5 text, size bigint, PRIMARY KEY (data_id, md5))",
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_file_heads "
         "(head text, md5 text, PRIMARY KEY (head, md5))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_garbage "
+        "(id text, kind text, since bigint, size bigint, PRIMARY KEY (id, kind))",
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_day_aggregates "
         "(year int, day date, version int, data blob, PRIMARY KEY (year, day))",
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_sync_failures "

@@ -106,6 +106,15 @@ EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
         "DELETE FROM imixs_archive.archive_file_heads WHERE head = ? AND md5 = ?",
         "DELETE FROM imixs_archive.archive_file_heads WHERE head = ?",
     ),
+    "archive_garbage": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_garbage "
+        "(id text, kind text, since bigint, size bigint, PRIMARY KEY (id, kind))",
+        "INSERT INTO imixs_archive.archive_garbage (id, kind, since, size) VALUES (?, ?, ?, ?)",
+        "SELECT id, kind, since, size FROM imixs_archive.archive_garbage "
+        "WHERE id = ? AND kind = ?",
+        "DELETE FROM imixs_archive.archive_garbage WHERE id = ? AND kind = ?",
+        "DELETE FROM imixs_archive.archive_garbage WHERE id = ?",
+    ),
     "archive_day_aggregates": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_day_aggregates "
         "(year int, day date, version int, data blob, PRIMARY KEY (year, day))",
@@ -198,6 +207,12 @@ PARTITION: dict[str, tuple[str, str]] = {
         "SELECT head, md5 FROM imixs_archive.archive_file_heads "
         "WHERE head = ? AND md5 < ? ORDER BY md5 DESC LIMIT ?",
     ),
+    "archive_garbage": (
+        "SELECT id, kind, since, size FROM imixs_archive.archive_garbage "
+        "WHERE id = ? ORDER BY kind ASC",
+        "SELECT id, kind, since, size FROM imixs_archive.archive_garbage "
+        "WHERE id = ? AND kind < ? ORDER BY kind DESC LIMIT ?",
+    ),
     "archive_day_aggregates": (
         "SELECT year, day, version, data FROM imixs_archive.archive_day_aggregates "
         "WHERE year = ? ORDER BY day ASC",
@@ -267,6 +282,7 @@ WHOLE_TABLE: dict[str, str] = {
     ),
     "archive_piece_refs": "SELECT data_id, md5, size FROM imixs_archive.archive_piece_refs",
     "archive_file_heads": "SELECT head, md5 FROM imixs_archive.archive_file_heads",
+    "archive_garbage": "SELECT id, kind, since, size FROM imixs_archive.archive_garbage",
     "archive_day_aggregates": (
         "SELECT year, day, version, data FROM imixs_archive.archive_day_aggregates"
     ),

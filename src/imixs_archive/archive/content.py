@@ -30,13 +30,15 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from imixs_archive.archive.chunking import DEFAULT_PARAMS, ChunkerParams, StreamChunker
+from imixs_archive.archive.garbage import PIECE, take_off_list
 from imixs_archive.archive.reading import pieces_digest, read_piece
 from imixs_archive.document.model import BinaryStream
 from imixs_archive.errors import IntegrityError
@@ -68,10 +70,12 @@ def head_digest(head: bytes) -> str:
 
 @dataclass
 class IngestCounters:
-    """What one ingest wrote: logical bytes seen and bytes newly stored."""
+    """What one ingest wrote: logical bytes seen and bytes newly stored, and when it
+    started (``time.monotonic``)."""
 
     logical_bytes: int = 0
     new_bytes: int = 0
+    started: float = field(default_factory=time.monotonic)
 
 
 @dataclass(frozen=True)
@@ -144,8 +148,12 @@ class PieceStore:
             return self._read_pool.submit(read_piece, self.backend, data_id)
 
     def _hash(self, chunk: bytes) -> tuple[str, bool]:
+        """A stored piece on the collector's list is taken off it and written again
+        (``garbage.py``): the collector may be removing it right now."""
         data_id = hashlib.sha256(chunk).hexdigest()
         known = self.backend.get(DOCUMENTS_DATA, {"data_id": data_id}, ["data_id"]) is not None
+        if known and take_off_list(self.backend, PIECE, data_id):
+            known = False
         return data_id, known
 
     def _executor(self) -> ThreadPoolExecutor:

@@ -163,10 +163,7 @@ def cmd_delete(args: argparse.Namespace, ctx: Context) -> int:
             print(f"{snapshot_id}: not in the archive", file=sys.stderr)
             missing += 1
             continue
-        print(
-            f"{snapshot_id}: deleted, {result.files_deleted} files no longer used removed "
-            f"({human_bytes(result.bytes_freed)} freed)"
-        )
+        print(f"{snapshot_id}: deleted (files no longer used go at the next gc)")
     return 4 if missing else 0
 
 

@@ -243,11 +243,15 @@ class CassandraBackend(Backend):
             fetch_size = min(fetch_size, limit)
         return self._pages(table, names, statement, params, fetch_size, limit)
 
-    def delete(self, table: Table, key: Mapping[str, Any]) -> None:
+    def delete(
+        self, table: Table, key: Mapping[str, Any], *, written_before: int | None = None
+    ) -> None:
+        stamped = written_before is not None
         if set(key) == set(table.primary_key):
-            text, names = cql.delete_row(self._keyspace, table), table.primary_key
+            text, names = cql.delete_row(self._keyspace, table, stamped), table.primary_key
         elif set(key) == set(table.partition_key):
-            text, names = cql.delete_partition(self._keyspace, table), table.partition_key
+            text = cql.delete_partition(self._keyspace, table, stamped)
+            names = table.partition_key
         else:
             raise ValueError(
                 f"{table.name}: delete takes the full primary key {table.primary_key} "
@@ -255,6 +259,8 @@ class CassandraBackend(Backend):
             )
         statement = self._statement(text, write=True)
         params = [_bind(table, name, key[name]) for name in names]
+        if stamped:
+            params.insert(0, written_before)
         self._retrying(
             f"deleting from {table.name}", partial(self._session.execute, statement, params)
         )

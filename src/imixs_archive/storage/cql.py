@@ -179,9 +179,12 @@ def select_all(
     return text
 
 
-def delete_row(keyspace: str, table: Table) -> str:
-    return f"DELETE FROM {_qualified(keyspace, table)} WHERE {_equal(table.primary_key)}"
+def delete_row(keyspace: str, table: Table, stamped: bool = False) -> str:
+    """``stamped``: ``USING TIMESTAMP ?`` (bound first): only writes before it go."""
+    using = " USING TIMESTAMP ?" if stamped else ""
+    return f"DELETE FROM {_qualified(keyspace, table)}{using} WHERE {_equal(table.primary_key)}"
 
 
-def delete_partition(keyspace: str, table: Table) -> str:
-    return f"DELETE FROM {_qualified(keyspace, table)} WHERE {_equal(table.partition_key)}"
+def delete_partition(keyspace: str, table: Table, stamped: bool = False) -> str:
+    using = " USING TIMESTAMP ?" if stamped else ""
+    return f"DELETE FROM {_qualified(keyspace, table)}{using} WHERE {_equal(table.partition_key)}"
