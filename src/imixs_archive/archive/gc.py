@@ -102,24 +102,26 @@ def collect(
     grace: float,
     dry_run: bool = False,
     clock: Callable[[], int] = now_us,
+    clock_skew_us: int = CLOCK_SKEW_US,
 ) -> GcReport:
     """One collection: remove what was listed ``grace`` seconds ago or earlier and is
     still unreferenced, then list what is unreferenced now. ``dry_run`` changes nothing
-    and reports what would be removed (as removed) and listed."""
+    and reports what would be removed (as removed) and listed. ``clock_skew_us``: how far
+    the clocks of the hosts may differ (tests on one host pass 0)."""
     report = GcReport(dry_run=dry_run)
     due = clock() - int(grace * 1_000_000)
     for row in list(backend.scan(ARCHIVE_GARBAGE)):
-        item, kind, since, size = row["id"], row["kind"], int(row["since"]), int(row["size"])
+        since = int(row["since"])
         if since > due:
             report.waiting += 1
-            report.waiting_bytes += size
+            report.waiting_bytes += int(row["size"])
             continue
         try:
-            _remove(backend, kind, item, since, size, report, clock)
+            _remove(backend, row, since - clock_skew_us, report, clock)
         except StoreError:
             raise
         except ArchiveError as exc:
-            report.errors.append(f"{kind} {item}: {exc}")
+            report.errors.append(f"{row['kind']} {row['id']}: {exc}")
     now = clock()
     for key, size in unused_files(backend):
         if listed(backend, FILE, key) is None:
@@ -137,14 +139,14 @@ def collect(
 
 def _remove(
     backend: Backend,
-    kind: str,
-    item: str,
-    since: int,
-    size: int,
+    row: dict[str, Any],
+    before: int,
     report: GcReport,
     clock: Callable[[], int],
 ) -> None:
-    before = since - CLOCK_SKEW_US
+    """Remove one listed item if it is still listed as it was and still unreferenced;
+    on Cassandra only what was written ``before`` (see the module's text)."""
+    item, kind, since, size = row["id"], row["kind"], int(row["since"]), int(row["size"])
     with backend.grouped():  # SQLite: the re-checks and the removal are one transaction
         if listed(backend, kind, item) != since:
             return  # taken off the list (reused) or listed again meanwhile
