@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--from", dest="from_day", type=day_arg, help="first $modified day (UTC)")
     p.add_argument("--to", dest="to_day", type=day_arg, help="last $modified day (UTC)")
     p.add_argument("--all-snapshots", action="store_true", help="every snapshot, not the newest")
-    p.set_defaults(handler=cmd_backup)
+    p.set_defaults(handler=cmd_backup, reads_only=True)
 
     p = sub.add_parser("restore", parents=[common], help="send archived snapshots to the workflow")
     what = p.add_mutually_exclusive_group(required=True)
@@ -49,7 +49,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--dry-run", action="store_true", help="print what would be sent")
     p.add_argument("--workers", type=int, default=4, help="instances restored at once")
-    p.set_defaults(handler=cmd_restore)
+    p.set_defaults(handler=cmd_restore, reads_only=True)
 
     p = sub.add_parser("export", parents=[common], help="copy this archive into another store")
     p.add_argument(
@@ -58,7 +58,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         required=True,
         help="a folder (embedded store) or cassandra://host[:port]/keyspace",
     )
-    p.set_defaults(handler=cmd_export)
+    p.set_defaults(handler=cmd_export, reads_only=True)
 
 
 def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
@@ -126,8 +126,9 @@ def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
     target_settings = settings_for_store(ctx.settings, args.target)
+    source = ctx.archive  # first: no target is created for a source that is not there
     with open_backend(target_settings) as backend, Archive(backend) as target:
-        summary = export(ctx.archive, target)
+        summary = export(source, target)
     print_problems(failures=summary.failures)
     print(
         f"{summary.copied} copied, {summary.present} already there, {summary.failed} failed; "

@@ -34,7 +34,7 @@ from cassandra.connection import ConnectionException
 from cassandra.util import Date
 
 from imixs_archive.config import Settings
-from imixs_archive.errors import ConfigError, StoreError, StoreUnavailableError
+from imixs_archive.errors import ConfigError, NotFoundError, StoreError, StoreUnavailableError
 from imixs_archive.storage import cql
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.cassandra_config import (
@@ -118,8 +118,9 @@ class CassandraBackend(Backend):
         self._zstd: bool | None = None
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> CassandraBackend:
-        """Connect, create what is missing of the keyspace, and wait for schema agreement."""
+    def from_settings(cls, settings: Settings, *, create: bool = True) -> CassandraBackend:
+        """Connect, create what is missing of the keyspace, and wait for schema agreement.
+        ``create=False``: a keyspace that does not exist is a ``NotFoundError``."""
         config = load_config(settings)
         try:
             session = DriverSession.connect(config)
@@ -132,6 +133,11 @@ class CassandraBackend(Backend):
             raise _unavailable(config, "connecting", exc) from exc
         backend = cls(session, config)
         try:
+            if not create and session.keyspace_tables(config.keyspace) is None:
+                raise NotFoundError(
+                    f"no archive in Cassandra keyspace {config.keyspace!r} at {config.hosts} "
+                    "(nothing was created)"
+                )
             backend.ensure_schema()
         except BaseException:
             backend.close()
