@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from imixs_archive.archive.garbage import now_us
 from imixs_archive.archive.gc import GcReport, collect
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.verify import verify
@@ -30,7 +31,7 @@ from imixs_archive.storage.model import (
     SNAPSHOTS,
     Table,
 )
-from support.backends import CASSANDRA_ENV
+from support.backends import CASSANDRA_ENV, CASSANDRA_SKIP
 from support.snapshots import content_of, make_snapshot
 
 GRACE = 0.4
@@ -263,3 +264,35 @@ def test_two_processes_ingest_and_collect_at_once(backend: Backend, tmp_path: Pa
     assert report.ok, report.problems
     assert removed > 0
     assert next(backend.scan(SNAPSHOTS), None) is not None
+
+
+def test_a_stamped_delete_spares_a_later_write(backend: Backend) -> None:
+    """Cassandra: the collector's delete takes only what was written before the listing."""
+    if backend.name != "cassandra":
+        pytest.skip("SQLite orders writes by transactions; the collector re-checks in one")
+    key = {"data_id": "piece-a"}
+    backend.put(DOCUMENTS_DATA, [{**key, "data": b"old"}])
+    time.sleep(0.01)
+    listed_at = now_us()
+    time.sleep(0.01)
+    backend.put(DOCUMENTS_DATA, [{**key, "data": b"rewritten"}])
+    backend.delete(DOCUMENTS_DATA, key, written_before=listed_at)
+    assert backend.get(DOCUMENTS_DATA, key) == {**key, "data": b"rewritten"}
+    backend.delete(DOCUMENTS_DATA, key, written_before=now_us())
+    assert backend.get(DOCUMENTS_DATA, key) is None
+
+
+def test_no_keyspace_is_created_by_a_command_that_only_reads(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = os.environ.get(CASSANDRA_ENV, "").strip()
+    if not target:
+        pytest.skip(CASSANDRA_SKIP)
+    from imixs_archive.cli import main
+
+    keyspace = "archive_test_missing_" + "".join(random.choices("abcdefghij", k=8))
+    monkeypatch.setenv("ARCHIVE_CLUSTER_CONTACTPOINTS", target)
+    monkeypatch.setenv("ARCHIVE_CLUSTER_KEYSPACE", keyspace)
+    for _ in range(2):  # had the first created it, the second would find it
+        assert main(["stats"]) == 4
+        assert f"no archive in Cassandra keyspace {keyspace!r}" in capsys.readouterr().err

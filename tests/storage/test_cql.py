@@ -110,8 +110,7 @@ EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_garbage "
         "(id text, kind text, since bigint, size bigint, PRIMARY KEY (id, kind))",
         "INSERT INTO imixs_archive.archive_garbage (id, kind, since, size) VALUES (?, ?, ?, ?)",
-        "SELECT id, kind, since, size FROM imixs_archive.archive_garbage "
-        "WHERE id = ? AND kind = ?",
+        "SELECT id, kind, since, size FROM imixs_archive.archive_garbage WHERE id = ? AND kind = ?",
         "DELETE FROM imixs_archive.archive_garbage WHERE id = ? AND kind = ?",
         "DELETE FROM imixs_archive.archive_garbage WHERE id = ?",
     ),
@@ -491,3 +490,14 @@ def test_no_statement_takes_an_unsafe_keyspace(keyspace: str) -> None:
     ):
         with pytest.raises(ValueError):
             make()
+
+
+def test_deletes_of_the_collector_carry_a_write_time() -> None:
+    """``Backend.delete(written_before=...)``: only what was written before goes."""
+    t = table("documents_data")
+    assert cql.delete_row(KS, t, stamped=True) == (
+        "DELETE FROM imixs_archive.documents_data USING TIMESTAMP ? WHERE data_id = ?"
+    )
+    assert cql.delete_partition(KS, table("documents"), stamped=True) == (
+        "DELETE FROM imixs_archive.documents USING TIMESTAMP ? WHERE md5 = ?"
+    )
