@@ -18,7 +18,8 @@ def open_backend(settings: Settings, *, create: bool = True) -> Backend:
     if settings.uses_cassandra:
         # Imported here: the Cassandra driver is loaded only by those who use it.
         cassandra = importlib.import_module("imixs_archive.storage.cassandra")
-        backend: Backend = cassandra.CassandraBackend.from_settings(settings, create=create)
+        opener = cassandra.CassandraBackend.from_settings
+        backend: Backend = opener(settings) if create else opener(settings, create=False)
         return backend
     if not create and not (settings.data_dir / DB_FILE).is_file():
         raise NotFoundError(
