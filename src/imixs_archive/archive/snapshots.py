@@ -257,6 +257,8 @@ class Archive:
         partition = {"uniqueid": origin}
         rows = self.backend.scan(SNAPSHOTS_BY_UNIQUEID, partition, descending=True, limit=keep + 1)
         window = [row["snapshot"] for row in rows]
+        if not window:
+            return []
         floor = min(snapshot_millis(sid) for sid in window) - HISTORY_HORIZON_MS
         bound = {"snapshot": f"{origin}-{max(floor, 0):013d}"}
         for row in self.backend.scan(SNAPSHOTS_BY_UNIQUEID, partition, start_after=bound):
