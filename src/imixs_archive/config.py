@@ -201,6 +201,21 @@ class Settings:
         "Folder under which backups started from the web API or UI are written.",
         Path,
     )
+    # --- garbage collection (archive/gc.py) ---
+    gc_grace: float = _setting(
+        "ARCHIVE_GC_GRACE",
+        86400.0,
+        "Seconds an unreferenced file or piece stays listed before `gc` removes it; longer "
+        "than any ingest (one longer than half of it re-checks what it reused). The same "
+        "value for every process on one store.",
+        float,
+    )
+    gc_interval: float = _setting(
+        "ARCHIVE_GC_INTERVAL",
+        3600.0,
+        "Seconds between the garbage collections `serve` runs (0: none; run `gc` instead).",
+        float,
+    )
 
     # --- the workflow and the sync (reference section 8; docs/sync.md) ---
     workflow_service_endpoint: str = _setting(

@@ -19,10 +19,10 @@ from imixs_archive.archive.content import (
     IngestedContent,
     PieceStore,
     PieceWriter,
-    StoredContent,
     head_digest,
 )
 from imixs_archive.archive.files import register_file, release_file
+from imixs_archive.archive.reading import StoredContent
 from imixs_archive.archive.verify import verify
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.delegating import DelegatingBackend

@@ -48,9 +48,11 @@ class CrashingBackend(DelegatingBackend):
         self._tick()
         return self.inner.put(table, rows)
 
-    def delete(self, table: Table, key: Mapping[str, Any]) -> None:
+    def delete(
+        self, table: Table, key: Mapping[str, Any], *, written_before: int | None = None
+    ) -> None:
         self._tick()
-        self.inner.delete(table, key)
+        self.inner.delete(table, key, written_before=written_before)
 
     def grouped(self) -> AbstractContextManager[None]:
         # Each write on its own: the crash points between them are what is tested.

@@ -132,6 +132,7 @@ def test_delete_verify_stats(capsys: pytest.CaptureFixture[str], store: Path, in
 def test_errors_are_messages_not_tracebacks(
     capsys: pytest.CaptureFixture[str], store: Path, tmp_path: Path
 ) -> None:
+    SQLiteBackend(store).close()  # an empty archive
     code, _, err = run(capsys, "get", sid(0), "--data-dir", str(store))
     assert code == 4 and "not in the archive" in err
     code, _, err = run(capsys, "get", "nonsense", "--data-dir", str(store))
@@ -139,6 +140,8 @@ def test_errors_are_messages_not_tracebacks(
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
     code, _, err = run(capsys, "list", "--data-dir", str(blocker))
+    assert code == 4 and err.startswith("imixs-archive: no archive in")
+    code, _, err = run(capsys, "import", "-", "--data-dir", str(blocker))
     assert code == 6 and err.startswith("imixs-archive:")
     code, _, err = run(capsys, "import", str(tmp_path / "missing"), "--data-dir", str(store))
     assert code == 1 and "no such file or folder" in err

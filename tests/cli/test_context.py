@@ -20,5 +20,17 @@ def test_hash_password_opens_no_store(
 
 
 def test_store_commands_still_open_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["stats", "--data-dir", str(tmp_path / "store")]) == 0
+    """A command that writes creates the store; one that only reads then finds it."""
+    assert (
+        main(
+            [
+                "delete",
+                "270e3a6d-a0e4-4875-89f1-3b418859abe5-1700000000000",
+                "--data-dir",
+                str(tmp_path / "store"),
+            ]
+        )
+        == 4
+    )
     assert (tmp_path / "store").is_dir()
+    assert main(["stats", "--data-dir", str(tmp_path / "store")]) == 0

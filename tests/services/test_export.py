@@ -70,4 +70,6 @@ def test_export_reports_corrupt_source_data(archive: Archive, tmp_path: Path) ->
     )
     with SQLiteBackend(tmp_path / "target") as backend:
         summary = export(archive, Archive(backend))
-    assert summary.failed == 4 and "other content" in summary.failures[0]
+    # The corrupt piece is noticed as it is read, before anything is copied.
+    assert summary.failed == summary.corrupt == 4 and summary.copied == 0
+    assert "is corrupt" in summary.failures[0] and "'a.pdf'" in summary.failures[0]

@@ -556,6 +556,20 @@ def test_delete_row_or_partition(fake: FakeSession, sleeps: Sleeps) -> None:
         backend.delete(DOCUMENTS, {"sort_id": 3})
 
 
+def test_a_delete_of_the_collector_binds_its_written_before(
+    fake: FakeSession, sleeps: Sleeps
+) -> None:
+    """``delete(written_before=...)``: the tombstone carries that time, so only what was
+    written before it goes (a later rewrite survives)."""
+    backend_for(fake, sleeps).delete(DOCUMENTS, {"md5": "A"}, written_before=1_700_000_000_000_000)
+    assert fake.calls == [
+        Call(
+            "DELETE FROM imixs_archive.documents USING TIMESTAMP ? WHERE md5 = ?",
+            [1_700_000_000_000_000, "A"],
+        )
+    ]
+
+
 def test_describe(fake: FakeSession, sleeps: Sleeps) -> None:
     backend = backend_for(fake, sleeps)
     backend.ensure_schema()
@@ -609,6 +623,8 @@ def test_plan_for_a_keyspace_the_java_service_created() -> None:
         "(data_id text, md5 text, size bigint, PRIMARY KEY (data_id, md5))",
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_file_heads "
         "(head text, md5 text, PRIMARY KEY (head, md5))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_garbage "
+        "(id text, kind text, since bigint, size bigint, PRIMARY KEY (id, kind))",
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_day_aggregates "
         "(year int, day date, version int, data blob, PRIMARY KEY (year, day))",
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_sync_failures "

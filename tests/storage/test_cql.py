@@ -36,6 +36,7 @@ TABLE_IDS: dict[str, str] = {
     "archive_sync_failures": "561e2798-97a1-5523-bfbd-87f1d99fc612",
     "archive_sync_instances": "a1f627b4-19ec-5355-ae94-43b7458de6c7",
     "archive_snapshot_parts": "0bb028c3-7f09-5019-bc35-23ab3a696033",
+    "archive_garbage": "16fb8389-0090-5f00-86de-7a45403a624d",
 }
 
 # Per table: CREATE (without its ID), INSERT, SELECT row, DELETE row, DELETE partition.
@@ -136,6 +137,15 @@ EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
         "SELECT head, md5 FROM imixs_archive.archive_file_heads WHERE head = ? AND md5 = ?",
         "DELETE FROM imixs_archive.archive_file_heads USING TIMESTAMP ? WHERE head = ? AND md5 = ?",
         "DELETE FROM imixs_archive.archive_file_heads USING TIMESTAMP ? WHERE head = ?",
+    ),
+    "archive_garbage": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_garbage "
+        "(id text, kind text, since bigint, size bigint, PRIMARY KEY (id, kind))",
+        "INSERT INTO imixs_archive.archive_garbage (id, kind, since, size) VALUES (?, ?, ?, ?) "
+        "USING TIMESTAMP ?",
+        "SELECT id, kind, since, size FROM imixs_archive.archive_garbage WHERE id = ? AND kind = ?",
+        "DELETE FROM imixs_archive.archive_garbage USING TIMESTAMP ? WHERE id = ? AND kind = ?",
+        "DELETE FROM imixs_archive.archive_garbage USING TIMESTAMP ? WHERE id = ?",
     ),
     "archive_day_aggregates": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_day_aggregates "
@@ -241,6 +251,12 @@ PARTITION: dict[str, tuple[str, str]] = {
         "SELECT head, md5 FROM imixs_archive.archive_file_heads "
         "WHERE head = ? AND md5 < ? ORDER BY md5 DESC LIMIT ?",
     ),
+    "archive_garbage": (
+        "SELECT id, kind, since, size FROM imixs_archive.archive_garbage "
+        "WHERE id = ? ORDER BY kind ASC",
+        "SELECT id, kind, since, size FROM imixs_archive.archive_garbage "
+        "WHERE id = ? AND kind < ? ORDER BY kind DESC LIMIT ?",
+    ),
     "archive_day_aggregates": (
         "SELECT year, day, version, data FROM imixs_archive.archive_day_aggregates "
         "WHERE year = ? ORDER BY day ASC",
@@ -317,6 +333,7 @@ WHOLE_TABLE: dict[str, str] = {
     ),
     "archive_piece_refs": "SELECT data_id, md5, size FROM imixs_archive.archive_piece_refs",
     "archive_file_heads": "SELECT head, md5 FROM imixs_archive.archive_file_heads",
+    "archive_garbage": "SELECT id, kind, since, size FROM imixs_archive.archive_garbage",
     "archive_day_aggregates": (
         "SELECT year, day, version, data FROM imixs_archive.archive_day_aggregates"
     ),

@@ -198,7 +198,7 @@ def test_push_xml_then_again_then_delete(live: LiveServer) -> None:
         assert again.status_code == 200 and again.json()["stored"][0]["new"] is False
         assert client.get(f"/api/archive/snapshot/{sid}/file/a.txt").content == b"pushed"
         gone = client.delete(f"/api/archive/snapshot/{sid}")
-        assert gone.status_code == 200 and gone.json()["files_deleted"] == 1
+        assert gone.status_code == 200 and gone.json() == {"snapshot": sid, "deleted": True}
         assert client.get(f"/api/archive/snapshot/{sid}").status_code == 404
         assert client.delete(f"/api/archive/snapshot/{sid}").status_code == 404
 

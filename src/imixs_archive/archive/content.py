@@ -23,27 +23,29 @@ twin (same bytes, so same MD5 and pieces). A difference anywhere: the bytes matc
 are read again from the twin and go through the normal path, followed by the rest. The
 comparison is of bytes, never of hashes, so an MD5 collision cannot make two contents one.
 
-Out: :class:`StoredContent` streams a stored file piece by piece, by its documents key.
+Out: ``reading.py``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from imixs_archive.archive.chunking import DEFAULT_PARAMS, ChunkerParams, StreamChunker
+from imixs_archive.archive.garbage import PIECE, take_off_list
+from imixs_archive.archive.reading import pieces_digest, read_piece
 from imixs_archive.document.model import BinaryStream
-from imixs_archive.errors import IntegrityError, NotFoundError
+from imixs_archive.errors import IntegrityError
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.model import (
     ARCHIVE_FILE_HEADS,
     ARCHIVE_FILES,
-    ARCHIVE_PIECE_REFS,
     DOCUMENTS,
     DOCUMENTS_DATA,
 )
@@ -52,7 +54,6 @@ WRITE_BATCH_BYTES = 8 * 1024 * 1024
 """New pieces are handed to the backend in batches of about this many bytes."""
 MAX_IN_FLIGHT = 8
 """Pieces handed to the hashing threads and not yet done (at most 1 MiB each)."""
-EMPTY_MD5 = hashlib.md5(b"").hexdigest().upper()
 HEAD_BYTES = 32 * 1024
 """A file's head, looked up to find a stored twin: the chunker's smallest piece, so a file
 cut by this project holds its head in its first piece."""
@@ -69,24 +70,18 @@ def head_digest(head: bytes) -> str:
 
 @dataclass
 class IngestCounters:
-    """What one ingest wrote: logical bytes seen and bytes newly stored."""
+    """What one ingest wrote: logical bytes seen and bytes newly stored, and when it
+    started (``time.monotonic``)."""
 
     logical_bytes: int = 0
     new_bytes: int = 0
+    started: float = field(default_factory=time.monotonic)
 
 
 @dataclass(frozen=True)
 class Piece:
     data_id: str
     size: int
-
-
-def pieces_digest(data_ids: Iterable[str]) -> str:
-    """The digest of a file made of these pieces (SHA-256 over the ordered piece ids)."""
-    digest = hashlib.sha256()
-    for data_id in data_ids:
-        digest.update(data_id.encode("ascii"))
-    return digest.hexdigest()
 
 
 class IngestedContent(BinaryStream):
@@ -115,55 +110,6 @@ class IngestedContent(BinaryStream):
     def iter_bytes(self) -> Iterator[bytes]:
         for piece in self.pieces:
             yield read_piece(self.backend, piece.data_id)
-
-
-class StoredContent(BinaryStream):
-    """A registered file, streamed from its ``documents`` rows by key."""
-
-    def __init__(self, backend: Backend, key: str, size: int | None = None):
-        self.backend = backend
-        self.key = key
-        self._size = size
-
-    @property
-    def size(self) -> int | None:
-        if self._size is None:
-            info = self.backend.get(ARCHIVE_FILES, {"md5": self.key}, ["size"])
-            self._size = int(info["size"]) if info else None
-        return self._size
-
-    def iter_bytes(self) -> Iterator[bytes]:
-        found = False
-        for row in self.backend.scan(DOCUMENTS, {"md5": self.key}, columns=["data_id"]):
-            found = True
-            yield read_piece(self.backend, row["data_id"])
-        if not found and self.key != EMPTY_MD5:
-            raise NotFoundError(f"no file with MD5 {self.key} in the archive")
-
-    def iter_range(self, first: int, last: int) -> Iterator[bytes]:
-        """Pieces before ``first`` are skipped by the sizes ``archive_piece_refs`` records
-        (a piece without that record, as the Java service writes them, is read)."""
-        position = 0
-        for row in self.backend.scan(DOCUMENTS, {"md5": self.key}, columns=["data_id"]):
-            data_id = row["data_id"]
-            ref = self.backend.get(ARCHIVE_PIECE_REFS, {"data_id": data_id, "md5": self.key})
-            if ref is not None and position + int(ref["size"]) <= first:
-                position += int(ref["size"])
-                continue
-            piece = read_piece(self.backend, data_id)
-            if position + len(piece) > first:
-                yield piece[max(0, first - position) : last + 1 - position]
-            position += len(piece)
-            if position > last:
-                return
-
-
-def read_piece(backend: Backend, data_id: str) -> bytes:
-    row = backend.get(DOCUMENTS_DATA, {"data_id": data_id})
-    if row is None:
-        raise IntegrityError(f"piece {data_id} is missing from the store")
-    data: bytes = row["data"]
-    return data
 
 
 class PieceStore:
@@ -195,15 +141,20 @@ class PieceStore:
         return self._executor().submit(self.backend.put, DOCUMENTS_DATA, rows)
 
     def read(self, data_id: str) -> Future[bytes]:
-        """A stored piece, read on a thread of its own (not behind the hashing)."""
+        """A stored piece, read on a thread of its own (not behind the hashing). Not
+        hashed: a twin's pieces are compared byte by byte with the arriving ones."""
         with self._lock:
             if self._read_pool is None:
                 self._read_pool = ThreadPoolExecutor(1, thread_name_prefix="reads")
-            return self._read_pool.submit(read_piece, self.backend, data_id)
+            return self._read_pool.submit(read_piece, self.backend, data_id, check=False)
 
     def _hash(self, chunk: bytes) -> tuple[str, bool]:
+        """A stored piece on the collector's list is taken off it and written again
+        (``garbage.py``): the collector may be removing it right now."""
         data_id = hashlib.sha256(chunk).hexdigest()
         known = self.backend.get(DOCUMENTS_DATA, {"data_id": data_id}, ["data_id"]) is not None
+        if known and take_off_list(self.backend, PIECE, data_id):
+            known = False
         return data_id, known
 
     def _executor(self) -> ThreadPoolExecutor:
@@ -430,7 +381,7 @@ class _Twin:
         for data_id in self._ids:
             if left <= 0:
                 return
-            piece = read_piece(self._store.backend, data_id)
+            piece = read_piece(self._store.backend, data_id, check=False)  # matched already
             yield piece[:left]
             left -= len(piece)
 

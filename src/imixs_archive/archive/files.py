@@ -11,12 +11,14 @@ retrievable and no snapshot ever gets the other's bytes. Where digests cannot te
 cut by the Java service, or by other chunker parameters), the bytes are compared.
 
 Write order for one file (each step idempotent): pieces (already written while
-streaming), ``archive_piece_refs``, ``documents`` rows, ``archive_file_heads`` (a hint for
+streaming), its pin in ``snapshots_by_document`` (see ``garbage.py``),
+``archive_piece_refs``, ``documents`` rows, ``archive_file_heads`` (a hint for
 finding the file when it arrives again), ``archive_files``.
-Release order: ``archive_files`` (the file is incomplete from here on), its head, then for
-each piece its ref and, when no file uses it any more, the piece itself, then the
-``documents`` rows. A crash part-way leaves a file that a re-run of the release finishes
-(or, at worst, a head row without its file, which the lookup skips).
+Release (by the collector only, ``gc.py``): ``archive_files`` (the file is incomplete
+from here on), its head, each piece's ref, the ``documents`` rows, the pin. A crash
+part-way leaves a file that the next collection finishes (or, at worst, a head row
+without its file, which the lookup skips). Pieces are not deleted with their file: the
+collector lists them once nothing refers to them and removes them after its grace period.
 """
 
 from __future__ import annotations
@@ -27,11 +29,11 @@ from imixs_archive.archive.content import (
     HEAD_BYTES,
     IngestedContent,
     Piece,
-    StoredContent,
     head_digest,
-    read_piece,
     same_bytes,
 )
+from imixs_archive.archive.garbage import FILE, pin_row, take_off_list
+from imixs_archive.archive.reading import StoredContent, is_hashed, read_piece
 from imixs_archive.errors import IntegrityError, NotFoundError
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
@@ -40,6 +42,7 @@ from imixs_archive.storage.model import (
     ARCHIVE_PIECE_REFS,
     DOCUMENTS,
     DOCUMENTS_DATA,
+    SNAPSHOTS_BY_DOCUMENT,
 )
 
 
@@ -48,11 +51,20 @@ def collision_key(md5: str, digest: str) -> str:
 
 
 def register_file(backend: Backend, content: IngestedContent) -> str:
-    """Make an ingested file complete in the store; return its documents key."""
+    """Make an ingested file complete in the store; return its documents key.
+
+    The key's pin comes first, so the Java service leaves the file alone from then on. A
+    stored file that is on the collector's list is taken off it and its rows written
+    again (with what this ingest knows of its pieces), so a collector that is removing it
+    right now cannot leave it incomplete."""
     for key in (content.md5, collision_key(content.md5, content.digest)):
+        backend.put(SNAPSHOTS_BY_DOCUMENT, [pin_row(key)])
+        revived = take_off_list(backend, FILE, key)
         info = backend.get(ARCHIVE_FILES, {"md5": key}, ["digest"])
         if info is not None:
             if info["digest"] == content.digest or _same_content(backend, key, content):
+                if revived:
+                    _rewrite(backend, key, content)
                 return key
             continue  # another content owns this key: an MD5 collision
         existing = [row["data_id"] for row in _piece_rows(backend, key)]
@@ -69,6 +81,41 @@ def register_file(backend: Backend, content: IngestedContent) -> str:
     raise IntegrityError(
         f"cannot store file with MD5 {content.md5}: both its keys hold other contents"
     )
+
+
+def _rewrite(backend: Backend, key: str, content: IngestedContent) -> None:
+    """Write a listed file's rows again, so a removal already under way (on Cassandra,
+    deleting only what was written before it listed the file) leaves them in place."""
+    backend.put(SNAPSHOTS_BY_DOCUMENT, [pin_row(key)])
+    ids = [piece.data_id for piece in content.pieces]
+    if [row["data_id"] for row in _piece_rows(backend, key)] != ids:
+        backend.delete(DOCUMENTS, {"md5": key})  # Java's piece list: ours replaces it
+    for data_id in ids:
+        if not is_hashed(data_id):  # cut by Java: the collector removes these with the file
+            data = read_piece(backend, data_id)
+            backend.put(DOCUMENTS_DATA, [{"data_id": data_id, "data": data}])
+    _write_file(backend, key, content)
+
+
+def link_stored(backend: Backend, key: str) -> bool:
+    """Whether a snapshot may refer to the stored file ``key`` without its content (the
+    workflow left it out): this archive's complete file, or one the Java service stored.
+    A file on the collector's list is taken off it and written again first."""
+    info = backend.get(ARCHIVE_FILES, {"md5": key}, ["size", "pieces"])
+    ids = [row["data_id"] for row in _piece_rows(backend, key)]
+    if info is None and not ids:
+        return False
+    if not take_off_list(backend, FILE, key):
+        return True
+    try:
+        pieces = [Piece(data_id, len(read_piece(backend, data_id))) for data_id in ids]
+    except IntegrityError:
+        return False  # removed part-way already: not there
+    size = sum(piece.size for piece in pieces)
+    if not pieces or (info is not None and (len(pieces), size) != (info["pieces"], info["size"])):
+        return False
+    _rewrite(backend, key, IngestedContent(backend, key[:32], size, pieces))
+    return True
 
 
 def _same_content(backend: Backend, key: str, content: IngestedContent) -> bool:
@@ -126,28 +173,34 @@ def _piece_rows(backend: Backend, key: str) -> Iterator[dict[str, str]]:
     return backend.scan(DOCUMENTS, {"md5": key}, columns=["data_id"])
 
 
-def release_file(backend: Backend, key: str) -> int:
-    """Delete a file that no snapshot uses any more, with every piece no other file uses.
-
-    Returns the bytes of pieces deleted."""
-    backend.delete(ARCHIVE_FILES, {"md5": key})
+def release_file(
+    backend: Backend, key: str, written_before: int | None = None
+) -> list[tuple[str, int]]:
+    """Remove an unused file's rows (the collector's work, see ``gc.py``): its record,
+    head, piece references, piece list and pin. Pieces cut by the Java service (random
+    ids, used by this file alone) go with it; content-addressed pieces stay for the
+    collector to list once nothing refers to them. Returns those pieces (id, size)."""
+    stamp = {"written_before": written_before}
+    backend.delete(ARCHIVE_FILES, {"md5": key}, **stamp)
     head = _head_of(backend, key)
     if head is not None:
-        backend.delete(ARCHIVE_FILE_HEADS, {"head": head, "md5": key})
-    freed = 0
+        backend.delete(ARCHIVE_FILE_HEADS, {"head": head, "md5": key}, **stamp)
+    hashed: list[tuple[str, int]] = []
     for row in list(_piece_rows(backend, key)):
-        freed += _release_piece(backend, row["data_id"], key)
-    backend.delete(DOCUMENTS, {"md5": key})
-    return freed
+        data_id = row["data_id"]
+        ref = backend.get(ARCHIVE_PIECE_REFS, {"data_id": data_id, "md5": key}, ["size"])
+        backend.delete(ARCHIVE_PIECE_REFS, {"data_id": data_id, "md5": key}, **stamp)
+        if is_hashed(data_id):
+            hashed.append((data_id, int(ref["size"]) if ref else 0))
+        else:
+            backend.delete(DOCUMENTS_DATA, {"data_id": data_id}, **stamp)
+    backend.delete(DOCUMENTS, {"md5": key}, **stamp)
+    backend.delete(SNAPSHOTS_BY_DOCUMENT, pin_row(key), **stamp)
+    return hashed
 
 
-def _release_piece(backend: Backend, data_id: str, key: str) -> int:
-    ref = backend.get(ARCHIVE_PIECE_REFS, {"data_id": data_id, "md5": key}, ["size"])
-    backend.delete(ARCHIVE_PIECE_REFS, {"data_id": data_id, "md5": key})
-    if next(backend.scan(ARCHIVE_PIECE_REFS, {"data_id": data_id}, limit=1), None) is not None:
-        return 0  # another file still uses this piece
-    backend.delete(DOCUMENTS_DATA, {"data_id": data_id})
-    return int(ref["size"]) if ref else 0
+def piece_used(backend: Backend, data_id: str) -> bool:
+    return next(backend.scan(ARCHIVE_PIECE_REFS, {"data_id": data_id}, limit=1), None) is not None
 
 
 def _head_of(backend: Backend, key: str) -> str | None:

@@ -6,15 +6,18 @@ at any point completes it): pieces (while the XML streams in), each file's piece
 ``snapshots_by_document``, ``archive_snapshot_files``, ``snapshots_by_uniqueid``,
 ``snapshots_by_modified`` and last the ``snapshots`` row: its presence means complete.
 
-Delete order is the reverse: index rows, the ``snapshots`` row, then each file no other
-snapshot uses (with its unused pieces), and last ``archive_snapshot_files``, which lets a
-re-run find the files of a snapshot whose row is already gone.
+Deleting drops references only: index rows, the ``snapshots`` row, the snapshot's rows in
+``snapshots_by_document``, then ``archive_snapshot_files`` (which lets a re-run find the
+files of a snapshot whose row is already gone) and last its ``snapshots_by_uniqueid`` row.
+Files and pieces nothing refers to any more are removed by the collector (``gc.py``), never
+by a delete: so a delete cannot race an ingest that reuses them, in this process or any
+other, and needs no lock.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import threading
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -26,10 +29,11 @@ from imixs_archive.archive.content import (
     PendingContent,
     PieceStore,
     PieceWriter,
-    StoredContent,
     ingest_stream,
 )
-from imixs_archive.archive.files import register_file, release_file
+from imixs_archive.archive.files import link_stored, register_file
+from imixs_archive.archive.garbage import PIECE, listed
+from imixs_archive.archive.reading import StoredContent
 from imixs_archive.archive.snapshot_xml import delete_snapshot_xml, put_snapshot_xml, snapshot_xml
 from imixs_archive.document.conventions import (
     FILE_ITEM,
@@ -45,18 +49,30 @@ from imixs_archive.document.conventions import (
 from imixs_archive.document.model import BinaryStream, Document
 from imixs_archive.document.xml_reader import BinarySink, iter_xml_documents, read_xml_document
 from imixs_archive.document.xml_writer import iter_xml
-from imixs_archive.errors import ArchiveError, DocumentError, NotFoundError, StoreError
+from imixs_archive.errors import (
+    ArchiveError,
+    DocumentError,
+    NotFoundError,
+    StoreError,
+    StoreUnavailableError,
+)
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
     ARCHIVE_DAY_AGGREGATES,
     ARCHIVE_FILES,
     ARCHIVE_SNAPSHOT_FILES,
     DOCUMENTS,
+    DOCUMENTS_DATA,
     SNAPSHOTS,
     SNAPSHOTS_BY_DOCUMENT,
     SNAPSHOTS_BY_MODIFIED,
     SNAPSHOTS_BY_UNIQUEID,
 )
+
+HISTORY_HORIZON_MS = 3600 * 1000
+"""How far before its window the history cleanup looks for snapshots to delete."""
+DEFAULT_GC_GRACE = 24 * 3600.0
+"""Seconds (the setting ``ARCHIVE_GC_GRACE``, see ``config.py``)."""
 
 
 @dataclass
@@ -84,19 +100,17 @@ class Readable(Protocol):
 class DeleteResult:
     snapshot_id: str
     existed: bool
-    files_deleted: int = 0
-    bytes_freed: int = 0
 
 
 class Archive:
     """Archive operations over one backend; the same code for SQLite and Cassandra."""
 
-    def __init__(self, backend: Backend) -> None:
+    def __init__(self, backend: Backend, *, gc_grace: float = DEFAULT_GC_GRACE) -> None:
+        """``gc_grace``: the collector's grace period (seconds); an ingest that takes more
+        than half of it checks the pieces it reused before it refers to them."""
         self.backend = backend
         self.pieces = PieceStore(backend)
-        # Deleting a file races with a concurrent ingest that reuses it; in one process
-        # the two are serialised here.
-        self._lock = threading.RLock()
+        self.max_ingest = gc_grace / 2
 
     def close(self) -> None:
         """Stop the piece threads (the backend stays open: it is the caller's)."""
@@ -158,8 +172,10 @@ class Archive:
         files = iter_files(doc)
         # Pieces first, outside the group (written by the piece threads) ...
         contents = [(entry, self._ingest(entry, counters, result)) for entry in files]
+        if time.monotonic() - counters.started > self.max_ingest:
+            _check_reused(self.backend, [c for _e, c in contents if not isinstance(c, str)])
         # ... then every row that makes the snapshot, in order, as one group.
-        with self._lock, self.backend.grouped():
+        with self.backend.grouped():
             file_rows = [
                 {
                     "snapshot": snapshot_id,
@@ -212,8 +228,8 @@ class Archive:
         if isinstance(content, IngestedContent):
             ingested = content
         elif isinstance(content, bytes | bytearray):
-            if not content and claimed and self.file_exists(claimed):
-                return claimed  # content left out on purpose: the archive already has it
+            if not content and claimed and link_stored(self.backend, claimed):
+                return claimed  # left out on purpose: the archive (or Java) has it
             ingested = ingest_stream(self.pieces, [bytes(content)], counters)
         elif isinstance(content, BinaryStream):
             ingested = ingest_stream(self.pieces, content.iter_bytes(), counters)
@@ -230,25 +246,36 @@ class Archive:
         """``$snapshot.history = N``: keep the N newest snapshots of the instance, and never
         delete the one just written (the Java service deleted it with N=1). A snapshot that
         arrives after a newer one (workers run concurrently) deletes nothing newer: it is
-        kept too, and the next newer snapshot's cleanup removes it."""
+        kept too, and the next newer snapshot's cleanup removes it.
+
+        Never walks what earlier cleanups deleted (tombstones, on Cassandra, which past
+        100,000 fail a read): the instance is read newest first, N + 1 rows, and then the
+        rows of the ``HISTORY_HORIZON`` before the oldest of those (late arrivals, and
+        deletes that died part-way); everything older was deleted by earlier cleanups."""
         keep = item_integer(doc, "$snapshot.history")  # "3" and 3.0 count, as in Java
         if keep <= 0:
             return []
-        newest_first = self.list_instance(origin_id(snapshot_id))
-        kept, doomed = newest_first[:keep], newest_first[keep:]
-        if keep_this and snapshot_id in doomed:
-            doomed.remove(snapshot_id)
+        origin = origin_id(snapshot_id)
+        partition = {"uniqueid": origin}
+        rows = self.backend.scan(SNAPSHOTS_BY_UNIQUEID, partition, descending=True, limit=keep + 1)
+        window = [row["snapshot"] for row in rows]
+        if not window:
+            return []
+        floor = min(snapshot_millis(sid) for sid in window) - HISTORY_HORIZON_MS
+        bound = {"snapshot": f"{origin}-{max(floor, 0):013d}"}
+        for row in self.backend.scan(SNAPSHOTS_BY_UNIQUEID, partition, start_after=bound):
+            if row["snapshot"] not in window:
+                window.append(row["snapshot"])
+        window.sort(key=_time_order, reverse=True)
+        kept = [sid for sid in window if self.exists(sid)][:keep]
+        if keep_this and snapshot_id not in kept:
             kept.append(snapshot_id)
-        # Leftovers of a delete that died part-way, older than anything kept, go too.
         oldest_kept = min(_time_order(s) for s in kept) if kept else None
-        for row in self.backend.scan(SNAPSHOTS_BY_UNIQUEID, {"uniqueid": origin_id(snapshot_id)}):
-            leftover = row["snapshot"]
-            if (
-                leftover not in kept
-                and leftover not in doomed
-                and (oldest_kept is None or _time_order(leftover) < oldest_kept)
-            ):
-                doomed.append(leftover)
+        doomed = [
+            sid
+            for sid in window
+            if sid not in kept and (oldest_kept is None or _time_order(sid) < oldest_kept)
+        ]
         for old in doomed:
             self.delete(old)
         return doomed
@@ -274,7 +301,8 @@ class Archive:
             for name, values in doc.get_values(FILE_ITEM)[0].items():
                 values = list(values)
                 if len(values) > 1 and keys.get(name):
-                    values[1] = StoredContent(self.backend, keys[name])
+                    where = f"snapshot {snapshot_id}, file {name!r}"
+                    values[1] = StoredContent(self.backend, keys[name], where=where)
                 merged[name] = values
             doc[FILE_ITEM] = [merged]
         return doc
@@ -358,9 +386,10 @@ class Archive:
     # ---- delete ---------------------------------------------------------------------
 
     def delete(self, snapshot_id: str) -> DeleteResult:
-        """Remove a snapshot, its index rows, and every file and piece no longer used."""
+        """Remove a snapshot and its references; the files and pieces nothing refers to
+        any more are left to the collector (``gc.py``)."""
         origin = origin_id(snapshot_id)
-        with self._lock, self.backend.grouped():
+        with self.backend.grouped():
             row = self.backend.get(SNAPSHOTS, {"snapshot": snapshot_id})
             indexed = self.backend.get(
                 SNAPSHOTS_BY_UNIQUEID, {"uniqueid": origin, "snapshot": snapshot_id}
@@ -369,7 +398,6 @@ class Archive:
             keys = self._keys_for_delete(snapshot_id, doc)
             if row is None and indexed is None and not keys:
                 return DeleteResult(snapshot_id, existed=False)
-            result = DeleteResult(snapshot_id, existed=row is not None)
             if doc is not None:
                 day = modified_day(doc)
                 self.backend.delete(
@@ -380,17 +408,13 @@ class Archive:
             delete_snapshot_xml(self.backend, snapshot_id, row)
             for key in sorted(set(keys)):
                 self.backend.delete(SNAPSHOTS_BY_DOCUMENT, {"md5": key, "snapshot": snapshot_id})
-                if next(self.backend.scan(SNAPSHOTS_BY_DOCUMENT, {"md5": key}, limit=1), None):
-                    continue  # another snapshot still uses this file
-                result.bytes_freed += release_file(self.backend, key)
-                result.files_deleted += 1
             self.backend.delete(ARCHIVE_SNAPSHOT_FILES, {"snapshot": snapshot_id})
             # Last: while this row is there, a re-run (or the history cleanup) finds a
             # delete that died part-way and finishes it.
             self.backend.delete(
                 SNAPSHOTS_BY_UNIQUEID, {"uniqueid": origin, "snapshot": snapshot_id}
             )
-            return result
+            return DeleteResult(snapshot_id, existed=row is not None)
 
     def _keys_for_delete(self, snapshot_id: str, doc: Document | None) -> list[str]:
         """The documents keys of a snapshot's files, recorded before anything is deleted."""
@@ -412,6 +436,19 @@ class Archive:
             ],
         )
         return list(keys.values())
+
+
+def _check_reused(backend: Backend, contents: list[IngestedContent]) -> None:
+    """After an ingest longer than half the grace period: the collector may have listed
+    (and removed) a piece this ingest found stored and did not write again."""
+    for content in contents:
+        for piece in content.pieces:
+            gone = backend.get(DOCUMENTS_DATA, {"data_id": piece.data_id}, ["data_id"]) is None
+            if gone or listed(backend, PIECE, piece.data_id) is not None:
+                raise StoreUnavailableError(
+                    f"the ingest took longer than half the collector's grace period and a "
+                    f"piece it reused ({piece.data_id}) is being collected: archive it again"
+                )
 
 
 def _emptied(doc: Document) -> Document:

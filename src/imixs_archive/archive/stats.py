@@ -7,6 +7,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
+from imixs_archive.archive.gc import listed_bytes
 from imixs_archive.document.conventions import METADATA_ID
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
@@ -31,6 +32,9 @@ class Stats:
     """Bytes of the distinct files."""
     stored_bytes: int = 0
     """Bytes of the distinct pieces: what attachments really take."""
+    reclaimable_bytes: int = 0
+    """Bytes the collector has listed as unused (as of its last run; ``verify`` counts
+    everything unused now)."""
     by_day: dict[dt.date, int] = field(default_factory=dict)
 
     @property
@@ -46,6 +50,7 @@ class Stats:
             "logical_bytes": self.logical_bytes,
             "file_bytes": self.file_bytes,
             "stored_bytes": self.stored_bytes,
+            "reclaimable_bytes": self.reclaimable_bytes,
             "dedup_ratio": round(self.dedup_ratio, 3),
             "by_day": {day.isoformat(): count for day, count in sorted(self.by_day.items())},
         }
@@ -71,6 +76,7 @@ def collect_stats(backend: Backend) -> Stats:
             last = row["data_id"]
     for row in backend.scan(SNAPSHOTS_BY_MODIFIED):
         stats.by_day[row["modified"]] = stats.by_day.get(row["modified"], 0) + 1
+    stats.reclaimable_bytes = listed_bytes(backend)
     return stats
 
 

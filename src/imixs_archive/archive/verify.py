@@ -12,7 +12,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from imixs_archive.archive.content import EMPTY_MD5, pieces_digest
+from imixs_archive.archive.gc import unused_files
+from imixs_archive.archive.reading import EMPTY_MD5, pieces_digest
 from imixs_archive.archive.snapshot_xml import snapshot_xml
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import METADATA_ID, modified_day, origin_id
@@ -40,6 +41,8 @@ class VerifyReport:
     snapshots: int = 0
     problems: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    reclaimable_bytes: int = 0
+    """Bytes of pieces no file uses plus those only unused files use (``gc`` frees them)."""
 
     @property
     def ok(self) -> bool:
@@ -56,6 +59,7 @@ def verify(backend: Backend, progress: Progress | None = None) -> VerifyReport:
     keys = _check_snapshots(backend, report, tick)
     _check_files(backend, keys, report, tick)
     _check_incomplete(backend, report)
+    report.reclaimable_bytes += sum(size for _key, size in unused_files(backend))
     return report
 
 
@@ -70,7 +74,11 @@ def _check_pieces(backend: Backend, report: VerifyReport, tick: Progress) -> Non
             SHA256_ID.match(data_id)
             and next(backend.scan(ARCHIVE_PIECE_REFS, {"data_id": data_id}, limit=1), None) is None
         ):
-            report.warnings.append(f"piece {data_id}: no file uses it (left by an aborted write)")
+            report.reclaimable_bytes += len(row["data"])
+            report.warnings.append(
+                f"piece {data_id}: no file uses it (an aborted write, or a file removed by "
+                "gc: the next gc runs remove it)"
+            )
 
 
 def _check_snapshots(backend: Backend, report: VerifyReport, tick: Progress) -> set[str]:

@@ -55,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         settings = load_settings(data_dir=getattr(args, "data_dir", None))
-        with Context(settings) as ctx:
+        with Context(settings, existing_store=getattr(args, "reads_only", False)) as ctx:
             code: int = args.handler(args, ctx)
             return code
     except ArchiveError as exc:

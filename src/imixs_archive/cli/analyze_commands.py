@@ -45,7 +45,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "history", parents=[common, formats], help="one process instance step by step"
     )
     p.add_argument("uniqueid", metavar="UNIQUEID")
-    p.set_defaults(handler=cmd_history)
+    p.set_defaults(handler=cmd_history, reads_only=True)
     _register_leadtimes(what, [common, formats, workers])
 
     p = sub.add_parser(
@@ -60,7 +60,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--newest", action="store_true", help="the newest snapshot of each instance")
     p.add_argument("--format", choices=FORMATS, default="parquet")
     p.add_argument("--batch-rows", type=int, default=10_000, help="rows per row group")
-    p.set_defaults(handler=cmd_export_table)
+    p.set_defaults(handler=cmd_export_table, reads_only=True)
 
 
 Parents = list[argparse.ArgumentParser]
@@ -85,7 +85,7 @@ def _register_aggregates(
         default=DEFAULT_GRACE_DAYS,
         help=f"store a day once it is this many days past (default {DEFAULT_GRACE_DAYS})",
     )
-    p.set_defaults(handler=cmd_aggregates)
+    p.set_defaults(handler=cmd_aggregates, reads_only=True)
 
 
 def _register_leadtimes(
@@ -109,7 +109,7 @@ def _register_leadtimes(
     )
     p.add_argument("--from", dest="from_day", type=day_arg, help="finished on or after (UTC)")
     p.add_argument("--to", dest="to_day", type=day_arg, help="finished on or before (UTC)")
-    p.set_defaults(handler=cmd_leadtimes)
+    p.set_defaults(handler=cmd_leadtimes, reads_only=True)
 
 
 def _emit(args: argparse.Namespace, headers: Sequence[str], rows: list[list[Any]]) -> None:

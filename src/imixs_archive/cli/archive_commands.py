@@ -1,4 +1,4 @@
-"""Commands over the archive itself: import, get, file, list, delete, verify, stats."""
+"""Commands over the archive itself: import, get, file, list, delete, verify, gc, stats."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from imixs_archive.archive.gc import collect
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.stats import collect_stats
 from imixs_archive.archive.verify import verify
@@ -33,13 +34,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--no-files", action="store_true", help="leave file contents out")
     p.add_argument("--format", choices=["xml", "json"], default="xml")
     p.add_argument("-o", "--output", type=Path, help="write to this file instead of stdout")
-    p.set_defaults(handler=cmd_get)
+    p.set_defaults(handler=cmd_get, reads_only=True)
 
     p = sub.add_parser("file", parents=[common], help="the bytes of one attachment")
     p.add_argument("ref", metavar="MD5|SNAPSHOT_ID")
     p.add_argument("name", nargs="?", help="file name (with a snapshot id)")
     p.add_argument("-o", "--output", type=Path, help="write to this file instead of stdout")
-    p.set_defaults(handler=cmd_file)
+    p.set_defaults(handler=cmd_file, reads_only=True)
 
     p = sub.add_parser("list", parents=[common], help="list snapshots")
     p.add_argument("--uniqueid", help="snapshots of one process instance, newest first")
@@ -48,18 +49,32 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--limit", type=int, default=100, help="at most this many (default 100)")
     p.add_argument("--after", help="continue after this snapshot id (paging)")
     p.add_argument("--json", action="store_true", help="JSON lines instead of a table")
-    p.set_defaults(handler=cmd_list)
+    p.set_defaults(handler=cmd_list, reads_only=True)
 
     p = sub.add_parser("delete", parents=[common], help="delete snapshots and unused files")
     p.add_argument("snapshot_ids", nargs="+", metavar="SNAPSHOT_ID")
     p.set_defaults(handler=cmd_delete)
 
     p = sub.add_parser("verify", parents=[common], help="check every piece, file and reference")
-    p.set_defaults(handler=cmd_verify)
+    p.set_defaults(handler=cmd_verify, reads_only=True)
+
+    p = sub.add_parser(
+        "gc",
+        parents=[common],
+        help="remove files and pieces no snapshot uses (listed a grace period ago)",
+        description="Removes what an earlier run listed at least ARCHIVE_GC_GRACE seconds ago "
+        "and nothing uses still, then lists what nothing uses now. Safe while other "
+        "processes archive. `serve` runs it every ARCHIVE_GC_INTERVAL seconds.",
+    )
+    p.add_argument(
+        "--dry-run", action="store_true", help="change nothing; report what a run would do"
+    )
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_gc, reads_only=True)
 
     p = sub.add_parser("stats", parents=[common], help="what the archive holds")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=cmd_stats)
+    p.set_defaults(handler=cmd_stats, reads_only=True)
 
 
 # ---- commands ------------------------------------------------------------------------
@@ -163,10 +178,7 @@ def cmd_delete(args: argparse.Namespace, ctx: Context) -> int:
             print(f"{snapshot_id}: not in the archive", file=sys.stderr)
             missing += 1
             continue
-        print(
-            f"{snapshot_id}: deleted, {result.files_deleted} files no longer used removed "
-            f"({human_bytes(result.bytes_freed)} freed)"
-        )
+        print(f"{snapshot_id}: deleted (files no longer used go at the next gc)")
     return 4 if missing else 0
 
 
@@ -180,9 +192,29 @@ def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
     verdict = "clean" if report.ok else f"{len(report.problems)} problems"
     print(
         f"checked {report.snapshots} snapshots, {report.files} files, {report.pieces} pieces: "
-        f"{verdict}"
+        f"{verdict}; {human_bytes(report.reclaimable_bytes)} reclaimable by gc"
     )
     return 0 if report.ok else 5
+
+
+def cmd_gc(args: argparse.Namespace, ctx: Context) -> int:
+    report = collect(ctx.backend, grace=ctx.settings.gc_grace, dry_run=args.dry_run)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
+        return 1 if report.errors else 0
+    verb = "would remove" if args.dry_run else "removed"
+    listing = "would list" if args.dry_run else "listed"
+    print(
+        f"{verb} {report.removed_files} files and {report.removed_pieces} pieces "
+        f"({human_bytes(report.bytes_freed)}); {listing} {report.listed_files} files and "
+        f"{report.listed_pieces} pieces no longer used ({human_bytes(report.listed_bytes)}), "
+        f"removed by a run {ctx.settings.gc_grace:g} s later; {report.waiting} listed "
+        f"earlier still waiting; {report.kept} in use again"
+    )
+    print(f"reclaimable: {human_bytes(report.reclaimable_bytes)}")
+    for error in report.errors:
+        print(f"error: {error}", file=sys.stderr)
+    return 1 if report.errors else 0
 
 
 def cmd_stats(args: argparse.Namespace, ctx: Context) -> int:
@@ -194,7 +226,7 @@ def cmd_stats(args: argparse.Namespace, ctx: Context) -> int:
         return 0
     for key in ("snapshots", "instances", "files", "pieces"):
         print(f"{key:>14}: {data[key]}")
-    for key in ("logical_bytes", "file_bytes", "stored_bytes"):
+    for key in ("logical_bytes", "file_bytes", "stored_bytes", "reclaimable_bytes"):
         print(f"{key:>14}: {human_bytes(data[key])}")
     print(f"{'dedup_ratio':>14}: {data['dedup_ratio']}")
     for day, count in data["by_day"].items():

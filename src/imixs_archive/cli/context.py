@@ -21,21 +21,24 @@ class Context:
     """Settings, and the store opened on first use: commands that need no store (such as
     ``hash-password``) never create one."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, existing_store: bool = False) -> None:
+        """``existing_store``: the command only reads, so a missing store is an error
+        (exit 4) rather than an empty one created on the spot."""
         self.settings = settings
+        self.existing_store = existing_store
         self._backend: Backend | None = None
         self._archive: Archive | None = None
 
     @property
     def backend(self) -> Backend:
         if self._backend is None:
-            self._backend = open_backend(self.settings)
+            self._backend = open_backend(self.settings, create=not self.existing_store)
         return self._backend
 
     @property
     def archive(self) -> Archive:
         if self._archive is None:
-            self._archive = Archive(self.backend)
+            self._archive = Archive(self.backend, gc_grace=self.settings.gc_grace)
         return self._archive
 
     def close(self) -> None:

@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="ftps: write files again that hold the same or a newer snapshot",
     )
-    p.set_defaults(handler=cmd_backup)
+    p.set_defaults(handler=cmd_backup, reads_only=True)
 
     p = sub.add_parser("restore", parents=[common], help="send archived snapshots to the workflow")
     what = p.add_mutually_exclusive_group(required=True)
@@ -65,7 +65,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--dry-run", action="store_true", help="print what would be sent")
     p.add_argument("--workers", type=int, default=4, help="instances restored at once")
-    p.set_defaults(handler=cmd_restore)
+    p.set_defaults(handler=cmd_restore, reads_only=True)
 
     p = sub.add_parser("export", parents=[common], help="copy this archive into another store")
     p.add_argument(
@@ -74,7 +74,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         required=True,
         help="a folder (embedded store) or cassandra://host[:port]/keyspace",
     )
-    p.set_defaults(handler=cmd_export)
+    p.set_defaults(handler=cmd_export, reads_only=True)
 
 
 def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
@@ -119,7 +119,12 @@ def _print_restore(report: RestoreReport, dry_run: bool) -> int:
         f"{len(report.failed)} failed; {human_bytes(report.bytes)} of attachments"
         + (" (stopped)" if report.stopped else "")
     )
-    return 1 if report.failed else 0
+    return _exit_code(report.failed, report.corrupt)
+
+
+def _exit_code(failed: object, corrupt: int) -> int:
+    """5 when stored bytes did not check out (an integrity error), 1 for other failures."""
+    return 5 if corrupt else 1 if failed else 0
 
 
 def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
@@ -139,16 +144,17 @@ def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
         f"{summary.written} written, {summary.current} already current, {summary.failed} failed; "
         f"{human_bytes(summary.bytes_written)} written to {args.directory}"
     )
-    return 1 if summary.failed else 0
+    return _exit_code(summary.failed, summary.corrupt)
 
 
 def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
     target_settings = settings_for_store(ctx.settings, args.target)
+    source = ctx.archive  # first: no target is created for a source that is not there
     with open_backend(target_settings) as backend, Archive(backend) as target:
-        summary = export(ctx.archive, target)
+        summary = export(source, target)
     print_problems(failures=summary.failures)
     print(
         f"{summary.copied} copied, {summary.present} already there, {summary.failed} failed; "
         f"{human_bytes(summary.bytes_copied)} of attachments"
     )
-    return 1 if summary.failed else 0
+    return _exit_code(summary.failed, summary.corrupt)

@@ -26,7 +26,7 @@ from imixs_archive.document.conventions import origin_id, snapshot_millis
 from imixs_archive.document.model import Document
 from imixs_archive.document.xml_reader import discard_files, iter_xml_documents
 from imixs_archive.document.xml_writer import iter_xml
-from imixs_archive.errors import ArchiveError
+from imixs_archive.errors import ArchiveError, IntegrityError
 from imixs_archive.storage.model import SNAPSHOTS_BY_UNIQUEID
 
 MANIFEST = ".imixs-archive-backup"
@@ -39,6 +39,8 @@ class BackupSummary:
     failed: int = 0
     bytes_written: int = 0
     failures: list[str] = field(default_factory=list)
+    corrupt: int = 0
+    """Of the failed: stored bytes that did not check out (an IntegrityError)."""
 
 
 def newest_per_instance(
@@ -107,6 +109,7 @@ def backup(
                 _backup_one(archive, root, snapshot_id, all_snapshots, manifest, record, summary)
             except ArchiveError as exc:
                 summary.failed += 1
+                summary.corrupt += isinstance(exc, IntegrityError)
                 summary.failures.append(f"{snapshot_id}: {exc}")
             if on_snapshot is not None:
                 on_snapshot(snapshot_id)

@@ -23,6 +23,8 @@ class ExportSummary:
     failed: int = 0
     bytes_copied: int = 0
     failures: list[str] = field(default_factory=list)
+    corrupt: int = 0
+    """Of the failed: stored bytes that did not check out (an IntegrityError)."""
 
 
 def export(
@@ -36,6 +38,7 @@ def export(
             raise  # a store that went away: stop, a re-run resumes
         except ArchiveError as exc:
             summary.failed += 1
+            summary.corrupt += isinstance(exc, IntegrityError)
             summary.failures.append(f"{snapshot_id}: {exc}")
         if on_snapshot is not None:
             on_snapshot(snapshot_id)

@@ -33,7 +33,7 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.state import load_state, save_state
 from imixs_archive.document.conventions import iter_files, origin_id
 from imixs_archive.document.model import Document
-from imixs_archive.errors import ArchiveError, ConfigError, NotFoundError
+from imixs_archive.errors import ArchiveError, ConfigError, IntegrityError, NotFoundError
 from imixs_archive.workflow.client import WorkflowClient
 from imixs_archive.workflow.errors import WorkflowError, WorkflowUnavailableError
 
@@ -104,6 +104,8 @@ class RestoreReport:
     filtered: int = 0
     bytes: int = 0
     failed: dict[str, str] = field(default_factory=dict)
+    corrupt: int = 0
+    """Of the failed: archived bytes that did not check out (an IntegrityError)."""
     planned: list[tuple[str, str, int]] = field(default_factory=list)
     stopped: bool = False
     point: dt.date | None = None
@@ -196,6 +198,7 @@ class Restorer:
         except ArchiveError as exc:
             with self._lock:
                 report.failed[origin] = f"archive: {exc}"
+                report.corrupt += isinstance(exc, IntegrityError)
         self._progress(report)
 
     # ---- one instance, one snapshot -----------------------------------------------------

@@ -67,9 +67,17 @@ class Backend(ABC):
         Always paged: results stream, never load whole."""
 
     @abstractmethod
-    def delete(self, table: Table, key: Mapping[str, Any]) -> None:
+    def delete(
+        self, table: Table, key: Mapping[str, Any], *, written_before: int | None = None
+    ) -> None:
         """Delete the row with this full primary key, or the whole partition when only
-        the partition key is given. Deleting what is not there is not an error."""
+        the partition key is given. Deleting what is not there is not an error.
+
+        ``written_before`` (microseconds since the epoch): delete only what was written
+        before then, so a write made later (by another process, whatever the order the
+        two arrive in) survives. Stores that keep write times honour it (Cassandra's
+        ``USING TIMESTAMP``); SQLite orders writes by its transactions instead, and the
+        garbage collector re-checks inside one there (see ``archive/gc.py``)."""
 
     def grouped(self) -> AbstractContextManager[None]:
         """Writes this thread makes inside the block become durable together when it ends

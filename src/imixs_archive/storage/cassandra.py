@@ -38,7 +38,7 @@ from cassandra.timestamps import MonotonicTimestampGenerator
 from cassandra.util import Date
 
 from imixs_archive.config import Settings
-from imixs_archive.errors import ConfigError, StoreError, StoreUnavailableError
+from imixs_archive.errors import ConfigError, NotFoundError, StoreError, StoreUnavailableError
 from imixs_archive.storage import cql
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.cassandra_config import (
@@ -130,8 +130,9 @@ class CassandraBackend(Backend):
         self._read_ahead = max(2, config.write_concurrency)
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> CassandraBackend:
-        """Connect, create what is missing of the keyspace, and wait for schema agreement."""
+    def from_settings(cls, settings: Settings, *, create: bool = True) -> CassandraBackend:
+        """Connect, create what is missing of the keyspace, and wait for schema agreement.
+        ``create=False``: a keyspace that does not exist is a ``NotFoundError``."""
         config = load_config(settings)
         try:
             session = DriverSession.connect(config)
@@ -144,6 +145,11 @@ class CassandraBackend(Backend):
             raise _unavailable(config, "connecting", exc) from exc
         backend = cls(session, config)
         try:
+            if not create and session.keyspace_tables(config.keyspace) is None:
+                raise NotFoundError(
+                    f"no archive in Cassandra keyspace {config.keyspace!r} at {config.hosts} "
+                    "(nothing was created)"
+                )
             backend.ensure_schema()
         except BaseException:
             backend.close()
@@ -345,7 +351,9 @@ class CassandraBackend(Backend):
             fetch_size = min(fetch_size, limit)
         return self._pages(table, names, statement, params, fetch_size, limit)
 
-    def delete(self, table: Table, key: Mapping[str, Any]) -> None:
+    def delete(
+        self, table: Table, key: Mapping[str, Any], *, written_before: int | None = None
+    ) -> None:
         if set(key) == set(table.primary_key):
             text, names = cql.delete_row(self._keyspace, table), table.primary_key
         elif set(key) == set(table.partition_key):
@@ -356,7 +364,10 @@ class CassandraBackend(Backend):
                 f"or the partition key {table.partition_key}, not {tuple(key)}"
             )
         statement = self._statement(text, write=True)
-        params = [self._clock(), *(_bind(table, name, key[name]) for name in names)]
+        # Every delete carries its timestamp: the given one (only writes before it go), or
+        # one taken now, once, so a retry cannot undo a write made after the first attempt.
+        stamp = written_before if written_before is not None else self._clock()
+        params = [stamp, *(_bind(table, name, key[name]) for name in names)]
         self._retrying(
             f"deleting from {table.name}", partial(self._session.execute, statement, params)
         )

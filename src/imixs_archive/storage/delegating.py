@@ -57,8 +57,10 @@ class DelegatingBackend(Backend):
             columns=columns,
         )
 
-    def delete(self, table: Table, key: Mapping[str, Any]) -> None:
-        self.inner.delete(table, key)
+    def delete(
+        self, table: Table, key: Mapping[str, Any], *, written_before: int | None = None
+    ) -> None:
+        self.inner.delete(table, key, written_before=written_before)
 
     def grouped(self) -> AbstractContextManager[None]:
         return self.inner.grouped()

@@ -182,6 +182,20 @@ ARCHIVE_FILE_HEADS = Table(
     java=False,
 )
 
+# The collector's list (archive/gc.py): what nothing referred to when it was last looked
+# at, and since when. Removed only after a grace period longer than any ingest; an ingest
+# that reuses a listed item takes it off the list first. Small: only garbage is listed.
+ARCHIVE_GARBAGE = Table(
+    "archive_garbage",
+    _cols(("id", T), ("kind", T), ("since", BI), ("size", BI)),
+    partition_key=("id",),
+    clustering_key=("kind",),
+    serves="Q14: files (kind 'file', by documents key) and pieces (kind 'piece', by id) "
+    "that nothing referred to since a time (epoch microseconds), with their bytes: removed "
+    "by the collector once the grace period has passed and they are still unreferenced.",
+    java=False,
+)
+
 # One serialized row per day rather than a row per (day, dimension, value): a day's figures
 # are then written in one single-row mutation (atomic on both backends, so its presence
 # means the day is complete), invalidated by deleting one row, and read ten years at a
@@ -255,6 +269,7 @@ TABLES: tuple[Table, ...] = (
     ARCHIVE_SNAPSHOT_FILES,
     ARCHIVE_PIECE_REFS,
     ARCHIVE_FILE_HEADS,
+    ARCHIVE_GARBAGE,
     ARCHIVE_DAY_AGGREGATES,
     ARCHIVE_SYNC_FAILURES,
     ARCHIVE_SYNC_INSTANCES,

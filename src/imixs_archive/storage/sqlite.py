@@ -396,7 +396,10 @@ class SQLiteBackend(Backend):
             if remaining is not None:
                 remaining -= len(page)
 
-    def delete(self, table: Table, key: Mapping[str, Any]) -> None:
+    def delete(
+        self, table: Table, key: Mapping[str, Any], *, written_before: int | None = None
+    ) -> None:
+        # written_before: see Backend.delete (one writer at a time orders writes here).
         codec = self._codec(table)
         names = _check_key(table, key, (table.primary_key, table.partition_key))
         connection = self._connection()

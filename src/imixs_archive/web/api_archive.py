@@ -219,8 +219,6 @@ def delete_snapshot(snapshot_id: str, svc: Svc, _who: Manager) -> dict[str, Any]
     return {
         "snapshot": snapshot_id,
         "deleted": True,
-        "files_deleted": result.files_deleted,
-        "bytes_freed": result.bytes_freed,
     }
 
 

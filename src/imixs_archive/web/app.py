@@ -21,6 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from imixs_archive import __version__
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
+from imixs_archive.services.gc_schedule import GcSchedule
 from imixs_archive.services.jobs import JobRunner
 from imixs_archive.storage.base import Backend
 from imixs_archive.web import (
@@ -63,7 +64,8 @@ def create_app(
     sync loop runs while the app does (unless ``run_sync`` is false)."""
     metrics = Metrics()
     metered = MeteredBackend(backend, metrics)
-    archive = Archive(metered)
+    archive = Archive(metered, gc_grace=settings.gc_grace)
+    collector = GcSchedule(metered, settings)
     runner = jobs or JobRunner()
     verifier = oidc if oidc is not None else oidc_verifier(settings)
     svc = Services(
@@ -85,7 +87,9 @@ def create_app(
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         if svc.workflow is not None and run_sync:
             svc.workflow.start()
+        collector.start()
         yield
+        collector.close()
         left = runner.shutdown(timeout=10)
         if left:
             log.warning("jobs still running at shutdown: %s", ", ".join(left))
@@ -102,6 +106,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.services = svc
+    app.state.gc = collector
     install_problem_handlers(app)
     routers = (api_archive, api_jobs, api_restore, api_analytics, health, ui, ui_stats, ui_actions)
     for module in routers:

@@ -174,9 +174,11 @@ class MeteredBackend(DelegatingBackend):
                 columns=columns,
             )
 
-    def delete(self, table: Table, key: Mapping[str, Any]) -> None:
+    def delete(
+        self, table: Table, key: Mapping[str, Any], *, written_before: int | None = None
+    ) -> None:
         with self._timed("delete", table):
-            self.inner.delete(table, key)
+            self.inner.delete(table, key, written_before=written_before)
 
 
 class RequestMetrics:

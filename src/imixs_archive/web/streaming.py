@@ -4,7 +4,10 @@ Attachments: ``Content-Length`` from the stored size, ``Accept-Ranges: bytes``, 
 ``Range: bytes=a-b`` answered with 206 (several ranges, or a malformed header, get the
 whole file, as RFC 9110 allows), an unsatisfiable one with 416. Stored pieces before the
 range are skipped by their recorded sizes, without reading them; pieces after it are not
-read. Files are served with
+read. Every piece is checked as it is read (``archive/reading.py``): the first one
+before the answer starts, so a file that is bad from its start gets a 500 problem; a bad
+piece later cuts the connection short of ``Content-Length`` (or of the last chunk), so
+no client can take the rest for the whole file. Files are served with
 ``Content-Security-Policy: sandbox`` and ``nosniff``: an HTML attachment opened from the
 archive cannot run script in the archive's origin.
 """
@@ -12,6 +15,8 @@ archive cannot run script in the archive's origin.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from itertools import chain
 from urllib.parse import quote
 
 from starlette.requests import Request
@@ -103,7 +108,8 @@ def file_response(
     if name is not None:
         headers["Content-Disposition"] = disposition(name, attachment)
     if size is None:  # Java-written file without our size record: no length, no ranges
-        return StreamingResponse(content.iter_bytes(), media_type=content_type, headers=headers)
+        body = _primed(content.iter_bytes())
+        return StreamingResponse(body, media_type=content_type, headers=headers)
     wanted = request.headers.get("range")
     if_range = request.headers.get("if-range")
     if wanted and (if_range is None or (etag is not None and if_range.strip('"') == etag)):
@@ -118,10 +124,17 @@ def file_response(
             first, last = parsed
             headers["Content-Range"] = f"bytes {first}-{last}/{size}"
             headers["Content-Length"] = str(last - first + 1)
-            body = content.iter_range(first, last)
+            body = _primed(content.iter_range(first, last))
             return StreamingResponse(body, 206, headers, media_type=content_type)
     headers["Content-Length"] = str(size)
-    return StreamingResponse(content.iter_bytes(), 200, headers, media_type=content_type)
+    body = _primed(content.iter_bytes())
+    return StreamingResponse(body, 200, headers, media_type=content_type)
+
+
+def _primed(pieces: Iterator[bytes]) -> Iterator[bytes]:
+    """The pieces, the first one read now: an error there becomes a problem answer."""
+    first = next(pieces, None)
+    return pieces if first is None else chain([first], pieces)
 
 
 def xml_response(doc: Document, *, collection: bool = True) -> Response:

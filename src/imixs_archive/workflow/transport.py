@@ -219,6 +219,11 @@ class ConnectionPool:
             except (OSError, http.client.HTTPException) as exc:
                 conn.close()
                 raise unavailable(what, exc) from exc
+            except BaseException:
+                # The body failed part-way (a stored piece that does not check out): the
+                # request is cut off, never finished, and the connection not used again.
+                conn.close()
+                raise
             return Response(what, conn, raw, functools.partial(self._release, key))
 
     def __enter__(self) -> ConnectionPool:

@@ -1,0 +1,228 @@
+"""The garbage collector: removes the files and pieces nothing refers to, beside any
+number of ingesting processes, on SQLite and on Cassandra, without a lock.
+
+Deleting a snapshot only drops references (``snapshots.py``). Each collection then:
+
+1. **Removes** what it listed (``archive_garbage``, see ``garbage.py``) at least the grace
+   period ago (``ARCHIVE_GC_GRACE``, default 24 h), if it is still listed with the same
+   time and still unreferenced: a file's rows (its content-addressed pieces are listed as
+   soon as nothing refers to them), or a piece.
+2. **Lists** every file no snapshot uses and every piece no file uses that is not listed
+   yet, with the time and its bytes.
+
+Why nothing an ingest relies on can go:
+
+* An ingest that found an item *not listed* relies on it for at most the length of the
+  ingest; the item can be listed only after that look, and is removed only a grace
+  period after its listing, so the ingest's reference is written before the collector
+  checks for references a last time. An ingest that ran for more than half the grace
+  period checks the pieces it reused again before referring to them (``snapshots.py``).
+* An ingest that finds an item *listed* takes it off the list and writes it again
+  (``garbage.py``). On SQLite the removal re-checks the list and the references in one
+  transaction, so it sees either the item off the list or its new references. On
+  Cassandra, where two processes' writes are not ordered by any transaction, the removal
+  deletes only what was written before the listing (``USING TIMESTAMP``, less
+  ``CLOCK_SKEW`` for the hosts' clocks): the ingest's rewrite is later and survives.
+
+The references are read newest first, one row (``garbage.file_used``); the pieces of a
+file, and every listed item, are read by key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from imixs_archive.archive.files import piece_used, release_file
+from imixs_archive.archive.garbage import (
+    FILE,
+    PIECE,
+    file_used,
+    listed,
+    now_us,
+    put_on_list,
+)
+from imixs_archive.archive.reading import is_hashed
+from imixs_archive.errors import ArchiveError, StoreError
+from imixs_archive.storage.base import Backend
+from imixs_archive.storage.model import (
+    ARCHIVE_FILES,
+    ARCHIVE_GARBAGE,
+    ARCHIVE_PIECE_REFS,
+    DOCUMENTS,
+    DOCUMENTS_DATA,
+)
+
+CLOCK_SKEW_US = 60 * 1_000_000
+"""How far apart the clocks of the hosts writing one keyspace may be (60 s)."""
+
+
+@dataclass
+class GcReport:
+    """What one collection did (or, in a dry run, would do)."""
+
+    dry_run: bool = False
+    removed_files: int = 0
+    removed_pieces: int = 0
+    bytes_freed: int = 0
+    listed_files: int = 0
+    listed_pieces: int = 0
+    listed_bytes: int = 0
+    waiting: int = 0
+    """Listed earlier, grace period not over yet."""
+    waiting_bytes: int = 0
+    kept: int = 0
+    """Listed earlier and in use again: taken off the list."""
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def reclaimable_bytes(self) -> int:
+        """Bytes that unreferenced files and pieces hold (freed by later collections)."""
+        return self.waiting_bytes + self.listed_bytes
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "dry_run": self.dry_run,
+            "removed_files": self.removed_files,
+            "removed_pieces": self.removed_pieces,
+            "bytes_freed": self.bytes_freed,
+            "listed_files": self.listed_files,
+            "listed_pieces": self.listed_pieces,
+            "waiting": self.waiting,
+            "kept": self.kept,
+            "reclaimable_bytes": self.reclaimable_bytes,
+            "errors": self.errors,
+        }
+
+
+def collect(
+    backend: Backend,
+    *,
+    grace: float,
+    dry_run: bool = False,
+    clock: Callable[[], int] = now_us,
+    clock_skew_us: int = CLOCK_SKEW_US,
+) -> GcReport:
+    """One collection: remove what was listed ``grace`` seconds ago or earlier and is
+    still unreferenced, then list what is unreferenced now. ``dry_run`` changes nothing
+    and reports what would be removed (as removed) and listed. ``clock_skew_us``: how far
+    the clocks of the hosts may differ (tests on one host pass 0)."""
+    report = GcReport(dry_run=dry_run)
+    due = clock() - int(grace * 1_000_000)
+    for row in list(backend.scan(ARCHIVE_GARBAGE)):
+        since = int(row["since"])
+        if since > due:
+            report.waiting += 1
+            report.waiting_bytes += int(row["size"])
+            continue
+        try:
+            _remove(backend, row, since - clock_skew_us, report, clock)
+        except StoreError:
+            raise
+        except ArchiveError as exc:
+            report.errors.append(f"{row['kind']} {row['id']}: {exc}")
+    now = clock()
+    for key, size in unused_files(backend):
+        if listed(backend, FILE, key) is None:
+            report.listed_files += 1
+            report.listed_bytes += size
+            if not dry_run:
+                put_on_list(backend, FILE, key, size, now)
+    for data_id, size in _orphan_pieces(backend):
+        report.listed_pieces += 1
+        report.listed_bytes += size
+        if not dry_run:
+            put_on_list(backend, PIECE, data_id, size, now)
+    return report
+
+
+def _remove(
+    backend: Backend,
+    row: dict[str, Any],
+    before: int,
+    report: GcReport,
+    clock: Callable[[], int],
+) -> None:
+    """Remove one listed item if it is still listed as it was and still unreferenced;
+    on Cassandra only what was written ``before`` (see the module's text)."""
+    item, kind, since, size = row["id"], row["kind"], int(row["since"]), int(row["size"])
+    with backend.grouped():  # SQLite: the re-checks and the removal are one transaction
+        if listed(backend, kind, item) != since:
+            return  # taken off the list (reused) or listed again meanwhile
+        used = file_used(backend, item) if kind == FILE else piece_used(backend, item)
+        if used:
+            report.kept += 1
+            if not report.dry_run:
+                backend.delete(ARCHIVE_GARBAGE, {"id": item, "kind": kind})
+            return
+        if report.dry_run:
+            report.removed_files += kind == FILE
+            report.removed_pieces += kind == PIECE
+            report.bytes_freed += size if kind == PIECE else 0
+            return
+        if kind == PIECE:
+            backend.delete(DOCUMENTS_DATA, {"data_id": item}, written_before=before)
+            report.removed_pieces += 1
+            report.bytes_freed += size
+        else:
+            pieces = release_file(backend, item, written_before=before)
+            report.removed_files += 1
+            now = clock()
+            for data_id, piece_size in pieces:
+                if not piece_used(backend, data_id) and listed(backend, PIECE, data_id) is None:
+                    put_on_list(backend, PIECE, data_id, piece_size, now)
+        backend.delete(ARCHIVE_GARBAGE, {"id": item, "kind": kind})
+
+
+def _file_keys(backend: Backend) -> Iterator[str]:
+    """Every stored file's key: this archive's (``archive_files``) and Java's."""
+    seen: set[str] = set()
+    for row in backend.scan(ARCHIVE_FILES, columns=["md5"]):
+        seen.add(row["md5"])
+        yield row["md5"]
+    last = None
+    for row in backend.scan(DOCUMENTS, columns=["md5"]):
+        key = row["md5"]
+        if key != last and key not in seen:
+            yield key
+        last = key
+
+
+def unused_files(backend: Backend) -> Iterator[tuple[str, int]]:
+    """(key, bytes only it holds) of every stored file no snapshot uses."""
+    for key in _file_keys(backend):
+        if not file_used(backend, key):
+            yield key, _own_bytes(backend, key)
+
+
+def _own_bytes(backend: Backend, key: str) -> int:
+    """Bytes of the file's pieces that no other file refers to."""
+    total = 0
+    for row in backend.scan(DOCUMENTS, {"md5": key}, columns=["data_id"]):
+        data_id = row["data_id"]
+        refs = list(backend.scan(ARCHIVE_PIECE_REFS, {"data_id": data_id}, limit=2))
+        if len(refs) == 1 and refs[0]["md5"] == key:
+            total += int(refs[0]["size"])
+        elif not refs and not is_hashed(data_id):  # Java's piece: its own
+            piece = backend.get(DOCUMENTS_DATA, {"data_id": data_id})
+            total += len(piece["data"]) if piece else 0
+    return total
+
+
+def _orphan_pieces(backend: Backend) -> Iterator[tuple[str, int]]:
+    """(id, bytes) of content-addressed pieces no file refers to and not listed yet."""
+    for row in backend.scan(DOCUMENTS_DATA, columns=["data_id"]):
+        data_id = row["data_id"]
+        if not is_hashed(data_id) or piece_used(backend, data_id):
+            continue
+        if listed(backend, PIECE, data_id) is not None:
+            continue
+        piece = backend.get(DOCUMENTS_DATA, {"data_id": data_id})
+        if piece is not None:
+            yield data_id, len(piece["data"])
+
+
+def listed_bytes(backend: Backend) -> int:
+    """Bytes of everything on the collector's list."""
+    return sum(int(row["size"]) for row in backend.scan(ARCHIVE_GARBAGE, columns=["size"]))

@@ -1,0 +1,199 @@
+"""Stored files read back, every piece checked as it is read.
+
+A piece written by this project is keyed by the SHA-256 of its bytes: each one is hashed
+again when read, on a small pool of reader threads that also fetch a few pieces ahead, so
+the thread that writes the bytes out (an HTTP response, a file, the XML encoder) neither
+waits for the store nor hashes. A piece that is missing or does not match stops the read
+with an :class:`IntegrityError` naming the snapshot and file.
+
+What a piece cannot tell, the file can: its last piece is held back until the file's
+record in ``archive_files`` agrees (piece count, size, and the digest over the piece ids),
+so a file that lost pieces at its end, or whose piece list was changed, never reads as
+complete. Pieces cut by the Java service carry random ids (no hash of their own): a file
+made of them is checked against its MD5 (its documents key) when read whole. A range of
+such a file cannot be checked without reading all of it, and is not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from typing import Any
+
+from imixs_archive.document.model import BinaryStream
+from imixs_archive.errors import IntegrityError
+from imixs_archive.storage.base import Backend
+from imixs_archive.storage.model import ARCHIVE_FILES, ARCHIVE_PIECE_REFS, DOCUMENTS, DOCUMENTS_DATA
+
+EMPTY_MD5 = hashlib.md5(b"").hexdigest().upper()
+SHA256_ID = re.compile(r"^[0-9a-f]{64}$")
+MD5_KEY = re.compile(r"^[0-9A-F]{32}")
+READERS = 4
+"""Threads (shared by every read of the process) that fetch and hash pieces."""
+READ_AHEAD = 4
+"""Pieces of one file fetched ahead of the one being written out (at most 1 MiB each)."""
+
+_pool_lock = threading.Lock()
+_pool: ThreadPoolExecutor | None = None
+
+
+def pieces_digest(data_ids: Iterable[str]) -> str:
+    """The digest of a file made of these pieces (SHA-256 over the ordered piece ids)."""
+    digest = hashlib.sha256()
+    for data_id in data_ids:
+        digest.update(data_id.encode("ascii"))
+    return digest.hexdigest()
+
+
+def is_hashed(data_id: str) -> bool:
+    """Whether a piece id is the SHA-256 of its bytes (else a random id from Java)."""
+    return SHA256_ID.match(data_id) is not None
+
+
+def read_piece(backend: Backend, data_id: str, where: str = "", *, check: bool = True) -> bytes:
+    """A stored piece, checked against its id when the id is its SHA-256 (``check``:
+    false only where the bytes are compared with others anyway, as a twin's are)."""
+    row = backend.get(DOCUMENTS_DATA, {"data_id": data_id})
+    prefix = f"{where}: " if where else ""
+    if row is None:
+        raise IntegrityError(f"{prefix}piece {data_id} is missing from the store")
+    data: bytes = row["data"]
+    if check and is_hashed(data_id) and hashlib.sha256(data).hexdigest() != data_id:
+        raise IntegrityError(f"{prefix}piece {data_id} is corrupt (its SHA-256 differs)")
+    return data
+
+
+def _readers() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(READERS, thread_name_prefix="piece-reads")
+        return _pool
+
+
+def read_ahead(
+    backend: Backend, data_ids: Iterable[str], where: str, ahead: int = READ_AHEAD
+) -> Iterator[tuple[str, bytes]]:
+    """(id, checked bytes) of each piece in order, fetched and hashed on the reader
+    threads up to ``ahead`` pieces before they are asked for."""
+    pool = _readers()
+    pending: deque[tuple[str, Future[bytes]]] = deque()
+    try:
+        for data_id in data_ids:
+            pending.append((data_id, pool.submit(read_piece, backend, data_id, where)))
+            if len(pending) >= ahead:
+                done_id, future = pending.popleft()
+                yield done_id, future.result()
+        while pending:
+            done_id, future = pending.popleft()
+            yield done_id, future.result()
+    finally:
+        # A read given up part-way: nothing may touch the store after it returns (the
+        # caller may close the store next).
+        for _data_id, future in pending:
+            if not future.cancel():
+                wait([future])
+
+
+class _FileCheck:
+    """What a whole file read must add up to, checked before its last piece goes out."""
+
+    def __init__(self, backend: Backend, key: str, where: str) -> None:
+        self.key = key
+        self.where = where
+        self.info = backend.get(ARCHIVE_FILES, {"md5": key}, ["digest", "size", "pieces"])
+        self.ids: list[str] = []
+        self.size = 0
+        self._md5: Any = None
+
+    def add(self, data_id: str, piece: bytes) -> None:
+        self.ids.append(data_id)
+        self.size += len(piece)
+        if len(self.ids) == 1 and not is_hashed(data_id) and MD5_KEY.match(self.key):
+            self._md5 = hashlib.md5()  # cut by Java: the file's MD5 is the only check
+        if self._md5 is not None:
+            self._md5.update(piece)
+
+    def finish(self) -> None:
+        if not self.ids and self.key != EMPTY_MD5:
+            raise IntegrityError(f"{self.where}: its content is missing from the store")
+        info = self.info
+        if info is not None:
+            if len(self.ids) != info["pieces"] or self.size != info["size"]:
+                raise IntegrityError(
+                    f"{self.where}: {len(self.ids)} pieces of {self.size} bytes were read, "
+                    f"the file has {info['pieces']} of {info['size']} bytes"
+                )
+            hashed = all(is_hashed(data_id) for data_id in self.ids)
+            if hashed and pieces_digest(self.ids) != info["digest"]:
+                raise IntegrityError(f"{self.where}: its piece list does not match its digest")
+        if self._md5 is not None and self._md5.hexdigest().upper() != self.key[:32]:
+            raise IntegrityError(f"{self.where}: its content does not match its MD5")
+
+
+class StoredContent(BinaryStream):
+    """A registered file, streamed from its ``documents`` rows by key, checked as read.
+
+    ``where`` names the file in errors (``snapshot X, file 'a.pdf'``)."""
+
+    def __init__(self, backend: Backend, key: str, size: int | None = None, where: str = ""):
+        self.backend = backend
+        self.key = key
+        self._size = size
+        self.where = where or f"file {key}"
+
+    @property
+    def size(self) -> int | None:
+        if self._size is None:
+            info = self.backend.get(ARCHIVE_FILES, {"md5": self.key}, ["size"])
+            self._size = int(info["size"]) if info else None
+        return self._size
+
+    def _ids(self) -> Iterator[str]:
+        for row in self.backend.scan(DOCUMENTS, {"md5": self.key}, columns=["data_id"]):
+            yield row["data_id"]
+
+    def iter_bytes(self) -> Iterator[bytes]:
+        check = _FileCheck(self.backend, self.key, self.where)
+        held: bytes | None = None
+        for data_id, piece in read_ahead(self.backend, self._ids(), self.where):
+            check.add(data_id, piece)
+            if held is not None:
+                yield held
+            held = piece
+        check.finish()
+        if held is not None:
+            yield held
+
+    def iter_range(self, first: int, last: int) -> Iterator[bytes]:
+        """Pieces before ``first`` are skipped by the sizes ``archive_piece_refs`` records
+        (a piece without that record, as the Java service writes them, is read); each
+        piece read is checked."""
+        skipped = [0]
+
+        def wanted() -> Iterator[str]:
+            skipping = True
+            for data_id in self._ids():
+                if skipping:
+                    ref = self.backend.get(
+                        ARCHIVE_PIECE_REFS, {"data_id": data_id, "md5": self.key}, ["size"]
+                    )
+                    if ref is not None and skipped[0] + int(ref["size"]) <= first:
+                        skipped[0] += int(ref["size"])
+                        continue
+                    skipping = False
+                yield data_id
+
+        position = -1
+        for _data_id, piece in read_ahead(self.backend, wanted(), self.where, ahead=2):
+            if position < 0:
+                position = skipped[0]
+            if position + len(piece) > first:
+                yield piece[max(0, first - position) : last + 1 - position]
+            position += len(piece)
+            if position > last:
+                return

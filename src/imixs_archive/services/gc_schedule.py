@@ -1,0 +1,65 @@
+"""The garbage collection ``serve`` runs every ``ARCHIVE_GC_INTERVAL`` seconds (the same
+``archive/gc.py`` collection as ``imixs-archive gc``). Safe in every replica at once: a
+collection needs no lock and cannot race an ingest."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from imixs_archive.archive.gc import GcReport, collect
+from imixs_archive.config import Settings
+from imixs_archive.errors import ArchiveError
+from imixs_archive.storage.base import Backend
+
+log = logging.getLogger(__name__)
+
+
+class GcSchedule:
+    """A thread that collects every ``interval`` seconds, the first time after one
+    interval, until :meth:`close`."""
+
+    def __init__(self, backend: Backend, settings: Settings) -> None:
+        self.backend = backend
+        self.interval = settings.gc_interval
+        self.grace = settings.gc_grace
+        self.last: GcReport | None = None
+        self.runs = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self.interval <= 0 or self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._loop, name="gc", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.run_once()
+
+    def run_once(self) -> GcReport | None:
+        try:
+            report = collect(self.backend, grace=self.grace)
+        except ArchiveError as exc:  # the store went away: the next run tries again
+            log.warning("garbage collection failed: %s", exc)
+            return None
+        self.last, self.runs = report, self.runs + 1
+        log.info(
+            "garbage collection: removed %d files, %d pieces (%d bytes); listed %d files, "
+            "%d pieces",
+            report.removed_files,
+            report.removed_pieces,
+            report.bytes_freed,
+            report.listed_files,
+            report.listed_pieces,
+        )
+        for error in report.errors:
+            log.warning("garbage collection: %s", error)
+        return report
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+            self._thread = None

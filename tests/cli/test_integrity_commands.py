@@ -1,0 +1,92 @@
+"""A stored piece with one flipped byte: every command that reads it stops with exit 5 and
+says which snapshot and file; nothing it wrote looks complete."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from imixs_archive.cli import main
+from imixs_archive.document.xml_writer import to_xml
+from imixs_archive.storage.model import DOCUMENTS, DOCUMENTS_DATA
+from imixs_archive.storage.sqlite import SQLiteBackend
+from support.snapshots import make_snapshot
+from support.workflow_double import WorkflowDouble
+
+BIG = random.Random(12).randbytes(2_500_000)
+MD5 = hashlib.md5(BIG).hexdigest().upper()
+
+
+@pytest.fixture
+def corrupt_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, str]:
+    store = tmp_path / "store"
+    doc = make_snapshot(files={"big.bin": BIG})
+    source = tmp_path / "snap.xml"
+    source.write_bytes(to_xml(doc))
+    assert main(["import", str(source), "--data-dir", str(store)]) == 0
+    capsys.readouterr()
+    with SQLiteBackend(store) as backend:
+        ids = [r["data_id"] for r in backend.scan(DOCUMENTS, {"md5": MD5})]
+        row = backend.get(DOCUMENTS_DATA, {"data_id": ids[1]})
+        data = bytearray(row["data"])
+        data[7] ^= 0x40
+        backend.put(DOCUMENTS_DATA, [{"data_id": ids[1], "data": bytes(data)}])
+    return store, str(doc["$uniqueid"][0])
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code = main(list(args))
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["get", "file", "file-md5"])
+def test_reads_stop_with_exit_5(
+    capsys: pytest.CaptureFixture[str],
+    corrupt_store: tuple[Path, str],
+    tmp_path: Path,
+    command: str,
+) -> None:
+    store, snapshot_id = corrupt_store
+    out = tmp_path / "out.bin"
+    args = {
+        "get": ["get", snapshot_id],
+        "file": ["file", snapshot_id, "big.bin"],
+        "file-md5": ["file", MD5],
+    }[command]
+    code, err = run(capsys, *args, "-o", str(out), "--data-dir", str(store))
+    assert code == 5
+    assert "corrupt" in err
+    assert (snapshot_id in err and "'big.bin'" in err) if command != "file-md5" else MD5 in err
+    assert not out.exists()  # a partial file never appears under its name
+
+
+def test_backup_and_export_exit_5(
+    capsys: pytest.CaptureFixture[str], corrupt_store: tuple[Path, str], tmp_path: Path
+) -> None:
+    store, snapshot_id = corrupt_store
+    code, _err = run(capsys, "backup", str(tmp_path / "bk"), "--data-dir", str(store))
+    out = capsys.readouterr()
+    assert code == 5
+    code, err = run(capsys, "export", "--to", str(tmp_path / "copy"), "--data-dir", str(store))
+    assert code == 5 and snapshot_id in capsys.readouterr().out + err
+    assert not list((tmp_path / "bk").rglob("*.xml"))
+    with SQLiteBackend(tmp_path / "copy") as copy:
+        assert not list(copy.scan(DOCUMENTS))  # no half-copied file registered
+    del out, err
+
+
+def test_restore_exits_5_and_the_workflow_gets_nothing(
+    capsys: pytest.CaptureFixture[str],
+    corrupt_store: tuple[Path, str],
+    double: WorkflowDouble,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store, snapshot_id = corrupt_store
+    monkeypatch.setitem(os.environ, "WORKFLOW_SERVICE_ENDPOINT", double.url)
+    code, err = run(capsys, "restore", "--snapshot", snapshot_id, "--data-dir", str(store))
+    assert code == 5 and snapshot_id in err
+    assert not double.workitems  # the cut-off body was not taken as a snapshot

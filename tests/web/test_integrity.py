@@ -1,0 +1,88 @@
+"""Downloads over a real socket from a store with one corrupt piece: a file bad from its
+first piece gets a 500 problem; a piece that goes bad later cuts the answer short, so no
+client can take it for complete (whole file, range, snapshot XML, by MD5)."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from imixs_archive.config import load_settings
+from imixs_archive.storage.model import DOCUMENTS, DOCUMENTS_DATA
+from imixs_archive.storage.sqlite import SQLiteBackend
+from imixs_archive.web.app import create_app
+from support.snapshots import make_snapshot
+from web.live import LiveServer, start_server
+
+BIG = random.Random(13).randbytes(3_000_000)
+MD5 = hashlib.md5(BIG).hexdigest().upper()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[LiveServer, SQLiteBackend, str]]:
+    backend = SQLiteBackend(tmp_path / "store")
+    settings = load_settings({})
+    app = create_app(settings, backend)
+    archive = app.state.services.archive
+    snapshot_id = archive.store(make_snapshot(files={"big.bin": BIG})).snapshot_id
+    live = start_server(app, settings, archive)
+    try:
+        yield live, backend, snapshot_id
+    finally:
+        live.stop()
+        backend.close()
+
+
+def corrupt(backend: SQLiteBackend, index: int) -> None:
+    ids = [r["data_id"] for r in backend.scan(DOCUMENTS, {"md5": MD5})]
+    data = bytearray(backend.get(DOCUMENTS_DATA, {"data_id": ids[index]})["data"])
+    data[3] ^= 0x01
+    backend.put(DOCUMENTS_DATA, [{"data_id": ids[index], "data": bytes(data)}])
+
+
+def download(live: LiveServer, path: str, **headers: str) -> tuple[int, dict[str, str], bytes]:
+    with (
+        httpx.Client(base_url=live.url, timeout=30) as client,
+        client.stream("GET", path, headers=headers) as answer,
+    ):
+        body = b"".join(answer.iter_raw())
+        return answer.status_code, dict(answer.headers), body
+
+
+def test_a_file_bad_from_the_start_gets_a_problem(
+    server: tuple[LiveServer, SQLiteBackend, str],
+) -> None:
+    live, backend, snapshot_id = server
+    corrupt(backend, 0)
+    status, headers, body = download(live, f"/api/archive/snapshot/{snapshot_id}/file/big.bin")
+    assert status == 500
+    assert headers["content-type"] == "application/problem+json"
+    assert b"corrupt" in body and snapshot_id.encode() in body
+
+
+@pytest.mark.parametrize(
+    "path, headers",
+    [
+        ("/api/archive/snapshot/{sid}/file/big.bin", {}),
+        ("/api/archive/snapshot/{sid}/file/big.bin", {"Range": "bytes=10-2999000"}),
+        ("/api/archive/md5/" + MD5, {}),
+        ("/api/archive/snapshot/{sid}", {}),
+        ("/api/archive/snapshot/{sid}?format=json", {}),
+    ],
+    ids=["file", "range", "md5", "xml", "json"],
+)
+def test_a_piece_that_goes_bad_later_cuts_the_answer(
+    server: tuple[LiveServer, SQLiteBackend, str], path: str, headers: dict[str, str]
+) -> None:
+    live, backend, snapshot_id = server
+    url = path.format(sid=snapshot_id)
+    status, _headers, _body = download(live, url, **headers)  # intact: the whole answer
+    assert status in (200, 206)
+    corrupt(backend, 5)
+    with pytest.raises(httpx.RemoteProtocolError):
+        download(live, url, **headers)
