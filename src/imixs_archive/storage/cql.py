@@ -104,6 +104,10 @@ def truncate(keyspace: str, table: Table) -> str:
     return f"TRUNCATE {_qualified(keyspace, table)}"
 
 
+QUEUE_GC_GRACE_SECONDS = 3 * 3600
+"""Tombstones of work-list tables are purged after this (the default ``max_hint_window``,
+so a node that was down for less than that cannot bring a deleted row back)."""
+
 TABLE_ID_NAMESPACE = uuid.UUID("5b0f3c0e-7d4e-4a6e-9a43-6e1f2b8c9d10")
 """Namespace of the deterministic table ids (:func:`table_id`)."""
 
@@ -140,6 +144,8 @@ def create_table(keyspace: str, table: Table, *, zstd: bool = False) -> str:
         )
     elif zstd and table.large_cells:
         text += " AND compression = {'class': 'ZstdCompressor', 'chunk_length_in_kb': 64}"
+    if table.queue:
+        text += f" AND gc_grace_seconds = {QUEUE_GC_GRACE_SECONDS}"
     return text
 
 

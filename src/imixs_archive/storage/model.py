@@ -48,6 +48,10 @@ class Table:
     """Holds attachment bytes: large cells, compressed with zstd where available."""
     large_cells: bool = False
     """Holds other large, compressible cells (snapshot XML): zstd where available."""
+    queue: bool = False
+    """Rows come and go all the time (a work list scanned whole): on Cassandra its
+    tombstones are purged after 3 hours instead of 10 days (``gc_grace_seconds``), so a
+    scan never walks more than a few hours of deletes."""
 
     @property
     def primary_key(self) -> tuple[str, ...]:
@@ -235,6 +239,7 @@ ARCHIVE_SYNC_FAILURES = Table(
     serves="Q11: workflow events whose archiving failed, by event id: attempts, when to try "
     "again (epoch ms), the last error; status 'retry' or 'dead' (the dead-letter list).",
     java=False,
+    queue=True,
 )
 ARCHIVE_SYNC_INSTANCES = Table(
     "archive_sync_instances",
