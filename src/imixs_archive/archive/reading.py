@@ -32,10 +32,12 @@ from imixs_archive.storage.model import ARCHIVE_FILES, ARCHIVE_PIECE_REFS, DOCUM
 EMPTY_MD5 = hashlib.md5(b"").hexdigest().upper()
 SHA256_ID = re.compile(r"^[0-9a-f]{64}$")
 MD5_KEY = re.compile(r"^[0-9A-F]{32}")
-READERS = 4
-"""Threads (shared by every read of the process) that fetch and hash pieces."""
+READERS = 8
+"""Threads (shared by every read of the process) that fetch and hash pieces (hashing
+releases the interpreter lock; on Cassandra most of them wait for a round trip)."""
 READ_AHEAD = 4
-"""Pieces of one file fetched ahead of the one being written out (at most 1 MiB each)."""
+"""Pieces of one file fetched ahead of the one being written out (at most 1 MiB each);
+more where the store asks for more requests in flight (``Backend.concurrency``)."""
 
 _pool_lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
@@ -76,10 +78,11 @@ def _readers() -> ThreadPoolExecutor:
 
 
 def read_ahead(
-    backend: Backend, data_ids: Iterable[str], where: str, ahead: int = READ_AHEAD
+    backend: Backend, data_ids: Iterable[str], where: str, ahead: int | None = None
 ) -> Iterator[tuple[str, bytes]]:
     """(id, checked bytes) of each piece in order, fetched and hashed on the reader
     threads up to ``ahead`` pieces before they are asked for."""
+    ahead = ahead or max(READ_AHEAD, backend.concurrency)
     pool = _readers()
     pending: deque[tuple[str, Future[bytes]]] = deque()
     try:

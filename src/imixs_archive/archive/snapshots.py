@@ -109,7 +109,7 @@ class Archive:
         """``gc_grace``: the collector's grace period (seconds); an ingest that takes more
         than half of it checks the pieces it reused before it refers to them."""
         self.backend = backend
-        self.pieces = PieceStore(backend)
+        self.pieces = PieceStore(backend, threads=backend.concurrency)
         self.max_ingest = gc_grace / 2
 
     def close(self) -> None:

@@ -24,6 +24,9 @@ class Backend(ABC):
     """One store (an SQLite data directory, or a Cassandra keyspace)."""
 
     name: str = "backend"
+    concurrency: int = 2
+    """Requests worth having in flight at once from the piece threads: 2 for a local store
+    (a CPU each), more where each request waits a network round trip (Cassandra)."""
 
     @abstractmethod
     def put(self, table: Table, rows: Iterable[Mapping[str, Any]]) -> int:

@@ -128,6 +128,7 @@ class CassandraBackend(Backend):
         # attempt anew). Monotonic, so a delete and a rewrite in this process keep order.
         self._clock = MonotonicTimestampGenerator()
         self._read_ahead = max(2, config.write_concurrency)
+        self.concurrency = self._read_ahead
 
     @classmethod
     def from_settings(cls, settings: Settings, *, create: bool = True) -> CassandraBackend:

@@ -18,6 +18,7 @@ class DelegatingBackend(Backend):
     def __init__(self, inner: Backend) -> None:
         self.inner = inner
         self.name = inner.name
+        self.concurrency = inner.concurrency
 
     def put(self, table: Table, rows: Iterable[Mapping[str, Any]]) -> int:
         return self.inner.put(table, rows)
