@@ -35,8 +35,16 @@ def test_history_cleanup_never_walks_old_tombstones(
     threshold = _threshold(store)
     if threshold > 20_000:
         pytest.skip(f"the node's tombstone_failure_threshold is {threshold}: too many to write")
-    # Deleted snapshots of the instance, a day and more before the ones archived now.
-    old = [f"{ORIGIN}-{BASE_MILLIS - 86_400_000 - n * 1000:013d}" for n in range(threshold + 50)]
+    # An instance archived for years with $snapshot.history = 1: its index partition holds
+    # the one snapshot kept (archived a day ago) and, older, the rows of every snapshot
+    # deleted by the cleanups before (tombstones, more than one read may walk).
+    with Archive(store) as archive:
+        kept = make_snapshot(0, modified=None, dollar_snapshot__history=1)
+        kept["$uniqueid"] = [f"{ORIGIN}-{BASE_MILLIS - 86_400_000:013d}"]
+        archive.store(kept)
+    old = [
+        f"{ORIGIN}-{BASE_MILLIS - 2 * 86_400_000 - n * 1000:013d}" for n in range(threshold + 50)
+    ]
     rows = [{"uniqueid": ORIGIN, "snapshot": sid} for sid in old]
     store.put(SNAPSHOTS_BY_UNIQUEID, rows)
     for sid in old:
@@ -45,7 +53,9 @@ def test_history_cleanup_never_walks_old_tombstones(
         list(store.scan(SNAPSHOTS_BY_UNIQUEID, {"uniqueid": ORIGIN}))
     with Archive(store) as archive:
         for step in range(4):
-            archive.store(make_snapshot(step, snapshot__history=1, files={"a.txt": b"%d" % step}))
+            archive.store(
+                make_snapshot(step, dollar_snapshot__history=1, files={"a.txt": b"%d" % step})
+            )
         newest = make_snapshot(3)["$uniqueid"][0]
         assert [sid for sid in archive.iter_snapshot_ids()] == [newest]
         assert archive.load(newest)["subject"] == ["step 3"]
