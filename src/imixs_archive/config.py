@@ -25,6 +25,13 @@ def _bool(text: str) -> bool:
     raise ValueError(f"expected true or false, got {text!r}")
 
 
+def _choice(text: str, allowed: tuple[str, ...]) -> str:
+    lowered = text.strip().lower()
+    if lowered not in allowed:
+        raise ValueError(f"expected one of {', '.join(allowed)}, got {text!r}")
+    return lowered
+
+
 def _setting(
     env: str, default: Any, help: str, parse: Callable[[str], Any] = str, secret: bool = False
 ) -> Any:
@@ -150,6 +157,26 @@ class Settings:
         1024,
         "Largest request body accepted by POST /api/archive/snapshot (MiB); more gets 413.",
         int,
+    )
+    request_timeout: float = _setting(
+        "ARCHIVE_REQUEST_TIMEOUT",
+        60.0,
+        "Seconds a request may work before its answer starts; past it the work stops and "
+        "the answer is 503 (0: no limit). Work also stops when the client goes away.",
+        float,
+    )
+    trusted_proxies: str = _setting(
+        "ARCHIVE_TRUSTED_PROXIES",
+        "",
+        "Comma list of proxy addresses (IPs) whose X-Forwarded-Proto header is believed: a "
+        "request they forward as https gets Secure cookies. '*' trusts every peer.",
+    )
+    cookie_secure: str = _setting(
+        "ARCHIVE_COOKIE_SECURE",
+        "auto",
+        "Secure flag of login cookies: auto (when the request is https, directly or as a "
+        "trusted proxy says), always, or never.",
+        lambda text: _choice(text, ("auto", "always", "never")),
     )
     backup_dir: Path = _setting(
         "ARCHIVE_BACKUP_DIR",

@@ -188,7 +188,8 @@ def test_delete_removes_every_unused_file_and_piece(archive: Archive, backend: B
     assert content_of(archive.load(second["$uniqueid"][0]), "shared.pdf") == shared
     assert verify(backend).ok
     archive.delete(second["$uniqueid"][0])
-    assert table_counts(backend) == empty
+    # The day index is a hint that outlives its snapshots (archive/days.py).
+    assert table_counts(backend) == {**empty, "archive_modified_days": 1}
     assert not archive.delete(second["$uniqueid"][0]).existed
 
 

@@ -563,6 +563,8 @@ def test_plan_for_a_keyspace_the_java_service_created() -> None:
         "(instance text, started bigint, updated bigint, state text, events bigint, "
         "archived bigint, removed bigint, bytes bigint, failures bigint, retries bigint, "
         "dead_letters bigint, lag_ms bigint, PRIMARY KEY (instance))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_modified_days "
+        "(bucket int, day date, PRIMARY KEY (bucket, day))",
     ]
     assert [s.split()[5].split(".")[1] for s in plan] == EXTRA_NAMES
 

@@ -141,6 +141,14 @@ EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
         "DELETE FROM imixs_archive.archive_sync_instances WHERE instance = ?",
         "DELETE FROM imixs_archive.archive_sync_instances WHERE instance = ?",
     ),
+    "archive_modified_days": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_modified_days "
+        "(bucket int, day date, PRIMARY KEY (bucket, day))",
+        "INSERT INTO imixs_archive.archive_modified_days (bucket, day) VALUES (?, ?)",
+        "SELECT bucket, day FROM imixs_archive.archive_modified_days WHERE bucket = ? AND day = ?",
+        "DELETE FROM imixs_archive.archive_modified_days WHERE bucket = ? AND day = ?",
+        "DELETE FROM imixs_archive.archive_modified_days WHERE bucket = ?",
+    ),
 }
 
 # Per table: the partition query ascending, and descending after a bound with a limit.
@@ -220,6 +228,12 @@ PARTITION: dict[str, tuple[str, str]] = {
         + SYNC_INSTANCE_COLS
         + " FROM imixs_archive.archive_sync_instances WHERE instance = ? LIMIT ?",
     ),
+    "archive_modified_days": (
+        "SELECT bucket, day FROM imixs_archive.archive_modified_days "
+        "WHERE bucket = ? ORDER BY day ASC",
+        "SELECT bucket, day FROM imixs_archive.archive_modified_days "
+        "WHERE bucket = ? AND day < ? ORDER BY day DESC LIMIT ?",
+    ),
 }
 
 NAMES = [t.name for t in TABLES]
@@ -276,6 +290,7 @@ WHOLE_TABLE: dict[str, str] = {
     "archive_sync_instances": "SELECT "
     + SYNC_INSTANCE_COLS
     + " FROM imixs_archive.archive_sync_instances",
+    "archive_modified_days": "SELECT bucket, day FROM imixs_archive.archive_modified_days",
 }
 
 

@@ -29,7 +29,9 @@ from imixs_archive.archive.content import (
     StoredContent,
     ingest_stream,
 )
+from imixs_archive.archive.days import days_in, record_day
 from imixs_archive.archive.files import register_file, release_file
+from imixs_archive.budget import checkpoint
 from imixs_archive.document.conventions import (
     FILE_ITEM,
     METADATA_ID,
@@ -181,6 +183,7 @@ class Archive:
                 SNAPSHOTS_BY_UNIQUEID,
                 [{"uniqueid": origin_id(snapshot_id), "snapshot": snapshot_id}],
             )
+            record_day(self.backend, day)
             put(SNAPSHOTS_BY_MODIFIED, [{"modified": day, "snapshot": snapshot_id}])
             self._forget_day_figures(day)
             put(SNAPSHOTS, [{"snapshot": snapshot_id, "data": to_xml(_emptied(doc))}])
@@ -346,12 +349,11 @@ class Archive:
 
     def iter_days(self, first: dt.date, last: dt.date) -> Iterator[tuple[dt.date, str]]:
         """(day, snapshot id) of complete snapshots whose $modified is in [first, last]."""
-        day = first
-        while day <= last:
+        for day in days_in(self.backend, first, last):
+            checkpoint()
             for row in self.backend.scan(SNAPSHOTS_BY_MODIFIED, {"modified": day}):
                 if self.exists(row["snapshot"]):
                     yield day, row["snapshot"]
-            day += dt.timedelta(days=1)
 
     # ---- delete ---------------------------------------------------------------------
 

@@ -36,6 +36,7 @@ from imixs_archive.web import (
 from imixs_archive.web.auth import Authenticator, TokenVerifier
 from imixs_archive.web.dashboard import DashboardCache
 from imixs_archive.web.integrations import WorkflowLink
+from imixs_archive.web.limits import RequestBudget
 from imixs_archive.web.metrics import MeteredBackend, Metrics, RequestMetrics
 from imixs_archive.web.oidc import oidc_verifier
 from imixs_archive.web.problems import install_problem_handlers
@@ -109,6 +110,7 @@ def create_app(
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     app.add_middleware(SecurityHeaders)
     app.add_middleware(RequestMetrics, metrics=metrics)
+    app.add_middleware(RequestBudget, seconds=settings.request_timeout or None)
     return app
 
 

@@ -15,6 +15,7 @@ from starlette.responses import JSONResponse, Response
 from imixs_archive.archive.state import load_state
 from imixs_archive.errors import ArchiveError
 from imixs_archive.services.sync import COUNTERS
+from imixs_archive.web.limits import workers_free
 from imixs_archive.web.state import Reader, Services, Svc
 
 router = APIRouter(tags=["operations"])
@@ -22,9 +23,21 @@ router = APIRouter(tags=["operations"])
 PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
 
 
-@router.get("/healthz", summary="The process is up")
-async def healthz() -> dict[str, str]:
-    return {"status": "ok"}
+LIVENESS_WAIT = 5.0
+"""Seconds /healthz waits for a free worker thread before it says the service is stuck."""
+
+
+@router.get(
+    "/healthz",
+    summary="The process is up and can still work",
+    responses={503: {"description": "every worker thread has been busy for seconds"}},
+)
+async def healthz() -> JSONResponse:
+    waited = await workers_free(LIVENESS_WAIT)
+    if waited is None:
+        message = f"no worker thread freed up within {LIVENESS_WAIT:g} s: the service is stuck"
+        return JSONResponse({"status": "stuck", "message": message}, status_code=503)
+    return JSONResponse({"status": "ok"})
 
 
 def _store_check(svc: Services) -> tuple[bool, str, float]:

@@ -18,6 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
+from imixs_archive.budget import BudgetSpentError, ClientGoneError
 from imixs_archive.errors import (
     ArchiveError,
     ConfigError,
@@ -64,6 +65,8 @@ STATUS_OF: tuple[tuple[type[ArchiveError], int], ...] = (
     (DocumentError, 400),  # HostileInputError included
     (ConfigError, 503),  # a feature that is not configured
     (ShuttingDownError, 503),
+    (BudgetSpentError, 503),
+    (ClientGoneError, 503),  # nobody reads it
     (StoreUnavailableError, 503),
     (StoreError, 502),
     (IntegrityError, 500),
