@@ -44,6 +44,7 @@ from imixs_archive.document.conventions import (
 )
 from imixs_archive.document.model import BinaryStream, Document
 from imixs_archive.document.xml_reader import BinarySink, iter_xml_documents, read_xml_document
+from imixs_archive.document.xml_safe import require_xml_safe
 from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.errors import ArchiveError, DocumentError, NotFoundError, StoreError
 from imixs_archive.storage.base import Backend
@@ -150,9 +151,14 @@ class Archive:
         if self.exists(snapshot_id):
             # Complete: nothing to write. A cleanup that died part-way is finished, though.
             result = StoreResult(snapshot_id, new=False, logical_bytes=counters.logical_bytes)
+            if _emptied(self.load(snapshot_id, with_files=False)) != _emptied(doc):
+                result.warnings.append(
+                    "already archived with different content: the archived version is kept"
+                )
             if apply_history:
                 result.deleted = self._apply_history(doc, snapshot_id, keep_this=False)
             return result
+        require_xml_safe(doc)  # kept as XML: refused, never stored changed
         result = StoreResult(snapshot_id, new=True)
         day = modified_day(doc)
         files = iter_files(doc)
