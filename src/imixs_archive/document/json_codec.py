@@ -29,7 +29,7 @@ from typing import Any
 from imixs_archive.document.base64_stream import iter_base64
 from imixs_archive.document.model import BinaryStream, Document, XsType
 from imixs_archive.document.values import format_value, parse_value
-from imixs_archive.errors import DocumentError
+from imixs_archive.errors import DocumentError, HostileInputError
 
 _MAP = XsType.MAP.value
 _LIST = XsType.LIST.value
@@ -60,9 +60,32 @@ def _load(data: bytes | str) -> Any:
         raise DocumentError(f"malformed JSON: {exc}") from None
 
 
+MAX_DEPTH = 128
+"""Nesting of JSON arrays and objects (twice the XML reader's element depth: a map level
+is two JSON levels)."""
+
+
+def _check_depth(root: Any) -> None:
+    """Refuse nesting deeper than ``MAX_DEPTH`` before the recursive walk meets it."""
+    level: list[Any] = [root]
+    for _depth in range(MAX_DEPTH + 1):
+        nested = [
+            child
+            for node in level
+            for child in (node.values() if isinstance(node, dict) else node)
+            if isinstance(child, dict | list)
+        ]
+        if not nested:
+            return
+        level = nested
+    raise HostileInputError(f"JSON nested deeper than {MAX_DEPTH} levels")
+
+
 def read_json(data: bytes | str) -> list[Document]:
     """The documents of an Imixs JSON input (one document or a ``data`` collection)."""
     root = _load(data)
+    if isinstance(root, dict | list):
+        _check_depth(root)
     if isinstance(root, dict) and "item" in root:
         return [_document(root, 0)]
     if isinstance(root, dict) and "data" in root:

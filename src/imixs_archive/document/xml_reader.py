@@ -223,6 +223,8 @@ class _Builder:
             message = expat.errors.messages[exc.code] if exc.code else str(exc)
             where = self._position(exc.lineno, exc.offset)
             raise DocumentError(f"malformed XML: {message}", where) from None
+        except (LookupError, UnicodeError) as exc:  # an encoding Python does not know
+            raise DocumentError(f"malformed XML: unsupported encoding ({exc})") from None
         self._expat_fed += len(block)
 
     def _can_bypass(self) -> bool:
