@@ -165,6 +165,12 @@ class Settings:
         "the answer is 503 (0: no limit). Work also stops when the client goes away.",
         float,
     )
+    min_free_mb: int = _setting(
+        "ARCHIVE_MIN_FREE_MB",
+        100,
+        "Free disk space (MiB) the embedded store needs; with less, /readyz says not ready.",
+        int,
+    )
     trusted_proxies: str = _setting(
         "ARCHIVE_TRUSTED_PROXIES",
         "",

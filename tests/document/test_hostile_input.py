@@ -4,13 +4,17 @@ each is one clear error."""
 from __future__ import annotations
 
 import io
+import json
 import time
 
 import pytest
 
 from imixs_archive.budget import Budget, ClientGoneError, within
+from imixs_archive.document.conventions import is_snapshot_id
+from imixs_archive.document.json_codec import read_json
+from imixs_archive.document.xml_reader import XSI_NS as XSI
 from imixs_archive.document.xml_reader import iter_xml_documents, read_xml
-from imixs_archive.errors import HostileInputError
+from imixs_archive.errors import DocumentError, HostileInputError
 
 HEAD = b'<document><item name="a"><value>x</value></item>'
 SIZE = 32 * 2**20
@@ -68,3 +72,27 @@ def test_parsing_stops_when_the_request_is_cancelled() -> None:
             if read == 10:
                 budget.cancel("the client went away")
     assert read < 50_000
+
+
+@pytest.mark.parametrize("text", ["YQ=", "YR==", "YWJ=", "YQ=\n"])
+def test_bad_base64_padding_is_refused(text: str) -> None:
+    body = f'<document><item name="b"><value xsi:type="xs:base64Binary" xmlns:xsi="{XSI}">'
+    with pytest.raises(DocumentError, match="padding"):
+        read_xml(body + text + "</value></item></document>")
+    with pytest.raises(DocumentError, match="padding"):
+        typed = {"@type": "xs:base64Binary", "$": text.strip()}
+        read_json(json.dumps({"item": [{"name": "b", "value": [typed]}]}))
+
+
+@pytest.mark.parametrize("text", ["YQ==", "YQ", "YWI=", "Y Q = ="])
+def test_good_and_tolerated_base64_reads(text: str) -> None:
+    body = f'<document><item name="b"><value xsi:type="xs:base64Binary" xmlns:xsi="{XSI}">'
+    [doc] = read_xml(body + text + "</value></item></document>")
+    assert doc["b"][0] in (b"a", b"ab")
+
+
+def test_a_snapshot_id_with_a_trailing_newline_is_no_snapshot_id() -> None:
+    good = "270e3a6d-a0e4-4875-89f1-3b418859abe5-1519000000000"
+    assert is_snapshot_id(good) and is_snapshot_id("156ea588638-ba4de2b-1519000000000")
+    assert not is_snapshot_id(good + "\n")
+    assert not is_snapshot_id("156ea588638-ba4de2b-1519000000000\n")

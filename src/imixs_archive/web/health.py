@@ -4,8 +4,10 @@ and ``/metrics`` (Prometheus text format; readers only, unless the service is op
 from __future__ import annotations
 
 import datetime as dt
+import shutil
 import time
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter
@@ -40,10 +42,31 @@ async def healthz() -> JSONResponse:
     return JSONResponse({"status": "ok"})
 
 
+def _disk_check(svc: Services) -> str | None:
+    """Why the embedded store's disk cannot take writes (None: it can)."""
+    path = svc.backend.describe().get("path")
+    if not isinstance(path, str) or not path:
+        return None  # Cassandra: the cluster reports its own disks
+    try:
+        free = shutil.disk_usage(Path(path).parent).free
+    except OSError as exc:
+        return f"cannot read the free space of {path}: {exc.strerror or exc}"
+    needed = svc.settings.min_free_mb * 2**20
+    if free < needed:
+        return (
+            f"the disk of the store has {free // 2**20} MiB free, less than "
+            f"{svc.settings.min_free_mb} MiB (ARCHIVE_MIN_FREE_MB): writes would fail"
+        )
+    return None
+
+
 def _store_check(svc: Services) -> tuple[bool, str, float]:
     start = time.perf_counter()
     try:
         load_state(svc.backend)
+        full = _disk_check(svc)
+        if full is not None:
+            return False, full, time.perf_counter() - start
     except ArchiveError as exc:
         return False, str(exc), time.perf_counter() - start
     except Exception as exc:  # a driver error that escaped mapping still means not ready

@@ -18,10 +18,21 @@ from starlette.requests import Request
 from imixs_archive.archive.snapshots import StoreResult
 from imixs_archive.document.json_codec import read_json
 from imixs_archive.errors import ArchiveError, DocumentError, StoreError
-from imixs_archive.web.problems import PayloadTooLargeError
+from imixs_archive.web.problems import PayloadTooLargeError, brief
 from imixs_archive.web.state import Services
 
 SPOOL_MEMORY = 1024 * 1024
+
+PUSH_BODY = {
+    "required": True,
+    "description": "a <document>, a <data> of documents, or Imixs JSON (one document or "
+    '{"data": [...]}); at most ARCHIVE_MAX_UPLOAD_MB',
+    "content": {
+        "application/xml": {"schema": {"type": "string"}},
+        "application/json": {"schema": {"type": "object"}},
+    },
+}
+"""The request body, for the OpenAPI description (the route reads the raw stream)."""
 
 
 class PushFailedError(DocumentError):
@@ -87,12 +98,12 @@ def _ingest(svc: Services, body: IO[bytes], is_json: bool) -> dict[str, Any]:
                 )
             else:
                 where, error = outcome
-                failed.append({"where": where, "message": str(error)})
+                failed.append({"where": brief(where), "message": brief(str(error))})
                 metrics.record_ingest("push", "failed")
     except StoreError:
         raise
     except ArchiveError as exc:  # the body stopped being readable: what came before stays
-        failed.append({"where": "request body", "message": str(exc)})
+        failed.append({"where": "request body", "message": brief(str(exc))})
         metrics.record_ingest("push", "failed")
     return {"stored": stored, "failed": failed}
 
