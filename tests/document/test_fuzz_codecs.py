@@ -5,6 +5,8 @@ counts (FUZZ_EXAMPLES per test, default 150)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 from pathlib import Path
@@ -14,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from imixs_archive.document.json_codec import read_json, to_json
+from imixs_archive.document.json_stream import iter_json_stream
 from imixs_archive.document.xml_reader import read_xml
 from imixs_archive.document.xml_safe import require_xml_safe
 from imixs_archive.document.xml_writer import to_xml
@@ -42,10 +45,14 @@ def _read_xml_or_refuse(data: bytes) -> None:
 
 
 def _read_json_or_refuse(data: str | bytes) -> None:
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     try:
         docs = read_json(data)
     except DocumentError:
+        with contextlib.suppress(DocumentError):
+            list(iter_json_stream(io.BytesIO(raw)))  # refused too, or read: never a crash
         return
+    assert list(iter_json_stream(io.BytesIO(raw))) == docs
     for doc in docs:
         try:
             require_xml_safe(doc)

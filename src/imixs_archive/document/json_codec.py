@@ -49,9 +49,18 @@ def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
-def _load(data: bytes | str) -> Any:
+PairsFilter = Callable[[list[tuple[str, Any]]], list[tuple[str, Any]]]
+
+
+def _load(data: bytes | str, pairs_filter: PairsFilter | None = None) -> Any:
+    hook = _pairs_hook
+    if pairs_filter is not None:
+
+        def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+            return _pairs_hook(pairs_filter(pairs))
+
     try:
-        return json.loads(data, object_pairs_hook=_pairs_hook)
+        return json.loads(data, object_pairs_hook=hook)
     except json.JSONDecodeError as exc:
         raise DocumentError(
             f"malformed JSON: {exc.msg}", f"line {exc.lineno}, column {exc.colno}"
@@ -83,7 +92,13 @@ def _check_depth(root: Any) -> None:
 
 def read_json(data: bytes | str) -> list[Document]:
     """The documents of an Imixs JSON input (one document or a ``data`` collection)."""
-    root = _load(data)
+    return read_json_skeleton(data, None)
+
+
+def read_json_skeleton(data: bytes | str, pairs_filter: PairsFilter | None) -> list[Document]:
+    """As :func:`read_json`, each object's pairs passed through ``pairs_filter`` first
+    (``json_stream`` puts spooled strings back: a base64 ``$`` may then be a stream)."""
+    root = _load(data, pairs_filter)
     if isinstance(root, dict | list):
         _check_depth(root)
     if isinstance(root, dict) and "item" in root:
@@ -169,6 +184,8 @@ def _object_value(raw: dict[str, Any], where: str) -> Any:
         return _values(raw.get("value"), where)
     if xs_type in ("nil", "xs:nil"):
         return None
+    if xs_type == _BASE64 and isinstance(raw.get("$"), BinaryStream):
+        return raw["$"]  # spooled by json_stream: decoded as it is read
     return parse_value(xs_type, _lexical(raw.get("$", ""), where), where)
 
 

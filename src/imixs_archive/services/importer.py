@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO
 
 from imixs_archive.archive.snapshots import Archive, Failure, StoreResult
-from imixs_archive.document.json_codec import read_json
+from imixs_archive.document.json_stream import iter_json_stream
 from imixs_archive.errors import ArchiveError
 
 SUFFIXES = (".xml", ".json")
@@ -107,7 +107,7 @@ def _store_all(
     if source.path is None:  # standard input: JSON when it starts like JSON
         first = stream.read(READ_FIRST)
     if _is_json(source, first):
-        docs = read_json(first + stream.read())
+        docs = iter_json_stream(_Prefixed(first, stream))
         for index, doc in enumerate(docs):
             try:
                 yield archive.store(doc)

@@ -4,7 +4,7 @@ The body is never held whole: it is copied as it arrives into a ``SpooledTempora
 (memory up to 1 MiB, then a temporary file) and counted; past ``ARCHIVE_MAX_UPLOAD_MB``
 the request ends with 413, before the rest is read (a ``Content-Length`` over the limit
 is refused before anything is read). The archive then ingests the spool on a worker
-thread (XML streams; JSON is read whole, as the JSON codec needs it).
+thread (XML streams; JSON too: its long strings are spooled, see ``json_stream``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
 from imixs_archive.archive.snapshots import StoreResult
-from imixs_archive.document.json_codec import read_json
+from imixs_archive.document.json_stream import iter_json_stream
 from imixs_archive.errors import ArchiveError, DocumentError, StoreError
 from imixs_archive.web.problems import PayloadTooLargeError, brief
 from imixs_archive.web.state import Services
@@ -84,7 +84,7 @@ def _ingest(svc: Services, body: IO[bytes], is_json: bool) -> dict[str, Any]:
     metrics = svc.metrics
     try:
         if is_json:
-            outcomes: Any = _json_outcomes(svc, body.read())
+            outcomes: Any = _json_outcomes(svc, body)
         else:
             outcomes = svc.archive.ingest(body, name="request body")
         for outcome in outcomes:
@@ -108,8 +108,8 @@ def _ingest(svc: Services, body: IO[bytes], is_json: bool) -> dict[str, Any]:
     return {"stored": stored, "failed": failed}
 
 
-def _json_outcomes(svc: Services, data: bytes) -> Any:
-    for index, doc in enumerate(read_json(data), 1):
+def _json_outcomes(svc: Services, body: IO[bytes]) -> Any:
+    for index, doc in enumerate(iter_json_stream(body), 1):
         try:
             yield svc.archive.store(doc)
         except StoreError:
