@@ -165,6 +165,13 @@ class Settings:
         "the answer is 503 (0: no limit). Work also stops when the client goes away.",
         float,
     )
+    read_memory_mb: int = _setting(
+        "ARCHIVE_READ_MEMORY_MB",
+        1024,
+        "Memory (MiB) that requests reading large snapshots (rows over 1 MiB) may take "
+        "together; more wait their turn (within ARCHIVE_REQUEST_TIMEOUT).",
+        int,
+    )
     min_free_mb: int = _setting(
         "ARCHIVE_MIN_FREE_MB",
         100,

@@ -100,3 +100,35 @@ def test_workers_free_sees_when_every_worker_is_busy() -> None:
     free, stuck = anyio.run(probe)
     assert free is not None and free < 1
     assert stuck is None
+
+
+def test_concurrent_reads_of_a_large_snapshot_share_a_memory_budget(tmp_path: Path) -> None:
+    from imixs_archive.archive.read_gate import WEIGHT, ReadGate
+    from support.snapshots import make_snapshot
+
+    inner = SQLiteBackend(tmp_path / "store")
+    settings = load_settings({"ARCHIVE_REQUEST_TIMEOUT": "1"})
+    app = create_app(settings, inner)
+    archive = app.state.services.archive
+    text = "t" * (3 * 2**20)
+    doc = make_snapshot(0, note=text)
+    archive.store(doc)
+    archive.read_gate = ReadGate(limit=int(len(text) * WEIGHT * 1.5))
+    live = start_server(app, settings, archive)
+    path = f"/api/archive/snapshot/{doc['$uniqueid'][0]}"
+    try:
+        with live.client() as client:
+            assert client.get(path).status_code == 200
+            deadline = time.monotonic() + 5
+            while archive.read_gate.held and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert archive.read_gate.held == 0  # given back once the answer ended
+            held = archive.load(doc["$uniqueid"][0])  # another reader holds the budget
+            waited = client.get(path)
+            assert waited.status_code == 503
+            assert "ARCHIVE_REQUEST_TIMEOUT" in waited.json()["message"]
+            del held
+            assert client.get(path, params={"format": "json"}).status_code == 200
+    finally:
+        live.stop()
+        inner.close()

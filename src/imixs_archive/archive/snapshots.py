@@ -31,6 +31,7 @@ from imixs_archive.archive.content import (
 )
 from imixs_archive.archive.days import days_in, record_day
 from imixs_archive.archive.files import register_file, release_file
+from imixs_archive.archive.read_gate import ReadGate
 from imixs_archive.budget import checkpoint
 from imixs_archive.document.conventions import (
     FILE_ITEM,
@@ -98,6 +99,8 @@ class Archive:
         # Deleting a file races with a concurrent ingest that reuses it; in one process
         # the two are serialised here.
         self._lock = threading.RLock()
+        self.read_gate = ReadGate()
+        """Memory for loading large snapshots at once (``read_gate.py``)."""
 
     def close(self) -> None:
         """Stop the piece threads (the backend stays open: it is the caller's)."""
@@ -274,7 +277,13 @@ class Archive:
         row = self.backend.get(SNAPSHOTS, {"snapshot": require_snapshot_id(snapshot_id)})
         if row is None:
             raise NotFoundError(f"snapshot {snapshot_id} is not in the archive")
-        doc = read_xml_document(row["data"])
+        weight = self.read_gate.acquire(len(row["data"]))  # large rows share a budget
+        try:
+            doc = read_xml_document(row["data"])
+        except BaseException:
+            self.read_gate.release(weight)
+            raise
+        self.read_gate.release_with(doc, weight)
         if with_files and FILE_ITEM in doc:
             keys = self._file_keys(snapshot_id, doc)
             merged: dict[str, list[Any]] = {}

@@ -19,6 +19,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from imixs_archive import __version__
+from imixs_archive.archive.read_gate import ReadGate
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.services.jobs import JobRunner
@@ -65,6 +66,7 @@ def create_app(
     metrics = Metrics()
     metered = MeteredBackend(backend, metrics)
     archive = Archive(metered)
+    archive.read_gate = ReadGate(settings.read_memory_mb * 2**20)
     runner = jobs or JobRunner()
     verifier = oidc if oidc is not None else oidc_verifier(settings)
     svc = Services(
