@@ -52,6 +52,11 @@ class Budget:
         download is not cut by the time budget)."""
         self._deadline = None
 
+    def no_deadline(self) -> None:
+        """The work is bounded otherwise (e.g. by the size of a body already received):
+        only cancellation stops it."""
+        self._deadline = None
+
     def check(self) -> None:
         if self._cancelled.is_set():
             raise ClientGoneError(self._reason or "the work was cancelled")

@@ -132,3 +132,35 @@ def test_concurrent_reads_of_a_large_snapshot_share_a_memory_budget(tmp_path: Pa
     finally:
         live.stop()
         inner.close()
+
+
+class SlowStore(DelegatingBackend):
+    """Each snapshot row takes 100 ms to write."""
+
+    def put(self, table: Table, rows: Any) -> int:
+        if table.name == "snapshots":
+            time.sleep(0.1)
+        return super().put(table, rows)
+
+
+def test_a_push_is_not_cut_by_the_time_budget(tmp_path: Path) -> None:
+    """Archiving a body already received is bounded by its size: only a departure stops it."""
+    from imixs_archive.document.xml_writer import to_xml
+    from support.snapshots import make_snapshot
+
+    inner = SQLiteBackend(tmp_path / "store")
+    settings = load_settings({"ARCHIVE_REQUEST_TIMEOUT": "0.3"})
+    app = create_app(settings, SlowStore(inner))
+    live = start_server(app, settings, app.state.services.archive)
+    try:
+        notes = "n" * 30_000  # the body spans several read blocks
+        body = to_xml([make_snapshot(step, note=notes) for step in range(8)])  # 0.8 s
+        with live.client() as client:
+            answer = client.post(
+                "/api/archive/snapshot", content=body, headers={"Content-Type": "application/xml"}
+            )
+        assert answer.status_code == 201, answer.text
+        assert len(answer.json()["stored"]) == 8
+    finally:
+        live.stop()
+        inner.close()

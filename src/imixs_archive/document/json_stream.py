@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Iterator
 from typing import IO, Any, Protocol
 
+from imixs_archive.budget import checkpoint
 from imixs_archive.document.base64_stream import Base64Decoder
 from imixs_archive.document.json_codec import read_json_skeleton
 from imixs_archive.document.model import BinaryStream, Document
@@ -177,6 +178,7 @@ def iter_json_stream(source: Readable, limits: ReaderLimits = DEFAULT_LIMITS) ->
     scanner = _Scanner()
     try:
         while block := source.read(READ_BLOCK):
+            checkpoint()  # the request that sent it may be gone
             scanner.feed(block)
         if scanner._in_string:
             raise DocumentError("malformed JSON: unterminated string at the end of the input")

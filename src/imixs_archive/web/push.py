@@ -16,6 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
 from imixs_archive.archive.snapshots import StoreResult
+from imixs_archive.budget import current as current_budget
 from imixs_archive.document.json_stream import iter_json_stream
 from imixs_archive.errors import ArchiveError, DocumentError, StoreError
 from imixs_archive.web.problems import PayloadTooLargeError, brief
@@ -62,6 +63,11 @@ async def receive_snapshots(request: Request, svc: Services) -> dict[str, Any]:
         if received == 0:
             raise DocumentError("the request has no body: expected a snapshot document")
         spool.seek(0)
+        budget = current_budget()
+        if budget is not None:
+            # Archiving is linear in a body already received and limited: a push of
+            # ARCHIVE_MAX_UPLOAD_MB is not cut by the time budget (a departure still stops it).
+            budget.no_deadline()
         report = await run_in_threadpool(_ingest, svc, spool, is_json)
     if report["failed"]:
         failed = len(report["failed"])
