@@ -7,6 +7,9 @@ import gc
 import threading
 import time
 
+import pytest
+
+from imixs_archive.archive import read_gate
 from imixs_archive.archive.read_gate import WEIGHT, ReadGate
 from imixs_archive.archive.snapshots import Archive
 from support.snapshots import make_snapshot
@@ -41,3 +44,16 @@ def test_small_loads_take_nothing(archive: Archive) -> None:
     archive.read_gate = ReadGate(limit=1)
     kept = [archive.load(doc["$uniqueid"][0]) for _ in range(5)]
     assert len(kept) == 5 and archive.read_gate.held == 0
+
+
+def test_outside_a_request_a_load_never_waits_for_itself(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A caller holding one large document while loading another goes ahead after a while."""
+    monkeypatch.setattr(read_gate, "UNBUDGETED_WAIT", 0.2)
+    doc = make_snapshot(0, note=TEXT)
+    archive.store(doc)
+    archive.read_gate = ReadGate(limit=int(len(TEXT) * WEIGHT * 1.5))
+    first = archive.load(doc["$uniqueid"][0])
+    second = archive.load(doc["$uniqueid"][0])
+    assert first == second

@@ -13,9 +13,10 @@ still loads, alone.
 from __future__ import annotations
 
 import threading
+import time
 import weakref
 
-from imixs_archive.budget import checkpoint
+from imixs_archive.budget import checkpoint, current
 
 SMALL = 1024 * 1024
 """Rows below this size are read without the gate."""
@@ -23,6 +24,8 @@ WEIGHT = 4
 """Memory per byte of row while its document is parsed, held and written out (measured
 about 3.5 for XML answers of text items)."""
 DEFAULT_LIMIT = 1024 * 2**20
+UNBUDGETED_WAIT = 30.0
+"""Seconds a load outside any request waits for the budget before it goes ahead."""
 
 
 class ReadGate:
@@ -41,9 +44,14 @@ class ReadGate:
         if row_size < SMALL:
             return 0
         weight = min(row_size * WEIGHT, self.limit)
+        # Outside a request (CLI, jobs) nothing stops a wait, and a caller holding one
+        # large document while loading another would wait for itself: go ahead after a while.
+        give_up = None if current() is not None else time.monotonic() + UNBUDGETED_WAIT
         with self._changed:
             while self._held and self._held + weight > self.limit:
                 checkpoint()
+                if give_up is not None and time.monotonic() > give_up:
+                    break
                 self._changed.wait(0.05)
             self._held += weight
         return weight
