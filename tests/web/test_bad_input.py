@@ -17,7 +17,7 @@ DEEP = 900
             "application/json",
             "nested deeper than",
         ),
-        ("[" * 100_000 + "]" * 100_000, "application/json", "malformed JSON"),
+        ("[" * 100_000 + "]" * 100_000, "application/json", "nested deeper than"),
         (
             '<?xml version="1.0" encoding="EBCDIC-XYZ"?><document/>',
             "application/xml",

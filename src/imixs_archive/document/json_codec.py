@@ -65,7 +65,9 @@ def _load(data: bytes | str, pairs_filter: PairsFilter | None = None) -> Any:
         raise DocumentError(
             f"malformed JSON: {exc.msg}", f"line {exc.lineno}, column {exc.colno}"
         ) from None
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+    except RecursionError:
+        raise HostileInputError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
+    except (UnicodeDecodeError, ValueError) as exc:
         raise DocumentError(f"malformed JSON: {exc}") from None
 
 
