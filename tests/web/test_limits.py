@@ -164,3 +164,36 @@ def test_a_push_is_not_cut_by_the_time_budget(tmp_path: Path) -> None:
     finally:
         live.stop()
         inner.close()
+
+
+@pytest.mark.parametrize("slow", ["0"], indirect=True)
+def test_healthz_sees_a_service_whose_workers_are_all_stuck(
+    slow: tuple[LiveServer, SlowDays], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The probe's scenario: parallel slow listings take every worker thread; the API
+    cannot answer, and /healthz must say so rather than 200."""
+    import concurrent.futures
+
+    from imixs_archive.web import health
+
+    live, _backend = slow
+    monkeypatch.setattr(health, "LIVENESS_WAIT", 0.5)
+    with live.client() as client:
+        assert client.get("/healthz").status_code == 200
+
+    def listing(_n: int) -> int:
+        with httpx.Client(base_url=live.url, timeout=30) as client:
+            return client.get("/api/archive/snapshots", params=RANGE).status_code  # 3 s
+
+    with concurrent.futures.ThreadPoolExecutor(45) as pool:
+        busy = [pool.submit(listing, n) for n in range(45)]
+        answers = []
+        with live.client() as client:
+            for _ in range(10):
+                time.sleep(0.2)
+                answers.append(client.get("/healthz"))
+        stuck = [a for a in answers if a.status_code == 503]
+        assert stuck and stuck[0].json()["status"] == "stuck"
+        assert all(f.result() == 200 for f in busy)
+    with live.client() as client:
+        assert client.get("/healthz").status_code == 200
