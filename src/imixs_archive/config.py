@@ -49,6 +49,11 @@ def _timeout_millis(text: str) -> int:
             f"in seconds): write {text.strip()}s for seconds, or the value in milliseconds"
         )
     return millis
+def _choice(text: str, allowed: tuple[str, ...]) -> str:
+    lowered = text.strip().lower()
+    if lowered not in allowed:
+        raise ValueError(f"expected one of {', '.join(allowed)}, got {text!r}")
+    return lowered
 
 
 def _setting(
@@ -194,6 +199,39 @@ class Settings:
         1024,
         "Largest request body accepted by POST /api/archive/snapshot (MiB); more gets 413.",
         int,
+    )
+    request_timeout: float = _setting(
+        "ARCHIVE_REQUEST_TIMEOUT",
+        60.0,
+        "Seconds a request may work before its answer starts; past it the work stops and "
+        "the answer is 503 (0: no limit). Work also stops when the client goes away.",
+        float,
+    )
+    read_memory_mb: int = _setting(
+        "ARCHIVE_READ_MEMORY_MB",
+        1024,
+        "Memory (MiB) that requests reading large snapshots (rows over 1 MiB) may take "
+        "together; more wait their turn (within ARCHIVE_REQUEST_TIMEOUT).",
+        int,
+    )
+    min_free_mb: int = _setting(
+        "ARCHIVE_MIN_FREE_MB",
+        100,
+        "Free disk space (MiB) the embedded store needs; with less, /readyz says not ready.",
+        int,
+    )
+    trusted_proxies: str = _setting(
+        "ARCHIVE_TRUSTED_PROXIES",
+        "",
+        "Comma list of proxy addresses (IPs) whose X-Forwarded-Proto header is believed: a "
+        "request they forward as https gets Secure cookies. '*' trusts every peer.",
+    )
+    cookie_secure: str = _setting(
+        "ARCHIVE_COOKIE_SECURE",
+        "auto",
+        "Secure flag of login cookies: auto (when the request is https, directly or as a "
+        "trusted proxy says), always, or never.",
+        lambda text: _choice(text, ("auto", "always", "never")),
     )
     backup_dir: Path = _setting(
         "ARCHIVE_BACKUP_DIR",

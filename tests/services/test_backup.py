@@ -93,3 +93,19 @@ def test_import_of_a_java_backup_tree(tmp_path: Path) -> None:
         assert (summary.new, summary.failed) == (3, 0)
         for doc in docs:
             assert archive.load(doc["$uniqueid"][0]) == doc
+
+
+def test_backup_never_writes_outside_its_folder(archive: Archive, tmp_path: Path) -> None:
+    """The legacy id pattern admits ``/`` and ``..``: such an id fails alone, named."""
+    evil = "aaaaaaaa-/../../../../../PWNED"
+    archive.store(make_snapshot(0, origin=evil))
+    archive.store(make_snapshot(1))
+    root = tmp_path / "out" / "a" / "b" / "bk"
+    for all_snapshots in (True, False):
+        summary = backup(archive, root, all_snapshots=all_snapshots)
+        assert (summary.written, summary.failed) == (1, 1)
+        assert "cannot be a file name" in summary.failures[0]
+    out = tmp_path / "out"
+    written = {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()}
+    assert not [p for p in written if "PWNED" in p]
+    assert all(p.startswith("a/b/bk/") for p in written)

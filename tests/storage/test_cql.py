@@ -36,6 +36,7 @@ TABLE_IDS: dict[str, str] = {
     "archive_sync_failures": "561e2798-97a1-5523-bfbd-87f1d99fc612",
     "archive_sync_instances": "a1f627b4-19ec-5355-ae94-43b7458de6c7",
     "archive_snapshot_parts": "0bb028c3-7f09-5019-bc35-23ab3a696033",
+    "archive_modified_days": "aa17b86e-783d-5f5b-8168-c70ea0990098",
     "archive_garbage": "16fb8389-0090-5f00-86de-7a45403a624d",
 }
 
@@ -194,6 +195,16 @@ EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
         "WHERE snapshot = ? AND part = ?",
         "DELETE FROM imixs_archive.archive_snapshot_parts USING TIMESTAMP ? WHERE snapshot = ?",
     ),
+    "archive_modified_days": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_modified_days "
+        "(bucket int, day date, PRIMARY KEY (bucket, day))",
+        "INSERT INTO imixs_archive.archive_modified_days (bucket, day) VALUES (?, ?) "
+        "USING TIMESTAMP ?",
+        "SELECT bucket, day FROM imixs_archive.archive_modified_days WHERE bucket = ? AND day = ?",
+        "DELETE FROM imixs_archive.archive_modified_days USING TIMESTAMP ? "
+        "WHERE bucket = ? AND day = ?",
+        "DELETE FROM imixs_archive.archive_modified_days USING TIMESTAMP ? WHERE bucket = ?",
+    ),
 }
 
 # Per table: the partition query ascending, and descending after a bound with a limit.
@@ -285,6 +296,12 @@ PARTITION: dict[str, tuple[str, str]] = {
         "SELECT snapshot, part, data FROM imixs_archive.archive_snapshot_parts "
         "WHERE snapshot = ? AND part < ? ORDER BY part DESC LIMIT ?",
     ),
+    "archive_modified_days": (
+        "SELECT bucket, day FROM imixs_archive.archive_modified_days "
+        "WHERE bucket = ? ORDER BY day ASC",
+        "SELECT bucket, day FROM imixs_archive.archive_modified_days "
+        "WHERE bucket = ? AND day < ? ORDER BY day DESC LIMIT ?",
+    ),
 }
 
 NAMES = [t.name for t in TABLES]
@@ -346,6 +363,7 @@ WHOLE_TABLE: dict[str, str] = {
     "archive_snapshot_parts": (
         "SELECT snapshot, part, data FROM imixs_archive.archive_snapshot_parts"
     ),
+    "archive_modified_days": "SELECT bucket, day FROM imixs_archive.archive_modified_days",
 }
 
 

@@ -86,3 +86,57 @@ def test_hash_password_and_token(
     import hashlib
 
     assert found.sha256 == hashlib.sha256(token.encode()).hexdigest() and found.role == "manager"
+
+
+def test_sigterm_does_not_wait_for_a_stalled_client(tmp_path: Path) -> None:
+    """A client that stops reading a large download must not keep SIGTERM waiting."""
+    import random
+    import signal
+    import socket
+
+    from imixs_archive.archive.snapshots import Archive
+    from imixs_archive.storage.sqlite import SQLiteBackend
+    from support.snapshots import make_snapshot
+
+    doc = make_snapshot(0, files={"big.bin": random.Random(3).randbytes(40_000_000)})
+    with SQLiteBackend(tmp_path / "store") as backend:
+        Archive(backend).store(doc)
+    env = {
+        **os.environ,
+        "ARCHIVE_DATA_DIR": str(tmp_path / "store"),
+        "ARCHIVE_REQUEST_TIMEOUT": "2",
+    }
+    env.pop("ARCHIVE_HTTP_HOST", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "imixs_archive", "serve", "--port", "0"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().split()[2].rstrip("/")
+        host, port = url.removeprefix("http://").split(":")
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                httpx.get(f"{url}/healthz", timeout=2)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+        with socket.create_connection((host, int(port))) as stalled:
+            stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            path = f"/api/archive/snapshot/{doc['$uniqueid'][0]}/file/big.bin"
+            stalled.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+            assert stalled.recv(100).startswith(b"HTTP/1.1 200")  # then reads no more
+            time.sleep(0.5)
+            started = time.monotonic()
+            process.send_signal(signal.SIGTERM)
+            process.communicate(timeout=30)
+            assert time.monotonic() - started < 10
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()

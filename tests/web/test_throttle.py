@@ -61,3 +61,27 @@ def test_guessing_a_password_gets_429_then_the_form_says_so(live: LiveServer) ->
         assert "too many failed logins" in unquote(form.headers["location"])
     with live.client("reader") as client:  # other names are not affected
         assert client.get("/api/stats").status_code == 200
+
+
+def test_attempts_are_counted_before_the_password_is_checked() -> None:
+    """Concurrent guesses cannot race past the lock: only the free failures are checked."""
+    throttle = LoginThrottle(Clock())
+    begun = [throttle.begin("rex") for _ in range(40)]
+    assert begun.count(0.0) == 5
+    assert all(wait > 0 for wait in begun if wait)
+    for _ in range(5):
+        throttle.failed("rex")
+    assert throttle.begin("rex") == 30
+
+
+def test_concurrent_wrong_passwords_get_429_without_hashing(live: LiveServer) -> None:
+    import concurrent.futures
+
+    def attempt(_n: int) -> int:
+        with live.client(auth=("racer", "guess")) as client:
+            return client.get("/api/stats").status_code
+
+    with concurrent.futures.ThreadPoolExecutor(40) as pool:
+        codes = list(pool.map(attempt, range(40)))
+    assert codes.count(401) <= 5
+    assert codes.count(429) >= 35

@@ -83,6 +83,17 @@ def put_snapshot_xml(backend: Backend, snapshot_id: str, xml: Iterable[bytes]) -
     return parts.size
 
 
+def xml_size(row: Row) -> int:
+    """The size of a ``snapshots`` row's XML, inline or in parts (from the marker)."""
+    data: bytes = row["data"]
+    if data.startswith(MARKER):
+        try:
+            return int(json.loads(data[len(MARKER) :])["size"])
+        except (ValueError, KeyError, TypeError):
+            return len(data)
+    return len(data)
+
+
 def is_in_parts(row: Row) -> bool:
     data: bytes = row["data"]
     return data.startswith(MARKER)

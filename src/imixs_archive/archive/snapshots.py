@@ -31,10 +31,18 @@ from imixs_archive.archive.content import (
     PieceWriter,
     ingest_stream,
 )
+from imixs_archive.archive.days import days_in, record_day
 from imixs_archive.archive.files import link_stored, register_file
 from imixs_archive.archive.garbage import PIECE, listed
+from imixs_archive.archive.read_gate import ReadGate
 from imixs_archive.archive.reading import StoredContent
-from imixs_archive.archive.snapshot_xml import delete_snapshot_xml, put_snapshot_xml, snapshot_xml
+from imixs_archive.archive.snapshot_xml import (
+    delete_snapshot_xml,
+    put_snapshot_xml,
+    snapshot_xml,
+    xml_size,
+)
+from imixs_archive.budget import checkpoint
 from imixs_archive.document.conventions import (
     FILE_ITEM,
     METADATA_ID,
@@ -48,6 +56,7 @@ from imixs_archive.document.conventions import (
 )
 from imixs_archive.document.model import BinaryStream, Document
 from imixs_archive.document.xml_reader import BinarySink, iter_xml_documents, read_xml_document
+from imixs_archive.document.xml_safe import require_xml_safe
 from imixs_archive.document.xml_writer import iter_xml
 from imixs_archive.errors import (
     ArchiveError,
@@ -111,6 +120,8 @@ class Archive:
         self.backend = backend
         self.pieces = PieceStore(backend, threads=backend.concurrency)
         self.max_ingest = gc_grace / 2
+        self.read_gate = ReadGate()
+        """Memory for loading large snapshots at once (``read_gate.py``)."""
 
     def close(self) -> None:
         """Stop the piece threads (the backend stays open: it is the caller's)."""
@@ -164,9 +175,14 @@ class Archive:
         if self.exists(snapshot_id):
             # Complete: nothing to write. A cleanup that died part-way is finished, though.
             result = StoreResult(snapshot_id, new=False, logical_bytes=counters.logical_bytes)
+            if _emptied(self.load(snapshot_id, with_files=False)) != _emptied(doc):
+                result.warnings.append(
+                    "already archived with different content: the archived version is kept"
+                )
             if apply_history:
                 result.deleted = self._apply_history(doc, snapshot_id, keep_this=False)
             return result
+        require_xml_safe(doc)  # kept as XML: refused, never stored changed
         result = StoreResult(snapshot_id, new=True)
         day = modified_day(doc)
         files = iter_files(doc)
@@ -199,6 +215,7 @@ class Archive:
                 SNAPSHOTS_BY_UNIQUEID,
                 [{"uniqueid": origin_id(snapshot_id), "snapshot": snapshot_id}],
             )
+            record_day(self.backend, day)
             put(SNAPSHOTS_BY_MODIFIED, [{"modified": day, "snapshot": snapshot_id}])
             self._forget_day_figures(day)
             put_snapshot_xml(self.backend, snapshot_id, iter_xml(_emptied(doc)))
@@ -294,7 +311,13 @@ class Archive:
         row = self.backend.get(SNAPSHOTS, {"snapshot": require_snapshot_id(snapshot_id)})
         if row is None:
             raise NotFoundError(f"snapshot {snapshot_id} is not in the archive")
-        doc = read_xml_document(snapshot_xml(self.backend, row))
+        weight = self.read_gate.acquire(xml_size(row))  # large rows share a budget
+        try:
+            doc = read_xml_document(snapshot_xml(self.backend, row))
+        except BaseException:
+            self.read_gate.release(weight)
+            raise
+        self.read_gate.release_with(doc, weight)
         if with_files and FILE_ITEM in doc:
             keys = self._file_keys(snapshot_id, doc)
             merged: dict[str, list[Any]] = {}
@@ -376,12 +399,11 @@ class Archive:
 
     def iter_days(self, first: dt.date, last: dt.date) -> Iterator[tuple[dt.date, str]]:
         """(day, snapshot id) of complete snapshots whose $modified is in [first, last]."""
-        day = first
-        while day <= last:
+        for day in days_in(self.backend, first, last):
+            checkpoint()
             for row in self.backend.scan(SNAPSHOTS_BY_MODIFIED, {"modified": day}):
                 if self.exists(row["snapshot"]):
                     yield day, row["snapshot"]
-            day += dt.timedelta(days=1)
 
     # ---- delete ---------------------------------------------------------------------
 

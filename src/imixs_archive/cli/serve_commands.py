@@ -72,7 +72,15 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
         "Ctrl-C stops",
         flush=True,
     )
-    config = uvicorn.Config(app, log_level="info", access_log=False, proxy_headers=False)
+    config = uvicorn.Config(
+        app,
+        log_level="info",
+        access_log=False,
+        proxy_headers=False,
+        # SIGTERM waits this long for requests in flight (a client that stopped reading
+        # would keep it waiting for ever), then cancels them.
+        timeout_graceful_shutdown=int(settings.request_timeout or 60) + 1,
+    )
     try:
         uvicorn.Server(config).run(sockets=[sock])
     finally:

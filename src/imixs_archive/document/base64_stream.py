@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterable, Iterator
 
 import pybase64
 
+from imixs_archive.document.values import padding_bits_clear
+
 _WHITESPACE = b" \t\r\n"
 ENCODE_BLOCK = 48 * 1024
 """Bytes encoded per output piece (a multiple of 3: 64 KiB of base64 text)."""
@@ -107,6 +109,8 @@ class Base64Decoder:
         if len(out) != len(data) // 4 * 3 - pads:
             raise ValueError("invalid base64 data: a character outside the alphabet")
         if pads:
+            if not padding_bits_clear(bytes(data[-4:])):
+                raise ValueError("invalid base64 data: padding bits are not zero")
             self._padded = True
         if out:
             self.decoded += len(out)
@@ -119,6 +123,8 @@ class Base64Decoder:
             return
         if len(carry) == 1:
             raise ValueError("truncated base64 data")
+        if carry.endswith(b"="):
+            raise ValueError("invalid base64 data: incomplete padding")
         self._decode(memoryview(carry + b"=" * (4 - len(carry))))
 
 

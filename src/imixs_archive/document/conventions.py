@@ -40,7 +40,8 @@ METADATA_ID = "0"
 
 def is_snapshot_id(snapshot_id: str) -> bool:
     """True for ids of the form ``<origin uniqueid>-<epoch millis>`` (current or legacy)."""
-    return bool(SNAPSHOT_ID.match(snapshot_id) or LEGACY_SNAPSHOT_ID.match(snapshot_id))
+    # fullmatch: ``$`` alone also matches before a trailing newline
+    return bool(SNAPSHOT_ID.fullmatch(snapshot_id) or LEGACY_SNAPSHOT_ID.fullmatch(snapshot_id))
 
 
 def require_snapshot_id(snapshot_id: str) -> str:

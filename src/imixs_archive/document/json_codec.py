@@ -29,7 +29,7 @@ from typing import Any
 from imixs_archive.document.base64_stream import iter_base64
 from imixs_archive.document.model import BinaryStream, Document, XsType
 from imixs_archive.document.values import format_value, parse_value
-from imixs_archive.errors import DocumentError
+from imixs_archive.errors import DocumentError, HostileInputError
 
 _MAP = XsType.MAP.value
 _LIST = XsType.LIST.value
@@ -49,20 +49,60 @@ def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
-def _load(data: bytes | str) -> Any:
+PairsFilter = Callable[[list[tuple[str, Any]]], list[tuple[str, Any]]]
+
+
+def _load(data: bytes | str, pairs_filter: PairsFilter | None = None) -> Any:
+    hook = _pairs_hook
+    if pairs_filter is not None:
+
+        def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+            return _pairs_hook(pairs_filter(pairs))
+
     try:
-        return json.loads(data, object_pairs_hook=_pairs_hook)
+        return json.loads(data, object_pairs_hook=hook)
     except json.JSONDecodeError as exc:
         raise DocumentError(
             f"malformed JSON: {exc.msg}", f"line {exc.lineno}, column {exc.colno}"
         ) from None
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+    except RecursionError:
+        raise HostileInputError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
+    except (UnicodeDecodeError, ValueError) as exc:
         raise DocumentError(f"malformed JSON: {exc}") from None
+
+
+MAX_DEPTH = 128
+"""Nesting of JSON arrays and objects (twice the XML reader's element depth: a map level
+is two JSON levels)."""
+
+
+def _check_depth(root: Any) -> None:
+    """Refuse nesting deeper than ``MAX_DEPTH`` before the recursive walk meets it."""
+    level: list[Any] = [root]
+    for _depth in range(MAX_DEPTH + 1):
+        nested = [
+            child
+            for node in level
+            for child in (node.values() if isinstance(node, dict) else node)
+            if isinstance(child, dict | list)
+        ]
+        if not nested:
+            return
+        level = nested
+    raise HostileInputError(f"JSON nested deeper than {MAX_DEPTH} levels")
 
 
 def read_json(data: bytes | str) -> list[Document]:
     """The documents of an Imixs JSON input (one document or a ``data`` collection)."""
-    root = _load(data)
+    return read_json_skeleton(data, None)
+
+
+def read_json_skeleton(data: bytes | str, pairs_filter: PairsFilter | None) -> list[Document]:
+    """As :func:`read_json`, each object's pairs passed through ``pairs_filter`` first
+    (``json_stream`` puts spooled strings back: a base64 ``$`` may then be a stream)."""
+    root = _load(data, pairs_filter)
+    if isinstance(root, dict | list):
+        _check_depth(root)
     if isinstance(root, dict) and "item" in root:
         return [_document(root, 0)]
     if isinstance(root, dict) and "data" in root:
@@ -146,6 +186,8 @@ def _object_value(raw: dict[str, Any], where: str) -> Any:
         return _values(raw.get("value"), where)
     if xs_type in ("nil", "xs:nil"):
         return None
+    if xs_type == _BASE64 and isinstance(raw.get("$"), BinaryStream):
+        return raw["$"]  # spooled by json_stream: decoded as it is read
     return parse_value(xs_type, _lexical(raw.get("$", ""), where), where)
 
 

@@ -286,7 +286,7 @@ class Document(MutableMapping[str, list[Any]]):
     of the Imixs API is :meth:`get_values` here (empty list when missing).
     """
 
-    __slots__ = ("_items",)
+    __slots__ = ("__weakref__", "_items")
 
     def __init__(self, items: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None):
         self._items: dict[str, list[Any]] = {}

@@ -150,8 +150,26 @@ def decode_base64(text: str | bytes) -> bytes:
     data = text.encode("ascii") if isinstance(text, str) else bytes(text)
     data = b"".join(data.split())
     if len(data) % 4:
+        if data.endswith(b"="):
+            raise ValueError("incomplete base64 padding")
         data += b"=" * (-len(data) % 4)
-    return binascii.a2b_base64(data, strict_mode=True)
+    decoded = binascii.a2b_base64(data, strict_mode=True)
+    if data.endswith(b"=") and not padding_bits_clear(data[-4:]):
+        raise ValueError("base64 padding bits are not zero (not canonical)")
+    return decoded
+
+
+_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+def padding_bits_clear(quad: bytes) -> bool:
+    """True when the bits a padded last quad of base64 does not use are zero, as every
+    encoder writes them (``YQ==``, not ``YR==``): otherwise two texts decode alike."""
+    if quad.endswith(b"=="):
+        return _ALPHABET.find(quad[1:2]) % 16 == 0
+    if quad.endswith(b"="):
+        return _ALPHABET.find(quad[2:3]) % 4 == 0
+    return True
 
 
 def _parse_string(text: str) -> str:

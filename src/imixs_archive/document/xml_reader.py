@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO, Protocol
 from xml.parsers import expat
 
+from imixs_archive.budget import checkpoint
 from imixs_archive.document.base64_stream import Base64Decoder
 from imixs_archive.document.model import Document
 from imixs_archive.document.values import is_scalar_type, parse_value
@@ -88,6 +89,11 @@ class ReaderLimits:
     """Characters of one string (or other non-binary) value."""
     max_items: int = 100_000
     """``<item>`` plus ``<value>`` elements in one document."""
+    max_token: int = 2**20
+    """Bytes of one tag (with its attribute values), comment or processing instruction.
+    Imixs XML has none above a few hundred bytes; expat 2.5 needs time quadratic in a
+    token's size (CVE-2023-52425: Python's ``Parse`` feeds it 1 MiB at a time and each
+    piece scans the unfinished token again), so large ones are refused."""
 
 
 class _MemorySink:
@@ -143,6 +149,8 @@ class _Builder:
         self._count = 0
         self._in_cdata = False
         self._expat_fed = 0  # bytes given to expat
+        self._held: list[bytes] = []  # blocks held back while expat has a long token
+        self._held_size = 0
         self._line_shift = 0  # newlines in bytes that went around expat
         self._col_shift = (0, 0)  # (expat line, columns to add on that line)
         self._parser = parser = expat.ParserCreate(encoding, namespace_separator=" ")
@@ -168,9 +176,33 @@ class _Builder:
                 self._bypass(block[:stop] if stop < len(block) else block)
                 block = block[stop:]
         if block:
-            self._parse(block, final=False)
+            self._parse_deferred(block)
+
+    def _parse_deferred(self, block: bytes) -> None:
+        """Expat (before 2.6) scans an unfinished token (a long attribute value, a
+        comment) again from its start with every block it is given: quadratic in the
+        token. So while expat holds such a token, blocks are held back until they at
+        least double what it holds (each byte is then scanned a bounded number of times),
+        and a token past ``max_token`` is refused. After ``Parse`` returns, expat's
+        ``CurrentByteIndex`` is where its unfinished token starts."""
+        self._held.append(block)
+        self._held_size += len(block)
+        pending = self._expat_fed - max(self._parser.CurrentByteIndex, 0)
+        if pending > self._limits.max_token:
+            raise HostileInputError(
+                f"a tag, attribute value or comment larger than {self._limits.max_token} bytes",
+                self._where(),
+            )
+        if self._held_size < pending:
+            return
+        data = self._held[0] if len(self._held) == 1 else b"".join(self._held)
+        self._held, self._held_size = [], 0
+        self._parse(data, final=False)
 
     def close(self) -> None:
+        if self._held:
+            data, self._held, self._held_size = b"".join(self._held), [], 0
+            self._parse(data, final=False)
         self._parse(b"", final=True)
         if self._stack:  # pragma: no cover - expat reports unclosed elements itself
             raise DocumentError("unexpected end of input", self._where())
@@ -191,6 +223,8 @@ class _Builder:
             message = expat.errors.messages[exc.code] if exc.code else str(exc)
             where = self._position(exc.lineno, exc.offset)
             raise DocumentError(f"malformed XML: {message}", where) from None
+        except (LookupError, UnicodeError) as exc:  # an encoding Python does not know
+            raise DocumentError(f"malformed XML: unsupported encoding ({exc})") from None
         self._expat_fed += len(block)
 
     def _can_bypass(self) -> bool:
@@ -199,6 +233,7 @@ class _Builder:
             bool(self._stack)
             and self._stack[-1].kind == _BINARY
             and not self._in_cdata
+            and not self._held
             and self._parser.CurrentByteIndex == self._expat_fed
         )
 
@@ -485,6 +520,7 @@ def _iter_documents(
     builder = _Builder(file_sink, limits, encoding)
     try:
         for block in blocks:
+            checkpoint()  # the request that sent it may be gone, or out of time
             builder.feed(block)
             yield from builder.take_ready()
         builder.close()

@@ -83,7 +83,19 @@ def backup_path(root: Path, doc: Document, snapshot_id: str, all_snapshots: bool
     if not isinstance(created, dt.datetime):
         raise ArchiveError(f"snapshot {snapshot_id} has no $created date")
     name = snapshot_id if all_snapshots else origin_id(snapshot_id)
-    return root / f"{created.year:04d}" / f"{created.month:02d}" / f"{name}.xml"
+    return _inside(root, f"{created.year:04d}", f"{created.month:02d}", f"{name}.xml")
+
+
+def _inside(root: Path, *parts: str) -> Path:
+    """``root / parts`` if that names a file inside ``root``: the (legacy) id pattern admits
+    ``/``, ``..`` and control characters, which must never lead a write elsewhere."""
+    for part in parts:
+        if part in ("", ".", "..") or any(ord(c) < 32 or c in "/\\" for c in part):
+            raise ArchiveError(f"{part!r} cannot be a file name in a backup folder")
+    path = root.joinpath(*parts)
+    if not os.path.normpath(path).startswith(os.path.join(os.path.normpath(root), "")):
+        raise ArchiveError(f"{path} is outside the backup folder {root}")
+    return path
 
 
 def backup(

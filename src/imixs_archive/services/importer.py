@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO
 
 from imixs_archive.archive.snapshots import Archive, Failure, StoreResult
-from imixs_archive.document.json_codec import read_json
+from imixs_archive.document.json_stream import iter_json_stream
 from imixs_archive.errors import ArchiveError
 
 SUFFIXES = (".xml", ".json")
@@ -103,15 +103,41 @@ def _open(source: Source) -> AbstractContextManager[IO[bytes]]:
 def _store_all(
     archive: Archive, source: Source, stream: _Counted
 ) -> Iterator[StoreResult | Failure]:
-    if source.path is not None and source.path.suffix == ".json":
-        docs = read_json(stream.read())
+    first = b""
+    if source.path is None:  # standard input: JSON when it starts like JSON
+        first = stream.read(READ_FIRST)
+    if _is_json(source, first):
+        docs = iter_json_stream(_Prefixed(first, stream))
         for index, doc in enumerate(docs):
             try:
                 yield archive.store(doc)
             except ArchiveError as exc:
                 yield f"{source.name} (document {index + 1})", exc
         return
-    yield from archive.ingest(stream, name=source.name)
+    yield from archive.ingest(_Prefixed(first, stream), name=source.name)
+
+
+READ_FIRST = 64 * 1024
+
+
+def _is_json(source: Source, first: bytes) -> bool:
+    if source.path is not None:
+        return source.path.suffix == ".json"
+    return first.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"[")
+
+
+class _Prefixed:
+    """``first`` (already read), then the rest of ``stream``."""
+
+    def __init__(self, first: bytes, stream: _Counted) -> None:
+        self._first = first
+        self._stream = stream
+
+    def read(self, size: int = -1) -> bytes:
+        if self._first:
+            first, self._first = self._first, b""
+            return first
+        return self._stream.read(size)
 
 
 class _Counted:

@@ -263,6 +263,21 @@ ARCHIVE_SYNC_INSTANCES = Table(
     java=False,
 )
 
+# Which days have snapshots, so that a listing over a long range of days costs what it
+# returns rather than one query per calendar day (from year 1 that is 740,000 queries).
+# One partition (bucket 0): a row per day that ever had a snapshot, a few KB a decade. The
+# row (bucket 1, 0001-01-01) says the index is complete: written once the days of
+# snapshots_by_modified that existed before this table were copied in
+# (archive/snapshots.py). Rows outlive their snapshots: an emptied day costs one query.
+ARCHIVE_MODIFIED_DAYS = Table(
+    "archive_modified_days",
+    _cols(("bucket", N), ("day", D)),
+    partition_key=("bucket",),
+    clustering_key=("day",),
+    serves="Q14: the UTC days of $modified that have (or had) snapshots, in day order.",
+    java=False,
+)
+
 TABLES: tuple[Table, ...] = (
     SNAPSHOTS,
     SNAPSHOTS_BY_UNIQUEID,
@@ -279,6 +294,7 @@ TABLES: tuple[Table, ...] = (
     ARCHIVE_SYNC_FAILURES,
     ARCHIVE_SYNC_INSTANCES,
     ARCHIVE_SNAPSHOT_PARTS,
+    ARCHIVE_MODIFIED_DAYS,
 )
 JAVA_TABLES = tuple(table for table in TABLES if table.java)
 

@@ -36,10 +36,10 @@ from imixs_archive.analytics.leadtimes import (
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.errors import ConfigError
 from imixs_archive.web.export_stream import Pipe, iter_rest, start_writer
-from imixs_archive.web.problems import BadRequestError
+from imixs_archive.web.problems import PROBLEM_RESPONSES, BadRequestError
 from imixs_archive.web.state import Reader, Svc
 
-router = APIRouter(prefix="/api/analytics", tags=["analytics"])
+router = APIRouter(prefix="/api/analytics", tags=["analytics"], responses=PROBLEM_RESPONSES)
 
 MAX_DAYS = 7306
 """The longest aggregate range (20 years): each day not stored yet is computed."""

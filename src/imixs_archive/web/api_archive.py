@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 from starlette.concurrency import run_in_threadpool
+from starlette.convertors import register_url_convertor
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 
@@ -21,12 +22,16 @@ from imixs_archive.document.conventions import iter_files, origin_id, snapshot_m
 from imixs_archive.document.json_codec import iter_json
 from imixs_archive.document.model import Document
 from imixs_archive.errors import NotFoundError
-from imixs_archive.web.problems import BadRequestError
-from imixs_archive.web.push import receive_snapshots
+from imixs_archive.web.problems import PROBLEM_RESPONSES, BadRequestError
+from imixs_archive.web.push import PUSH_BODY, receive_snapshots
 from imixs_archive.web.state import Manager, Reader, Svc
-from imixs_archive.web.streaming import file_response, negotiate, xml_response
+from imixs_archive.web.streaming import AnyNameConvertor, file_response, negotiate, xml_response
 
-router = APIRouter(prefix="/api", tags=["archive"])
+# A file name may hold any character XML can carry, CR and LF included; Starlette's
+# ``path`` convertor (``.*``) stops at a newline, so such a file could not be fetched.
+register_url_convertor("anyname", AnyNameConvertor())
+
+router = APIRouter(prefix="/api", tags=["archive"], responses=PROBLEM_RESPONSES)
 
 Format = Annotated[Literal["xml", "json", "html"] | None, Query(description="xml, json or html")]
 Limit = Annotated[int, Query(ge=1, le=1000, description="at most this many")]
@@ -77,7 +82,7 @@ def get_snapshot(
     return document_response(request, svc, svc.archive.load(snapshot_id, with_files=True), format)
 
 
-@router.get("/archive/snapshot/{snapshot_id}/file/{name:path}", summary="One attachment")
+@router.get("/archive/snapshot/{snapshot_id}/file/{name:anyname}", summary="One attachment")
 def get_snapshot_file(
     request: Request, snapshot_id: str, name: str, svc: Svc, _who: Reader, download: bool = False
 ) -> Response:
@@ -222,7 +227,13 @@ def delete_snapshot(snapshot_id: str, svc: Svc, _who: Manager) -> dict[str, Any]
     }
 
 
-@router.post("/archive/snapshot", summary="Archive pushed snapshots (XML or JSON body)")
+@router.post(
+    "/archive/snapshot",
+    summary="Archive pushed snapshots (XML or JSON body)",
+    status_code=201,
+    responses={200: {"description": "every document was archived already"}},
+    openapi_extra={"requestBody": PUSH_BODY},
+)
 async def push_snapshot(request: Request, svc: Svc, _who: Manager) -> JSONResponse:
     """The body is a ``<document>``, a ``<data>`` of documents, or Imixs JSON. 201 when
     something new was archived, 200 when all was there already; a problem (400) when any

@@ -18,10 +18,10 @@ from imixs_archive.services.resync import request_cancel
 from imixs_archive.services.sync_failures import FailureBook
 from imixs_archive.services.sync_status import retry_dead_letters
 from imixs_archive.web.integrations import WorkflowLink, not_configured, sync_overview
-from imixs_archive.web.problems import BadRequestError
+from imixs_archive.web.problems import PROBLEM_RESPONSES, BadRequestError
 from imixs_archive.web.state import Manager, Reader, Services, Svc
 
-router = APIRouter(prefix="/api", tags=["jobs"])
+router = APIRouter(prefix="/api", tags=["jobs"], responses=PROBLEM_RESPONSES)
 
 MAX_LISTED = 200
 _FOLDER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")

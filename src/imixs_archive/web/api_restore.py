@@ -21,10 +21,10 @@ from imixs_archive.services.restore import RestoreRange, parse_filter
 from imixs_archive.web import restore_jobs
 from imixs_archive.web.api_jobs import workflow
 from imixs_archive.web.integrations import restore_overview
-from imixs_archive.web.problems import BadRequestError
+from imixs_archive.web.problems import PROBLEM_RESPONSES, BadRequestError
 from imixs_archive.web.state import Manager, Reader, Services, Svc
 
-router = APIRouter(prefix="/api/restore", tags=["restore"])
+router = APIRouter(prefix="/api/restore", tags=["restore"], responses=PROBLEM_RESPONSES)
 JOB = "restore"
 
 

@@ -19,6 +19,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from imixs_archive import __version__
+from imixs_archive.archive.read_gate import ReadGate
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.services.gc_schedule import GcSchedule
@@ -37,6 +38,7 @@ from imixs_archive.web import (
 from imixs_archive.web.auth import Authenticator, TokenVerifier
 from imixs_archive.web.dashboard import DashboardCache
 from imixs_archive.web.integrations import WorkflowLink
+from imixs_archive.web.limits import RequestBudget
 from imixs_archive.web.metrics import MeteredBackend, Metrics, RequestMetrics
 from imixs_archive.web.oidc import oidc_verifier
 from imixs_archive.web.problems import install_problem_handlers
@@ -66,6 +68,7 @@ def create_app(
     metered = MeteredBackend(backend, metrics)
     archive = Archive(metered, gc_grace=settings.gc_grace)
     collector = GcSchedule(metered, settings)
+    archive.read_gate = ReadGate(settings.read_memory_mb * 2**20)
     runner = jobs or JobRunner()
     verifier = oidc if oidc is not None else oidc_verifier(settings)
     svc = Services(
@@ -114,6 +117,7 @@ def create_app(
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     app.add_middleware(SecurityHeaders)
     app.add_middleware(RequestMetrics, metrics=metrics)
+    app.add_middleware(RequestBudget, seconds=settings.request_timeout or None)
     return app
 
 

@@ -33,6 +33,7 @@ from imixs_archive.web.credentials import (
     Role,
     grants,
     has_credentials,
+    hash_password,
     is_loopback,
     parse_tokens,
     parse_users,
@@ -93,6 +94,12 @@ class Authenticator:
         self._verified: OrderedDict[bytes, Principal] = OrderedDict()
         self._cache_lock = threading.Lock()
         self.throttle = LoginThrottle()
+        rounds = max((_rounds(u.password_hash) for u in self.users.values()), default=1000)
+        self._dummy_hash = hash_password(secrets.token_urlsafe(16), iterations=rounds)
+        self._ended: dict[str, float] = {}  # session nonce -> its expiry, for logouts
+        self._ended_lock = threading.Lock()
+        self._trusted = {p.strip() for p in settings.trusted_proxies.split(",") if p.strip()}
+        self._cookie_secure = settings.cookie_secure
 
     # ---- identifying callers ---------------------------------------------------------
 
@@ -129,11 +136,15 @@ class Authenticator:
             if cached is not None:
                 self._verified.move_to_end(key)
                 return cached
-        wait = self.throttle.wait(name)
+        wait = self.throttle.begin(name)  # counted before hashing: no race past the lock
         if wait > 0:
             raise TooManyLoginsError(name, wait)
         user = self.users.get(name)
-        if user is None or not verify_password(password, user.password_hash):
+        # An unknown name costs the same hashing as a wrong password: names cannot be probed.
+        if not verify_password(password, self._dummy_hash if user is None else user.password_hash):
+            self.throttle.failed(name)
+            return None
+        if user is None:  # pragma: no cover - the dummy hash matches no password
             self.throttle.failed(name)
             return None
         self.throttle.succeeded(name)
@@ -169,7 +180,8 @@ class Authenticator:
 
     def make_session(self, principal: Principal, now: float | None = None) -> str:
         expires = int((now if now is not None else time.time()) + SESSION_SECONDS)
-        payload = json.dumps({"u": principal.name, "e": expires}, separators=(",", ":"))
+        nonce = secrets.token_urlsafe(12)
+        payload = json.dumps({"u": principal.name, "e": expires, "n": nonce}, separators=(",", ":"))
         body = base64.urlsafe_b64encode(payload.encode("utf-8")).decode("ascii").rstrip("=")
         return f"{body}.{self._sign(body)}"
 
@@ -179,13 +191,42 @@ class Authenticator:
             return None
         try:
             data = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
-            name, expires = str(data["u"]), int(data["e"])
+            name, expires, nonce = str(data["u"]), int(data["e"]), str(data["n"])
         except (ValueError, KeyError, TypeError):
             return None
         user = self.users.get(name)  # the role as configured now, not as it was
         if user is None or expires < (now if now is not None else time.time()):
             return None
+        with self._ended_lock:
+            if nonce in self._ended:
+                return None
         return Principal(user.name, user.role, "session")
+
+    def end_session(self, cookie: str) -> None:
+        """Logout: the cookie stops working here even if its holder kept a copy. Kept in
+        this process until the cookie would have expired anyway."""
+        body = cookie.partition(".")[0]
+        if self.read_session(cookie) is None:
+            return
+        data = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+        now = time.time()
+        with self._ended_lock:
+            for nonce in [n for n, until in self._ended.items() if until < now]:
+                del self._ended[nonce]
+            self._ended[str(data["n"])] = float(data["e"])
+
+    def secure_cookies(self, conn: HTTPConnection) -> bool:
+        """Whether a login cookie gets the Secure flag: ARCHIVE_COOKIE_SECURE, or (auto)
+        when the request came over https, directly or as a trusted proxy says."""
+        if self._cookie_secure != "auto":
+            return self._cookie_secure == "always"
+        if conn.url.scheme == "https":
+            return True
+        peer = conn.client.host if conn.client else ""
+        if "*" in self._trusted or peer in self._trusted:
+            forwarded = conn.headers.get("x-forwarded-proto", "")
+            return forwarded.split(",")[0].strip().lower() == "https"
+        return False
 
     def _sign(self, body: str) -> str:
         mac = hmac.new(self._secret, b"session\0" + body.encode("ascii"), hashlib.sha256)
@@ -209,6 +250,12 @@ class Authenticator:
             raise AccessDeniedError(f"request from another origin ({origin}) refused")
         if origin == "null":
             raise AccessDeniedError("request from an opaque origin refused")
+
+
+def _rounds(encoded: str) -> int:
+    """The PBKDF2 rounds of a configured hash (the dummy hash costs as much)."""
+    parts = encoded.split("$")
+    return int(parts[1]) if len(parts) == 4 and parts[1].isdigit() else 1000
 
 
 def _hostname(host_header: str) -> str:

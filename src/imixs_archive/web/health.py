@@ -9,8 +9,10 @@ written for it keep working: ``{"status": "UP", "checks": [{"name": "imixs-archi
 from __future__ import annotations
 
 import datetime as dt
+import shutil
 import time
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter
@@ -21,6 +23,7 @@ from imixs_archive import __version__
 from imixs_archive.archive.state import load_state
 from imixs_archive.errors import ArchiveError
 from imixs_archive.services.sync import COUNTERS
+from imixs_archive.web.limits import workers_free
 from imixs_archive.web.state import Reader, Services, Svc
 
 router = APIRouter(tags=["operations"])
@@ -28,9 +31,39 @@ router = APIRouter(tags=["operations"])
 PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
 
 
-@router.get("/healthz", summary="The process is up")
-async def healthz() -> dict[str, str]:
-    return {"status": "ok"}
+LIVENESS_WAIT = 5.0
+"""Seconds /healthz waits for a free worker thread before it says the service is stuck."""
+
+
+@router.get(
+    "/healthz",
+    summary="The process is up and can still work",
+    responses={503: {"description": "every worker thread has been busy for seconds"}},
+)
+async def healthz() -> JSONResponse:
+    waited = await workers_free(LIVENESS_WAIT)
+    if waited is None:
+        message = f"no worker thread freed up within {LIVENESS_WAIT:g} s: the service is stuck"
+        return JSONResponse({"status": "stuck", "message": message}, status_code=503)
+    return JSONResponse({"status": "ok"})
+
+
+def _disk_check(svc: Services) -> str | None:
+    """Why the embedded store's disk cannot take writes (None: it can)."""
+    path = svc.backend.describe().get("path")
+    if not isinstance(path, str) or not path:
+        return None  # Cassandra: the cluster reports its own disks
+    try:
+        free = shutil.disk_usage(Path(path).parent).free
+    except OSError as exc:
+        return f"cannot read the free space of {path}: {exc.strerror or exc}"
+    needed = svc.settings.min_free_mb * 2**20
+    if free < needed:
+        return (
+            f"the disk of the store has {free // 2**20} MiB free, less than "
+            f"{svc.settings.min_free_mb} MiB (ARCHIVE_MIN_FREE_MB): writes would fail"
+        )
+    return None
 
 
 def _mp_health(checks: list[dict[str, Any]]) -> JSONResponse:
@@ -72,6 +105,9 @@ def store_check(svc: Services) -> tuple[bool, str, float]:
     start = time.perf_counter()
     try:
         load_state(svc.backend)
+        full = _disk_check(svc)
+        if full is not None:
+            return False, full, time.perf_counter() - start
     except ArchiveError as exc:
         return False, str(exc), time.perf_counter() - start
     except Exception as exc:  # a driver error that escaped mapping still means not ready

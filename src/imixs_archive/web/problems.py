@@ -16,8 +16,10 @@ from urllib.parse import quote
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
+from imixs_archive.budget import BudgetSpentError, ClientGoneError
 from imixs_archive.errors import (
     ArchiveError,
     ConfigError,
@@ -64,10 +66,51 @@ STATUS_OF: tuple[tuple[type[ArchiveError], int], ...] = (
     (DocumentError, 400),  # HostileInputError included
     (ConfigError, 503),  # a feature that is not configured
     (ShuttingDownError, 503),
+    (BudgetSpentError, 503),
+    (ClientGoneError, 503),  # nobody reads it
     (StoreUnavailableError, 503),
     (StoreError, 502),
     (IntegrityError, 500),
 )
+
+
+MESSAGE_LIMIT = 1000
+"""Characters of a message in an error answer: messages may quote the input, which must
+not come back by the megabyte."""
+
+_PROBLEM_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "type": {"type": "string"},
+        "title": {"type": "string"},
+        "status": {"type": "integer"},
+        "message": {"type": "string"},
+    },
+    "required": ["type", "title", "status", "message"],
+}
+
+
+def _problem_doc(text: str) -> dict[str, Any]:
+    return {"description": text, "content": {PROBLEM_TYPE: {"schema": _PROBLEM_SCHEMA}}}
+
+
+PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: _problem_doc("a parameter or document that cannot be used"),
+    401: _problem_doc("no credentials, or wrong ones"),
+    403: _problem_doc("a reader asking for a manager's action, or a cross-site request"),
+    404: _problem_doc("no such snapshot or file"),
+    413: _problem_doc("a request body over ARCHIVE_MAX_UPLOAD_MB"),
+    429: _problem_doc("too many failed logins for this user name"),
+    503: _problem_doc("the store is unreachable, or the request ran out of time"),
+}
+"""The error answers every API route may give (for the OpenAPI description)."""
+
+
+def brief(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """``text``, or its start and how much was cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit} more characters)"
 
 
 def status_of(error: ArchiveError) -> int:
@@ -84,7 +127,7 @@ def problem(
         "type": "about:blank",
         "title": HTTPStatus(status).phrase,
         "status": status,
-        "message": message,
+        "message": brief(message),
         **extra,
     }
     return JSONResponse(body, status_code=status, headers=headers, media_type=PROBLEM_TYPE)
@@ -142,6 +185,13 @@ def _login_required(_request: Request, exc: Exception) -> Response:
     return RedirectResponse(f"/login?next={quote(exc.next_url, safe='/')}", status_code=303)
 
 
+def _client_gone(request: Request, _exc: Exception) -> Response:
+    """The client left while sending its body: nobody reads the answer, nothing to log
+    beyond a line."""
+    log.info("client went away during %s %s", request.method, request.url.path)
+    return problem(400, "the client went away before the request body was complete")
+
+
 def _unexpected(request: Request, exc: Exception) -> Response:
     log.exception("unexpected error in %s %s", request.method, request.url.path)
     return problem(500, f"internal error: {type(exc).__name__}")
@@ -152,4 +202,5 @@ def install_problem_handlers(app: FastAPI) -> None:
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(LoginRequiredError, _login_required)
+    app.add_exception_handler(ClientDisconnect, _client_gone)
     app.add_exception_handler(Exception, _unexpected)

@@ -4,7 +4,7 @@ The body is never held whole: it is copied as it arrives into a ``SpooledTempora
 (memory up to 1 MiB, then a temporary file) and counted; past ``ARCHIVE_MAX_UPLOAD_MB``
 the request ends with 413, before the rest is read (a ``Content-Length`` over the limit
 is refused before anything is read). The archive then ingests the spool on a worker
-thread (XML streams; JSON is read whole, as the JSON codec needs it).
+thread (XML streams; JSON too: its long strings are spooled, see ``json_stream``).
 """
 
 from __future__ import annotations
@@ -16,12 +16,24 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
 from imixs_archive.archive.snapshots import StoreResult
-from imixs_archive.document.json_codec import read_json
+from imixs_archive.budget import current as current_budget
+from imixs_archive.document.json_stream import iter_json_stream
 from imixs_archive.errors import ArchiveError, DocumentError, StoreError
-from imixs_archive.web.problems import PayloadTooLargeError
+from imixs_archive.web.problems import PayloadTooLargeError, brief
 from imixs_archive.web.state import Services
 
 SPOOL_MEMORY = 1024 * 1024
+
+PUSH_BODY = {
+    "required": True,
+    "description": "a <document>, a <data> of documents, or Imixs JSON (one document or "
+    '{"data": [...]}); at most ARCHIVE_MAX_UPLOAD_MB',
+    "content": {
+        "application/xml": {"schema": {"type": "string"}},
+        "application/json": {"schema": {"type": "object"}},
+    },
+}
+"""The request body, for the OpenAPI description (the route reads the raw stream)."""
 
 
 class PushFailedError(DocumentError):
@@ -51,6 +63,11 @@ async def receive_snapshots(request: Request, svc: Services) -> dict[str, Any]:
         if received == 0:
             raise DocumentError("the request has no body: expected a snapshot document")
         spool.seek(0)
+        budget = current_budget()
+        if budget is not None:
+            # Archiving is linear in a body already received and limited: a push of
+            # ARCHIVE_MAX_UPLOAD_MB is not cut by the time budget (a departure still stops it).
+            budget.no_deadline()
         report = await run_in_threadpool(_ingest, svc, spool, is_json)
     if report["failed"]:
         failed = len(report["failed"])
@@ -73,7 +90,7 @@ def _ingest(svc: Services, body: IO[bytes], is_json: bool) -> dict[str, Any]:
     metrics = svc.metrics
     try:
         if is_json:
-            outcomes: Any = _json_outcomes(svc, body.read())
+            outcomes: Any = _json_outcomes(svc, body)
         else:
             outcomes = svc.archive.ingest(body, name="request body")
         for outcome in outcomes:
@@ -87,18 +104,18 @@ def _ingest(svc: Services, body: IO[bytes], is_json: bool) -> dict[str, Any]:
                 )
             else:
                 where, error = outcome
-                failed.append({"where": where, "message": str(error)})
+                failed.append({"where": brief(where), "message": brief(str(error))})
                 metrics.record_ingest("push", "failed")
     except StoreError:
         raise
     except ArchiveError as exc:  # the body stopped being readable: what came before stays
-        failed.append({"where": "request body", "message": str(exc)})
+        failed.append({"where": "request body", "message": brief(str(exc))})
         metrics.record_ingest("push", "failed")
     return {"stored": stored, "failed": failed}
 
 
-def _json_outcomes(svc: Services, data: bytes) -> Any:
-    for index, doc in enumerate(read_json(data), 1):
+def _json_outcomes(svc: Services, body: IO[bytes]) -> Any:
+    for index, doc in enumerate(iter_json_stream(body), 1):
         try:
             yield svc.archive.store(doc)
         except StoreError:

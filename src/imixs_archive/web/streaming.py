@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from itertools import chain
 from urllib.parse import quote
 
+from starlette.convertors import Convertor
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
@@ -55,6 +56,32 @@ def negotiate(request: Request, explicit: str | None, default: str = "xml") -> s
         if media.lower() in FORMATS and quality > 0:
             accepted.append((-quality, index, FORMATS[media.lower()]))
     return min(accepted)[2] if accepted else default
+
+
+# type/subtype with parameters, nothing a header cannot carry; anything else is served as
+# application/octet-stream (a CR/LF in a stored content type would break the answer).
+_TOKEN = r"[A-Za-z0-9!#$&^_.+-]+"
+_MEDIA_TYPE = re.compile(
+    rf'{_TOKEN}/{_TOKEN}(?:[ \t]*;[ \t]*{_TOKEN}=(?:{_TOKEN}|"[^"\x00-\x1f\x7f-\uffff]*"))*'
+)
+OCTETS = "application/octet-stream"
+
+
+class AnyNameConvertor(Convertor[str]):
+    """A path parameter that runs to the end of the path, newlines included."""
+
+    regex = "[\\s\\S]*"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+def safe_media_type(content_type: str) -> str:
+    text = content_type.strip()
+    return text if _MEDIA_TYPE.fullmatch(text) else OCTETS
 
 
 def disposition(name: str, attachment: bool) -> str:
@@ -98,6 +125,7 @@ def file_response(
     attachment: bool = False,
 ) -> Response:
     size = content.size
+    content_type = safe_media_type(content_type)
     headers = {
         "X-Content-Type-Options": "nosniff",
         "Content-Security-Policy": "sandbox",

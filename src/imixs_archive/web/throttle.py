@@ -3,7 +3,12 @@ checked for a while (each check is a deliberately slow PBKDF2, so guessing is al
 to load the server). The lock is short and grows while the failures go on: 30 s, doubling
 up to 5 minutes; a correct password clears it. Kept per user name, not per client address
 (behind a reverse proxy every client has the proxy's address); at most ``MAX_NAMES`` names
-are remembered, the least recently failed forgotten first."""
+are remembered, the least recently failed forgotten first.
+
+Attempts are counted before the password is hashed (``begin``): of the attempts for one
+name in flight at once, only as many are checked as failures are still free (one once a
+lock has run out); the others get 429 at once, so concurrent guesses cannot race past the
+lock and cost no hashing."""
 
 from __future__ import annotations
 
@@ -18,12 +23,15 @@ FREE_FAILURES = 5
 FIRST_LOCK = 30.0
 LONGEST_LOCK = 300.0
 MAX_NAMES = 10_000
+BUSY_WAIT = 1.0
+"""Retry-After for an attempt refused because as many for that name are being checked."""
 
 
 @dataclass
 class _Record:
     failures: int = 0
     locked_until: float = 0.0
+    checking: int = 0
 
 
 class LoginThrottle:
@@ -40,17 +48,37 @@ class LoginThrottle:
                 return 0.0
             return max(0.0, record.locked_until - self._clock())
 
+    def begin(self, name: str) -> float:
+        """Reserve a password check for ``name``: 0 when it may go ahead (then ``failed``
+        or ``succeeded`` must follow), else the seconds to wait."""
+        with self._lock:
+            record = self._records.get(name)
+            if record is None:
+                record = self._records[name] = _Record()
+                self._forget_oldest()
+            wait = record.locked_until - self._clock()
+            if wait > 0:
+                return wait
+            if record.checking >= max(1, FREE_FAILURES - record.failures):
+                return BUSY_WAIT
+            record.checking += 1
+            return 0.0
+
     def failed(self, name: str) -> None:
         with self._lock:
             record = self._records.pop(name, None) or _Record()
+            record.checking = max(0, record.checking - 1)
             record.failures += 1
             over = record.failures - FREE_FAILURES
             if over >= 0:
                 lock = min(FIRST_LOCK * 2**over, LONGEST_LOCK)
                 record.locked_until = self._clock() + lock
             self._records[name] = record
-            while len(self._records) > MAX_NAMES:
-                self._records.popitem(last=False)
+            self._forget_oldest()
+
+    def _forget_oldest(self) -> None:
+        while len(self._records) > MAX_NAMES:
+            self._records.popitem(last=False)
 
     def succeeded(self, name: str) -> None:
         with self._lock:

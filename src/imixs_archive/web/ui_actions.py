@@ -13,6 +13,7 @@ from typing import Annotated
 from urllib.parse import parse_qs, quote
 
 from fastapi import APIRouter, Depends
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
@@ -76,7 +77,9 @@ async def login(request: Request, svc: Svc) -> Response:
     form = await read_form(request)
     target = _safe_next(form.get("next", ""))
     try:
-        principal = svc.auth.check_password(form.get("username", ""), form.get("password", ""))
+        principal = await run_in_threadpool(  # the hashing must not stop the event loop
+            svc.auth.check_password, form.get("username", ""), form.get("password", "")
+        )
         error = "" if principal is not None else "wrong user name or password"
     except TooManyLoginsError as exc:
         principal, error = None, exc.message
@@ -91,7 +94,7 @@ async def login(request: Request, svc: Svc) -> Response:
         max_age=SESSION_SECONDS,
         httponly=True,
         samesite="strict",
-        secure=request.url.scheme == "https",
+        secure=svc.auth.secure_cookies(request),
         path="/",
     )
     return response
@@ -99,7 +102,11 @@ async def login(request: Request, svc: Svc) -> Response:
 
 @router.post("/logout")
 async def logout(request: Request) -> Response:
-    services(request).auth.check_origin(request, "POST")
+    auth = services(request).auth
+    auth.check_origin(request, "POST")
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if cookie:
+        auth.end_session(cookie)
     response = RedirectResponse("/login", status_code=303)
     response.delete_cookie(SESSION_COOKIE, path="/")
     return response

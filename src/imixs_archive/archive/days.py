@@ -1,0 +1,63 @@
+"""The index of days that have snapshots (``archive_modified_days``).
+
+A listing by ``$modified`` day over a long range walks this index instead of asking the
+store about every calendar day, so it costs what it returns: the days that have snapshots
+in the range, not the days in between. Short ranges (up to ``WALK_DAYS``) are still
+walked day by day, which also sees days a Java service sharing the keyspace wrote after
+the index was built. The index is built on first use from ``snapshots_by_modified`` (one
+pass, once: the completion row is written last, so an interrupted build starts again);
+from then on ``Archive.store`` adds each snapshot's day before its index row.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+
+from imixs_archive.budget import checkpoint
+from imixs_archive.storage.base import Backend, Row
+from imixs_archive.storage.model import ARCHIVE_MODIFIED_DAYS, SNAPSHOTS_BY_MODIFIED
+
+WALK_DAYS = 62
+"""Ranges of at most this many days are walked day by day."""
+DAYS = 0
+COMPLETE = {"bucket": 1, "day": dt.date(1, 1, 1)}
+
+
+def record_day(backend: Backend, day: dt.date) -> None:
+    """Note that ``day`` has a snapshot (before its ``snapshots_by_modified`` row)."""
+    backend.put(ARCHIVE_MODIFIED_DAYS, [{"bucket": DAYS, "day": day}])
+
+
+def days_in(backend: Backend, first: dt.date, last: dt.date) -> Iterator[dt.date]:
+    """The days of [first, last] that may have snapshots, in order: every day of a short
+    range, else the days the index holds."""
+    if (last - first).days < WALK_DAYS:
+        day = first
+        while day <= last:
+            yield day
+            day += dt.timedelta(days=1)
+        return
+    _ensure_index(backend)
+    after = {"day": first - dt.timedelta(days=1)} if first > dt.date.min else None
+    for row in backend.scan(ARCHIVE_MODIFIED_DAYS, {"bucket": DAYS}, start_after=after):
+        checkpoint()
+        if row["day"] > last:
+            return
+        yield row["day"]
+
+
+def _ensure_index(backend: Backend) -> None:
+    if backend.get(ARCHIVE_MODIFIED_DAYS, COMPLETE) is not None:
+        return
+    backend.put(ARCHIVE_MODIFIED_DAYS, _distinct_days(backend))
+    backend.put(ARCHIVE_MODIFIED_DAYS, [COMPLETE])
+
+
+def _distinct_days(backend: Backend) -> Iterator[Row]:
+    """One row per day of ``snapshots_by_modified`` (a partition's rows come together)."""
+    seen = None
+    for row in backend.scan(SNAPSHOTS_BY_MODIFIED, columns=["modified"]):
+        if row["modified"] != seen:
+            seen = row["modified"]
+            yield {"bucket": DAYS, "day": seen}
