@@ -1,0 +1,203 @@
+"""The catch-up: a continuous walk over ``/snapshot/syncpoint`` behind the event log.
+
+The event log alone cannot guarantee that every snapshot arrives: the workflow's
+``release`` deletes locked events (a Java archive beside calls it every few seconds), and
+a Java archive beside consumes events itself. So the sync also walks the workflow's own
+list of snapshots in ``$modified`` order, from a point before which every snapshot the
+workflow holds is known to be archived, and archives whatever is missing (an archived
+snapshot changes nothing). The point (``archive_sync_progress`` row ``catchup``) only moves
+to a ``$modified`` at least ``lag`` ms in the past, so that a snapshot whose transaction
+commits after a later one's (or whose clock runs behind) is not passed by.
+
+``GET /snapshot/syncpoint/{p}`` answers every snapshot sharing the smallest ``$modified``
+after ``p``, and **500** when more than 16 share it ("sync is not possible"). A 500 that
+persists (tried again ``confirm`` times) is located: since every ``q`` before that
+timestamp answers 500 too and ``q`` at it answers the next one, a search over ``q`` finds
+the timestamp; the range is recorded as skipped (``sync --status``, the monitor) and the
+walk goes on after it. Those snapshots still come through the event log. A workflow that
+answers 500 for every ``q`` up to now is unavailable, not overflowing: nothing is skipped.
+
+When a process starts with no point recorded, the point is the present minus the lag
+(``resync --from`` walks older history once).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+
+from imixs_archive.archive.snapshots import Archive, StoreResult
+from imixs_archive.archive.sync_records import ProgressBook
+from imixs_archive.errors import ArchiveError, DocumentError
+from imixs_archive.services.sync_failures import FailureBook, now_ms
+from imixs_archive.workflow.client import WorkflowClient
+from imixs_archive.workflow.errors import WorkflowUnavailableError
+from imixs_archive.workflow.events import TOPIC_ADD
+
+log = logging.getLogger("imixs_archive.sync.catchup")
+
+
+@dataclass
+class CatchUpResult:
+    steps: int = 0
+    walked: int = 0
+    new: int = 0
+    more: bool = False
+    """Stopped by its time budget with more to walk."""
+    point: int = 0
+    skipped: list[tuple[int, int]] = field(default_factory=list)
+
+
+class _Overflow(Exception):
+    """The syncpoint answer for this point is a lasting 500."""
+
+
+class CatchUp:
+    """The walk of one sync process; :meth:`run` does as much as a time budget allows."""
+
+    def __init__(
+        self,
+        archive: Archive,
+        client: WorkflowClient,
+        *,
+        lag_ms: int,
+        instance: str,
+        start: int | None = None,
+        confirm: int = 6,
+        stopping: threading.Event | None = None,
+    ) -> None:
+        self.archive = archive
+        self.client = client
+        self.lag_ms = max(0, lag_ms)
+        self.instance = instance
+        self.start = start
+        self.confirm = max(1, confirm)
+        self.stopping = stopping or threading.Event()
+        self.progress = ProgressBook(archive.backend)
+        self.failures = FailureBook(archive.backend)
+
+    def current_point(self) -> int:
+        known = self.progress.point()
+        if known is not None:
+            return known.point
+        first = self.start if self.start is not None else now_ms() - self.lag_ms
+        return self.progress.advance(first, self.instance)
+
+    def run(self, budget_s: float) -> CatchUpResult:
+        """Walk until the present minus the lag, or until ``budget_s`` is spent.
+        Raises ``WorkflowUnavailableError`` (pause) and ``StoreError``."""
+        deadline = time.monotonic() + budget_s
+        result = CatchUpResult(point=self.current_point())
+        while not self.stopping.is_set():
+            if time.monotonic() >= deadline:
+                result.more = True
+                break
+            limit = now_ms() - self.lag_ms
+            if result.point >= limit:
+                break
+            try:
+                step = self._step(result.point)
+            except _Overflow:
+                past = self._locate(result.point)
+                if past > limit:
+                    break
+                note = "more than 16 snapshots share one $modified: the syncpoint feed fails"
+                self.progress.skip(result.point + 1, past, self.instance, note)
+                log.warning("catch-up: cannot read (%d, %d]: %s", result.point, past, note)
+                result.skipped.append((result.point + 1, past))
+                result.point = self.progress.advance(past, self.instance)
+                continue
+            if step is None:
+                break
+            modified, walked, new = step
+            result.steps += 1
+            result.walked += walked
+            result.new += new
+            if modified > limit:
+                break  # too recent to be sure nothing earlier is still to come
+            result.point = self.progress.advance(modified, self.instance)
+        return result
+
+    def _step(self, point: int, again: bool = True) -> tuple[int, int, int] | None:
+        """Archive the answer for ``point``: ($modified, snapshots, newly archived)."""
+        try:
+            with self.client.stream_syncpoint(point) as blocks:
+                outcomes = list(self.archive.ingest(blocks, name=f"syncpoint {point}"))
+        except WorkflowUnavailableError as exc:
+            if exc.down or exc.status != 500:
+                raise
+            if not self._answers(point):
+                raise _Overflow() from exc
+            if not again:
+                raise
+            return self._step(point, again=False)
+        if not outcomes:
+            return None
+        stored = [o for o in outcomes if isinstance(o, StoreResult)]
+        for outcome in outcomes:
+            if not isinstance(outcome, StoreResult):
+                self._refused(point, *outcome)
+        if not stored:
+            raise DocumentError(f"catch-up at {point}: no snapshot of the answer was archived")
+        modified = self._modified(stored[0].snapshot_id)
+        if modified <= point:
+            raise DocumentError(f"catch-up at {point}: the answer is not later ({modified})")
+        return modified, len(stored), sum(int(o.new) for o in stored)
+
+    def _refused(self, point: int, where: str, error: ArchiveError) -> None:
+        """A snapshot the archive refuses is a dead letter at once (the event path would
+        fail on it the same way); the walk goes on."""
+        ref = where.rsplit(", ", 1)[-1].rstrip(")") if ", " in where else f"at {point}"
+        log.error("catch-up at %d: %s: %s", point, where, error)
+        self.failures.record(
+            f"catchup:{ref}", TOPIC_ADD, ref, f"{where}: {error}", max_attempts=1, base_delay_ms=0
+        )
+
+    def _modified(self, snapshot_id: str) -> int:
+        value = self.archive.load(snapshot_id, with_files=False).get_first("$modified")
+        if not isinstance(value, dt.datetime):
+            raise DocumentError(f"snapshot {snapshot_id} has no $modified")
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=dt.UTC)
+        return int(value.timestamp() * 1000)
+
+    # ---- the 16-per-timestamp 500 -------------------------------------------------------
+
+    def _answers(self, q: int) -> bool:
+        """Does ``syncpoint/{q}`` answer (tried ``confirm`` times: a failure may be a
+        passing one)? Raises when the workflow is down."""
+        for _ in range(self.confirm):
+            try:
+                with self.client.stream_syncpoint(q) as blocks:
+                    for _block in blocks:
+                        pass
+                return True
+            except WorkflowUnavailableError as exc:
+                if exc.down:
+                    raise
+        return False
+
+    def _locate(self, point: int) -> int:
+        """The timestamp after ``point`` that the feed cannot answer: the smallest ``q``
+        that answers. No ``q`` up to the present answers: the workflow is failing,
+        ``WorkflowUnavailableError``."""
+        low, step = point, 1
+        high = point + step
+        while not self._answers(high):
+            low = high
+            step *= 2
+            if high > now_ms() + 60_000:
+                raise WorkflowUnavailableError(
+                    f"GET snapshot/syncpoint: HTTP 500 for every point after {point}", 500
+                )
+            high = point + step
+        while high - low > 1:
+            middle = (low + high) // 2
+            if self._answers(middle):
+                high = middle
+            else:
+                low = middle
+        return high
