@@ -141,6 +141,30 @@ EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
         "DELETE FROM imixs_archive.archive_sync_instances WHERE instance = ?",
         "DELETE FROM imixs_archive.archive_sync_instances WHERE instance = ?",
     ),
+    "archive_sync_claims": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_sync_claims "
+        "(event_id text, topic text, ref text, instance text, claimed bigint, PRIMARY KEY (event_id))",
+        "INSERT INTO imixs_archive.archive_sync_claims (event_id, topic, ref, instance, claimed) VALUES (?, ?, ?, ?, ?)",
+        "SELECT event_id, topic, ref, instance, claimed FROM imixs_archive.archive_sync_claims WHERE event_id = ?",
+        "DELETE FROM imixs_archive.archive_sync_claims WHERE event_id = ?",
+        "DELETE FROM imixs_archive.archive_sync_claims WHERE event_id = ?",
+    ),
+    "archive_sync_gone": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_sync_gone "
+        "(ref text, event_id text, topic text, gone_at bigint, instance text, PRIMARY KEY (ref))",
+        "INSERT INTO imixs_archive.archive_sync_gone (ref, event_id, topic, gone_at, instance) VALUES (?, ?, ?, ?, ?)",
+        "SELECT ref, event_id, topic, gone_at, instance FROM imixs_archive.archive_sync_gone WHERE ref = ?",
+        "DELETE FROM imixs_archive.archive_sync_gone WHERE ref = ?",
+        "DELETE FROM imixs_archive.archive_sync_gone WHERE ref = ?",
+    ),
+    "archive_sync_progress": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_sync_progress "
+        "(name text, point bigint, updated bigint, owner text, note text, PRIMARY KEY (name))",
+        "INSERT INTO imixs_archive.archive_sync_progress (name, point, updated, owner, note) VALUES (?, ?, ?, ?, ?)",
+        "SELECT name, point, updated, owner, note FROM imixs_archive.archive_sync_progress WHERE name = ?",
+        "DELETE FROM imixs_archive.archive_sync_progress WHERE name = ?",
+        "DELETE FROM imixs_archive.archive_sync_progress WHERE name = ?",
+    ),
 }
 
 # Per table: the partition query ascending, and descending after a bound with a limit.
@@ -220,6 +244,18 @@ PARTITION: dict[str, tuple[str, str]] = {
         + SYNC_INSTANCE_COLS
         + " FROM imixs_archive.archive_sync_instances WHERE instance = ? LIMIT ?",
     ),
+    "archive_sync_claims": (
+        "SELECT event_id, topic, ref, instance, claimed FROM imixs_archive.archive_sync_claims WHERE event_id = ?",
+        "SELECT event_id, topic, ref, instance, claimed FROM imixs_archive.archive_sync_claims WHERE event_id = ? LIMIT ?",
+    ),
+    "archive_sync_gone": (
+        "SELECT ref, event_id, topic, gone_at, instance FROM imixs_archive.archive_sync_gone WHERE ref = ?",
+        "SELECT ref, event_id, topic, gone_at, instance FROM imixs_archive.archive_sync_gone WHERE ref = ? LIMIT ?",
+    ),
+    "archive_sync_progress": (
+        "SELECT name, point, updated, owner, note FROM imixs_archive.archive_sync_progress WHERE name = ?",
+        "SELECT name, point, updated, owner, note FROM imixs_archive.archive_sync_progress WHERE name = ? LIMIT ?",
+    ),
 }
 
 NAMES = [t.name for t in TABLES]
@@ -276,6 +312,9 @@ WHOLE_TABLE: dict[str, str] = {
     "archive_sync_instances": "SELECT "
     + SYNC_INSTANCE_COLS
     + " FROM imixs_archive.archive_sync_instances",
+    "archive_sync_claims": "SELECT event_id, topic, ref, instance, claimed FROM imixs_archive.archive_sync_claims",
+    "archive_sync_gone": "SELECT ref, event_id, topic, gone_at, instance FROM imixs_archive.archive_sync_gone",
+    "archive_sync_progress": "SELECT name, point, updated, owner, note FROM imixs_archive.archive_sync_progress",
 }
 
 

@@ -60,6 +60,10 @@ class ClaimBook:
             with self.backend.grouped():
                 self.backend.put(ARCHIVE_SYNC_CLAIMS, rows)
 
+    def get(self, event_id: str) -> Claim | None:
+        row = self.backend.get(ARCHIVE_SYNC_CLAIMS, {"event_id": event_id})
+        return Claim(**row) if row is not None else None
+
     def done(self, event_id: str) -> None:
         self.backend.delete(ARCHIVE_SYNC_CLAIMS, {"event_id": event_id})
 
@@ -67,10 +71,6 @@ class ClaimBook:
         for row in self.backend.scan(ARCHIVE_SYNC_CLAIMS):
             yield Claim(**row)
 
-    def stale(self, older_than_ms: int) -> list[Claim]:
-        """Claims taken more than ``older_than_ms`` ago, oldest first."""
-        limit = _now_ms() - older_than_ms
-        return sorted((c for c in self.all() if c.claimed <= limit), key=lambda c: c.claimed)
 
 
 @dataclass(frozen=True)

@@ -40,13 +40,13 @@ import random
 import socket
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from imixs_archive.archive.snapshots import Archive, StoreResult
-from imixs_archive.archive.sync_records import ClaimBook, GoneBook
+from imixs_archive.archive.sync_records import Claim, ClaimBook, GoneBook
 from imixs_archive.config import Settings
 from imixs_archive.errors import ArchiveError, DocumentError, NotFoundError, StoreError
 from imixs_archive.services.catchup import CatchUp
@@ -265,20 +265,31 @@ class SyncService:
                 SYNC_TOPICS, self.config.batch + min(waiting, 10 * self.config.batch)
             )
             at = now_ms()
-            work = [(event, known.get(event.id)) for event in events]
+            claims = {claim.event_id: claim for claim in self.claims.all()}
+            fresh = at - self.config.deadlock_ms
+            # Another live process has these (the workflow's lock does not say so).
+            busy = {
+                event.id
+                for event in events
+                if (claim := claims.get(event.id)) is not None
+                and claim.instance != self.instance
+                and claim.claimed > fresh
+            }
+            work = [(event, known.get(event.id)) for event in events if event.id not in busy]
+            orphans = self._orphans(claims.values(), {event.id for event in events}, known)
             self.claims.take(
                 [
                     (event.id, event.base_topic, event.ref)
-                    for event, failed in work
+                    for event, failed in work + orphans
                     if failed is None or failed.dead or failed.due(at)
                 ],
                 self.instance,
             )
-            orphans = self._orphans({event.id for event in events}, known)
         except (ArchiveError, OSError) as exc:
             result.pause = str(exc)
             return result
         result.read = len(events)
+        result.outcomes[Outcome.BUSY] += len(busy)
         result.taken_over = len(orphans)
         self._set_lag(events)
         taken_over = {event.id for event, _ in orphans}
@@ -295,14 +306,19 @@ class SyncService:
             self._catch_up(result)
         return result
 
-    def _orphans(self, seen: set[str], known: dict[str, FailedEvent]) -> list[_Work]:
+    def _orphans(
+        self, claims: Iterable[Claim], seen: set[str], known: dict[str, FailedEvent]
+    ) -> list[_Work]:
         """Claims left longer than the deadlock time whose event this round did not read:
         their process died, or the workflow's release deleted the event."""
-        stale = self.claims.stale(self.config.deadlock_ms)
+        limit = now_ms() - self.config.deadlock_ms
+        stale = sorted(
+            (c for c in claims if c.claimed <= limit and c.event_id not in seen),
+            key=lambda c: c.claimed,
+        )
         return [
             (Event(c.event_id, c.topic, c.ref), known.get(c.event_id))
             for c in stale[: self.config.batch]
-            if c.event_id not in seen
         ]
 
     def _catch_up(self, result: RoundResult) -> None:
@@ -369,6 +385,16 @@ class SyncService:
             log.exception("event %s (%s): unexpected error", event.id, event.ref)
             return Outcome.PAUSED, f"unexpected {type(exc).__name__}: {exc}"
 
+    def _still_mine(self, event: Event) -> bool:
+        """Has no other process claimed the event since this one did? Of two processes
+        that took it at once, the one that wrote last goes on (the workflow's lock cannot
+        tell them apart)."""
+        try:
+            claim = self.claims.get(event.id)
+        except StoreError as exc:
+            raise _Pause(f"store: {exc}") from exc
+        return claim is None or claim.instance == self.instance
+
     def _lock(self, event: Event) -> bool:
         """Lock the event; False only for the documented 409/404. The real workflow
         answers 500 for an event deleted since it was read (done by another process, or
@@ -388,7 +414,7 @@ class SyncService:
     ) -> Outcome:
         if self.stopping.is_set():
             return Outcome.SKIPPED
-        if not orphan and not self._lock(event):
+        if not self._still_mine(event) or (not orphan and not self._lock(event)):
             return Outcome.BUSY
         if failed is not None and failed.dead:
             # Recorded as dead by a process that died before deleting the event.
