@@ -17,6 +17,9 @@ SYNC_INSTANCE_COLS = (
     "instance, started, updated, state, events, archived,"
     " removed, bytes, failures, retries, dead_letters, lag_ms"
 )
+CLAIM_COLS = "event_id, topic, ref, instance, claimed"
+GONE_COLS = "ref, event_id, topic, gone_at, instance"
+PROGRESS_COLS = "name, point, updated, owner, note"
 
 # Per table: CREATE, INSERT, SELECT row, DELETE row, DELETE partition.
 EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
@@ -143,25 +146,28 @@ EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
     ),
     "archive_sync_claims": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_sync_claims "
-        "(event_id text, topic text, ref text, instance text, claimed bigint, PRIMARY KEY (event_id))",
-        "INSERT INTO imixs_archive.archive_sync_claims (event_id, topic, ref, instance, claimed) VALUES (?, ?, ?, ?, ?)",
-        "SELECT event_id, topic, ref, instance, claimed FROM imixs_archive.archive_sync_claims WHERE event_id = ?",
+        "(event_id text, topic text, ref text, instance text, claimed bigint, "
+        "PRIMARY KEY (event_id))",
+        "INSERT INTO imixs_archive.archive_sync_claims (" + CLAIM_COLS + ") VALUES (?, ?, ?, ?, ?)",
+        "SELECT " + CLAIM_COLS + " FROM imixs_archive.archive_sync_claims WHERE event_id = ?",
         "DELETE FROM imixs_archive.archive_sync_claims WHERE event_id = ?",
         "DELETE FROM imixs_archive.archive_sync_claims WHERE event_id = ?",
     ),
     "archive_sync_gone": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_sync_gone "
         "(ref text, event_id text, topic text, gone_at bigint, instance text, PRIMARY KEY (ref))",
-        "INSERT INTO imixs_archive.archive_sync_gone (ref, event_id, topic, gone_at, instance) VALUES (?, ?, ?, ?, ?)",
-        "SELECT ref, event_id, topic, gone_at, instance FROM imixs_archive.archive_sync_gone WHERE ref = ?",
+        "INSERT INTO imixs_archive.archive_sync_gone (" + GONE_COLS + ") VALUES (?, ?, ?, ?, ?)",
+        "SELECT " + GONE_COLS + " FROM imixs_archive.archive_sync_gone WHERE ref = ?",
         "DELETE FROM imixs_archive.archive_sync_gone WHERE ref = ?",
         "DELETE FROM imixs_archive.archive_sync_gone WHERE ref = ?",
     ),
     "archive_sync_progress": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_sync_progress "
         "(name text, point bigint, updated bigint, owner text, note text, PRIMARY KEY (name))",
-        "INSERT INTO imixs_archive.archive_sync_progress (name, point, updated, owner, note) VALUES (?, ?, ?, ?, ?)",
-        "SELECT name, point, updated, owner, note FROM imixs_archive.archive_sync_progress WHERE name = ?",
+        "INSERT INTO imixs_archive.archive_sync_progress ("
+        + PROGRESS_COLS
+        + ") VALUES (?, ?, ?, ?, ?)",
+        "SELECT " + PROGRESS_COLS + " FROM imixs_archive.archive_sync_progress WHERE name = ?",
         "DELETE FROM imixs_archive.archive_sync_progress WHERE name = ?",
         "DELETE FROM imixs_archive.archive_sync_progress WHERE name = ?",
     ),
@@ -245,16 +251,20 @@ PARTITION: dict[str, tuple[str, str]] = {
         + " FROM imixs_archive.archive_sync_instances WHERE instance = ? LIMIT ?",
     ),
     "archive_sync_claims": (
-        "SELECT event_id, topic, ref, instance, claimed FROM imixs_archive.archive_sync_claims WHERE event_id = ?",
-        "SELECT event_id, topic, ref, instance, claimed FROM imixs_archive.archive_sync_claims WHERE event_id = ? LIMIT ?",
+        "SELECT " + CLAIM_COLS + " FROM imixs_archive.archive_sync_claims WHERE event_id = ?",
+        "SELECT "
+        + CLAIM_COLS
+        + " FROM imixs_archive.archive_sync_claims WHERE event_id = ? LIMIT ?",
     ),
     "archive_sync_gone": (
-        "SELECT ref, event_id, topic, gone_at, instance FROM imixs_archive.archive_sync_gone WHERE ref = ?",
-        "SELECT ref, event_id, topic, gone_at, instance FROM imixs_archive.archive_sync_gone WHERE ref = ? LIMIT ?",
+        "SELECT " + GONE_COLS + " FROM imixs_archive.archive_sync_gone WHERE ref = ?",
+        "SELECT " + GONE_COLS + " FROM imixs_archive.archive_sync_gone WHERE ref = ? LIMIT ?",
     ),
     "archive_sync_progress": (
-        "SELECT name, point, updated, owner, note FROM imixs_archive.archive_sync_progress WHERE name = ?",
-        "SELECT name, point, updated, owner, note FROM imixs_archive.archive_sync_progress WHERE name = ? LIMIT ?",
+        "SELECT " + PROGRESS_COLS + " FROM imixs_archive.archive_sync_progress WHERE name = ?",
+        "SELECT "
+        + PROGRESS_COLS
+        + " FROM imixs_archive.archive_sync_progress WHERE name = ? LIMIT ?",
     ),
 }
 
@@ -312,9 +322,11 @@ WHOLE_TABLE: dict[str, str] = {
     "archive_sync_instances": "SELECT "
     + SYNC_INSTANCE_COLS
     + " FROM imixs_archive.archive_sync_instances",
-    "archive_sync_claims": "SELECT event_id, topic, ref, instance, claimed FROM imixs_archive.archive_sync_claims",
-    "archive_sync_gone": "SELECT ref, event_id, topic, gone_at, instance FROM imixs_archive.archive_sync_gone",
-    "archive_sync_progress": "SELECT name, point, updated, owner, note FROM imixs_archive.archive_sync_progress",
+    "archive_sync_claims": "SELECT " + CLAIM_COLS + " FROM imixs_archive.archive_sync_claims",
+    "archive_sync_gone": "SELECT " + GONE_COLS + " FROM imixs_archive.archive_sync_gone",
+    "archive_sync_progress": "SELECT "
+    + PROGRESS_COLS
+    + " FROM imixs_archive.archive_sync_progress",
 }
 
 

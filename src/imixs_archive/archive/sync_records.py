@@ -72,7 +72,6 @@ class ClaimBook:
             yield Claim(**row)
 
 
-
 @dataclass(frozen=True)
 class Gone:
     ref: str
