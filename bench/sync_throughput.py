@@ -10,9 +10,20 @@ embedded (SQLite) store by ``SyncService`` rounds until the event log is empty:
 Baseline, in the same run: the embedded store's own ingest (``Archive.ingest``) of the
 very XML files the double serves, read from disk into a fresh store in the same folder.
 
+The completeness path (claims written before each lock, and the catch-up over
+``/snapshot/syncpoint``) is on as in production, and a run ends only when the catch-up has
+confirmed every snapshot too (it walks the rest once the events are done). During the run
+the catch-up trails by ``--catchup-lag`` ms (default 1000: it re-checks snapshots the
+events archived, its steady state; 0: it races the events and archives them itself,
+one request at a time); ``--no-catchup`` measures without it. ``--idle S`` then measures
+the CPU an idle sync loop costs over S seconds (interval 5 s, the default), catch-up
+included. Besides the rate, the sync process's CPU per snapshot is printed: on a shared
+machine it moves less than the wall-clock rate.
+
     .venv/bin/python bench/sync_throughput.py                     # the recorded run
     .venv/bin/python bench/sync_throughput.py --dir /dev/shm      # store on tmpfs
     .venv/bin/python bench/sync_throughput.py --small 300 --large 2 --large-mb 8
+    .venv/bin/python bench/sync_throughput.py --large 0 --catchup-lag 0 --idle 60
 
 Not a test: figures depend on the machine. Results go to bench/README.md.
 """
@@ -69,20 +80,58 @@ def _serve(conn: multiprocessing.connection.Connection, spec: dict[str, Any]) ->
     double.stop()
 
 
+OPTIONS: dict[str, Any] = {}
+"""Settings of the sync processes (set from the command line before any is forked)."""
+
+
+def _config(workers: int, **extra: Any) -> SyncConfig:
+    catchup = {
+        "catchup": not OPTIONS.get("no_catchup", False),
+        "catchup_from": 0,
+        "catchup_lag_ms": OPTIONS.get("catchup_lag", SyncConfig.catchup_lag_ms),
+    }
+    return SyncConfig(
+        **{"interval_ms": 10, "initial_delay_ms": 0, "workers": workers, "batch": 200}
+        | catchup
+        | extra
+    )
+
+
 def _drain(url: str, store: Path, workers: int) -> tuple[int, int, float]:
-    """One sync process: rounds until the event log is empty; (archived, bytes, CPU s)."""
+    """One sync process: rounds until the event log is empty and no claim is left;
+    (snapshots archived by events or the catch-up, bytes, CPU s)."""
     with (
         SQLiteBackend(store) as backend,
         Archive(backend) as archive,
         WorkflowClient(url, max_connections=workers + 2) as client,
     ):
-        config = SyncConfig(interval_ms=10, initial_delay_ms=0, workers=workers, batch=200)
-        service = SyncService(archive, client, config)
+        service = SyncService(archive, client, _config(workers))
         cpu = time.process_time()
-        while service.run_round().read:
-            pass
+        while True:
+            result = service.run_round()
+            if not result.read and not result.catching_up and not list(service.claims.all()):
+                break
+        if service.config.catchup:
+            # Done only once the catch-up has confirmed every snapshot of the run too.
+            service.catchup.lag_ms = 0
+            while service.catchup.run(10.0).more:
+                pass
+        idle = OPTIONS.get("idle", 0.0)
+        if idle:
+            service.config = _config(workers, interval_ms=5000)
+            service.catchup.lag_ms = 0  # walk to the end: an idle loop at the head
+            started = time.process_time()
+            thread = service.start()
+            time.sleep(idle)
+            service.stop()
+            thread.join()
+            print(
+                f"  idle sync loop over {idle:.0f} s (interval 5 s, catch-up at the head): "
+                f"{(time.process_time() - started) / idle:.2%} of a core"
+            )
         service.close()
-        return service.counters.archived, service.counters.bytes, time.process_time() - cpu
+        done = service.counters.archived + service.counters.caught_up
+        return done, service.counters.bytes, time.process_time() - cpu
 
 
 def _drain_child(
@@ -149,12 +198,17 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--processes", type=int, default=1, help="sync processes at once")
     parser.add_argument("--dir", type=Path, default=None, help="where the stores go")
+    parser.add_argument("--catchup-lag", type=int, default=1000, help="ms the catch-up trails")
+    parser.add_argument("--no-catchup", action="store_true", help="without the catch-up")
+    parser.add_argument("--idle", type=float, default=0.0, help="then idle this many s")
     args = parser.parse_args()
+    OPTIONS.update(no_catchup=args.no_catchup, idle=args.idle, catchup_lag=args.catchup_lag)
     root = Path(tempfile.mkdtemp(prefix="sync-bench-", dir=args.dir))
     print(f"stores in {root}; workers {args.workers}, sync processes {args.processes}")
     try:
         small = {"seed": 1, "count": args.small, "meta": 4000, "file_bytes": 0}
         for label, spec in (("no file", small), ("2 KB file", {**small, "file_bytes": 2048})):
+            OPTIONS["idle"] = args.idle if label == "no file" else 0.0
             folder = root / f"xml-{spec['file_bytes']}"
             folder.mkdir()
             synced = _sync(
@@ -165,7 +219,9 @@ def main() -> None:
             print(
                 f"small, {label}: sync {synced['per_second']:.0f} snapshots/s; "
                 f"store's own ingest of the same files {own:.0f}/s "
-                f"(CPU: sync {synced['sync_cpu']:.0%}, double {synced['double_cpu']:.0%})"
+                f"(CPU: sync {synced['sync_cpu']:.0%}, double {synced['double_cpu']:.0%}; "
+                f"sync {synced['sync_cpu'] * synced['seconds'] / spec['count'] * 1000:.2f} ms "
+                "CPU per snapshot)"
             )
         dump = root / "xml"
         dump.mkdir()

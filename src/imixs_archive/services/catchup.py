@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 from imixs_archive.archive.snapshots import Archive, StoreResult
 from imixs_archive.archive.sync_records import ProgressBook
+from imixs_archive.document.xml_reader import discard_files, iter_xml_documents
 from imixs_archive.errors import ArchiveError, DocumentError
 from imixs_archive.services.sync_failures import FailureBook, now_ms
 from imixs_archive.workflow.client import WorkflowClient
@@ -38,6 +39,7 @@ from imixs_archive.workflow.errors import WorkflowUnavailableError
 from imixs_archive.workflow.events import TOPIC_ADD
 
 log = logging.getLogger("imixs_archive.sync.catchup")
+SAVE_EVERY_S = 1.0
 
 
 @dataclass
@@ -49,6 +51,14 @@ class CatchUpResult:
     """Stopped by its time budget with more to walk."""
     point: int = 0
     skipped: list[tuple[int, int]] = field(default_factory=list)
+
+
+def _millis(value: object) -> int | None:
+    if not isinstance(value, dt.datetime):
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=dt.UTC)
+    return int(value.timestamp() * 1000)
 
 
 class _Overflow(Exception):
@@ -88,44 +98,59 @@ class CatchUp:
 
     def run(self, budget_s: float) -> CatchUpResult:
         """Walk until the present minus the lag, or until ``budget_s`` is spent.
-        Raises ``WorkflowUnavailableError`` (pause) and ``StoreError``."""
+        Raises ``WorkflowUnavailableError`` (pause) and ``StoreError``. The point is saved
+        about once a second and at the end (after a crash, a little is walked again)."""
         deadline = time.monotonic() + budget_s
         result = CatchUpResult(point=self.current_point())
-        while not self.stopping.is_set():
-            if time.monotonic() >= deadline:
-                result.more = True
-                break
-            limit = now_ms() - self.lag_ms
-            if result.point >= limit:
-                break
-            try:
-                step = self._step(result.point)
-            except _Overflow:
-                past = self._locate(result.point)
-                if past > limit:
+        saved, saved_at = result.point, time.monotonic()
+        try:
+            while not self.stopping.is_set():
+                if time.monotonic() >= deadline:
+                    result.more = True
                     break
-                note = "more than 16 snapshots share one $modified: the syncpoint feed fails"
-                self.progress.skip(result.point + 1, past, self.instance, note)
-                log.warning("catch-up: cannot read (%d, %d]: %s", result.point, past, note)
-                result.skipped.append((result.point + 1, past))
-                result.point = self.progress.advance(past, self.instance)
-                continue
-            if step is None:
-                break
-            modified, walked, new = step
-            result.steps += 1
-            result.walked += walked
-            result.new += new
-            if modified > limit:
-                break  # too recent to be sure nothing earlier is still to come
-            result.point = self.progress.advance(modified, self.instance)
+                limit = now_ms() - self.lag_ms
+                if result.point >= limit or not self._walk(result, limit):
+                    break
+                if result.point != saved and time.monotonic() - saved_at >= SAVE_EVERY_S:
+                    result.point = saved = self.progress.advance(result.point, self.instance)
+                    saved_at = time.monotonic()
+        finally:
+            if result.point != saved:
+                result.point = self.progress.advance(result.point, self.instance)
         return result
 
+    def _walk(self, result: CatchUpResult, limit: int) -> bool:
+        """One step from ``result.point``; False when the walk ends here for now."""
+        try:
+            step = self._step(result.point)
+        except _Overflow:
+            past = self._locate(result.point)
+            if past > limit:
+                return False
+            note = "more than 16 snapshots share one $modified: the syncpoint feed fails"
+            self.progress.skip(result.point + 1, past, self.instance, note)
+            log.warning("catch-up: cannot read (%d, %d]: %s", result.point, past, note)
+            result.skipped.append((result.point + 1, past))
+            result.point = past
+            return True
+        if step is None:
+            return False
+        modified, walked, new = step
+        result.steps += 1
+        result.walked += walked
+        result.new += new
+        if modified > limit:
+            return False  # too recent to be sure nothing earlier is still to come
+        result.point = modified
+        return True
+
     def _step(self, point: int, again: bool = True) -> tuple[int, int, int] | None:
-        """Archive the answer for ``point``: ($modified, snapshots, newly archived)."""
+        """The answer for ``point``: ($modified, snapshots, newly archived). Read first
+        with attachments streamed past; only when a snapshot is missing is the answer
+        read again into the archive."""
         try:
             with self.client.stream_syncpoint(point) as blocks:
-                outcomes = list(self.archive.ingest(blocks, name=f"syncpoint {point}"))
+                docs = list(iter_xml_documents(blocks, file_sink=discard_files))
         except WorkflowUnavailableError as exc:
             if exc.down or exc.status != 500:
                 raise
@@ -134,18 +159,27 @@ class CatchUp:
             if not again:
                 raise
             return self._step(point, again=False)
-        if not outcomes:
+        if not docs:
             return None
-        stored = [o for o in outcomes if isinstance(o, StoreResult)]
+        modified = [m for doc in docs if (m := _millis(doc.get_first("$modified"))) is not None]
+        if not modified or max(modified) <= point:
+            raise DocumentError(f"catch-up at {point}: the answer has no later $modified")
+        ids = [str(doc.get_first("$uniqueid", "")) for doc in docs]
+        missing = [sid for sid in ids if not sid or not self.archive.exists(sid)]
+        new = self._store(point) if missing else 0
+        return max(modified), len(docs), new
+
+    def _store(self, point: int) -> int:
+        """Archive the answer for ``point``; how many snapshots were new."""
+        with self.client.stream_syncpoint(point) as blocks:
+            outcomes = list(self.archive.ingest(blocks, name=f"syncpoint {point}"))
+        new = 0
         for outcome in outcomes:
-            if not isinstance(outcome, StoreResult):
+            if isinstance(outcome, StoreResult):
+                new += int(outcome.new)
+            else:
                 self._refused(point, *outcome)
-        if not stored:
-            raise DocumentError(f"catch-up at {point}: no snapshot of the answer was archived")
-        modified = self._modified(stored[0].snapshot_id)
-        if modified <= point:
-            raise DocumentError(f"catch-up at {point}: the answer is not later ({modified})")
-        return modified, len(stored), sum(int(o.new) for o in stored)
+        return new
 
     def _refused(self, point: int, where: str, error: ArchiveError) -> None:
         """A snapshot the archive refuses is a dead letter at once (the event path would
@@ -155,14 +189,6 @@ class CatchUp:
         self.failures.record(
             f"catchup:{ref}", TOPIC_ADD, ref, f"{where}: {error}", max_attempts=1, base_delay_ms=0
         )
-
-    def _modified(self, snapshot_id: str) -> int:
-        value = self.archive.load(snapshot_id, with_files=False).get_first("$modified")
-        if not isinstance(value, dt.datetime):
-            raise DocumentError(f"snapshot {snapshot_id} has no $modified")
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=dt.UTC)
-        return int(value.timestamp() * 1000)
 
     # ---- the 16-per-timestamp 500 -------------------------------------------------------
 

@@ -215,6 +215,8 @@ class SyncService:
         )
         self._pool = ThreadPoolExecutor(self.config.workers, thread_name_prefix="sync")
         self._thread: threading.Thread | None = None
+        self._finished: list[str] = []
+        self._finished_lock = threading.Lock()
 
     # ---- the loop ---------------------------------------------------------------------
 
@@ -302,9 +304,18 @@ class SyncService:
                 result.outcomes[outcome] += 1
                 if outcome is Outcome.PAUSED and not result.pause:
                     result.pause = reason
+        self._drop_claims(result)
         if not result.pause and self.config.catchup:
             self._catch_up(result)
         return result
+
+    def _drop_claims(self, result: RoundResult) -> None:
+        with self._finished_lock:
+            finished, self._finished = self._finished, []
+        try:
+            self.claims.done(finished)
+        except StoreError as exc:
+            result.pause = result.pause or f"store: {exc}"
 
     def _orphans(
         self, claims: Iterable[Claim], seen: set[str], known: dict[str, FailedEvent]
@@ -488,8 +499,12 @@ class SyncService:
         self._drop(event)
 
     def _drop(self, event: Event) -> None:
+        """Delete the event; its claim goes at the end of the round, with the others in
+        one write (should the process die before, the claims are finished again: the
+        event is gone, the snapshot archived, nothing to do but delete them)."""
         self.client.delete_event(event.id)
-        self.claims.done(event.id)
+        with self._finished_lock:
+            self._finished.append(event.id)
 
     def _gone(self, event: Event, failed: FailedEvent | None) -> None:
         """The workflow deleted the snapshot (404): final, recorded, no retry."""
