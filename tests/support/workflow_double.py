@@ -36,6 +36,7 @@ empty ``<data/>``. :class:`JavaArchiveBeside` plays a Java archive sharing the w
 from __future__ import annotations
 
 import base64
+import bisect
 import datetime as dt
 import hashlib
 import json
@@ -170,6 +171,7 @@ class WorkflowDouble:
         self._refresh: dict[str, float] = {}
         self._seq = 0
         self._clock = 0
+        self._by_modified: list[tuple[int, str]] = []
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -268,6 +270,9 @@ class WorkflowDouble:
     def _put_snapshot(self, snapshot: Document) -> None:
         snapshot_id = str(snapshot.get_first("$uniqueid"))
         self.snapshots[snapshot_id] = snapshot
+        modified = snapshot.get_first("$modified")
+        if isinstance(modified, dt.datetime):
+            bisect.insort(self._by_modified, (_millis(modified), snapshot_id))
         self._xml[snapshot_id] = to_xml(snapshot, collection=True)
 
     def wipe(self) -> None:
@@ -485,22 +490,36 @@ class WorkflowDouble:
     def _syncpoint(self, after: int) -> Reply:
         with self.lock:
             self.stats.syncpoints += 1
-            later = [
-                (_millis(s.get_first("$modified")), sid)
-                for sid, s in self.snapshots.items()
-                if _millis(s.get_first("$modified")) > after
-            ]
-            if not later:
+            ids = self._first_after(after)
+            if not ids:
                 return _xml(to_xml([], collection=True)) if self.documented else (204, {}, b"")
-            first = min(later)[0]
-            ids = sorted(sid for millis, sid in later if millis == first)
             if len(ids) > SYNCPOINT_LIMIT:
                 if not self.documented:  # SnapshotException: "Sync is not possible."
                     self.stats.syncpoint_overflows += 1
                     return 500, {"Content-Type": "text/plain"}, b"more than 16 snapshots"
                 ids = ids[:SYNCPOINT_LIMIT]
+            if len(ids) == 1 and ids[0] in self._xml:
+                return _xml(self._xml[ids[0]])  # the same <data><document>, kept written
             docs = [self.snapshots[sid] for sid in ids]
         return _xml(to_xml(docs, collection=True))
+
+    def _first_after(self, after: int) -> list[str]:
+        """The snapshots sharing the smallest ``$modified`` later than ``after`` (an index
+        by ``$modified``, as the workflow's database has; entries of snapshots removed
+        since are skipped)."""
+        index = self._by_modified
+        first: int | None = None
+        ids: list[str] = []
+        for millis, sid in index[bisect.bisect_right(index, (after, "\uffff")) :]:
+            if first is not None and millis > first:
+                break
+            snapshot = self.snapshots.get(sid)
+            if snapshot is None or _millis(snapshot.get_first("$modified")) != millis:
+                continue
+            first = millis
+            if sid not in ids:
+                ids.append(sid)
+        return sorted(ids)
 
     def _restore(self, body: bytes) -> Reply:
         if not self.manager:

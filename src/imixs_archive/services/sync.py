@@ -5,12 +5,12 @@ holds it: its ``lock`` is not exclusive (a second lock answers 200 too) and its
 ``release`` deletes every locked event, whatever its age (``docs/sync.md``). So:
 
 * Each round reads up to ``WORKFLOW_SYNC_BATCH`` events of ``snapshot.add~snapshot.remove``
-  and **claims** them in the archive (``archive_sync_claims``) before it locks them. On a
-  pool of ``WORKFLOW_SYNC_WORKERS`` threads each is done: lock (advisory: it hides the
-  event from other readers; a 500 for a vanished event is no reason to stop), archive the
-  snapshot unless the archive has it (stream ``GET /documents/{ref}`` into
+  and **claims** them in the archive (``archive_sync_claims``); events another live process
+  claimed are left to it. On a pool of ``WORKFLOW_SYNC_WORKERS`` threads each is done:
+  archive the snapshot unless the archive has it (stream ``GET /documents/{ref}`` into
   ``Archive.ingest``), emit ``snapshot.backup`` events when ``BACKUP_SERVICE_ENDPOINT`` is
-  set, delete the event, drop the claim.
+  set, delete the event, drop the claim. Events are not locked: the workflow's lock keeps
+  no one apart, and a locked event is what ``release`` deletes.
 * A claim older than ``WORKFLOW_SYNC_DEADLOCK`` (its process was killed, or the event was
   released away under it) is finished by any process from its ref.
 * A snapshot the workflow answers 404 for is **gone**: recorded (``archive_sync_gone``),
@@ -25,7 +25,7 @@ A failed event is never dropped: it is retried with a growing delay, and after
 workflow that is down, or a store that is unavailable, pauses the loop with backoff.
 The service never calls ``release`` unless ``WORKFLOW_SYNC_RELEASE`` asks for it.
 
-Crash safety: every archive write is idempotent; the claim is written before the lock
+Crash safety: every archive write is idempotent; the claim is written before any work
 and dropped after the event is deleted, so a process killed at any point leaves a claim
 (or an event) that is simply done again.
 """
@@ -110,7 +110,7 @@ class Outcome(StrEnum):
 
     DONE = "done"  # archived (or removed) and the event deleted
     GONE = "gone"  # the workflow no longer holds the snapshot (404): recorded, final
-    BUSY = "busy"  # another archive instance holds its lock (only a documented 409)
+    BUSY = "busy"  # another sync process has claimed it
     DEFERRED = "deferred"  # failed before; its next attempt is not due yet
     FAILED = "failed"  # failed; unlocked for a later attempt
     DEAD = "dead"  # failed for the last time: now a dead letter
@@ -217,6 +217,7 @@ class SyncService:
         self._thread: threading.Thread | None = None
         self._finished: list[str] = []
         self._finished_lock = threading.Lock()
+        self._walker: threading.Thread | None = None
 
     # ---- the loop ---------------------------------------------------------------------
 
@@ -228,6 +229,10 @@ class SyncService:
             forget_stale_instances(self.archive.backend)
         if initial_delay and self.stopping.wait(config.initial_delay_ms / 1000):
             return
+        if config.catchup:
+            # Its own thread: one request at a time, its waits overlap the workers'.
+            self._walker = threading.Thread(target=self._walk, name="sync-catchup", daemon=True)
+            self._walker.start()
         pauses = 0
         done = 0
         while not self.stopping.is_set():
@@ -249,8 +254,26 @@ class SyncService:
                 break
             if wait:
                 self.stopping.wait(max(wait, 1) / 1000)
+        if self._walker is not None:
+            self._walker.join()
         self._set_state("stopped")
         self.save_counters()
+
+    def _walk(self) -> None:
+        """The catch-up beside the rounds, until stopped; pauses with backoff."""
+        config, pauses = self.config, 0
+        while not self.stopping.is_set():
+            result = RoundResult()
+            self._catch_up(result)
+            if result.pause:
+                pauses += 1
+                log.warning("catch-up paused: %s", result.pause)
+                wait = min(config.interval_ms * 2 ** min(pauses - 1, 16), config.pause_max_ms)
+            else:
+                pauses = 0
+                wait = 0 if result.catching_up else config.interval_ms
+            if wait:
+                self.stopping.wait(wait / 1000)
 
     def run_round(self) -> RoundResult:
         """One round: read events, claim them, process them and the claims other
@@ -258,18 +281,19 @@ class SyncService:
         result = RoundResult()
         try:
             known = {failed.event_id: failed for failed in self.failures.all()}
-            # Events waiting for their next attempt are read too, but must not hide the
-            # batch of new ones behind them.
-            waiting = sum(1 for failed in known.values() if not failed.dead)
+            claims = {claim.event_id: claim for claim in self.claims.all()}
+            at = now_ms()
+            fresh = at - self.config.deadlock_ms
+            others = sum(1 for c in claims.values() if c.instance != self.instance)
+            # Events waiting for their next attempt, or in other processes' hands, are
+            # read too, but must not hide the batch of new ones behind them.
+            waiting = sum(1 for failed in known.values() if not failed.dead) + others
             if self.config.release:
                 self.client.release_events(self.config.deadlock_ms, SYNC_TOPICS)
             events = self.client.read_events(
                 SYNC_TOPICS, self.config.batch + min(waiting, 10 * self.config.batch)
             )
-            at = now_ms()
-            claims = {claim.event_id: claim for claim in self.claims.all()}
-            fresh = at - self.config.deadlock_ms
-            # Another live process has these (the workflow's lock does not say so).
+            # Another live process has these.
             busy = {
                 event.id
                 for event in events
@@ -294,10 +318,8 @@ class SyncService:
         result.outcomes[Outcome.BUSY] += len(busy)
         result.taken_over = len(orphans)
         self._set_lag(events)
-        taken_over = {event.id for event, _ in orphans}
         futures = [
-            self._pool.submit(self._in_order, group, at, taken_over)
-            for group in _spread(work + orphans)
+            self._pool.submit(self._in_order, group, at) for group in _spread(work + orphans)
         ]
         for future in futures:
             for outcome, reason in future.result():
@@ -305,7 +327,7 @@ class SyncService:
                 if outcome is Outcome.PAUSED and not result.pause:
                     result.pause = reason
         self._drop_claims(result)
-        if not result.pause and self.config.catchup:
+        if not result.pause and self.config.catchup and self._walker is None:
             self._catch_up(result)
         return result
 
@@ -362,9 +384,7 @@ class SyncService:
 
     # ---- one event --------------------------------------------------------------------
 
-    def _in_order(
-        self, group: list[_Work], at: int, taken_over: set[str]
-    ) -> list[tuple[Outcome, str]]:
+    def _in_order(self, group: list[_Work], at: int) -> list[tuple[Outcome, str]]:
         """The events of one snapshot, in the log's order. With ``remove``, adds
         followed by a remove are superseded, even while waiting for a retry: only their
         events are deleted (the snapshot is gone from the workflow; archiving it would
@@ -374,22 +394,21 @@ class SyncService:
         superseded = removes[-1] if removes and self.config.remove else 0
         outcomes: list[tuple[Outcome, str]] = []
         for index, (event, failed) in enumerate(group):
-            orphan = event.id in taken_over
             if outcomes and outcomes[-1][0] not in (Outcome.DONE, Outcome.DEAD, Outcome.GONE):
                 outcomes.append((Outcome.SKIPPED, ""))
             elif index < superseded and event.base_topic != TOPIC_REMOVE:
-                outcomes.append(self._guarded(event, failed, orphan, superseded=True))
+                outcomes.append(self._guarded(event, failed, superseded=True))
             elif failed is not None and not failed.dead and not failed.due(at):
                 outcomes.append((Outcome.DEFERRED, ""))
             else:
-                outcomes.append(self._guarded(event, failed, orphan))
+                outcomes.append(self._guarded(event, failed))
         return outcomes
 
     def _guarded(
-        self, event: Event, failed: FailedEvent | None, orphan: bool, *, superseded: bool = False
+        self, event: Event, failed: FailedEvent | None, *, superseded: bool = False
     ) -> tuple[Outcome, str]:
         try:
-            return self._process(event, failed, orphan, superseded), ""
+            return self._process(event, failed, superseded), ""
         except _Pause as pause:
             return Outcome.PAUSED, str(pause)
         except Exception as exc:  # a bug: the event and its claim stay, the loop pauses
@@ -406,26 +425,10 @@ class SyncService:
             raise _Pause(f"store: {exc}") from exc
         return claim is None or claim.instance == self.instance
 
-    def _lock(self, event: Event) -> bool:
-        """Lock the event; False only for the documented 409/404. The real workflow
-        answers 500 for an event deleted since it was read (done by another process, or
-        released away): the claim says what to do, so the work goes on."""
-        try:
-            return self.client.lock_event(event.id)
-        except WorkflowUnavailableError as exc:
-            if exc.down:
-                raise _Pause(str(exc)) from exc
-            log.debug("lock of event %s (%s) failed: %s", event.id, event.ref, exc)
-            return True
-        except ArchiveError as exc:
-            raise _Pause(str(exc)) from exc
-
-    def _process(
-        self, event: Event, failed: FailedEvent | None, orphan: bool, superseded: bool
-    ) -> Outcome:
+    def _process(self, event: Event, failed: FailedEvent | None, superseded: bool) -> Outcome:
         if self.stopping.is_set():
             return Outcome.SKIPPED
-        if not self._still_mine(event) or (not orphan and not self._lock(event)):
+        if not self._still_mine(event):
             return Outcome.BUSY
         if failed is not None and failed.dead:
             # Recorded as dead by a process that died before deleting the event.
@@ -444,11 +447,9 @@ class SyncService:
             self.counters.add(events=1, gone=1)
             return Outcome.GONE
         except StoreError as exc:
-            self._unlock(event)
             raise _Pause(f"store: {exc}") from exc
         except WorkflowUnavailableError as exc:
             if exc.down:
-                self._unlock(event)
                 raise _Pause(str(exc)) from exc
             return self._failed(event, exc)
         except Exception as exc:  # any other reason: counted, retried, never dropped
@@ -523,7 +524,6 @@ class SyncService:
         try:
             step()
         except (ArchiveError, OSError) as exc:
-            self._unlock(event)
             raise _Pause(str(exc)) from exc
 
     def _failed(self, event: Event, exc: BaseException) -> Outcome:
@@ -539,7 +539,6 @@ class SyncService:
                 base_delay_ms=self.config.retry_delay_ms,
             )
         except StoreError as store_exc:
-            self._unlock(event)
             raise _Pause(f"store: {store_exc}") from store_exc
         if failed.dead:
             self.counters.add(dead_letters=1)
@@ -556,14 +555,7 @@ class SyncService:
         log.warning(
             "event %s (%s) failed, attempt %d: %s", event.id, event.ref, failed.attempts, error
         )
-        self._unlock(event)
         return Outcome.FAILED
-
-    def _unlock(self, event: Event) -> None:
-        """Best effort: the real workflow answers 500 when the event is no longer locked
-        (or gone); the claim brings the event back either way."""
-        with contextlib.suppress(ArchiveError, OSError):
-            self.client.unlock_event(event.id)
 
     # ---- counters -----------------------------------------------------------------------
 
