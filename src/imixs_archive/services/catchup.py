@@ -122,7 +122,7 @@ class CatchUp:
     def _walk(self, result: CatchUpResult, limit: int) -> bool:
         """One step from ``result.point``; False when the walk ends here for now."""
         try:
-            step = self._step(result.point)
+            step = self._step(result.point, limit)
         except _Overflow:
             past = self._locate(result.point)
             if past > limit:
@@ -144,10 +144,11 @@ class CatchUp:
         result.point = modified
         return True
 
-    def _step(self, point: int, again: bool = True) -> tuple[int, int, int] | None:
+    def _step(self, point: int, limit: int, again: bool = True) -> tuple[int, int, int] | None:
         """The answer for ``point``: ($modified, snapshots, newly archived). Read first
         with attachments streamed past; only when a snapshot is missing is the answer
-        read again into the archive."""
+        read again into the archive, and only when it is not later than ``limit`` (the
+        event log is still bringing those)."""
         try:
             with self.client.stream_syncpoint(point) as blocks:
                 docs = list(iter_xml_documents(blocks, file_sink=discard_files))
@@ -158,12 +159,14 @@ class CatchUp:
                 raise _Overflow() from exc
             if not again:
                 raise
-            return self._step(point, again=False)
+            return self._step(point, limit, again=False)
         if not docs:
             return None
         modified = [m for doc in docs if (m := _millis(doc.get_first("$modified"))) is not None]
         if not modified or max(modified) <= point:
             raise DocumentError(f"catch-up at {point}: the answer has no later $modified")
+        if max(modified) > limit:
+            return max(modified), 0, 0
         ids = [str(doc.get_first("$uniqueid", "")) for doc in docs]
         missing = [sid for sid in ids if not sid or not self.archive.exists(sid)]
         new = self._store(point) if missing else 0
