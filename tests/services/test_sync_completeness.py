@@ -297,3 +297,23 @@ def test_catch_up_does_not_skip_when_every_point_fails(
     assert ProgressBook(archive.backend).skipped() == []
     assert ProgressBook(archive.backend).point() is not None
     assert ProgressBook(archive.backend).point().point == 0  # type: ignore[union-attr]
+
+
+def test_the_quick_scan_reads_what_the_full_reader_reads(double: WorkflowDouble) -> None:
+    from imixs_archive.document.xml_reader import read_xml
+    from imixs_archive.document.xml_writer import to_xml
+    from imixs_archive.services.catchup import _scan
+
+    snapshots = [double.save(files={"a.bin": b"x" * 100}, note="<$uniqueid>") for _ in range(3)]
+    body = to_xml(snapshots, collection=True)
+    expected = [
+        (str(d.get_first("$uniqueid")), int(d.get_first("$modified").timestamp() * 1000))
+        for d in read_xml(body)
+    ]
+    assert _scan([body[:100], body[100:]]) == expected
+    # What it does not know (a bare <document>, a value that is no date) it leaves to
+    # the full reader.
+    assert _scan([to_xml(snapshots[0])]) is None
+    odd = snapshots[0].copy()
+    odd["$modified"] = "yesterday"
+    assert _scan([to_xml([odd], collection=True)]) is None
