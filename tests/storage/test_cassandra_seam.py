@@ -563,6 +563,13 @@ def test_plan_for_a_keyspace_the_java_service_created() -> None:
         "(instance text, started bigint, updated bigint, state text, events bigint, "
         "archived bigint, removed bigint, bytes bigint, failures bigint, retries bigint, "
         "dead_letters bigint, lag_ms bigint, PRIMARY KEY (instance))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_sync_claims "
+        "(event_id text, topic text, ref text, instance text, claimed bigint, "
+        "PRIMARY KEY (event_id))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_sync_gone "
+        "(ref text, event_id text, topic text, gone_at bigint, instance text, PRIMARY KEY (ref))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_sync_progress "
+        "(name text, point bigint, updated bigint, owner text, note text, PRIMARY KEY (name))",
     ]
     assert [s.split()[5].split(".")[1] for s in plan] == EXTRA_NAMES
 
