@@ -197,11 +197,17 @@ def test_three_processes_beside_a_java_archive_lose_nothing(
     log = tmp_path / "sync.log"
     with JavaArchiveBeside(double, interval=0.5) as java:
         processes = [_start(env, log) for _ in range(3)]
-        _wait_empty(double, store)
-        for process in processes:
-            process.send_signal(signal.SIGINT)
-        for process in processes:
-            assert process.wait(20) == 0, log.read_text()
+        try:
+            _wait_empty(double, store)
+            for process in processes:
+                process.send_signal(signal.SIGINT)
+            for process in processes:
+                assert process.wait(60) == 0, log.read_text()
+        finally:
+            for process in processes:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait(10)
     assert java.rounds > 0
     _check_exactly_once(double, store)
     with SQLiteBackend(store) as backend:
