@@ -262,6 +262,8 @@ class CatchUp:
         """Does ``syncpoint/{q}`` answer (tried ``confirm`` times: a failure may be a
         passing one)? Raises when the workflow is down."""
         for _ in range(self.confirm):
+            if self.stopping.is_set():
+                raise WorkflowUnavailableError("catch-up stopped while locating a failure", 500)
             try:
                 with self.client.stream_syncpoint(q) as blocks:
                     for _block in blocks:
