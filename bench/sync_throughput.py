@@ -10,9 +10,20 @@ embedded (SQLite) store by ``SyncService`` rounds until the event log is empty:
 Baseline, in the same run: the embedded store's own ingest (``Archive.ingest``) of the
 very XML files the double serves, read from disk into a fresh store in the same folder.
 
+The completeness path (claims written before each lock, and the catch-up over
+``/snapshot/syncpoint``) is on as in production, and a run ends only when the catch-up has
+confirmed every snapshot too (it walks the rest once the events are done). During the run
+the catch-up trails by ``--catchup-lag`` ms (default 1000: it re-checks snapshots the
+events archived, its steady state; 0: it races the events and archives them itself,
+one request at a time); ``--no-catchup`` measures without it. ``--idle S`` then measures
+the CPU an idle sync loop costs over S seconds (interval 5 s, the default), catch-up
+included. Besides the rate, the sync process's CPU per snapshot is printed: on a shared
+machine it moves less than the wall-clock rate.
+
     .venv/bin/python bench/sync_throughput.py                     # the recorded run
     .venv/bin/python bench/sync_throughput.py --dir /dev/shm      # store on tmpfs
     .venv/bin/python bench/sync_throughput.py --small 300 --large 2 --large-mb 8
+    .venv/bin/python bench/sync_throughput.py --large 0 --catchup-lag 0 --idle 60
 
 Not a test: figures depend on the machine. Results go to bench/README.md.
 """
@@ -69,20 +80,66 @@ def _serve(conn: multiprocessing.connection.Connection, spec: dict[str, Any]) ->
     double.stop()
 
 
-def _drain(url: str, store: Path, workers: int) -> tuple[int, int, float]:
-    """One sync process: rounds until the event log is empty; (archived, bytes, CPU s)."""
+OPTIONS: dict[str, Any] = {}
+"""Settings of the sync processes (set from the command line before any is forked)."""
+
+
+def _config(workers: int, **extra: Any) -> SyncConfig:
+    catchup = {
+        "catchup": not OPTIONS.get("no_catchup", False),
+        "catchup_from": 0,
+        "catchup_lag_ms": OPTIONS.get("catchup_lag", SyncConfig.catchup_lag_ms),
+    }
+    return SyncConfig(
+        **{"interval_ms": 10, "initial_delay_ms": 0, "workers": workers, "batch": 200}
+        | catchup
+        | extra
+    )
+
+
+def _drain(url: str, store: Path, workers: int) -> tuple[int, int, float, float]:
+    """One sync process: its loop until the event log is empty and no claim is left,
+    then the catch-up to the last snapshot; (snapshots in the store, bytes, CPU s, the
+    monotonic time the work ended)."""
     with (
         SQLiteBackend(store) as backend,
         Archive(backend) as archive,
         WorkflowClient(url, max_connections=workers + 2) as client,
     ):
-        config = SyncConfig(interval_ms=10, initial_delay_ms=0, workers=workers, batch=200)
-        service = SyncService(archive, client, config)
+        service = SyncService(archive, client, _config(workers))
         cpu = time.process_time()
-        while service.run_round().read:
-            pass
+        thread = service.start()  # the production loop: rounds, and the catch-up beside
+        while client.read_events(max_count=1) or next(service.claims.all(), None) is not None:
+            time.sleep(0.02)
+        service.stop()
+        thread.join()
+        service.stopping.clear()
+        if service.config.catchup:
+            # Done only once the catch-up has confirmed every snapshot of the run too.
+            service.catchup.lag_ms = 0
+            while service.catchup.run(10.0).more:
+                pass
+        result = (
+            sum(1 for _ in archive.iter_snapshot_ids()),  # whoever archived it
+            service.counters.bytes,
+            time.process_time() - cpu,
+            time.monotonic(),  # the work ends here: the idle loop is not timed with it
+        )
+        idle = OPTIONS.get("idle", 0.0)
+        if idle:
+            service.config = _config(workers, interval_ms=5000)
+            service._walker = None
+            started = time.process_time()
+            thread = service.start()
+            time.sleep(idle)
+            service.stop()
+            thread.join()
+            print(
+                f"  idle sync loop over {idle:.0f} s (interval 5 s, catch-up at the head): "
+                f"{(time.process_time() - started) / idle:.2%} of a core"
+            )
         service.close()
-        return service.counters.archived, service.counters.bytes, time.process_time() - cpu
+        return result
 
 
 def _drain_child(
@@ -104,15 +161,16 @@ def _sync(spec: dict[str, Any], store: Path, workers: int, processes: int = 1) -
             mine, theirs = multiprocessing.Pipe()
             other = fork.Process(target=_drain_child, args=(theirs, url, store, workers))
             others.append((other, mine))
-        started = time.perf_counter()
+        started = time.monotonic()
         for other, _pipe in others:
             other.start()
-        archived, size, cpu = _drain(url, store, workers)
+        archived, size, cpu, ended = _drain(url, store, workers)
         for other, pipe in others:
             more = pipe.recv()
             other.join()
-            archived, size, cpu = archived + more[0], size + more[1], cpu + more[2]
-        elapsed = time.perf_counter() - started
+            archived, size, cpu = max(archived, more[0]), size + more[1], cpu + more[2]
+            ended = max(ended, more[3])
+        elapsed = ended - started
         assert archived == spec["count"], (archived, spec["count"])
     finally:
         parent.send("stop")
@@ -149,12 +207,17 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--processes", type=int, default=1, help="sync processes at once")
     parser.add_argument("--dir", type=Path, default=None, help="where the stores go")
+    parser.add_argument("--catchup-lag", type=int, default=1000, help="ms the catch-up trails")
+    parser.add_argument("--no-catchup", action="store_true", help="without the catch-up")
+    parser.add_argument("--idle", type=float, default=0.0, help="then idle this many s")
     args = parser.parse_args()
+    OPTIONS.update(no_catchup=args.no_catchup, idle=args.idle, catchup_lag=args.catchup_lag)
     root = Path(tempfile.mkdtemp(prefix="sync-bench-", dir=args.dir))
     print(f"stores in {root}; workers {args.workers}, sync processes {args.processes}")
     try:
         small = {"seed": 1, "count": args.small, "meta": 4000, "file_bytes": 0}
         for label, spec in (("no file", small), ("2 KB file", {**small, "file_bytes": 2048})):
+            OPTIONS["idle"] = args.idle if label == "no file" else 0.0
             folder = root / f"xml-{spec['file_bytes']}"
             folder.mkdir()
             synced = _sync(
@@ -165,7 +228,9 @@ def main() -> None:
             print(
                 f"small, {label}: sync {synced['per_second']:.0f} snapshots/s; "
                 f"store's own ingest of the same files {own:.0f}/s "
-                f"(CPU: sync {synced['sync_cpu']:.0%}, double {synced['double_cpu']:.0%})"
+                f"(CPU: sync {synced['sync_cpu']:.0%}, double {synced['double_cpu']:.0%}; "
+                f"sync {synced['sync_cpu'] * synced['seconds'] / spec['count'] * 1000:.2f} ms "
+                "CPU per snapshot)"
             )
         dump = root / "xml"
         dump.mkdir()

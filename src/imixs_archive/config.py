@@ -49,6 +49,8 @@ def _timeout_millis(text: str) -> int:
             f"in seconds): write {text.strip()}s for seconds, or the value in milliseconds"
         )
     return millis
+
+
 def _choice(text: str, allowed: tuple[str, ...]) -> str:
     lowered = text.strip().lower()
     if lowered not in allowed:
@@ -317,7 +319,36 @@ class Settings:
     workflow_sync_deadlock: int = _setting(
         "WORKFLOW_SYNC_DEADLOCK",
         60000,
-        "Event locks older than this (ms) are released each round (their holder died).",
+        "A taken event not done after this (ms) is finished by any sync process (its holder "
+        "died or the workflow deleted the event); also the age sent with "
+        "WORKFLOW_SYNC_RELEASE.",
+        _millis,
+    )
+    workflow_sync_release: bool = _setting(
+        "WORKFLOW_SYNC_RELEASE",
+        False,
+        "Call the event log's release each round, as the Java service does. Off: the "
+        "workflow's release deletes every locked event, also those other processes hold.",
+        _bool,
+    )
+    workflow_sync_remove: bool = _setting(
+        "WORKFLOW_SYNC_REMOVE",
+        False,
+        "Act on snapshot.remove events by deleting the archived snapshot. Off: the event is "
+        "removed and logged, the archive keeps the snapshot (as the Java service did).",
+        _bool,
+    )
+    workflow_sync_catchup: bool = _setting(
+        "WORKFLOW_SYNC_CATCHUP",
+        True,
+        "Walk /snapshot/syncpoint behind the event log and archive any snapshot it missed.",
+        _bool,
+    )
+    workflow_sync_catchup_lag: int = _setting(
+        "WORKFLOW_SYNC_CATCHUP_LAG",
+        300000,
+        "How far (ms) the catch-up stays behind the present: longer than the workflow's "
+        "longest transaction plus the clock difference between it and the archive.",
         _millis,
     )
     workflow_sync_workers: int = _setting(

@@ -638,6 +638,13 @@ def test_plan_for_a_keyspace_the_java_service_created() -> None:
         "(snapshot text, part int, data blob, PRIMARY KEY (snapshot, part))",
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_modified_days "
         "(bucket int, day date, PRIMARY KEY (bucket, day))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_sync_claims "
+        "(event_id text, topic text, ref text, instance text, claimed bigint, "
+        "PRIMARY KEY (event_id))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_sync_gone "
+        "(ref text, event_id text, topic text, gone_at bigint, instance text, PRIMARY KEY (ref))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_sync_progress "
+        "(name text, point bigint, updated bigint, owner text, note text, PRIMARY KEY (name))",
     ]
     assert [s.split()[5].split(".")[1] for s in plan] == EXTRA_NAMES
 

@@ -17,6 +17,9 @@ SYNC_INSTANCE_COLS = (
     "instance, started, updated, state, events, archived,"
     " removed, bytes, failures, retries, dead_letters, lag_ms"
 )
+CLAIM_COLS = "event_id, topic, ref, instance, claimed"
+GONE_COLS = "ref, event_id, topic, gone_at, instance"
+PROGRESS_COLS = "name, point, updated, owner, note"
 
 
 # The deterministic table ids (``cql.table_id``) for keyspace ``imixs_archive``. They must
@@ -36,6 +39,9 @@ TABLE_IDS: dict[str, str] = {
     "archive_sync_failures": "561e2798-97a1-5523-bfbd-87f1d99fc612",
     "archive_sync_instances": "a1f627b4-19ec-5355-ae94-43b7458de6c7",
     "archive_snapshot_parts": "0bb028c3-7f09-5019-bc35-23ab3a696033",
+    "archive_sync_claims": "ff07cd18-b690-5fbc-a025-581ee102b486",
+    "archive_sync_gone": "29970bed-4b34-5288-9069-36fba320dc1c",
+    "archive_sync_progress": "97666c54-5093-5a0d-bbb0-36fad8322ded",
     "archive_modified_days": "aa17b86e-783d-5f5b-8168-c70ea0990098",
     "archive_garbage": "16fb8389-0090-5f00-86de-7a45403a624d",
 }
@@ -205,6 +211,37 @@ EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
         "WHERE bucket = ? AND day = ?",
         "DELETE FROM imixs_archive.archive_modified_days USING TIMESTAMP ? WHERE bucket = ?",
     ),
+    "archive_sync_claims": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_sync_claims "
+        "(event_id text, topic text, ref text, instance text, claimed bigint, "
+        "PRIMARY KEY (event_id))",
+        "INSERT INTO imixs_archive.archive_sync_claims ("
+        + CLAIM_COLS
+        + ") VALUES (?, ?, ?, ?, ?) USING TIMESTAMP ?",
+        "SELECT " + CLAIM_COLS + " FROM imixs_archive.archive_sync_claims WHERE event_id = ?",
+        "DELETE FROM imixs_archive.archive_sync_claims USING TIMESTAMP ? WHERE event_id = ?",
+        "DELETE FROM imixs_archive.archive_sync_claims USING TIMESTAMP ? WHERE event_id = ?",
+    ),
+    "archive_sync_gone": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_sync_gone "
+        "(ref text, event_id text, topic text, gone_at bigint, instance text, PRIMARY KEY (ref))",
+        "INSERT INTO imixs_archive.archive_sync_gone ("
+        + GONE_COLS
+        + ") VALUES (?, ?, ?, ?, ?) USING TIMESTAMP ?",
+        "SELECT " + GONE_COLS + " FROM imixs_archive.archive_sync_gone WHERE ref = ?",
+        "DELETE FROM imixs_archive.archive_sync_gone USING TIMESTAMP ? WHERE ref = ?",
+        "DELETE FROM imixs_archive.archive_sync_gone USING TIMESTAMP ? WHERE ref = ?",
+    ),
+    "archive_sync_progress": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_sync_progress "
+        "(name text, point bigint, updated bigint, owner text, note text, PRIMARY KEY (name))",
+        "INSERT INTO imixs_archive.archive_sync_progress ("
+        + PROGRESS_COLS
+        + ") VALUES (?, ?, ?, ?, ?) USING TIMESTAMP ?",
+        "SELECT " + PROGRESS_COLS + " FROM imixs_archive.archive_sync_progress WHERE name = ?",
+        "DELETE FROM imixs_archive.archive_sync_progress USING TIMESTAMP ? WHERE name = ?",
+        "DELETE FROM imixs_archive.archive_sync_progress USING TIMESTAMP ? WHERE name = ?",
+    ),
 }
 
 # Per table: the partition query ascending, and descending after a bound with a limit.
@@ -302,6 +339,22 @@ PARTITION: dict[str, tuple[str, str]] = {
         "SELECT bucket, day FROM imixs_archive.archive_modified_days "
         "WHERE bucket = ? AND day < ? ORDER BY day DESC LIMIT ?",
     ),
+    "archive_sync_claims": (
+        "SELECT " + CLAIM_COLS + " FROM imixs_archive.archive_sync_claims WHERE event_id = ?",
+        "SELECT "
+        + CLAIM_COLS
+        + " FROM imixs_archive.archive_sync_claims WHERE event_id = ? LIMIT ?",
+    ),
+    "archive_sync_gone": (
+        "SELECT " + GONE_COLS + " FROM imixs_archive.archive_sync_gone WHERE ref = ?",
+        "SELECT " + GONE_COLS + " FROM imixs_archive.archive_sync_gone WHERE ref = ? LIMIT ?",
+    ),
+    "archive_sync_progress": (
+        "SELECT " + PROGRESS_COLS + " FROM imixs_archive.archive_sync_progress WHERE name = ?",
+        "SELECT "
+        + PROGRESS_COLS
+        + " FROM imixs_archive.archive_sync_progress WHERE name = ? LIMIT ?",
+    ),
 }
 
 NAMES = [t.name for t in TABLES]
@@ -364,6 +417,11 @@ WHOLE_TABLE: dict[str, str] = {
         "SELECT snapshot, part, data FROM imixs_archive.archive_snapshot_parts"
     ),
     "archive_modified_days": "SELECT bucket, day FROM imixs_archive.archive_modified_days",
+    "archive_sync_claims": "SELECT " + CLAIM_COLS + " FROM imixs_archive.archive_sync_claims",
+    "archive_sync_gone": "SELECT " + GONE_COLS + " FROM imixs_archive.archive_sync_gone",
+    "archive_sync_progress": "SELECT "
+    + PROGRESS_COLS
+    + " FROM imixs_archive.archive_sync_progress",
 }
 
 
@@ -390,7 +448,7 @@ def test_zstd_only_for_tables_of_large_cells(name: str) -> None:
         assert text == plain + _queue(name)
 
 
-QUEUES = {"archive_sync_failures"}
+QUEUES = {"archive_sync_failures", "archive_sync_claims"}
 """Work lists: their tombstones go after 3 hours (gc_grace_seconds)."""
 
 

@@ -61,7 +61,7 @@ def test_items_parameter(double: WorkflowDouble, http: httpx.Client) -> None:
     assert dict(doc) == {"$snapshotid": [snapshot.get_first("$uniqueid")]}
 
 
-def test_lock_renames_topic_and_second_lock_conflicts(
+def test_the_lock_is_not_exclusive_as_in_the_workflow_code(
     double: WorkflowDouble, http: httpx.Client
 ) -> None:
     double.save()
@@ -72,41 +72,94 @@ def test_lock_renames_topic_and_second_lock_conflicts(
     assert len(_events(http, "snapshot.remove")) == 1
     assert len(read_xml(http.get(f"eventlog/{TOPICS}", params={"maxCount": 2}).content)) == 2
     assert http.post(f"eventlog/lock/{ids[0]}").status_code == 200
-    assert http.post(f"eventlog/lock/{ids[0]}").status_code == 409
-    assert [e.get_first("topic") for e in _events(http, "snapshot.add.lock")] == [
-        "snapshot.add.lock"
+    # A second lock succeeds too: the topic grows another suffix.
+    assert http.post(f"eventlog/lock/{ids[0]}").status_code == 200
+    assert [e.get_first("topic") for e in _events(http, "snapshot.add.lock.lock")] == [
+        "snapshot.add.lock.lock"
     ]
     assert len(_events(http)) == 2
     assert http.post(f"eventlog/unlock/{ids[0]}").status_code == 200
+    assert http.post(f"eventlog/unlock/{ids[0]}").status_code == 200
     assert len(_events(http)) == 3
-    assert http.delete(f"eventlog/{ids[1]}").status_code == 200
-    assert http.delete(f"eventlog/{ids[1]}").status_code == 404
-    assert http.put("eventlog/snapshot.backup/some-ref", content=b"").status_code == 200
+    # Unlocking an entry that is not locked, or locking a missing one: 500.
+    assert http.post(f"eventlog/unlock/{ids[0]}").status_code == 500
+    assert http.post("eventlog/lock/no-such-entry").status_code == 500
+    assert http.post("eventlog/unlock/no-such-entry").status_code == 500
+    assert http.delete(f"eventlog/{ids[1]}").status_code == 204
+    assert http.delete(f"eventlog/{ids[1]}").status_code == 204
+    assert http.put("eventlog/snapshot.backup/some-ref", content=b"").status_code == 204
     assert [e.get_first("ref") for e in _events(http, "snapshot.backup")] == ["some-ref"]
 
 
-def test_release_unlocks_by_age(double: WorkflowDouble, http: httpx.Client) -> None:
-    double.save()
-    [event] = _events(http)
-    http.post(f"eventlog/lock/{event.get_first('id')}")
-    http.post(f"eventlog/release/60000/{TOPICS}")
-    assert _events(http) == []  # locked only just now
-    time.sleep(0.05)
-    http.post(f"eventlog/release/20/{TOPICS}")
-    assert len(_events(http)) == 1
+def test_release_deletes_every_locked_entry_whatever_its_age(
+    double: WorkflowDouble, http: httpx.Client
+) -> None:
+    for _ in range(3):
+        double.save()
+    first, second, third = (str(e.get_first("id")) for e in _events(http))
+    http.post(f"eventlog/lock/{first}")
+    http.post(f"eventlog/lock/{second}")
+    http.post(f"eventlog/lock/{second}")  # .lock.lock: not found by release
+    response = http.post(f"eventlog/release/60000/{TOPICS}~")
+    assert response.status_code == 204
+    assert first not in double.log  # locked just now, deleted all the same
+    assert double.log[second].topic == "snapshot.add.lock.lock"
+    assert [str(e.get_first("id")) for e in _events(http)] == [third]
 
 
-def test_syncpoint_sixteen_per_timestamp(double: WorkflowDouble, http: httpx.Client) -> None:
+def test_documented_behaviour_as_an_option() -> None:
+    with WorkflowDouble(documented=True) as old, httpx.Client(base_url=old.url + "/") as http:
+        old.save(modified=1_600_000_000_000)
+        [event] = _events(http)
+        event_id = event.get_first("id")
+        assert http.post(f"eventlog/lock/{event_id}").status_code == 200
+        assert http.post(f"eventlog/lock/{event_id}").status_code == 409
+        assert http.post("eventlog/lock/nothing").status_code == 404
+        http.post(f"eventlog/release/60000/{TOPICS}")
+        assert _events(http) == []  # locked only just now
+        time.sleep(0.05)
+        http.post(f"eventlog/release/20/{TOPICS}")
+        assert len(_events(http)) == 1
+        assert http.delete(f"eventlog/{event_id}").status_code == 200
+        assert http.delete(f"eventlog/{event_id}").status_code == 404
+        for _ in range(20):
+            old.save(modified=1_700_000_000_000)
+        assert len(read_xml(http.get("snapshot/syncpoint/1600000000000").content)) == 16
+        empty = http.get("snapshot/syncpoint/1700000000000")
+        assert empty.status_code == 200 and read_xml(empty.content) == []
+
+
+def test_syncpoint_fails_for_more_than_sixteen_per_timestamp(
+    double: WorkflowDouble, http: httpx.Client
+) -> None:
     base = 1_700_000_000_000
-    for _ in range(20):
+    for _ in range(16):
+        double.save(modified=base - 10)
+    for _ in range(17):
         double.save(modified=base)
     later = double.save(modified=base + 5)
-    first = read_xml(http.get(f"snapshot/syncpoint/{base - 1}").content)
-    assert len(first) == 16
-    assert {int(d.get_first("$modified").timestamp() * 1000) for d in first} == {base}
+    sixteen = read_xml(http.get(f"snapshot/syncpoint/{base - 11}").content)
+    assert len(sixteen) == 16
+    assert {int(d.get_first("$modified").timestamp() * 1000) for d in sixteen} == {base - 10}
+    for point in (base - 10, base - 1):
+        assert http.get(f"snapshot/syncpoint/{point}").status_code == 500
     assert read_xml(http.get(f"snapshot/syncpoint/{base}").content) == [later]
     empty = http.get(f"snapshot/syncpoint/{base + 5}")
-    assert empty.status_code == 200 and read_xml(empty.content) == []
+    assert empty.status_code == 204 and empty.content == b""
+
+
+def test_a_java_archive_beside_releases_and_consumes(double: WorkflowDouble) -> None:
+    from support.workflow_double import JavaArchiveBeside
+
+    snapshots = [double.save() for _ in range(3)]
+    double.log[double.events()[0].id].topic = "snapshot.add.lock"  # held by someone
+    with JavaArchiveBeside(double, interval=0.05, consume=True) as java:
+        deadline = time.monotonic() + 5
+        while (double.events() or java.rounds < 2) and time.monotonic() < deadline:
+            time.sleep(0.02)
+    assert double.events() == []
+    # The locked one was released away (deleted), the others consumed.
+    assert sorted(java.taken) == sorted(str(s.get_first("$uniqueid")) for s in snapshots[1:])
 
 
 def test_post_snapshot_restores_the_workitem(double: WorkflowDouble, http: httpx.Client) -> None:

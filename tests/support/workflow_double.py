@@ -6,11 +6,19 @@ It serves on 127.0.0.1 with an ephemeral port and holds everything in memory:
   workflow does (``$modified``, ``$created``, a snapshot ``<uniqueid>-<millis>`` of type
   ``snapshot-<type>``, ``$snapshotid`` on the workitem) and writes a ``snapshot.add``
   event; :meth:`remove_snapshot` writes ``snapshot.remove``;
-* the event log: read by topics (``~``), lock (topic becomes ``<topic>.lock``; a second
-  lock answers 409), unlock, delete, put, release of locks older than N ms;
-* ``GET /documents/{id}`` (``<data><document>``, optionally ``?items=a,b``);
-* ``GET /snapshot/syncpoint/{millis}``: the snapshots with the smallest ``$modified``
-  later than ``millis``, at most 16 of them (the Java rule), else an empty ``<data/>``;
+* the event log as the workflow's code behaves (``wf-engine/EventLogService.java``,
+  ``wf-rs/EventLogRestService.java``; ``java-compat-audit.md`` section 4): read by topics
+  (``~``, exact topic match); ``lock`` answers 200 and appends ``.lock`` every time (a
+  second lock gives ``<topic>.lock.lock``: the lock is not exclusive), 500 for a missing
+  entry; ``unlock`` strips the last ``.lock``, 500 for an entry that is missing or not
+  locked; ``release/{ms}/{topics}`` **deletes** every entry whose topic is
+  ``<topic>.lock`` whatever its age (the lock date is never persisted); ``DELETE`` and
+  ``PUT`` answer 204 (also for a missing entry);
+* ``GET /documents/{id}`` (``<data><document>``, optionally ``?items=a,b``), 404 when the
+  document is gone;
+* ``GET /snapshot/syncpoint/{millis}``: every snapshot with the smallest ``$modified``
+  later than ``millis``; 204 without a body when there is none (the resource returns
+  null), **500** when more than 16 share that timestamp;
 * ``POST /snapshot``: stores the snapshot, rebuilds the workitem from it with its
   ``$snapshotid``; 406 with ``$error_code``/``$error_message`` on bad input; manager only;
 * authentication: ``BASIC``, ``FORM`` (``j_security_check``, ``JSESSIONID``, sessions that
@@ -18,11 +26,17 @@ It serves on 127.0.0.1 with an ephemeral port and holds everything in memory:
   and refresh grants, tokens that expire) and ``JWT`` (one fixed bearer token);
 * faults, injected per path: status codes (5xx), timeouts, connection resets mid-body,
   truncated or malformed XML, slow bodies, dropped connections.
+
+``WorkflowDouble(documented=True)`` behaves as the event log is *documented* instead
+(reference section 4 before its correction): a second lock answers 409, a missing entry
+404, release unlocks entries locked longer than N ms, syncpoint answers at most 16 and an
+empty ``<data/>``. :class:`JavaArchiveBeside` plays a Java archive sharing the workflow.
 """
 
 from __future__ import annotations
 
 import base64
+import bisect
 import datetime as dt
 import hashlib
 import json
@@ -101,6 +115,9 @@ class Stats:
     documents: int = 0
     locks: int = 0
     conflicts: int = 0
+    released: int = 0
+    syncpoints: int = 0
+    syncpoint_overflows: int = 0
     logins: int = 0
     grants: dict[str, int] = field(default_factory=lambda: {"password": 0, "refresh_token": 0})
 
@@ -134,7 +151,9 @@ class WorkflowDouble:
         session_seconds: float = 3600.0,
         token_seconds: float = 300.0,
         seed: int = 0,
+        documented: bool = False,
     ) -> None:
+        self.documented = documented
         self.auth = auth.upper() if auth else None
         self.user, self.password, self.manager, self.token = user, password, manager, token
         self.client_id, self.client_secret = client_id, client_secret
@@ -152,6 +171,7 @@ class WorkflowDouble:
         self._refresh: dict[str, float] = {}
         self._seq = 0
         self._clock = 0
+        self._by_modified: list[tuple[int, str]] = []
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -250,6 +270,9 @@ class WorkflowDouble:
     def _put_snapshot(self, snapshot: Document) -> None:
         snapshot_id = str(snapshot.get_first("$uniqueid"))
         self.snapshots[snapshot_id] = snapshot
+        modified = snapshot.get_first("$modified")
+        if isinstance(modified, dt.datetime):
+            bisect.insort(self._by_modified, (_millis(modified), snapshot_id))
         self._xml[snapshot_id] = to_xml(snapshot, collection=True)
 
     def wipe(self) -> None:
@@ -393,39 +416,63 @@ class WorkflowDouble:
         return 404, {}, b""
 
     def _eventlog(self, method: str, parts: list[str], query: dict[str, str]) -> Reply:
+        done: Reply = (200, {}, b"") if self.documented else (204, {}, b"")
         with self.lock:
             if method == "POST" and len(parts) == 3 and parts[0] == "release":
-                limit = time.monotonic() - int(parts[1]) / 1000
-                for entry in self.log.values():
-                    base = entry.topic.removesuffix(".lock")
-                    locked = entry.topic.endswith(".lock") and entry.locked_at <= limit
-                    if locked and base in parts[2].split("~"):
-                        entry.topic, entry.locked_at = base, 0.0
-                return 200, {}, b""
+                self.release(parts[2].split("~"), int(parts[1]))
+                return done
             if method == "POST" and len(parts) == 2 and parts[0] in ("lock", "unlock"):
-                entry = self.log.get(parts[1])
-                if entry is None:
-                    return 404, {}, b""
-                if parts[0] == "unlock":
-                    entry.topic, entry.locked_at = entry.topic.removesuffix(".lock"), 0.0
-                    return 200, {}, b""
-                self.stats.locks += 1
-                if entry.topic.endswith(".lock"):
-                    self.stats.conflicts += 1
-                    return 409, {}, b""
-                entry.topic, entry.locked_at = entry.topic + ".lock", time.monotonic()
-                return 200, {}, b""
+                return self._lock(parts[0], self.log.get(parts[1]))
             if method == "DELETE" and len(parts) == 1:
-                return (200, {}, b"") if self.log.pop(parts[0], None) else (404, {}, b"")
+                gone = self.log.pop(parts[0], None)
+                return (404, {}, b"") if gone is None and self.documented else done
             if method == "PUT" and len(parts) == 2:
                 self.put_event(parts[0], parts[1])
-                return 200, {}, b""
+                return done
             if method == "GET" and len(parts) == 1:
                 topics = parts[0].split("~")
-                count = int(query.get("maxCount", "100"))
+                count = int(query.get("maxCount", "99"))
                 found = [e for e in self.events() if e.topic in topics][:count]
                 return _xml(to_xml([e.document() for e in found], collection=True))
         return 404, {}, b""
+
+    def _lock(self, action: str, entry: LogEntry | None) -> Reply:
+        """The real workflow: lock always succeeds (``.lock`` appended again), a missing
+        entry or unlocking one that is not locked throws (500)."""
+        if entry is None:
+            return (404, {}, b"") if self.documented else (500, {}, b"internal error")
+        if action == "unlock":
+            if not entry.topic.endswith(".lock"):
+                return (200, {}, b"") if self.documented else (500, {}, b"internal error")
+            entry.topic, entry.locked_at = entry.topic.removesuffix(".lock"), 0.0
+            return 200, {}, b""
+        self.stats.locks += 1
+        if entry.topic.endswith(".lock"):
+            self.stats.conflicts += 1
+            if self.documented:
+                return 409, {}, b""
+        entry.topic, entry.locked_at = entry.topic + ".lock", time.monotonic()
+        return 200, {}, b""
+
+    def release(self, topics: list[str], millis: int = 0) -> int:
+        """``releaseDeadLocks``: every entry whose topic is ``<topic>.lock`` is deleted,
+        whatever its age (documented: unlocked when locked longer than ``millis``).
+        Entries locked twice (``.lock.lock``) are not found by it. How many."""
+        limit = time.monotonic() - millis / 1000
+        hit = 0
+        with self.lock:
+            for entry in list(self.log.values()):
+                base = entry.topic.removesuffix(".lock")
+                if not entry.topic.endswith(".lock") or base not in topics:
+                    continue
+                if not self.documented:
+                    del self.log[entry.id]
+                    hit += 1
+                elif entry.locked_at <= limit:
+                    entry.topic, entry.locked_at = base, 0.0
+                    hit += 1
+            self.stats.released += hit
+        return hit
 
     def _document(self, uid: str, items: str | None) -> Reply:
         with self.lock:
@@ -442,17 +489,37 @@ class WorkflowDouble:
 
     def _syncpoint(self, after: int) -> Reply:
         with self.lock:
-            later = [
-                (_millis(s.get_first("$modified")), sid)
-                for sid, s in self.snapshots.items()
-                if _millis(s.get_first("$modified")) > after
-            ]
-            if not later:
-                return _xml(to_xml([], collection=True))
-            first = min(later)[0]
-            ids = sorted(sid for millis, sid in later if millis == first)[:SYNCPOINT_LIMIT]
+            self.stats.syncpoints += 1
+            ids = self._first_after(after)
+            if not ids:
+                return _xml(to_xml([], collection=True)) if self.documented else (204, {}, b"")
+            if len(ids) > SYNCPOINT_LIMIT:
+                if not self.documented:  # SnapshotException: "Sync is not possible."
+                    self.stats.syncpoint_overflows += 1
+                    return 500, {"Content-Type": "text/plain"}, b"more than 16 snapshots"
+                ids = ids[:SYNCPOINT_LIMIT]
+            if len(ids) == 1 and ids[0] in self._xml:
+                return _xml(self._xml[ids[0]])  # the same <data><document>, kept written
             docs = [self.snapshots[sid] for sid in ids]
         return _xml(to_xml(docs, collection=True))
+
+    def _first_after(self, after: int) -> list[str]:
+        """The snapshots sharing the smallest ``$modified`` later than ``after`` (an index
+        by ``$modified``, as the workflow's database has; entries of snapshots removed
+        since are skipped)."""
+        index = self._by_modified
+        first: int | None = None
+        ids: list[str] = []
+        for millis, sid in index[bisect.bisect_right(index, (after, "\uffff")) :]:
+            if first is not None and millis > first:
+                break
+            snapshot = self.snapshots.get(sid)
+            if snapshot is None or _millis(snapshot.get_first("$modified")) != millis:
+                continue
+            first = millis
+            if sid not in ids:
+                ids.append(sid)
+        return sorted(ids)
 
     def _restore(self, body: bytes) -> Reply:
         if not self.manager:
@@ -584,3 +651,60 @@ class _Handler(LoopbackHandler):
 
 
 Setup = Callable[[WorkflowDouble], None]
+
+
+class JavaArchiveBeside:
+    """A Java Imixs-Archive sharing the workflow, over HTTP like the real one: every
+    ``interval`` s it calls ``release`` (which, on the real workflow, deletes every locked
+    entry of the topics, also those another archive process holds) and, with
+    ``consume``, takes up to ``batch`` events itself (lock, delete: archived elsewhere).
+    A context manager; ``rounds`` counts its ticks."""
+
+    TOPICS = "snapshot.add~snapshot.remove~"  # melman adds the trailing '~'
+
+    def __init__(
+        self,
+        double: WorkflowDouble,
+        interval: float = 5.0,
+        *,
+        consume: bool = False,
+        batch: int = 100,
+    ) -> None:
+        self.double, self.interval, self.consume, self.batch = double, interval, consume, batch
+        self.rounds = 0
+        self.taken: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="java-beside", daemon=True)
+
+    def __enter__(self) -> JavaArchiveBeside:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(10)
+
+    def _call(self, method: str, path: str) -> bytes:
+        import urllib.request
+
+        request = urllib.request.Request(f"{self.double.url}/{path}", method=method)
+        if self.double.auth == "BASIC":
+            pair = f"{self.double.user}:{self.double.password}".encode()
+            request.add_header("Authorization", "Basic " + base64.b64encode(pair).decode())
+        try:
+            with urllib.request.urlopen(request, timeout=5) as answer:
+                return bytes(answer.read())
+        except OSError:  # HTTPError included: the Java loop aborts its tick
+            return b""
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._call("POST", f"eventlog/release/60000/{self.TOPICS}")
+            if self.consume:
+                body = self._call("GET", f"eventlog/snapshot.add?maxCount={self.batch}")
+                for event in read_xml(body) if body.strip() else []:
+                    event_id = str(event.get_first("id"))
+                    self._call("POST", f"eventlog/lock/{event_id}")
+                    self._call("DELETE", f"eventlog/{event_id}")
+                    self.taken.append(str(event.get_first("ref")))
+            self.rounds += 1

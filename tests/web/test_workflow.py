@@ -131,3 +131,27 @@ def test_restore_a_range_and_one_snapshot(wf_live: LiveServer, double: WorkflowD
         first = client.post(f"/api/restore/snapshot/{older}").json()
         again = client.post(f"/api/restore/snapshot/{older}").json()
     assert first["restored"] is True and again["restored"] is False
+
+
+def test_a_snapshot_gone_from_the_workflow_shows_in_status_monitor_and_metrics(
+    wf_live: LiveServer, double: WorkflowDouble
+) -> None:
+    snapshot = double.save(subject="deleted before the archive got it")
+    sid = str(snapshot.get_first("$uniqueid"))
+    with double.lock:  # SNAPSHOT_HISTORY=1: the workflow deleted the intermediate snapshot
+        double.snapshots.pop(sid)
+        double._xml.pop(sid)
+    with wf_live.client("manager") as client:
+
+        def gone() -> dict[str, Any] | None:
+            status: dict[str, Any] = client.get("/api/sync/status").json()
+            return status if any(g["ref"] == sid for g in status["gone"]) else None
+
+        status = eventually(gone)
+        assert status["gone_count"] >= 1 and status["counters"]["gone"] >= 1
+        assert not [f for f in status["dead_letters"] + status["retrying"] if f["ref"] == sid]
+        page = client.get("/ui/monitor").text
+        metrics = client.get("/metrics").text
+    assert sid in page and "gone from the workflow" in page.lower()
+    assert 'imixs_archive_sync_events{counter="gone"} 1.0' in metrics
+    assert not wf_live.archive.exists(sid)

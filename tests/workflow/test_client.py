@@ -51,16 +51,20 @@ def test_event_log_calls(double: WorkflowDouble, client: WorkflowClient) -> None
     assert events[0].created is not None
     assert len(client.read_events(max_count=1)) == 1
     assert client.lock_event(events[0].id) is True
-    assert client.lock_event(events[0].id) is False
+    assert client.lock_event(events[0].id) is True  # the workflow's lock is not exclusive
     assert [e.id for e in client.read_events()] == [events[1].id, events[2].id]
     client.unlock_event(events[0].id)
+    client.unlock_event(events[0].id)
     assert len(client.read_events()) == 3
-    client.lock_event(events[0].id)
-    client.release_events(0)
-    assert len(client.read_events()) == 3
+    with pytest.raises(WorkflowUnavailableError, match="500"):
+        client.unlock_event(events[0].id)  # not locked
+    client.lock_event(events[1].id)
+    client.release_events(60_000)  # deletes the locked entry, whatever its age
+    assert [e.id for e in client.read_events()] == [events[0].id, events[2].id]
     client.delete_event(events[0].id)
     client.delete_event(events[0].id)  # gone already: fine
-    assert client.lock_event(events[0].id) is False  # gone: another instance handled it
+    with pytest.raises(WorkflowUnavailableError, match="500"):
+        client.lock_event(events[0].id)  # gone: the workflow throws
     client.put_event("snapshot.backup", "ref-1")
     assert [e.ref for e in client.read_events(["snapshot.backup"])] == ["ref-1"]
 

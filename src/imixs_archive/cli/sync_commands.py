@@ -190,6 +190,17 @@ def _print_status(status: SyncStatus, *, as_json: bool) -> None:
         ]
         headers = ["instance", "state", "updated", "events", "archived", "removed", "bytes"]
         print_table([*headers, "failures", "retries", "dead letters", "lag"], rows)
+    print(f"catch-up point: {_point(status.catchup_point)}; events in hand: {status.claims}")
+    for gap in status.catchup_skipped:
+        print(
+            f"catch-up could not read {_point(gap['from'])} .. {_point(gap['to'])}: {gap['note']}"
+        )
+    print(f"gone from the workflow (404): {status.gone_count}")
+    if status.gone:
+        print_table(
+            ["snapshot", "topic", "event", "when"],
+            [[g.ref, g.topic, g.event_id, _ago(g.gone_at)] for g in status.gone[:20]],
+        )
     for title, failures in (("dead letters", status.dead_letters), ("retrying", status.retrying)):
         print(f"{title}: {len(failures)}")
         if failures:

@@ -1,23 +1,33 @@
-"""The sync: pull every snapshot from Imixs-Workflow's event log and archive it, losing none.
+"""The sync: pull every snapshot from Imixs-Workflow and archive it, losing none.
 
-Each round, as the Java service does (reference section 4): release locks older than
-``WORKFLOW_SYNC_DEADLOCK``; read up to ``WORKFLOW_SYNC_BATCH`` events of
-``snapshot.add~snapshot.remove``; for each, on a pool of ``WORKFLOW_SYNC_WORKERS``
-threads: lock it (409: another archive instance has it, skip), archive the snapshot
-(stream ``GET /documents/{ref}`` into ``Archive.ingest``) or, for ``snapshot.remove``,
-delete it with its unused files; emit ``snapshot.backup`` (and ``.<mirror>``) events when
-``BACKUP_SERVICE_ENDPOINT`` is set; delete the event only after all that is complete.
+The workflow's event log is the fast path, but it does not keep an event for whoever
+holds it: its ``lock`` is not exclusive (a second lock answers 200 too) and its
+``release`` deletes every locked event, whatever its age (``docs/sync.md``). So:
 
-What the Java service got wrong is fixed (section 9): a failed event is never deleted
-but unlocked and retried with a growing delay; after ``WORKFLOW_SYNC_MAXATTEMPTS`` it goes
-to the dead-letter list (``services/sync_failures.py``); ``snapshot.remove`` is acted on.
-A workflow that is down, answers 5xx, or a store that is unavailable pauses the loop
-with backoff; nothing is counted against an event then, and the loop resumes by itself.
+* Each round reads up to ``WORKFLOW_SYNC_BATCH`` events of ``snapshot.add~snapshot.remove``
+  and **claims** them in the archive (``archive_sync_claims``); events another live process
+  claimed are left to it. On a pool of ``WORKFLOW_SYNC_WORKERS`` threads each is done:
+  archive the snapshot unless the archive has it (stream ``GET /documents/{ref}`` into
+  ``Archive.ingest``), emit ``snapshot.backup`` events when ``BACKUP_SERVICE_ENDPOINT`` is
+  set, delete the event, drop the claim. Events are not locked: the workflow's lock keeps
+  no one apart, and a locked event is what ``release`` deletes.
+* A claim older than ``WORKFLOW_SYNC_DEADLOCK`` (its process was killed, or the event was
+  released away under it) is finished by any process from its ref.
+* A snapshot the workflow answers 404 for is **gone**: recorded (``archive_sync_gone``),
+  the event removed, never retried.
+* ``snapshot.remove`` deletes the archived snapshot only with ``WORKFLOW_SYNC_REMOVE``;
+  otherwise the event is removed and logged.
+* The **catch-up** (``services/catchup.py``) walks ``/snapshot/syncpoint`` behind the log
+  and archives whatever no event brought (a Java archive beside consumes events too).
 
-Crash safety: every archive write is idempotent and the event is deleted last, so a
-process killed at any point leaves an event that is (after its lock is released by
-age) simply processed again. Backup events are emitted before the event is deleted: at
-least once, never lost (the backup service is idempotent too).
+A failed event is never dropped: it is retried with a growing delay, and after
+``WORKFLOW_SYNC_MAXATTEMPTS`` it goes to the dead-letter list (``sync_failures.py``). A
+workflow that is down, or a store that is unavailable, pauses the loop with backoff.
+The service never calls ``release`` unless ``WORKFLOW_SYNC_RELEASE`` asks for it.
+
+Crash safety: every archive write is idempotent; the claim is written before any work
+and dropped after the event is deleted, so a process killed at any point leaves a claim
+(or an event) that is simply done again.
 """
 
 from __future__ import annotations
@@ -30,14 +40,16 @@ import random
 import socket
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from imixs_archive.archive.snapshots import Archive, StoreResult
+from imixs_archive.archive.sync_records import Claim, ClaimBook, GoneBook
 from imixs_archive.config import Settings
 from imixs_archive.errors import ArchiveError, DocumentError, NotFoundError, StoreError
+from imixs_archive.services.catchup import CatchUp
 from imixs_archive.services.sync_failures import FailedEvent, FailureBook, now_ms
 from imixs_archive.services.sync_status import forget_stale_instances
 from imixs_archive.storage.model import ARCHIVE_SYNC_INSTANCES
@@ -62,6 +74,14 @@ class SyncConfig:
     batch: int = Settings.workflow_sync_batch
     backup_endpoint: str = ""
     backup_mirrors: tuple[str, ...] = ()
+    release: bool = Settings.workflow_sync_release
+    remove: bool = Settings.workflow_sync_remove
+    catchup: bool = Settings.workflow_sync_catchup
+    catchup_lag_ms: int = Settings.workflow_sync_catchup_lag
+    catchup_from: int | None = None
+    """Where the catch-up starts when the archive has no point yet (None: now - lag)."""
+    catchup_budget_ms: int = 1000
+    """Longest time one round spends on the catch-up."""
     pause_max_ms: int = 60000
     """Longest pause while the workflow or the store is unavailable."""
 
@@ -78,6 +98,10 @@ class SyncConfig:
             batch=max(1, settings.workflow_sync_batch),
             backup_endpoint=settings.backup_service_endpoint.strip(),
             backup_mirrors=tuple(m.strip() for m in mirrors if m.strip()),
+            release=settings.workflow_sync_release,
+            remove=settings.workflow_sync_remove,
+            catchup=settings.workflow_sync_catchup,
+            catchup_lag_ms=max(0, settings.workflow_sync_catchup_lag),
         )
 
 
@@ -85,7 +109,8 @@ class Outcome(StrEnum):
     """What happened to one event in a round."""
 
     DONE = "done"  # archived (or removed) and the event deleted
-    BUSY = "busy"  # another archive instance holds its lock
+    GONE = "gone"  # the workflow no longer holds the snapshot (404): recorded, final
+    BUSY = "busy"  # another sync process has claimed it
     DEFERRED = "deferred"  # failed before; its next attempt is not due yet
     FAILED = "failed"  # failed; unlocked for a later attempt
     DEAD = "dead"  # failed for the last time: now a dead letter
@@ -94,6 +119,8 @@ class Outcome(StrEnum):
 
 
 COUNTERS = ("events", "archived", "removed", "bytes", "failures", "retries", "dead_letters")
+REPORTED = (*COUNTERS, "gone", "caught_up")
+"""Counters shown (status, monitor, metrics); ``COUNTERS`` are also saved per process."""
 
 
 @dataclass
@@ -107,6 +134,11 @@ class SyncCounters:
     failures: int = 0
     retries: int = 0
     dead_letters: int = 0
+    gone: int = 0
+    """Events whose snapshot the workflow no longer held (404)."""
+    caught_up: int = 0
+    """Snapshots the catch-up archived that no event had brought."""
+    catchup_point: int = 0
     lag_ms: int = 0
     """Age of the oldest event pending in the workflow's log at the last round."""
     state: str = "starting"
@@ -120,14 +152,19 @@ class SyncCounters:
 
     def as_dict(self) -> dict[str, int | str]:
         with self._lock:
-            values: dict[str, int | str] = {name: getattr(self, name) for name in COUNTERS}
+            values: dict[str, int | str] = {name: getattr(self, name) for name in REPORTED}
             values.update(lag_ms=self.lag_ms, state=self.state, started=self.started)
+            values.update(catchup_point=self.catchup_point)
             return values
 
 
 @dataclass
 class RoundResult:
     read: int = 0
+    taken_over: int = 0
+    """Claims of other (dead) processes finished in this round."""
+    catching_up: bool = False
+    """The catch-up stopped at its time budget with more to walk."""
     outcomes: Counter[Outcome] = field(default_factory=Counter)
     pause: str = ""
     """Why the loop should pause (empty: it need not)."""
@@ -165,9 +202,22 @@ class SyncService:
         self.instance = instance or instance_name()
         self.counters = SyncCounters()
         self.failures = FailureBook(archive.backend)
+        self.claims = ClaimBook(archive.backend)
+        self.gone = GoneBook(archive.backend)
         self.stopping = threading.Event()
+        self.catchup = CatchUp(
+            archive,
+            client,
+            lag_ms=self.config.catchup_lag_ms,
+            instance=self.instance,
+            start=self.config.catchup_from,
+            stopping=self.stopping,
+        )
         self._pool = ThreadPoolExecutor(self.config.workers, thread_name_prefix="sync")
         self._thread: threading.Thread | None = None
+        self._finished: list[str] = []
+        self._finished_lock = threading.Lock()
+        self._walker: threading.Thread | None = None
 
     # ---- the loop ---------------------------------------------------------------------
 
@@ -179,6 +229,10 @@ class SyncService:
             forget_stale_instances(self.archive.backend)
         if initial_delay and self.stopping.wait(config.initial_delay_ms / 1000):
             return
+        if config.catchup:
+            # Its own thread: one request at a time, its waits overlap the workers'.
+            self._walker = threading.Thread(target=self._walk, name="sync-catchup", daemon=True)
+            self._walker.start()
         pauses = 0
         done = 0
         while not self.stopping.is_set():
@@ -193,42 +247,123 @@ class SyncService:
                 pauses = 0
                 fresh = result.read - result.count(Outcome.DEFERRED)
                 more = result.count(Outcome.DONE) > 0 and fresh >= config.batch
-                wait = 0 if more else config.interval_ms
+                wait = 0 if more or result.catching_up else config.interval_ms
                 self._set_state("running")
             self.save_counters()
             if rounds is not None and done >= rounds:
                 break
             if wait:
                 self.stopping.wait(max(wait, 1) / 1000)
+        if self._walker is not None:
+            self._walker.join()
         self._set_state("stopped")
         self.save_counters()
 
+    def _walk(self) -> None:
+        """The catch-up beside the rounds, until stopped; pauses with backoff."""
+        config, pauses = self.config, 0
+        while not self.stopping.is_set():
+            result = RoundResult()
+            self._catch_up(result)
+            if result.pause:
+                pauses += 1
+                log.warning("catch-up paused: %s", result.pause)
+                wait = min(config.interval_ms * 2 ** min(pauses - 1, 16), config.pause_max_ms)
+            else:
+                pauses = 0
+                wait = 0 if result.catching_up else config.interval_ms
+            if wait:
+                self.stopping.wait(wait / 1000)
+
     def run_round(self) -> RoundResult:
-        """One round: release stale locks, read events, process them concurrently."""
+        """One round: read events, claim them, process them and the claims other
+        processes left behind concurrently, then walk the catch-up for a while."""
         result = RoundResult()
         try:
             known = {failed.event_id: failed for failed in self.failures.all()}
-            # Events waiting for their next attempt are read too, but must not hide the
-            # batch of new ones behind them.
-            waiting = sum(1 for failed in known.values() if not failed.dead)
-            self.client.release_events(self.config.deadlock_ms, SYNC_TOPICS)
+            claims = {claim.event_id: claim for claim in self.claims.all()}
+            at = now_ms()
+            fresh = at - self.config.deadlock_ms
+            others = sum(1 for c in claims.values() if c.instance != self.instance)
+            # Events waiting for their next attempt, or in other processes' hands, are
+            # read too, but must not hide the batch of new ones behind them.
+            waiting = sum(1 for failed in known.values() if not failed.dead) + others
+            if self.config.release:
+                self.client.release_events(self.config.deadlock_ms, SYNC_TOPICS)
             events = self.client.read_events(
                 SYNC_TOPICS, self.config.batch + min(waiting, 10 * self.config.batch)
+            )
+            # Another live process has these.
+            busy = {
+                event.id
+                for event in events
+                if (claim := claims.get(event.id)) is not None
+                and claim.instance != self.instance
+                and claim.claimed > fresh
+            }
+            work = [(event, known.get(event.id)) for event in events if event.id not in busy]
+            orphans = self._orphans(claims.values(), {event.id for event in events}, known)
+            self.claims.take(
+                [
+                    (event.id, event.base_topic, event.ref)
+                    for event, failed in work + orphans
+                    if failed is None or failed.dead or failed.due(at)
+                ],
+                self.instance,
             )
         except (ArchiveError, OSError) as exc:
             result.pause = str(exc)
             return result
         result.read = len(events)
+        result.outcomes[Outcome.BUSY] += len(busy)
+        result.taken_over = len(orphans)
         self._set_lag(events)
-        at = now_ms()
-        work = [(event, known.get(event.id)) for event in events]
-        futures = [self._pool.submit(self._in_order, group, at) for group in _spread(work)]
+        futures = [
+            self._pool.submit(self._in_order, group, at) for group in _spread(work + orphans)
+        ]
         for future in futures:
             for outcome, reason in future.result():
                 result.outcomes[outcome] += 1
                 if outcome is Outcome.PAUSED and not result.pause:
                     result.pause = reason
+        self._drop_claims(result)
+        if not result.pause and self.config.catchup and self._walker is None:
+            self._catch_up(result)
         return result
+
+    def _drop_claims(self, result: RoundResult) -> None:
+        with self._finished_lock:
+            finished, self._finished = self._finished, []
+        try:
+            self.claims.done(finished)
+        except StoreError as exc:
+            result.pause = result.pause or f"store: {exc}"
+
+    def _orphans(
+        self, claims: Iterable[Claim], seen: set[str], known: dict[str, FailedEvent]
+    ) -> list[_Work]:
+        """Claims left longer than the deadlock time whose event this round did not read:
+        their process died, or the workflow's release deleted the event."""
+        limit = now_ms() - self.config.deadlock_ms
+        stale = sorted(
+            (c for c in claims if c.claimed <= limit and c.event_id not in seen),
+            key=lambda c: c.claimed,
+        )
+        return [
+            (Event(c.event_id, c.topic, c.ref), known.get(c.event_id))
+            for c in stale[: self.config.batch]
+        ]
+
+    def _catch_up(self, result: RoundResult) -> None:
+        try:
+            walked = self.catchup.run(self.config.catchup_budget_ms / 1000)
+        except (ArchiveError, OSError) as exc:
+            result.pause = f"catch-up: {exc}"
+            return
+        result.catching_up = walked.more
+        self.counters.add(caught_up=walked.new)
+        with self.counters._lock:
+            self.counters.catchup_point = walked.point
 
     def stop(self) -> None:
         """Ask the loop to stop once the events in hand are done."""
@@ -250,16 +385,16 @@ class SyncService:
     # ---- one event --------------------------------------------------------------------
 
     def _in_order(self, group: list[_Work], at: int) -> list[tuple[Outcome, str]]:
-        """The events of one snapshot, in the log's order. Adds followed by a remove are
-        superseded, even while waiting for a retry: only their events are deleted (the
-        snapshot is gone from the workflow; archiving it would only have it deleted again).
-        Once an event is neither done nor a dead letter, the later ones wait for the next
-        round."""
+        """The events of one snapshot, in the log's order. With ``remove``, adds
+        followed by a remove are superseded, even while waiting for a retry: only their
+        events are deleted (the snapshot is gone from the workflow; archiving it would
+        only have it deleted again). Once an event is neither done nor a dead letter, the
+        later ones wait for the next round."""
         removes = [n for n, (event, _) in enumerate(group) if event.base_topic == TOPIC_REMOVE]
-        superseded = removes[-1] if removes else 0
+        superseded = removes[-1] if removes and self.config.remove else 0
         outcomes: list[tuple[Outcome, str]] = []
         for index, (event, failed) in enumerate(group):
-            if outcomes and outcomes[-1][0] not in (Outcome.DONE, Outcome.DEAD):
+            if outcomes and outcomes[-1][0] not in (Outcome.DONE, Outcome.DEAD, Outcome.GONE):
                 outcomes.append((Outcome.SKIPPED, ""))
             elif index < superseded and event.base_topic != TOPIC_REMOVE:
                 outcomes.append(self._guarded(event, failed, superseded=True))
@@ -276,21 +411,28 @@ class SyncService:
             return self._process(event, failed, superseded), ""
         except _Pause as pause:
             return Outcome.PAUSED, str(pause)
-        except Exception as exc:  # a bug: the event stays in the log, the loop pauses
+        except Exception as exc:  # a bug: the event and its claim stay, the loop pauses
             log.exception("event %s (%s): unexpected error", event.id, event.ref)
             return Outcome.PAUSED, f"unexpected {type(exc).__name__}: {exc}"
+
+    def _still_mine(self, event: Event) -> bool:
+        """Has no other process claimed the event since this one did? Of two processes
+        that took it at once, the one that wrote last goes on (the workflow's lock cannot
+        tell them apart)."""
+        try:
+            claim = self.claims.get(event.id)
+        except StoreError as exc:
+            raise _Pause(f"store: {exc}") from exc
+        return claim is None or claim.instance == self.instance
 
     def _process(self, event: Event, failed: FailedEvent | None, superseded: bool) -> Outcome:
         if self.stopping.is_set():
             return Outcome.SKIPPED
-        try:
-            if not self.client.lock_event(event.id):
-                return Outcome.BUSY
-        except ArchiveError as exc:
-            raise _Pause(str(exc)) from exc
+        if not self._still_mine(event):
+            return Outcome.BUSY
         if failed is not None and failed.dead:
             # Recorded as dead by a process that died before deleting the event.
-            self._after_write(event, lambda: self.client.delete_event(event.id))
+            self._after_write(event, lambda: self._drop(event))
             return Outcome.DEAD
         if superseded:
             self._after_write(event, lambda: self._finish(event, failed, backup=False))
@@ -300,12 +442,14 @@ class SyncService:
             self.counters.add(retries=1)
         try:
             sizes = self._archive(event)
+        except _Gone:
+            self._after_write(event, lambda: self._gone(event, failed))
+            self.counters.add(events=1, gone=1)
+            return Outcome.GONE
         except StoreError as exc:
-            self._unlock(event)
             raise _Pause(f"store: {exc}") from exc
         except WorkflowUnavailableError as exc:
             if exc.down:
-                self._unlock(event)
                 raise _Pause(str(exc)) from exc
             return self._failed(event, exc)
         except Exception as exc:  # any other reason: counted, retried, never dropped
@@ -318,16 +462,21 @@ class SyncService:
         """The archive write for one event; the counters it adds."""
         ref = event.ref
         if event.base_topic == TOPIC_REMOVE:
+            if not self.config.remove:
+                log.info("snapshot.remove %s: kept in the archive (WORKFLOW_SYNC_REMOVE off)", ref)
+                return {}
             self.archive.delete(ref)
             return {"removed": 1}
+        if self.archive.exists(ref):
+            return {}  # archived already: by another process, the catch-up, or a retry
         received = [0]
         try:
             with self.client.stream_document(ref) as blocks:
                 results = list(self.archive.ingest(_counted(blocks, received), name=ref))
         except NotFoundError:
             if self.archive.exists(ref):
-                return {}  # already archived; the workflow no longer holds it
-            raise
+                return {}
+            raise _Gone() from None
         stored: StoreResult | None = None
         for outcome in results:
             if not isinstance(outcome, StoreResult):
@@ -339,7 +488,8 @@ class SyncService:
         return {"archived": 1, "bytes": received[0]}
 
     def _finish(self, event: Event, failed: FailedEvent | None, *, backup: bool = True) -> None:
-        """After the archive write: backup events, forget the failure, delete the event."""
+        """After the archive write: backup events, forget the failure, delete the event,
+        drop the claim."""
         if backup and self.config.backup_endpoint and event.base_topic != TOPIC_REMOVE:
             doc = self.archive.load(event.ref, with_files=False)
             if not doc.get_first("$backuprestore"):
@@ -347,16 +497,33 @@ class SyncService:
                     self.client.put_event(topic, event.ref)
         if failed is not None:
             self.failures.clear(event.id)
+        self._drop(event)
+
+    def _drop(self, event: Event) -> None:
+        """Delete the event; its claim goes at the end of the round, with the others in
+        one write (should the process die before, the claims are finished again: the
+        event is gone, the snapshot archived, nothing to do but delete them)."""
         self.client.delete_event(event.id)
+        with self._finished_lock:
+            self._finished.append(event.id)
+
+    def _gone(self, event: Event, failed: FailedEvent | None) -> None:
+        """The workflow deleted the snapshot (404): final, recorded, no retry."""
+        self.gone.record(event.ref, event.id, event.base_topic, self.instance)
+        log.info(
+            "snapshot %s is gone from the workflow (404): event %s removed", event.ref, event.id
+        )
+        if failed is not None:
+            self.failures.clear(event.id)
+        self._drop(event)
 
     def _after_write(self, event: Event, step: Callable[[], None]) -> None:
         """Run a step that follows a complete archive write. Should it fail, the event
-        stays (locked until released by age) and is simply done again: no attempt is
-        counted, since the snapshot itself is safe."""
+        (or its claim) stays and is simply done again: no attempt is counted, since the
+        snapshot itself is safe."""
         try:
             step()
         except (ArchiveError, OSError) as exc:
-            self._unlock(event)
             raise _Pause(str(exc)) from exc
 
     def _failed(self, event: Event, exc: BaseException) -> Outcome:
@@ -372,7 +539,6 @@ class SyncService:
                 base_delay_ms=self.config.retry_delay_ms,
             )
         except StoreError as store_exc:
-            self._unlock(event)
             raise _Pause(f"store: {store_exc}") from store_exc
         if failed.dead:
             self.counters.add(dead_letters=1)
@@ -383,23 +549,13 @@ class SyncService:
                 failed.attempts,
                 error,
             )
-            with contextlib.suppress(ArchiveError):
-                self.client.delete_event(event.id)
+            with contextlib.suppress(ArchiveError, OSError):
+                self._drop(event)
             return Outcome.DEAD
         log.warning(
             "event %s (%s) failed, attempt %d: %s", event.id, event.ref, failed.attempts, error
         )
-        self._unlock(event)
         return Outcome.FAILED
-
-    def _unlock(self, event: Event) -> None:
-        # Tried twice; should both fail, the lock is released by age (WORKFLOW_SYNC_DEADLOCK).
-        for _ in range(2):
-            try:
-                self.client.unlock_event(event.id)
-                return
-            except ArchiveError:
-                continue
 
     # ---- counters -----------------------------------------------------------------------
 
@@ -417,11 +573,18 @@ class SyncService:
 
     def save_counters(self) -> None:
         values = self.counters.as_dict()
+        columns = ARCHIVE_SYNC_INSTANCES.column_names
         row = {"instance": self.instance, "updated": now_ms(), **values}
         try:
-            self.archive.backend.put(ARCHIVE_SYNC_INSTANCES, [row])
+            self.archive.backend.put(
+                ARCHIVE_SYNC_INSTANCES, [{k: v for k, v in row.items() if k in columns}]
+            )
         except StoreError as exc:
             log.warning("could not save the sync counters: %s", exc)
+
+
+class _Gone(Exception):
+    """The workflow answered 404 for the snapshot."""
 
 
 def _spread(work: list[_Work]) -> list[list[_Work]]:

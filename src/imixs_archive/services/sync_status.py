@@ -12,11 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from imixs_archive.archive.state import load_state
+from imixs_archive.archive.sync_records import ClaimBook, Gone, GoneBook, ProgressBook
 from imixs_archive.services.sync_failures import FailedEvent, FailureBook, now_ms
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import ARCHIVE_SYNC_INSTANCES
 from imixs_archive.workflow.client import WorkflowClient
 
+GONE_LISTED = 50
 STALE_MS = 7 * 24 * 3600 * 1000
 """Counters of a process not heard of for this long are no longer shown, and deleted when
 a sync starts (each process writes a row of its own: hostname and process id)."""
@@ -41,9 +43,23 @@ class SyncStatus:
     instances: list[dict[str, Any]] = field(default_factory=list)
     dead_letters: list[FailedEvent] = field(default_factory=list)
     retrying: list[FailedEvent] = field(default_factory=list)
+    gone_count: int = 0
+    """Snapshots the workflow no longer held when their event was handled (404)."""
+    gone: list[Gone] = field(default_factory=list)
+    """The latest of them (at most ``GONE_LISTED``)."""
+    claims: int = 0
+    """Events taken by sync processes and not done yet."""
+    catchup_point: int | None = None
+    """$modified (epoch ms) up to which every snapshot the workflow holds is archived."""
+    catchup_skipped: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "gone_count": self.gone_count,
+            "gone": [vars(g) for g in self.gone],
+            "claims": self.claims,
+            "catchup_point": self.catchup_point,
+            "catchup_skipped": self.catchup_skipped,
             "sync.point": self.point,
             "sync.count": self.count,
             "sync.size": self.size,
@@ -85,6 +101,16 @@ def sync_status(backend: Backend) -> SyncStatus:
     failures = sorted(FailureBook(backend).all(), key=lambda f: f.last_failed)
     status.dead_letters = [f for f in failures if f.dead]
     status.retrying = [f for f in failures if not f.dead]
+    gone = GoneBook(backend).all()
+    status.gone_count, status.gone = len(gone), gone[:GONE_LISTED]
+    status.claims = sum(1 for _ in ClaimBook(backend).all())
+    progress = ProgressBook(backend)
+    point = progress.point()
+    status.catchup_point = point.point if point is not None else None
+    status.catchup_skipped = [
+        {"from": int(r.name.split(":", 1)[1]), "to": r.point, "note": r.note}
+        for r in progress.skipped()
+    ]
     return status
 
 

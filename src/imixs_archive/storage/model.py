@@ -274,7 +274,37 @@ ARCHIVE_MODIFIED_DAYS = Table(
     _cols(("bucket", N), ("day", D)),
     partition_key=("bucket",),
     clustering_key=("day",),
-    serves="Q14: the UTC days of $modified that have (or had) snapshots, in day order.",
+    serves="Q16: the UTC days of $modified that have (or had) snapshots, in day order.",
+    java=False,
+)
+
+# The sync's own record of the work it takes, so that nothing depends on the workflow's
+# event log keeping an event (its release deletes locked events; see docs/sync.md).
+ARCHIVE_SYNC_CLAIMS = Table(
+    "archive_sync_claims",
+    _cols(("event_id", T), ("topic", T), ("ref", T), ("instance", T), ("claimed", BI)),
+    partition_key=("event_id",),
+    serves="Q17: workflow events a sync process has taken, written before it locks them and "
+    "deleted once the event is done: a claim left older than WORKFLOW_SYNC_DEADLOCK (its "
+    "process died, or the event vanished) is finished by any process from its ref.",
+    java=False,
+    queue=True,
+)
+ARCHIVE_SYNC_GONE = Table(
+    "archive_sync_gone",
+    _cols(("ref", T), ("event_id", T), ("topic", T), ("gone_at", BI), ("instance", T)),
+    partition_key=("ref",),
+    serves="Q18: snapshots the workflow no longer held (404) when their event was handled: "
+    "final, never retried (with SNAPSHOT_HISTORY=1 the workflow deletes intermediate ones).",
+    java=False,
+)
+ARCHIVE_SYNC_PROGRESS = Table(
+    "archive_sync_progress",
+    _cols(("name", T), ("point", BI), ("updated", BI), ("owner", T), ("note", T)),
+    partition_key=("name",),
+    serves="Q19: the catch-up over /snapshot/syncpoint: 'catchup' holds the $modified (epoch "
+    "ms) up to which every snapshot the workflow holds is archived; 'skipped:<from>' rows the "
+    "ranges it could not read (more than 16 snapshots sharing one timestamp).",
     java=False,
 )
 
@@ -295,6 +325,9 @@ TABLES: tuple[Table, ...] = (
     ARCHIVE_SYNC_INSTANCES,
     ARCHIVE_SNAPSHOT_PARTS,
     ARCHIVE_MODIFIED_DAYS,
+    ARCHIVE_SYNC_CLAIMS,
+    ARCHIVE_SYNC_GONE,
+    ARCHIVE_SYNC_PROGRESS,
 )
 JAVA_TABLES = tuple(table for table in TABLES if table.java)
 

@@ -22,7 +22,7 @@ from starlette.responses import JSONResponse, Response
 from imixs_archive import __version__
 from imixs_archive.archive.state import load_state
 from imixs_archive.errors import ArchiveError
-from imixs_archive.services.sync import COUNTERS
+from imixs_archive.services.sync import REPORTED
 from imixs_archive.web.limits import workers_free
 from imixs_archive.web.state import Reader, Services, Svc
 
@@ -172,7 +172,7 @@ def scrape_gauges(svc: Services) -> Iterator[Gauge]:
     )
     if link is not None:
         counters = link.sync.counters.as_dict()
-        for name in COUNTERS:
+        for name in REPORTED:
             help_text = "Sync loop counters of this process since it started."
             yield ("sync_events", help_text, float(counters[name]), {"counter": name})
         lag = int(counters["lag_ms"]) / 1000

@@ -101,7 +101,8 @@ class WorkflowClient:
     # ---- the event log ----------------------------------------------------------------
 
     def release_events(self, millis: int, topics: Sequence[str] = SYNC_TOPICS) -> None:
-        """Unlock entries of these topics locked longer than ``millis`` ms ago."""
+        """Documented as "unlock entries locked longer than ``millis`` ms"; the workflow in
+        fact **deletes** every entry locked with one of these topics, whatever its age."""
         self._call("POST", f"eventlog/release/{int(millis)}/{self._topics(topics)}", resend=True)
 
     def read_events(
@@ -112,21 +113,24 @@ class WorkflowClient:
         return [Event.from_document(doc) for doc in self._documents(reply)]
 
     def lock_event(self, event_id: str) -> bool:
-        """Lock an entry: True, or False when someone else holds it (409) or it is gone
-        (404: another archive instance handled and deleted it since it was read).
+        """Lock an entry: True, or False for 409 or 404 (the documented answers when
+        someone else holds it or it is gone).
 
-        Sent a second time when the connection drops before an answer: should the first
-        have arrived, the second answers 409 and the event waits for the release by age
-        (``WORKFLOW_SYNC_DEADLOCK``), which is better than pausing the loop."""
+        The real workflow answers 200 also when the entry is locked already (the topic
+        becomes ``<topic>.lock.lock``) and 500 when it is missing: the lock hides an
+        entry from readers of its topic, it does not keep two processes apart. Sent a
+        second time when the connection drops before an answer."""
         path = f"eventlog/lock/{_segment(event_id)}"
         reply = self._call("POST", path, allow=(404, 409), resend=True)
         return reply.status < 300
 
     def unlock_event(self, event_id: str) -> None:
+        """Strip the last ``.lock``; the real workflow answers 500 for an entry that is
+        missing or not locked."""
         self._call("POST", f"eventlog/unlock/{_segment(event_id)}", allow=(404,), resend=True)
 
     def delete_event(self, event_id: str) -> None:
-        """Remove a handled entry (one already gone is not an error)."""
+        """Remove a handled entry (one already gone is not an error: 204, or 404)."""
         self._call("DELETE", f"eventlog/{_segment(event_id)}", allow=(404,))
 
     def put_event(self, topic: str, ref: str) -> None:
@@ -159,10 +163,12 @@ class WorkflowClient:
 
     @contextmanager
     def stream_syncpoint(self, millis: int) -> Iterator[Iterator[bytes]]:
-        """The snapshots with the smallest ``$modified`` after ``millis`` (at most 16), as a
-        stream of ``<data>`` XML; an empty ``<data/>`` when there are none."""
+        """The snapshots with the smallest ``$modified`` after ``millis``, as a stream of
+        ``<data>`` XML; an empty ``<data/>`` when there are none (the workflow answers 204
+        without a body then). More than 16 sharing that timestamp: the workflow answers
+        500, a ``WorkflowUnavailableError``."""
         with self._stream("GET", f"snapshot/syncpoint/{int(millis)}", None) as blocks:
-            yield blocks
+            yield _or_empty_data(blocks)
 
     def syncpoint(self, millis: int) -> list[Document]:
         """As :meth:`stream_syncpoint`, read whole."""
@@ -270,6 +276,17 @@ class WorkflowClient:
             return read_xml(reply.body)
         except DocumentError as exc:
             raise WorkflowError(f"{reply.method} {reply.url}: not Imixs XML: {exc}") from None
+
+
+def _or_empty_data(blocks: Iterator[bytes]) -> Iterator[bytes]:
+    """The blocks, or an empty ``<data/>`` for an answer without a body (204)."""
+    empty = True
+    for block in blocks:
+        if block:
+            empty = False
+            yield block
+    if empty:
+        yield b"<data/>"
 
 
 def _tls(cafile: str) -> ssl.SSLContext:

@@ -1,0 +1,145 @@
+"""The sync's own records in the archive: claims, snapshots gone, catch-up progress.
+
+The workflow's event log cannot be trusted to keep an event until it is done (its
+``release`` deletes every locked entry, also the ones another process holds), so the sync
+keeps its own record of what it took and how far it has checked the workflow's snapshots
+(``docs/sync.md``). Every write here is a single-row upsert or delete: several sync
+processes write at once without reading each other's rows first.
+
+* :class:`ClaimBook` (``archive_sync_claims``): an event taken by a process, written before
+  the process locks it and deleted once the event is done. A claim that stays (its process
+  was killed, or the event vanished) is finished by any process from its ref.
+* :class:`GoneBook` (``archive_sync_gone``): snapshots the workflow answered 404 for: final.
+* :class:`ProgressBook` (``archive_sync_progress``): the catch-up point and the ranges the
+  catch-up could not read.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass
+
+from imixs_archive.storage.base import Backend
+from imixs_archive.storage.model import (
+    ARCHIVE_SYNC_CLAIMS,
+    ARCHIVE_SYNC_GONE,
+    ARCHIVE_SYNC_PROGRESS,
+)
+
+CATCHUP = "catchup"
+SKIPPED = "skipped:"
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(frozen=True)
+class Claim:
+    event_id: str
+    topic: str
+    ref: str
+    instance: str
+    claimed: int
+
+
+class ClaimBook:
+    """Events taken by sync processes and not done yet."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+
+    def take(self, claims: Iterable[tuple[str, str, str]], instance: str) -> None:
+        """Record (event id, topic, ref) triples as taken by ``instance`` now."""
+        at = _now_ms()
+        rows = [
+            asdict(Claim(event_id, topic, ref, instance, at)) for event_id, topic, ref in claims
+        ]
+        if rows:
+            with self.backend.grouped():
+                self.backend.put(ARCHIVE_SYNC_CLAIMS, rows)
+
+    def get(self, event_id: str) -> Claim | None:
+        row = self.backend.get(ARCHIVE_SYNC_CLAIMS, {"event_id": event_id})
+        return Claim(**row) if row is not None else None
+
+    def done(self, event_ids: Iterable[str]) -> None:
+        """Forget these claims (their events are done), in one write where the store can."""
+        with self.backend.grouped():
+            for event_id in event_ids:
+                self.backend.delete(ARCHIVE_SYNC_CLAIMS, {"event_id": event_id})
+
+    def all(self) -> Iterator[Claim]:
+        for row in self.backend.scan(ARCHIVE_SYNC_CLAIMS):
+            yield Claim(**row)
+
+
+@dataclass(frozen=True)
+class Gone:
+    ref: str
+    event_id: str
+    topic: str
+    gone_at: int
+    instance: str
+
+
+class GoneBook:
+    """Snapshots the workflow no longer held when their event was handled."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+
+    def record(self, ref: str, event_id: str, topic: str, instance: str) -> Gone:
+        gone = Gone(ref, event_id, topic, _now_ms(), instance)
+        self.backend.put(ARCHIVE_SYNC_GONE, [asdict(gone)])
+        return gone
+
+    def get(self, ref: str) -> Gone | None:
+        row = self.backend.get(ARCHIVE_SYNC_GONE, {"ref": ref})
+        return Gone(**row) if row is not None else None
+
+    def all(self) -> list[Gone]:
+        """Every one recorded, the latest first."""
+        rows = self.backend.scan(ARCHIVE_SYNC_GONE)
+        return sorted((Gone(**row) for row in rows), key=lambda g: g.gone_at, reverse=True)
+
+
+@dataclass(frozen=True)
+class Progress:
+    name: str
+    point: int
+    updated: int
+    owner: str
+    note: str
+
+
+class ProgressBook:
+    """The catch-up's point (``catchup``) and the ranges it skipped (``skipped:<from>``)."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+
+    def point(self) -> Progress | None:
+        row = self.backend.get(ARCHIVE_SYNC_PROGRESS, {"name": CATCHUP})
+        return Progress(**row) if row is not None else None
+
+    def advance(self, point: int, owner: str) -> int:
+        """Move the point to ``point`` unless another process has moved it further
+        (then that point is returned: a race between two walks only walks again)."""
+        known = self.point()
+        if known is not None and known.point > point:
+            return known.point
+        row = Progress(CATCHUP, point, _now_ms(), owner, "")
+        self.backend.put(ARCHIVE_SYNC_PROGRESS, [asdict(row)])
+        return point
+
+    def skip(self, first: int, last: int, owner: str, note: str) -> None:
+        """Record that snapshots with ``$modified`` in ``[first, last]`` could not be read
+        from the syncpoint feed."""
+        row = Progress(f"{SKIPPED}{first}", last, _now_ms(), owner, note)
+        self.backend.put(ARCHIVE_SYNC_PROGRESS, [asdict(row)])
+
+    def skipped(self) -> list[Progress]:
+        rows = (Progress(**row) for row in self.backend.scan(ARCHIVE_SYNC_PROGRESS))
+        return sorted((r for r in rows if r.name.startswith(SKIPPED)), key=lambda r: r.point)

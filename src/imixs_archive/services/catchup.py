@@ -1,0 +1,297 @@
+"""The catch-up: a continuous walk over ``/snapshot/syncpoint`` behind the event log.
+
+The event log alone cannot guarantee that every snapshot arrives: the workflow's
+``release`` deletes locked events (a Java archive beside calls it every few seconds), and
+a Java archive beside consumes events itself. So the sync also walks the workflow's own
+list of snapshots in ``$modified`` order, from a point before which every snapshot the
+workflow holds is known to be archived, and archives whatever is missing (an archived
+snapshot changes nothing). The point (``archive_sync_progress`` row ``catchup``) only moves
+to a ``$modified`` at least ``lag`` ms in the past, so that a snapshot whose transaction
+commits after a later one's (or whose clock runs behind) is not passed by.
+
+``GET /snapshot/syncpoint/{p}`` answers every snapshot sharing the smallest ``$modified``
+after ``p``, and **500** when more than 16 share it ("sync is not possible"). A 500 that
+persists (tried again ``confirm`` times) is located: since every ``q`` before that
+timestamp answers 500 too and ``q`` at it answers the next one, a search over ``q`` finds
+the timestamp; the range is recorded as skipped (``sync --status``, the monitor) and the
+walk goes on after it. Those snapshots still come through the event log. A workflow that
+answers 500 for every ``q`` up to now is unavailable, not overflowing: nothing is skipped.
+
+When a process starts with no point recorded, the point is the present minus the lag
+(``resync --from`` walks older history once).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+from xml.parsers import expat
+
+from imixs_archive.archive.snapshots import Archive, StoreResult
+from imixs_archive.archive.sync_records import ProgressBook
+from imixs_archive.document.xml_reader import discard_files, iter_xml_documents
+from imixs_archive.errors import ArchiveError, DocumentError
+from imixs_archive.services.sync_failures import FailureBook, now_ms
+from imixs_archive.workflow.client import WorkflowClient
+from imixs_archive.workflow.errors import WorkflowUnavailableError
+from imixs_archive.workflow.events import TOPIC_ADD
+
+log = logging.getLogger("imixs_archive.sync.catchup")
+SAVE_EVERY_S = 1.0
+
+
+@dataclass
+class CatchUpResult:
+    steps: int = 0
+    walked: int = 0
+    new: int = 0
+    more: bool = False
+    """Stopped by its time budget with more to walk."""
+    point: int = 0
+    skipped: list[tuple[int, int]] = field(default_factory=list)
+
+
+def _millis(value: object) -> int | None:
+    if not isinstance(value, dt.datetime):
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=dt.UTC)
+    return int(value.timestamp() * 1000)
+
+
+def _scan(blocks: Iterable[bytes]) -> list[tuple[str, int | None]] | None:
+    """($uniqueid, $modified in epoch ms) of each document of an Imixs XML answer, read
+    with a parser that looks at nothing else (the full reader costs several times more per
+    snapshot). None when a value is not the plain kind expected: read it properly then."""
+    found: list[tuple[str, int | None]] = []
+    state: dict[str, Any] = {"depth": 0, "item": None, "text": [], "doc": {}}
+    parser = expat.ParserCreate(namespace_separator=" ")
+    parser.buffer_text = True
+
+    def start(tag: str, attrs: dict[str, str]) -> None:
+        local = tag.rpartition(" ")[2]
+        state["depth"] += 1
+        if local == "document" and state["depth"] <= 2:
+            state["doc"] = {}
+        elif local == "item" and state["depth"] == 3:
+            name = attrs.get("name")
+            state["item"] = name if name in ("$uniqueid", "$modified") else None
+        state["text"] = []
+
+    def end(tag: str) -> None:
+        local = tag.rpartition(" ")[2]
+        depth = state["depth"]
+        state["depth"] -= 1
+        if local == "value" and depth == 4 and state["item"] is not None:
+            state["doc"].setdefault(state["item"], "".join(state["text"]).strip())
+        elif local == "document" and depth <= 2:
+            doc = state["doc"]
+            found.append((doc.get("$uniqueid", ""), _iso_millis(doc.get("$modified", ""))))
+
+    def text(data: str) -> None:
+        if state["item"] is not None:
+            state["text"].append(data)
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    parser.CharacterDataHandler = text
+    try:
+        for block in blocks:
+            parser.Parse(block, False)
+        parser.Parse(b"", True)
+    except expat.ExpatError as exc:
+        raise DocumentError(f"malformed XML in the syncpoint answer: {exc}") from None
+    if any(not sid or millis is None for sid, millis in found):
+        return None
+    return found
+
+
+def _iso_millis(text: str) -> int | None:
+    try:
+        return _millis(dt.datetime.fromisoformat(text))
+    except ValueError:
+        return None
+
+
+class _Overflow(Exception):
+    """The syncpoint answer for this point is a lasting 500."""
+
+
+class CatchUp:
+    """The walk of one sync process; :meth:`run` does as much as a time budget allows."""
+
+    def __init__(
+        self,
+        archive: Archive,
+        client: WorkflowClient,
+        *,
+        lag_ms: int,
+        instance: str,
+        start: int | None = None,
+        confirm: int = 6,
+        stopping: threading.Event | None = None,
+    ) -> None:
+        self.archive = archive
+        self.client = client
+        self.lag_ms = max(0, lag_ms)
+        self.instance = instance
+        self.start = start
+        self.confirm = max(1, confirm)
+        self.stopping = stopping or threading.Event()
+        self.progress = ProgressBook(archive.backend)
+        self.failures = FailureBook(archive.backend)
+
+    def current_point(self) -> int:
+        known = self.progress.point()
+        if known is not None:
+            return known.point
+        first = self.start if self.start is not None else now_ms() - self.lag_ms
+        return self.progress.advance(first, self.instance)
+
+    def run(self, budget_s: float) -> CatchUpResult:
+        """Walk until the present minus the lag, or until ``budget_s`` is spent.
+        Raises ``WorkflowUnavailableError`` (pause) and ``StoreError``. The point is saved
+        about once a second and at the end (after a crash, a little is walked again)."""
+        deadline = time.monotonic() + budget_s
+        result = CatchUpResult(point=self.current_point())
+        saved, saved_at = result.point, time.monotonic()
+        try:
+            while not self.stopping.is_set():
+                if time.monotonic() >= deadline:
+                    result.more = True
+                    break
+                limit = now_ms() - self.lag_ms
+                if result.point >= limit or not self._walk(result, limit):
+                    break
+                if result.point != saved and time.monotonic() - saved_at >= SAVE_EVERY_S:
+                    result.point = saved = self.progress.advance(result.point, self.instance)
+                    saved_at = time.monotonic()
+        finally:
+            if result.point != saved:
+                result.point = self.progress.advance(result.point, self.instance)
+        return result
+
+    def _walk(self, result: CatchUpResult, limit: int) -> bool:
+        """One step from ``result.point``; False when the walk ends here for now."""
+        try:
+            step = self._step(result.point, limit)
+        except _Overflow:
+            past = self._locate(result.point)
+            if past > limit:
+                return False
+            note = "more than 16 snapshots share one $modified: the syncpoint feed fails"
+            self.progress.skip(result.point + 1, past, self.instance, note)
+            log.warning("catch-up: cannot read (%d, %d]: %s", result.point, past, note)
+            result.skipped.append((result.point + 1, past))
+            result.point = past
+            return True
+        if step is None:
+            return False
+        modified, walked, new = step
+        result.steps += 1
+        result.walked += walked
+        result.new += new
+        if modified > limit:
+            return False  # too recent to be sure nothing earlier is still to come
+        result.point = modified
+        return True
+
+    def _step(self, point: int, limit: int, again: bool = True) -> tuple[int, int, int] | None:
+        """The answer for ``point``: ($modified, snapshots, newly archived). Read first
+        with attachments streamed past; only when a snapshot is missing is the answer
+        read again into the archive, and only when it is not later than ``limit`` (the
+        event log is still bringing those)."""
+        try:
+            with self.client.stream_syncpoint(point) as blocks:
+                found = _scan(blocks)
+        except WorkflowUnavailableError as exc:
+            if exc.down or exc.status != 500:
+                raise
+            if not self._answers(point):
+                raise _Overflow() from exc
+            if not again:
+                raise
+            return self._step(point, limit, again=False)
+        if found is None:  # something the quick scan does not know: read it properly
+            with self.client.stream_syncpoint(point) as blocks:
+                docs = list(iter_xml_documents(blocks, file_sink=discard_files))
+            found = [
+                (str(doc.get_first("$uniqueid", "")), _millis(doc.get_first("$modified")))
+                for doc in docs
+            ]
+        if not found:
+            return None
+        modified = [m for _, m in found if m is not None]
+        if not modified or max(modified) <= point:
+            raise DocumentError(f"catch-up at {point}: the answer has no later $modified")
+        if max(modified) > limit:
+            return max(modified), 0, 0
+        missing = [sid for sid, _ in found if not sid or not self.archive.exists(sid)]
+        new = self._store(point) if missing else 0
+        return max(modified), len(found), new
+
+    def _store(self, point: int) -> int:
+        """Archive the answer for ``point``; how many snapshots were new."""
+        with self.client.stream_syncpoint(point) as blocks:
+            outcomes = list(self.archive.ingest(blocks, name=f"syncpoint {point}"))
+        new = 0
+        for outcome in outcomes:
+            if isinstance(outcome, StoreResult):
+                new += int(outcome.new)
+            else:
+                self._refused(point, *outcome)
+        return new
+
+    def _refused(self, point: int, where: str, error: ArchiveError) -> None:
+        """A snapshot the archive refuses is a dead letter at once (the event path would
+        fail on it the same way); the walk goes on."""
+        ref = where.rsplit(", ", 1)[-1].rstrip(")") if ", " in where else f"at {point}"
+        log.error("catch-up at %d: %s: %s", point, where, error)
+        self.failures.record(
+            f"catchup:{ref}", TOPIC_ADD, ref, f"{where}: {error}", max_attempts=1, base_delay_ms=0
+        )
+
+    # ---- the 16-per-timestamp 500 -------------------------------------------------------
+
+    def _answers(self, q: int) -> bool:
+        """Does ``syncpoint/{q}`` answer (tried ``confirm`` times: a failure may be a
+        passing one)? Raises when the workflow is down."""
+        for _ in range(self.confirm):
+            if self.stopping.is_set():
+                raise WorkflowUnavailableError("catch-up stopped while locating a failure", 500)
+            try:
+                with self.client.stream_syncpoint(q) as blocks:
+                    for _block in blocks:
+                        pass
+                return True
+            except WorkflowUnavailableError as exc:
+                if exc.down:
+                    raise
+        return False
+
+    def _locate(self, point: int) -> int:
+        """The timestamp after ``point`` that the feed cannot answer: the smallest ``q``
+        that answers. No ``q`` up to the present answers: the workflow is failing,
+        ``WorkflowUnavailableError``."""
+        low, step = point, 1
+        high = point + step
+        while not self._answers(high):
+            low = high
+            step *= 2
+            if high > now_ms() + 60_000:
+                raise WorkflowUnavailableError(
+                    f"GET snapshot/syncpoint: HTTP 500 for every point after {point}", 500
+                )
+            high = point + step
+        while high - low > 1:
+            middle = (low + high) // 2
+            if self._answers(middle):
+                high = middle
+            else:
+                low = middle
+        return high

@@ -1,0 +1,319 @@
+"""Nothing lost against the workflow's real event log (issue 13), in process over loopback:
+a Java archive beside releasing and consuming events, lost events, snapshots the workflow
+deleted (404), ``snapshot.remove`` with and without ``WORKFLOW_SYNC_REMOVE``, the catch-up
+over ``/snapshot/syncpoint`` and its 16-per-timestamp 500. The real processes (SIGKILL,
+several at once) are in ``test_sync_cli.py``."""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.archive.sync_records import ClaimBook, GoneBook, ProgressBook
+from imixs_archive.archive.verify import verify
+from imixs_archive.document.model import Document
+from imixs_archive.services.sync import Outcome, SyncConfig, SyncService
+from imixs_archive.services.sync_failures import FailureBook
+from imixs_archive.services.sync_status import sync_status
+from imixs_archive.storage.base import Backend
+from imixs_archive.workflow import WorkflowClient
+from support.workflow_double import JavaArchiveBeside, WorkflowDouble
+
+FAST = SyncConfig(
+    interval_ms=20,
+    initial_delay_ms=0,
+    deadlock_ms=300,
+    workers=4,
+    max_attempts=100,
+    retry_delay_ms=0,
+    batch=50,
+    pause_max_ms=100,
+    catchup=True,
+    catchup_lag_ms=0,
+    catchup_from=0,
+)
+
+
+@pytest.fixture
+def double() -> Iterator[WorkflowDouble]:
+    with WorkflowDouble(seed=13) as running:
+        yield running
+
+
+@pytest.fixture
+def archive(backend: Backend) -> Iterator[Archive]:
+    with Archive(backend) as opened:
+        yield opened
+
+
+_OPEN: list[SyncService] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_services() -> Iterator[None]:
+    yield
+    while _OPEN:
+        service = _OPEN.pop()
+        service.close(timeout=10)
+        service.client.close()
+
+
+def _service(double: WorkflowDouble, archive: Archive, **config: object) -> SyncService:
+    client = WorkflowClient(double.url, read_timeout=2.0, connect_timeout=1.0)
+    instance = str(config.pop("instance", "test"))
+    service = SyncService(
+        archive,
+        client,
+        SyncConfig(**{**vars(FAST), **config}),  # type: ignore[arg-type]
+        instance=instance,
+    )
+    _OPEN.append(service)
+    return service
+
+
+def _populate(double: WorkflowDouble, count: int, seed: int = 1) -> list[Document]:
+    rng = random.Random(seed)
+    shared = rng.randbytes(40_000)
+    out = []
+    for n in range(count):
+        files = {"shared.pdf": shared, f"own-{n}.bin": rng.randbytes(rng.randrange(1, 20_000))}
+        out.append(double.save(subject=f"case {n}", files=files if n % 3 else None))
+    return out
+
+
+def _settled(service: SyncService, double: WorkflowDouble) -> bool:
+    return not double.events() and not list(service.claims.all())
+
+
+def _until_complete(
+    services: list[SyncService], double: WorkflowDouble, archive: Archive, limit: float = 60
+) -> None:
+    """Rounds of every service (in threads) until the log is empty, no claim is left and
+    every snapshot the workflow holds is archived."""
+    deadline = time.monotonic() + limit
+
+    def complete() -> bool:
+        held = set(double.snapshots)
+        return _settled(services[0], double) and held <= set(archive.iter_snapshot_ids())
+
+    def loop(service: SyncService) -> None:
+        while not complete() and time.monotonic() < deadline:
+            service.run_round()
+
+    threads = [threading.Thread(target=loop, args=(s,)) for s in services]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert complete(), (len(double.events()), len(list(services[0].claims.all())))
+
+
+def _assert_all_archived_and_equal(archive: Archive, double: WorkflowDouble) -> None:
+    for sid, snapshot in double.snapshots.items():
+        assert archive.load(sid) == snapshot
+    assert verify(archive.backend).ok
+
+
+def test_release_by_a_java_archive_beside_loses_nothing(
+    double: WorkflowDouble, archive: Archive
+) -> None:
+    _populate(double, 60)
+    # A Java archive was killed holding ten events locked: its next release deletes them
+    # (whatever their age); their snapshots come through the catch-up.
+    for entry in double.events()[:10]:
+        entry.topic += ".lock"
+    double.inject("slow", probability=0.3, delay=0.05)
+    services = [_service(double, archive, instance=f"p{n}") for n in range(2)]
+    with JavaArchiveBeside(double, interval=0.05) as java:
+        _until_complete(services, double, archive)
+    assert java.rounds > 0 and double.stats.released == 10
+    assert double.stats.locks == 0  # this archive never locks: nothing of its own to delete
+    _assert_all_archived_and_equal(archive, double)
+    assert sum(s.counters.dead_letters for s in services) == 0
+    assert sum(s.counters.caught_up for s in services) >= 10
+
+
+def test_a_java_archive_consuming_events_beside_the_catch_up_gets_them(
+    double: WorkflowDouble, archive: Archive
+) -> None:
+    service = _service(double, archive)
+    with JavaArchiveBeside(double, interval=0.02, consume=True, batch=5) as java:
+        _populate(double, 40, seed=2)
+        deadline = time.monotonic() + 10
+        while len(java.taken) < 10 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        _until_complete([service], double, archive)
+    assert len(java.taken) >= 10, "the Java archive took some events itself"
+    _assert_all_archived_and_equal(archive, double)
+    assert service.counters.caught_up >= 10
+
+
+@pytest.mark.parametrize("rate", [0.1, 0.2])
+def test_failing_calls_and_release_beside_lose_nothing(
+    double: WorkflowDouble, archive: Archive, rate: float
+) -> None:
+    _populate(double, 50, seed=3)
+    for path in ("^/api/documents/", "^/api/eventlog/", "^/api/snapshot/syncpoint/"):
+        double.inject("status", path=path, probability=rate)
+    double.inject("reset", probability=rate / 2)
+    services = [_service(double, archive, instance=f"p{n}") for n in range(3)]
+    with JavaArchiveBeside(double, interval=0.1, consume=True):
+        _until_complete(services, double, archive, limit=90)
+    _assert_all_archived_and_equal(archive, double)
+    assert sum(s.counters.dead_letters for s in services) == 0
+    assert sum(s.counters.failures for s in services) > 0
+
+
+def test_a_claim_left_by_a_killed_process_is_finished(
+    double: WorkflowDouble, archive: Archive
+) -> None:
+    # The state a SIGKILL leaves after the lock: a claim, a locked event; then the
+    # release of any process deletes the event.
+    snapshot = double.save(files={"a.bin": b"x" * 3000})
+    sid = str(snapshot.get_first("$uniqueid"))
+    [event] = double.events()
+    ClaimBook(archive.backend).take([(event.id, "snapshot.add", sid)], "dead-host-1")
+    double.log[event.id].topic = "snapshot.add.lock"
+    assert double.release(["snapshot.add"]) == 1 and double.events() == []
+    service = _service(double, archive, catchup=False)
+    assert service.run_round().taken_over == 0  # not stale yet: its holder may live
+    time.sleep(0.35)
+    result = service.run_round()
+    assert result.taken_over == 1 and result.count(Outcome.DONE) == 1
+    assert archive.load(sid) == snapshot and list(service.claims.all()) == []
+
+
+def test_a_snapshot_the_workflow_deleted_is_gone_for_good(
+    double: WorkflowDouble, archive: Archive
+) -> None:
+    kept = double.save()
+    vanished = double.save()
+    vid = str(vanished.get_first("$uniqueid"))
+    double.snapshots.pop(vid)  # SNAPSHOT_HISTORY=1: an intermediate snapshot deleted
+    double._xml.pop(vid)
+    service = _service(double, archive, catchup=False, max_attempts=3)
+    result = service.run_round()
+    assert result.count(Outcome.GONE) == 1 and result.count(Outcome.DONE) == 1
+    assert double.events() == [] and list(service.claims.all()) == []
+    assert list(FailureBook(archive.backend).all()) == []  # no retry, no dead letter
+    [gone] = GoneBook(archive.backend).all()
+    assert gone.ref == vid
+    assert service.counters.gone == 1 and service.counters.failures == 0
+    status = sync_status(archive.backend)
+    assert status.gone_count == 1 and status.gone[0].ref == vid
+    assert archive.exists(str(kept.get_first("$uniqueid"))) and not archive.exists(vid)
+    # Nothing comes back for it.
+    requests = double.stats.documents
+    assert service.run_round().read == 0 and double.stats.documents == requests
+
+
+def test_remove_events_keep_the_snapshot_unless_the_setting_is_on(
+    double: WorkflowDouble, archive: Archive, caplog: pytest.LogCaptureFixture
+) -> None:
+    snapshot = double.save(files={"b.bin": b"b" * 7000})
+    sid = str(snapshot.get_first("$uniqueid"))
+    service = _service(double, archive, catchup=False)
+    service.run_round()
+    double.remove_snapshot(sid)
+    with caplog.at_level(logging.INFO, logger="imixs_archive.sync"):
+        assert service.run_round().count(Outcome.DONE) == 1
+    assert double.events() == [] and archive.exists(sid)
+    assert any("WORKFLOW_SYNC_REMOVE" in r.getMessage() for r in caplog.records)
+    assert service.counters.removed == 0
+    double.put_event("snapshot.remove", sid)
+    on = _service(double, archive, catchup=False, remove=True)
+    assert on.run_round().count(Outcome.DONE) == 1
+    assert not archive.exists(sid) and on.counters.removed == 1
+
+
+def test_catch_up_archives_snapshots_no_event_announced(
+    double: WorkflowDouble, archive: Archive
+) -> None:
+    base = 1_700_000_000_000
+    snapshots = [double.save(modified=base + n * 10, event=False) for n in range(30)]
+    service = _service(double, archive)
+    result = service.run_round()
+    assert result.read == 0
+    assert sorted(archive.iter_snapshot_ids()) == sorted(double.snapshots)
+    _assert_all_archived_and_equal(archive, double)
+    assert service.counters.caught_up == 30
+    progress = ProgressBook(archive.backend).point()
+    assert progress is not None and progress.point == base + 290
+    # Idle: one request per round, nothing walked again.
+    before = double.stats.syncpoints
+    service.run_round()
+    assert double.stats.syncpoints == before + 1
+    assert snapshots
+
+
+def test_catch_up_stays_behind_by_the_lag(double: WorkflowDouble, archive: Archive) -> None:
+    service = _service(double, archive, catchup_lag_ms=60_000)
+    old = double.save(modified=int(time.time() * 1000) - 120_000, event=False)
+    fresh = double.save(event=False)
+    service.run_round()
+    progress = ProgressBook(archive.backend).point()
+    old_ms = int(old.get_first("$modified").timestamp() * 1000)
+    assert progress is not None and progress.point == old_ms  # not past the fresh one
+    assert archive.exists(str(old.get_first("$uniqueid")))
+    assert not archive.exists(str(fresh.get_first("$uniqueid")))  # left to its event
+
+
+def test_catch_up_passes_a_timestamp_shared_by_more_than_sixteen(
+    double: WorkflowDouble, archive: Archive
+) -> None:
+    base = 1_700_000_000_000
+    before = [double.save(modified=base - 1000 + n, event=False) for n in range(3)]
+    crowd = [double.save(modified=base) for _ in range(20)]  # 500 from the feed
+    after = [double.save(modified=base + 777 + n, event=False) for n in range(3)]
+    double.inject("status", path="^/api/snapshot/syncpoint/", probability=0.2)
+    service = _service(double, archive, catchup_budget_ms=20_000)
+    deadline = time.monotonic() + 60
+    while (double.events() or not archive.exists(str(after[-1].get_first("$uniqueid")))) and (
+        time.monotonic() < deadline
+    ):
+        service.run_round()
+    _assert_all_archived_and_equal(archive, double)  # the crowd came by its events
+    [skipped] = ProgressBook(archive.backend).skipped()
+    assert (int(skipped.name.split(":")[1]), skipped.point) == (base - 1000 + 2 + 1, base)
+    assert double.stats.syncpoint_overflows > 0
+    assert sync_status(archive.backend).catchup_skipped[0]["to"] == base
+    assert before and crowd
+
+
+def test_catch_up_does_not_skip_when_every_point_fails(
+    double: WorkflowDouble, archive: Archive
+) -> None:
+    double.save(modified=1_700_000_000_000, event=False)
+    double.inject("status", path="^/api/snapshot/syncpoint/")
+    service = _service(double, archive)
+    result = service.run_round()
+    assert result.pause.startswith("catch-up")
+    assert ProgressBook(archive.backend).skipped() == []
+    assert ProgressBook(archive.backend).point() is not None
+    assert ProgressBook(archive.backend).point().point == 0  # type: ignore[union-attr]
+
+
+def test_the_quick_scan_reads_what_the_full_reader_reads(double: WorkflowDouble) -> None:
+    from imixs_archive.document.xml_reader import read_xml
+    from imixs_archive.document.xml_writer import to_xml
+    from imixs_archive.services.catchup import _scan
+
+    snapshots = [double.save(files={"a.bin": b"x" * 100}, note="<$uniqueid>") for _ in range(3)]
+    body = to_xml(snapshots, collection=True)
+    expected = [
+        (str(d.get_first("$uniqueid")), int(d.get_first("$modified").timestamp() * 1000))
+        for d in read_xml(body)
+    ]
+    assert _scan([body[:100], body[100:]]) == expected
+    # What it does not know (a bare <document>, a value that is no date) it leaves to
+    # the full reader.
+    assert _scan([to_xml(snapshots[0])]) is None
+    odd = snapshots[0].copy()
+    odd["$modified"] = "yesterday"
+    assert _scan([to_xml([odd], collection=True)]) is None
