@@ -101,11 +101,12 @@ def link_stored(backend: Backend, key: str) -> bool:
     """Whether a snapshot may refer to the stored file ``key`` without its content (the
     workflow left it out): this archive's complete file, or one the Java service stored.
     A file on the collector's list is taken off it and written again first."""
+    revived = take_off_list(backend, FILE, key)  # first: see PieceStore._hash
     info = backend.get(ARCHIVE_FILES, {"md5": key}, ["size", "pieces"])
     ids = [row["data_id"] for row in _piece_rows(backend, key)]
     if info is None and not ids:
         return False
-    if not take_off_list(backend, FILE, key):
+    if not revived:
         return True
     try:
         pieces = [Piece(data_id, len(read_piece(backend, data_id))) for data_id in ids]
