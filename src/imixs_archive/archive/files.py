@@ -86,7 +86,6 @@ def register_file(backend: Backend, content: IngestedContent) -> str:
 def _rewrite(backend: Backend, key: str, content: IngestedContent) -> None:
     """Write a listed file's rows again, so a removal already under way (on Cassandra,
     deleting only what was written before it listed the file) leaves them in place."""
-    backend.put(SNAPSHOTS_BY_DOCUMENT, [pin_row(key)])
     ids = [piece.data_id for piece in content.pieces]
     if [row["data_id"] for row in _piece_rows(backend, key)] != ids:
         backend.delete(DOCUMENTS, {"md5": key})  # Java's piece list: ours replaces it
@@ -145,6 +144,9 @@ def _adopt(backend: Backend, key: str, data_ids: list[str], content: IngestedCon
 
 
 def _write_refs(backend: Backend, key: str, pieces: list[Piece]) -> None:
+    # The pin again: a collector may have removed the file, pin included, since
+    # register_file wrote it first.
+    backend.put(SNAPSHOTS_BY_DOCUMENT, [pin_row(key)])
     unique = {piece.data_id: piece.size for piece in pieces}
     backend.put(
         ARCHIVE_PIECE_REFS,
