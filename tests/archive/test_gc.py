@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from imixs_archive.archive.content import PieceStore
 from imixs_archive.archive.garbage import now_us
 from imixs_archive.archive.gc import GcReport, collect
 from imixs_archive.archive.snapshots import Archive
@@ -52,9 +53,13 @@ class Interleave(DelegatingBackend):
     """Runs ``hook`` once, on another thread (its own store connection) and to its end,
     right after the ingest's first look-up of ``table``: the ingest then goes on."""
 
-    def __init__(self, inner: Backend, table: Table, hook: Callable[[], None]) -> None:
+    def __init__(
+        self, inner: Backend, table: Table, hook: Callable[[], None], *, found: bool = False
+    ) -> None:
+        """``found``: only after a look-up that found its row."""
         super().__init__(inner)
         self.table = table
+        self.found = found
         self.hook: Callable[[], None] | None = hook
         self.errors: list[BaseException] = []
         self._lock = threading.Lock()
@@ -79,7 +84,8 @@ class Interleave(DelegatingBackend):
         self, table: Table, key: Mapping[str, Any], columns: Sequence[str] | None = None
     ) -> Row | None:
         row = super().get(table, key, columns)
-        self._fire(table)
+        if row is not None or not self.found:
+            self._fire(table)
         return row
 
     def scan(self, table: Table, *args: Any, **kwargs: Any) -> Iterator[Row]:
@@ -129,6 +135,26 @@ def test_a_collection_during_an_ingest_that_reuses_listed_pieces(backend: Backen
     assert gc(backend).removed_files == 1  # removes it, lists its pieces
     hooked = Interleave(backend, DOCUMENTS_DATA, lambda: gc(backend))
     with Archive(hooked) as archive:
+        later = archive.store(make_snapshot(1, files={"x.bin": X_OTHER_HEAD}))
+        assert not hooked.errors and hooked.hook is None
+        settled(backend)
+        assert content_of(archive.load(later.snapshot_id), "x.bin") == X_OTHER_HEAD
+
+
+def test_a_collection_between_finding_a_piece_and_looking_at_the_list(
+    backend: Backend,
+) -> None:
+    """The ingest found a listed piece stored; before it looks at the list, the collector
+    removes the piece and its list row. The ingest looks for the piece once more, finds
+    it gone and writes it (it used to rely on it: a file with a missing piece)."""
+    with Archive(backend) as archive:
+        stored_then_deleted(archive)
+    gc(backend, wait=False)  # lists the file
+    assert gc(backend).removed_files == 1  # removes it, lists its pieces
+    time.sleep(GRACE + 0.05)  # the pieces are due
+    hooked = Interleave(backend, DOCUMENTS_DATA, lambda: gc(backend, wait=False), found=True)
+    with Archive(hooked) as archive:
+        archive.pieces = PieceStore(hooked, threads=1)  # one look-up at a time
         later = archive.store(make_snapshot(1, files={"x.bin": X_OTHER_HEAD}))
         assert not hooked.errors and hooked.hook is None
         settled(backend)
@@ -188,6 +214,7 @@ def test_a_dry_run_changes_nothing(backend: Backend) -> None:
 
 INGESTER = """
 import random, sys, time
+from imixs_archive.archive.content import PieceStore
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import load_settings
 from imixs_archive.errors import StoreUnavailableError

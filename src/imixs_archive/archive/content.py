@@ -150,12 +150,18 @@ class PieceStore:
 
     def _hash(self, chunk: bytes) -> tuple[str, bool]:
         """A stored piece on the collector's list is taken off it and written again
-        (``garbage.py``): the collector may be removing it right now."""
+        (``garbage.py``): the collector may be removing it right now. One that is not on
+        the list is looked for once more: the collector removes a piece before its list
+        row, so a piece still there after its row was found gone is not being removed."""
         data_id = hashlib.sha256(chunk).hexdigest()
-        known = self.backend.get(DOCUMENTS_DATA, {"data_id": data_id}, ["data_id"]) is not None
-        if known and take_off_list(self.backend, PIECE, data_id):
-            known = False
-        return data_id, known
+        if not self._stored(data_id):
+            return data_id, False
+        if take_off_list(self.backend, PIECE, data_id):
+            return data_id, False
+        return data_id, self._stored(data_id)
+
+    def _stored(self, data_id: str) -> bool:
+        return self.backend.get(DOCUMENTS_DATA, {"data_id": data_id}, ["data_id"]) is not None
 
     def _executor(self) -> ThreadPoolExecutor:
         with self._lock:

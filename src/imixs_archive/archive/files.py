@@ -86,7 +86,6 @@ def register_file(backend: Backend, content: IngestedContent) -> str:
 def _rewrite(backend: Backend, key: str, content: IngestedContent) -> None:
     """Write a listed file's rows again, so a removal already under way (on Cassandra,
     deleting only what was written before it listed the file) leaves them in place."""
-    backend.put(SNAPSHOTS_BY_DOCUMENT, [pin_row(key)])
     ids = [piece.data_id for piece in content.pieces]
     if [row["data_id"] for row in _piece_rows(backend, key)] != ids:
         backend.delete(DOCUMENTS, {"md5": key})  # Java's piece list: ours replaces it
@@ -101,11 +100,12 @@ def link_stored(backend: Backend, key: str) -> bool:
     """Whether a snapshot may refer to the stored file ``key`` without its content (the
     workflow left it out): this archive's complete file, or one the Java service stored.
     A file on the collector's list is taken off it and written again first."""
+    revived = take_off_list(backend, FILE, key)  # first: see PieceStore._hash
     info = backend.get(ARCHIVE_FILES, {"md5": key}, ["size", "pieces"])
     ids = [row["data_id"] for row in _piece_rows(backend, key)]
     if info is None and not ids:
         return False
-    if not take_off_list(backend, FILE, key):
+    if not revived:
         return True
     try:
         pieces = [Piece(data_id, len(read_piece(backend, data_id))) for data_id in ids]
@@ -144,6 +144,9 @@ def _adopt(backend: Backend, key: str, data_ids: list[str], content: IngestedCon
 
 
 def _write_refs(backend: Backend, key: str, pieces: list[Piece]) -> None:
+    # The pin again: a collector may have removed the file, pin included, since
+    # register_file wrote it first.
+    backend.put(SNAPSHOTS_BY_DOCUMENT, [pin_row(key)])
     unique = {piece.data_id: piece.size for piece in pieces}
     backend.put(
         ARCHIVE_PIECE_REFS,
