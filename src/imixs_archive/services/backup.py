@@ -93,7 +93,8 @@ def _inside(root: Path, *parts: str) -> Path:
         if part in ("", ".", "..") or any(ord(c) < 32 or c in "/\\" for c in part):
             raise ArchiveError(f"{part!r} cannot be a file name in a backup folder")
     path = root.joinpath(*parts)
-    if not os.path.normpath(path).startswith(os.path.join(os.path.normpath(root), "")):
+    inner = os.path.relpath(os.path.normpath(path), os.path.normpath(root))
+    if inner == os.curdir or inner.split(os.sep)[0] == os.pardir or os.path.isabs(inner):
         raise ArchiveError(f"{path} is outside the backup folder {root}")
     return path
 
