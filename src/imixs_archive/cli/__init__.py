@@ -66,6 +66,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # a path given that cannot be read or written
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"imixs-archive: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
     except Exception as exc:  # the last line of defence: one line, no traceback
         if os.environ.get("IMIXS_ARCHIVE_DEBUG"):
             traceback.print_exc()

@@ -77,7 +77,7 @@ def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
         f"{human_bytes(summary.logical_bytes)} of attachments, "
         f"{human_bytes(summary.new_bytes)} newly stored"
     )
-    return 1 if summary.failed else 0
+    return summary.exit_code
 
 
 def cmd_get(args: argparse.Namespace, ctx: Context) -> int:

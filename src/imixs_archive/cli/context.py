@@ -13,6 +13,7 @@ from typing import IO
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
+from imixs_archive.errors import ConfigError
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.factory import open_backend
 
@@ -95,7 +96,11 @@ def output(path: Path | None) -> Iterator[IO[bytes]]:
         return
     partial = path.with_name(path.name + ".part")
     try:
-        with partial.open("wb") as out:
+        try:
+            opened = partial.open("wb")
+        except OSError as exc:
+            raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
+        with opened as out:
             yield out
         partial.replace(path)
     finally:
