@@ -61,6 +61,23 @@ def day_arg(text: str) -> dt.date:
         raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
 
 
+def count_arg(text: str) -> int:
+    """A count such as ``--limit``: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def check_range(first: dt.date | None, last: dt.date | None) -> None:
+    """A range given backwards is a mistake, not an empty answer."""
+    if first is not None and last is not None and last < first:
+        raise ConfigError(f"--to {last} is before --from {first}")
+
+
 def instant_arg(text: str) -> dt.datetime:
     """An ISO date or date-time; without an offset it is UTC (never the local zone)."""
     try:

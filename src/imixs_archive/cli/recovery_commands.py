@@ -9,7 +9,14 @@ import threading
 from pathlib import Path
 
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.cli.context import Context, day_arg, instant_arg, instant_end_arg, store_options
+from imixs_archive.cli.context import (
+    Context,
+    check_range,
+    day_arg,
+    instant_arg,
+    instant_end_arg,
+    store_options,
+)
 from imixs_archive.cli.ftps_commands import backup_ftps, print_tree_restore, restore_ftps
 from imixs_archive.cli.output import human_bytes, print_problems
 from imixs_archive.config import settings_for_store
@@ -140,6 +147,7 @@ def _print_restore(report: RestoreReport, dry_run: bool) -> int:
 
 
 def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
+    check_range(args.from_day, args.to_day)
     if is_ftps(args.directory):
         if args.all_snapshots:
             raise ConfigError("--all-snapshots is for a folder, not an FTPS target")
