@@ -131,3 +131,25 @@ def test_restore_a_range_and_one_snapshot(wf_live: LiveServer, double: WorkflowD
         first = client.post(f"/api/restore/snapshot/{older}").json()
         again = client.post(f"/api/restore/snapshot/{older}").json()
     assert first["restored"] is True and again["restored"] is False
+
+
+def test_the_monitor_shows_what_the_event_sync_archived(
+    wf_live: LiveServer, double: WorkflowDouble
+) -> None:
+    """The sync point and count of the state document are the resync's: the Monitor shows
+    the event sync's own count (every process) beside them, labelled apart."""
+    sid = double.save(subject="counted on the monitor").get_first("$uniqueid")
+    eventually(lambda: wf_live.archive.exists(sid))
+    with wf_live.client("reader") as client:
+
+        def shown() -> int:
+            page = client.get("/ui/monitor").text
+            cell = page.split("data-archived-by-sync>", 1)[1].split("<", 1)[0]
+            return int(cell)
+
+        counted = eventually(shown)
+        instances = client.get("/api/sync/status").json()["instances"]
+        page = client.get("/ui/monitor").text
+    assert counted >= 1 and counted <= sum(row["archived"] for row in instances)
+    assert "Resync point" in page and "Snapshots resynced" in page
+    assert "Synced snapshots" not in page
