@@ -153,3 +153,15 @@ def test_the_monitor_shows_what_the_event_sync_archived(
     assert counted >= 1 and counted <= sum(row["archived"] for row in instances)
     assert "Resync point" in page and "Snapshots resynced" in page
     assert "Synced snapshots" not in page
+
+
+def test_the_resync_form_takes_a_date_and_time(wf_live: LiveServer) -> None:
+    with wf_live.client("manager", follow_redirects=True) as client:
+        assert 'type="datetime-local" name="from"' in client.get("/ui/resync").text
+        bad = client.post("/ui/actions/resync", data={"from": "yesterday"})
+        assert "not a date and time" in bad.text
+        started = client.post("/ui/actions/resync", data={"from": "2030-01-01T08:00"})
+        assert "resync started" in started.text, started.text
+        assert finished(client, "/api/jobs/resync")["state"] == "finished"
+        point = client.get("/api/sync/status").json()["sync.point"]
+    assert point >= 1_893_484_800_000  # 2030-01-01T08:00Z, not the epoch milliseconds 2030
