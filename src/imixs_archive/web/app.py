@@ -21,6 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from imixs_archive import __version__
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
+from imixs_archive.humanize import human_bytes
 from imixs_archive.services.jobs import JobRunner
 from imixs_archive.storage.base import Backend
 from imixs_archive.web import (
@@ -116,12 +117,42 @@ def _templates() -> Jinja2Templates:
     templates = Jinja2Templates(directory=HERE / "templates")
     templates.env.globals["version"] = __version__
     templates.env.filters["brief"] = _brief
+    templates.env.filters["labelled"] = labelled
+    templates.env.filters["millis_utc"] = millis_utc
     return templates
 
 
 def _brief(status: dict[str, Any]) -> dict[str, Any]:
     """A job's progress and result without the long lists shown as tables (a plan)."""
     return {key: value for key, value in status.items() if key != "planned"}
+
+
+def labelled(status: dict[str, Any]) -> list[tuple[str, str]]:
+    """A job's figures as (label, text) rows: ``bytes_written`` -> "Bytes written"."""
+    rows = status.items()
+    return [(key.replace("_", " ").capitalize(), _text(key, value)) for key, value in rows]
+
+
+def _text(key: str, value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int) and "bytes" in key:
+        return human_bytes(value)
+    if isinstance(value, list):
+        return ", ".join(map(str, value)) if value else "none"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_text(str(k), v)}" for k, v in value.items()) or "none"
+    return str(value)
+
+
+def millis_utc(value: Any) -> str:
+    """Epoch milliseconds (as the Java state items keep instants) as a UTC date and time."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return "–" if value is None else str(value)
+    when = dt.datetime.fromtimestamp(value / 1000, dt.UTC)
+    return when.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 class SecurityHeaders:

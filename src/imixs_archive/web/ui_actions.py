@@ -223,8 +223,7 @@ def _sync_point(text: str) -> int:
         when = dt.datetime.fromisoformat(text)
     except ValueError:
         raise BadRequestError(
-            f"not a date and time: {text!r} (e.g. 2024-04-01T08:00, UTC unless an offset "
-            "is given)"
+            f"not a date and time: {text!r} (e.g. 2024-04-01T08:00, UTC unless an offset is given)"
         ) from None
     when = when if when.tzinfo else when.replace(tzinfo=dt.UTC)
     return int(when.timestamp() * 1000)
