@@ -1,0 +1,16 @@
+"""What the pages show a person, read over HTTP (the browser tests look at them too)."""
+
+from __future__ import annotations
+
+from web.live import BIG_ORIGIN, LiveServer
+
+SNAPSHOT = f"{BIG_ORIGIN}-1700000000000"
+
+
+def test_the_restore_button_is_disabled_with_a_reason_without_a_workflow(
+    live: LiveServer,
+) -> None:
+    with live.client("manager") as client:
+        page = client.get(f"/ui/snapshot/{SNAPSHOT}").text
+    button = page.split('name="restore"', 1)[1].split(">", 1)[0]
+    assert "disabled" in button and "WORKFLOW_SERVICE_ENDPOINT" in button
