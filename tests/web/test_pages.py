@@ -14,3 +14,11 @@ def test_the_restore_button_is_disabled_with_a_reason_without_a_workflow(
         page = client.get(f"/ui/snapshot/{SNAPSHOT}").text
     button = page.split('name="restore"', 1)[1].split(">", 1)[0]
     assert "disabled" in button and "WORKFLOW_SERVICE_ENDPOINT" in button
+
+
+def test_the_api_docs_page_renders_its_descriptions(live: LiveServer) -> None:
+    with live.client("reader") as client:
+        page = client.get("/api/docs")
+    assert page.status_code == 200 and "<h1>REST API</h1>" in page.text
+    assert "``" not in page.text  # reStructuredText code, drawn as code
+    assert '<div class="hint">' in page.text and "<code>" in page.text.split("<table")[1]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from markupsafe import Markup, escape
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from imixs_archive import __version__
@@ -119,6 +121,7 @@ def _templates() -> Jinja2Templates:
     templates.env.filters["brief"] = _brief
     templates.env.filters["labelled"] = labelled
     templates.env.filters["millis_utc"] = millis_utc
+    templates.env.filters["inline_code"] = inline_code
     return templates
 
 
@@ -145,6 +148,16 @@ def _text(key: str, value: Any) -> str:
     if isinstance(value, dict):
         return ", ".join(f"{k}: {_text(str(k), v)}" for k, v in value.items()) or "none"
     return str(value)
+
+
+_CODE = re.compile(r"``(.+?)``|`([^`]+)`")
+
+
+def inline_code(text: str | None) -> Markup:
+    """A docstring's ``code`` (reStructuredText) or `code` (Markdown) as <code>, the rest
+    escaped."""
+    escaped = str(escape(text or ""))
+    return Markup(_CODE.sub(lambda m: f"<code>{m[1] or m[2]}</code>", escaped))
 
 
 def millis_utc(value: Any) -> str:
