@@ -22,3 +22,12 @@ def test_the_api_docs_page_renders_its_descriptions(live: LiveServer) -> None:
     assert page.status_code == 200 and "<h1>REST API</h1>" in page.text
     assert "``" not in page.text  # reStructuredText code, drawn as code
     assert '<div class="hint">' in page.text and "<code>" in page.text.split("<table")[1]
+
+
+def test_an_unknown_ui_page_is_an_html_404(live: LiveServer) -> None:
+    with live.client("reader") as client:
+        page = client.get("/ui/no-such-page")
+        api = client.get("/api/no-such-endpoint")
+    assert page.status_code == 404 and page.headers["content-type"].startswith("text/html")
+    assert "<h1>404 Not Found</h1>" in page.text and "/ui/no-such-page" in page.text
+    assert api.status_code == 404 and api.headers["content-type"] == "application/problem+json"
