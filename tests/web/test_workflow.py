@@ -164,4 +164,8 @@ def test_the_resync_form_takes_a_date_and_time(wf_live: LiveServer) -> None:
         assert "resync started" in started.text, started.text
         assert finished(client, "/api/jobs/resync")["state"] == "finished"
         point = client.get("/api/sync/status").json()["sync.point"]
+        page = client.get("/ui/resync").text
     assert point >= 1_893_484_800_000  # 2030-01-01T08:00Z, not the epoch milliseconds 2030
+    shown = page.split("<th>Resync point</th><td>", 1)[1].split("<", 1)[0]
+    assert shown.startswith("2030-01-01 ") and shown.endswith(" UTC")
+    assert "<th>resync." not in page and "<th>Status</th>" in page

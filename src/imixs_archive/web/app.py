@@ -122,6 +122,7 @@ def _templates() -> Jinja2Templates:
     templates.env.filters["labelled"] = labelled
     templates.env.filters["millis_utc"] = millis_utc
     templates.env.filters["inline_code"] = inline_code
+    templates.env.filters["human_bytes"] = human_bytes
     return templates
 
 
