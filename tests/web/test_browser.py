@@ -324,3 +324,15 @@ def test_every_page_at_desktop_and_phone_width(
     assert page.locator("h1").inner_text() == "404 Not Found"
     context.close()
     assert not errors, errors
+
+
+def test_the_monitor_draws_itself_again(page: Any) -> None:
+    log_in(page)
+    page.evaluate("window.drawnBefore = true")
+    for _ in range(50):  # (wait_for_function evaluates a string: the CSP forbids that)
+        page.wait_for_timeout(500)
+        if page.evaluate("window.drawnBefore") is None:
+            break
+    assert page.evaluate("window.drawnBefore") is None  # the page was loaded again
+    page.wait_for_selector("h1")
+    assert page.locator("h1").inner_text() == "Monitor"

@@ -90,7 +90,22 @@ function poll(box) {
   tick();
 }
 
+// A page that shows live figures (the Monitor) is drawn again every few seconds, unless
+// the tab is hidden or someone is typing in it.
+function refresh() {
+  const holder = document.querySelector("[data-refresh-seconds]");
+  if (!holder) return;
+  const seconds = Number(holder.getAttribute("data-refresh-seconds")) || 15;
+  const again = () => {
+    const typing = document.activeElement && document.activeElement.matches("input, textarea, select");
+    if (document.hidden || typing) { setTimeout(again, 1000 * seconds); return; }
+    location.reload();
+  };
+  setTimeout(again, 1000 * seconds);
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   tabs();
+  refresh();
   document.querySelectorAll("[data-poll][data-active]").forEach(poll);
 });
