@@ -326,3 +326,23 @@ def test_ingest_reports_a_bad_document_and_goes_on(archive: Archive) -> None:
     results = list(archive.ingest([to_xml([bad, good])]))
     assert isinstance(results[0], tuple) and "not a snapshot id" in str(results[0][1])
     assert archive.exists(good["$uniqueid"][0])
+
+
+def test_a_multi_document_file_counts_every_documents_attachments(
+    archive: Archive, backend: Backend
+) -> None:
+    """The reader parses ahead of the archive: each snapshot still counts its own files'
+    bytes, and the bytes newly stored add up to what the store holds."""
+    sizes = {"a.pdf": 40_000, "b.txt": 9_000}
+    docs, expected = [], []
+    carried: dict[str, bytes] = {}
+    for step, name in enumerate(["a.pdf", "b.txt", None]):
+        if name is not None:
+            carried[name] = random.Random(step).randbytes(sizes[name])
+        docs.append(make_snapshot(step, files=dict(carried)))
+        expected.append(sum(len(data) for data in carried.values()))
+    body = b"<data>" + b"".join(to_xml(d).split(b"?>", 1)[-1] for d in docs) + b"</data>"
+    results = [r for r in archive.ingest([body]) if not isinstance(r, tuple)]
+    assert [r.logical_bytes for r in results] == expected  # 40 000, 49 000, 49 000
+    stored = sum(len(row["data"]) for row in backend.scan(DOCUMENTS_DATA))
+    assert sum(r.new_bytes for r in results) == stored == sum(sizes.values())

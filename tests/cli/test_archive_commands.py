@@ -102,7 +102,7 @@ def test_import_skips_bad_files_and_reports_them(
         )
     )
     code, out, err = run(capsys, "import", str(inputs), "--data-dir", str(store))
-    assert code == 1
+    assert code == 3  # bad input, as the README's table says
     assert "3 new, 0 already present, 3 failed" in out
     assert "broken.xml" in err and "line" in err
     assert ("laughs.xml" in err and "DTD" in err.upper()) or "DOCTYPE" in err.upper()
@@ -144,7 +144,7 @@ def test_errors_are_messages_not_tracebacks(
     code, _, err = run(capsys, "import", "-", "--data-dir", str(blocker))
     assert code == 6 and err.startswith("imixs-archive:")
     code, _, err = run(capsys, "import", str(tmp_path / "missing"), "--data-dir", str(store))
-    assert code == 1 and "no such file or folder" in err
+    assert code == 4 and "no such file or folder" in err
 
 
 def test_real_process_import_from_stdin(store: Path) -> None:
@@ -165,4 +165,4 @@ def test_real_process_import_from_stdin(store: Path) -> None:
         timeout=120,
         check=False,
     )
-    assert bad.returncode == 1 and b"Traceback" not in bad.stderr and b"failed" in bad.stderr
+    assert bad.returncode == 3 and b"Traceback" not in bad.stderr and b"failed" in bad.stderr

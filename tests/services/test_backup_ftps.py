@@ -215,6 +215,27 @@ def test_the_commands(
     assert sorted(double.workitems) == sorted(newest)
 
 
+def test_a_dry_run_from_ftps_sends_nothing(
+    double: WorkflowDouble,
+    ftps: FtpsServer,
+    target: FtpsTarget,
+    archive: Archive,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    archived_instances(double, archive, instances=2)
+    backup_to_ftps(archive, target)
+    double.wipe()
+    monkeypatch.setenv("BACKUP_FTP_PASSWORD", PASSWORD)
+    monkeypatch.setenv("BACKUP_FTP_CAFILE", str(ftps.cafile))
+    monkeypatch.setenv("WORKFLOW_SERVICE_ENDPOINT", double.url)
+    store = str(tmp_path / "store")
+    assert main(["restore", "--source", ftps.url(), "--dry-run", "--data-dir", store]) == 0
+    assert double.stats.posts == 0 and not double.workitems
+    assert "2 would be restored, 0 already in the workflow" in capsys.readouterr().out
+
+
 def test_serve_backs_up_what_the_sync_archives(
     double: WorkflowDouble, ftps: FtpsServer, tmp_path: Path
 ) -> None:

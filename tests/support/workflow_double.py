@@ -112,6 +112,7 @@ class Fault:
 @dataclass
 class Stats:
     requests: int = 0
+    posts: int = 0
     documents: int = 0
     locks: int = 0
     conflicts: int = 0
@@ -584,6 +585,7 @@ class _Handler(LoopbackHandler):
         body = self.read_body()
         with double.lock:
             double.stats.requests += 1
+            double.stats.posts += self.command == "POST"
         fault = double._fault_for(self.command, url.path)
         if fault is not None and fault.kind in ("timeout", "drop"):
             if fault.kind == "timeout":

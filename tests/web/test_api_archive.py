@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+from pathlib import Path
 from urllib.parse import quote
 
 from imixs_archive.document.json_codec import read_json
@@ -272,3 +273,17 @@ def test_openapi_description_is_served(live: LiveServer) -> None:
     paths = json.loads(schema.text)["paths"]
     assert "/api/archive/snapshot/{snapshot_id}/file/{name}" in paths
     assert "delete" in paths["/api/archive/snapshot/{snapshot_id}"]
+
+
+def test_push_report_counts_every_documents_attachments(live: LiveServer) -> None:
+    """samples/ticket-1.xml: three snapshots carrying 128, 128 + 10389 and 128 + 10389
+    bytes of files; the reader parses ahead, each still counts its own."""
+    body = (Path(__file__).resolve().parents[2] / "samples" / "ticket-1.xml").read_bytes()
+    body = body.replace(b"7c9e6679-7425-40de-944b", b"0babe000-0000-4000-8000")  # not there yet
+    with live.client("manager") as client:
+        pushed = client.post(
+            "/api/archive/snapshot", content=body, headers={"Content-Type": "application/xml"}
+        )
+    assert pushed.status_code == 201, pushed.text
+    stored = pushed.json()["stored"]
+    assert [s["logical_bytes"] for s in stored] == [128, 10_517, 10_517]

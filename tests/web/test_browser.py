@@ -271,3 +271,68 @@ def test_history_from_inspect(page: Any) -> None:
     page.wait_for_selector("table.history")
     assert page.locator("table.history tr[data-step]").count() == 3
     shot(page, "history")
+
+
+PAGES = [
+    ("/ui/monitor", "monitor"),
+    ("/ui/inspect?q=" + SAMPLE, "inspect"),
+    ("/ui/history/" + SAMPLE, "history"),
+    ("/ui/resync", "resync"),
+    ("/ui/restore", "restore"),
+    ("/ui/backup", "backup"),
+    ("/ui/stats", "statistics"),
+    ("/api/docs", "api-docs"),
+    ("/ui/no-such-page", "not-found"),
+]
+
+
+@pytest.mark.parametrize(
+    ("width", "height", "prefix"), [(1280, 900, "desktop"), (390, 844, "phone")]
+)
+def test_every_page_at_desktop_and_phone_width(
+    browser: Any, ui_live: LiveServer, width: int, height: int, prefix: str
+) -> None:
+    """Each page drawn, screenshot saved; nothing wider than the screen; job figures as
+    labelled rows (drawn again by the script as the job is polled), no JSON; table ids
+    and job names not broken letter by letter."""
+    context = browser.new_context(base_url=ui_live.url, viewport={"width": width, "height": height})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    log_in(page)
+    page.goto("/ui/backup")
+    page.click("button[name=start]")
+    page.wait_for_selector(".job [data-field=state].finished", timeout=30_000)
+    for path, name in PAGES:
+        page.goto(path)
+        page.wait_for_load_state("networkidle")
+        width_used = page.evaluate("document.documentElement.scrollWidth")
+        assert width_used <= width + 2, (path, width_used)
+        shot(page, f"{prefix}-{name}")
+        for cell in page.locator("table.list td:first-child").all()[:20]:
+            box = cell.bounding_box()
+            assert box is None or box["width"] >= 60, (path, cell.inner_text(), box)
+    page.goto("/ui/backup")
+    page.wait_for_load_state("networkidle")
+    labels = page.locator(".job table.progress th").all_inner_texts()
+    assert "Written" in labels, labels
+    assert "{" not in page.locator(".job table.progress").first.inner_text()
+    page.goto("/ui/resync")
+    assert page.locator("input[name=from]").get_attribute("type") == "datetime-local"
+    assert page.locator("h1").inner_text() == "Resync"
+    page.goto("/ui/no-such-page")
+    assert page.locator("h1").inner_text() == "404 Not Found"
+    context.close()
+    assert not errors, errors
+
+
+def test_the_monitor_draws_itself_again(page: Any) -> None:
+    log_in(page)
+    page.evaluate("window.drawnBefore = true")
+    for _ in range(50):  # (wait_for_function evaluates a string: the CSP forbids that)
+        page.wait_for_timeout(500)
+        if page.evaluate("window.drawnBefore") is None:
+            break
+    assert page.evaluate("window.drawnBefore") is None  # the page was loaded again
+    page.wait_for_selector("h1")
+    assert page.locator("h1").inner_text() == "Monitor"

@@ -200,3 +200,20 @@ def test_inspect_marks_the_snapshot_the_workflow_points_to(
         double.inject("status", rf"^/api/documents/{uid}", status=500)
         page = client.get("/ui/inspect", params={"q": uid}).text
         assert marker not in page and "could not be asked which snapshot is live" in page
+
+
+def test_restore_and_backup_pages_show_labelled_values(
+    rs_live: LiveServer, newest: dict[str, str]
+) -> None:
+    """Not the state document's raw ``restore.*`` names and epoch milliseconds, not a JSON
+    dump of a job: labels and values a person reads."""
+    with rs_live.client("manager", follow_redirects=True) as client:
+        run(client, "/api/restore", RANGE)
+        page = client.get("/ui/restore").text
+        assert "Range start" in page and "2022-05-01 00:00:00 UTC" in page
+        assert "<th>restore." not in page and "{" not in page.split("<h2>Last restore")[1]
+        client.post("/ui/actions/backup", data={})
+        finished(client, "/api/jobs/backup")
+        backup = client.get("/ui/backup").text
+    job = backup.split('data-field="progress"', 1)[1].split("</table>", 1)[0]
+    assert "<th>Written</th>" in job and '"written"' not in job

@@ -155,3 +155,41 @@ def test_a_snapshot_gone_from_the_workflow_shows_in_status_monitor_and_metrics(
     assert sid in page and "gone from the workflow" in page.lower()
     assert 'imixs_archive_sync_events{counter="gone"} 1.0' in metrics
     assert not wf_live.archive.exists(sid)
+
+
+def test_the_monitor_shows_what_the_event_sync_archived(
+    wf_live: LiveServer, double: WorkflowDouble
+) -> None:
+    """The sync point and count of the state document are the resync's: the Monitor shows
+    the event sync's own count (every process) beside them, labelled apart."""
+    sid = double.save(subject="counted on the monitor").get_first("$uniqueid")
+    eventually(lambda: wf_live.archive.exists(sid))
+    with wf_live.client("reader") as client:
+
+        def shown() -> int:
+            page = client.get("/ui/monitor").text
+            cell = page.split("data-archived-by-sync>", 1)[1].split("<", 1)[0]
+            return int(cell)
+
+        counted = eventually(shown)
+        instances = client.get("/api/sync/status").json()["instances"]
+        page = client.get("/ui/monitor").text
+    assert counted >= 1 and counted <= sum(row["archived"] for row in instances)
+    assert "Resync point" in page and "Snapshots resynced" in page
+    assert "Synced snapshots" not in page
+
+
+def test_the_resync_form_takes_a_date_and_time(wf_live: LiveServer) -> None:
+    with wf_live.client("manager", follow_redirects=True) as client:
+        assert 'type="datetime-local" name="from"' in client.get("/ui/resync").text
+        bad = client.post("/ui/actions/resync", data={"from": "yesterday"})
+        assert "not a date and time" in bad.text
+        started = client.post("/ui/actions/resync", data={"from": "2030-01-01T08:00"})
+        assert "resync started" in started.text, started.text
+        assert finished(client, "/api/jobs/resync")["state"] == "finished"
+        point = client.get("/api/sync/status").json()["sync.point"]
+        page = client.get("/ui/resync").text
+    assert point >= 1_893_484_800_000  # 2030-01-01T08:00Z, not the epoch milliseconds 2030
+    shown = page.split("<th>Resync point</th><td>", 1)[1].split("<", 1)[0]
+    assert shown.startswith("2030-01-01 ") and shown.endswith(" UTC")
+    assert "<th>resync." not in page and "<th>Status</th>" in page

@@ -188,7 +188,7 @@ def test_error_mapping() -> None:
             client.get_document("y")
         with pytest.raises(WorkflowAuthError, match="login page"), client.stream_document("z"):
             pass
-    with pytest.raises(WorkflowError, match="WORKFLOW_SERVICE_ENDPOINT"):
+    with pytest.raises(ConfigError, match="WORKFLOW_SERVICE_ENDPOINT"):
         WorkflowClient(" ")
 
 

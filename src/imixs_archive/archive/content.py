@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -54,6 +54,8 @@ WRITE_BATCH_BYTES = 8 * 1024 * 1024
 """New pieces are handed to the backend in batches of about this many bytes."""
 MAX_IN_FLIGHT = 8
 """Pieces handed to the hashing threads and not yet done (at most 1 MiB each)."""
+RECENT_CLAIMS = 65_536
+"""New piece ids remembered for the count of bytes newly stored (about 6 MB)."""
 HEAD_BYTES = 32 * 1024
 """A file's head, looked up to find a stored twin: the chunker's smallest piece, so a file
 cut by this project holds its head in its first piece."""
@@ -126,6 +128,20 @@ class PieceStore:
         self._md5_pool: ThreadPoolExecutor | None = None
         self._read_pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
+        self._claimed: OrderedDict[str, None] = OrderedDict()
+
+    def first_claim(self, data_id: str) -> bool:
+        """Whether no other file of this store wrote this new piece lately. Only for the
+        count of bytes newly stored: a reader ahead of the archive meets a piece again
+        before it is written, and every writer still writes it (idempotent), so that no
+        file depends on another file's write."""
+        with self._lock:
+            if data_id in self._claimed:
+                return False
+            self._claimed[data_id] = None
+            if len(self._claimed) > RECENT_CLAIMS:
+                self._claimed.popitem(last=False)
+            return True
 
     def update_md5(self, md5: Any, chunk: bytes) -> Future[None]:
         with self._lock:
@@ -300,7 +316,8 @@ class PieceWriter:
         self._seen.add(data_id)
         self._pending.append({"data_id": data_id, "data": chunk})
         self._pending_bytes += len(chunk)
-        self.counters.new_bytes += len(chunk)
+        if self.store.first_claim(data_id):
+            self.counters.new_bytes += len(chunk)
         if self._pending_bytes >= WRITE_BATCH_BYTES:
             self._flush()
 
@@ -442,6 +459,11 @@ class PendingContent(BinaryStream):
         if self._result is None:
             self._result = self._writer.settle()
         return self._result
+
+    @property
+    def counters(self) -> IngestCounters:
+        """What this file's writer counted (complete once :meth:`result` returned)."""
+        return self._writer.counters
 
     @property
     def size(self) -> int | None:

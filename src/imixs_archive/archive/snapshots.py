@@ -143,21 +143,21 @@ class Archive:
         A document that cannot be archived is yielded as a failure and the next one goes
         on; input that is not well-formed XML ends the stream with a ``DocumentError``;
         an unreachable store raises ``StoreError`` (nothing is skipped then)."""
-        holder = [IngestCounters()]
 
         def sink(_name: str) -> BinarySink:
-            return DeferredWriter(PieceWriter(self.pieces, holder[0]))
+            # Counters of their own: the reader may be documents ahead of the archive,
+            # so a file's bytes are added to its snapshot's counters when it is stored.
+            return DeferredWriter(PieceWriter(self.pieces, IngestCounters()))
 
         stream: Any = source
         for index, doc in enumerate(iter_xml_documents(stream, file_sink=sink), 1):
             try:
-                yield self.store(doc, holder[0])
+                yield self.store(doc)
             except StoreError:
                 raise
             except ArchiveError as exc:
                 uid = doc.get_first("$uniqueid")
                 yield (f"{name} (document {index}{f', {uid}' if uid else ''})", exc)
-            holder[0] = IngestCounters()
 
     def store(
         self,
@@ -241,7 +241,9 @@ class Archive:
         content = entry.content
         claimed = (entry.md5checksum or "").upper()
         if isinstance(content, PendingContent):
-            content = content.result()
+            pending, content = content, content.result()
+            counters.logical_bytes += pending.counters.logical_bytes
+            counters.new_bytes += pending.counters.new_bytes
         if isinstance(content, IngestedContent):
             ingested = content
         elif isinstance(content, bytes | bytearray):

@@ -13,6 +13,7 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from pathlib import Path
 
 from imixs_archive import __version__
 from imixs_archive.cli import (
@@ -45,6 +46,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Archive Imixs-Workflow snapshots on SQLite or Cassandra.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(  # also accepted before the command; after it, it wins
+        "--data-dir",
+        dest="data_dir_first",
+        type=Path,
+        help="embedded store folder (env ARCHIVE_DATA_DIR)",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in COMMAND_MODULES:
         module.register(sub)
@@ -54,7 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        settings = load_settings(data_dir=getattr(args, "data_dir", None))
+        data_dir = getattr(args, "data_dir", None) or args.data_dir_first
+        settings = load_settings(data_dir=data_dir)
         with Context(settings, existing_store=getattr(args, "reads_only", False)) as ctx:
             code: int = args.handler(args, ctx)
             return code
@@ -66,6 +74,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # a path given that cannot be read or written
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"imixs-archive: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
     except Exception as exc:  # the last line of defence: one line, no traceback
         if os.environ.get("IMIXS_ARCHIVE_DEBUG"):
             traceback.print_exc()

@@ -25,7 +25,14 @@ from imixs_archive.analytics.leadtimes import (
     Finished,
     lead_times,
 )
-from imixs_archive.cli.context import Context, day_arg, output, store_options
+from imixs_archive.cli.context import (
+    Context,
+    check_range,
+    count_arg,
+    day_arg,
+    output,
+    store_options,
+)
 from imixs_archive.cli.output import human_bytes, human_duration, print_table
 
 
@@ -36,7 +43,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     choice.add_argument("--json", action="store_true", help="JSON instead of a table")
     choice.add_argument("--csv", action="store_true", help="CSV instead of a table")
     workers = argparse.ArgumentParser(add_help=False)
-    workers.add_argument("--workers", type=int, default=8, help="concurrent reads (default 8)")
+    workers.add_argument(
+        "--workers", type=count_arg, default=8, help="concurrent reads (default 8)"
+    )
 
     analyze = sub.add_parser("analyze", help="figures over the archived business data")
     what = analyze.add_subparsers(dest="analysis", required=True, metavar="ANALYSIS")
@@ -58,8 +67,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--from", dest="from_day", type=day_arg, help="first $modified day (UTC)")
     p.add_argument("--to", dest="to_day", type=day_arg, help="last $modified day (UTC)")
     p.add_argument("--newest", action="store_true", help="the newest snapshot of each instance")
-    p.add_argument("--format", choices=FORMATS, default="parquet")
-    p.add_argument("--batch-rows", type=int, default=10_000, help="rows per row group")
+    p.add_argument(
+        "--format", choices=FORMATS, help="default: from OUT's extension (.csv), else parquet"
+    )
+    p.add_argument("--batch-rows", type=count_arg, default=10_000, help="rows per row group")
     p.set_defaults(handler=cmd_export_table, reads_only=True)
 
 
@@ -127,6 +138,7 @@ def _emit(args: argparse.Namespace, headers: Sequence[str], rows: list[list[Any]
 
 def cmd_aggregates(args: argparse.Namespace, ctx: Context) -> int:
     last = args.to_day or dt.datetime.now(dt.UTC).date()
+    check_range(args.from_day, last)
     report = aggregate_days(
         ctx.archive,
         args.from_day,
@@ -195,6 +207,7 @@ def cmd_history(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_leadtimes(args: argparse.Namespace, ctx: Context) -> int:
+    check_range(args.from_day, args.to_day)
     finished = Finished.of(args.finished_status.split(","), args.finished_type.split(","))
     groups = lead_times(
         ctx.archive,
@@ -216,12 +229,13 @@ def cmd_leadtimes(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_export_table(args: argparse.Namespace, ctx: Context) -> int:
+    check_range(args.from_day, args.to_day)
     spec = ExportSpec(
         items=parse_items(args.items),
         first=args.from_day,
         last=args.to_day,
         newest_only=args.newest,
-        format=args.format,
+        format=args.format or ("csv" if args.out.suffix.lower() == ".csv" else "parquet"),
         batch_rows=args.batch_rows,
         workers=args.workers,
     )

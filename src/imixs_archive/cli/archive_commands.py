@@ -14,12 +14,20 @@ from imixs_archive.archive.gc import collect
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.stats import collect_stats
 from imixs_archive.archive.verify import verify
-from imixs_archive.cli.context import Context, day_arg, output, store_options
+from imixs_archive.cli.context import (
+    Context,
+    check_range,
+    count_arg,
+    day_arg,
+    output,
+    store_options,
+)
 from imixs_archive.cli.output import human_bytes, import_progress, print_problems, print_table
 from imixs_archive.document.conventions import iter_files
 from imixs_archive.document.json_codec import to_json
 from imixs_archive.document.model import BinaryStream
 from imixs_archive.document.xml_writer import iter_xml
+from imixs_archive.errors import ConfigError
 from imixs_archive.services.importer import find_sources, import_sources
 
 
@@ -46,7 +54,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--uniqueid", help="snapshots of one process instance, newest first")
     p.add_argument("--from", dest="from_day", type=day_arg, help="first $modified day (UTC)")
     p.add_argument("--to", dest="to_day", type=day_arg, help="last $modified day (UTC)")
-    p.add_argument("--limit", type=int, default=100, help="at most this many (default 100)")
+    p.add_argument("--limit", type=count_arg, default=100, help="at most this many (default 100)")
     p.add_argument("--after", help="continue after this snapshot id (paging)")
     p.add_argument("--json", action="store_true", help="JSON lines instead of a table")
     p.set_defaults(handler=cmd_list, reads_only=True)
@@ -92,7 +100,7 @@ def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
         f"{human_bytes(summary.logical_bytes)} of attachments, "
         f"{human_bytes(summary.new_bytes)} newly stored"
     )
-    return 1 if summary.failed else 0
+    return summary.exit_code
 
 
 def cmd_get(args: argparse.Namespace, ctx: Context) -> int:
@@ -114,6 +122,8 @@ def cmd_file(args: argparse.Namespace, ctx: Context) -> int:
         content = archive.file_by_md5(args.ref)
     else:
         _entry, content = archive.file_of_snapshot(args.ref, args.name)
+    if args.output is None and sys.stdout.isatty():
+        raise ConfigError("not writing a file's bytes to a terminal: give -o FILE or pipe it")
     with output(args.output) as out:
         for piece in content.iter_bytes():
             out.write(piece)
@@ -123,6 +133,7 @@ def cmd_file(args: argparse.Namespace, ctx: Context) -> int:
 def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
     archive = ctx.archive
     ids: Iterable[str]
+    check_range(args.from_day, args.to_day)
     if args.uniqueid:
         ids = archive.list_instance(args.uniqueid, start_after=args.after, limit=args.limit)
     elif args.from_day or args.to_day:

@@ -13,6 +13,7 @@ from typing import IO
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
+from imixs_archive.errors import ConfigError
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.factory import open_backend
 
@@ -63,6 +64,23 @@ def day_arg(text: str) -> dt.date:
         raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
 
 
+def count_arg(text: str) -> int:
+    """A count such as ``--limit``: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def check_range(first: dt.date | None, last: dt.date | None) -> None:
+    """A range given backwards is a mistake, not an empty answer."""
+    if first is not None and last is not None and last < first:
+        raise ConfigError(f"--to {last} is before --from {first}")
+
+
 def instant_arg(text: str) -> dt.datetime:
     """An ISO date or date-time; without an offset it is UTC (never the local zone)."""
     try:
@@ -98,7 +116,11 @@ def output(path: Path | None) -> Iterator[IO[bytes]]:
         return
     partial = path.with_name(path.name + ".part")
     try:
-        with partial.open("wb") as out:
+        try:
+            opened = partial.open("wb")
+        except OSError as exc:
+            raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
+        with opened as out:
             yield out
         partial.replace(path)
     finally:

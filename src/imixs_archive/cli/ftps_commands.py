@@ -17,6 +17,7 @@ from imixs_archive.services.backup_ftps import (
     restore_from_ftps,
 )
 from imixs_archive.services.ftps import FtpsLocation, FtpsTarget
+from imixs_archive.services.restore_files import TreeRestoreReport
 from imixs_archive.workflow.client import WorkflowClient
 
 
@@ -48,12 +49,17 @@ def backup_ftps(args: argparse.Namespace, ctx: Context) -> int:
 def restore_ftps(args: argparse.Namespace, ctx: Context, client: WorkflowClient) -> int:
     location = FtpsLocation.from_settings(ctx.settings, args.source)
     with FtpsTarget(location) as target:
-        tree = restore_from_ftps(client, target)
+        tree = restore_from_ftps(client, target, dry_run=args.dry_run)
+    return print_tree_restore(tree, args.dry_run)
+
+
+def print_tree_restore(tree: TreeRestoreReport, dry_run: bool) -> int:
+    """The report of a restore from a backup tree (a folder or FTPS)."""
+    for snapshot_id in tree.planned:
+        print(f"would restore {snapshot_id}")
     print_problems(failures=tree.failed)
-    print(
-        f"{tree.restored} restored, {tree.present} already in the workflow, "
-        f"{len(tree.failed)} failed"
-    )
+    sent = f"{len(tree.planned)} would be restored" if dry_run else f"{tree.restored} restored"
+    print(f"{sent}, {tree.present} already in the workflow, {len(tree.failed)} failed")
     return 1 if tree.failed else 0
 
 

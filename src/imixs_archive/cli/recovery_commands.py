@@ -9,8 +9,15 @@ import threading
 from pathlib import Path
 
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.cli.context import Context, day_arg, instant_arg, instant_end_arg, store_options
-from imixs_archive.cli.ftps_commands import backup_ftps, restore_ftps
+from imixs_archive.cli.context import (
+    Context,
+    check_range,
+    day_arg,
+    instant_arg,
+    instant_end_arg,
+    store_options,
+)
+from imixs_archive.cli.ftps_commands import backup_ftps, print_tree_restore, restore_ftps
 from imixs_archive.cli.output import human_bytes, print_problems
 from imixs_archive.config import settings_for_store
 from imixs_archive.errors import ConfigError
@@ -63,8 +70,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="filters must match whole values, and an instance without the item is left out",
     )
-    p.add_argument("--dry-run", action="store_true", help="print what would be sent")
-    p.add_argument("--workers", type=int, default=4, help="instances restored at once")
+    p.add_argument("--dry-run", action="store_true", help="print what would be sent, send nothing")
+    p.add_argument("--workers", type=int, help="instances restored at once (--from; default 4)")
     p.set_defaults(handler=cmd_restore, reads_only=True)
 
     p = sub.add_parser("export", parents=[common], help="copy this archive into another store")
@@ -77,26 +84,43 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=cmd_export, reads_only=True)
 
 
+def _refuse_range_options(args: argparse.Namespace) -> None:
+    """--to, --filter, --strict-filters and --workers belong to a range (--from)."""
+    if args.first is not None:
+        if args.workers is not None and args.workers < 1:
+            raise ConfigError("--workers must be at least 1")
+        return
+    given = [
+        name
+        for name, value in (
+            ("--to", args.last),
+            ("--filter", args.filter),
+            ("--strict-filters", args.strict_filters),
+            ("--workers", args.workers),
+        )
+        if value
+    ]
+    if given:
+        raise ConfigError(f"{', '.join(given)} only apply to a range restore (--from)")
+
+
 def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
+    _refuse_range_options(args)
     stop = threading.Event()
     with WorkflowClient.from_settings(ctx.settings) as client:
         if args.source is not None and is_ftps(args.source):
             return restore_ftps(args, ctx, client)
         if args.source is not None:
-            tree = restore_tree(client, Path(args.source))
-            print_problems(failures=tree.failed)
-            print(
-                f"{tree.restored} restored, {tree.present} already in the workflow, "
-                f"{len(tree.failed)} failed"
-            )
-            return 1 if tree.failed else 0
-        restorer = Restorer(ctx.archive, client, workers=args.workers, stop=stop)
+            tree = restore_tree(client, Path(args.source), dry_run=args.dry_run)
+            return print_tree_restore(tree, args.dry_run)
+        restorer = Restorer(ctx.archive, client, workers=args.workers or 4, stop=stop)
         if args.snapshot:
-            sent = restorer.restore_snapshot(args.snapshot)
-            print(f"{args.snapshot}: {'restored' if sent else 'already current in the workflow'}")
+            sent = restorer.restore_snapshot(args.snapshot, dry_run=args.dry_run)
+            done = ("would be restored" if args.dry_run else "restored") if sent else None
+            print(f"{args.snapshot}: {done or 'already current in the workflow'}")
             return 0
         if args.uniqueid:
-            report = restorer.restore_instance(args.uniqueid)
+            report = restorer.restore_instance(args.uniqueid, dry_run=args.dry_run)
         else:
             last = args.last or dt.datetime.now(dt.UTC)
             filters = tuple(parse_filter(f) for f in args.filter)
@@ -128,6 +152,7 @@ def _exit_code(failed: object, corrupt: int) -> int:
 
 
 def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
+    check_range(args.from_day, args.to_day)
     if is_ftps(args.directory):
         if args.all_snapshots:
             raise ConfigError("--all-snapshots is for a folder, not an FTPS target")

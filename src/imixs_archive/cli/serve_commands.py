@@ -42,10 +42,11 @@ def bind(settings: Settings) -> socket.socket:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((settings.http_host.strip("[]"), settings.http_port))
         sock.listen(128)
-    except OSError as exc:
+    except (OSError, OverflowError) as exc:  # OverflowError: a port beyond 65535
         sock.close()
         raise ConfigError(
-            f"cannot listen on {settings.http_host}:{settings.http_port}: {exc.strerror or exc}"
+            f"cannot listen on {settings.http_host}:{settings.http_port}: "
+            f"{getattr(exc, 'strerror', None) or exc}"
         ) from None
     return sock
 
@@ -97,6 +98,8 @@ def cmd_hash_password(args: argparse.Namespace, ctx: Context) -> int:
     if args.password_stdin:
         password = sys.stdin.readline().rstrip("\r\n")
     else:
+        if not sys.stdin.isatty():
+            raise ConfigError("no terminal to ask the password on: use --password-stdin")
         password = getpass.getpass("password: ")
         if getpass.getpass("again: ") != password:
             raise ConfigError("the passwords differ")

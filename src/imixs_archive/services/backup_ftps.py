@@ -138,9 +138,11 @@ def restore_from_ftps(
     *,
     stop: threading.Event | None = None,
     on_progress: Callable[[TreeRestoreReport], None] | None = None,
+    dry_run: bool = False,
 ) -> TreeRestoreReport:
-    """Post every snapshot of the FTPS tree the workflow lacks. A file that cannot be read
-    (the connection dropped) is reported and the walk goes on on a new connection."""
+    """Post every snapshot of the FTPS tree the workflow lacks (``dry_run``: list them).
+    A file that cannot be read (the connection dropped) is reported and the walk goes on
+    on a new connection."""
     report = TreeRestoreReport()
     for relative in list(target.backup_files()):
         if stop is not None and stop.is_set():
@@ -150,7 +152,7 @@ def restore_from_ftps(
             try:
                 target.retrieve(relative, spool)
                 spool.seek(0)
-                restore_stream(client, spool, report)
+                restore_stream(client, spool, report, dry_run=dry_run)
             except ArchiveError as exc:
                 report.failed.append(f"{relative}: {exc}")
         if on_progress is not None:

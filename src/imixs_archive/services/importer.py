@@ -15,7 +15,7 @@ from typing import IO
 
 from imixs_archive.archive.snapshots import Archive, Failure, StoreResult
 from imixs_archive.document.json_stream import iter_json_stream
-from imixs_archive.errors import ArchiveError
+from imixs_archive.errors import ArchiveError, NotFoundError
 
 SUFFIXES = (".xml", ".json")
 
@@ -29,6 +29,15 @@ class ImportSummary:
     new_bytes: int = 0
     failures: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    exit_codes: set[int] = field(default_factory=set)
+    """The exit codes of the errors met (3: bad input, ...)."""
+
+    @property
+    def exit_code(self) -> int:
+        """0 if nothing failed; the code of the failures when they share one; else 1."""
+        if not self.failed:
+            return 0
+        return next(iter(self.exit_codes)) if len(self.exit_codes) == 1 else 1
 
     def add(self, result: StoreResult) -> None:
         if result.new:
@@ -42,6 +51,7 @@ class ImportSummary:
     def fail(self, where: str, error: Exception) -> None:
         self.failed += 1
         self.failures.append(f"{where}: {error}")
+        self.exit_codes.add(error.exit_code if isinstance(error, ArchiveError) else 1)
 
 
 @dataclass(frozen=True)
@@ -67,7 +77,7 @@ def find_sources(paths: Iterable[str]) -> list[Source]:
         elif path.is_file():
             found.append(Source(str(path), path, path.stat().st_size))
         else:
-            raise ArchiveError(f"{name}: no such file or folder")
+            raise NotFoundError(f"{name}: no such file or folder")
     return found
 
 

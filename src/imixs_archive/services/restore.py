@@ -203,15 +203,20 @@ class Restorer:
 
     # ---- one instance, one snapshot -----------------------------------------------------
 
-    def restore_snapshot(self, snapshot_id: str) -> bool:
-        """Send one snapshot unless the workflow's instance already is at it."""
+    def restore_snapshot(self, snapshot_id: str, *, dry_run: bool = False) -> bool:
+        """Send one snapshot unless the workflow's instance already is at it; ``dry_run``
+        only answers whether it would be sent."""
         if self._is_current(origin_id(snapshot_id), snapshot_id):
             return False
-        self._send(snapshot_id)
+        if dry_run:
+            self.archive.load(snapshot_id, with_files=False)  # an unknown id fails here too
+        else:
+            self._send(snapshot_id)
         return True
 
-    def restore_instance(self, origin: str) -> RestoreReport:
-        """Every archived snapshot of one instance the workflow does not hold, oldest first."""
+    def restore_instance(self, origin: str, *, dry_run: bool = False) -> RestoreReport:
+        """Every archived snapshot of one instance the workflow does not hold, oldest first;
+        ``dry_run`` lists them in ``planned`` and sends nothing."""
         report = RestoreReport()
         for snapshot_id in self.archive.list_instance(origin, newest_first=False):
             if self.stop.is_set():
@@ -220,6 +225,9 @@ class Restorer:
             try:
                 if self._workflow_has(snapshot_id):
                     report.skipped += 1
+                elif dry_run:
+                    doc = self.archive.load(snapshot_id, with_files=False)
+                    report.planned.append((origin, snapshot_id, _attachment_bytes(doc)))
                 else:
                     self._send(snapshot_id)
                     report.restored += 1

@@ -70,6 +70,8 @@ class TreeRestoreReport:
     present: int = 0
     failed: list[str] = field(default_factory=list)
     stopped: bool = False
+    planned: list[str] = field(default_factory=list)
+    """In a dry run: the snapshot ids that would be posted."""
 
 
 def restore_tree(
@@ -78,9 +80,11 @@ def restore_tree(
     *,
     stop: threading.Event | None = None,
     on_progress: Callable[[TreeRestoreReport], None] | None = None,
+    dry_run: bool = False,
 ) -> TreeRestoreReport:
     """Post every snapshot of the tree the workflow lacks. ``stop`` ends the walk before
-    the next file; ``on_progress`` is called after each file."""
+    the next file; ``on_progress`` is called after each file; ``dry_run`` lists what
+    would be posted in ``planned`` and posts nothing."""
     report = TreeRestoreReport()
     for source in find_sources([str(root)]):
         if source.path is None or source.path.suffix != ".xml":
@@ -90,7 +94,7 @@ def restore_tree(
             break
         try:
             with source.path.open("rb") as stream:
-                restore_stream(client, stream, report)
+                restore_stream(client, stream, report, dry_run=dry_run)
         except ArchiveError as exc:
             report.failed.append(f"{source.name}: {exc}")
         if on_progress is not None:
@@ -98,9 +102,12 @@ def restore_tree(
     return report
 
 
-def restore_stream(client: WorkflowClient, stream: IO[bytes], report: TreeRestoreReport) -> None:
+def restore_stream(
+    client: WorkflowClient, stream: IO[bytes], report: TreeRestoreReport, *, dry_run: bool = False
+) -> None:
     """Post the snapshots of one backup file that the workflow lacks, with
-    ``$backuprestore`` set; attachments are spooled, never held in memory whole."""
+    ``$backuprestore`` set; attachments are spooled, never held in memory whole.
+    ``dry_run``: only note them in ``report.planned``."""
     opened: list[SpooledContent] = []
 
     def sink(_name: str) -> _Spooler:
@@ -111,6 +118,8 @@ def restore_stream(client: WorkflowClient, stream: IO[bytes], report: TreeRestor
             snapshot_id = str(doc.get_first("$uniqueid", ""))
             if _workflow_has(client, snapshot_id):
                 report.present += 1
+            elif dry_run:
+                report.planned.append(snapshot_id)
             else:
                 mark_backup_restore(doc)
                 client.post_snapshot(doc)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -16,12 +17,14 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from markupsafe import Markup, escape
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from imixs_archive import __version__
 from imixs_archive.archive.read_gate import ReadGate
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
+from imixs_archive.humanize import human_bytes
 from imixs_archive.services.gc_schedule import GcSchedule
 from imixs_archive.services.jobs import JobRunner
 from imixs_archive.storage.base import Backend
@@ -125,12 +128,54 @@ def _templates() -> Jinja2Templates:
     templates = Jinja2Templates(directory=HERE / "templates")
     templates.env.globals["version"] = __version__
     templates.env.filters["brief"] = _brief
+    templates.env.filters["labelled"] = labelled
+    templates.env.filters["millis_utc"] = millis_utc
+    templates.env.filters["inline_code"] = inline_code
+    templates.env.filters["human_bytes"] = human_bytes
     return templates
 
 
 def _brief(status: dict[str, Any]) -> dict[str, Any]:
     """A job's progress and result without the long lists shown as tables (a plan)."""
     return {key: value for key, value in status.items() if key != "planned"}
+
+
+def labelled(status: dict[str, Any]) -> list[tuple[str, str]]:
+    """A job's figures as (label, text) rows: ``bytes_written`` -> "Bytes written"."""
+    rows = status.items()
+    return [(key.replace("_", " ").capitalize(), _text(key, value)) for key, value in rows]
+
+
+def _text(key: str, value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int) and "bytes" in key:
+        return human_bytes(value)
+    if isinstance(value, list):
+        return ", ".join(map(str, value)) if value else "none"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_text(str(k), v)}" for k, v in value.items()) or "none"
+    return str(value)
+
+
+_CODE = re.compile(r"``(.+?)``|`([^`]+)`")
+
+
+def inline_code(text: str | None) -> Markup:
+    """A docstring's ``code`` (reStructuredText) or `code` (Markdown) as <code>, the rest
+    escaped."""
+    escaped = str(escape(text or ""))
+    return Markup(_CODE.sub(lambda m: f"<code>{m[1] or m[2]}</code>", escaped))
+
+
+def millis_utc(value: Any) -> str:
+    """Epoch milliseconds (as the Java state items keep instants) as a UTC date and time."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return "–" if value is None else str(value)
+    when = dt.datetime.fromtimestamp(value / 1000, dt.UTC)
+    return when.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 class SecurityHeaders:

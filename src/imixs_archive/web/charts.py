@@ -7,6 +7,7 @@ tooltip. The SVG scales with its container (``viewBox``), so charts fit a phone.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 from markupsafe import Markup, escape
@@ -20,6 +21,17 @@ def _number(value: float) -> str:
     if abs(value) >= 10 or float(value).is_integer():
         return f"{value:,.0f}"
     return f"{value:.1f}"  # the axis of a chart whose peak is small (1.5, 2.5)
+
+
+def _axis_peak(peak: float, values: Sequence[float], fmt: Format) -> float:
+    """The top of the axis. Counts get whole-number ticks: the four steps are a whole
+    1, 2 or 5 times a power of ten (a peak of 3 draws 0 1 2 3 4, not 0.8 1.5 2.2)."""
+    if fmt is not _number or not all(float(v).is_integer() for v in values):
+        return peak
+    step = max(math.ceil(peak / 4), 1)
+    scale = 10 ** (len(str(step)) - 1)
+    nice = next(m * scale for m in (1, 2, 5, 10) if m * scale >= step)
+    return float(nice * 4)
 
 
 def _frame(label: str, body: list[str], peak: float, fmt: Format) -> Markup:
@@ -63,6 +75,7 @@ def bar_chart(label: str, points: Sequence[tuple[str, float]], fmt: Format = _nu
     if not points:
         return Markup('<p class="empty">No data yet.</p>')
     peak = max(value for _, value in points) or 1
+    peak = _axis_peak(peak, [value for _, value in points], fmt)
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     slot = plot_w / len(points)
     body = []
@@ -88,6 +101,7 @@ def line_chart(
     if not labels:
         return Markup('<p class="empty">No data yet.</p>')
     peak = max((max(values) for _, values in series if values), default=0) or 1
+    peak = _axis_peak(peak, [v for _, values in series for v in values], fmt)
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     step = plot_w / max(len(labels) - 1, 1)
 

@@ -191,6 +191,8 @@ def sync_overview(backend: Backend, link: WorkflowLink | None) -> dict[str, Any]
         "message": message,
         **data,
         "point_age_seconds": point_age,
+        # the event sync counts per process; sync.point and sync.count are the resync's
+        "archived_by_sync": sum(int(row.get("archived") or 0) for row in status.instances),
         "lag_seconds": (int(counters["lag_ms"]) / 1000) if counters is not None else None,
         "counters": counters,
     }

@@ -165,9 +165,11 @@ def error_page(request: Request, status: int, message: str) -> Response:
     return response
 
 
-def _http_error(_request: Request, exc: Exception) -> Response:
+def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     message = exc.detail if isinstance(exc.detail, str) else HTTPStatus(exc.status_code).phrase
+    if request.url.path.startswith("/ui/") and exc.status_code == 404:  # an unknown page
+        return error_page(request, 404, f"there is no page {request.url.path}")
     return problem(exc.status_code, message, dict(exc.headers or {}))
 
 

@@ -214,13 +214,26 @@ async def start_resync(request: Request, svc: Svc, _who: UiManager) -> Response:
     form = await read_form(request)
     text = form.get("from", "").strip()
     try:
-        if text and not text.isdigit():
-            raise BadRequestError("the sync point is epoch milliseconds (digits)")
-        job = workflow(svc, "resync").resync_job(int(text) if text else None)
+        job = workflow(svc, "resync").resync_job(_sync_point(text) if text else None)
         svc.jobs.start("resync", job, message="resyncing")
     except ArchiveError as exc:
         return back("/ui/resync", error=str(exc))
     return back("/ui/resync", notice="resync started")
+
+
+def _sync_point(text: str) -> int:
+    """A date and time as the CLI takes it (UTC unless it has an offset; what a
+    datetime-local field sends), or epoch milliseconds: the sync point in milliseconds."""
+    if text.isdigit():
+        return int(text)
+    try:
+        when = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise BadRequestError(
+            f"not a date and time: {text!r} (e.g. 2024-04-01T08:00, UTC unless an offset is given)"
+        ) from None
+    when = when if when.tzinfo else when.replace(tzinfo=dt.UTC)
+    return int(when.timestamp() * 1000)
 
 
 @router.post("/ui/actions/retry/{event_id}")

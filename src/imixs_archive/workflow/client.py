@@ -63,7 +63,7 @@ class WorkflowClient:
         transport: Transport | None = None,
     ) -> None:
         if not endpoint.strip():
-            raise WorkflowError("no workflow endpoint configured (WORKFLOW_SERVICE_ENDPOINT)")
+            raise ConfigError("no workflow endpoint configured (WORKFLOW_SERVICE_ENDPOINT)")
         self.endpoint = endpoint.rstrip("/")
         if auth is None and credentials is not None:
             auth = make_auth(credentials, self.endpoint)

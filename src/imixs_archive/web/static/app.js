@@ -35,7 +35,40 @@ function render(box, status) {
   set("message", status.error || status.message);
   const shown = Object.assign({}, status.progress, status.result);
   delete shown.planned; // a dry run's plan is a table of the page, not part of the summary
-  set("progress", JSON.stringify(shown, null, 1));
+  const table = box.querySelector('[data-field="progress"]');
+  if (table) table.replaceChildren(...Object.entries(shown).map(([key, value]) => row(key, value)));
+}
+
+// One labelled value, as the server draws it (web/app.py labelled()).
+function row(key, value) {
+  const tr = document.createElement("tr");
+  const th = document.createElement("th");
+  const td = document.createElement("td");
+  const label = key.replace(/_/g, " ");
+  th.textContent = label.charAt(0).toUpperCase() + label.slice(1);
+  td.textContent = text(key, value);
+  tr.append(th, td);
+  return tr;
+}
+
+function text(key, value) {
+  if (value === null || value === undefined) return "–";
+  if (typeof value === "boolean") return value ? "yes" : "no";
+  if (typeof value === "number" && key.includes("bytes")) return bytes(value);
+  if (Array.isArray(value)) return value.length ? value.join(", ") : "none";
+  if (typeof value === "object") {
+    const parts = Object.entries(value).map(([k, v]) => `${k}: ${text(k, v)}`);
+    return parts.length ? parts.join(", ") : "none";
+  }
+  return String(value);
+}
+
+function bytes(count) {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let size = count;
+  let unit = 0;
+  while (size >= 1024 && unit < units.length - 1) { size /= 1024; unit += 1; }
+  return unit ? `${size.toFixed(1)} ${units[unit]}` : `${count} B`;
 }
 
 function poll(box) {
@@ -57,7 +90,22 @@ function poll(box) {
   tick();
 }
 
+// A page that shows live figures (the Monitor) is drawn again every few seconds, unless
+// the tab is hidden or someone is typing in it.
+function refresh() {
+  const holder = document.querySelector("[data-refresh-seconds]");
+  if (!holder) return;
+  const seconds = Number(holder.getAttribute("data-refresh-seconds")) || 15;
+  const again = () => {
+    const typing = document.activeElement && document.activeElement.matches("input, textarea, select");
+    if (document.hidden || typing) { setTimeout(again, 1000 * seconds); return; }
+    location.reload();
+  };
+  setTimeout(again, 1000 * seconds);
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   tabs();
+  refresh();
   document.querySelectorAll("[data-poll][data-active]").forEach(poll);
 });
