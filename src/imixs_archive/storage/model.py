@@ -188,15 +188,19 @@ ARCHIVE_FILE_HEADS = Table(
 # time as ~3,650 rows. The values of a dimension (creators, task ids) are open-ended, which
 # per-value rows would spread over many rows with no completeness marker. Partitioned by
 # year: at most 366 rows of a few KB each (a day with thousands of distinct creators: a
-# few hundred KB), far under Cassandra's partition guidance.
+# few hundred KB), far under Cassandra's partition guidance. Row format 2 (the same
+# columns) keeps UTC days in quarter-hour cells per process instance, so any time zone's
+# days are assembled from them (analytics/cells.py): a row then grows with the day's
+# snapshots, ~60 bytes per cell (a day with 10,000 snapshots: ~0.6 MB).
 ARCHIVE_DAY_AGGREGATES = Table(
     "archive_day_aggregates",
     _cols(("year", N), ("day", D), ("version", N), ("data", B)),
     partition_key=("year",),
     clustering_key=("day",),
-    serves="Q10: the analytics figures of one finished UTC day of $modified (snapshots, "
-    "process instances, new files and bytes, per dimension), computed once and stored; "
-    "deleted when a snapshot of that day is (see analytics/day_store.py).",
+    serves="Q10: the analytics figures of one finished UTC day of $modified in quarter-hour "
+    "cells (snapshots, process instances, new files and bytes, per dimension values), from "
+    "which the days of any time zone are assembled; computed once and stored; deleted "
+    "when a snapshot of that day is (see analytics/day_store.py, row format 2).",
     java=False,
 )
 
