@@ -9,7 +9,14 @@ import threading
 from pathlib import Path
 
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.cli.context import Context, day_arg, instant_arg, instant_end_arg, store_options
+from imixs_archive.cli.context import (
+    Context,
+    day_arg,
+    in_zone,
+    instant_arg,
+    instant_end_arg,
+    store_options,
+)
 from imixs_archive.cli.ftps_commands import backup_ftps, restore_ftps
 from imixs_archive.cli.output import human_bytes, print_problems
 from imixs_archive.config import settings_for_store
@@ -42,7 +49,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("restore", parents=[common], help="send archived snapshots to the workflow")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument(
-        "--from", dest="first", type=instant_arg, help="range start (UTC if no offset)"
+        "--from",
+        dest="first",
+        type=instant_arg,
+        help="range start (in ARCHIVE_TIMEZONE if no offset)",
     )
     what.add_argument("--snapshot", help="one snapshot id")
     what.add_argument("--uniqueid", help="every snapshot of one process instance")
@@ -98,9 +108,11 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
         if args.uniqueid:
             report = restorer.restore_instance(args.uniqueid)
         else:
-            last = args.last or dt.datetime.now(dt.UTC)
+            tz = ctx.settings.timezone
+            last = in_zone(args.last, tz) if args.last else dt.datetime.now(dt.UTC)
             filters = tuple(parse_filter(f) for f in args.filter)
-            wanted = RestoreRange(args.first, last, filters, strict=args.strict_filters)
+            first = in_zone(args.first, tz)
+            wanted = RestoreRange(first, last, filters, strict=args.strict_filters)
             try:
                 report = restorer.restore_range(wanted, dry_run=args.dry_run)
             except KeyboardInterrupt:

@@ -167,15 +167,15 @@ async def stats(
     )
 
 
-def history_rows(history: InstanceHistory) -> list[dict[str, Any]]:
-    """The steps as the history page shows them (values as short text)."""
+def history_rows(history: InstanceHistory, tz: dt.tzinfo = dt.UTC) -> list[dict[str, Any]]:
+    """The steps as the history page shows them (values as short text, times in ``tz``)."""
     rows = []
     for step in history.steps:
         rows.append(
             {
                 "index": step.index,
                 "snapshot": step.snapshot_id,
-                "time": step.time.isoformat(timespec="seconds").replace("+00:00", "Z"),
+                "time": step.time.astimezone(tz).isoformat(timespec="seconds"),
                 "after": "" if step.since_previous is None else human_duration(step.since_previous),
                 "task": step.task,
                 "status": step.status,
@@ -207,7 +207,7 @@ async def history(request: Request, uniqueid: str, svc: Svc, user: User) -> Resp
         "history.html",
         nav="inspect",
         uniqueid=found.uniqueid,
-        steps=history_rows(found),
+        steps=history_rows(found, zone(svc.settings.timezone)),
         duration=human_duration(found.duration),
         human=human_bytes,
     )
