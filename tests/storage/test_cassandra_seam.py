@@ -620,6 +620,8 @@ def test_plan_for_a_keyspace_the_java_service_created() -> None:
         "dead_letters bigint, lag_ms bigint, PRIMARY KEY (instance))",
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_snapshot_parts "
         "(snapshot text, part int, data blob, PRIMARY KEY (snapshot, part))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_legal_holds "
+        "(uniqueid text, reason text, placed bigint, placed_by text, PRIMARY KEY (uniqueid))",
     ]
     assert [s.split()[5].split(".")[1] for s in plan] == EXTRA_NAMES
 

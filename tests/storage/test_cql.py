@@ -36,6 +36,7 @@ TABLE_IDS: dict[str, str] = {
     "archive_sync_failures": "561e2798-97a1-5523-bfbd-87f1d99fc612",
     "archive_sync_instances": "a1f627b4-19ec-5355-ae94-43b7458de6c7",
     "archive_snapshot_parts": "0bb028c3-7f09-5019-bc35-23ab3a696033",
+    "archive_legal_holds": "83a2263e-3a9b-599d-8412-978d8ba72b65",
 }
 
 # Per table: CREATE (without its ID), INSERT, SELECT row, DELETE row, DELETE partition.
@@ -184,6 +185,16 @@ EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
         "WHERE snapshot = ? AND part = ?",
         "DELETE FROM imixs_archive.archive_snapshot_parts USING TIMESTAMP ? WHERE snapshot = ?",
     ),
+    "archive_legal_holds": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_legal_holds "
+        "(uniqueid text, reason text, placed bigint, placed_by text, PRIMARY KEY (uniqueid))",
+        "INSERT INTO imixs_archive.archive_legal_holds (uniqueid, reason, placed, placed_by) "
+        "VALUES (?, ?, ?, ?) USING TIMESTAMP ?",
+        "SELECT uniqueid, reason, placed, placed_by FROM imixs_archive.archive_legal_holds "
+        "WHERE uniqueid = ?",
+        "DELETE FROM imixs_archive.archive_legal_holds USING TIMESTAMP ? WHERE uniqueid = ?",
+        "DELETE FROM imixs_archive.archive_legal_holds USING TIMESTAMP ? WHERE uniqueid = ?",
+    ),
 }
 
 # Per table: the partition query ascending, and descending after a bound with a limit.
@@ -269,6 +280,12 @@ PARTITION: dict[str, tuple[str, str]] = {
         "SELECT snapshot, part, data FROM imixs_archive.archive_snapshot_parts "
         "WHERE snapshot = ? AND part < ? ORDER BY part DESC LIMIT ?",
     ),
+    "archive_legal_holds": (
+        "SELECT uniqueid, reason, placed, placed_by FROM imixs_archive.archive_legal_holds "
+        "WHERE uniqueid = ?",
+        "SELECT uniqueid, reason, placed, placed_by FROM imixs_archive.archive_legal_holds "
+        "WHERE uniqueid = ? LIMIT ?",
+    ),
 }
 
 NAMES = [t.name for t in TABLES]
@@ -328,6 +345,9 @@ WHOLE_TABLE: dict[str, str] = {
     + " FROM imixs_archive.archive_sync_instances",
     "archive_snapshot_parts": (
         "SELECT snapshot, part, data FROM imixs_archive.archive_snapshot_parts"
+    ),
+    "archive_legal_holds": (
+        "SELECT uniqueid, reason, placed, placed_by FROM imixs_archive.archive_legal_holds"
     ),
 }
 

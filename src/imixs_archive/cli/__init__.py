@@ -21,6 +21,7 @@ from imixs_archive.cli import (
     doctor_commands,
     ftps_commands,
     recovery_commands,
+    retention_commands,
     serve_commands,
     sync_commands,
 )
@@ -32,6 +33,7 @@ COMMAND_MODULES = (
     archive_commands,
     recovery_commands,
     analyze_commands,
+    retention_commands,
     sync_commands,
     serve_commands,
     doctor_commands,

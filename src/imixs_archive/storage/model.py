@@ -248,6 +248,19 @@ ARCHIVE_SYNC_INSTANCES = Table(
     java=False,
 )
 
+# Legal holds (services/retention.py, docs/retention.md): one row per held process instance.
+# Its own table, not an item in the instance's snapshots (snapshots never change once
+# written) nor in the '0' state document (two operators placing holds at once would lose
+# one in a read-modify-write); a single-row upsert or delete per hold. Small: listed whole.
+ARCHIVE_LEGAL_HOLDS = Table(
+    "archive_legal_holds",
+    _cols(("uniqueid", T), ("reason", T), ("placed", BI), ("placed_by", T)),
+    partition_key=("uniqueid",),
+    serves="Q14: whether a process instance is under legal hold (no snapshot of it is "
+    "deleted while it is), why, since when (epoch ms) and by whom.",
+    java=False,
+)
+
 TABLES: tuple[Table, ...] = (
     SNAPSHOTS,
     SNAPSHOTS_BY_UNIQUEID,
@@ -263,6 +276,7 @@ TABLES: tuple[Table, ...] = (
     ARCHIVE_SYNC_FAILURES,
     ARCHIVE_SYNC_INSTANCES,
     ARCHIVE_SNAPSHOT_PARTS,
+    ARCHIVE_LEGAL_HOLDS,
 )
 JAVA_TABLES = tuple(table for table in TABLES if table.java)
 
