@@ -35,10 +35,12 @@ class DayCells:
 
     def add_to(self, counter: DayCounter, first_slot: int, end_slot: int) -> None:
         """Count the cells whose slot is in ``[first_slot, end_slot)``."""
+        label_maps = [dict(zip(_DIMENSION_NAMES, v, strict=True)) for v in self.labels]
         for slot, origin, labels, snapshots, new_files, new_bytes in self.cells:
             if first_slot <= slot < end_slot:
-                values = dict(zip(_DIMENSION_NAMES, self.labels[labels], strict=True))
-                counter.add(self.origins[origin], values, new_files, new_bytes, snapshots)
+                counter.add(
+                    self.origins[origin], label_maps[labels], new_files, new_bytes, snapshots
+                )
 
     def to_json(self) -> dict[str, Any]:
         return {
