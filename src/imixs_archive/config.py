@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from imixs_archive.analytics.localtime import check_zone
 from imixs_archive.errors import ConfigError
 
 
@@ -50,20 +50,6 @@ def _timeout_millis(text: str) -> int:
             f"in seconds): write {text.strip()}s for seconds, or the value in milliseconds"
         )
     return millis
-
-
-def _time_zone(text: str) -> str:
-    """An IANA time zone name the system's zone database knows."""
-    name = text.strip() or "UTC"
-    try:
-        if name.startswith("/") or ".." in name:
-            raise ValueError(name)
-        ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ValueError(
-            f"unknown time zone {name!r}; give an IANA name like Europe/Berlin"
-        ) from None
-    return name
 
 
 def _setting(
@@ -221,7 +207,7 @@ class Settings:
         "UTC",
         "IANA time zone (Europe/Berlin) of the days, months and years of the analytics, "
         "restore ranges and the dates the UI shows and takes; --tz / tz= override it.",
-        _time_zone,
+        check_zone,
     )
     retention: str = _setting(
         "ARCHIVE_RETENTION",

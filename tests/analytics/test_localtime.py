@@ -13,6 +13,8 @@ from analytics.conftest import CountingBackend
 from imixs_archive.analytics.aggregates import aggregate_days
 from imixs_archive.analytics.localtime import day_bounds, segments, zone
 from imixs_archive.archive.snapshots import Archive
+from imixs_archive.config import load_settings
+from imixs_archive.errors import ConfigError
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import ARCHIVE_DAY_AGGREGATES
 from support.snapshots import make_snapshot
@@ -176,3 +178,10 @@ def test_stored_rows_are_utc_days_of_the_current_format(archive: Archive) -> Non
     rows = list(archive.backend.scan(ARCHIVE_DAY_AGGREGATES, {"year": 2024}))
     assert [row["day"] for row in rows] == [dt.date(2024, 3, 30), dt.date(2024, 3, 31)]
     assert {row["version"] for row in rows} == {2}
+
+
+def test_the_setting_takes_iana_names_only() -> None:
+    assert load_settings({}).timezone == "UTC"
+    assert load_settings({"ARCHIVE_TIMEZONE": "America/New_York"}).timezone == "America/New_York"
+    with pytest.raises(ConfigError, match="ARCHIVE_TIMEZONE: unknown time zone"):
+        load_settings({"ARCHIVE_TIMEZONE": "CEST+2"})

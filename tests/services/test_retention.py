@@ -13,6 +13,7 @@ import pytest
 from imixs_archive.archive.holds import get_hold, list_holds, place_hold, release_hold
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli import main
+from imixs_archive.config import load_settings
 from imixs_archive.document.model import Document
 from imixs_archive.errors import ConfigError
 from imixs_archive.services.retention import Period, Policy, RetentionLoop, plan, run_retention
@@ -158,3 +159,10 @@ def test_cli_dry_run_and_holds(tmp_path: Path, capsys: pytest.CaptureFixture[str
     with SQLiteBackend(store) as backend, Archive(backend) as archive:
         assert len(archive.list_instance(A)) == 2 and archive.list_instance(D) == []
         assert [h.uniqueid for h in list_holds(backend)] == [A, C]
+
+
+def test_settings_of_retention() -> None:
+    settings = load_settings({"ARCHIVE_RETENTION": "*=7y", "ARCHIVE_RETENTION_INTERVAL": "24h"})
+    assert settings.retention_interval == 24 * 3_600_000
+    assert Policy.parse(settings.retention).default == Period(7, "y")
+    assert load_settings({}).retention_interval == 0
