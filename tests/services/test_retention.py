@@ -156,6 +156,8 @@ def test_cli_dry_run_and_holds(tmp_path: Path, capsys: pytest.CaptureFixture[str
     err = capsys.readouterr().err
     assert "1 instances (1 snapshots)" in err and "2 more held" in err
     assert main(["legal-hold", "release", D, *data]) == 1
+    assert main(["legal-hold", "place", " ", "--reason", "x", *data]) == 2
+    assert "Traceback" not in capsys.readouterr().err
     with SQLiteBackend(store) as backend, Archive(backend) as archive:
         assert len(archive.list_instance(A)) == 2 and archive.list_instance(D) == []
         assert [h.uniqueid for h in list_holds(backend)] == [A, C]

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from imixs_archive.errors import ConfigError
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,
@@ -42,7 +43,7 @@ def place_hold(
 ) -> Hold:
     hold = Hold(uniqueid.strip(), reason.strip(), now.astimezone(dt.UTC), placed_by)
     if not hold.uniqueid:
-        raise ValueError("give the $uniqueid of the process instance to hold")
+        raise ConfigError("give the $uniqueid of the process instance to hold")
     row = {
         "uniqueid": hold.uniqueid,
         "reason": hold.reason,
