@@ -119,6 +119,14 @@ def run_aggregates(store: Path, days: int, workers: int) -> dict[str, Any]:
             "stored days": again.count("stored"),
             "live days": again.count("live"),
         }
+        berlin, seconds = timed(
+            lambda: aggregate_days(archive, FIRST, last, now=now, tz="Europe/Berlin")
+        )
+        figures["stored, days of Europe/Berlin"] = {
+            "s": seconds,
+            "stored days": berlin.count("stored"),
+            "live days": berlin.count("live"),
+        }
         yesterday = last - dt.timedelta(days=1)
         _live, seconds = timed(lambda: aggregate_days(archive, yesterday, last, now=now))
         figures["live (2 days)"] = {"s": seconds}
@@ -157,6 +165,7 @@ def main() -> None:
     parser.add_argument("--days", type=int, default=365)
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--keep", action="store_true", help="keep the generated store")
+    parser.add_argument("--no-export", action="store_true", help="the aggregates only")
     parser.add_argument("--child-export", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child_export:
@@ -175,7 +184,7 @@ def main() -> None:
         for name, figures in run_aggregates(store, args.days, args.workers).items():
             rounded = {k: round(v, 3) if isinstance(v, float) else v for k, v in figures.items()}
             print(f"aggregates {name}: {json.dumps(rounded)}")
-        for fmt in ("parquet", "csv"):
+        for fmt in () if args.no_export else ("parquet", "csv"):
             for days in (args.days // 4, args.days):
                 figures = run_export(store, where, fmt, days)
                 print(f"export {fmt}, {days} days: {json.dumps(figures)}")

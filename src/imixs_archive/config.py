@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from imixs_archive.analytics.localtime import check_zone
 from imixs_archive.errors import ConfigError
 
 
@@ -26,15 +27,15 @@ def _bool(text: str) -> bool:
     raise ValueError(f"expected true or false, got {text!r}")
 
 
-_DURATION = re.compile(r"\s*([0-9]+)\s*(ms|s|m|min)?\s*", re.IGNORECASE)
-_UNIT_MS = {"": 1, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000}
+_DURATION = re.compile(r"\s*([0-9]+)\s*(ms|s|m|min|h)?\s*", re.IGNORECASE)
+_UNIT_MS = {"": 1, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000}
 
 
 def _millis(text: str) -> int:
-    """Milliseconds: a number, or a number with a unit (``300s``, ``2m``, ``500ms``)."""
+    """Milliseconds: a number, or a number with a unit (``300s``, ``2m``, ``500ms``, ``24h``)."""
     match = _DURATION.fullmatch(text)
     if match is None:
-        raise ValueError(f"expected milliseconds or a number with ms, s or m, got {text!r}")
+        raise ValueError(f"expected milliseconds or a number with ms, s, m or h, got {text!r}")
     return int(match[1]) * _UNIT_MS[(match[2] or "").lower()]
 
 
@@ -255,6 +256,26 @@ class Settings:
         3600.0,
         "Seconds between the garbage collections `serve` runs (0: none; run `gc` instead).",
         float,
+    )
+    timezone: str = _setting(
+        "ARCHIVE_TIMEZONE",
+        "UTC",
+        "IANA time zone (Europe/Berlin) of the days, months and years of the analytics, "
+        "restore ranges and the dates the UI shows and takes; --tz / tz= override it.",
+        check_zone,
+    )
+    retention: str = _setting(
+        "ARCHIVE_RETENTION",
+        "",
+        "Retention policy (docs/retention.md): group:NAME=10y, type:NAME=90d, *=30y, counted "
+        "from an instance's last snapshot; empty keeps everything.",
+    )
+    retention_interval: int = _setting(
+        "ARCHIVE_RETENTION_INTERVAL",
+        0,
+        "serve applies ARCHIVE_RETENTION this often (ms, or 24h); 0: never (run "
+        "imixs-archive retention yourself).",
+        _millis,
     )
 
     # --- the workflow and the sync (reference section 8; docs/sync.md) ---

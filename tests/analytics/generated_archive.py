@@ -153,3 +153,14 @@ def expected_days(planned: list[Planned]) -> dict[dt.date, dict[str, Any]]:
     for entry in result.values():
         entry["by"] = dict(entry["by"])
     return result
+
+
+def expected_local(planned: list[Planned], tz: dt.tzinfo) -> dict[dt.date, list[int]]:
+    """day in ``tz`` -> [snapshots, distinct instances], each save time converted alone."""
+    snapshots: dict[dt.date, int] = defaultdict(int)
+    origins: dict[dt.date, set[str]] = defaultdict(set)
+    for p in planned:
+        day = dt.datetime.fromtimestamp(p.millis / 1000, tz).date()
+        snapshots[day] += 1
+        origins[day].add(p.origin)
+    return {day: [snapshots[day], len(origins[day])] for day in snapshots}

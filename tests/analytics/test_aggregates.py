@@ -9,7 +9,7 @@ import pytest
 
 from analytics.conftest import CountingBackend
 from analytics.generated_archive import START, Planned, expected_days
-from imixs_archive.analytics.aggregates import aggregate_days, compute_day
+from imixs_archive.analytics.aggregates import aggregate_days, compute_cells, compute_day
 from imixs_archive.analytics.day_store import is_final, store_day
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.storage.model import ARCHIVE_DAY_AGGREGATES
@@ -151,8 +151,7 @@ def test_the_same_content_is_one_new_file(archive: Archive) -> None:
 
 
 def test_a_row_of_another_format_version_is_recomputed(generated: Archive) -> None:
-    figures = compute_day(generated.backend, START)
-    store_day(generated.backend, figures)
+    store_day(generated.backend, compute_cells(generated.backend, START))
     row = generated.backend.get(ARCHIVE_DAY_AGGREGATES, {"year": 2023, "day": START})
     assert row is not None
     generated.backend.put(ARCHIVE_DAY_AGGREGATES, [{**row, "version": 999}])

@@ -6,11 +6,20 @@ import csv
 import io
 import json
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pyarrow.parquet as pq
 import pytest
 
-from analytics.generated_archive import GROUPS, START, Planned, document, expected_days, plan
+from analytics.generated_archive import (
+    GROUPS,
+    START,
+    Planned,
+    document,
+    expected_days,
+    expected_local,
+    plan,
+)
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli import main
 from imixs_archive.humanize import human_duration as duration
@@ -68,7 +77,7 @@ def test_aggregates_json_csv_and_table(capsys: pytest.CaptureFixture[str], store
     assert "instance_days" in rows[0]
 
     code, out, err = run(capsys, store, "analyze", "aggregates", "--from", FROM, "--to", TO)
-    assert code == 0 and out.splitlines()[0].split("\t")[0] == "period"
+    assert code == 0 and out.splitlines()[0].split("\t")[0] == "period (UTC)"
     assert "7 stored" in err  # the days were stored by the first run
 
 
@@ -154,3 +163,30 @@ def test_duration() -> None:
         "3h 12m",
         "2d 3h",
     ]
+
+
+def test_aggregates_in_the_configured_zone_and_with_tz(
+    capsys: pytest.CaptureFixture[str], store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def days(*extra: str) -> tuple[str, dict[str, list[int]]]:
+        args = ("analyze", "aggregates", "--from", FROM, "--to", TO, "--json", *extra)
+        code, out, err = run(capsys, store, *args)
+        assert code == 0, err
+        data = json.loads(out)
+        rows = {r["period"]: [r["snapshots"], r["instances"]] for r in data["rows"]}
+        return data["tz"], {day: v for day, v in rows.items() if v[0]}
+
+    def truth(tz: str) -> dict[str, list[int]]:
+        found = expected_local(PLANNED, ZoneInfo(tz))
+        return {d.isoformat(): v for d, v in found.items() if FROM <= d.isoformat() <= TO}
+
+    monkeypatch.setenv("ARCHIVE_TIMEZONE", "Pacific/Auckland")
+    assert days() == ("Pacific/Auckland", truth("Pacific/Auckland"))
+    assert days("--tz", "America/New_York") == ("America/New_York", truth("America/New_York"))
+    assert truth("Pacific/Auckland") != truth("America/New_York")
+    with pytest.raises(SystemExit) as stopped:
+        run(capsys, store, "analyze", "aggregates", "--from", FROM, "--tz", "Nowhere")
+    assert stopped.value.code == 2 and "unknown time zone" in capsys.readouterr().err
+    monkeypatch.setenv("ARCHIVE_TIMEZONE", "Nowhere/Land")
+    code, _, err = run(capsys, store, "analyze", "aggregates", "--from", FROM)
+    assert code != 0 and "ARCHIVE_TIMEZONE" in err and "Traceback" not in err

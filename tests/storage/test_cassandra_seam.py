@@ -645,6 +645,8 @@ def test_plan_for_a_keyspace_the_java_service_created() -> None:
         "(ref text, event_id text, topic text, gone_at bigint, instance text, PRIMARY KEY (ref))",
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_sync_progress "
         "(name text, point bigint, updated bigint, owner text, note text, PRIMARY KEY (name))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_legal_holds "
+        "(uniqueid text, reason text, placed bigint, placed_by text, PRIMARY KEY (uniqueid))",
     ]
     assert [s.split()[5].split(".")[1] for s in plan] == EXTRA_NAMES
 

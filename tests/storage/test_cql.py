@@ -44,6 +44,7 @@ TABLE_IDS: dict[str, str] = {
     "archive_sync_progress": "97666c54-5093-5a0d-bbb0-36fad8322ded",
     "archive_modified_days": "aa17b86e-783d-5f5b-8168-c70ea0990098",
     "archive_garbage": "16fb8389-0090-5f00-86de-7a45403a624d",
+    "archive_legal_holds": "83a2263e-3a9b-599d-8412-978d8ba72b65",
 }
 
 # Per table: CREATE (without its ID), INSERT, SELECT row, DELETE row, DELETE partition.
@@ -242,6 +243,16 @@ EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
         "DELETE FROM imixs_archive.archive_sync_progress USING TIMESTAMP ? WHERE name = ?",
         "DELETE FROM imixs_archive.archive_sync_progress USING TIMESTAMP ? WHERE name = ?",
     ),
+    "archive_legal_holds": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_legal_holds "
+        "(uniqueid text, reason text, placed bigint, placed_by text, PRIMARY KEY (uniqueid))",
+        "INSERT INTO imixs_archive.archive_legal_holds (uniqueid, reason, placed, placed_by) "
+        "VALUES (?, ?, ?, ?) USING TIMESTAMP ?",
+        "SELECT uniqueid, reason, placed, placed_by FROM imixs_archive.archive_legal_holds "
+        "WHERE uniqueid = ?",
+        "DELETE FROM imixs_archive.archive_legal_holds USING TIMESTAMP ? WHERE uniqueid = ?",
+        "DELETE FROM imixs_archive.archive_legal_holds USING TIMESTAMP ? WHERE uniqueid = ?",
+    ),
 }
 
 # Per table: the partition query ascending, and descending after a bound with a limit.
@@ -355,6 +366,12 @@ PARTITION: dict[str, tuple[str, str]] = {
         + PROGRESS_COLS
         + " FROM imixs_archive.archive_sync_progress WHERE name = ? LIMIT ?",
     ),
+    "archive_legal_holds": (
+        "SELECT uniqueid, reason, placed, placed_by FROM imixs_archive.archive_legal_holds "
+        "WHERE uniqueid = ?",
+        "SELECT uniqueid, reason, placed, placed_by FROM imixs_archive.archive_legal_holds "
+        "WHERE uniqueid = ? LIMIT ?",
+    ),
 }
 
 NAMES = [t.name for t in TABLES]
@@ -422,6 +439,9 @@ WHOLE_TABLE: dict[str, str] = {
     "archive_sync_progress": "SELECT "
     + PROGRESS_COLS
     + " FROM imixs_archive.archive_sync_progress",
+    "archive_legal_holds": (
+        "SELECT uniqueid, reason, placed, placed_by FROM imixs_archive.archive_legal_holds"
+    ),
 }
 
 

@@ -13,11 +13,20 @@ from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pyarrow.parquet as pq
 import pytest
 
-from analytics.generated_archive import START, STEP_HOURS, Planned, document, expected_days, plan
+from analytics.generated_archive import (
+    START,
+    STEP_HOURS,
+    Planned,
+    document,
+    expected_days,
+    expected_local,
+    plan,
+)
 from imixs_archive.config import load_settings
 from imixs_archive.storage.sqlite import SQLiteBackend
 from imixs_archive.web.app import create_app
@@ -111,6 +120,25 @@ def test_aggregates_by_group_over_the_range(gen_live: LiveServer, planned: list[
     )
 
 
+def test_aggregates_in_a_time_zone(gen_live: LiveServer, planned: list[Planned]) -> None:
+    # 06:00 UTC is 19:00 in Auckland (+13 in March), 16:00 UTC the next morning there
+    auckland = ZoneInfo("Pacific/Auckland")
+    truth = expected_local(planned, auckland)
+    with gen_live.client("reader") as client:
+        data = client.get(
+            "/api/analytics/aggregates",
+            params={"from": str(FIRST), "to": str(LAST), "tz": "Pacific/Auckland"},
+        ).json()
+    assert data["tz"] == "Pacific/Auckland"
+    found = {
+        dt.date.fromisoformat(row["period"]): [row["snapshots"], row["instances"]]
+        for row in data["rows"]
+        if row["snapshots"]
+    }
+    assert found == {day: v for day, v in truth.items() if FIRST <= day <= LAST}
+    assert found != {day: v[:2] for day, v in expected_local(planned, dt.UTC).items()}
+
+
 @pytest.mark.parametrize(
     ("params", "says"),
     [
@@ -120,6 +148,7 @@ def test_aggregates_by_group_over_the_range(gen_live: LiveServer, planned: list[
         ({"from": "1900-01-01", "to": "2023-01-01"}, "20 years"),
         ({"from": "last tuesday"}, "from"),
         ({}, "from"),
+        ({"from": "2023-03-01", "tz": "Mars/Olympus_Mons"}, "tz: unknown time zone"),
     ],
 )
 def test_bad_aggregate_parameters_are_400(

@@ -3,8 +3,9 @@
 What the CLI (``imixs-archive analyze``, ``export-table``) and the web API call:
 
 * :func:`aggregates.aggregate_days` - snapshots, process instances, new attachments and
-  bytes per day and per ``type`` / group / status / task / creator; finished days are
-  stored once (``day_store.py``) and read back;
+  bytes per day (of a time zone, ``localtime.py``) and per ``type`` / group / status /
+  task / creator; finished UTC days are stored once in quarter-hour cells
+  (``cells.py``, ``day_store.py``) and any zone's days assembled from them;
 * :func:`history.instance_history` - one process instance step by step;
 * :func:`leadtimes.lead_times` - time from first to last snapshot of finished instances,
   per workflow group, with percentiles;

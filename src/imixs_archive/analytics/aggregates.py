@@ -1,8 +1,10 @@
 """Day aggregates: snapshots, process instances, new attachments and bytes, per day and
 per dimension (``type``, workflow group, status, task, creator).
 
-Finished days are computed once and stored (``day_store.py``); a report over ten years
-reads ~3,650 stored rows. The days not stored yet are computed from the by-day index
+Days are those of the report's time zone (``localtime.py``, default UTC). Finished UTC
+days are computed once and stored in quarter-hour cells (``cells.py``, ``day_store.py``),
+from which any zone's days are assembled; a report over ten years reads ~3,650 stored
+rows. The days not stored yet are computed from the by-day index
 (one partition per day, several days concurrently) and stored when they are over; today
 and the grace period are computed live each time. Counting rules: ``figures.py``.
 """
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from imixs_archive.analytics._pool import DEFAULT_WORKERS, ordered_map
+from imixs_archive.analytics.cells import CellCollector, DayCells
 from imixs_archive.analytics.day_store import (
     DEFAULT_GRACE_DAYS,
     is_final,
@@ -28,6 +31,14 @@ from imixs_archive.analytics.figures import (
     DayFigures,
     Measures,
     dimension_labels,
+)
+from imixs_archive.analytics.localtime import (
+    SLOTS_PER_DAY,
+    local_today,
+    segments,
+    slot_of,
+    zone,
+    zone_label,
 )
 from imixs_archive.analytics.reading import load_complete, snapshot_file_keys, time_order
 from imixs_archive.archive.snapshots import Archive
@@ -74,6 +85,8 @@ class AggregateReport:
     first: dt.date
     last: dt.date
     days: list[DayFigures] = field(default_factory=list)
+    zone: str = "UTC"
+    """The time zone of the days, months and years (an IANA name)."""
 
     def count(self, source: str) -> int:
         """How many days came from ``stored``, ``computed`` or ``live``."""
@@ -105,6 +118,7 @@ class AggregateReport:
         return {
             "from": self.first.isoformat(),
             "to": self.last.isoformat(),
+            "tz": self.zone,
             "by": by,
             "per": per,
             "days": {s: self.count(s) for s in ("stored", "computed", "live")},
@@ -131,32 +145,76 @@ def aggregate_days(
     grace_days: int = DEFAULT_GRACE_DAYS,
     workers: int = DEFAULT_WORKERS,
     recompute: bool = False,
+    tz: dt.tzinfo | str | None = None,
 ) -> AggregateReport:
-    """The figures of every day in ``[first, last]`` (days after today are left out).
+    """The figures of every day in ``[first, last]`` of the time zone ``tz`` (default
+    UTC; days after today there are left out).
 
-    Stored days are read; the others are computed, and stored when they are over
-    (``recompute``: compute and store every finished day again)."""
+    The UTC days the local days cover are read from the store; the others are computed,
+    and stored when they are over (``recompute``: compute and store every finished UTC
+    day again). Local days are assembled from their quarter-hour cells."""
+    zone_info = tz if isinstance(tz, dt.tzinfo) else zone(tz)
     now = now or dt.datetime.now(dt.UTC)
-    today = now.astimezone(dt.UTC).date()
-    last = min(last, today)
-    report = AggregateReport(first, last)
+    utc_today = now.astimezone(dt.UTC).date()
+    last = min(last, local_today(now, zone_info))
+    report = AggregateReport(first, last, zone=zone_label(zone_info))
     if first > last:
         return report
-    backend = archive.backend
-    stored = {} if recompute else read_stored(backend, first, last, workers=workers)
-    missing = [day for day in _days(first, last) if day not in stored]
+    pieces = {day: segments(day, zone_info) for day in _days(first, last)}
+    needed = sorted({u for segs in pieces.values() for u, _, _ in segs if u <= utc_today})
+    if not needed:
+        return report
+    cells = _utc_days(archive.backend, needed, now, grace_days, workers, recompute)
+    report.days = [_assemble(day, pieces[day], cells, now) for day in _days(first, last)]
+    return report
+
+
+def _utc_days(
+    backend: Backend,
+    needed: list[dt.date],
+    now: dt.datetime,
+    grace_days: int,
+    workers: int,
+    recompute: bool,
+) -> dict[dt.date, DayCells]:
+    """The cells of the UTC days: stored ones read, the others computed (and stored)."""
+    today = now.astimezone(dt.UTC).date()
+    found = {} if recompute else read_stored(backend, needed[0], needed[-1], workers=workers)
+    missing = [day for day in needed if day not in found]
     first_seen = FirstSeen(backend)
 
-    def compute(day: dt.date) -> DayFigures:
+    def compute(day: dt.date) -> DayCells:
         final = is_final(day, today, grace_days)
-        figures = compute_day(backend, day, first_seen, "computed" if final else "live", now)
+        cells = compute_cells(backend, day, first_seen, "computed" if final else "live", now)
         if final:
-            store_day(backend, figures)
-        return figures
+            store_day(backend, cells)
+        return cells
 
-    computed = {f.day: f for f in ordered_map(compute, missing, workers=workers)}
-    report.days = [stored.get(day) or computed[day] for day in _days(first, last)]
-    return report
+    found.update({c.day: c for c in ordered_map(compute, missing, workers=workers)})
+    return found
+
+
+def _assemble(
+    day: dt.date,
+    pieces: list[tuple[dt.date, int, int]],
+    cells: dict[dt.date, DayCells],
+    now: dt.datetime,
+) -> DayFigures:
+    """One local day from the cells of the UTC days it covers. Its source: ``live`` when
+    any part is, else ``computed`` when any part was computed now, else ``stored``."""
+    counter = DayCounter(day)
+    sources: set[str] = set()
+    computed_at: list[dt.datetime] = []
+    for utc_day, first_slot, end_slot in pieces:
+        part = cells.get(utc_day)
+        if part is None:
+            continue  # after today: nothing archived yet
+        part.add_to(counter, first_slot, end_slot)
+        sources.add(part.source)
+        if part.computed_at is not None:
+            computed_at.append(part.computed_at)
+    source = next((s for s in ("live", "computed", "stored") if s in sources), "live")
+    return counter.finish(source, min(computed_at, default=now))
 
 
 def _days(first: dt.date, last: dt.date) -> Iterator[dt.date]:
@@ -173,17 +231,45 @@ def compute_day(
     source: str = "live",
     now: dt.datetime | None = None,
 ) -> DayFigures:
-    """Count one day from the archive: its index partition and each of its snapshots."""
-    first_seen = first_seen or FirstSeen(backend)
+    """The figures of one whole UTC day, counted from the archive."""
+    now = now or dt.datetime.now(dt.UTC)
     counter = DayCounter(day)
+    compute_cells(backend, day, first_seen, source, now).add_to(counter, 0, SLOTS_PER_DAY)
+    return counter.finish(source, now)
+
+
+def compute_cells(
+    backend: Backend,
+    day: dt.date,
+    first_seen: FirstSeen | None = None,
+    source: str = "live",
+    now: dt.datetime | None = None,
+) -> DayCells:
+    """Count one UTC day from the archive, per quarter-hour of ``$modified``: its index
+    partition and each of its snapshots."""
+    first_seen = first_seen or FirstSeen(backend)
+    collector = CellCollector(day)
     for row in backend.scan(SNAPSHOTS_BY_MODIFIED, {"modified": day}, columns=["snapshot"]):
         snapshot_id = row["snapshot"]
         doc = load_complete(backend, snapshot_id)
         if doc is None:
             continue  # not complete: being written, or being deleted
         new_files, new_bytes = _new_files(backend, snapshot_id, doc, first_seen)
-        counter.add(origin_id(snapshot_id), dimension_labels(doc), new_files, new_bytes)
-    return counter.finish(source, now or dt.datetime.now(dt.UTC))
+        slot = _slot(doc, day)
+        collector.add(slot, origin_id(snapshot_id), dimension_labels(doc), new_files, new_bytes)
+    return collector.finish(source, now or dt.datetime.now(dt.UTC))
+
+
+def _slot(doc: Document, day: dt.date) -> int:
+    """The quarter-hour of ``$modified`` within the UTC day the index files it under."""
+    modified = doc.get_first("$modified")
+    if not isinstance(modified, dt.datetime):
+        return 0
+    if modified.tzinfo is None:
+        modified = modified.replace(tzinfo=dt.UTC)
+    if modified.astimezone(dt.UTC).date() != day:
+        return 0 if modified.astimezone(dt.UTC).date() < day else SLOTS_PER_DAY - 1
+    return slot_of(modified)
 
 
 def _new_files(

@@ -1,4 +1,4 @@
-"""Stored day figures: one ``archive_day_aggregates`` row per finished day.
+"""Stored day figures: one ``archive_day_aggregates`` row per finished UTC day.
 
 A day is stored once it is over: when it lies more than ``grace_days`` (default 1) days
 before today (UTC), so that snapshots arriving late - a sync that was paused, a workflow
@@ -8,8 +8,10 @@ row and the next report computes the day again. Snapshots added to a day that is
 stored (importing old data, a resync from an old sync point) are not seen by the stored
 row: recompute those days (``recompute=True``, CLI ``--recompute``).
 
-The row holds the figures as JSON in ``data``; ``version`` is the format of that JSON and
-of the counting rules: a row of another version is ignored and recomputed.
+The row holds the day's cells (``cells.py``: quarter-hour slots, from which the days of
+any time zone are assembled) as JSON in ``data``; ``version`` is the format of that JSON
+and of the counting rules: a row of another version is ignored and recomputed. Version 1
+held whole UTC days' figures; version 2 the quarter-hour cells.
 """
 
 from __future__ import annotations
@@ -19,11 +21,11 @@ import json
 from collections.abc import Iterator
 
 from imixs_archive.analytics._pool import ordered_map
-from imixs_archive.analytics.figures import DayFigures
+from imixs_archive.analytics.cells import DayCells
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import ARCHIVE_DAY_AGGREGATES
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 DEFAULT_GRACE_DAYS = 1
 
 
@@ -32,8 +34,8 @@ def is_final(day: dt.date, today: dt.date, grace_days: int = DEFAULT_GRACE_DAYS)
     return (today - day).days > grace_days
 
 
-def store_day(backend: Backend, figures: DayFigures) -> None:
-    """Write one day's figures: a single row, so it is there whole or not at all."""
+def store_day(backend: Backend, figures: DayCells) -> None:
+    """Write one UTC day's cells: a single row, so it is there whole or not at all."""
     data = json.dumps(figures.to_json(), separators=(",", ":"), sort_keys=True)
     backend.put(
         ARCHIVE_DAY_AGGREGATES,
@@ -50,22 +52,22 @@ def store_day(backend: Backend, figures: DayFigures) -> None:
 
 def read_stored(
     backend: Backend, first: dt.date, last: dt.date, *, workers: int = 4
-) -> dict[dt.date, DayFigures]:
+) -> dict[dt.date, DayCells]:
     """The stored figures of the days in ``[first, last]``: one partition read per year,
     the years read concurrently."""
     years = range(first.year, last.year + 1)
 
-    def read_year(year: int) -> list[DayFigures]:
+    def read_year(year: int) -> list[DayCells]:
         return list(_read_year(backend, year, first, last))
 
-    found: dict[dt.date, DayFigures] = {}
+    found: dict[dt.date, DayCells] = {}
     for figures_of_year in ordered_map(read_year, years, workers=min(workers, len(years))):
         for figures in figures_of_year:
             found[figures.day] = figures
     return found
 
 
-def _read_year(backend: Backend, year: int, first: dt.date, last: dt.date) -> Iterator[DayFigures]:
+def _read_year(backend: Backend, year: int, first: dt.date, last: dt.date) -> Iterator[DayCells]:
     after = None
     if first.year == year and first > dt.date(year, 1, 1):
         after = {"day": first - dt.timedelta(days=1)}
@@ -75,4 +77,7 @@ def _read_year(backend: Backend, year: int, first: dt.date, last: dt.date) -> It
             return
         if day < first or row["version"] != FORMAT_VERSION:
             continue
-        yield DayFigures.from_json(json.loads(row["data"]), source="stored")
+        try:
+            yield DayCells.from_json(json.loads(row["data"]), source="stored")
+        except (ValueError, KeyError, TypeError):
+            continue  # unreadable: computed again, and the row rewritten

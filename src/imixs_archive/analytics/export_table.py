@@ -31,6 +31,7 @@ from typing import IO, Any, Protocol
 
 from imixs_archive.analytics._pool import DEFAULT_WORKERS, ordered_map
 from imixs_archive.analytics.columns import Column, ColumnSpec, cell, infer
+from imixs_archive.analytics.localtime import day_bounds
 from imixs_archive.analytics.reading import iter_instances, load_complete
 from imixs_archive.analytics.values import plain, utc
 from imixs_archive.archive.snapshot_xml import snapshot_xml
@@ -65,6 +66,8 @@ class ExportSpec:
     format: str = "parquet"
     batch_rows: int = 10_000
     workers: int = DEFAULT_WORKERS
+    tz: dt.tzinfo = dt.UTC
+    """The time zone of ``first`` and ``last``."""
 
 
 @dataclass
@@ -145,32 +148,36 @@ def iter_export_docs(archive: Archive, spec: ExportSpec) -> Iterator[tuple[str, 
     if spec.newest_only:
         return _newest(backend, spec)
     if spec.first is not None and spec.last is not None:
-        return _by_days(backend, spec.first, spec.last, spec.workers)
-    return _every(backend, spec.first, spec.last)
+        return _by_days(backend, spec.first, spec.last, spec.workers, spec.tz)
+    return _every(backend, spec.first, spec.last, spec.tz)
 
 
-def _in_range(doc: Document, first: dt.date | None, last: dt.date | None) -> bool:
+def _in_range(
+    doc: Document, first: dt.date | None, last: dt.date | None, tz: dt.tzinfo = dt.UTC
+) -> bool:
     modified = doc.get_first("$modified")
     if not isinstance(modified, dt.datetime):
         return first is None and last is None
-    day = utc(modified).date()
+    day = utc(modified).astimezone(tz).date()
     return (first is None or day >= first) and (last is None or day <= last)
 
 
 def _every(
-    backend: Backend, first: dt.date | None, last: dt.date | None
+    backend: Backend, first: dt.date | None, last: dt.date | None, tz: dt.tzinfo
 ) -> Iterator[tuple[str, Document]]:
     for row in backend.scan(SNAPSHOTS):
         if row["snapshot"] == METADATA_ID:
             continue
         doc = read_xml_document(snapshot_xml(backend, row))
-        if _in_range(doc, first, last):
+        if _in_range(doc, first, last, tz):
             yield row["snapshot"], doc
 
 
 def _by_days(
-    backend: Backend, first: dt.date, last: dt.date, workers: int
+    backend: Backend, first: dt.date, last: dt.date, workers: int, tz: dt.tzinfo
 ) -> Iterator[tuple[str, Document]]:
+    """The UTC day partitions the local days cover, kept to the local days."""
+
     def day_ids(day: dt.date) -> list[str]:
         rows = backend.scan(SNAPSHOTS_BY_MODIFIED, {"modified": day}, columns=["snapshot"])
         return [row["snapshot"] for row in rows]
@@ -178,17 +185,21 @@ def _by_days(
     def load(snapshot_id: str) -> tuple[str, Document | None]:
         return snapshot_id, load_complete(backend, snapshot_id)
 
-    days = (first + dt.timedelta(days=n) for n in range((last - first).days + 1))
+    utc_first = day_bounds(first, tz)[0].date()
+    utc_last = (day_bounds(last, tz)[1] - dt.timedelta(microseconds=1)).date()
+    count = (utc_last - utc_first).days + 1
+    days = (utc_first + dt.timedelta(days=n) for n in range(count))
     partitions = ordered_map(day_ids, days, workers=min(4, workers), window=min(4, workers))
     ids = (sid for day in partitions for sid in day)
     for snapshot_id, doc in ordered_map(load, ids, workers=workers):
-        if doc is not None:
+        if doc is not None and _in_range(doc, first, last, tz):
             yield snapshot_id, doc
 
 
 def _newest(backend: Backend, spec: ExportSpec) -> Iterator[tuple[str, Document]]:
     first, last = spec.first, spec.last
-    slack = dt.timedelta(days=1)  # $modified and the id's time may straddle midnight
+    # $modified and the id's time may straddle midnight, and the zone's day differ by one
+    slack = dt.timedelta(days=2)
 
     def pick(ids: list[str]) -> tuple[str, Document] | None:
         for snapshot_id in reversed(ids):
@@ -198,7 +209,7 @@ def _newest(backend: Backend, spec: ExportSpec) -> Iterator[tuple[str, Document]
             if first is not None and day < first - slack:
                 return None
             doc = load_complete(backend, snapshot_id)
-            if doc is not None and _in_range(doc, first, last):
+            if doc is not None and _in_range(doc, first, last, spec.tz):
                 return snapshot_id, doc
         return None
 

@@ -1,7 +1,7 @@
-"""The figures of one UTC day, per dimension, and how they are counted.
+"""The figures of one day, per dimension, and how they are counted.
 
-A snapshot belongs to the UTC day of its ``$modified`` (the ``snapshots_by_modified``
-index). For a day, and for each value of each dimension on that day:
+A snapshot belongs to the day of its ``$modified`` in the report's time zone
+(``localtime.py``). For a day, and for each value of each dimension on that day:
 
 * ``snapshots``: snapshots of the day (with that value);
 * ``instances``: distinct process instances (origin ids) with a snapshot that day (with
@@ -122,8 +122,15 @@ class DayCounter:
         self._by: dict[str, dict[str, Measures]] = {d: {} for d in DIMENSIONS}
         self._by_origins: dict[tuple[str, str], set[str]] = {}
 
-    def add(self, origin: str, labels: dict[str, str], new_files: int, new_bytes: int) -> None:
-        one = Measures(1, 0, new_files, new_bytes)
+    def add(
+        self,
+        origin: str,
+        labels: dict[str, str],
+        new_files: int,
+        new_bytes: int,
+        snapshots: int = 1,
+    ) -> None:
+        one = Measures(snapshots, 0, new_files, new_bytes)
         self._total.add(one)
         self._origins.add(origin)
         for dimension, value in labels.items():

@@ -91,15 +91,16 @@ def lead_times(
     finished_from: dt.date | None = None,
     finished_to: dt.date | None = None,
     workers: int = DEFAULT_WORKERS,
+    tz: dt.tzinfo = dt.UTC,
 ) -> list[LeadTimes]:
     """Lead times per workflow group (only ``group`` when given), largest group first.
-    ``finished_from`` / ``finished_to`` keep instances whose last snapshot (UTC day) is
-    in that range."""
+    ``finished_from`` / ``finished_to`` keep instances whose last snapshot (its day in
+    the time zone ``tz``) is in that range."""
     finished = finished or Finished()
     wanted = (group or "").strip().lower() or None
 
     def in_range(ids: list[str]) -> bool:
-        day = snapshot_time(ids[-1]).date()
+        day = snapshot_time(ids[-1]).astimezone(tz).date()
         return (finished_from is None or day >= finished_from) and (
             finished_to is None or day <= finished_to
         )

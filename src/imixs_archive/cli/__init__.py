@@ -22,6 +22,7 @@ from imixs_archive.cli import (
     doctor_commands,
     ftps_commands,
     recovery_commands,
+    retention_commands,
     serve_commands,
     sync_commands,
 )
@@ -33,6 +34,7 @@ COMMAND_MODULES = (
     archive_commands,
     recovery_commands,
     analyze_commands,
+    retention_commands,
     sync_commands,
     serve_commands,
     doctor_commands,

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from imixs_archive.analytics.aggregates import PERIODS, aggregate_days
 from imixs_archive.analytics.columns import parse_items
@@ -25,6 +26,7 @@ from imixs_archive.analytics.leadtimes import (
     Finished,
     lead_times,
 )
+from imixs_archive.analytics.localtime import zone, zone_label
 from imixs_archive.cli.context import (
     Context,
     check_range,
@@ -46,26 +48,32 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     workers.add_argument(
         "--workers", type=count_arg, default=8, help="concurrent reads (default 8)"
     )
+    zoned = argparse.ArgumentParser(add_help=False)
+    zoned.add_argument(
+        "--tz",
+        type=_tz_arg,
+        help="IANA time zone of days, months, years and times (default: ARCHIVE_TIMEZONE)",
+    )
 
     analyze = sub.add_parser("analyze", help="figures over the archived business data")
     what = analyze.add_subparsers(dest="analysis", required=True, metavar="ANALYSIS")
-    _register_aggregates(what, [common, formats, workers])
+    _register_aggregates(what, [common, formats, workers, zoned])
     p = what.add_parser(
-        "history", parents=[common, formats], help="one process instance step by step"
+        "history", parents=[common, formats, zoned], help="one process instance step by step"
     )
     p.add_argument("uniqueid", metavar="UNIQUEID")
     p.set_defaults(handler=cmd_history, reads_only=True)
-    _register_leadtimes(what, [common, formats, workers])
+    _register_leadtimes(what, [common, formats, workers, zoned])
 
     p = sub.add_parser(
         "export-table",
-        parents=[common, workers],
+        parents=[common, workers, zoned],
         help="chosen items of every snapshot as a Parquet or CSV table",
     )
     p.add_argument("out", type=Path, metavar="OUT", help="file to write")
     p.add_argument("--items", required=True, help="a,b:int,c:str[] (types optional)")
-    p.add_argument("--from", dest="from_day", type=day_arg, help="first $modified day (UTC)")
-    p.add_argument("--to", dest="to_day", type=day_arg, help="last $modified day (UTC)")
+    p.add_argument("--from", dest="from_day", type=day_arg, help="first $modified day (--tz)")
+    p.add_argument("--to", dest="to_day", type=day_arg, help="last $modified day (--tz)")
     p.add_argument("--newest", action="store_true", help="the newest snapshot of each instance")
     p.add_argument(
         "--format", choices=FORMATS, help="default: from OUT's extension (.csv), else parquet"
@@ -77,6 +85,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 Parents = list[argparse.ArgumentParser]
 
 
+def _tz_arg(text: str) -> ZoneInfo:
+    try:
+        return zone(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _zone(args: argparse.Namespace, ctx: Context) -> ZoneInfo:
+    """``--tz``, else the ``ARCHIVE_TIMEZONE`` setting."""
+    given: ZoneInfo | None = getattr(args, "tz", None)
+    return given if given is not None else zone(ctx.settings.timezone)
+
+
 def _register_aggregates(
     what: argparse._SubParsersAction[argparse.ArgumentParser], parents: Parents
 ) -> None:
@@ -85,8 +106,8 @@ def _register_aggregates(
         parents=parents,
         help="snapshots, instances, new files and bytes per day",
     )
-    p.add_argument("--from", dest="from_day", type=day_arg, required=True, help="first day (UTC)")
-    p.add_argument("--to", dest="to_day", type=day_arg, help="last day (UTC; default today)")
+    p.add_argument("--from", dest="from_day", type=day_arg, required=True, help="first day (--tz)")
+    p.add_argument("--to", dest="to_day", type=day_arg, help="last day (--tz; default today)")
     p.add_argument("--by", choices=list(DIMENSIONS), help="one line per value of this item")
     p.add_argument("--per", choices=PERIODS, default="day", help="period of a line (day)")
     p.add_argument("--recompute", action="store_true", help="recompute stored days")
@@ -118,8 +139,8 @@ def _register_leadtimes(
         default=",".join(DEFAULT_FINISHED_TYPES),
         help="snapshot types of a finished instance, comma-separated (%(default)s)",
     )
-    p.add_argument("--from", dest="from_day", type=day_arg, help="finished on or after (UTC)")
-    p.add_argument("--to", dest="to_day", type=day_arg, help="finished on or before (UTC)")
+    p.add_argument("--from", dest="from_day", type=day_arg, help="finished on or after (--tz)")
+    p.add_argument("--to", dest="to_day", type=day_arg, help="finished on or before (--tz)")
     p.set_defaults(handler=cmd_leadtimes, reads_only=True)
 
 
@@ -137,8 +158,8 @@ def _emit(args: argparse.Namespace, headers: Sequence[str], rows: list[list[Any]
 
 
 def cmd_aggregates(args: argparse.Namespace, ctx: Context) -> int:
-    last = args.to_day or dt.datetime.now(dt.UTC).date()
-    check_range(args.from_day, last)
+    tz = _zone(args, ctx)
+    last = args.to_day or dt.datetime.now(tz).date()
     report = aggregate_days(
         ctx.archive,
         args.from_day,
@@ -146,12 +167,14 @@ def cmd_aggregates(args: argparse.Namespace, ctx: Context) -> int:
         grace_days=args.grace_days,
         workers=args.workers,
         recompute=args.recompute,
+        tz=tz,
     )
     if args.json:
         print(json.dumps(report.to_json(args.by, args.per), indent=2))
         return 0
     instances = "instances" if args.per == "day" else "instance_days"
-    headers = ["period", args.by or "", "snapshots", instances, "new_files", "new_bytes"]
+    period = "period" if args.csv else f"period ({report.zone})"
+    headers = [period, args.by or "", "snapshots", instances, "new_files", "new_bytes"]
     rows = [
         [
             row.period,
@@ -177,6 +200,7 @@ def _drop(row: list[Any], by: str | None) -> list[Any]:
 
 
 def cmd_history(args: argparse.Namespace, ctx: Context) -> int:
+    tz = _zone(args, ctx)
     history = instance_history(ctx.archive, args.uniqueid)
     if args.json:
         print(json.dumps(history.to_json(), indent=2))
@@ -188,7 +212,7 @@ def cmd_history(args: argparse.Namespace, ctx: Context) -> int:
             [
                 step.index,
                 step.snapshot_id,
-                step.time.isoformat(timespec="seconds"),
+                step.time.astimezone(tz).isoformat(timespec="seconds"),
                 "" if step.since_previous is None else human_duration(step.since_previous),
                 step.task,
                 step.status,
@@ -196,7 +220,8 @@ def cmd_history(args: argparse.Namespace, ctx: Context) -> int:
                 files,
             ]
         )
-    headers = ["#", "snapshot", "time", "after", "task", "status", "items changed", "files"]
+    time = f"time ({zone_label(tz)})"
+    headers = ["#", "snapshot", time, "after", "task", "status", "items changed", "files"]
     _emit(args, headers, rows)
     if not args.csv:
         print(
@@ -216,6 +241,7 @@ def cmd_leadtimes(args: argparse.Namespace, ctx: Context) -> int:
         finished_from=args.from_day,
         finished_to=args.to_day,
         workers=args.workers,
+        tz=_zone(args, ctx),
     )
     data = [group.to_json() for group in groups]
     if args.json:
@@ -238,6 +264,7 @@ def cmd_export_table(args: argparse.Namespace, ctx: Context) -> int:
         format=args.format or ("csv" if args.out.suffix.lower() == ".csv" else "parquet"),
         batch_rows=args.batch_rows,
         workers=args.workers,
+        tz=_zone(args, ctx),
     )
     with output(args.out) as out:
         summary = export_table(ctx.archive, spec, out)

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
+from imixs_archive.analytics.localtime import zone
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.errors import ConfigError
@@ -82,16 +83,22 @@ def check_range(first: dt.date | None, last: dt.date | None) -> None:
 
 
 def instant_arg(text: str) -> dt.datetime:
-    """An ISO date or date-time; without an offset it is UTC (never the local zone)."""
+    """An ISO date or date-time. Without an offset it stays naive: the command reads it in
+    ``ARCHIVE_TIMEZONE`` (:func:`in_zone`; never the machine's local zone)."""
     try:
-        when = dt.datetime.fromisoformat(text.strip())
+        return dt.datetime.fromisoformat(text.strip())
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a date or date-time: {text!r}") from None
-    return when if when.tzinfo else when.replace(tzinfo=dt.UTC)
+
+
+def in_zone(when: dt.datetime, name: str) -> dt.datetime:
+    """A time given without an offset, read in the time zone ``name`` (an aware time is
+    kept). A wall time skipped by a clock change is read with the offset before it."""
+    return when if when.tzinfo else when.replace(tzinfo=zone(name))
 
 
 def instant_end_arg(text: str) -> dt.datetime:
-    """As :func:`instant_arg`; a bare date means the end of that day."""
+    """As :func:`instant_arg`; a bare date means the end of that day (23:59:59.999)."""
     when = instant_arg(text)
     if len(text.strip()) == len("YYYY-MM-DD"):
         when += dt.timedelta(days=1, milliseconds=-1)

@@ -13,6 +13,7 @@ from imixs_archive.cli.context import (
     Context,
     check_range,
     day_arg,
+    in_zone,
     instant_arg,
     instant_end_arg,
     store_options,
@@ -49,7 +50,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("restore", parents=[common], help="send archived snapshots to the workflow")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument(
-        "--from", dest="first", type=instant_arg, help="range start (UTC if no offset)"
+        "--from",
+        dest="first",
+        type=instant_arg,
+        help="range start (in ARCHIVE_TIMEZONE if no offset)",
     )
     what.add_argument("--snapshot", help="one snapshot id")
     what.add_argument("--uniqueid", help="every snapshot of one process instance")
@@ -122,9 +126,11 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
         if args.uniqueid:
             report = restorer.restore_instance(args.uniqueid, dry_run=args.dry_run)
         else:
-            last = args.last or dt.datetime.now(dt.UTC)
+            tz = ctx.settings.timezone
+            last = in_zone(args.last, tz) if args.last else dt.datetime.now(dt.UTC)
             filters = tuple(parse_filter(f) for f in args.filter)
-            wanted = RestoreRange(args.first, last, filters, strict=args.strict_filters)
+            first = in_zone(args.first, tz)
+            wanted = RestoreRange(first, last, filters, strict=args.strict_filters)
             try:
                 report = restorer.restore_range(wanted, dry_run=args.dry_run)
             except KeyboardInterrupt:

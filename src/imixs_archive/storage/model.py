@@ -206,15 +206,19 @@ ARCHIVE_GARBAGE = Table(
 # time as ~3,650 rows. The values of a dimension (creators, task ids) are open-ended, which
 # per-value rows would spread over many rows with no completeness marker. Partitioned by
 # year: at most 366 rows of a few KB each (a day with thousands of distinct creators: a
-# few hundred KB), far under Cassandra's partition guidance.
+# few hundred KB), far under Cassandra's partition guidance. Row format 2 (the same
+# columns) keeps UTC days in quarter-hour cells per process instance, so any time zone's
+# days are assembled from them (analytics/cells.py): a row then grows with the day's
+# snapshots, ~60 bytes per cell (a day with 10,000 snapshots: ~0.6 MB).
 ARCHIVE_DAY_AGGREGATES = Table(
     "archive_day_aggregates",
     _cols(("year", N), ("day", D), ("version", N), ("data", B)),
     partition_key=("year",),
     clustering_key=("day",),
-    serves="Q10: the analytics figures of one finished UTC day of $modified (snapshots, "
-    "process instances, new files and bytes, per dimension), computed once and stored; "
-    "deleted when a snapshot of that day is (see analytics/day_store.py).",
+    serves="Q10: the analytics figures of one finished UTC day of $modified in quarter-hour "
+    "cells (snapshots, process instances, new files and bytes, per dimension values), from "
+    "which the days of any time zone are assembled; computed once and stored; deleted "
+    "when a snapshot of that day is (see analytics/day_store.py, row format 2).",
     java=False,
 )
 
@@ -308,6 +312,19 @@ ARCHIVE_SYNC_PROGRESS = Table(
     java=False,
 )
 
+# Legal holds (services/retention.py, docs/retention.md): one row per held process instance.
+# Its own table, not an item in the instance's snapshots (snapshots never change once
+# written) nor in the '0' state document (two operators placing holds at once would lose
+# one in a read-modify-write); a single-row upsert or delete per hold. Small: listed whole.
+ARCHIVE_LEGAL_HOLDS = Table(
+    "archive_legal_holds",
+    _cols(("uniqueid", T), ("reason", T), ("placed", BI), ("placed_by", T)),
+    partition_key=("uniqueid",),
+    serves="Q20: whether a process instance is under legal hold (no snapshot of it is "
+    "deleted while it is), why, since when (epoch ms) and by whom.",
+    java=False,
+)
+
 TABLES: tuple[Table, ...] = (
     SNAPSHOTS,
     SNAPSHOTS_BY_UNIQUEID,
@@ -328,6 +345,7 @@ TABLES: tuple[Table, ...] = (
     ARCHIVE_SYNC_CLAIMS,
     ARCHIVE_SYNC_GONE,
     ARCHIVE_SYNC_PROGRESS,
+    ARCHIVE_LEGAL_HOLDS,
 )
 JAVA_TABLES = tuple(table for table in TABLES if table.java)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from typing import Annotated, Any
+from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, Query
 from starlette.concurrency import run_in_threadpool
@@ -33,20 +34,34 @@ from imixs_archive.analytics.leadtimes import (
     LeadTimes,
     lead_times,
 )
+from imixs_archive.analytics.localtime import zone, zone_label
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.errors import ConfigError
 from imixs_archive.web.export_stream import Pipe, iter_rest, start_writer
 from imixs_archive.web.problems import PROBLEM_RESPONSES, BadRequestError
-from imixs_archive.web.state import Reader, Svc
+from imixs_archive.web.state import Reader, Services, Svc
 
 router = APIRouter(prefix="/api/analytics", tags=["analytics"], responses=PROBLEM_RESPONSES)
 
 MAX_DAYS = 7306
 """The longest aggregate range (20 years): each day not stored yet is computed."""
+UTC_ZONE = ZoneInfo("UTC")
 MEDIA_TYPES = {"parquet": "application/vnd.apache.parquet", "csv": "text/csv; charset=utf-8"}
 
-FromDay = Annotated[dt.date | None, Query(alias="from", description="first day (UTC)")]
-ToDay = Annotated[dt.date | None, Query(alias="to", description="last day (UTC), included")]
+FromDay = Annotated[dt.date | None, Query(alias="from", description="first day (tz)")]
+ToDay = Annotated[dt.date | None, Query(alias="to", description="last day (tz), included")]
+Tz = Annotated[
+    str | None,
+    Query(description="IANA time zone of the days (default: the ARCHIVE_TIMEZONE setting)"),
+]
+
+
+def request_zone(svc: Services, tz: str | None) -> ZoneInfo:
+    """``tz`` when given, else the configured zone; 400 for an unknown name."""
+    try:
+        return zone(tz if tz else svc.settings.timezone)
+    except ValueError as exc:
+        raise BadRequestError(f"tz: {exc}") from None
 
 
 def check_range(first: dt.date | None, last: dt.date | None) -> None:
@@ -55,10 +70,15 @@ def check_range(first: dt.date | None, last: dt.date | None) -> None:
 
 
 def aggregate_report(
-    archive: Archive, first: dt.date, last: dt.date | None, by: str | None, per: str
+    archive: Archive,
+    first: dt.date,
+    last: dt.date | None,
+    by: str | None,
+    per: str,
+    tz: ZoneInfo = UTC_ZONE,
 ) -> AggregateReport:
-    """Validated parameters -> the report (``last`` defaults to today, UTC)."""
-    last = last or dt.datetime.now(dt.UTC).date()
+    """Validated parameters -> the report (``last`` defaults to today in ``tz``)."""
+    last = last or dt.datetime.now(tz).date()
     check_range(first, last)
     if (last - first).days >= MAX_DAYS:
         raise BadRequestError(f"at most {MAX_DAYS} days (20 years) per request")
@@ -66,7 +86,7 @@ def aggregate_report(
         raise BadRequestError(f"by: one of {', '.join(DIMENSIONS)}, not {by!r}")
     if per not in PERIODS:
         raise BadRequestError(f"per: one of {', '.join(PERIODS)}, not {per!r}")
-    return aggregate_days(archive, first, last)
+    return aggregate_days(archive, first, last, tz=tz)
 
 
 def finished_rule(statuses: str | None, types: str | None) -> Finished:
@@ -84,10 +104,11 @@ def lead_time_groups(
     finished: Finished,
     first: dt.date | None,
     last: dt.date | None,
+    tz: ZoneInfo = UTC_ZONE,
 ) -> list[LeadTimes]:
     check_range(first, last)
     return lead_times(
-        archive, group=group, finished=finished, finished_from=first, finished_to=last
+        archive, group=group, finished=finished, finished_from=first, finished_to=last, tz=tz
     )
 
 
@@ -95,14 +116,16 @@ def lead_time_groups(
 def get_aggregates(
     svc: Svc,
     _who: Reader,
-    from_day: Annotated[dt.date, Query(alias="from", description="first day (UTC)")],
+    from_day: Annotated[dt.date, Query(alias="from", description="first day (tz)")],
     to_day: ToDay = None,
     by: Annotated[str | None, Query(description="type|group|status|task|creator")] = None,
     per: Annotated[str, Query(description="day|month|year|total")] = "day",
+    tz: Tz = None,
 ) -> dict[str, Any]:
-    """Per UTC day of ``$modified`` (summed per month, year or the whole range), and with
-    ``by`` per value of that item. ``to`` defaults to today; at most 20 years."""
-    report = aggregate_report(svc.archive, from_day, to_day, by or None, per)
+    """Per day of ``$modified`` in ``tz`` (summed per month, year or the whole range), and
+    with ``by`` per value of that item. ``to`` defaults to today; at most 20 years."""
+    zone_info = request_zone(svc, tz)
+    report = aggregate_report(svc.archive, from_day, to_day, by or None, per, zone_info)
     return report.to_json(by or None, per)
 
 
@@ -126,20 +149,28 @@ def get_lead_times(
     ] = None,
     from_day: FromDay = None,
     to_day: ToDay = None,
+    tz: Tz = None,
 ) -> dict[str, Any]:
     """Seconds from first to last snapshot: count, min, p50..p99, max, mean per group.
-    ``from``/``to`` select by the day of the last snapshot."""
+    ``from``/``to`` select by the day (in ``tz``) of the last snapshot."""
     rule = finished_rule(finished, finished_type)
-    groups = lead_time_groups(svc.archive, group or None, rule, from_day, to_day)
+    zone_info = request_zone(svc, tz)
+    groups = lead_time_groups(svc.archive, group or None, rule, from_day, to_day, zone_info)
     return {
         "unit": "seconds",
+        "tz": zone_label(zone_info),
         "finished": {"statuses": sorted(rule.statuses), "types": sorted(rule.types)},
         "groups": [g.to_json() for g in groups],
     }
 
 
 def export_spec(
-    items: str, first: dt.date | None, last: dt.date | None, format: str, newest: bool
+    items: str,
+    first: dt.date | None,
+    last: dt.date | None,
+    format: str,
+    newest: bool,
+    tz: ZoneInfo = UTC_ZONE,
 ) -> ExportSpec:
     if format not in FORMATS:
         raise BadRequestError(f"format: one of {', '.join(FORMATS)}, not {format!r}")
@@ -153,7 +184,7 @@ def export_spec(
     clash = {s.item for s in specs} & {c.name for c in FIXED_COLUMNS}
     if clash:
         raise BadRequestError(f"{', '.join(sorted(clash))}: already a column of every export")
-    return ExportSpec(items=specs, first=first, last=last, newest_only=newest, format=format)
+    return ExportSpec(items=specs, first=first, last=last, newest_only=newest, format=format, tz=tz)
 
 
 def export_filename(spec: ExportSpec) -> str:
@@ -176,11 +207,12 @@ async def get_export(
     to_day: ToDay = None,
     format: Annotated[str, Query(description="parquet or csv")] = "parquet",
     newest: Annotated[bool, Query(description="the newest snapshot of each instance")] = False,
+    tz: Tz = None,
 ) -> Response:
     """One row per snapshot (``newest``: per instance): ``snapshot``, ``uniqueid``,
     ``modified``, then the items. Written in batches while it is sent; an error after the
     first bytes ends the download early (the file is then incomplete)."""
-    spec = export_spec(items, from_day, to_day, format, newest)
+    spec = export_spec(items, from_day, to_day, format, newest, request_zone(svc, tz))
     pipe = Pipe()
     try:
         start_writer(lambda out: export_table(svc.archive, spec, out), pipe)

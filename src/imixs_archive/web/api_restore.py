@@ -15,6 +15,7 @@ from typing import Any
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
+from imixs_archive.analytics.localtime import zone
 from imixs_archive.config import Settings
 from imixs_archive.errors import ConfigError, NotFoundError
 from imixs_archive.services.restore import RestoreRange, parse_filter
@@ -34,8 +35,10 @@ class Filter(BaseModel):
 
 
 class RestoreRequest(BaseModel):
-    from_day: dt.date = Field(alias="from", description="first $modified day (UTC)")
-    to_day: dt.date = Field(alias="to", description="last $modified day (UTC), included")
+    from_day: dt.date = Field(alias="from", description="first $modified day (in ARCHIVE_TIMEZONE)")
+    to_day: dt.date = Field(
+        alias="to", description="last $modified day (in ARCHIVE_TIMEZONE), included"
+    )
     filters: list[Filter] = Field(
         default_factory=list,
         description="[{item, regex}]: every value of item must contain a match; an instance "
@@ -46,9 +49,10 @@ class RestoreRequest(BaseModel):
     )
     dry_run: bool = Field(False, description="send nothing; the job's result is the plan")
 
-    def to_range(self) -> RestoreRange:
-        first = dt.datetime.combine(self.from_day, dt.time(), dt.UTC)
-        last = dt.datetime.combine(self.to_day, dt.time.max, dt.UTC)
+    def to_range(self, tz: dt.tzinfo = dt.UTC) -> RestoreRange:
+        """The days as instants: local midnight of ``from`` to the end of ``to`` in ``tz``."""
+        first = dt.datetime.combine(self.from_day, dt.time(), tz)
+        last = dt.datetime.combine(self.to_day, dt.time.max, tz)
         try:
             filters = tuple(parse_filter(f"{f.item}={f.regex}") for f in self.filters)
             return RestoreRange(first, last, filters, strict=self.strict)
@@ -104,7 +108,7 @@ def get_restore(svc: Svc, _who: Reader) -> dict[str, Any]:
 def start_restore(body: RestoreRequest, svc: Svc, _who: Manager) -> dict[str, Any]:
     """The job's result holds the counts; a dry run's also ``planned`` (instance,
     snapshot, bytes; the first 1,000), ``planned_count`` and ``planned_bytes``."""
-    wanted = body.to_range()
+    wanted = body.to_range(zone(svc.settings.timezone))
     link = workflow(svc, "restore")
     job = restore_jobs.range_job(link, wanted, dry_run=body.dry_run)
     message = "planning a restore (dry run)" if body.dry_run else "restoring"

@@ -27,6 +27,7 @@ from imixs_archive.config import Settings
 from imixs_archive.humanize import human_bytes
 from imixs_archive.services.gc_schedule import GcSchedule
 from imixs_archive.services.jobs import JobRunner
+from imixs_archive.services.retention import retention_loop
 from imixs_archive.storage.base import Backend
 from imixs_archive.web import (
     api_analytics,
@@ -88,13 +89,18 @@ def create_app(
     if settings.workflow_service_endpoint.strip():
         svc.workflow = WorkflowLink(settings, archive)
     metrics.add_gauges(lambda: health.scrape_gauges(svc))
+    retention = retention_loop(settings, archive, log)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         if svc.workflow is not None and run_sync:
             svc.workflow.start()
         collector.start()
+        if retention is not None:
+            retention.start()
         yield
+        if retention is not None:
+            retention.close()
         collector.close()
         left = runner.shutdown(timeout=10)
         if left:

@@ -52,6 +52,7 @@ def page(request: Request, svc: Services, user: Principal, name: str, **context:
             "open_mode": svc.auth.open,
             "notice": request.query_params.get("notice", ""),
             "error": request.query_params.get("error", ""),
+            "tz": svc.settings.timezone,
             **context,
         },
     )

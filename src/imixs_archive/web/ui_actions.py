@@ -17,6 +17,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from imixs_archive.analytics.localtime import zone
 from imixs_archive.errors import ArchiveError
 from imixs_archive.services.sync_status import retry_dead_letters
 from imixs_archive.web import restore_jobs
@@ -173,7 +174,9 @@ async def start_restore(request: Request, svc: Svc, _who: UiManager) -> Response
                 "dry_run": dry_run,
             }
         )
-        job = restore_jobs.range_job(workflow(svc, "restore"), body.to_range(), dry_run=dry_run)
+        job = restore_jobs.range_job(
+            workflow(svc, "restore"), body.to_range(zone(svc.settings.timezone)), dry_run=dry_run
+        )
         svc.jobs.start("restore", job, message="planning" if dry_run else "restoring")
     except (ArchiveError, ValueError) as exc:
         return back("/ui/restore", error=str(exc))

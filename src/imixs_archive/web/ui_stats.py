@@ -22,6 +22,7 @@ from starlette.responses import Response
 from imixs_archive.analytics.aggregates import aggregate_days
 from imixs_archive.analytics.history import InstanceHistory, instance_history
 from imixs_archive.analytics.leadtimes import lead_times
+from imixs_archive.analytics.localtime import zone, zone_label
 from imixs_archive.analytics.values import plain
 from imixs_archive.humanize import human_bytes, human_duration
 from imixs_archive.web import charts
@@ -87,12 +88,15 @@ def chosen_range(
 def range_analytics(svc: Services, first: dt.date, last: dt.date) -> dict[str, Any]:
     """Aggregates and lead times of one range, as chart inputs (cached a minute)."""
 
+    tz = zone(svc.settings.timezone)
+
     def compute() -> dict[str, Any]:
-        report = aggregate_days(svc.archive, first, last)
+        report = aggregate_days(svc.archive, first, last, tz=tz)
         per = "day" if (last - first).days < LONGEST_DAILY else "month"
-        groups = lead_times(svc.archive, finished_from=first, finished_to=last)
+        groups = lead_times(svc.archive, finished_from=first, finished_to=last, tz=tz)
         return {
             "per": per,
+            "tz": zone_label(tz),
             "periods": [(r.period, r.measures.snapshots) for r in report.rows(None, per)],
             "types": [
                 (r.value or "(none)", r.measures.snapshots) for r in report.rows("type", "total")
@@ -106,7 +110,7 @@ def range_analytics(svc: Services, first: dt.date, last: dt.date) -> dict[str, A
             ],
         }
 
-    figures: dict[str, Any] = svc.analytics.get(("range", first, last), compute)
+    figures: dict[str, Any] = svc.analytics.get(("range", first, last, str(tz)), compute)
     return figures
 
 
@@ -115,7 +119,8 @@ def analytics_charts(figures: dict[str, Any]) -> dict[str, Markup]:
     lead = figures["lead_times"]
     return {
         "periods": charts.bar_chart(
-            f"Snapshots per {unit}", [(p, float(n)) for p, n in figures["periods"]]
+            f"Snapshots per {unit} ({figures['tz']})",
+            [(p, float(n)) for p, n in figures["periods"]],
         ),
         "by_type": charts.hbar_chart("Snapshots per type", figures["types"]),
         "by_group": charts.hbar_chart("Snapshots per workflow group", figures["groups"]),
@@ -162,15 +167,15 @@ async def stats(
     )
 
 
-def history_rows(history: InstanceHistory) -> list[dict[str, Any]]:
-    """The steps as the history page shows them (values as short text)."""
+def history_rows(history: InstanceHistory, tz: dt.tzinfo = dt.UTC) -> list[dict[str, Any]]:
+    """The steps as the history page shows them (values as short text, times in ``tz``)."""
     rows = []
     for step in history.steps:
         rows.append(
             {
                 "index": step.index,
                 "snapshot": step.snapshot_id,
-                "time": step.time.isoformat(timespec="seconds").replace("+00:00", "Z"),
+                "time": step.time.astimezone(tz).isoformat(timespec="seconds"),
                 "after": "" if step.since_previous is None else human_duration(step.since_previous),
                 "task": step.task,
                 "status": step.status,
@@ -202,7 +207,7 @@ async def history(request: Request, uniqueid: str, svc: Svc, user: User) -> Resp
         "history.html",
         nav="inspect",
         uniqueid=found.uniqueid,
-        steps=history_rows(found),
+        steps=history_rows(found, zone(svc.settings.timezone)),
         duration=human_duration(found.duration),
         human=human_bytes,
     )

@@ -1,0 +1,101 @@
+"""``retention`` (apply the retention policy, or ``--dry-run``) and ``legal-hold
+place|release|list``. Thin: parse, call ``services/retention.py``, print."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import getpass
+import json
+import sys
+
+from imixs_archive.archive.holds import list_holds, place_hold, release_hold
+from imixs_archive.cli.context import Context, store_options
+from imixs_archive.cli.output import human_bytes, print_table
+from imixs_archive.services.retention import Policy, run_retention
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    common = store_options()
+    p = sub.add_parser(
+        "retention",
+        parents=[common],
+        help="delete the snapshots of instances whose retention period is over",
+    )
+    p.add_argument("--dry-run", action="store_true", help="report what would go; delete nothing")
+    p.add_argument("--policy", help="rules instead of ARCHIVE_RETENTION (group:X=10y,*=30y)")
+    p.add_argument("--json", action="store_true", help="the report as JSON")
+    p.set_defaults(handler=cmd_retention)
+
+    p = sub.add_parser("legal-hold", help="legal holds: instances retention never deletes")
+    what = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    q = what.add_parser("place", parents=[common], help="hold a process instance")
+    q.add_argument("uniqueid", metavar="UNIQUEID")
+    q.add_argument("--reason", required=True, help="why (a case number, a court order)")
+    q.set_defaults(handler=cmd_hold_place)
+    q = what.add_parser("release", parents=[common], help="release a hold")
+    q.add_argument("uniqueid", metavar="UNIQUEID")
+    q.set_defaults(handler=cmd_hold_release)
+    q = what.add_parser("list", parents=[common], help="every hold")
+    q.add_argument("--json", action="store_true", help="as JSON")
+    q.set_defaults(handler=cmd_hold_list)
+
+
+def cmd_retention(args: argparse.Namespace, ctx: Context) -> int:
+    text = args.policy if args.policy is not None else ctx.settings.retention
+    policy = Policy.parse(text)
+    if policy.empty:
+        print("no retention policy (ARCHIVE_RETENTION is empty): nothing to do", file=sys.stderr)
+    report = run_retention(ctx.archive, policy, dry_run=args.dry_run)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
+        return 0
+    rows = [
+        [e.uniqueid, len(e.snapshots), e.group, e.type, e.rule, e.last.date().isoformat()]
+        for e in report.expired
+    ]
+    print_table(["instance", "snapshots", "group", "type", "rule", "last (UTC)"], rows)
+    verb = "would free" if args.dry_run else "freed"
+    snapshots = sum(len(e.snapshots) for e in report.expired)
+    print(
+        f"{len(report.expired)} instances ({snapshots} snapshots) of {report.instances_seen} "
+        f"expired; {len(report.held)} more held; {verb} {report.files} files, "
+        f"{human_bytes(report.bytes)}"
+        + ("" if args.dry_run else f"; {report.snapshots_deleted} snapshots deleted")
+        + (f"; {len(report.skipped)} changed meanwhile, left" if report.skipped else ""),
+        file=sys.stderr,
+    )
+    return 0
+
+
+def cmd_hold_place(args: argparse.Namespace, ctx: Context) -> int:
+    hold = place_hold(ctx.backend, args.uniqueid, args.reason, _who(), dt.datetime.now(dt.UTC))
+    print(f"{hold.uniqueid}: held ({hold.reason})")
+    return 0
+
+
+def cmd_hold_release(args: argparse.Namespace, ctx: Context) -> int:
+    if not release_hold(ctx.backend, args.uniqueid):
+        print(f"{args.uniqueid}: no hold", file=sys.stderr)
+        return 1
+    print(f"{args.uniqueid}: released")
+    return 0
+
+
+def cmd_hold_list(args: argparse.Namespace, ctx: Context) -> int:
+    holds = list_holds(ctx.backend)
+    if args.json:
+        print(json.dumps([h.to_json() for h in holds], indent=2))
+        return 0
+    rows = [
+        [h.uniqueid, h.placed.isoformat(timespec="seconds"), h.placed_by, h.reason] for h in holds
+    ]
+    print_table(["instance", "placed (UTC)", "by", "reason"], rows)
+    return 0
+
+
+def _who() -> str:
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return ""

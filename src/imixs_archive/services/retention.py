@@ -1,0 +1,293 @@
+"""Retention: snapshots of process instances whose keeping period is over are deleted,
+unless the instance is under legal hold.
+
+A policy (``ARCHIVE_RETENTION``, or ``--policy``) is a comma list of rules
+``group:<$workflowgroup>=<period>``, ``type:<type>=<period>`` and ``*=<period>``, a period
+being ``<n>y`` (calendar years) or ``<n>d`` (days), counted from the instance's **last**
+snapshot (the time in its id). The newest snapshot decides: its ``$workflowgroup`` rule
+first, else its ``type`` rule, else ``*``; an instance no rule names is kept. When the
+period is over, every snapshot of the instance goes, oldest first, through
+``Archive.delete`` (the one safe delete path), so a run that stops part-way leaves the
+newest snapshot and the next run finishes the instance. Legal holds
+(``archive/holds.py``) are checked again right before each instance is deleted, and an
+instance that received a snapshot after it was planned is left for the next run.
+
+No Cassandra TTLs: pieces and files are shared between snapshots and instances (a TTL
+on a piece would delete bytes other snapshots still use), a hold must be able to stop a
+deletion that a TTL would already have scheduled in the data, and the Java tables must
+stay readable with their own rows as the Java service wrote them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from imixs_archive.analytics.reading import iter_instances
+from imixs_archive.analytics.values import label
+from imixs_archive.archive.holds import bytes_only_in, get_hold, list_holds
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.config import Settings
+from imixs_archive.document.conventions import origin_id, snapshot_time
+from imixs_archive.errors import ConfigError, NotFoundError
+
+_RULE = re.compile(r"\s*(?:(group|type):(.+?)|(\*))\s*=\s*([0-9]+)\s*([yd])\s*", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Period:
+    amount: int
+    unit: str
+    """``y`` (calendar years) or ``d`` (days)."""
+
+    def after(self, when: dt.datetime) -> dt.datetime:
+        if self.unit == "d":
+            return when + dt.timedelta(days=self.amount)
+        try:
+            return when.replace(year=when.year + self.amount)
+        except ValueError:  # 29 February in a year without it
+            return when.replace(year=when.year + self.amount, day=28)
+
+    def __str__(self) -> str:
+        return f"{self.amount}{self.unit}"
+
+
+@dataclass(frozen=True)
+class Policy:
+    groups: dict[str, Period] = field(default_factory=dict)
+    types: dict[str, Period] = field(default_factory=dict)
+    default: Period | None = None
+
+    @property
+    def empty(self) -> bool:
+        return not self.groups and not self.types and self.default is None
+
+    def period_for(self, group: str, kind: str) -> tuple[str, Period] | None:
+        """The rule that applies to an instance whose newest snapshot has this
+        ``$workflowgroup`` and ``type`` (names compared case-insensitively)."""
+        if group.lower() in self.groups:
+            return f"group:{group}", self.groups[group.lower()]
+        if kind.lower() in self.types:
+            return f"type:{kind}", self.types[kind.lower()]
+        if self.default is not None:
+            return "*", self.default
+        return None
+
+    @classmethod
+    def parse(cls, text: str) -> Policy:
+        groups: dict[str, Period] = {}
+        types: dict[str, Period] = {}
+        default: Period | None = None
+        for part in filter(str.strip, text.split(",")):
+            match = _RULE.fullmatch(part)
+            if match is None:
+                raise ConfigError(
+                    f"retention rule {part.strip()!r}: write group:NAME=10y, type:NAME=90d or *=30y"
+                )
+            kind, name, star, amount, unit = match.groups()
+            period = Period(int(amount), unit.lower())
+            if star:
+                default = period
+            elif kind.lower() == "group":
+                groups[name.strip().lower()] = period
+            else:
+                types[name.strip().lower()] = period
+        return cls(groups, types, default)
+
+
+@dataclass
+class Expired:
+    uniqueid: str
+    snapshots: list[str]
+    group: str
+    type: str
+    rule: str
+    last: dt.datetime
+    expired: dt.datetime
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "uniqueid": self.uniqueid,
+            "snapshots": len(self.snapshots),
+            "group": self.group,
+            "type": self.type,
+            "rule": self.rule,
+            "last_snapshot": self.last.isoformat(timespec="seconds"),
+            "expired": self.expired.isoformat(timespec="seconds"),
+        }
+
+
+@dataclass
+class RetentionReport:
+    dry_run: bool
+    instances_seen: int = 0
+    held: list[str] = field(default_factory=list)
+    """Expired instances kept because of a legal hold."""
+    expired: list[Expired] = field(default_factory=list)
+    files: int = 0
+    bytes: int = 0
+    """Dry run: files and bytes only the expired snapshots carry; else what was freed."""
+    snapshots_deleted: int = 0
+    skipped: list[str] = field(default_factory=list)
+    """Instances that changed (a new snapshot, a hold) between plan and delete."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "dry_run": self.dry_run,
+            "instances_seen": self.instances_seen,
+            "expired_instances": len(self.expired),
+            "expired_snapshots": sum(len(e.snapshots) for e in self.expired),
+            "held": self.held,
+            "files": self.files,
+            "bytes": self.bytes,
+            "snapshots_deleted": self.snapshots_deleted,
+            "skipped": self.skipped,
+            "instances": [e.to_json() for e in self.expired],
+        }
+
+
+def plan(archive: Archive, policy: Policy, now: dt.datetime) -> RetentionReport:
+    """What the policy lets go at ``now`` (nothing is deleted): one paged pass over the
+    instances, reading the newest snapshot of each."""
+    report = RetentionReport(dry_run=True)
+    if policy.empty:
+        return report
+    held = {hold.uniqueid for hold in list_holds(archive.backend)}
+    for ids in iter_instances(archive.backend):
+        report.instances_seen += 1
+        found = _expired(archive, policy, ids, now)
+        if found is None:
+            continue
+        if found.uniqueid in held:
+            report.held.append(found.uniqueid)
+        else:
+            report.expired.append(found)
+    return report
+
+
+def _expired(archive: Archive, policy: Policy, ids: list[str], now: dt.datetime) -> Expired | None:
+    newest = ids[-1]
+    try:
+        doc = archive.load(newest, with_files=False)
+    except NotFoundError:
+        return None  # being written or deleted: decided on the next run
+    group, kind = label(doc.get_first("$workflowgroup")), label(doc.get_first("type"))
+    rule = policy.period_for(group, kind)
+    if rule is None:
+        return None
+    name, period = rule
+    last = snapshot_time(newest)
+    ends = period.after(last)
+    if ends > now:
+        return None
+    return Expired(origin_id(newest), ids, group, kind, f"{name}={period}", last, ends)
+
+
+def run_retention(
+    archive: Archive,
+    policy: Policy,
+    *,
+    now: dt.datetime | None = None,
+    dry_run: bool = False,
+    stop: threading.Event | None = None,
+    progress: Callable[[Expired], None] | None = None,
+) -> RetentionReport:
+    """Plan, and unless ``dry_run`` delete the expired instances' snapshots."""
+    now = now or dt.datetime.now(dt.UTC)
+    report = plan(archive, policy, now)
+    if dry_run:
+        ids = [sid for e in report.expired for sid in e.snapshots]
+        report.files, report.bytes = bytes_only_in(archive.backend, ids)
+        return report
+    report.dry_run = False
+    for expired in report.expired:
+        if stop is not None and stop.is_set():
+            break
+        if not _still_expired(archive, expired):
+            report.skipped.append(expired.uniqueid)
+            continue
+        # What only these snapshots carry: released now, removed by the collector (gc)
+        # once its grace period has passed.
+        files, size = bytes_only_in(archive.backend, expired.snapshots)
+        for snapshot_id in expired.snapshots:  # oldest first: the newest goes last
+            if get_hold(archive.backend, expired.uniqueid) is not None:
+                report.skipped.append(expired.uniqueid)
+                break
+            result = archive.delete(snapshot_id)
+            report.snapshots_deleted += int(result.existed)
+        else:
+            report.files += files
+            report.bytes += size
+        if progress is not None:
+            progress(expired)
+    return report
+
+
+def _still_expired(archive: Archive, expired: Expired) -> bool:
+    """No hold placed and no snapshot added since the plan."""
+    if get_hold(archive.backend, expired.uniqueid) is not None:
+        return False
+    newest = archive.list_instance(expired.uniqueid, limit=1)
+    return bool(newest) and newest[0] == expired.snapshots[-1]
+
+
+class RetentionLoop:
+    """``serve``: the policy applied every ``interval_ms`` on a thread of its own (the
+    first run one interval after start). Several servers may run it at once: deletes are
+    idempotent, and each instance is checked again right before it is deleted."""
+
+    def __init__(
+        self,
+        archive: Archive,
+        policy: Policy,
+        interval_ms: int,
+        on_error: Callable[[Exception], None] | None = None,
+    ) -> None:
+        self._archive = archive
+        self._policy = policy
+        self._interval = interval_ms / 1000
+        self._on_error = on_error
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.runs = 0
+        self.last: RetentionReport | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="retention", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._interval):
+            try:
+                self.last = run_retention(self._archive, self._policy, stop=self._stop)
+            except Exception as exc:  # the next run tries again; the server stays up
+                if self._on_error is not None:
+                    self._on_error(exc)
+            self.runs += 1
+
+    def close(self, timeout: float = 10) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+
+def retention_loop(
+    settings: Settings, archive: Archive, log: logging.Logger
+) -> RetentionLoop | None:
+    """The loop ``serve`` runs: None when ``ARCHIVE_RETENTION_INTERVAL`` is 0 or the policy
+    is empty (a bad policy is refused when the server starts)."""
+    policy = Policy.parse(settings.retention)
+    if settings.retention_interval <= 0 or policy.empty:
+        return None
+
+    def report(exc: Exception) -> None:
+        log.warning(
+            "retention run failed (next run in %s ms): %s", settings.retention_interval, exc
+        )
+
+    return RetentionLoop(archive, policy, settings.retention_interval, on_error=report)
