@@ -160,6 +160,7 @@ def _emit(args: argparse.Namespace, headers: Sequence[str], rows: list[list[Any]
 def cmd_aggregates(args: argparse.Namespace, ctx: Context) -> int:
     tz = _zone(args, ctx)
     last = args.to_day or dt.datetime.now(tz).date()
+    check_range(args.from_day, last)
     report = aggregate_days(
         ctx.archive,
         args.from_day,
