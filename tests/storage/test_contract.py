@@ -351,29 +351,6 @@ def test_lazy_large_rows_with_bounded_memory(backend: Backend) -> None:
     assert ids == {f"{i:064x}" for i in range(count)}
 
 
-def test_get_many_answers_in_order_and_pulls_keys_lazily(backend: Backend) -> None:
-    backend.put(DOCUMENTS_DATA, _pieces(40))
-    pulled = []
-
-    def keys() -> Iterator[dict[str, str]]:
-        for i in [5, 39, 1000, 0, *range(10, 30), 5]:
-            pulled.append(i)
-            yield {"data_id": f"{i:064x}"}
-
-    answers = backend.get_many(DOCUMENTS_DATA, keys())
-    first = next(answers)
-    assert first is not None and first["data"] == (5).to_bytes(4, "big") * (MiB // 4)
-    assert len(pulled) <= 17  # a bounded window ahead, not every key at once
-    rest = list(answers)
-    assert rest[1] is None  # key 1000 is not stored
-    found = [first, *rest]
-    expected = [5, 39, None, 0, *range(10, 30), 5]
-    assert [None if r is None else int(r["data_id"], 16) for r in found] == expected
-    ids = list(backend.get_many(DOCUMENTS_DATA, [{"data_id": f"{7:064x}"}], ["data_id"]))
-    assert ids == [{"data_id": f"{7:064x}"}]
-    assert list(backend.get_many(DOCUMENTS_DATA, [])) == []
-
-
 def test_describe(backend: Backend) -> None:
     info = backend.describe()
     assert isinstance(info.get("kind"), str)

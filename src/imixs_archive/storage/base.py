@@ -40,19 +40,6 @@ class Backend(ABC):
     ) -> Row | None:
         """The row with this full primary key, or None. ``columns`` limits what is read."""
 
-    def get_many(
-        self,
-        table: Table,
-        keys: Iterable[Mapping[str, Any]],
-        columns: Sequence[str] | None = None,
-    ) -> Iterator[Row | None]:
-        """``get`` of each key, in the order of ``keys``, which may be a lazy iterator.
-        A backend with network round trips reads several ahead (Cassandra: a bounded
-        window of requests in flight), so a file's pieces stream at the store's rate,
-        not at one round trip each; the rest read one by one."""
-        for key in keys:
-            yield self.get(table, key, columns)
-
     @abstractmethod
     def scan(
         self,

@@ -16,7 +16,6 @@ from __future__ import annotations
 import datetime
 import logging
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from functools import partial
@@ -127,8 +126,7 @@ class CassandraBackend(Backend):
         # a retry then carries the first attempt's timestamp (the driver would stamp each
         # attempt anew). Monotonic, so a delete and a rewrite in this process keep order.
         self._clock = MonotonicTimestampGenerator()
-        self._read_ahead = max(2, config.write_concurrency)
-        self.concurrency = self._read_ahead
+        self.concurrency = max(2, config.write_concurrency)
 
     @classmethod
     def from_settings(cls, settings: Settings, *, create: bool = True) -> CassandraBackend:
@@ -258,55 +256,6 @@ class CassandraBackend(Backend):
             f"reading {table.name}", partial(self._session.execute, statement, params)
         )
         return _row(table, names, page.rows[0]) if page.rows else None
-
-    def get_many(
-        self,
-        table: Table,
-        keys: Iterable[Mapping[str, Any]],
-        columns: Sequence[str] | None = None,
-    ) -> Iterator[Row | None]:
-        """Up to ``read_ahead`` reads in flight, answered in the order of ``keys``; a key is
-        pulled only when a slot is free (memory: that many rows, e.g. 1 MiB pieces)."""
-        names = _selected(table, columns)
-        statement = self._statement(cql.select_row(self._keyspace, table, names), write=False)
-        what = f"reading {table.name}"
-        window: deque[tuple[Future[Any], list[Any]]] = deque()
-        keys = iter(keys)
-        try:
-            while True:
-                while len(window) < self._read_ahead:
-                    key = next(keys, _END)
-                    if key is _END:
-                        break
-                    params = _key_params(table, key, table.primary_key, "full primary key")
-                    window.append((self._start(statement, params, what), params))
-                if not window:
-                    return
-                future, params = window.popleft()
-                yield self._first_row(table, names, statement, params, future, what)
-        finally:
-            wait([future for future, _ in window])  # nothing left running behind the caller
-
-    def _first_row(
-        self,
-        table: Table,
-        names: Sequence[str],
-        statement: Any,
-        params: list[Any],
-        future: Future[Any],
-        what: str,
-    ) -> Row | None:
-        """The row an async read found; a failed read is retried as ``get`` retries."""
-        error = future.exception()
-        if error is None:
-            rows = future.result()
-        elif _retryable(error):
-            self._sleep(self._delay(1))
-            page = self._retrying(what, partial(self._session.execute, statement, params))
-            rows = page.rows
-        else:
-            raise self._error(what, error) from error
-        return _row(table, names, rows[0]) if rows else None
 
     def scan(
         self,

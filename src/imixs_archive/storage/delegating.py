@@ -28,17 +28,6 @@ class DelegatingBackend(Backend):
     ) -> Row | None:
         return self.inner.get(table, key, columns)
 
-    def get_many(
-        self,
-        table: Table,
-        keys: Iterable[Mapping[str, Any]],
-        columns: Sequence[str] | None = None,
-    ) -> Iterator[Row | None]:
-        if type(self).get is not DelegatingBackend.get:
-            # A wrapper that observes or alters get sees every key, one by one.
-            return super().get_many(table, keys, columns)
-        return self.inner.get_many(table, keys, columns)
-
     def scan(
         self,
         table: Table,

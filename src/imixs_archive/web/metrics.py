@@ -145,15 +145,6 @@ class MeteredBackend(DelegatingBackend):
         with self._timed("get", table):
             return self.inner.get(table, key, columns)
 
-    def get_many(
-        self,
-        table: Table,
-        keys: Iterable[Mapping[str, Any]],
-        columns: Sequence[str] | None = None,
-    ) -> Iterator[Row | None]:
-        with self._timed("get_many", table):
-            yield from self.inner.get_many(table, keys, columns)
-
     def scan(
         self,
         table: Table,
