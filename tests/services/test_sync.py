@@ -47,12 +47,6 @@ def double() -> Iterator[WorkflowDouble]:
         yield running
 
 
-@pytest.fixture
-def archive(backend: Backend) -> Iterator[Archive]:
-    with Archive(backend) as opened:
-        yield opened
-
-
 _OPEN: list[SyncService] = []
 
 

@@ -21,7 +21,6 @@ from imixs_archive.document.model import Document
 from imixs_archive.services.sync import Outcome, SyncConfig, SyncService
 from imixs_archive.services.sync_failures import FailureBook
 from imixs_archive.services.sync_status import sync_status
-from imixs_archive.storage.base import Backend
 from imixs_archive.workflow import WorkflowClient
 from support.workflow_double import JavaArchiveBeside, WorkflowDouble
 
@@ -44,12 +43,6 @@ FAST = SyncConfig(
 def double() -> Iterator[WorkflowDouble]:
     with WorkflowDouble(seed=13) as running:
         yield running
-
-
-@pytest.fixture
-def archive(backend: Backend) -> Iterator[Archive]:
-    with Archive(backend) as opened:
-        yield opened
 
 
 _OPEN: list[SyncService] = []
