@@ -10,6 +10,7 @@ import pytest
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.state import load_state
+from imixs_archive.archive.sync_records import ProgressBook
 from imixs_archive.document.model import Document
 from imixs_archive.services.resync import Resync, request_cancel, resync_status
 from imixs_archive.storage.base import Backend
@@ -101,6 +102,40 @@ def _sixteen(double: WorkflowDouble, archive: Archive, client: WorkflowClient) -
     assert result.walked == 17 and len(list(archive.iter_snapshot_ids())) == 17
     assert archive.exists(str(last.get_first("$uniqueid")))
     assert any("at most 16" in w for w in result.warnings)
+
+
+def test_more_than_sixteen_per_timestamp_are_passed_and_reported(
+    double: WorkflowDouble, archive: Archive, client: WorkflowClient
+) -> None:
+    """The real feed answers 500 for the point before a crowded timestamp: the walk
+    locates it, records the range as skipped and goes on after it."""
+    before = _populate(double, 3)
+    for _ in range(20):
+        double.save(modified=BASE + 5000, event=False)
+    after = [
+        str(double.save(modified=BASE + 9000 + n, event=False).get_first("$uniqueid"))
+        for n in range(2)
+    ]
+    double.inject("status", path="^/api/snapshot/syncpoint/", status=500, times=2)
+    result = _resync(archive, client).run(BASE - 1)
+    assert result.status == "done"
+    assert set(archive.iter_snapshot_ids()) == set(before + after)
+    assert result.skipped == [(BASE + 2000 + 1, BASE + 5000)]
+    assert any("could not be read" in w for w in result.warnings)
+    [skipped] = ProgressBook(archive.backend).skipped()
+    assert (skipped.name, skipped.point) == (f"skipped:{BASE + 2001}", BASE + 5000)
+    assert double.stats.syncpoint_overflows > 0
+
+
+def test_a_passing_500_is_retried_not_skipped(
+    double: WorkflowDouble, archive: Archive, client: WorkflowClient
+) -> None:
+    ids = _populate(double, 4)
+    double.inject("status", path=f"^/api/snapshot/syncpoint/{BASE + 1000}$", status=500, times=1)
+    result = _resync(archive, client).run(BASE - 1)
+    assert (result.status, result.skipped) == ("done", [])
+    assert sorted(archive.iter_snapshot_ids()) == sorted(ids)
+    assert ProgressBook(archive.backend).skipped() == []
 
 
 def test_failure_stops_at_the_saved_point_and_a_rerun_resumes(

@@ -9,13 +9,11 @@ snapshot changes nothing). The point (``archive_sync_progress`` row ``catchup``)
 to a ``$modified`` at least ``lag`` ms in the past, so that a snapshot whose transaction
 commits after a later one's (or whose clock runs behind) is not passed by.
 
-``GET /snapshot/syncpoint/{p}`` answers every snapshot sharing the smallest ``$modified``
-after ``p``, and **500** when more than 16 share it ("sync is not possible"). A 500 that
-persists (tried again ``confirm`` times) is located: since every ``q`` before that
-timestamp answers 500 too and ``q`` at it answers the next one, a search over ``q`` finds
-the timestamp; the range is recorded as skipped (``sync --status``, the monitor) and the
-walk goes on after it. Those snapshots still come through the event log. A workflow that
-answers 500 for every ``q`` up to now is unavailable, not overflowing: nothing is skipped.
+``GET /snapshot/syncpoint/{p}`` answers **500** when more than 16 snapshots share the
+next ``$modified``. A 500 that persists is located (``services/syncpoint_gap.py``); the
+range is recorded as skipped (``sync --status``, the monitor) and the walk goes on after
+it. Those snapshots still come through the event log. A workflow that answers 500 for
+every ``q`` up to now is unavailable, not overflowing: nothing is skipped.
 
 When a process starts with no point recorded, the point is the present minus the lag
 (``resync --from`` walks older history once).
@@ -37,6 +35,7 @@ from imixs_archive.archive.sync_records import ProgressBook
 from imixs_archive.document.xml_reader import discard_files, iter_xml_documents
 from imixs_archive.errors import ArchiveError, DocumentError
 from imixs_archive.services.sync_failures import FailureBook, now_ms
+from imixs_archive.services.syncpoint_gap import GAP_NOTE, GapLocator, is_feed_failure
 from imixs_archive.workflow.client import WorkflowClient
 from imixs_archive.workflow.errors import WorkflowUnavailableError
 from imixs_archive.workflow.events import TOPIC_ADD
@@ -141,8 +140,8 @@ class CatchUp:
         self.lag_ms = max(0, lag_ms)
         self.instance = instance
         self.start = start
-        self.confirm = max(1, confirm)
         self.stopping = stopping or threading.Event()
+        self.gaps = GapLocator(client, confirm, self.stopping)
         self.progress = ProgressBook(archive.backend)
         self.failures = FailureBook(archive.backend)
 
@@ -181,12 +180,11 @@ class CatchUp:
         try:
             step = self._step(result.point, limit)
         except _Overflow:
-            past = self._locate(result.point)
+            past = self.gaps.locate(result.point)
             if past > limit:
                 return False
-            note = "more than 16 snapshots share one $modified: the syncpoint feed fails"
-            self.progress.skip(result.point + 1, past, self.instance, note)
-            log.warning("catch-up: cannot read (%d, %d]: %s", result.point, past, note)
+            self.progress.skip(result.point + 1, past, self.instance, GAP_NOTE)
+            log.warning("catch-up: cannot read (%d, %d]: %s", result.point, past, GAP_NOTE)
             result.skipped.append((result.point + 1, past))
             result.point = past
             return True
@@ -210,9 +208,9 @@ class CatchUp:
             with self.client.stream_syncpoint(point) as blocks:
                 found = _scan(blocks)
         except WorkflowUnavailableError as exc:
-            if exc.down or exc.status != 500:
+            if not is_feed_failure(exc):
                 raise
-            if not self._answers(point):
+            if not self.gaps.answers(point):
                 raise _Overflow() from exc
             if not again:
                 raise
@@ -255,43 +253,3 @@ class CatchUp:
         self.failures.record(
             f"catchup:{ref}", TOPIC_ADD, ref, f"{where}: {error}", max_attempts=1, base_delay_ms=0
         )
-
-    # ---- the 16-per-timestamp 500 -------------------------------------------------------
-
-    def _answers(self, q: int) -> bool:
-        """Does ``syncpoint/{q}`` answer (tried ``confirm`` times: a failure may be a
-        passing one)? Raises when the workflow is down."""
-        for _ in range(self.confirm):
-            if self.stopping.is_set():
-                raise WorkflowUnavailableError("catch-up stopped while locating a failure", 500)
-            try:
-                with self.client.stream_syncpoint(q) as blocks:
-                    for _block in blocks:
-                        pass
-                return True
-            except WorkflowUnavailableError as exc:
-                if exc.down:
-                    raise
-        return False
-
-    def _locate(self, point: int) -> int:
-        """The timestamp after ``point`` that the feed cannot answer: the smallest ``q``
-        that answers. No ``q`` up to the present answers: the workflow is failing,
-        ``WorkflowUnavailableError``."""
-        low, step = point, 1
-        high = point + step
-        while not self._answers(high):
-            low = high
-            step *= 2
-            if high > now_ms() + 60_000:
-                raise WorkflowUnavailableError(
-                    f"GET snapshot/syncpoint: HTTP 500 for every point after {point}", 500
-                )
-            high = point + step
-        while high - low > 1:
-            middle = (low + high) // 2
-            if self._answers(middle):
-                high = middle
-            else:
-                low = middle
-        return high

@@ -1,10 +1,12 @@
 """Resync: walk the workflow's syncpoint feed and archive what is missing (section 4).
 
 From a chosen point ``p`` (epoch ms): ``GET /snapshot/syncpoint/{p}`` answers the snapshots
-with the smallest ``$modified`` later than ``p`` (every one sharing that timestamp, at
-most 16); each is archived (an archived one changes nothing), then ``sync.point`` moves
-to that ``$modified`` and ``sync.point``, ``sync.count`` (snapshots walked) and
-``sync.size`` (bytes received) are saved in the service state, the Java service's items.
+with the smallest ``$modified`` later than ``p`` (every one sharing that timestamp; when
+more than 16 share it the workflow answers 500, and that range is located, recorded as
+skipped and passed, as the sync's catch-up does: ``services/syncpoint_gap.py``); each
+is archived (an archived one changes nothing), then ``sync.point`` moves to that
+``$modified`` and ``sync.point``, ``sync.count`` (snapshots walked) and ``sync.size``
+(bytes received) are saved in the service state, the Java service's items.
 An empty answer ends the walk.
 
 * Resumable: the point is saved after every step, so after a crash ``resync`` without
@@ -33,10 +35,13 @@ from typing import Any
 
 from imixs_archive.archive.snapshots import Archive, StoreResult
 from imixs_archive.archive.state import load_state, save_state
+from imixs_archive.archive.sync_records import ProgressBook
 from imixs_archive.document.model import Long
 from imixs_archive.document.xml_reader import discard_files, iter_xml_documents
 from imixs_archive.errors import ArchiveError, DocumentError
+from imixs_archive.services.syncpoint_gap import GAP_NOTE, GapLocator, is_feed_failure
 from imixs_archive.workflow.client import WorkflowClient
+from imixs_archive.workflow.errors import WorkflowUnavailableError
 
 log = logging.getLogger("imixs_archive.resync")
 
@@ -53,6 +58,8 @@ class ResyncResult:
     bytes: int = 0
     failures: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    skipped: list[tuple[int, int]] = field(default_factory=list)
+    """``$modified`` ranges the feed could not answer (more than 16 share a timestamp)."""
 
 
 @dataclass
@@ -93,6 +100,7 @@ class Resync:
         self.retry_delay_ms = retry_delay_ms
         self.pause_max_ms = pause_max_ms
         self.stopping = stopping or threading.Event()
+        self.gaps = GapLocator(client, stopping=self.stopping)
 
     def run(self, start: int | None = None) -> ResyncResult:
         """Walk from ``start`` (epoch ms), or on from the saved ``sync.point``."""
@@ -111,19 +119,55 @@ class Resync:
                 return self._end(result, CANCELLED)
             try:
                 step = self._step(result.point)
+            except WorkflowUnavailableError as exc:
+                if not (is_feed_failure(exc) and self._pass_gap(result)):
+                    errors = self._failed(result, exc, errors)
+                if result.status == FAILED:
+                    return result
+                continue
             except ArchiveError as exc:
-                errors += 1
-                if errors >= self.max_attempts:
-                    result.failures.append(f"at {result.point}: {exc}")
-                    return self._end(result, FAILED, error=str(exc))
-                wait = min(self.retry_delay_ms * 2 ** (errors - 1), self.pause_max_ms)
-                log.warning("resync at %d: %s (again in %.1f s)", result.point, exc, wait / 1000)
-                self.stopping.wait(wait / 1000)
+                errors = self._failed(result, exc, errors)
+                if result.status == FAILED:
+                    return result
                 continue
             errors = 0
             if step is None:
                 return self._end(result, DONE)
             self._advance(result, step)
+
+    def _failed(self, result: ResyncResult, exc: ArchiveError, errors: int) -> int:
+        """A failed step: waits with backoff, or ends the walk as failed after
+        ``max_attempts`` in a row. Returns the failures in a row."""
+        errors += 1
+        if errors >= self.max_attempts:
+            result.failures.append(f"at {result.point}: {exc}")
+            self._end(result, FAILED, error=str(exc))
+            return errors
+        wait = min(self.retry_delay_ms * 2 ** (errors - 1), self.pause_max_ms)
+        log.warning("resync at %d: %s (again in %.1f s)", result.point, exc, wait / 1000)
+        self.stopping.wait(wait / 1000)
+        return errors
+
+    def _pass_gap(self, result: ResyncResult) -> bool:
+        """After a 500: when the feed lastingly cannot answer this point (more than 16
+        snapshots share the next ``$modified``), record the range as skipped, as the
+        catch-up does, and move past it. False: a passing failure, retried as any."""
+        try:
+            if self.gaps.answers(result.point):
+                return False
+            past = self.gaps.locate(result.point)
+        except WorkflowUnavailableError:
+            return False
+        ProgressBook(self.archive.backend).skip(result.point + 1, past, "resync", GAP_NOTE)
+        log.warning("resync: cannot read (%d, %d]: %s", result.point, past, GAP_NOTE)
+        result.skipped.append((result.point + 1, past))
+        result.warnings.append(
+            f"snapshots with $modified in ({result.point}, {past}] could not be read: "
+            f"{GAP_NOTE} (the event sync delivers them)"
+        )
+        result.point = past
+        self._save(result)
+        return True
 
     def _advance(self, result: ResyncResult, step: _Step) -> None:
         if len(step.ids) + len(step.failures) >= SYNCPOINT_LIMIT:
