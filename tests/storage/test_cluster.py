@@ -122,7 +122,7 @@ def _sync_until_done(
         service = SyncService(archive, client, config)
         try:
             deadline = time.monotonic() + 600
-            rounds = 0
+            rounds, pause = 0, ""
             while time.monotonic() < deadline:
                 if during is not None:
                     during(rounds)
@@ -131,8 +131,10 @@ def _sync_until_done(
                 if not result.read and not double.events():
                     return
                 if not result.read:
+                    pause = result.pause or pause
                     time.sleep(0.5)
-            raise AssertionError(f"events left after 600 s: {len(double.events())}")
+            left = len(double.events())
+            raise AssertionError(f"events left after 600 s: {left}; last pause: {pause}")
         finally:
             service.close()
 
