@@ -27,7 +27,7 @@ from imixs_archive.document.conventions import iter_files
 from imixs_archive.document.json_codec import to_json
 from imixs_archive.document.model import BinaryStream
 from imixs_archive.document.xml_writer import iter_xml
-from imixs_archive.errors import ConfigError
+from imixs_archive.errors import ConfigError, LegalHoldError
 from imixs_archive.services.importer import find_sources, import_sources
 
 
@@ -182,15 +182,20 @@ def _summary_row(archive: Archive, snapshot_id: str) -> dict[str, Any]:
 
 def cmd_delete(args: argparse.Namespace, ctx: Context) -> int:
     archive = ctx.archive
-    missing = 0
+    missing = refused = 0
     for snapshot_id in args.snapshot_ids:
-        result = archive.delete(snapshot_id)
+        try:
+            result = archive.delete(snapshot_id)
+        except LegalHoldError as exc:  # nothing changed; the other ids go on
+            print(exc, file=sys.stderr)
+            refused += 1
+            continue
         if not result.existed:
             print(f"{snapshot_id}: not in the archive", file=sys.stderr)
             missing += 1
             continue
         print(f"{snapshot_id}: deleted (files no longer used go at the next gc)")
-    return 4 if missing else 0
+    return 8 if refused else 4 if missing else 0
 
 
 def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
