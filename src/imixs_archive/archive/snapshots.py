@@ -55,6 +55,7 @@ from imixs_archive.document.conventions import (
     item_integer,
     iter_files,
     modified_day,
+    modified_time,
     origin_id,
     require_snapshot_id,
     snapshot_millis,
@@ -421,6 +422,49 @@ class Archive:
             for row in self.backend.scan(SNAPSHOTS_BY_MODIFIED, {"modified": day}):
                 if self.exists(row["snapshot"]):
                     yield day, row["snapshot"]
+
+    def iter_local_days(
+        self,
+        first: dt.date,
+        last: dt.date,
+        tz: dt.tzinfo,
+        *,
+        resume: tuple[dt.date, str] | None = None,
+    ) -> Iterator[tuple[dt.date, str]]:
+        """:meth:`iter_modified` over the days ``first``..``last`` of the time zone ``tz``:
+        local midnight to local midnight (23 or 25 hours on the days clocks change)."""
+        start = dt.datetime.combine(first, dt.time(0), tz).astimezone(dt.UTC)
+        end = dt.datetime.combine(last + dt.timedelta(days=1), dt.time(0), tz)
+        return self.iter_modified(start, end.astimezone(dt.UTC), resume=resume)
+
+    def iter_modified(
+        self,
+        start: dt.datetime,
+        end: dt.datetime,
+        *,
+        resume: tuple[dt.date, str] | None = None,
+    ) -> Iterator[tuple[dt.date, str]]:
+        """(UTC day, snapshot id) of complete snapshots whose ``$modified`` is in
+        [``start``, ``end``) (aware instants, e.g. local midnights of any zone), in the
+        order of :meth:`iter_days`. The index is by UTC day: only the snapshots of the
+        first and last UTC day, which the range may cover in part, are read to check.
+        ``resume``: go on after this (day, snapshot id) of an earlier page."""
+        first = start.astimezone(dt.UTC).date()
+        last = (end - dt.timedelta(microseconds=1)).astimezone(dt.UTC).date()
+        if resume is not None:
+            first = max(first, resume[0])
+        for day, snapshot_id in self.iter_days(first, last):
+            if resume is not None and day == resume[0] and snapshot_id <= resume[1]:
+                continue
+            midnight = dt.datetime.combine(day, dt.time(0), dt.UTC)
+            if not start <= midnight or midnight + dt.timedelta(days=1) > end:
+                try:
+                    modified = modified_time(self.load(snapshot_id, with_files=False))
+                except NotFoundError:
+                    continue  # deleted meanwhile
+                if not start <= modified < end:
+                    continue
+            yield day, snapshot_id
 
     # ---- delete ---------------------------------------------------------------------
 
