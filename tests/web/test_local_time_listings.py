@@ -174,8 +174,8 @@ def test_pages_show_and_take_the_zone(berlin_live: tuple[LiveServer, Any]) -> No
             "Service up since " in monitor
             and " Europe/Berlin" in monitor.split("Service up since ", 1)[1][:40]
         )
-        resync = client.get("/ui/resync").text
     with live.client("manager", follow_redirects=True) as client:
+        assert "days in Europe/Berlin" in client.get("/ui/backup").text
         assert "date and time in Europe/Berlin" in client.get("/ui/resync").text
         started = client.post("/ui/actions/resync", data={"from": "2030-07-01T08:00"})
         assert "resync started" in started.text, started.text
