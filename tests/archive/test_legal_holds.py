@@ -108,3 +108,18 @@ def test_cli_delete_refuses_a_held_snapshot_with_exit_8(
     capsys.readouterr()
     assert main(["legal-hold", "list", "--json", *data]) == 0
     assert json.loads(capsys.readouterr().out) == []
+
+
+def test_cli_tables_name_the_zone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = tmp_path / "store"
+    with SQLiteBackend(store) as backend, Archive(backend):
+        place_hold(
+            backend, ORIGIN, "case 4711", "tester", dt.datetime(2024, 10, 27, 0, 30, tzinfo=dt.UTC)
+        )
+    monkeypatch.setenv("ARCHIVE_TIMEZONE", "America/New_York")
+    assert main(["legal-hold", "list", "--data-dir", str(store)]) == 0
+    header, row = capsys.readouterr().out.splitlines()
+    assert header.split("\t")[1] == "placed (America/New_York)"
+    assert row.split("\t")[1] == "2024-10-26 20:30:00"  # EDT, UTC-4
