@@ -189,6 +189,19 @@ def test_pages_show_and_take_the_zone(berlin_live: tuple[LiveServer, Any]) -> No
     assert started_row.endswith(" Europe/Berlin")
 
 
+def test_statistics_count_days_of_the_zone(berlin_live: tuple[LiveServer, Any]) -> None:
+    live, _expected = berlin_live
+    with live.client("reader") as client:
+        board = client.get("/api/stats/dashboard", params={"refresh": "true"}).json()
+        page = client.get("/ui/stats").text
+    # Berlin's 23-hour day: 22:59Z on the 30th is that day's last minute there, 22:00Z on
+    # the 31st is already 1 April (in UTC both would be on the 30th and 31st)
+    assert board["tz"] == "Europe/Berlin"
+    assert board["per_day"]["2024-03-30"] == 1 and board["per_day"]["2024-04-01"] == 1
+    assert board["per_day"]["2024-03-31"] == 2
+    assert page.count("days in Europe/Berlin") >= 3  # per day, growth, the range
+
+
 def test_the_resync_start_is_read_in_the_zone() -> None:
     assert _sync_point("2024-07-01T08:00", BERLIN) == int(utc(2024, 7, 1, 6).timestamp() * 1000)
     assert _sync_point("2024-01-01T08:00", NEW_YORK) == int(utc(2024, 1, 1, 13).timestamp() * 1000)

@@ -85,7 +85,7 @@ def create_app(
         auth=Authenticator(settings, verifier),
         metrics=metrics,
         templates=_templates(zone(settings.timezone)),
-        dashboard=DashboardCache(archive),
+        dashboard=DashboardCache(archive, tz=zone(settings.timezone)),
         started=dt.datetime.now(dt.UTC),
     )
     if settings.workflow_service_endpoint.strip():
