@@ -202,6 +202,18 @@ def test_statistics_count_days_of_the_zone(berlin_live: tuple[LiveServer, Any]) 
     assert page.count("days in Europe/Berlin") >= 3  # per day, growth, the range
 
 
+def test_history_times_in_the_zone(berlin_live: tuple[LiveServer, Any]) -> None:
+    live, expected = berlin_live
+    day, start, _end = NEW_YORK_DAYS[0]
+    instance = at(expected[day], start).rsplit("-", 1)[0]
+    with live.client("reader") as client:
+        here = client.get(f"/api/analytics/history/{instance}").json()
+        there = client.get(f"/api/analytics/history/{instance}", params={"tz": "America/New_York"})
+    assert here["tz"] == "Europe/Berlin" and there.json()["tz"] == "America/New_York"
+    assert here["steps"][0]["time"] == start.astimezone(BERLIN).isoformat(timespec="milliseconds")
+    assert there.json()["steps"][0]["time"] == "2024-03-10T00:00:00.000-05:00"
+
+
 def test_the_resync_start_is_read_in_the_zone() -> None:
     assert _sync_point("2024-07-01T08:00", BERLIN) == int(utc(2024, 7, 1, 6).timestamp() * 1000)
     assert _sync_point("2024-01-01T08:00", NEW_YORK) == int(utc(2024, 1, 1, 13).timestamp() * 1000)
