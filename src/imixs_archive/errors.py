@@ -64,3 +64,14 @@ class StoreError(ArchiveError):
 
 class StoreUnavailableError(StoreError):
     """The store is (temporarily) unreachable: callers pause and retry rather than drop work."""
+
+
+class LegalHoldError(ArchiveError):
+    """A deletion refused because the process instance is under legal hold: nothing was
+    changed (the web app answers 409 Conflict). ``why`` names the hold."""
+
+    exit_code = 8
+
+    def __init__(self, snapshot_id: str, why: str) -> None:
+        super().__init__(f"{snapshot_id}: not deleted: {why}")
+        self.why = why

@@ -16,5 +16,6 @@ def test_bundled_samples_import_and_list(
     assert "9 new, 0 already present, 0 failed" in capsys.readouterr().out
     assert main(["list", "--data-dir", str(tmp_path)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 10 and lines[0].split("\t") == ["snapshot", "modified", "type", "files"]
+    header = ["snapshot", "modified (UTC)", "type", "files"]  # the zone: ARCHIVE_TIMEZONE
+    assert len(lines) == 10 and lines[0].split("\t") == header
     assert main(["verify", "--data-dir", str(tmp_path)]) == 0

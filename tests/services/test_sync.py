@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import random
 import threading
 import time
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 
 from imixs_archive.archive.gc import unused_files
+from imixs_archive.archive.holds import place_hold
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.sync_records import Claim
 from imixs_archive.archive.verify import verify
@@ -132,6 +134,25 @@ def test_remove_events_delete_with_unused_files(double: WorkflowDouble, archive:
     # The delete dropped the references; the file is the collector's now (archive/gc.py).
     assert _md5(b"b" * 7000) in dict(unused_files(archive.backend))
     assert _md5(b"a" * 5000) not in dict(unused_files(archive.backend))
+    service.close()
+
+
+def test_a_remove_event_keeps_a_held_instances_snapshot(
+    double: WorkflowDouble, archive: Archive
+) -> None:
+    held = double.save(files={"a.bin": b"h" * 5000})
+    sid = str(held.get_first("$uniqueid"))
+    origin = sid.rsplit("-", 1)[0]
+    service = _service(double, archive, remove=True)
+    _drain(service, double)
+    place_hold(archive.backend, origin, "case 4711", "tester", dt.datetime.now(dt.UTC))
+    double.remove_snapshot(sid)
+    result = service.run_round()
+    # Done (the event is gone, nothing retried or dead), the snapshot kept whole.
+    assert result.count(Outcome.DONE) == 1 and not double.events()
+    assert archive.load(sid) == held and service.counters.removed == 0
+    assert service.counters.failures == 0
+    assert _md5(b"h" * 5000) not in dict(unused_files(archive.backend))
     service.close()
 
 

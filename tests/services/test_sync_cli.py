@@ -113,6 +113,24 @@ def test_resync_command(
         assert sync_status(backend).point == 1_700_000_000_002
 
 
+def test_resync_from_without_an_offset_is_read_in_archive_timezone(
+    double: WorkflowDouble,
+    environment: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for n in range(3):  # 2023-11-14T22:13:20Z: 17:13 in New York, 07:13 next day in Tokyo
+        double.save(modified=1_700_000_000_000 + n, event=False)
+    monkeypatch.setenv("ARCHIVE_TIMEZONE", "America/New_York")
+    assert main(["resync", "--from", "2023-11-14T17:30:00"]) == 0  # 22:30Z: after them
+    assert "0 newly archived" in capsys.readouterr().out
+    monkeypatch.setenv("ARCHIVE_TIMEZONE", "Asia/Tokyo")
+    assert main(["resync", "--from", "2023-11-15T07:00:00"]) == 0  # 22:00Z (UTC: 07:00Z)
+    assert "3 newly archived" in capsys.readouterr().out
+    with SQLiteBackend(environment) as backend:
+        assert sync_status(backend).point == 1_700_000_000_002
+
+
 def test_sync_needs_an_endpoint(environment: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WORKFLOW_SERVICE_ENDPOINT", "")
     assert main(["sync", "--once"]) == 2

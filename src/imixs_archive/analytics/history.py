@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from imixs_archive.analytics.localtime import zone_label
 from imixs_archive.analytics.reading import snapshot_file_keys
 from imixs_archive.analytics.values import label, plain
 from imixs_archive.archive.snapshots import Archive
@@ -72,11 +73,11 @@ class HistoryStep:
     items: list[ItemChange] = field(default_factory=list)
     files: list[FileChange] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, tz: dt.tzinfo = dt.UTC) -> dict[str, Any]:
         return {
             "index": self.index,
             "snapshot": self.snapshot_id,
-            "time": self.time.isoformat(timespec="milliseconds"),
+            "time": self.time.astimezone(tz).isoformat(timespec="milliseconds"),
             "since_previous": self.since_previous,
             "task": self.task,
             "status": self.status,
@@ -95,12 +96,14 @@ class InstanceHistory:
         """Seconds from the first to the last snapshot."""
         return (self.steps[-1].time - self.steps[0].time).total_seconds() if self.steps else 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, tz: dt.tzinfo = dt.UTC) -> dict[str, Any]:
+        """Times in ``tz``, named as ``tz``."""
         return {
             "uniqueid": self.uniqueid,
             "snapshots": len(self.steps),
             "duration": self.duration,
-            "steps": [step.to_json() for step in self.steps],
+            "tz": zone_label(tz),
+            "steps": [step.to_json(tz) for step in self.steps],
         }
 
 

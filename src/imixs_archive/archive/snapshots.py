@@ -6,6 +6,10 @@ at any point completes it): pieces (while the XML streams in), each file's piece
 ``snapshots_by_document``, ``archive_snapshot_files``, ``snapshots_by_uniqueid``,
 ``snapshots_by_modified`` and last the ``snapshots`` row: its presence means complete.
 
+Nothing of a process instance under legal hold (``holds.py``) is deleted: ``delete``
+refuses with ``LegalHoldError`` before it changes anything, and the history cleanup keeps
+the snapshots it would have deleted, with a warning.
+
 Deleting drops references only: index rows, the ``snapshots`` row, the snapshot's rows in
 ``snapshots_by_document``, then ``archive_snapshot_files`` (which lets a re-run find the
 files of a snapshot whose row is already gone) and last its ``snapshots_by_uniqueid`` row.
@@ -34,6 +38,7 @@ from imixs_archive.archive.content import (
 from imixs_archive.archive.days import days_in, record_day
 from imixs_archive.archive.files import link_stored, register_file
 from imixs_archive.archive.garbage import PIECE, listed
+from imixs_archive.archive.holds import Hold, get_hold
 from imixs_archive.archive.read_gate import ReadGate
 from imixs_archive.archive.reading import StoredContent
 from imixs_archive.archive.snapshot_xml import (
@@ -50,6 +55,7 @@ from imixs_archive.document.conventions import (
     item_integer,
     iter_files,
     modified_day,
+    modified_time,
     origin_id,
     require_snapshot_id,
     snapshot_millis,
@@ -61,6 +67,7 @@ from imixs_archive.document.xml_writer import iter_xml
 from imixs_archive.errors import (
     ArchiveError,
     DocumentError,
+    LegalHoldError,
     NotFoundError,
     StoreError,
     StoreUnavailableError,
@@ -180,7 +187,7 @@ class Archive:
                     "already archived with different content: the archived version is kept"
                 )
             if apply_history:
-                result.deleted = self._apply_history(doc, snapshot_id, keep_this=False)
+                self._apply_history(doc, result, keep_this=False)
             return result
         require_xml_safe(doc)  # kept as XML: refused, never stored changed
         result = StoreResult(snapshot_id, new=True)
@@ -223,7 +230,7 @@ class Archive:
         result.logical_bytes = counters.logical_bytes
         result.new_bytes = counters.new_bytes
         if apply_history:
-            result.deleted = self._apply_history(doc, snapshot_id, keep_this=True)
+            self._apply_history(doc, result, keep_this=True)
         return result
 
     def _forget_day_figures(self, day: dt.date) -> None:
@@ -261,11 +268,12 @@ class Archive:
             )
         return ingested
 
-    def _apply_history(self, doc: Document, snapshot_id: str, *, keep_this: bool) -> list[str]:
+    def _apply_history(self, doc: Document, result: StoreResult, *, keep_this: bool) -> None:
         """``$snapshot.history = N``: keep the N newest snapshots of the instance, and never
         delete the one just written (the Java service deleted it with N=1). A snapshot that
         arrives after a newer one (workers run concurrently) deletes nothing newer: it is
-        kept too, and the next newer snapshot's cleanup removes it.
+        kept too, and the next newer snapshot's cleanup removes it. Deleted ids go to
+        ``result.deleted``; an instance under legal hold keeps them all (a warning says so).
 
         Never walks what earlier cleanups deleted (tombstones, on Cassandra, which past
         100,000 fail a read): the instance is read newest first, N + 1 rows, and then the
@@ -273,13 +281,14 @@ class Archive:
         deletes that died part-way); everything older was deleted by earlier cleanups."""
         keep = item_integer(doc, "$snapshot.history")  # "3" and 3.0 count, as in Java
         if keep <= 0:
-            return []
+            return
+        snapshot_id = result.snapshot_id
         origin = origin_id(snapshot_id)
         partition = {"uniqueid": origin}
         rows = self.backend.scan(SNAPSHOTS_BY_UNIQUEID, partition, descending=True, limit=keep + 1)
         window = [row["snapshot"] for row in rows]
         if not window:
-            return []
+            return
         floor = min(snapshot_millis(sid) for sid in window) - HISTORY_HORIZON_MS
         bound = {"snapshot": f"{origin}-{max(floor, 0):013d}"}
         for row in self.backend.scan(SNAPSHOTS_BY_UNIQUEID, partition, start_after=bound):
@@ -295,9 +304,16 @@ class Archive:
             for sid in window
             if sid not in kept and (oldest_kept is None or _time_order(sid) < oldest_kept)
         ]
-        for old in doomed:
-            self.delete(old)
-        return doomed
+        for index, old in enumerate(doomed):
+            try:
+                self.delete(old)
+            except LegalHoldError as held:
+                result.warnings.append(
+                    f"$snapshot.history={keep}: {len(doomed) - index} older snapshot(s) of "
+                    f"{origin} kept: {held.why}"
+                )
+                return
+            result.deleted.append(old)
 
     # ---- out ------------------------------------------------------------------------
 
@@ -407,12 +423,64 @@ class Archive:
                 if self.exists(row["snapshot"]):
                     yield day, row["snapshot"]
 
+    def iter_local_days(
+        self,
+        first: dt.date,
+        last: dt.date,
+        tz: dt.tzinfo,
+        *,
+        resume: tuple[dt.date, str] | None = None,
+    ) -> Iterator[tuple[dt.date, str]]:
+        """:meth:`iter_modified` over the days ``first``..``last`` of the time zone ``tz``:
+        local midnight to local midnight (23 or 25 hours on the days clocks change)."""
+        start = dt.datetime.combine(first, dt.time(0), tz).astimezone(dt.UTC)
+        end = dt.datetime.combine(last + dt.timedelta(days=1), dt.time(0), tz)
+        return self.iter_modified(start, end.astimezone(dt.UTC), resume=resume)
+
+    def iter_modified(
+        self,
+        start: dt.datetime,
+        end: dt.datetime,
+        *,
+        resume: tuple[dt.date, str] | None = None,
+    ) -> Iterator[tuple[dt.date, str]]:
+        """(UTC day, snapshot id) of complete snapshots whose ``$modified`` is in
+        [``start``, ``end``) (aware instants, e.g. local midnights of any zone), in the
+        order of :meth:`iter_days`. The index is by UTC day: only the snapshots of the
+        first and last UTC day, which the range may cover in part, are read to check.
+        ``resume``: go on after this (day, snapshot id) of an earlier page."""
+        first = start.astimezone(dt.UTC).date()
+        last = (end - dt.timedelta(microseconds=1)).astimezone(dt.UTC).date()
+        if resume is not None:
+            first = max(first, resume[0])
+        for day, snapshot_id in self.iter_days(first, last):
+            if resume is not None and day == resume[0] and snapshot_id <= resume[1]:
+                continue
+            midnight = dt.datetime.combine(day, dt.time(0), dt.UTC)
+            if not start <= midnight or midnight + dt.timedelta(days=1) > end:
+                try:
+                    modified = modified_time(self.load(snapshot_id, with_files=False))
+                except NotFoundError:
+                    continue  # deleted meanwhile
+                if not start <= modified < end:
+                    continue
+            yield day, snapshot_id
+
     # ---- delete ---------------------------------------------------------------------
 
     def delete(self, snapshot_id: str) -> DeleteResult:
         """Remove a snapshot and its references; the files and pieces nothing refers to
-        any more are left to the collector (``gc.py``)."""
+        any more are left to the collector (``gc.py``). ``LegalHoldError`` (nothing
+        changed) when the snapshot's process instance is under legal hold."""
         origin = origin_id(snapshot_id)
+        hold = get_hold(self.backend, origin)
+        if hold is not None:
+            index_key = {"uniqueid": origin, "snapshot": snapshot_id}
+            if not self.exists(snapshot_id) and not self.backend.get(
+                SNAPSHOTS_BY_UNIQUEID, index_key
+            ):
+                return DeleteResult(snapshot_id, existed=False)
+            raise LegalHoldError(snapshot_id, _held(hold))
         with self.backend.grouped():
             row = self.backend.get(SNAPSHOTS, {"snapshot": snapshot_id})
             indexed = self.backend.get(
@@ -460,6 +528,17 @@ class Archive:
             ],
         )
         return list(keys.values())
+
+
+def _held(hold: Hold) -> str:
+    """Why a delete is refused: the hold, and how to release it."""
+    placed = hold.placed.isoformat(timespec="seconds")
+    by = f" by {hold.placed_by}" if hold.placed_by else ""
+    reason = hold.reason or "no reason given"
+    return (
+        f"process instance {hold.uniqueid} is under legal hold ({reason}; placed {placed}{by});"
+        f" release it first: imixs-archive legal-hold release {hold.uniqueid}"
+    )
 
 
 def _check_reused(backend: Backend, contents: list[IngestedContent]) -> None:

@@ -204,7 +204,7 @@ def cmd_history(args: argparse.Namespace, ctx: Context) -> int:
     tz = _zone(args, ctx)
     history = instance_history(ctx.archive, args.uniqueid)
     if args.json:
-        print(json.dumps(history.to_json(), indent=2))
+        print(json.dumps(history.to_json(tz), indent=2))
         return 0
     rows = []
     for step in history.steps:

@@ -9,7 +9,9 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
+from imixs_archive.analytics.localtime import zone, zone_label
 from imixs_archive.archive.gc import collect
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.stats import collect_stats
@@ -23,11 +25,11 @@ from imixs_archive.cli.context import (
     store_options,
 )
 from imixs_archive.cli.output import human_bytes, import_progress, print_problems, print_table
-from imixs_archive.document.conventions import iter_files
+from imixs_archive.document.conventions import iter_files, modified_time
 from imixs_archive.document.json_codec import to_json
 from imixs_archive.document.model import BinaryStream
 from imixs_archive.document.xml_writer import iter_xml
-from imixs_archive.errors import ConfigError
+from imixs_archive.errors import ConfigError, LegalHoldError
 from imixs_archive.services.importer import find_sources, import_sources
 
 
@@ -52,8 +54,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser("list", parents=[common], help="list snapshots")
     p.add_argument("--uniqueid", help="snapshots of one process instance, newest first")
-    p.add_argument("--from", dest="from_day", type=day_arg, help="first $modified day (UTC)")
-    p.add_argument("--to", dest="to_day", type=day_arg, help="last $modified day (UTC)")
+    p.add_argument("--from", dest="from_day", type=day_arg, help="first $modified day (--tz)")
+    p.add_argument("--to", dest="to_day", type=day_arg, help="last $modified day (--tz)")
+    p.add_argument(
+        "--tz", type=_tz_arg, help="IANA time zone of days and times (default: ARCHIVE_TIMEZONE)"
+    )
     p.add_argument("--limit", type=count_arg, default=100, help="at most this many (default 100)")
     p.add_argument("--after", help="continue after this snapshot id (paging)")
     p.add_argument("--json", action="store_true", help="JSON lines instead of a table")
@@ -134,23 +139,33 @@ def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
     archive = ctx.archive
     ids: Iterable[str]
     check_range(args.from_day, args.to_day)
+    tz: ZoneInfo = args.tz or zone(ctx.settings.timezone)
     if args.uniqueid:
         ids = archive.list_instance(args.uniqueid, start_after=args.after, limit=args.limit)
     elif args.from_day or args.to_day:
         first = args.from_day or dt.date(1970, 1, 1)
-        last = args.to_day or dt.datetime.now(dt.UTC).date()
-        ids = _page((sid for _day, sid in archive.iter_days(first, last)), args.after, args.limit)
+        last = args.to_day or dt.datetime.now(tz).date()
+        days = archive.iter_local_days(first, last, tz)
+        ids = _page((sid for _day, sid in days), args.after, args.limit)
     else:
         ids = _page(archive.iter_snapshot_ids(), args.after, args.limit)
-    rows = [_summary_row(archive, snapshot_id) for snapshot_id in ids]
+    rows = [_summary_row(archive, snapshot_id, tz) for snapshot_id in ids]
     if args.json:
         for row in rows:
             print(json.dumps(row))
     else:
-        print_table(["snapshot", "modified", "type", "files"], [list(r.values()) for r in rows])
+        header = ["snapshot", f"modified ({zone_label(tz)})", "type", "files"]
+        print_table(header, [list(r.values()) for r in rows])
         if len(rows) == args.limit and rows:
             print(f"... more: add --after {rows[-1]['snapshot']}", file=sys.stderr)
     return 0
+
+
+def _tz_arg(text: str) -> ZoneInfo:
+    try:
+        return zone(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _page(ids: Iterable[str], after: str | None, limit: int) -> list[str]:
@@ -167,12 +182,12 @@ def _page(ids: Iterable[str], after: str | None, limit: int) -> list[str]:
     return page
 
 
-def _summary_row(archive: Archive, snapshot_id: str) -> dict[str, Any]:
+def _summary_row(archive: Archive, snapshot_id: str, tz: dt.tzinfo) -> dict[str, Any]:
     doc = archive.load(snapshot_id, with_files=False)
     modified = doc.get_first("$modified")
     return {
         "snapshot": snapshot_id,
-        "modified": modified.isoformat(timespec="milliseconds")
+        "modified": modified_time(doc).astimezone(tz).isoformat(timespec="milliseconds")
         if isinstance(modified, dt.datetime)
         else "",
         "type": str(doc.get_first("type", "")),
@@ -182,15 +197,20 @@ def _summary_row(archive: Archive, snapshot_id: str) -> dict[str, Any]:
 
 def cmd_delete(args: argparse.Namespace, ctx: Context) -> int:
     archive = ctx.archive
-    missing = 0
+    missing = refused = 0
     for snapshot_id in args.snapshot_ids:
-        result = archive.delete(snapshot_id)
+        try:
+            result = archive.delete(snapshot_id)
+        except LegalHoldError as exc:  # nothing changed; the other ids go on
+            print(exc, file=sys.stderr)
+            refused += 1
+            continue
         if not result.existed:
             print(f"{snapshot_id}: not in the archive", file=sys.stderr)
             missing += 1
             continue
         print(f"{snapshot_id}: deleted (files no longer used go at the next gc)")
-    return 4 if missing else 0
+    return 8 if refused else 4 if missing else 0
 
 
 def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import threading
 
+from imixs_archive.analytics.localtime import zone
 from imixs_archive.cli.context import Context, store_options
 from imixs_archive.cli.output import human_bytes, print_problems
 from imixs_archive.services.backup_ftps import (
@@ -36,7 +37,12 @@ def backup_ftps(args: argparse.Namespace, ctx: Context) -> int:
     overwrite = args.overwrite or ctx.settings.backup_ftp_overwrite
     with FtpsTarget(location) as target:
         summary = backup_to_ftps(
-            ctx.archive, target, first=args.from_day, last=args.to_day, overwrite=overwrite
+            ctx.archive,
+            target,
+            first=args.from_day,
+            last=args.to_day,
+            tz=zone(ctx.settings.timezone),
+            overwrite=overwrite,
         )
     print_problems(failures=summary.failures)
     print(

@@ -8,6 +8,7 @@ import datetime as dt
 import threading
 from pathlib import Path
 
+from imixs_archive.analytics.localtime import zone
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli.context import (
     Context,
@@ -37,8 +38,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "backup", parents=[common], help="write snapshots to files (the Java backup layout)"
     )
     p.add_argument("directory", metavar="DIR", help="a folder, or ftps://[user@]host[:port]/path")
-    p.add_argument("--from", dest="from_day", type=day_arg, help="first $modified day (UTC)")
-    p.add_argument("--to", dest="to_day", type=day_arg, help="last $modified day (UTC)")
+    p.add_argument(
+        "--from", dest="from_day", type=day_arg, help="first $modified day (ARCHIVE_TIMEZONE)"
+    )
+    p.add_argument(
+        "--to", dest="to_day", type=day_arg, help="last $modified day (ARCHIVE_TIMEZONE)"
+    )
     p.add_argument("--all-snapshots", action="store_true", help="every snapshot, not the newest")
     p.add_argument(
         "--overwrite",
@@ -168,6 +173,7 @@ def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
         Path(args.directory),
         first=args.from_day,
         last=args.to_day,
+        tz=zone(ctx.settings.timezone),
         all_snapshots=args.all_snapshots,
     )
     print_problems(failures=summary.failures)

@@ -9,6 +9,7 @@ import getpass
 import json
 import sys
 
+from imixs_archive.analytics.localtime import zone, zone_label
 from imixs_archive.archive.holds import list_holds, place_hold, release_hold
 from imixs_archive.cli.context import Context, store_options
 from imixs_archive.cli.output import human_bytes, print_table
@@ -50,11 +51,13 @@ def cmd_retention(args: argparse.Namespace, ctx: Context) -> int:
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
         return 0
+    tz = zone(ctx.settings.timezone)
     rows = [
-        [e.uniqueid, len(e.snapshots), e.group, e.type, e.rule, e.last.date().isoformat()]
+        [e.uniqueid, len(e.snapshots), e.group, e.type, e.rule, str(e.last.astimezone(tz).date())]
         for e in report.expired
     ]
-    print_table(["instance", "snapshots", "group", "type", "rule", "last (UTC)"], rows)
+    header = ["instance", "snapshots", "group", "type", "rule", f"last ({zone_label(tz)})"]
+    print_table(header, rows)
     verb = "would free" if args.dry_run else "freed"
     snapshots = sum(len(e.snapshots) for e in report.expired)
     print(
@@ -87,10 +90,12 @@ def cmd_hold_list(args: argparse.Namespace, ctx: Context) -> int:
     if args.json:
         print(json.dumps([h.to_json() for h in holds], indent=2))
         return 0
+    tz = zone(ctx.settings.timezone)
     rows = [
-        [h.uniqueid, h.placed.isoformat(timespec="seconds"), h.placed_by, h.reason] for h in holds
+        [h.uniqueid, h.placed.astimezone(tz).strftime("%Y-%m-%d %H:%M:%S"), h.placed_by, h.reason]
+        for h in holds
     ]
-    print_table(["instance", "placed (UTC)", "by", "reason"], rows)
+    print_table(["instance", f"placed ({zone_label(tz)})", "by", "reason"], rows)
     return 0
 
 

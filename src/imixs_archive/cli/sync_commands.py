@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
-from imixs_archive.cli.context import Context, store_options
+from imixs_archive.cli.context import Context, in_zone, store_options
 from imixs_archive.cli.output import human_bytes, print_problems, print_table
 from imixs_archive.errors import ArchiveError, ConfigError
 from imixs_archive.services.resync import Resync, request_cancel, resync_status, to_millis
@@ -54,19 +54,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--from",
         dest="start",
         type=_when,
-        help="start here (ISO date/time, UTC unless an offset is given, or epoch ms); "
+        help="start here (ISO date/time, in ARCHIVE_TIMEZONE unless an offset is given, "
+        "or epoch ms); "
         "default: go on from the saved sync point",
     )
     p.add_argument("--cancel", action="store_true", help="stop a running resync")
     p.set_defaults(handler=cmd_resync)
 
 
-def _when(text: str) -> int:
+def _when(text: str) -> int | dt.datetime:
+    """Epoch milliseconds, or a date/time (naive: read in ``ARCHIVE_TIMEZONE`` by the
+    command, :func:`in_zone`)."""
     text = text.strip()
     if text.isdigit():
         return int(text)
     try:
-        return to_millis(dt.datetime.fromisoformat(text))
+        return dt.datetime.fromisoformat(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a date/time: {text!r}") from None
 
@@ -229,7 +232,10 @@ def cmd_resync(args: argparse.Namespace, ctx: Context) -> int:
         )
         _logging()
         with _stop_on_signals(resync.stopping.set):
-            result = resync.run(args.start)
+            start = args.start
+            if isinstance(start, dt.datetime):
+                start = to_millis(in_zone(start, settings.timezone))
+            result = resync.run(start)
     print_problems(result.warnings, result.failures)
     print(
         f"resync {result.status} at {_point(result.point)}: {result.walked} snapshots walked, "

@@ -83,14 +83,17 @@ def make_snapshot_id(origin: str, when: dt.datetime | int) -> str:
     return require_snapshot_id(f"{origin}-{millis}")
 
 
-def modified_day(doc: Document) -> dt.date:
-    """The UTC calendar day of ``$modified``, the key of ``snapshots_by_modified``."""
+def modified_time(doc: Document) -> dt.datetime:
+    """``$modified`` as an aware time (one without an offset is read as UTC)."""
     modified = doc.get_first("$modified")
     if not isinstance(modified, dt.datetime):
         raise DocumentError("the snapshot has no $modified date", "item '$modified'")
-    if modified.tzinfo is None:
-        modified = modified.replace(tzinfo=dt.UTC)
-    return modified.astimezone(dt.UTC).date()
+    return modified if modified.tzinfo is not None else modified.replace(tzinfo=dt.UTC)
+
+
+def modified_day(doc: Document) -> dt.date:
+    """The UTC calendar day of ``$modified``, the key of ``snapshots_by_modified``."""
+    return modified_time(doc).astimezone(dt.UTC).date()
 
 
 _JAVA_DOUBLE = re.compile(

@@ -44,16 +44,18 @@ class BackupSummary:
 
 
 def newest_per_instance(
-    archive: Archive, first: dt.date | None = None, last: dt.date | None = None
+    archive: Archive,
+    first: dt.date | None = None,
+    last: dt.date | None = None,
+    tz: dt.tzinfo = dt.UTC,
 ) -> Iterator[str]:
-    """The newest snapshot of each process instance (within the $modified days given)."""
+    """The newest snapshot of each process instance (within the $modified days given, days
+    of the time zone ``tz``)."""
     if first is None and last is None:
         yield from _newest_of_every_instance(archive)
         return
     newest: dict[str, str] = {}
-    start = first or dt.date(1970, 1, 1)
-    end = last or dt.datetime.now(dt.UTC).date()
-    for _day, snapshot_id in archive.iter_days(start, end):
+    for snapshot_id in _in_days(archive, first, last, tz):
         origin = origin_id(snapshot_id)
         if origin not in newest or _later(snapshot_id, newest[origin]):
             newest[origin] = snapshot_id
@@ -105,16 +107,18 @@ def backup(
     *,
     first: dt.date | None = None,
     last: dt.date | None = None,
+    tz: dt.tzinfo = dt.UTC,
     all_snapshots: bool = False,
     on_snapshot: Callable[[str], None] | None = None,
 ) -> BackupSummary:
+    """``first``/``last``: days of ``$modified`` in the time zone ``tz``."""
     root.mkdir(parents=True, exist_ok=True)
     manifest = _read_manifest(root)
     summary = BackupSummary()
     ids = (
-        _all_ids(archive, first, last)
+        _all_ids(archive, first, last, tz)
         if all_snapshots
-        else newest_per_instance(archive, first, last)
+        else newest_per_instance(archive, first, last, tz)
     )
     with (root / MANIFEST).open("a", encoding="utf-8") as record:
         for snapshot_id in ids:
@@ -129,13 +133,21 @@ def backup(
     return summary
 
 
-def _all_ids(archive: Archive, first: dt.date | None, last: dt.date | None) -> Iterator[str]:
+def _all_ids(
+    archive: Archive, first: dt.date | None, last: dt.date | None, tz: dt.tzinfo
+) -> Iterator[str]:
     if first is None and last is None:
         yield from archive.iter_snapshot_ids()
         return
+    yield from _in_days(archive, first, last, tz)
+
+
+def _in_days(
+    archive: Archive, first: dt.date | None, last: dt.date | None, tz: dt.tzinfo
+) -> Iterator[str]:
     start = first or dt.date(1970, 1, 1)
-    end = last or dt.datetime.now(dt.UTC).date()
-    for _day, snapshot_id in archive.iter_days(start, end):
+    end = last or dt.datetime.now(tz).date()
+    for _day, snapshot_id in archive.iter_local_days(start, end, tz):
         yield snapshot_id
 
 

@@ -50,10 +50,11 @@ def backup_to_ftps(
     *,
     first: dt.date | None = None,
     last: dt.date | None = None,
+    tz: dt.tzinfo = dt.UTC,
     overwrite: bool = False,
 ) -> BackupSummary:
     summary = BackupSummary()
-    for snapshot_id in newest_per_instance(archive, first, last):
+    for snapshot_id in newest_per_instance(archive, first, last, tz):
         try:
             sent = put_snapshot(archive, target, snapshot_id, overwrite=overwrite)
         except ArchiveError as exc:

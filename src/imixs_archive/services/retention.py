@@ -9,7 +9,8 @@ first, else its ``type`` rule, else ``*``; an instance no rule names is kept. Wh
 period is over, every snapshot of the instance goes, oldest first, through
 ``Archive.delete`` (the one safe delete path), so a run that stops part-way leaves the
 newest snapshot and the next run finishes the instance. Legal holds
-(``archive/holds.py``) are checked again right before each instance is deleted, and an
+(``archive/holds.py``) are checked again right before each instance is deleted (and
+``Archive.delete`` refuses every snapshot of a held instance), and an
 instance that received a snapshot after it was planned is left for the next run.
 
 No Cassandra TTLs: pieces and files are shared between snapshots and instances (a TTL
@@ -34,7 +35,7 @@ from imixs_archive.archive.holds import bytes_only_in, get_hold, list_holds
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.document.conventions import origin_id, snapshot_time
-from imixs_archive.errors import ConfigError, NotFoundError
+from imixs_archive.errors import ConfigError, LegalHoldError, NotFoundError
 
 _RULE = re.compile(r"\s*(?:(group|type):(.+?)|(\*))\s*=\s*([0-9]+)\s*([yd])\s*", re.IGNORECASE)
 
@@ -215,10 +216,11 @@ def run_retention(
         # once its grace period has passed.
         files, size = bytes_only_in(archive.backend, expired.snapshots)
         for snapshot_id in expired.snapshots:  # oldest first: the newest goes last
-            if get_hold(archive.backend, expired.uniqueid) is not None:
+            try:  # Archive.delete refuses (changing nothing) once a hold is placed
+                result = archive.delete(snapshot_id)
+            except LegalHoldError:
                 report.skipped.append(expired.uniqueid)
                 break
-            result = archive.delete(snapshot_id)
             report.snapshots_deleted += int(result.existed)
         else:
             report.files += files

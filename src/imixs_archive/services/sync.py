@@ -48,7 +48,13 @@ from enum import StrEnum
 from imixs_archive.archive.snapshots import Archive, StoreResult
 from imixs_archive.archive.sync_records import Claim, ClaimBook, GoneBook
 from imixs_archive.config import Settings
-from imixs_archive.errors import ArchiveError, DocumentError, NotFoundError, StoreError
+from imixs_archive.errors import (
+    ArchiveError,
+    DocumentError,
+    LegalHoldError,
+    NotFoundError,
+    StoreError,
+)
 from imixs_archive.services.catchup import CatchUp
 from imixs_archive.services.sync_failures import FailedEvent, FailureBook, now_ms
 from imixs_archive.services.sync_status import forget_stale_instances
@@ -465,7 +471,11 @@ class SyncService:
             if not self.config.remove:
                 log.info("snapshot.remove %s: kept in the archive (WORKFLOW_SYNC_REMOVE off)", ref)
                 return {}
-            self.archive.delete(ref)
+            try:
+                self.archive.delete(ref)
+            except LegalHoldError as exc:  # the workflow may drop it; the archive keeps it
+                log.warning("snapshot.remove %s: kept in the archive (%s)", ref, exc.why)
+                return {}
             return {"removed": 1}
         if self.archive.exists(ref):
             return {}  # archived already: by another process, the catch-up, or a retry

@@ -130,10 +130,12 @@ def get_aggregates(
 
 
 @router.get("/history/{uniqueid}", summary="One process instance step by step")
-def get_history(uniqueid: str, svc: Svc, _who: Reader) -> dict[str, Any]:
-    """Every snapshot in time order: time since the previous one, task, status, the items
-    changed (old and new values) and the files added, replaced or removed."""
-    return instance_history(svc.archive, uniqueid).to_json()
+def get_history(uniqueid: str, svc: Svc, _who: Reader, tz: Tz = None) -> dict[str, Any]:
+    """Every snapshot in time order: time (in ``tz``) and time since the previous one,
+    task, status, the items changed (old and new values) and the files added, replaced or
+    removed."""
+    zone_info = request_zone(svc, tz)
+    return instance_history(svc.archive, uniqueid).to_json(zone_info)
 
 
 @router.get("/leadtimes", summary="Lead times of finished instances per workflow group")

@@ -15,13 +15,20 @@ from starlette.convertors import register_url_convertor
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 
+from imixs_archive.analytics.localtime import zone_label
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.state import load_state
 from imixs_archive.archive.stats import collect_stats
-from imixs_archive.document.conventions import iter_files, origin_id, snapshot_millis
+from imixs_archive.document.conventions import (
+    iter_files,
+    modified_time,
+    origin_id,
+    snapshot_millis,
+)
 from imixs_archive.document.json_codec import iter_json
 from imixs_archive.document.model import Document
 from imixs_archive.errors import NotFoundError
+from imixs_archive.web.api_analytics import Tz, request_zone
 from imixs_archive.web.problems import PROBLEM_RESPONSES, BadRequestError
 from imixs_archive.web.push import PUSH_BODY, receive_snapshots
 from imixs_archive.web.state import Manager, Reader, Svc
@@ -47,26 +54,30 @@ def document_response(request: Request, svc: Svc, doc: Document, fmt: str | None
     return xml_response(doc)
 
 
-def doc_rows(doc: Document) -> list[tuple[str, list[str]]]:
-    """(item name, values as text) for an HTML table; file contents shown by size only."""
+def doc_rows(doc: Document, tz: dt.tzinfo | None = None) -> list[tuple[str, list[str]]]:
+    """(item name, values as text) for an HTML table; file contents shown by size only;
+    dates in ``tz`` when given (else as stored)."""
     rows: list[tuple[str, list[str]]] = []
     for name, values in doc.sorted_items():
         if name == "$file":
             rows.append((name, [f"{e.name} ({e.content_type})" for e in iter_files(doc)]))
         else:
-            rows.append((name, [_text(v) for v in values]))
+            rows.append((name, [_text(v, tz) for v in values]))
     return rows
 
 
-def _text(value: Any) -> str:
+def _text(value: Any, tz: dt.tzinfo | None = None) -> str:
     if isinstance(value, dt.datetime):
-        return value.isoformat(timespec="milliseconds")
+        when: dt.datetime = value
+        if tz is not None:
+            when = (when if when.tzinfo else when.replace(tzinfo=dt.UTC)).astimezone(tz)
+        return when.isoformat(timespec="milliseconds")
     if isinstance(value, bytes):
         return f"<{len(value)} bytes>"
     if isinstance(value, list | tuple):
-        return "[" + ", ".join(_text(v) for v in value) + "]"
+        return "[" + ", ".join(_text(v, tz) for v in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}: {_text(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{k}: {_text(v, tz)}" for k, v in value.items()) + "}"
     if value is None:
         return "(empty)"
     return str(value)
@@ -134,16 +145,16 @@ def get_metadata_text(svc: Svc, _who: Reader) -> PlainTextResponse:
 # ---- the archive's own endpoints -----------------------------------------------------
 
 
-def summary(archive: Archive, snapshot_id: str) -> dict[str, Any]:
+def summary(archive: Archive, snapshot_id: str, tz: dt.tzinfo = dt.UTC) -> dict[str, Any]:
+    """A snapshot in a listing; its times in ``tz`` (the listing names the zone)."""
     doc = archive.load(snapshot_id, with_files=False)
     modified = doc.get_first("$modified")
+    created = dt.datetime.fromtimestamp(snapshot_millis(snapshot_id) / 1000, dt.UTC)
     return {
         "snapshot": snapshot_id,
         "uniqueid": origin_id(snapshot_id),
-        "created": dt.datetime.fromtimestamp(snapshot_millis(snapshot_id) / 1000, dt.UTC).isoformat(
-            timespec="milliseconds"
-        ),
-        "modified": modified.isoformat(timespec="milliseconds")
+        "created": created.astimezone(tz).isoformat(timespec="milliseconds"),
+        "modified": modified_time(doc).astimezone(tz).isoformat(timespec="milliseconds")
         if isinstance(modified, dt.datetime)
         else None,
         "type": str(doc.get_first("type", "") or ""),
@@ -158,14 +169,22 @@ def summary(archive: Archive, snapshot_id: str) -> dict[str, Any]:
 
 @router.get("/archive/instances/{uniqueid}/snapshots", summary="Snapshots of one instance")
 def list_instance(
-    uniqueid: str, svc: Svc, _who: Reader, limit: Limit = 50, after: str | None = None
+    uniqueid: str,
+    svc: Svc,
+    _who: Reader,
+    limit: Limit = 50,
+    after: str | None = None,
+    tz: Tz = None,
 ) -> dict[str, Any]:
-    """Newest first; ``next`` is the ``after`` value of the following page (null at the end)."""
+    """Newest first; ``next`` is the ``after`` value of the following page (null at the end).
+    Times in ``tz`` (default ``ARCHIVE_TIMEZONE``), named in the answer's ``tz``."""
+    zone_info = request_zone(svc, tz)
     ids = svc.archive.list_instance(uniqueid, start_after=after, limit=limit + 1)
     page = ids[:limit]
     return {
         "uniqueid": uniqueid,
-        "snapshots": [summary(svc.archive, sid) for sid in page],
+        "tz": zone_label(zone_info),
+        "snapshots": [summary(svc.archive, sid, zone_info) for sid in page],
         "next": page[-1] if len(ids) > limit else None,
     }
 
@@ -188,22 +207,23 @@ def _decode_cursor(cursor: str) -> tuple[dt.date, str]:
 def list_by_modified(
     svc: Svc,
     _who: Reader,
-    from_day: Annotated[dt.date, Query(alias="from", description="first day (UTC)")],
-    to_day: Annotated[dt.date | None, Query(alias="to", description="last day (UTC)")] = None,
+    from_day: Annotated[dt.date, Query(alias="from", description="first day (tz)")],
+    to_day: Annotated[dt.date | None, Query(alias="to", description="last day (tz)")] = None,
     limit: Limit = 100,
     cursor: str | None = None,
+    tz: Tz = None,
 ) -> dict[str, Any]:
-    """In day order, then snapshot id; ``next`` is the cursor of the following page."""
-    last = to_day or dt.datetime.now(dt.UTC).date()
-    start, after = (from_day, None)
-    if cursor:
-        start, after = _decode_cursor(cursor)
-        if not from_day <= start <= last:
-            raise BadRequestError("the cursor is outside the range from..to")
+    """Snapshots whose ``$modified`` falls on the days ``from``..``to`` of the time zone
+    ``tz`` (default ``ARCHIVE_TIMEZONE``; a day from local midnight to local midnight);
+    times in that zone, named in the answer's ``tz``. In the order of the store's UTC
+    days, then snapshot id; ``next`` is the cursor of the following page."""
+    zone_info = request_zone(svc, tz)
+    last = to_day or dt.datetime.now(zone_info).date()
+    if last < from_day:
+        raise BadRequestError(f"to ({last}) is before from ({from_day})")
+    resume = _decode_cursor(cursor) if cursor else None
     found: list[tuple[dt.date, str]] = []
-    for day, snapshot_id in svc.archive.iter_days(start, last):
-        if after is not None and day == start and snapshot_id <= after:
-            continue
+    for day, snapshot_id in svc.archive.iter_local_days(from_day, last, zone_info, resume=resume):
         found.append((day, snapshot_id))
         if len(found) > limit:
             break
@@ -211,7 +231,8 @@ def list_by_modified(
     return {
         "from": from_day.isoformat(),
         "to": last.isoformat(),
-        "snapshots": [summary(svc.archive, sid) for _day, sid in page],
+        "tz": zone_label(zone_info),
+        "snapshots": [summary(svc.archive, sid, zone_info) for _day, sid in page],
         "next": _encode_cursor(*page[-1]) if len(found) > limit else None,
     }
 

@@ -10,6 +10,7 @@ from typing import Any
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
+from imixs_archive.analytics.localtime import zone
 from imixs_archive.archive.verify import verify
 from imixs_archive.errors import NotFoundError
 from imixs_archive.services.backup import backup
@@ -94,8 +95,12 @@ def get_verify(svc: Svc, _who: Reader) -> dict[str, Any]:
 
 
 class BackupRequest(BaseModel):
-    from_day: dt.date | None = Field(None, alias="from", description="first $modified day")
-    to_day: dt.date | None = Field(None, alias="to", description="last $modified day")
+    from_day: dt.date | None = Field(
+        None, alias="from", description="first $modified day (ARCHIVE_TIMEZONE)"
+    )
+    to_day: dt.date | None = Field(
+        None, alias="to", description="last $modified day (ARCHIVE_TIMEZONE)"
+    )
     all_snapshots: bool = Field(False, description="every snapshot, not the newest per instance")
     folder: str = Field("", description="sub-folder of ARCHIVE_BACKUP_DIR (default: none)")
 
@@ -115,6 +120,7 @@ def backup_job(svc: Services, request: BackupRequest) -> Any:
             root,
             first=request.from_day,
             last=request.to_day,
+            tz=zone(svc.settings.timezone),
             all_snapshots=request.all_snapshots,
             on_snapshot=seen,
         )

@@ -7,6 +7,7 @@ owns the backend; the app owns its job runner, which it shuts down with itself.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import logging
 import re
 from collections.abc import AsyncIterator
@@ -21,6 +22,7 @@ from markupsafe import Markup, escape
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from imixs_archive import __version__
+from imixs_archive.analytics.localtime import zone, zone_label
 from imixs_archive.archive.read_gate import ReadGate
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
@@ -82,8 +84,8 @@ def create_app(
         jobs=runner,
         auth=Authenticator(settings, verifier),
         metrics=metrics,
-        templates=_templates(),
-        dashboard=DashboardCache(archive),
+        templates=_templates(zone(settings.timezone)),
+        dashboard=DashboardCache(archive, tz=zone(settings.timezone)),
         started=dt.datetime.now(dt.UTC),
     )
     if settings.workflow_service_endpoint.strip():
@@ -130,12 +132,13 @@ def create_app(
     return app
 
 
-def _templates() -> Jinja2Templates:
+def _templates(tz: dt.tzinfo) -> Jinja2Templates:
     templates = Jinja2Templates(directory=HERE / "templates")
     templates.env.globals["version"] = __version__
     templates.env.filters["brief"] = _brief
     templates.env.filters["labelled"] = labelled
-    templates.env.filters["millis_utc"] = millis_utc
+    templates.env.filters["local"] = functools.partial(local_time, tz=tz)
+    templates.env.filters["local_dates"] = functools.partial(local_dates, tz=tz)
     templates.env.filters["inline_code"] = inline_code
     templates.env.filters["human_bytes"] = human_bytes
     return templates
@@ -176,12 +179,29 @@ def inline_code(text: str | None) -> Markup:
     return Markup(_CODE.sub(lambda m: f"<code>{m[1] or m[2]}</code>", escaped))
 
 
-def millis_utc(value: Any) -> str:
-    """Epoch milliseconds (as the Java state items keep instants) as a UTC date and time."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        return "–" if value is None else str(value)
-    when = dt.datetime.fromtimestamp(value / 1000, dt.UTC)
-    return when.strftime("%Y-%m-%d %H:%M:%S UTC")
+def local_time(value: Any, tz: dt.tzinfo) -> str:
+    """An instant as the pages show it: date and time in the service's time zone
+    (``ARCHIVE_TIMEZONE``), the zone named. Takes an aware datetime, an ISO text with an
+    offset, or epoch milliseconds (as the Java state items keep instants)."""
+    when: dt.datetime
+    if isinstance(value, dt.datetime):
+        when = value
+    elif isinstance(value, int) and not isinstance(value, bool):
+        when = dt.datetime.fromtimestamp(value / 1000, dt.UTC)
+    elif isinstance(value, str) and value:
+        try:
+            when = dt.datetime.fromisoformat(value)
+        except ValueError:
+            return value
+    else:
+        return "–" if value is None or value == "" else str(value)
+    when = when if when.tzinfo else when.replace(tzinfo=dt.UTC)
+    return f"{when.astimezone(tz).strftime('%Y-%m-%d %H:%M:%S')} {zone_label(tz)}"
+
+
+def local_dates(value: Any, tz: dt.tzinfo) -> Any:
+    """A datetime as :func:`local_time` shows it; any other value unchanged."""
+    return local_time(value, tz) if isinstance(value, dt.datetime) else value
 
 
 class SecurityHeaders:

@@ -2,8 +2,9 @@
 
 Counts and bytes come from :func:`collect_stats` (the store's own tables). Types and the
 growth over time need one pass over the snapshots (each read without file contents): per
-``$modified`` day, the snapshots added, their attachment bytes (the ``size`` attribute of
-each ``$file`` entry) and the bytes of files first seen that day (by ``md5checksum``).
+``$modified`` day (days of ``ARCHIVE_TIMEZONE``), the snapshots added, their attachment
+bytes (the ``size`` attribute of each ``$file`` entry) and the bytes of files first seen
+that day (by ``md5checksum``).
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from imixs_archive.analytics.localtime import zone_label
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.stats import collect_stats
-from imixs_archive.document.conventions import iter_files, modified_day
+from imixs_archive.document.conventions import iter_files, modified_time
 from imixs_archive.errors import ArchiveError
 
 T = TypeVar("T")
@@ -40,6 +42,8 @@ class Dashboard:
     types: list[tuple[str, int]] = field(default_factory=list)
     growth: list[GrowthPoint] = field(default_factory=list)
     unreadable: int = 0
+    tz: str = "UTC"
+    """The time zone of the days (``ARCHIVE_TIMEZONE``)."""
 
     def cumulative(self) -> list[tuple[dt.date, int, int, int]]:
         """(day, snapshots, logical bytes, distinct file bytes) up to and including day."""
@@ -56,6 +60,8 @@ class Dashboard:
         return {
             "computed": self.computed.isoformat(timespec="seconds"),
             "seconds": round(self.seconds, 3),
+            "tz": self.tz,
+            "per_day": {point.day.isoformat(): point.snapshots for point in self.growth},
             "stats": self.stats,
             "types": [{"type": name, "snapshots": count} for name, count in self.types],
             "growth": [
@@ -71,7 +77,7 @@ class Dashboard:
         }
 
 
-def compute_dashboard(archive: Archive) -> Dashboard:
+def compute_dashboard(archive: Archive, tz: dt.tzinfo = dt.UTC) -> Dashboard:
     start = time.perf_counter()
     stats = collect_stats(archive.backend).to_json()
     types: Counter[str] = Counter()
@@ -81,7 +87,7 @@ def compute_dashboard(archive: Archive) -> Dashboard:
     for snapshot_id in archive.iter_snapshot_ids():
         try:
             doc = archive.load(snapshot_id, with_files=False)
-            day = modified_day(doc)
+            day = modified_time(doc).astimezone(tz).date()
             entries = list(iter_files(doc))
         except ArchiveError:
             unreadable += 1
@@ -105,14 +111,16 @@ def compute_dashboard(archive: Archive) -> Dashboard:
         types=types.most_common(),
         growth=[points[day] for day in sorted(points)],
         unreadable=unreadable,
+        tz=zone_label(tz),
     )
 
 
 class DashboardCache:
     """The last dashboard, recomputed when older than ``ttl`` seconds (one at a time)."""
 
-    def __init__(self, archive: Archive, ttl: float = 30.0) -> None:
+    def __init__(self, archive: Archive, ttl: float = 30.0, tz: dt.tzinfo = dt.UTC) -> None:
         self.archive = archive
+        self.tz = tz
         self.ttl = ttl
         self._value: Dashboard | None = None
         self._at = 0.0
@@ -123,7 +131,7 @@ class DashboardCache:
             fresh = self._value is not None and time.monotonic() - self._at < self.ttl
             if self._value is not None and fresh and not refresh:
                 return self._value
-            self._value = compute_dashboard(self.archive)
+            self._value = compute_dashboard(self.archive, self.tz)
             self._at = time.monotonic()
             return self._value
 

@@ -25,6 +25,7 @@ from imixs_archive.errors import (
     ConfigError,
     DocumentError,
     IntegrityError,
+    LegalHoldError,
     NotFoundError,
     StoreError,
     StoreUnavailableError,
@@ -61,6 +62,7 @@ STATUS_OF: tuple[tuple[type[ArchiveError], int], ...] = (
     (AccessDeniedError, 403),
     (NotFoundError, 404),
     (JobBusyError, 409),
+    (LegalHoldError, 409),
     (PayloadTooLargeError, 413),
     (BadRequestError, 400),
     (DocumentError, 400),  # HostileInputError included

@@ -16,6 +16,7 @@ from fastapi import APIRouter, Depends, Query
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from imixs_archive.analytics.localtime import zone
 from imixs_archive.document.conventions import SNAPSHOT_ID, is_snapshot_id, iter_files, origin_id
 from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.errors import ArchiveError
@@ -159,7 +160,7 @@ def snapshot(request: Request, snapshot_id: str, svc: Svc, user: User) -> Respon
         "snapshot.html",
         nav="inspect",
         snapshot_id=snapshot_id,
-        rows=doc_rows(doc),
+        rows=doc_rows(doc, zone(svc.settings.timezone)),
         files=files,
         xml=xml,
         uniqueid=origin_id(snapshot_id),

@@ -17,7 +17,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from imixs_archive.analytics.localtime import zone
+from imixs_archive.analytics.localtime import zone, zone_label
 from imixs_archive.errors import ArchiveError
 from imixs_archive.services.sync_status import retry_dead_letters
 from imixs_archive.web import restore_jobs
@@ -217,25 +217,28 @@ async def start_resync(request: Request, svc: Svc, _who: UiManager) -> Response:
     form = await read_form(request)
     text = form.get("from", "").strip()
     try:
-        job = workflow(svc, "resync").resync_job(_sync_point(text) if text else None)
+        point = _sync_point(text, zone(svc.settings.timezone)) if text else None
+        job = workflow(svc, "resync").resync_job(point)
         svc.jobs.start("resync", job, message="resyncing")
     except ArchiveError as exc:
         return back("/ui/resync", error=str(exc))
     return back("/ui/resync", notice="resync started")
 
 
-def _sync_point(text: str) -> int:
-    """A date and time as the CLI takes it (UTC unless it has an offset; what a
-    datetime-local field sends), or epoch milliseconds: the sync point in milliseconds."""
+def _sync_point(text: str, tz: dt.tzinfo) -> int:
+    """A date and time as the CLI takes it (in ``tz``, ``ARCHIVE_TIMEZONE``, unless it has
+    an offset; what a datetime-local field sends), or epoch milliseconds: the sync point
+    in milliseconds."""
     if text.isdigit():
         return int(text)
     try:
         when = dt.datetime.fromisoformat(text)
     except ValueError:
         raise BadRequestError(
-            f"not a date and time: {text!r} (e.g. 2024-04-01T08:00, UTC unless an offset is given)"
+            f"not a date and time: {text!r} (e.g. 2024-04-01T08:00, in {zone_label(tz)}"
+            " unless an offset is given)"
         ) from None
-    when = when if when.tzinfo else when.replace(tzinfo=dt.UTC)
+    when = when if when.tzinfo else when.replace(tzinfo=tz)
     return int(when.timestamp() * 1000)
 
 

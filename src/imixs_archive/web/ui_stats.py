@@ -41,7 +41,7 @@ Day = Annotated[dt.date | None, Query()]
 
 
 def dashboard_charts(data: dict[str, Any]) -> dict[str, Markup]:
-    per_day = [(day, float(count)) for day, count in data["stats"]["by_day"].items()]
+    per_day = [(day, float(count)) for day, count in data["per_day"].items()]
     growth = data["growth"]
     s = data["stats"]
     return {

@@ -31,12 +31,26 @@ function render(box, status) {
   set("state", status.state);
   const state = box.querySelector('[data-field="state"]');
   if (state) state.className = "state " + status.state;
-  set("started", status.started);
+  set("started", localTime(status.started, box.getAttribute("data-tz") || "UTC"));
   set("message", status.error || status.message);
   const shown = Object.assign({}, status.progress, status.result);
   delete shown.planned; // a dry run's plan is a table of the page, not part of the summary
   const table = box.querySelector('[data-field="progress"]');
   if (table) table.replaceChildren(...Object.entries(shown).map(([key, value]) => row(key, value)));
+}
+
+// An instant as the server draws it (web/app.py local_time()): date and time in the
+// service's time zone (ARCHIVE_TIMEZONE), the zone named.
+function localTime(iso, zone) {
+  if (!iso) return "–";
+  const when = new Date(iso);
+  if (Number.isNaN(when.getTime())) return String(iso);
+  const parts = {};
+  new Intl.DateTimeFormat("en-GB", {
+    timeZone: zone, hourCycle: "h23", year: "numeric", month: "2-digit", day: "2-digit",
+    hour: "2-digit", minute: "2-digit", second: "2-digit",
+  }).formatToParts(when).forEach((p) => { parts[p.type] = p.value; });
+  return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}:${parts.second} ${zone}`;
 }
 
 // One labelled value, as the server draws it (web/app.py labelled()).
