@@ -88,3 +88,17 @@ def test_a_damaged_packed_piece_stops_the_read_and_verify_names_it(tmp_path: Pat
         problems = verify(backend).problems
     assert any(victim in problem and "unpack" in problem for problem in problems)
     assert any(f"piece {victim} is damaged" in problem for problem in problems)
+
+
+def test_the_embedded_store_keeps_snapshot_xml_compressed(tmp_path: Path) -> None:
+    items = {f"field{n}": f"value {n} of a workitem, approved" for n in range(300)}
+    snapshot = make_snapshot(0, **items)
+    with SQLiteBackend(tmp_path) as backend, Archive(backend) as archive:
+        snapshot_id = archive.store(snapshot).snapshot_id
+        assert archive.load(snapshot_id) == snapshot
+        connection = sqlite3.connect(backend.path)
+        length, marker = connection.execute(
+            "SELECT length(data), raw_size FROM snapshots WHERE snapshot = ?", (snapshot_id,)
+        ).fetchone()
+        connection.close()
+    assert marker is not None and length < marker / 4

@@ -266,7 +266,7 @@ def test_wal_reader_sees_committed_data_while_a_writer_holds_a_transaction(
         store.put(SNAPSHOTS, [{"snapshot": "old", "data": b"1"}])
         writer = sqlite3.connect(store.path, isolation_level=None)
         writer.execute("BEGIN IMMEDIATE")
-        writer.execute("INSERT INTO snapshots VALUES ('new', x'02')")
+        writer.execute("INSERT INTO snapshots (snapshot, data) VALUES ('new', x'02')")
         try:
             started = time.monotonic()
             with SQLiteBackend(tmp_path, Tuning(busy_timeout=0.3)) as reader:
@@ -290,7 +290,7 @@ def test_a_writer_waits_for_another_process_lock_and_then_writes(tmp_path: Path)
     with SQLiteBackend(tmp_path, Tuning(busy_timeout=5)) as store:
         other = sqlite3.connect(store.path, isolation_level=None, check_same_thread=False)
         other.execute("BEGIN IMMEDIATE")
-        other.execute("INSERT INTO snapshots VALUES ('first', x'01')")
+        other.execute("INSERT INTO snapshots (snapshot, data) VALUES ('first', x'01')")
         threading.Timer(0.2, lambda: other.execute("COMMIT")).start()
         try:
             store.put(SNAPSHOTS, [{"snapshot": "second", "data": b"2"}])

@@ -63,7 +63,8 @@ class Table:
     packing: Packing | None = None
     """A cell the embedded store compresses per row when that pays (see :class:`Packing`)."""
     large_cells: bool = False
-    """Holds other large, compressible cells (snapshot XML): zstd where available."""
+    """Holds other large, compressible cells (snapshot XML): zstd where available (on the
+    embedded store through ``packing``)."""
     queue: bool = False
     """Rows come and go all the time (a work list scanned whole): on Cassandra its
     tombstones are purged after 3 hours instead of 10 days (``gc_grace_seconds``), so a
@@ -121,6 +122,7 @@ SNAPSHOTS = Table(
     serves="Q1: one snapshot's XML (file contents emptied) by snapshot id; "
     "its presence marks the snapshot complete. Row '0' holds the service state.",
     large_cells=True,
+    packing=Packing(cell="data", marker="raw_size"),
 )
 SNAPSHOTS_BY_UNIQUEID = Table(
     "snapshots_by_uniqueid",
@@ -187,6 +189,7 @@ ARCHIVE_SNAPSHOT_PARTS = Table(
     "size and SHA-256 (see archive/snapshot_xml.py).",
     java=False,
     large_cells=True,
+    packing=Packing(cell="data", marker="raw_size"),
 )
 
 ARCHIVE_PIECE_REFS = Table(
