@@ -17,7 +17,8 @@ time (compressible text or incompressible images). Then, each in its own fresh r
   ``imixs-archive backup --all-snapshots`` (every piece read back is hashed and checked).
 
 It prints for each the bytes stored (the repository or store folder), the ingest wall time
-and the read-back wall time, and the ratios against the targets: stored <= 0.33 x restic,
+and the read-back wall time (with the CPU seconds each used: on a shared machine wall
+times move with the load), and the ratios against the targets: stored <= 0.33 x restic,
 ingest <= 1.0 x borg, read-back <= 1.0 x restic. Every read-back is compared with the
 input after its timing (the peers' trees file by file; the archive's backup by the SHA-256
 of each file, as its names differ). Needs ``restic`` and ``borg`` on the PATH (Debian:
@@ -31,6 +32,7 @@ import datetime as dt
 import hashlib
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -174,19 +176,28 @@ class Result:
     stored: int
     ingest: float
     read_back: float
+    ingest_cpu: float = 0.0
+    read_back_cpu: float = 0.0
 
 
 def folder_bytes(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
 
-def run(command: list[str], cwd: Path, env: dict[str, str]) -> float:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the child: user + system, all its threads)."""
+    cpu = _children_cpu()
     started = time.perf_counter()
     done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, check=False)
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
         sys.exit(f"{command[0]} failed ({done.returncode}): {done.stderr.decode()[-2000:]}")
-    return elapsed
+    return elapsed, _children_cpu() - cpu
 
 
 def same_tree(source: Path, copy: Path) -> None:
@@ -217,7 +228,7 @@ def restic(inputs: Path, work: Path) -> Result:
     read_back = run(
         ["restic", "--repo", str(repo), "restore", "latest", "--target", str(out)], work, env
     )
-    result = Result(folder_bytes(repo), ingest, read_back)
+    result = Result(folder_bytes(repo), ingest[0], read_back[0], ingest[1], read_back[1])
     same_tree(inputs, out)
     return result
 
@@ -234,7 +245,7 @@ def borg(inputs: Path, work: Path) -> Result:
     run(["borg", "init", "-e", "none", str(repo)], work, env)
     ingest = run(["borg", "create", "--compression", "lz4", f"{repo}::bench", "."], inputs, env)
     read_back = run(["borg", "extract", f"{repo}::bench"], out, env)
-    result = Result(folder_bytes(repo), ingest, read_back)
+    result = Result(folder_bytes(repo), ingest[0], read_back[0], ingest[1], read_back[1])
     same_tree(inputs, out)
     return result
 
@@ -247,7 +258,7 @@ def archive(inputs: Path, work: Path) -> Result:
     read_back = run(
         [*command, "backup", str(out), "--all-snapshots", "--data-dir", str(store)], work, env
     )
-    result = Result(folder_bytes(store), ingest, read_back)
+    result = Result(folder_bytes(store), ingest[0], read_back[0], ingest[1], read_back[1])
     same_files(inputs, out)
     return result
 
@@ -284,8 +295,9 @@ def report(rounds: list[dict[str, Result]]) -> None:
         print(f"round {number}:")
         for name, result in results.items():
             print(
-                f"  {name:8} stored {result.stored / MB:8.1f} MB   ingest {result.ingest:6.2f} s"
-                f"   read-back {result.read_back:6.2f} s"
+                f"  {name:8} stored {result.stored / MB:7.1f} MB   ingest {result.ingest:6.2f} s"
+                f" (CPU {result.ingest_cpu:5.2f} s)   read-back {result.read_back:6.2f} s"
+                f" (CPU {result.read_back_cpu:5.2f} s)"
             )
         ratios(results, "  ")
     if len(rounds) > 1:
@@ -294,6 +306,8 @@ def report(rounds: list[dict[str, Result]]) -> None:
                 int(statistics.median(r[name].stored for r in rounds)),
                 statistics.median(r[name].ingest for r in rounds),
                 statistics.median(r[name].read_back for r in rounds),
+                statistics.median(r[name].ingest_cpu for r in rounds),
+                statistics.median(r[name].read_back_cpu for r in rounds),
             )
             for name in TOOLS
         }
@@ -315,6 +329,11 @@ def ratios(results: dict[str, Result], indent: str) -> None:
             f"{indent}{key:9} {value:5.2f} x {against[key]:6} "
             f"(target <= {TARGETS[key]:.2f}: {verdict})"
         )
+    cpu = (ours.ingest_cpu / borg_.ingest_cpu, ours.read_back_cpu / restic_.read_back_cpu)
+    print(
+        f"{indent}CPU seconds (no target): ingest {cpu[0]:.2f} x borg, "
+        f"read-back {cpu[1]:.2f} x restic"
+    )
 
 
 def main() -> None:
