@@ -178,6 +178,9 @@ class Result:
     read_back: float
     ingest_cpu: float = 0.0
     read_back_cpu: float = 0.0
+    sync: float = 0.0
+    """Seconds of an ``os.sync()`` right after the read-back: the peers leave the files
+    they wrote in the page cache; the archive's backup fsyncs each file (0 here)."""
 
 
 def folder_bytes(path: Path) -> int:
@@ -198,6 +201,12 @@ def run(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, floa
     if done.returncode != 0:
         sys.exit(f"{command[0]} failed ({done.returncode}): {done.stderr.decode()[-2000:]}")
     return elapsed, _children_cpu() - cpu
+
+
+def timed_sync() -> float:
+    started = time.perf_counter()
+    os.sync()
+    return time.perf_counter() - started
 
 
 def same_tree(source: Path, copy: Path) -> None:
@@ -228,7 +237,8 @@ def restic(inputs: Path, work: Path) -> Result:
     read_back = run(
         ["restic", "--repo", str(repo), "restore", "latest", "--target", str(out)], work, env
     )
-    result = Result(folder_bytes(repo), ingest[0], read_back[0], ingest[1], read_back[1])
+    synced = timed_sync()
+    result = Result(folder_bytes(repo), ingest[0], read_back[0], ingest[1], read_back[1], synced)
     same_tree(inputs, out)
     return result
 
@@ -245,7 +255,8 @@ def borg(inputs: Path, work: Path) -> Result:
     run(["borg", "init", "-e", "none", str(repo)], work, env)
     ingest = run(["borg", "create", "--compression", "lz4", f"{repo}::bench", "."], inputs, env)
     read_back = run(["borg", "extract", f"{repo}::bench"], out, env)
-    result = Result(folder_bytes(repo), ingest[0], read_back[0], ingest[1], read_back[1])
+    synced = timed_sync()
+    result = Result(folder_bytes(repo), ingest[0], read_back[0], ingest[1], read_back[1], synced)
     same_tree(inputs, out)
     return result
 
@@ -298,6 +309,7 @@ def report(rounds: list[dict[str, Result]]) -> None:
                 f"  {name:8} stored {result.stored / MB:7.1f} MB   ingest {result.ingest:6.2f} s"
                 f" (CPU {result.ingest_cpu:5.2f} s)   read-back {result.read_back:6.2f} s"
                 f" (CPU {result.read_back_cpu:5.2f} s)"
+                + (f", then sync {result.sync:.2f} s" if result.sync else "")
             )
         ratios(results, "  ")
     if len(rounds) > 1:
