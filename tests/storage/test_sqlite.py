@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from imixs_archive.config import Settings, load_settings
-from imixs_archive.errors import StoreError, StoreUnavailableError
+from imixs_archive.errors import IntegrityError, StoreError, StoreUnavailableError
 from imixs_archive.storage import sqlite_sql as sql
 from imixs_archive.storage.base import Row
 from imixs_archive.storage.factory import open_backend
@@ -46,7 +46,7 @@ def test_ddl_is_derived_from_the_declarations() -> None:
     )
     assert sql.create_table(DOCUMENTS_DATA) == (
         'CREATE TABLE IF NOT EXISTS "documents_data" ("data_id" TEXT NOT NULL,'
-        ' "data" BLOB, PRIMARY KEY ("data_id"))'
+        ' "data" BLOB, "raw_size" INTEGER, PRIMARY KEY ("data_id"))'
     )
     assert sql.create_table(ARCHIVE_FILES) == (
         'CREATE TABLE IF NOT EXISTS "archive_files" ("md5" TEXT NOT NULL, "digest" TEXT,'
@@ -75,6 +75,103 @@ def test_statements_are_derived_from_the_declarations() -> None:
     assert sql.select_page(DOCUMENTS_DATA, ("data_id",), (), ("data_id",), after=False) == (
         'SELECT "data_id" FROM "documents_data" ORDER BY "data_id" ASC LIMIT ?'
     )
+
+
+# --- packed pieces ----------------------------------------------------------------------
+
+TEXT = b"".join(b"%06d the quick brown fox jumps over the lazy dog\n" % n for n in range(20_000))
+
+
+def _cells(path: Path) -> dict[str, tuple[bytes, int | None]]:
+    """What the file holds for each piece: (cell, marker), read past the backend."""
+    connection = sqlite3.connect(path / "archive.db")
+    try:
+        found = connection.execute('SELECT data_id, data, raw_size FROM "documents_data"')
+        return {data_id: (data, marker) for data_id, data, marker in found}
+    finally:
+        connection.close()
+
+
+def test_compressible_pieces_are_kept_compressed_and_the_choice_recorded(tmp_path: Path) -> None:
+    noise = os.urandom(512 * 1024)
+    with SQLiteBackend(tmp_path) as store:
+        store.put(DOCUMENTS_DATA, [{"data_id": "t", "data": TEXT}, {"data_id": "n", "data": noise}])
+    cells = _cells(tmp_path)
+    text_cell, text_marker = cells["t"]
+    assert text_marker == len(TEXT)
+    assert len(text_cell) < len(TEXT) / 5
+    assert text_cell[:4] == b"\x28\xb5\x2f\xfd"  # a zstd frame
+    assert cells["n"] == (noise, None)  # does not compress: stored as given
+
+
+def test_packing_can_be_turned_off_and_reads_either_kind(tmp_path: Path) -> None:
+    with SQLiteBackend(tmp_path, Tuning(pack_level=None)) as store:
+        store.put(DOCUMENTS_DATA, [{"data_id": "raw", "data": TEXT}])
+    assert _cells(tmp_path)["raw"] == (TEXT, None)
+    with SQLiteBackend(tmp_path, Tuning(pack_level=1)) as store:
+        store.put(DOCUMENTS_DATA, [{"data_id": "packed", "data": TEXT}])
+        assert [row["data"] for row in store.scan(DOCUMENTS_DATA)] == [TEXT, TEXT]
+    assert _cells(tmp_path)["packed"][1] == len(TEXT)
+    with pytest.raises(ValueError, match="pack_level"):
+        Tuning(pack_level=0)
+
+
+def test_a_store_written_before_packing_reads_and_is_upgraded(tmp_path: Path) -> None:
+    """Schema 1 (no marker column) as the previous version wrote it: its raw pieces,
+    even one starting like a zstd frame, read as they are; new pieces are packed."""
+    connection = sqlite3.connect(tmp_path / "archive.db")
+    old_ddl = (
+        'CREATE TABLE "documents_data" ("data_id" TEXT NOT NULL, "data" BLOB,'
+        ' PRIMARY KEY ("data_id"))'
+    )
+    connection.execute(old_ddl)
+    looks_packed = b"\x28\xb5\x2f\xfd" + TEXT[:5000]
+    connection.executemany(
+        'INSERT INTO "documents_data" VALUES (?, ?)', [("old", TEXT), ("magic", looks_packed)]
+    )
+    connection.execute("PRAGMA user_version = 1")
+    connection.commit()
+    connection.close()
+    with SQLiteBackend(tmp_path) as store:
+        assert store.get(DOCUMENTS_DATA, {"data_id": "old"}) == {"data_id": "old", "data": TEXT}
+        assert store.get(DOCUMENTS_DATA, {"data_id": "magic"}, ["data"]) == {"data": looks_packed}
+        store.put(DOCUMENTS_DATA, [{"data_id": "new", "data": TEXT}])
+        assert [row["data"] for row in store.scan(DOCUMENTS_DATA)] == [
+            looks_packed,
+            TEXT,
+            TEXT,
+        ]  # by id
+    cells = _cells(tmp_path)
+    assert cells["old"] == (TEXT, None)
+    assert cells["new"][1] == len(TEXT)
+    connection = sqlite3.connect(tmp_path / "archive.db")
+    assert connection.execute("PRAGMA user_version").fetchone()[0] == 2
+    connection.close()
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        'UPDATE "documents_data" SET data = substr(data, 1, length(data) - 9)',
+        'UPDATE "documents_data" SET raw_size = raw_size + 1',
+        'UPDATE "documents_data" SET raw_size = raw_size - 1',
+        "UPDATE \"documents_data\" SET data = x'00112233445566778899'",
+    ],
+    ids=["truncated", "size-too-big", "size-too-small", "not-zstd"],
+)
+def test_a_damaged_packed_piece_is_an_integrity_error(tmp_path: Path, damage: str) -> None:
+    with SQLiteBackend(tmp_path) as store:
+        store.put(DOCUMENTS_DATA, [{"data_id": "t", "data": TEXT}])
+    connection = sqlite3.connect(tmp_path / "archive.db")
+    connection.execute(damage)
+    connection.commit()
+    connection.close()
+    with SQLiteBackend(tmp_path) as store:
+        with pytest.raises(IntegrityError, match=r"documents_data \(data_id t\)"):
+            store.get(DOCUMENTS_DATA, {"data_id": "t"})
+        with pytest.raises(IntegrityError, match=r"documents_data \(data_id t\)"):
+            list(store.scan(DOCUMENTS_DATA))
+        assert store.get(DOCUMENTS_DATA, {"data_id": "t"}, ["data_id"]) == {"data_id": "t"}
 
 
 def test_identifiers_must_be_plain_names() -> None:
@@ -169,7 +266,7 @@ def test_wal_reader_sees_committed_data_while_a_writer_holds_a_transaction(
         store.put(SNAPSHOTS, [{"snapshot": "old", "data": b"1"}])
         writer = sqlite3.connect(store.path, isolation_level=None)
         writer.execute("BEGIN IMMEDIATE")
-        writer.execute("INSERT INTO snapshots VALUES ('new', x'02')")
+        writer.execute("INSERT INTO snapshots (snapshot, data) VALUES ('new', x'02')")
         try:
             started = time.monotonic()
             with SQLiteBackend(tmp_path, Tuning(busy_timeout=0.3)) as reader:
@@ -193,7 +290,7 @@ def test_a_writer_waits_for_another_process_lock_and_then_writes(tmp_path: Path)
     with SQLiteBackend(tmp_path, Tuning(busy_timeout=5)) as store:
         other = sqlite3.connect(store.path, isolation_level=None, check_same_thread=False)
         other.execute("BEGIN IMMEDIATE")
-        other.execute("INSERT INTO snapshots VALUES ('first', x'01')")
+        other.execute("INSERT INTO snapshots (snapshot, data) VALUES ('first', x'01')")
         threading.Timer(0.2, lambda: other.execute("COMMIT")).start()
         try:
             store.put(SNAPSHOTS, [{"snapshot": "second", "data": b"2"}])
@@ -307,11 +404,14 @@ def test_put_commits_in_byte_bounded_transactions(tmp_path: Path) -> None:
             return original(table, statement, batch)
 
         store._write_batch = spy  # type: ignore[method-assign]
-        rows = ({"data_id": str(n), "data": b"x" * 300} for n in range(10))
+        rows = ({"data_id": str(n), "data": os.urandom(300)} for n in range(10))
         assert store.put(DOCUMENTS_DATA, rows) == 10
-    # A row counts 300 bytes + its id + 16 of overhead (317): a batch is committed with the
-    # row that reaches 1000 bytes, the 4th.
-    assert commits == [4, 4, 2]
+        packed = ({"data_id": str(n), "data": b"x" * 3000} for n in range(10))
+        assert store.put(DOCUMENTS_DATA, packed) == 10
+    # A row counts its stored bytes + its id + 16 of overhead: 300 random bytes (kept as
+    # given) 317, so a batch is committed with the row that reaches 1000 bytes, the 4th;
+    # 3000 repeated bytes are packed to a few dozen, so the ten fit in one batch.
+    assert commits == [4, 4, 2, 10]
 
 
 # --- errors -----------------------------------------------------------------------------

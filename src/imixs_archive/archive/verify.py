@@ -18,7 +18,7 @@ from imixs_archive.archive.snapshot_xml import snapshot_xml
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import METADATA_ID, modified_day, origin_id
 from imixs_archive.document.xml_reader import read_xml_document
-from imixs_archive.errors import ArchiveError
+from imixs_archive.errors import ArchiveError, IntegrityError
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,
@@ -64,10 +64,17 @@ def verify(backend: Backend, progress: Progress | None = None) -> VerifyReport:
 
 
 def _check_pieces(backend: Backend, report: VerifyReport, tick: Progress) -> None:
-    for row in backend.scan(DOCUMENTS_DATA):
+    for id_row in backend.scan(DOCUMENTS_DATA, columns=["data_id"]):
         report.pieces += 1
         tick("pieces")
-        data_id = row["data_id"]
+        data_id = id_row["data_id"]
+        try:  # one at a time: a piece that cannot be unpacked is reported, not fatal
+            row = backend.get(DOCUMENTS_DATA, {"data_id": data_id})
+        except IntegrityError as exc:
+            report.problems.append(f"piece {data_id}: {exc}")
+            continue
+        if row is None:
+            continue  # removed since the scan
         if SHA256_ID.match(data_id) and hashlib.sha256(row["data"]).hexdigest() != data_id:
             report.problems.append(f"piece {data_id}: bytes do not match its SHA-256")
         if (
@@ -127,7 +134,12 @@ def _check_files(backend: Backend, keys: set[str], report: VerifyReport, tick: P
         md5, size, ids = hashlib.md5(), 0, []
         missing = False
         for row in backend.scan(DOCUMENTS, {"md5": key}, columns=["data_id"]):
-            piece = backend.get(DOCUMENTS_DATA, {"data_id": row["data_id"]})
+            try:
+                piece = backend.get(DOCUMENTS_DATA, {"data_id": row["data_id"]})
+            except IntegrityError:
+                report.problems.append(f"file {key}: piece {row['data_id']} is damaged")
+                missing = True
+                continue
             ids.append(row["data_id"])
             if piece is None:
                 report.problems.append(f"file {key}: piece {row['data_id']} is missing")

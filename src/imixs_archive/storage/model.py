@@ -34,6 +34,20 @@ class Column:
 
 
 @dataclass(frozen=True)
+class Packing:
+    """A BLOB cell the embedded store keeps compressed where that pays (``storage/packing.py``).
+
+    ``marker`` names the column, on the embedded store only, that records the choice per
+    row: NULL for a cell stored as given (every row written before packing existed), else
+    the size of the bytes its zstd frame holds. Readers never see it: the store unpacks the
+    cell. Cassandra compresses whole tables instead (``storage/cql.py``) and has no such
+    column, so the Java tables keep their columns exactly."""
+
+    cell: str
+    marker: str
+
+
+@dataclass(frozen=True)
 class Table:
     """One table: one query it serves, keyed by partition key then clustering key."""
 
@@ -46,8 +60,11 @@ class Table:
     """Part of the Java Imixs-Archive keyspace (False: an ``archive_`` extra table)."""
     holds_pieces: bool = False
     """Holds attachment bytes: large cells, compressed with zstd where available."""
+    packing: Packing | None = None
+    """A cell the embedded store compresses per row when that pays (see :class:`Packing`)."""
     large_cells: bool = False
-    """Holds other large, compressible cells (snapshot XML): zstd where available."""
+    """Holds other large, compressible cells (snapshot XML): zstd where available (on the
+    embedded store through ``packing``)."""
     queue: bool = False
     """Rows come and go all the time (a work list scanned whole): on Cassandra its
     tombstones are purged after 3 hours instead of 10 days (``gc_grace_seconds``), so a
@@ -78,6 +95,12 @@ class Table:
                 raise ValueError(f"{self.name}: key column {key!r} is not declared")
         if not self.partition_key:
             raise ValueError(f"{self.name}: a partition key is required")
+        if self.packing is not None:
+            cell, marker = self.packing.cell, self.packing.marker
+            if cell not in names or self.column(cell).type is not ColumnType.BLOB:
+                raise ValueError(f"{self.name}: packed cell {cell!r} is not a declared BLOB")
+            if marker in names:
+                raise ValueError(f"{self.name}: packing marker {marker!r} is a declared column")
 
 
 def _cols(*pairs: tuple[str, ColumnType]) -> tuple[Column, ...]:
@@ -99,6 +122,7 @@ SNAPSHOTS = Table(
     serves="Q1: one snapshot's XML (file contents emptied) by snapshot id; "
     "its presence marks the snapshot complete. Row '0' holds the service state.",
     large_cells=True,
+    packing=Packing(cell="data", marker="raw_size"),
 )
 SNAPSHOTS_BY_UNIQUEID = Table(
     "snapshots_by_uniqueid",
@@ -127,6 +151,7 @@ DOCUMENTS_DATA = Table(
     partition_key=("data_id",),
     serves="Q5: the bytes of one piece, by its id (hex SHA-256 here; a UUID when Java wrote it).",
     holds_pieces=True,
+    packing=Packing(cell="data", marker="raw_size"),
 )
 SNAPSHOTS_BY_DOCUMENT = Table(
     "snapshots_by_document",
@@ -164,6 +189,7 @@ ARCHIVE_SNAPSHOT_PARTS = Table(
     "size and SHA-256 (see archive/snapshot_xml.py).",
     java=False,
     large_cells=True,
+    packing=Packing(cell="data", marker="raw_size"),
 )
 
 ARCHIVE_PIECE_REFS = Table(

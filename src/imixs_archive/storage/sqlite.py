@@ -21,6 +21,12 @@ stall the other writer). When ``put`` returns, every batch is committed and, wit
 ``synchronous=FULL``, on disk. A failure part-way leaves the earlier batches written;
 as every write is an idempotent upsert, the caller simply repeats the ``put``.
 
+Pieces are compressed: the cell of a table declared with a ``Packing`` (the pieces of
+``documents_data``) is written as a zstd frame when that saves a tenth, else as given, the
+choice in its marker column (``storage/packing.py``); reads unpack it, so callers see the
+bytes they put. Stores written before (schema 1) get the marker column on open, NULL in
+every old row: raw cells, read as they are.
+
 Scans are keyset-paged: each page is one short query (``LIMIT``), so a scan holds no
 statement or read transaction open between pages and never loads a whole table. Pages of
 rows that carry a BLOB column are small (their cells may be 1 MiB each). A scan is not a
@@ -38,15 +44,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from imixs_archive.errors import StoreError, StoreUnavailableError
+from imixs_archive.errors import IntegrityError, StoreError, StoreUnavailableError
+from imixs_archive.storage import packing
 from imixs_archive.storage import sqlite_sql as sql
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.model import TABLES, ColumnType, Table
 
 MiB = 1024 * 1024
 DB_FILE = "archive.db"
-SCHEMA_VERSION = 1
-"""``PRAGMA user_version`` of a store this code writes; a newer store is refused."""
+SCHEMA_VERSION = 2
+"""``PRAGMA user_version`` of a store this code writes; a newer store is refused.
+2: packed cells (a marker column; version 1 code would not unpack them)."""
 
 _JOURNAL_MODES = ("WAL", "DELETE", "TRUNCATE", "PERSIST")
 _SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
@@ -80,6 +88,9 @@ class Tuning:
     page_rows: int = 1000
     """Rows per scan page (``blob_page_rows`` when a BLOB column is read)."""
     blob_page_rows: int = 16
+    pack_level: int | None = packing.DEFAULT_LEVEL
+    """zstd level of packed cells (pieces), each kept compressed only when that saves a
+    tenth; None writes them as given (reads unpack either way)."""
 
     def __post_init__(self) -> None:
         if self.page_size not in {512 << n for n in range(8)}:
@@ -92,6 +103,8 @@ class Tuning:
             raise ValueError("commit_bytes and commit_rows must be positive")
         if self.page_rows < 1 or self.blob_page_rows < 1:
             raise ValueError("page_rows and blob_page_rows must be positive")
+        if self.pack_level is not None and not 1 <= self.pack_level <= 19:
+            raise ValueError(f"pack_level must be 1..19 or None: {self.pack_level}")
 
 
 _BUSY = ("SQLITE_BUSY", "SQLITE_LOCKED")
@@ -125,7 +138,8 @@ class SQLiteBackend(Backend):
         """Held by the thread of this process that writes (see the module's text)."""
         self._closed = False
         self.tables = tuple(tables)
-        self._codecs = {table.name: sql.Codec.of(table) for table in self.tables}
+        level = self.tuning.pack_level
+        self._codecs = {table.name: sql.Codec.of(table, level) for table in self.tables}
         self._make_directory()
         try:
             self._create_schema(self._connection())
@@ -215,8 +229,17 @@ class SQLiteBackend(Backend):
             version = self._check_version(connection)
             for table in self.tables:
                 connection.execute(sql.create_table(table))
+                self._add_marker(connection, table)
             if version < SCHEMA_VERSION:
                 connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _add_marker(self, connection: sqlite3.Connection, table: Table) -> None:
+        """A table created before its cell was packed gets the marker column."""
+        if table.packing is None:
+            return
+        present = {row[1] for row in connection.execute(f"PRAGMA table_info({table.name})")}
+        if table.packing.marker not in present:
+            connection.execute(sql.add_marker(table))
 
     def _check_version(self, connection: sqlite3.Connection) -> int:
         version: int = connection.execute("PRAGMA user_version").fetchone()[0]
@@ -324,11 +347,20 @@ class SQLiteBackend(Backend):
         codec = self._codec(table)
         _check_key(table, key, (table.primary_key,))
         names = _projection(table, columns)
-        statement = sql.select(table, names, table.primary_key)
+        statement = sql.select(table, codec.selected(names), table.primary_key)
         params = codec.encode_key(key, table.primary_key)
         with self._errors(f"read {table.name}"):
             found = self._connection().execute(statement, params).fetchone()
-        return None if found is None else codec.decode(names, found)
+        if found is None:
+            return None
+        try:
+            return codec.decode(names, found)
+        except packing.UnpackError as exc:
+            raise self._corrupt(table, key, exc) from None
+
+    def _corrupt(self, table: Table, key: Mapping[str, Any], exc: Exception) -> IntegrityError:
+        where = ", ".join(f"{name} {key.get(name)}" for name in table.primary_key)
+        return IntegrityError(f"SQLite store {self.path}: {table.name} ({where}): {exc}")
 
     def scan(
         self,
@@ -366,7 +398,8 @@ class SQLiteBackend(Backend):
         ordering key of the previous page's last row."""
         codec = self._codec(plan.table)
         names = plan.columns
-        selected = names + tuple(name for name in plan.order if name not in names)
+        wanted = codec.selected(names)
+        selected = wanted + tuple(name for name in plan.order if name not in wanted)
         at = [selected.index(name) for name in plan.order]
         reads_blob = any(plan.table.column(n).type is ColumnType.BLOB for n in names)
         page_rows = self.tuning.blob_page_rows if reads_blob else self.tuning.page_rows
@@ -389,7 +422,12 @@ class SQLiteBackend(Backend):
             with self._errors(f"read {plan.table.name}"):
                 page = self._connection().execute(statement, params).fetchall()
             for values in page:
-                yield codec.decode(names, values[: len(names)])
+                try:
+                    row = codec.decode(names, values[: len(wanted)])
+                except packing.UnpackError as exc:
+                    key = dict(zip(selected, values, strict=True))
+                    raise self._corrupt(plan.table, key, exc) from None
+                yield row
             if len(page) < size or not plan.order:
                 return
             bound = tuple(page[-1][i] for i in at)

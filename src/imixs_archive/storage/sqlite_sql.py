@@ -4,7 +4,9 @@ Nothing here is written per table: every statement is built from a :class:`Table
 Identifiers come from the model only (and are checked to be plain names); every value is
 a bound parameter. Values are converted between Python and SQLite by the column's
 declared type: ``date`` is stored as TEXT ``YYYY-MM-DD`` (which sorts like the date),
-``int``/``bigint`` as INTEGER, ``text`` as TEXT and ``blob`` as BLOB.
+``int``/``bigint`` as INTEGER, ``text`` as TEXT and ``blob`` as BLOB. A table with a
+packed cell (``Table.packing``) has one more column, its marker (INTEGER, NULL when the
+cell holds its bytes as given), written and read with the cell (``storage/packing.py``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from imixs_archive.storage import packing
 from imixs_archive.storage.model import ColumnType, Table
 
 _NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
@@ -71,6 +74,12 @@ def without_rowid(table: Table) -> bool:
     return all(column.type is not ColumnType.BLOB for column in table.columns)
 
 
+def stored_columns(table: Table) -> tuple[str, ...]:
+    """The table's columns in SQLite: the declared ones, then a packing marker."""
+    marker = () if table.packing is None else (table.packing.marker,)
+    return table.column_names + marker
+
+
 @functools.lru_cache(maxsize=256)
 def create_table(table: Table) -> str:
     """``CREATE TABLE IF NOT EXISTS`` for one table. Key columns are NOT NULL (a rowid
@@ -80,15 +89,25 @@ def create_table(table: Table) -> str:
         f"{quote(c.name)} {SQL_TYPES[c.type]}{' NOT NULL' if c.name in keys else ''}"
         for c in table.columns
     ]
+    if table.packing is not None:
+        columns.append(f"{quote(table.packing.marker)} INTEGER")
     columns.append(f"PRIMARY KEY ({_names(table.primary_key)})")
     suffix = " WITHOUT ROWID" if without_rowid(table) else ""
     return f"CREATE TABLE IF NOT EXISTS {quote(table.name)} ({', '.join(columns)}){suffix}"
 
 
+def add_marker(table: Table) -> str:
+    """The marker column added to a table created before it had one (all its rows are
+    then cells stored as given: NULL)."""
+    assert table.packing is not None
+    return f"ALTER TABLE {quote(table.name)} ADD COLUMN {quote(table.packing.marker)} INTEGER"
+
+
 @functools.lru_cache(maxsize=256)
 def upsert(table: Table) -> str:
-    """``INSERT OR REPLACE`` of a whole row, parameters in declaration order."""
-    names = table.column_names
+    """``INSERT OR REPLACE`` of a whole row, parameters in declaration order (then the
+    packing marker)."""
+    names = stored_columns(table)
     marks = ", ".join("?" * len(names))
     return f"INSERT OR REPLACE INTO {quote(table.name)} ({_names(names)}) VALUES ({marks})"
 
@@ -188,14 +207,16 @@ def _decode_date(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class Codec:
-    """Conversions for one table, looked up once."""
+    """Conversions for one table, looked up once. ``pack_level``: the zstd level a packed
+    cell is written with (None: written as given; read either way)."""
 
     table: Table
     encoders: Mapping[str, Encoder]
     decoders: Mapping[str, Decoder]
+    pack_level: int | None = None
 
     @classmethod
-    def of(cls, table: Table) -> Codec:
+    def of(cls, table: Table, pack_level: int | None = None) -> Codec:
         return cls(
             table,
             {c.name: _encoder(table, c.name, c.type) for c in table.columns},
@@ -203,7 +224,16 @@ class Codec:
                 c.name: _decode_date if c.type is ColumnType.DATE else _identity
                 for c in table.columns
             },
+            pack_level,
         )
+
+    def selected(self, names: tuple[str, ...]) -> tuple[str, ...]:
+        """The columns to select for ``names``: with the marker when the packed cell is
+        among them (:meth:`decode` takes the values in this order)."""
+        packed = self.table.packing
+        if packed is None or packed.cell not in names:
+            return names
+        return (*names, packed.marker)
 
     def encode(self, name: str, value: Any) -> Any:
         """One value for a bound parameter. None is allowed (NULL) in value columns only."""
@@ -223,14 +253,28 @@ class Codec:
                 f"{self.table.name}: a row needs exactly the declared columns"
                 f" (missing {missing}, unknown {extra})"
             )
-        return tuple(self.encode(name, row[name]) for name in names)
+        values = tuple(self.encode(name, row[name]) for name in names)
+        packed = self.table.packing
+        if packed is None:
+            return values
+        at = names.index(packed.cell)
+        cell, marker = values[at], None
+        if cell is not None and self.pack_level is not None:
+            cell, marker = packing.pack(cell, self.pack_level)
+        return (*values[:at], cell, *values[at + 1 :], marker)
 
     def encode_key(self, key: Mapping[str, Any], names: Sequence[str]) -> tuple[Any, ...]:
         return tuple(self.encode(name, key[name]) for name in names)
 
     def decode(self, names: Sequence[str], values: Sequence[Any]) -> dict[str, Any]:
+        """A row of ``names`` from the values of :meth:`selected` columns (the marker
+        last, when there is one: the packed cell is unpacked)."""
         decoders = self.decoders
-        return {name: decoders[name](value) for name, value in zip(names, values, strict=True)}
+        row = {name: decoders[name](value) for name, value in zip(names, values, strict=False)}
+        packed = self.table.packing
+        if packed is not None and len(values) > len(names):
+            row[packed.cell] = packing.unpack(row[packed.cell], values[len(names)])
+        return row
 
 
 def value_size(values: Sequence[Any]) -> int:

@@ -1,0 +1,65 @@
+"""Cells packed smaller on the embedded store: zstd when that pays, the bytes as given when not.
+
+SQLite has no compression of its own (Cassandra compresses its tables: ``storage/cql.py``).
+A table whose declaration has a :class:`~imixs_archive.storage.model.Packing` (the pieces of
+``documents_data``) gets its cell compressed here on the way in and back on the way out,
+so every reader sees the bytes that were put, and hashes are checked over them.
+
+The choice is made per cell, by trying: the cell is compressed with zstd and kept so when
+that saves at least ``1 - KEEP_RATIO`` of its size, else stored as given. Already-compressed
+content (PDFs, images, archives) costs little to try: zstd gives up on incompressible input
+at several GB/s. The choice is recorded in the marker column: NULL for a cell stored as
+given (so every cell written before packing existed reads unchanged), else the size of the
+bytes the zstd frame holds (the decompressor is told the exact size; any other outcome is
+an error, never bytes of another length).
+
+zstd comes from pyarrow (already a dependency for the Parquet export), which releases the
+interpreter lock while it compresses, so packing runs beside the parsing thread.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+KEEP_RATIO = 0.9
+"""A compressed cell is kept when it is at most this fraction of the bytes (the same
+threshold as Cassandra's ``min_compress_ratio`` 1.1 on the pieces' table)."""
+MIN_SIZE = 256
+"""Cells shorter than this are stored as given (a zstd frame has ~10 bytes of header)."""
+DEFAULT_LEVEL = 3
+"""zstd's own default level."""
+
+
+class UnpackError(ValueError):
+    """A packed cell that does not decompress to the size recorded with it."""
+
+
+@functools.cache
+def _codec(level: int) -> Any:
+    import pyarrow  # imported on first use: the CLI starts without it
+
+    return pyarrow.Codec("zstd", compression_level=level)
+
+
+def pack(data: Any, level: int = DEFAULT_LEVEL) -> tuple[Any, int | None]:
+    """``(cell, marker)``: a zstd frame and the size of ``data`` when that pays, else
+    ``(data, None)``."""
+    size = len(data) if not isinstance(data, memoryview) else data.nbytes
+    if size < MIN_SIZE:
+        return data, None
+    packed: bytes = _codec(level).compress(data, asbytes=True)
+    if len(packed) > size * KEEP_RATIO:
+        return data, None
+    return packed, size
+
+
+def unpack(cell: Any, marker: int | None) -> Any:
+    """The bytes a cell holds: ``cell`` itself when ``marker`` is NULL."""
+    if marker is None or cell is None:
+        return cell
+    try:
+        data: bytes = _codec(DEFAULT_LEVEL).decompress(cell, decompressed_size=marker, asbytes=True)
+    except (OSError, ValueError) as exc:
+        raise UnpackError(f"its zstd frame does not unpack to {marker} bytes ({exc})") from None
+    return data
