@@ -34,6 +34,9 @@ def _cell(page: str, attribute: str) -> str:
 def test_the_wait_for_the_first_round_is_said_with_the_seconds_left(waiting: LiveServer) -> None:
     with waiting.client("reader") as client:
         page = client.get("/ui/monitor").text
+        status = client.get("/api/sync/status").json()
+    assert status["activity"]["text"].startswith("waiting to start: the first round starts in ")
+    assert 590 <= status["activity"]["seconds"] <= 600 and status["pending"] == "not read yet"
     loop = _cell(page, "data-sync-state")
     found = re.fullmatch(
         r"waiting to start: the first round starts in <span data-countdown>(\d+)</span> s "

@@ -26,7 +26,7 @@ from imixs_archive.services.jobs import Job
 from imixs_archive.services.restore import Restorer
 from imixs_archive.services.resync import Resync, request_cancel
 from imixs_archive.services.sync import SyncConfig, SyncService
-from imixs_archive.services.sync_counters import activity, pending_text
+from imixs_archive.services.sync_counters import Activity, activity, describe, pending_text
 from imixs_archive.services.sync_status import sync_status
 from imixs_archive.storage.base import Backend
 from imixs_archive.workflow.client import WorkflowClient
@@ -201,11 +201,20 @@ def sync_overview(backend: Backend, link: WorkflowLink | None) -> dict[str, Any]
         "archived_by_sync": sum(int(row.get("archived") or 0) for row in status.instances),
         "lag_seconds": (int(counters["lag_ms"]) / 1000) if counters is not None else None,
         "counters": counters,
-        "activity": loop,
+        "activity": _activity(loop),
         "pending": pending_text(counters) if counters is not None else None,
         "catchup_at": _utc(status.catchup_point),
         "point_at": _utc(status.point),
     }
+
+
+def _activity(loop: Activity | None) -> dict[str, Any] | None:
+    """What the loop is doing: in words, and the seconds to its next round apart (the
+    Monitor counts them down)."""
+    if loop is None:
+        return None
+    before, seconds, after = loop
+    return {"text": describe(loop), "before": before, "seconds": seconds, "after": after}
 
 
 def _utc(millis: int | None) -> str | None:
