@@ -132,3 +132,27 @@ def test_between_rounds_the_loop_says_what_is_pending_and_when_it_looks_again(
     assert "round: 1 events read (1 done), 0 left in the event log; next round in 60 s" in (
         caplog.text
     )
+
+
+def test_rounds_that_change_nothing_are_logged_once(
+    archive: Archive,
+    double: WorkflowDouble,
+    client: WorkflowClient,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An event waiting for its retry is read every round: the log says so once."""
+    sid = str(double.save(subject="fails").get_first("$uniqueid"))
+    double.inject("status", path=f"^/api/documents/{sid}", status=500)
+    config = SyncConfig(**{**vars(CONFIG), "interval_ms": 20})
+    caplog.set_level(logging.INFO, logger="imixs_archive.sync")
+    service = SyncService(archive, client, config, instance="quiet-1")
+    try:
+        service.run(initial_delay=False, rounds=10)
+    finally:
+        service.close(timeout=10)
+    rounds = [r.getMessage() for r in caplog.records if r.getMessage().startswith("round:")]
+    assert rounds == [
+        "round: 1 events read (1 failed), 1 left in the event log; next round in 0.02 s",
+        "round: 1 events read (1 deferred), 1 left in the event log; next round in 0.02 s",
+    ]
+    assert service.counters.as_dict()["rounds"] == 10

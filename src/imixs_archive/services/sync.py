@@ -55,6 +55,9 @@ from imixs_archive.services.sync_counters import (
     NEXT,
     PAUSE,
     SyncCounters,
+    next_round,
+    round_report,
+    seconds,
 )
 from imixs_archive.services.sync_failures import FailedEvent, FailureBook, now_ms
 from imixs_archive.services.sync_status import forget_stale_instances
@@ -200,7 +203,7 @@ class SyncService:
         if initial_delay and config.initial_delay_ms > 0:
             log.info(
                 "first round in %s (WORKFLOW_SYNC_INITIALDELAY); events pending are read then",
-                _seconds(config.initial_delay_ms),
+                seconds(config.initial_delay_ms),
             )
             self.save_counters()
             self.counters.wait(FIRST, config.initial_delay_ms)
@@ -214,7 +217,7 @@ class SyncService:
             self._walker.start()
         pauses = 0
         done = 0
-        quiet = False
+        quiet: tuple[int, int] | None = None
         while not self.stopping.is_set():
             result = self.run_round()
             done += 1
@@ -229,9 +232,14 @@ class SyncService:
                 more = result.count(Outcome.DONE) > 0 and fresh >= config.batch
                 wait = 0 if more or result.catching_up else config.interval_ms
                 self.counters.wait(NEXT, wait, "running")
-                if result.read or result.taken_over or not quiet:
-                    log.info("%s", _round_report(result, wait))
-                quiet = not (result.read or result.taken_over)
+                # a round that changed nothing is said once, not every interval
+                idle = (result.read, result.left) if _idle(result) else None
+                if idle is None or idle != quiet:
+                    report = round_report(
+                        result.read, result.outcomes.items(), result.left, result.more
+                    )
+                    log.info("%s", f"{report}; {next_round(wait)}")
+                quiet = idle
             self.save_counters()
             if rounds is not None and done >= rounds:
                 break
@@ -574,21 +582,10 @@ class _Gone(Exception):
     """The workflow answered 404 for the snapshot."""
 
 
-def _seconds(millis: float) -> str:
-    return f"{millis / 1000:g} s"
-
-
-def _round_report(result: RoundResult, wait: int) -> str:
-    """One line on a round for the log (``imixs-archive sync`` prints it)."""
-    outcomes = ", ".join(f"{n} {o.value}" for o, n in sorted(result.outcomes.items()) if n)
-    left = f"{result.left} or more" if result.more else str(result.left)
-    then = f"next round in {_seconds(wait)}" if wait else "next round now"
-    if not (result.read or result.taken_over):
-        return f"no events pending in the workflow's event log; looking every {_seconds(wait)}"
-    return (
-        f"round: {result.read} events read ({outcomes or 'none handled'}), "
-        f"{left} left in the event log; {then}"
-    )
+def _idle(result: RoundResult) -> bool:
+    """Did the round leave everything as it was (events only waiting or others')?"""
+    waiting = (Outcome.DEFERRED, Outcome.BUSY)
+    return not result.taken_over and all(o in waiting for o, n in result.outcomes.items() if n)
 
 
 def _spread(work: list[_Work]) -> list[list[_Work]]:

@@ -9,7 +9,7 @@ log) is in memory only: :func:`activity` says it in words.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -127,3 +127,20 @@ def activity(values: Mapping[str, Any], initial_delay_ms: int, at: int | None = 
 def describe(parts: Activity) -> str:
     before, seconds, after = parts
     return before if seconds is None else f"{before} {seconds} {after}"
+
+
+def seconds(millis: float) -> str:
+    return f"{millis / 1000:g} s"
+
+
+def round_report(read: int, outcomes: Iterable[tuple[str, int]], left: int, more: bool) -> str:
+    """A round in words, for the log (``imixs-archive sync`` prints it)."""
+    if not read:
+        return "no events pending in the workflow's event log"
+    done = ", ".join(f"{n} {name}" for name, n in sorted(outcomes) if n)
+    after = f"{left} or more" if more else str(left)
+    return f"round: {read} events read ({done or 'none handled'}), {after} left in the event log"
+
+
+def next_round(wait: int) -> str:
+    return f"next round in {seconds(wait)}" if wait else "next round now"
