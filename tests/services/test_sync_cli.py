@@ -233,3 +233,40 @@ def test_three_processes_beside_a_java_archive_lose_nothing(
     assert len(status.instances) == 3 and status.dead_letters == []
     assert sum(row["events"] for row in status.instances) >= 80
     assert all(row["state"] == "stopped" for row in status.instances)
+
+
+def test_the_sync_command_says_when_its_first_round_starts_and_what_each_round_did(
+    double: WorkflowDouble, tmp_path: Path
+) -> None:
+    """A 30 s wait before the first round printed nothing: it looked like a hang."""
+    store = tmp_path / "store"
+    log = tmp_path / "sync.log"
+    process = _start(_env(double, store, WORKFLOW_SYNC_INITIALDELAY="30s"), log)
+    try:
+        deadline = time.monotonic() + 20
+        while "first round" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(10) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert "first round in 30 s (WORKFLOW_SYNC_INITIALDELAY)" in log.read_text()
+    _populate(double, 3)
+    log.write_text("")
+    process = _start(_env(double, store, WORKFLOW_SYNC_INTERVAL="200"), log)
+    try:
+        _wait_empty(double, store)
+        deadline = time.monotonic() + 10
+        while "no events pending" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(1.0)  # five more idle rounds: said once, not every 0.2 s
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(10) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+    text = log.read_text()
+    assert "round: 3 events read (3 done), 0 left in the event log; next round in 0.2 s" in text
+    assert text.count("no events pending in the workflow's event log; next round in 0.2 s") == 1
+    assert "first round in" not in text  # WORKFLOW_SYNC_INITIALDELAY 0: no wait

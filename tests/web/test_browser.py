@@ -154,10 +154,10 @@ def test_restore_against_the_workflow_and_watch_it_finish(
 def test_statistics_draw_charts(page: Any) -> None:
     log_in(page)
     page.click("nav >> text=Statistics")
-    charts = page.locator("#overview svg.chart")
+    charts = page.locator("#overview svg.chart.wide")
     assert charts.count() == 4
-    assert page.locator("#overview svg.chart rect.bar").count() >= 3
-    assert page.locator("#overview svg.chart polyline.line").count() == 2
+    assert page.locator("#overview svg.chart.wide rect.bar").count() >= 3
+    assert page.locator("#overview svg.chart.wide polyline.line").count() == 2
     box = charts.first.bounding_box()
     assert box is not None and box["width"] > 200 and box["height"] > 50
     shot(page, "statistics")
@@ -239,12 +239,12 @@ def test_analytics_charts_over_a_range(page: Any) -> None:
         groups = api.get("/api/analytics/aggregates", params={**span, "by": "group"}).json()
         types = api.get("/api/analytics/aggregates", params={**span, "by": "type"}).json()
         leads = api.get("/api/analytics/leadtimes", params=span).json()["groups"]
-    bars = "[data-chart={}] svg.chart rect.bar"
+    bars = "[data-chart={}] svg.chart.wide rect.bar"
     assert page.locator(bars.format("periods")).count() == 31  # one per day of March
     assert page.locator(bars.format("by-type")).count() == len(types["rows"]) >= 1
     assert page.locator(bars.format("by-group")).count() == len(groups["rows"]) >= 1
     assert page.locator(bars.format("lead-times")).count() == 4 * len(leads)  # p50..p95
-    titles = page.locator("[data-chart=periods] rect.bar title").all_text_contents()
+    titles = page.locator("[data-chart=periods] .wide rect.bar title").all_text_contents()
     assert titles[0].startswith("2024-03-01:") and titles[-1].startswith("2024-03-31:")
     shot(page, "statistics-range")
 
@@ -276,14 +276,71 @@ def test_history_from_inspect(page: Any) -> None:
 PAGES = [
     ("/ui/monitor", "monitor"),
     ("/ui/inspect?q=" + SAMPLE, "inspect"),
+    ("/ui/snapshot/{newest}", "snapshot"),
     ("/ui/history/" + SAMPLE, "history"),
     ("/ui/resync", "resync"),
     ("/ui/restore", "restore"),
     ("/ui/backup", "backup"),
     ("/ui/stats", "statistics"),
+    ("/ui/stats?from=2024-03-01&to=2024-03-31", "statistics-range"),
     ("/api/docs", "api-docs"),
     ("/ui/no-such-page", "not-found"),
 ]
+
+# In the page: what a reader could not read. Text of the page under 11 px, a status badge
+# or a first table column broken over lines, and in each chart shown: a label reaching
+# past the chart's edge, two axis labels on top of each other, or labels drawn under 9 px.
+UNREADABLE = r"""() => {
+  const problems = [];
+  const shown = (el) => el.getClientRects().length > 0;
+  for (const el of document.querySelectorAll("body *")) {
+    if (!shown(el) || el.closest("svg")) continue;
+    const own = Array.from(el.childNodes).some((n) => n.nodeType === 3 && n.textContent.trim());
+    const size = parseFloat(getComputedStyle(el).fontSize);
+    if (own && size < 11) problems.push(`${el.tagName}.${el.className}: ${size} px text`);
+  }
+  // a short word of a table cell (a name, a type, a size) broken over lines
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const words = node.textContent.trim().split(/\s+|(?<=[-\/])/);  // hyphens may break
+    if (!node.parentElement.closest("td") || !shown(node.parentElement)) continue;
+    const range = document.createRange();
+    let at = node.textContent.indexOf(words[0]);
+    for (const word of words) {
+      at = node.textContent.indexOf(word, at);
+      range.setStart(node, at);
+      range.setEnd(node, at + word.length);
+      at += word.length;
+      const lines = new Set(Array.from(range.getClientRects()).map((r) => Math.round(r.top)));
+      if (word.length <= 20 && lines.size > 1) problems.push(`word broken: ${word}`);
+    }
+  }
+  for (const el of document.querySelectorAll(".state")) {
+    if (shown(el) && el.getClientRects().length > 1) problems.push(`broken: ${el.textContent}`);
+  }
+  for (const svg of document.querySelectorAll("svg.chart")) {
+    if (!shown(svg)) continue;
+    const view = svg.viewBox.baseVal;
+    const scale = svg.getBoundingClientRect().width / view.width;
+    const boxes = [];
+    for (const text of svg.querySelectorAll("text")) {
+      const b = text.getBBox();
+      const name = `${svg.getAttribute("aria-label")}: ${text.textContent}`;
+      if (b.x < 0 || b.y < 0 || b.x + b.width > view.width || b.y + b.height > view.height) {
+        problems.push(`cut: ${name} (${Math.round(b.x)}..${Math.round(b.x + b.width)})`);
+      }
+      const px = parseFloat(getComputedStyle(text).fontSize) * scale;
+      if (px < 9) problems.push(`small: ${name} (${px.toFixed(1)} px)`);
+      for (const other of boxes) {
+        const apart = b.x >= other.b.x + other.b.width || other.b.x >= b.x + b.width
+          || b.y >= other.b.y + other.b.height || other.b.y >= b.y + b.height;
+        if (!apart) problems.push(`overlap: ${name} / ${other.name}`);
+      }
+      boxes.push({ b, name });
+    }
+  }
+  return problems;
+}"""
 
 
 @pytest.mark.parametrize(
@@ -299,16 +356,26 @@ def test_every_page_at_desktop_and_phone_width(
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto("/ui/monitor")
+    shot(page, f"{prefix}-login")
+    assert page.evaluate(UNREADABLE) == []
     log_in(page)
     page.goto("/ui/backup")
     page.click("button[name=start]")
     page.wait_for_selector(".job [data-field=state].finished", timeout=30_000)
+    newest = ui_live.archive.list_instance(SAMPLE)[0]
     for path, name in PAGES:
-        page.goto(path)
+        page.goto(path.format(newest=newest))
         page.wait_for_load_state("networkidle")
         width_used = page.evaluate("document.documentElement.scrollWidth")
         assert width_used <= width + 2, (path, width_used)
         shot(page, f"{prefix}-{name}")
+        assert page.evaluate(UNREADABLE) == [], path
+        for tab in ("files", "xml") if name == "snapshot" else ():
+            page.click(f"a.tab[href='#{tab}']")
+            assert page.evaluate("document.documentElement.scrollWidth") <= width + 2, tab
+            shot(page, f"{prefix}-snapshot-{tab}")
+            assert page.evaluate(UNREADABLE) == [], tab
         for cell in page.locator("table.list td:first-child").all()[:20]:
             box = cell.bounding_box()
             assert box is None or box["width"] >= 60, (path, cell.inner_text(), box)
@@ -331,8 +398,82 @@ def test_the_monitor_draws_itself_again(page: Any) -> None:
     page.evaluate("window.drawnBefore = true")
     for _ in range(50):  # (wait_for_function evaluates a string: the CSP forbids that)
         page.wait_for_timeout(500)
-        if page.evaluate("window.drawnBefore") is None:
-            break
-    assert page.evaluate("window.drawnBefore") is None  # the page was loaded again
+        try:
+            if page.evaluate("window.drawnBefore") is None:
+                break
+        except sync_api.Error:  # asked while the page was being loaded again
+            continue
     page.wait_for_selector("h1")
+    assert page.evaluate("window.drawnBefore") is None  # the page was loaded again
     assert page.locator("h1").inner_text() == "Monitor"
+
+
+@pytest.mark.parametrize(("width", "prefix"), [(1280, "desktop"), (390, "phone")])
+def test_chart_labels_fit_with_big_figures_and_long_names(
+    browser: Any, width: int, prefix: str
+) -> None:
+    """Charts of extreme figures with the service's style sheet: seven-digit counts,
+    a terabyte, 40-day lead times, long type names, a dozen workflow groups."""
+    from imixs_archive.humanize import human_bytes, human_duration
+    from imixs_archive.web import charts
+
+    days = [(f"2024-03-{d:02d}", 1_234_567 * (d % 5 + 1)) for d in range(1, 32)]
+    drawn = [
+        charts.bar_chart("per day", days),
+        charts.bar_chart("two days", [("2024-01-01", 3), ("2024-01-02", 1)]),
+        charts.line_chart(
+            "growth",
+            [day for day, _ in days],
+            [("logical", [1023.9 * 1024**3 * n / 30 for n in range(31)]), ("files", [5e9] * 31)],
+            human_bytes,
+        ),
+        charts.hbar_chart(
+            "bytes", [("logical (as carried)", 1023.9 * 1024**3), ("pieces", 1e9)], human_bytes
+        ),
+        charts.hbar_chart("types", [("snapshot-workitem-of-a-rather-long-type-name", 1_234_567)]),
+        charts.grouped_bar_chart(
+            "lead times",
+            [f"Workflow group {n}" for n in range(12)],
+            [(p, [86_400.0 * 3.3 * (n + 1) for n in range(12)]) for p in ("p50", "p75", "p95")],
+            human_duration,
+        ),
+    ]
+    style = (Path(charts.__file__).parent / "static" / "app.css").read_text()
+    cards = "".join(f'<section class="card">{svg}</section>' for svg in drawn)
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    page.set_content(f'<style>{style}</style><main><div class="grid">{cards}</div></main>')
+    assert page.locator("svg.chart:visible").count() == len(drawn)
+    assert page.evaluate(UNREADABLE) == []
+    shot(page, f"{prefix}-charts-big-figures")
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def waiting_live(
+    double: WorkflowDouble, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveServer]:
+    """A service whose sync waits ten minutes before its first round."""
+    env = {
+        **credentials_env(),
+        "WORKFLOW_SERVICE_ENDPOINT": double.url,
+        "WORKFLOW_SYNC_INITIALDELAY": "10m",
+    }
+    yield from serve_store(Path(tmp_path_factory.mktemp("waiting")), env)
+
+
+def test_the_monitor_counts_down_to_the_first_round(browser: Any, waiting_live: LiveServer) -> None:
+    context = browser.new_context(
+        base_url=waiting_live.url, viewport={"width": 1280, "height": 900}
+    )
+    page = context.new_page()
+    log_in(page)
+    loop = page.locator("[data-sync-state]")
+    assert loop.inner_text().startswith("waiting to start: the first round starts in ")
+    before = int(page.locator("[data-countdown]").inner_text())
+    page.wait_for_timeout(2500)
+    after = int(page.locator("[data-countdown]").inner_text())
+    assert 590 <= before <= 600 and before - 3 <= after <= before - 2, (before, after)
+    assert page.locator("[data-pending]").inner_text() == "not read yet"
+    shot(page, "monitor-first-round-wait")
+    context.close()

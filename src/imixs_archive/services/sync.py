@@ -56,6 +56,15 @@ from imixs_archive.errors import (
     StoreError,
 )
 from imixs_archive.services.catchup import CatchUp
+from imixs_archive.services.sync_counters import (
+    FIRST,
+    NEXT,
+    PAUSE,
+    SyncCounters,
+    next_round,
+    round_report,
+    seconds,
+)
 from imixs_archive.services.sync_failures import FailedEvent, FailureBook, now_ms
 from imixs_archive.services.sync_status import forget_stale_instances
 from imixs_archive.storage.model import ARCHIVE_SYNC_INSTANCES
@@ -124,46 +133,6 @@ class Outcome(StrEnum):
     SKIPPED = "skipped"  # a stop was requested, or an earlier event of its snapshot is not done
 
 
-COUNTERS = ("events", "archived", "removed", "bytes", "failures", "retries", "dead_letters")
-REPORTED = (*COUNTERS, "gone", "caught_up")
-"""Counters shown (status, monitor, metrics); ``COUNTERS`` are also saved per process."""
-
-
-@dataclass
-class SyncCounters:
-    """Counters of one sync process since it started (the metrics endpoint reads them)."""
-
-    events: int = 0
-    archived: int = 0
-    removed: int = 0
-    bytes: int = 0
-    failures: int = 0
-    retries: int = 0
-    dead_letters: int = 0
-    gone: int = 0
-    """Events whose snapshot the workflow no longer held (404)."""
-    caught_up: int = 0
-    """Snapshots the catch-up archived that no event had brought."""
-    catchup_point: int = 0
-    lag_ms: int = 0
-    """Age of the oldest event pending in the workflow's log at the last round."""
-    state: str = "starting"
-    started: int = field(default_factory=now_ms)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-
-    def add(self, **deltas: int) -> None:
-        with self._lock:
-            for name, delta in deltas.items():
-                setattr(self, name, getattr(self, name) + delta)
-
-    def as_dict(self) -> dict[str, int | str]:
-        with self._lock:
-            values: dict[str, int | str] = {name: getattr(self, name) for name in REPORTED}
-            values.update(lag_ms=self.lag_ms, state=self.state, started=self.started)
-            values.update(catchup_point=self.catchup_point)
-            return values
-
-
 @dataclass
 class RoundResult:
     read: int = 0
@@ -174,6 +143,10 @@ class RoundResult:
     outcomes: Counter[Outcome] = field(default_factory=Counter)
     pause: str = ""
     """Why the loop should pause (empty: it need not)."""
+    left: int = 0
+    """Events read that are still in the workflow's event log after the round."""
+    more: bool = False
+    """The read got as many events as it asked for: the log may hold more."""
 
     def count(self, outcome: Outcome) -> int:
         return self.outcomes[outcome]
@@ -233,36 +206,58 @@ class SyncService:
         config = self.config
         with contextlib.suppress(StoreError):
             forget_stale_instances(self.archive.backend)
-        if initial_delay and self.stopping.wait(config.initial_delay_ms / 1000):
-            return
+        if initial_delay and config.initial_delay_ms > 0:
+            log.info(
+                "first round in %s (WORKFLOW_SYNC_INITIALDELAY); events pending are read then",
+                seconds(config.initial_delay_ms),
+            )
+            self.save_counters()
+            self.counters.wait(FIRST, config.initial_delay_ms)
+            if self.stopping.wait(config.initial_delay_ms / 1000):
+                self._stopped()
+                return
+        self.counters.wait(FIRST, 0)
         if config.catchup:
             # Its own thread: one request at a time, its waits overlap the workers'.
             self._walker = threading.Thread(target=self._walk, name="sync-catchup", daemon=True)
             self._walker.start()
         pauses = 0
         done = 0
+        quiet: tuple[int, int] | None = None
         while not self.stopping.is_set():
             result = self.run_round()
             done += 1
             if result.pause:
                 pauses += 1
                 wait = min(config.interval_ms * 2 ** min(pauses - 1, 16), config.pause_max_ms)
-                self._set_state(f"paused: {result.pause}")
+                self.counters.wait(PAUSE, wait, f"paused: {result.pause}")
                 log.warning("sync paused %.1f s: %s", wait / 1000, result.pause)
             else:
                 pauses = 0
                 fresh = result.read - result.count(Outcome.DEFERRED)
                 more = result.count(Outcome.DONE) > 0 and fresh >= config.batch
                 wait = 0 if more or result.catching_up else config.interval_ms
-                self._set_state("running")
+                self.counters.wait(NEXT, wait, "running")
+                # a round that changed nothing is said once, not every interval
+                idle = (result.read, result.left) if _idle(result) else None
+                if idle is None or idle != quiet:
+                    report = round_report(
+                        result.read, result.outcomes.items(), result.left, result.more
+                    )
+                    log.info("%s", f"{report}; {next_round(wait)}")
+                quiet = idle
             self.save_counters()
             if rounds is not None and done >= rounds:
                 break
             if wait:
                 self.stopping.wait(max(wait, 1) / 1000)
+            self.counters.wait(NEXT, 0)
         if self._walker is not None:
             self._walker.join()
-        self._set_state("stopped")
+        self._stopped()
+
+    def _stopped(self) -> None:
+        self.counters.wait("", 0, "stopped")
         self.save_counters()
 
     def _walk(self) -> None:
@@ -296,9 +291,8 @@ class SyncService:
             waiting = sum(1 for failed in known.values() if not failed.dead) + others
             if self.config.release:
                 self.client.release_events(self.config.deadlock_ms, SYNC_TOPICS)
-            events = self.client.read_events(
-                SYNC_TOPICS, self.config.batch + min(waiting, 10 * self.config.batch)
-            )
+            limit = self.config.batch + min(waiting, 10 * self.config.batch)
+            events = self.client.read_events(SYNC_TOPICS, limit)
             # Another live process has these.
             busy = {
                 event.id
@@ -332,18 +326,23 @@ class SyncService:
                 result.outcomes[outcome] += 1
                 if outcome is Outcome.PAUSED and not result.pause:
                     result.pause = reason
-        self._drop_claims(result)
+        finished = set(self._drop_claims(result))
+        result.left = sum(1 for event in events if event.id not in finished)
+        result.more = len(events) >= limit
+        self.counters.round_done(result.left, result.more)
         if not result.pause and self.config.catchup and self._walker is None:
             self._catch_up(result)
         return result
 
-    def _drop_claims(self, result: RoundResult) -> None:
+    def _drop_claims(self, result: RoundResult) -> list[str]:
+        """Drop the claims of the events deleted from the log in this round; their ids."""
         with self._finished_lock:
             finished, self._finished = self._finished, []
         try:
             self.claims.done(finished)
         except StoreError as exc:
             result.pause = result.pause or f"store: {exc}"
+        return finished
 
     def _orphans(
         self, claims: Iterable[Claim], seen: set[str], known: dict[str, FailedEvent]
@@ -569,10 +568,6 @@ class SyncService:
 
     # ---- counters -----------------------------------------------------------------------
 
-    def _set_state(self, state: str) -> None:
-        with self.counters._lock:
-            self.counters.state = state[:500]
-
     def _set_lag(self, events: list[Event]) -> None:
         created = [e.created for e in events if e.created is not None]
         lag = 0
@@ -595,6 +590,12 @@ class SyncService:
 
 class _Gone(Exception):
     """The workflow answered 404 for the snapshot."""
+
+
+def _idle(result: RoundResult) -> bool:
+    """Did the round leave everything as it was (events only waiting or others')?"""
+    waiting = (Outcome.DEFERRED, Outcome.BUSY)
+    return not result.taken_over and all(o in waiting for o, n in result.outcomes.items() if n)
 
 
 def _spread(work: list[_Work]) -> list[list[_Work]]:

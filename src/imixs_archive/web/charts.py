@@ -13,8 +13,31 @@ from collections.abc import Callable, Sequence
 from markupsafe import Markup, escape
 
 WIDTH, HEIGHT = 640, 240
-LEFT, RIGHT, TOP, BOTTOM = 64, 12, 12, 36
+NARROW = 360
+"""Each chart is drawn twice: 640 units wide for a desktop, 360 for a phone (the style
+sheet shows one). A phone scaling the wide one down drew its labels 6 px high."""
+RIGHT, TOP, BOTTOM = 12, 12, 36
+CHAR = 7.2
+"""Width of a label's character in units (11 px text; digits are the widest), for
+making room: labels are placed or shortened so that none is cut at the edge."""
 Format = Callable[[float], str]
+
+
+def _room(text: str) -> float:
+    return len(text) * CHAR
+
+
+def _fit(text: str, room: float) -> str:
+    """``text``, shortened with an ellipsis to fit ``room`` units."""
+    chars = max(int(room / CHAR), 1)
+    return text if len(text) <= chars else text[: max(chars - 1, 1)] + "\u2026"
+
+
+def _both(draw: Callable[[int], str]) -> Markup:
+    """The chart drawn for both widths."""
+    return Markup(draw(WIDTH).replace('class="chart"', 'class="chart wide"', 1)) + Markup(
+        draw(NARROW).replace('class="chart"', 'class="chart narrow"', 1)
+    )
 
 
 def _number(value: float) -> str:
@@ -34,19 +57,27 @@ def _axis_peak(peak: float, values: Sequence[float], fmt: Format) -> float:
     return float(nice * 4)
 
 
-def _frame(label: str, body: list[str], peak: float, fmt: Format) -> Markup:
+def _ticks(peak: float, fmt: Format) -> list[str]:
+    return [fmt(peak * step / 4) for step in range(5)]
+
+
+def _left(peak: float, fmt: Format) -> float:
+    """Room left of the plot for the longest tick label."""
+    return max(_room(tick) for tick in _ticks(peak, fmt)) + 12
+
+
+def _frame(label: str, body: list[str], peak: float, fmt: Format, width: int, left: float) -> str:
     plot_h = HEIGHT - TOP - BOTTOM
     grid = []
-    for step in range(5):
-        value = peak * step / 4
+    for step, tick in enumerate(_ticks(peak, fmt)):
         y = TOP + plot_h - plot_h * step / 4
         grid.append(
-            f'<line class="grid" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y:.1f}" y2="{y:.1f}"/>'
-            f'<text class="axis" x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">'
-            f"{escape(fmt(value))}</text>"
+            f'<line class="grid" x1="{left:.1f}" x2="{width - RIGHT}" y1="{y:.1f}" y2="{y:.1f}"/>'
+            f'<text class="axis" x="{left - 6:.1f}" y="{y + 4:.1f}" text-anchor="end">'
+            f"{escape(tick)}</text>"
         )
-    return Markup(
-        f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
+    return (
+        f'<svg class="chart" viewBox="0 0 {width} {HEIGHT}" role="img" '
         f'aria-label="{escape(label)}" preserveAspectRatio="xMidYMid meet">'
         + "".join(grid)
         + "".join(body)
@@ -54,19 +85,36 @@ def _frame(label: str, body: list[str], peak: float, fmt: Format) -> Markup:
     )
 
 
-def _x_labels(labels: Sequence[str], x_of: Callable[[int], float]) -> list[str]:
+def _x_labels(labels: Sequence[str], x_of: Callable[[int], float], width: float) -> list[str]:
+    """The first, middle and last label under the plot (or fewer, should they meet)."""
     if not labels:
         return []
-    picks = sorted({0, len(labels) // 2, len(labels) - 1})
     last = len(labels) - 1
+    picks = sorted({0, len(labels) // 2, last})
+
+    def span(i: int) -> tuple[float, float]:
+        x, room = x_of(i), _room(labels[i])
+        if i == 0 and last:
+            return x, x + room
+        if i == last and last:
+            return x - room, x
+        return x - room / 2, x + room / 2
+
+    shown: list[int] = []
+    for i in picks:
+        if not shown or span(i)[0] > span(shown[-1])[1] + 8:
+            shown.append(i)
+    if len(shown) > 1 and shown[-1] != last and span(last)[0] > span(shown[-2])[1] + 8:
+        shown[-1] = last  # the last day rather than the middle one
+    last_x = width - RIGHT
 
     def anchor(i: int) -> str:
         return "start" if i == 0 and last else "end" if i == last and last else "middle"
 
     return [
-        f'<text class="axis" x="{x_of(i):.1f}" y="{HEIGHT - 12}" text-anchor="{anchor(i)}">'
-        f"{escape(labels[i])}</text>"
-        for i in picks
+        f'<text class="axis" x="{min(x_of(i), last_x):.1f}" y="{HEIGHT - 12}" '
+        f'text-anchor="{anchor(i)}">{escape(labels[i])}</text>'
+        for i in shown
     ]
 
 
@@ -76,19 +124,25 @@ def bar_chart(label: str, points: Sequence[tuple[str, float]], fmt: Format = _nu
         return Markup('<p class="empty">No data yet.</p>')
     peak = max(value for _, value in points) or 1
     peak = _axis_peak(peak, [value for _, value in points], fmt)
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-    slot = plot_w / len(points)
-    body = []
-    for index, (name, value) in enumerate(points):
-        height = plot_h * value / peak
-        x = LEFT + index * slot + slot * 0.1
-        body.append(
-            f'<rect class="bar" x="{x:.1f}" y="{TOP + plot_h - height:.1f}" '
-            f'width="{max(slot * 0.8, 1):.1f}" height="{height:.1f}">'
-            f"<title>{escape(name)}: {escape(fmt(value))}</title></rect>"
-        )
-    body += _x_labels([p[0] for p in points], lambda i: LEFT + (i + 0.5) * slot)
-    return _frame(label, body, peak, fmt)
+    left = _left(peak, fmt)
+
+    def draw(width: int) -> str:
+        plot_w, plot_h = width - left - RIGHT, HEIGHT - TOP - BOTTOM
+        slot = plot_w / len(points)
+        body = []
+        for index, (name, value) in enumerate(points):
+            height = plot_h * value / peak
+            x = left + index * slot + slot * 0.1
+            body.append(
+                f'<rect class="bar" x="{x:.1f}" y="{TOP + plot_h - height:.1f}" '
+                f'width="{max(slot * 0.8, 1):.1f}" height="{height:.1f}">'
+                f"<title>{escape(name)}: {escape(fmt(value))}</title></rect>"
+            )
+        names = [p[0] for p in points]
+        body += _x_labels(names, lambda i: left + (i + 0.5) * slot, width)
+        return _frame(label, body, peak, fmt, width, left)
+
+    return _both(draw)
 
 
 def line_chart(
@@ -102,25 +156,30 @@ def line_chart(
         return Markup('<p class="empty">No data yet.</p>')
     peak = max((max(values) for _, values in series if values), default=0) or 1
     peak = _axis_peak(peak, [v for _, values in series for v in values], fmt)
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-    step = plot_w / max(len(labels) - 1, 1)
+    left = _left(peak, fmt)
 
-    def x_of(i: int) -> float:
-        return LEFT + i * step if len(labels) > 1 else LEFT + plot_w / 2
+    def draw(width: int) -> str:
+        plot_w, plot_h = width - left - RIGHT, HEIGHT - TOP - BOTTOM
+        step = plot_w / max(len(labels) - 1, 1)
 
-    body = []
-    for number, (name, values) in enumerate(series):
-        coords = [(x_of(i), TOP + plot_h - plot_h * v / peak) for i, v in enumerate(values)]
-        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in coords)
-        body.append(f'<polyline class="line series-{number}" points="{path}"/>')
-        body += [
-            f'<circle class="dot series-{number}" cx="{x:.1f}" cy="{y:.1f}" r="3">'
-            f"<title>{escape(name)} {escape(labels[i])}: {escape(fmt(values[i]))}</title>"
-            "</circle>"
-            for i, (x, y) in enumerate(coords)
-        ]
-    body += _x_labels(labels, x_of)
-    return _frame(label, body, peak, fmt)
+        def x_of(i: int) -> float:
+            return left + i * step if len(labels) > 1 else left + plot_w / 2
+
+        body = []
+        for number, (name, values) in enumerate(series):
+            coords = [(x_of(i), TOP + plot_h - plot_h * v / peak) for i, v in enumerate(values)]
+            path = " ".join(f"{x:.1f},{y:.1f}" for x, y in coords)
+            body.append(f'<polyline class="line series-{number}" points="{path}"/>')
+            body += [
+                f'<circle class="dot series-{number}" cx="{x:.1f}" cy="{y:.1f}" r="3">'
+                f"<title>{escape(name)} {escape(labels[i])}: {escape(fmt(values[i]))}</title>"
+                "</circle>"
+                for i, (x, y) in enumerate(coords)
+            ]
+        body += _x_labels(labels, x_of, width)
+        return _frame(label, body, peak, fmt, width, left)
+
+    return _both(draw)
 
 
 def hbar_chart(label: str, points: Sequence[tuple[str, float]], fmt: Format = _number) -> Markup:
@@ -131,20 +190,30 @@ def hbar_chart(label: str, points: Sequence[tuple[str, float]], fmt: Format = _n
     peak = max(value for _, value in rows) or 1
     row_h = 26
     height = row_h * len(rows) + 8
-    body = []
-    for index, (name, value) in enumerate(rows):
-        y = 4 + index * row_h
-        width = (WIDTH - 260) * value / peak
-        body.append(
-            f'<text class="axis" x="200" y="{y + 17}" text-anchor="end">{escape(name[:32])}</text>'
-            f'<rect class="bar" x="208" y="{y + 4}" width="{max(width, 1):.1f}" height="18">'
-            f"<title>{escape(name)}: {escape(fmt(value))}</title></rect>"
-            f'<text class="axis" x="{214 + width:.1f}" y="{y + 17}">{escape(fmt(value))}</text>'
+    values = [fmt(value) for _, value in rows]
+    value_room = max(_room(text) for text in values) + 10
+
+    def draw(width: int) -> str:
+        names = width * 0.3  # the labels' column
+        bar_room = width - names - 8 - value_room - 4
+        body = []
+        for index, (name, value) in enumerate(rows):
+            y = 4 + index * row_h
+            bar = bar_room * value / peak
+            body.append(
+                f'<text class="axis" x="{names:.1f}" y="{y + 17}" text-anchor="end">'
+                f"{escape(_fit(name, names - 4))}</text>"
+                f'<rect class="bar" x="{names + 8:.1f}" y="{y + 4}" width="{max(bar, 1):.1f}" '
+                f'height="18"><title>{escape(name)}: {escape(values[index])}</title></rect>'
+                f'<text class="axis" x="{names + 14 + bar:.1f}" y="{y + 17}">'
+                f"{escape(values[index])}</text>"
+            )
+        return (
+            f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" '
+            f'aria-label="{escape(label)}">' + "".join(body) + "</svg>"
         )
-    return Markup(
-        f'<svg class="chart" viewBox="0 0 {WIDTH} {height}" role="img" '
-        f'aria-label="{escape(label)}">' + "".join(body) + "</svg>"
-    )
+
+    return _both(draw)
 
 
 def grouped_bar_chart(
@@ -158,23 +227,29 @@ def grouped_bar_chart(
     if not categories or not series:
         return Markup('<p class="empty">No data yet.</p>')
     peak = max((max(values) for _, values in series if values), default=0) or 1
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-    slot = plot_w / len(categories)
-    bar_w = slot * 0.8 / len(series)
-    body = []
-    for index, category in enumerate(categories):
-        for number, (name, values) in enumerate(series):
-            value = values[index]
-            height = plot_h * value / peak
-            x = LEFT + index * slot + slot * 0.1 + number * bar_w
-            body.append(
-                f'<rect class="bar series-{number}" x="{x:.1f}" y="{TOP + plot_h - height:.1f}" '
-                f'width="{max(bar_w - 1, 1):.1f}" height="{height:.1f}">'
-                f"<title>{escape(category)} {escape(name)}: {escape(fmt(value))}</title></rect>"
-            )
-    body += [
-        f'<text class="axis" x="{LEFT + (i + 0.5) * slot:.1f}" y="{HEIGHT - 12}" '
-        f'text-anchor="middle">{escape(name[:18])}</text>'
-        for i, name in enumerate(categories[:12])
-    ]
-    return _frame(label, body, peak, fmt)
+    left = _left(peak, fmt)
+
+    def draw(width: int) -> str:
+        plot_w, plot_h = width - left - RIGHT, HEIGHT - TOP - BOTTOM
+        slot = plot_w / len(categories)
+        bar_w = slot * 0.8 / len(series)
+        body = []
+        for index, category in enumerate(categories):
+            for number, (name, values) in enumerate(series):
+                value = values[index]
+                height = plot_h * value / peak
+                x = left + index * slot + slot * 0.1 + number * bar_w
+                body.append(
+                    f'<rect class="bar series-{number}" x="{x:.1f}" '
+                    f'y="{TOP + plot_h - height:.1f}" width="{max(bar_w - 1, 1):.1f}" '
+                    f'height="{height:.1f}"><title>{escape(category)} {escape(name)}: '
+                    f"{escape(fmt(value))}</title></rect>"
+                )
+        body += [
+            f'<text class="axis" x="{left + (i + 0.5) * slot:.1f}" y="{HEIGHT - 12}" '
+            f'text-anchor="middle">{escape(_fit(name, slot - 4))}</text>'
+            for i, name in enumerate(categories)
+        ]
+        return _frame(label, body, peak, fmt, width, left)
+
+    return _both(draw)

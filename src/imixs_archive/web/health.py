@@ -22,7 +22,7 @@ from starlette.responses import JSONResponse, Response
 from imixs_archive import __version__
 from imixs_archive.archive.state import load_state
 from imixs_archive.errors import ArchiveError
-from imixs_archive.services.sync import REPORTED
+from imixs_archive.services.sync_counters import REPORTED
 from imixs_archive.web.limits import workers_free
 from imixs_archive.web.state import Reader, Services, Svc
 

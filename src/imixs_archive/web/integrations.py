@@ -26,6 +26,7 @@ from imixs_archive.services.jobs import Job
 from imixs_archive.services.restore import Restorer
 from imixs_archive.services.resync import Resync, request_cancel
 from imixs_archive.services.sync import SyncConfig, SyncService
+from imixs_archive.services.sync_counters import Activity, activity, describe, pending_text
 from imixs_archive.services.sync_status import sync_status
 from imixs_archive.storage.base import Backend
 from imixs_archive.workflow.client import WorkflowClient
@@ -177,6 +178,11 @@ def sync_overview(backend: Backend, link: WorkflowLink | None) -> dict[str, Any]
     if status.point:
         point_age = round(dt.datetime.now(dt.UTC).timestamp() - status.point / 1000, 3)
     counters = link.sync.counters.as_dict() if link is not None else None
+    loop = None
+    if link is not None and counters is not None:
+        loop = activity(counters, link.config.initial_delay_ms)
+        if not link.running and counters["state"] != "stopped":
+            loop = ("not running", None, "")
     message = (
         "sync is not configured: set WORKFLOW_SERVICE_ENDPOINT"
         if link is None
@@ -195,7 +201,18 @@ def sync_overview(backend: Backend, link: WorkflowLink | None) -> dict[str, Any]
         "archived_by_sync": sum(int(row.get("archived") or 0) for row in status.instances),
         "lag_seconds": (int(counters["lag_ms"]) / 1000) if counters is not None else None,
         "counters": counters,
+        "activity": _activity(loop),
+        "pending": pending_text(counters) if counters is not None else None,
     }
+
+
+def _activity(loop: Activity | None) -> dict[str, Any] | None:
+    """What the loop is doing: in words, and the seconds to its next round apart (the
+    Monitor counts them down)."""
+    if loop is None:
+        return None
+    before, seconds, after = loop
+    return {"text": describe(loop), "before": before, "seconds": seconds, "after": after}
 
 
 def restore_overview(backend: Backend, link: WorkflowLink | None) -> dict[str, Any]:

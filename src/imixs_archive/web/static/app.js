@@ -118,8 +118,21 @@ function refresh() {
   setTimeout(again, 1000 * seconds);
 }
 
+// Seconds until something (the sync's next round) count down where the page shows them.
+function countdown() {
+  const shown = Array.from(document.querySelectorAll("[data-countdown]"));
+  if (!shown.length) return;
+  const loaded = Date.now();
+  const from = shown.map((el) => Number(el.textContent) || 0);
+  setInterval(() => {
+    const gone = Math.floor((Date.now() - loaded) / 1000);
+    shown.forEach((el, i) => { el.textContent = String(Math.max(0, from[i] - gone)); });
+  }, 1000);
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   tabs();
   refresh();
+  countdown();
   document.querySelectorAll("[data-poll][data-active]").forEach(poll);
 });

@@ -1,0 +1,81 @@
+"""The Monitor says what the sync loop is doing: the wait for its first round, with the
+seconds left (it looked like a hang), and the events still in the workflow's event log."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from support.workflow_double import WorkflowDouble
+from web.live import LiveServer, credentials_env, serve_store
+
+
+def _serve(double: WorkflowDouble, tmp: Path, **env: str) -> Iterator[LiveServer]:
+    settings = {**credentials_env(), "WORKFLOW_SERVICE_ENDPOINT": double.url, **env}
+    yield from serve_store(tmp, settings)
+
+
+@pytest.fixture(scope="module")
+def waiting(
+    double: WorkflowDouble, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveServer]:
+    yield from _serve(double, tmp_path_factory.mktemp("waiting"), WORKFLOW_SYNC_INITIALDELAY="10m")
+
+
+def _cell(page: str, attribute: str) -> str:
+    inner = page.split(f"<td {attribute}>", 1)[1].split("</td>", 1)[0]
+    return re.sub(r"\s+", " ", inner)
+
+
+def test_the_wait_for_the_first_round_is_said_with_the_seconds_left(waiting: LiveServer) -> None:
+    with waiting.client("reader") as client:
+        page = client.get("/ui/monitor").text
+        status = client.get("/api/sync/status").json()
+    assert status["activity"]["text"].startswith("waiting to start: the first round starts in ")
+    assert 590 <= status["activity"]["seconds"] <= 600 and status["pending"] == "not read yet"
+    loop = _cell(page, "data-sync-state")
+    found = re.fullmatch(
+        r"waiting to start: the first round starts in <span data-countdown>(\d+)</span> s "
+        r"\(WORKFLOW_SYNC_INITIALDELAY is 600 s\)",
+        loop,
+    )
+    assert found, loop
+    assert 590 <= int(found[1]) <= 600
+    assert _cell(page, "data-pending") == "not read yet"
+    assert 'data-refresh-seconds="15"' in page  # the page draws itself again
+
+
+def test_events_left_in_the_event_log_are_shown_pending(
+    double: WorkflowDouble, tmp_path: Path
+) -> None:
+    saved = [str(double.save(subject=f"#{n}").get_first("$uniqueid")) for n in range(3)]
+    double.inject("status", path=f"^/api/documents/{saved[0]}", status=500)
+    env = {
+        "WORKFLOW_SYNC_INITIALDELAY": "0",
+        "WORKFLOW_SYNC_INTERVAL": "100",
+        "WORKFLOW_SYNC_RETRYDELAY": "10m",
+        "WORKFLOW_SYNC_MAXATTEMPTS": "5",
+    }
+    server = _serve(double, tmp_path, **env)
+    live = next(server)
+    try:
+        with live.client("reader") as client:
+            deadline = time.monotonic() + 20
+            while True:
+                page = client.get("/ui/monitor").text
+                pending = _cell(page, "data-pending")
+                if pending.startswith("1 ") or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
+            assert all(live.archive.exists(sid) for sid in saved[1:])
+    finally:
+        double.clear_faults()
+        server.close()
+    assert pending == '1 <span class="hint">(after the last round)</span>', pending
+    assert _cell(page, "data-sync-state").startswith(
+        "between rounds (events pending: 1); next round in <span data-countdown>"
+    )
