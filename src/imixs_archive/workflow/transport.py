@@ -47,6 +47,9 @@ IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 
 Body = bytes | Iterable[bytes] | None
 Headers = urllib3.HTTPHeaderDict
+_Opener = HTTPConnectionPool | urllib3.PoolManager
+_Route = tuple[_Opener, bool]
+"""A pool and whether requests name the whole URL (through a proxy)."""
 _FAILURES = (HTTPError, OSError, http.client.HTTPException)
 _DROPPED = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
 """What a kept-alive connection the server closed looks like to the next request."""
@@ -151,8 +154,7 @@ class ConnectionPool:
         }
         self._last = threading.local()
         self._classes = _pool_classes(read_timeout, self._last)
-        self._direct = self._manager(urllib3.PoolManager())
-        self._via: dict[str, urllib3.PoolManager] = {}
+        self._routes: dict[tuple[str, str, int], _Route] = {}
         self._lock = threading.Lock()
 
     def request(
@@ -186,10 +188,14 @@ class ConnectionPool:
         self.close()
 
     def close(self) -> None:
+        """Close the idle connections (a later request opens new ones)."""
         with self._lock:
-            managers = [self._direct, *self._via.values()]
-        for manager in managers:
-            manager.clear()
+            routes, self._routes = self._routes, {}
+        for opener, _absolute in routes.values():
+            if isinstance(opener, urllib3.PoolManager):
+                opener.clear()
+            else:
+                opener.close()
 
     # ---- plumbing -----------------------------------------------------------------------
 
@@ -204,18 +210,19 @@ class ConnectionPool:
         whole: bool,
     ) -> urllib3.BaseHTTPResponse:
         what = f"{method} {url}"
-        manager = self._route(url)
+        opener, target = self._route(url)
         replayable = (method in IDEMPOTENT or resend) and (body is None or isinstance(body, bytes))
         while True:
             self._last.reused = False
             try:
-                return manager.urlopen(
+                return opener.urlopen(
                     method,
-                    url.split("#", 1)[0],
+                    target,
                     body=body,
                     headers=headers,
                     retries=False,
                     redirect=False,
+                    assert_same_host=False,
                     preload_content=whole,
                     release_conn=whole,
                 )
@@ -228,26 +235,36 @@ class ConnectionPool:
             except _FAILURES as exc:
                 raise unavailable(what, exc) from exc
 
-    def _route(self, url: str) -> urllib3.PoolManager:
-        """The direct pools, or those through the proxy for this URL's scheme and host."""
+    def _route(self, url: str) -> tuple[_Opener, str]:
+        """The pool of the URL's origin and the request target in it; or, through a
+        proxy, urllib3's proxy manager and the whole URL."""
         parts = urlsplit(url)
         scheme = parts.scheme.lower()
         if scheme not in ("http", "https") or not parts.hostname:
             raise WorkflowUnavailableError(f"not an http(s) URL: {url!r}", down=True)
-        proxy = _proxy(self._proxies.get(scheme, ""), parts.hostname, self._proxies.get("no", ""))
-        if proxy is None:
-            return self._direct
-        with self._lock:
-            manager = self._via.get(proxy[0])
-            if manager is None:
-                manager = self._manager(urllib3.ProxyManager(proxy[0], proxy_headers=proxy[1]))
-                self._via[proxy[0]] = manager
-        return manager
+        origin = (scheme, parts.hostname, parts.port or (443 if scheme == "https" else 80))
+        route = self._routes.get(origin)
+        if route is None:
+            with self._lock:
+                route = self._routes.get(origin) or self._new_route(origin)
+                self._routes[origin] = route
+        opener, absolute = route
+        if absolute:
+            return opener, url.split("#", 1)[0]
+        return opener, (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
-    def _manager(self, manager: urllib3.PoolManager) -> urllib3.PoolManager:
-        manager.connection_pool_kw.update(self._options)
-        manager.pool_classes_by_scheme = self._classes
-        return manager
+    def _new_route(self, origin: tuple[str, str, int]) -> _Route:
+        scheme, host, port = origin
+        proxy = _proxy(self._proxies.get(scheme, ""), host, self._proxies.get("no", ""))
+        options = dict(self._options)
+        if proxy is not None:
+            manager = urllib3.ProxyManager(proxy[0], proxy_headers=proxy[1])
+            manager.connection_pool_kw.update(options)
+            manager.pool_classes_by_scheme = self._classes
+            return manager, True
+        if scheme == "http":
+            del options["ssl_context"]
+        return self._classes[scheme](host, port, **options), False
 
 
 class _Connection:
