@@ -153,6 +153,11 @@ class Job:
 
 
 JobFunction = Callable[[Job], "str | None"]
+"""What a job runs: it gets its :class:`Job` handle and returns its final message."""
+
+MAX_LISTED = 200
+"""Entries of a list (failures, warnings, problems) kept in a job's result or an overview;
+the counts stay whole."""
 
 
 class JobRunner:
