@@ -240,7 +240,7 @@ class OidcAuth(SessionAuth):
 
 def _session_cookie(reply: Reply) -> str:
     """The session id a login answer sets (``Set-Cookie: JSESSIONID=...``), or ''."""
-    for header in reply.headers.getlist("Set-Cookie") or []:
+    for header in reply.headers.get_all("Set-Cookie") or []:
         cookie: SimpleCookie = SimpleCookie()
         try:
             cookie.load(str(header))

@@ -1,7 +1,7 @@
 """The Imixs-Workflow REST client: the calls of the reference's section 4, and no more.
 
 Synchronous, safe to share between threads (the sync workers do); HTTP by
-``workflow.transport`` (urllib3's kept-alive connection pools).
+``workflow.transport`` (kept-alive ``http.client`` connections).
 Documents are streamed: :meth:`WorkflowClient.stream_document` yields the body's byte
 blocks, to be fed straight into the streaming XML reader (``Archive.ingest``), so a
 500 MB snapshot never sits whole in memory.

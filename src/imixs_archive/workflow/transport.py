@@ -1,41 +1,37 @@
-"""HTTP/1.1 for the workflow client: urllib3's connection pools, shared between the sync
-workers' threads.
+"""HTTP/1.1 for the workflow client: the standard library's ``http.client`` connections,
+kept alive and shared between the sync workers' threads.
 
-urllib3 does the plumbing: a pool of kept-alive connections per origin (closed ones are
-noticed before reuse), separate connect and read timeouts, chunked request bodies,
-response bodies read block by block, forwarding through an HTTP proxy and ``CONNECT``
-tunnels for https. This module adds what the client needs on top: the proxy variables of
-the environment (``HTTP_PROXY``, ``HTTPS_PROXY``, ``NO_PROXY``, as curl reads them;
-urllib3 reads none), one resend when a kept-alive connection dies under a request that may
-be sent twice, the read timeout also for sending (urllib3 sends under the connect
-timeout), and one error type for every transport failure. Why not httpx here (it is used
-elsewhere in the project): it costs several times the CPU per request
-(``bench/sync_costs.py``, figures in ``bench/README.md``).
+Why not httpx here (it is used elsewhere in the project): the sync makes three requests
+per snapshot, and on the reference VM httpx spends 1.5 ms of CPU on each (URL model,
+cookie jar, auth flow, the httpcore layer), ``http.client`` 0.34 ms
+(``bench/sync_costs.py``). For small snapshots that is the difference between ~90 and
+~170 snapshots per second. Why not urllib3 (issue 19, tried: it does all of the below):
+built on the same ``http.client``, it adds ~0.4 ms of CPU a request even with a pool per
+origin kept by hand, and the sync of small snapshots ran 20-28 % slower with it in the
+same run (``bench/README.md``, "urllib3 instead of http.client"), past the 10 % allowed.
+
+What this module adds to ``http.client`` is only what the client needs: a pool of idle
+connections per origin, separate connect and read timeouts, a check that an idle
+connection was not closed by the server before it is reused, bodies streamed in both
+directions, the proxy variables (``HTTP_PROXY``, ``HTTPS_PROXY``, ``NO_PROXY``, as httpx
+and curl read them), and one error type for every transport failure.
 """
 
 from __future__ import annotations
 
+import base64
+import functools
 import http.client
+import select
+import socket
 import ssl
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol, cast
+from email.message import Message
+from typing import Protocol
 from urllib.parse import unquote, urlsplit
 from urllib.request import getproxies
-
-import urllib3
-from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.exceptions import (
-    ConnectTimeoutError,
-    HTTPError,
-    IncompleteRead,
-    ProtocolError,
-    ProxyError,
-    SSLError,
-)
-from urllib3.util import make_headers
 
 from imixs_archive.workflow.errors import WorkflowUnavailableError
 
@@ -46,13 +42,8 @@ IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 """Methods sent again once when a kept-alive connection turns out dead (RFC 9110)."""
 
 Body = bytes | Iterable[bytes] | None
-Headers = urllib3.HTTPHeaderDict
-_Opener = HTTPConnectionPool | urllib3.PoolManager
-_Route = tuple[_Opener, bool]
-"""A pool and whether requests name the whole URL (through a proxy)."""
-_FAILURES = (HTTPError, OSError, http.client.HTTPException)
-_DROPPED = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
-"""What a kept-alive connection the server closed looks like to the next request."""
+Origin = tuple[str, str, int]
+_Connection = http.client.HTTPConnection
 
 
 @dataclass
@@ -62,7 +53,7 @@ class Reply:
     method: str
     url: str
     status: int
-    headers: Headers
+    headers: Message
     body: bytes
 
     @property
@@ -89,12 +80,20 @@ class Transport(Protocol):
 class Response:
     """An answer whose body is read as a stream; :meth:`close` it (or use ``with``)."""
 
-    def __init__(self, what: str, raw: urllib3.BaseHTTPResponse) -> None:
+    def __init__(
+        self,
+        what: str,
+        conn: _Connection,
+        raw: http.client.HTTPResponse,
+        release: Callable[[_Connection], None],
+    ) -> None:
         self.what = what
         """The request, for error messages (``GET http://...``)."""
+        self._conn: _Connection | None = conn
         self._raw = raw
+        self._release = release
         self.status = raw.status
-        self.headers: Headers = raw.headers
+        self.headers: Message = raw.headers
 
     @property
     def content_type(self) -> str:
@@ -107,8 +106,12 @@ class Response:
         try:
             while block := raw.read(size):
                 yield block
-        except _FAILURES as exc:
+        except (OSError, http.client.HTTPException) as exc:
             raise unavailable(self.what, exc) from exc
+        if raw.length:  # the server closed the connection before the announced length
+            raise WorkflowUnavailableError(
+                f"{self.what}: connection closed {raw.length} bytes before the body's end"
+            )
 
     def read(self) -> bytes:
         return b"".join(self.iter_blocks())
@@ -116,16 +119,42 @@ class Response:
     def close(self) -> None:
         """Give the connection back when the body was read to its end, else close it
         (reading the rest of a 500 MB answer nobody wants costs more than a new one)."""
-        raw = self._raw
-        if not raw.closed:
-            raw.close()  # closes the connection too: the pool opens a new one
-        raw.release_conn()
+        if self._conn is None:
+            return
+        conn, self._conn = self._conn, None
+        if self._raw.isclosed() and not self._raw.will_close:
+            self._release(conn)
+        else:
+            conn.close()
 
     def __enter__(self) -> Response:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _ReadTimeout:
+    """``connect_timeout`` (the connection's ``timeout``) while connecting and during a
+    TLS handshake, ``read_timeout`` for every read and write after."""
+
+    read_timeout: float | None = None
+    absolute = False
+    """Requests name the whole URL (plain http through a proxy)."""
+    proxy_headers: dict[str, str] | None = None
+    sock: socket.socket
+
+    def connect(self) -> None:
+        super().connect()  # type: ignore[misc]
+        self.sock.settimeout(self.read_timeout)
+
+
+class _Plain(_ReadTimeout, http.client.HTTPConnection):
+    pass
+
+
+class _Tls(_ReadTimeout, http.client.HTTPSConnection):
+    pass
 
 
 class ConnectionPool:
@@ -145,24 +174,22 @@ class ConnectionPool:
     ) -> None:
         """``proxies``: scheme -> proxy URL, and ``no`` -> hosts to reach directly; by
         default the environment's (``HTTP_PROXY``, ``HTTPS_PROXY``, ``NO_PROXY``)."""
+        self.connect_timeout = connect_timeout
+        self.read_timeout = read_timeout
+        self.max_idle = max_idle
+        self._tls = tls
         self._proxies = getproxies() if proxies is None else proxies
-        self._options: dict[str, Any] = {
-            "timeout": urllib3.Timeout(connect=connect_timeout, read=read_timeout),
-            "maxsize": max_idle,
-            "block": False,
-            "ssl_context": tls,
-        }
-        self._last = threading.local()
-        self._classes = _pool_classes(read_timeout, self._last)
-        self._routes: dict[tuple[str, str, int], _Route] = {}
+        self._idle: dict[Origin, list[_Connection]] = {}
         self._lock = threading.Lock()
+        self._closed = False
 
     def request(
         self, method: str, url: str, headers: dict[str, str], body: Body, *, resend: bool = False
     ) -> Reply:
         """Send one request and read the whole answer (``resend``: see :meth:`open`)."""
-        raw = self._send(method, url, headers, body, resend=resend, whole=True)
-        return Reply(method, url, raw.status, raw.headers, raw.data)
+        with self.open(method, url, headers, body, resend=resend) as response:
+            content = response.read()
+        return Reply(method, url, response.status, response.headers, content)
 
     def open(
         self,
@@ -178,8 +205,31 @@ class ConnectionPool:
         A kept-alive connection can be closed by the server just as a request goes out
         on it; the request is then sent once more on a new connection if its method is
         idempotent or the caller says it may be sent twice (``resend``)."""
-        raw = self._send(method, url, headers, body, resend=resend, whole=False)
-        return Response(f"{method} {url}", raw)
+        key, target = _split(url)
+        what = f"{method} {url}"
+        url = url.split("#", 1)[0]
+        replayable = (method in IDEMPOTENT or resend) and (body is None or isinstance(body, bytes))
+        while True:
+            conn, reused = self._acquire(key)
+            try:
+                raw = self._exchange(conn, method, url, target, headers, body)
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as exc:
+                conn.close()
+                if reused and replayable:
+                    continue  # the server closed it while idle: once more on a new one
+                raise unavailable(what, exc) from exc
+            except _ConnectFailed as failed:
+                conn.close()
+                raise unavailable(what, failed.cause, down=True) from failed.cause
+            except (OSError, http.client.HTTPException) as exc:
+                conn.close()
+                raise unavailable(what, exc) from exc
+            except BaseException:
+                # The body failed part-way (a stored piece that does not check out): the
+                # request is cut off, never finished, and the connection not used again.
+                conn.close()
+                raise
+            return Response(what, conn, raw, functools.partial(self._release, key))
 
     def __enter__(self) -> ConnectionPool:
         return self
@@ -188,143 +238,103 @@ class ConnectionPool:
         self.close()
 
     def close(self) -> None:
-        """Close the idle connections (a later request opens new ones)."""
         with self._lock:
-            routes, self._routes = self._routes, {}
-        for opener, _absolute in routes.values():
-            if isinstance(opener, urllib3.PoolManager):
-                opener.clear()
-            else:
-                opener.close()
+            self._closed = True
+            idle = [conn for conns in self._idle.values() for conn in conns]
+            self._idle.clear()
+        for conn in idle:
+            conn.close()
 
     # ---- plumbing -----------------------------------------------------------------------
 
-    def _send(
+    def _exchange(
         self,
+        conn: _Connection,
         method: str,
         url: str,
+        target: str,
         headers: dict[str, str],
         body: Body,
-        *,
-        resend: bool,
-        whole: bool,
-    ) -> urllib3.BaseHTTPResponse:
-        what = f"{method} {url}"
-        opener, target = self._route(url)
-        replayable = (method in IDEMPOTENT or resend) and (body is None or isinstance(body, bytes))
-        while True:
-            self._last.reused = False
-            try:
-                return opener.urlopen(
-                    method,
-                    target,
-                    body=body,
-                    headers=headers,
-                    retries=False,
-                    redirect=False,
-                    assert_same_host=False,
-                    preload_content=whole,
-                    release_conn=whole,
-                )
-            except ProtocolError as exc:
-                if self._last.reused and replayable and isinstance(_cause(exc), _DROPPED):
-                    continue  # the server closed it while idle: once more on a new one
-                raise unavailable(what, exc) from exc
-            except (ConnectTimeoutError, SSLError, ProxyError) as exc:
-                raise unavailable(what, exc, down=True) from exc
-            except _FAILURES as exc:
-                raise unavailable(what, exc) from exc
-
-    def _route(self, url: str) -> tuple[_Opener, str]:
-        """The pool of the URL's origin and the request target in it; or, through a
-        proxy, urllib3's proxy manager and the whole URL."""
-        parts = urlsplit(url)
-        scheme = parts.scheme.lower()
-        if scheme not in ("http", "https") or not parts.hostname:
-            raise WorkflowUnavailableError(f"not an http(s) URL: {url!r}", down=True)
-        origin = (scheme, parts.hostname, parts.port or (443 if scheme == "https" else 80))
-        route = self._routes.get(origin)
-        if route is None:
-            with self._lock:
-                route = self._routes.get(origin) or self._new_route(origin)
-                self._routes[origin] = route
-        opener, absolute = route
-        if absolute:
-            return opener, url.split("#", 1)[0]
-        return opener, (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-
-    def _new_route(self, origin: tuple[str, str, int]) -> _Route:
-        scheme, host, port = origin
-        proxy = _proxy(self._proxies.get(scheme, ""), host, self._proxies.get("no", ""))
-        options = dict(self._options)
-        if proxy is not None:
-            manager = urllib3.ProxyManager(proxy[0], proxy_headers=proxy[1])
-            manager.connection_pool_kw.update(options)
-            manager.pool_classes_by_scheme = self._classes
-            return manager, True
-        if scheme == "http":
-            del options["ssl_context"]
-        return self._classes[scheme](host, port, **options), False
-
-
-class _Connection:
-    """Sends under the read timeout once connected (urllib3 sends under the connect
-    timeout: a 10 s pause of a workflow reading a large restore would end it), and notes
-    per thread whether its last request went out on a kept-alive connection."""
-
-    send_timeout: float | None = None
-    last: threading.local
-    _used: object = None
-
-    def request(self, *args: Any, **kwargs: Any) -> None:
-        conn = cast(HTTPConnection, self)
-        self.last.reused = conn.sock is not None and conn.sock is self._used
+    ) -> http.client.HTTPResponse:
+        if isinstance(conn, _ReadTimeout) and conn.absolute:  # plain http through a proxy
+            target = url
+            headers = {**(conn.proxy_headers or {}), **headers}
         if conn.sock is None:
-            conn.connect()  # under the connect timeout (urllib3 set it just before)
-        self._used = conn.sock
-        conn.timeout = self.send_timeout
-        super().request(*args, **kwargs)  # type: ignore[misc]
+            try:
+                conn.connect()
+            except OSError as exc:
+                raise _ConnectFailed(exc) from exc
+        # A body of blocks goes out with chunked transfer encoding (http.client decides).
+        conn.request(method, target, body=body, headers=headers)
+        return conn.getresponse()
+
+    def _acquire(self, key: Origin) -> tuple[_Connection, bool]:
+        with self._lock:
+            idle = self._idle.get(key)
+            while idle:
+                conn = idle.pop()
+                if _still_open(conn):
+                    return conn, True
+                conn.close()
+        return self._connection(key), False
+
+    def _release(self, key: Origin, conn: _Connection) -> None:
+        with self._lock:
+            idle = self._idle.setdefault(key, [])
+            if not self._closed and len(idle) < self.max_idle:
+                idle.append(conn)
+                return
+        conn.close()
+
+    def _connection(self, key: Origin) -> _Connection:
+        scheme, host, port = key
+        proxy = self._proxy(scheme, host)
+        conn: _Plain | _Tls
+        if scheme == "https":
+            context = self._tls or ssl.create_default_context()
+            if proxy is None:
+                conn = _Tls(host, port, timeout=self.connect_timeout, context=context)
+            else:  # a CONNECT tunnel through the proxy, TLS with the host inside it
+                conn = _Tls(*proxy[:2], timeout=self.connect_timeout, context=context)
+                conn.set_tunnel(host, port, headers=proxy[2])
+        elif proxy is None:
+            conn = _Plain(host, port, timeout=self.connect_timeout)
+        else:
+            conn = _Plain(*proxy[:2], timeout=self.connect_timeout)
+            conn.absolute, conn.proxy_headers = True, proxy[2]
+        conn.read_timeout = self.read_timeout
+        return conn
+
+    def _proxy(self, scheme: str, host: str) -> tuple[str, int, dict[str, str]] | None:
+        """Host, port and headers of the proxy for this scheme and host, if any."""
+        url = self._proxies.get(scheme)
+        if not url or _bypassed(host, self._proxies.get("no", "")):
+            return None
+        parts = urlsplit(url if "://" in url else f"http://{url}")
+        if not parts.hostname:
+            return None
+        headers: dict[str, str] = {}
+        if parts.username is not None:
+            pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+            token = base64.b64encode(pair.encode()).decode("ascii")
+            headers["Proxy-Authorization"] = f"Basic {token}"
+        return parts.hostname, parts.port or 8080, headers
 
 
-def _pool_classes(
-    send_timeout: float, last: threading.local
-) -> dict[str, type[HTTPConnectionPool]]:
-    """urllib3's pools, their connections sending under ``send_timeout`` and noting in
-    ``last.reused`` whether a request went out on a kept-alive connection."""
-
-    class Plain(_Connection, HTTPConnection):
-        pass
-
-    class Tls(_Connection, HTTPSConnection):
-        pass
-
-    Plain.send_timeout = Tls.send_timeout = send_timeout
-    Plain.last = Tls.last = last
-
-    class PlainPool(HTTPConnectionPool):
-        ConnectionCls = Plain
-
-    class TlsPool(HTTPSConnectionPool):
-        ConnectionCls = Tls
-
-    return {"http": PlainPool, "https": TlsPool}
+class _ConnectFailed(Exception):
+    def __init__(self, cause: OSError) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
 
 
-def _proxy(url: str, host: str, no_proxy: str) -> tuple[str, dict[str, str]] | None:
-    """The proxy's URL and headers for a host, if any (port 8080 when the URL has none)."""
-    if not url or _bypassed(host, no_proxy):
-        return None
-    parts = urlsplit(url if "://" in url else f"http://{url}")
-    if not parts.hostname:
-        return None
-    headers: dict[str, str] = {}
-    if parts.username is not None:
-        pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
-        token = make_headers(proxy_basic_auth=pair)["proxy-authorization"]
-        headers["Proxy-Authorization"] = token
-    scheme = parts.scheme if parts.scheme in ("http", "https") else "http"
-    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
-    return f"{scheme}://{host}:{parts.port or 8080}", headers
+def _split(url: str) -> tuple[Origin, str]:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https") or not parts.hostname:
+        raise WorkflowUnavailableError(f"not an http(s) URL: {url!r}", down=True)
+    port = parts.port or (443 if scheme == "https" else 80)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return (scheme, parts.hostname, port), target
 
 
 def _bypassed(host: str, no_proxy: str) -> bool:
@@ -341,29 +351,20 @@ def _bypassed(host: str, no_proxy: str) -> bool:
     return False
 
 
-def _cause(exc: BaseException) -> BaseException:
-    """The socket-level error inside urllib3's wrappers (``ProtocolError('Connection
-    aborted.', RemoteDisconnected(...))``, ``NewConnectionError`` from an ``OSError``)."""
-    if isinstance(exc, ProtocolError) and len(exc.args) > 1:
-        inner = exc.args[1]
-        if isinstance(inner, BaseException):
-            return inner
-    if isinstance(exc, ProxyError):
-        return _cause(exc.original_error)
-    if isinstance(exc, ConnectTimeoutError) and exc.__cause__ is not None:
-        return _cause(exc.__cause__)
-    return exc
+def _still_open(conn: _Connection) -> bool:
+    """An idle connection with something to read was closed (or spoken to) by the server."""
+    sock = conn.sock
+    if sock is None:
+        return False
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return False
+    return not readable
 
 
 def unavailable(what: str, exc: BaseException, *, down: bool = False) -> WorkflowUnavailableError:
     """The project's error for a transport failure (``down``: no connection at all)."""
-    cause = _cause(exc)
-    if isinstance(cause, IncompleteRead | http.client.IncompleteRead):
-        missing = cause.expected
-        return WorkflowUnavailableError(
-            f"{what}: connection closed {missing} bytes before the body's end", down=down
-        )
-    timeout = isinstance(cause, TimeoutError | urllib3.exceptions.TimeoutError)
-    name = "Timeout" if timeout else type(cause).__name__
-    detail = str(cause) or type(cause).__name__
+    name = "Timeout" if isinstance(exc, socket.timeout | TimeoutError) else type(exc).__name__
+    detail = str(exc) or type(exc).__name__
     return WorkflowUnavailableError(f"{what}: {name}: {detail}", down=down)
