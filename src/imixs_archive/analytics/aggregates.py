@@ -40,9 +40,9 @@ from imixs_archive.analytics.localtime import (
     zone,
     zone_label,
 )
-from imixs_archive.analytics.reading import load_complete, snapshot_file_keys, time_order
+from imixs_archive.archive.snapshot_reads import load_complete, snapshot_file_keys
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.document.conventions import iter_files, origin_id
+from imixs_archive.document.conventions import iter_files, origin_id, snapshot_order
 from imixs_archive.document.model import Document
 from imixs_archive.errors import ArchiveError
 from imixs_archive.storage.base import Backend
@@ -324,7 +324,7 @@ class FirstSeen:
         self._lock = threading.Lock()
 
     def is_first(self, key: str, snapshot_id: str) -> bool:
-        order = time_order(snapshot_id)
+        order = snapshot_order(snapshot_id)
         with self._lock:
             known = self._earliest.get(key)
         if known is not None:
@@ -335,7 +335,7 @@ class FirstSeen:
             if other == snapshot_id:
                 continue
             try:
-                if time_order(other) < order:
+                if snapshot_order(other) < order:
                     return False
             except (ArchiveError, ValueError):
                 continue  # not a snapshot id: cannot be ordered, cannot be first

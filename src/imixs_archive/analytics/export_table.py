@@ -32,12 +32,13 @@ from typing import IO, Any, Protocol
 from imixs_archive.analytics._pool import DEFAULT_WORKERS, ordered_map
 from imixs_archive.analytics.columns import Column, ColumnSpec, cell, infer
 from imixs_archive.analytics.localtime import day_bounds
-from imixs_archive.analytics.reading import iter_instances, load_complete
-from imixs_archive.analytics.values import plain, utc
+from imixs_archive.analytics.values import utc
+from imixs_archive.archive.snapshot_reads import load_complete
 from imixs_archive.archive.snapshot_xml import snapshot_xml
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import METADATA_ID, origin_id, snapshot_time
 from imixs_archive.document.model import Document
+from imixs_archive.document.plain import plain
 from imixs_archive.document.xml_reader import read_xml_document
 from imixs_archive.errors import ConfigError
 from imixs_archive.storage.base import Backend
@@ -146,7 +147,7 @@ def iter_export_docs(archive: Archive, spec: ExportSpec) -> Iterator[tuple[str, 
     """(snapshot id, snapshot without file contents) in export order."""
     backend = archive.backend
     if spec.newest_only:
-        return _newest(backend, spec)
+        return _newest(archive, spec)
     if spec.first is not None and spec.last is not None:
         return _by_days(backend, spec.first, spec.last, spec.workers, spec.tz)
     return _every(backend, spec.first, spec.last, spec.tz)
@@ -196,7 +197,7 @@ def _by_days(
             yield snapshot_id, doc
 
 
-def _newest(backend: Backend, spec: ExportSpec) -> Iterator[tuple[str, Document]]:
+def _newest(archive: Archive, spec: ExportSpec) -> Iterator[tuple[str, Document]]:
     first, last = spec.first, spec.last
     # $modified and the id's time may straddle midnight, and the zone's day differ by one
     slack = dt.timedelta(days=2)
@@ -208,12 +209,12 @@ def _newest(backend: Backend, spec: ExportSpec) -> Iterator[tuple[str, Document]
                 continue
             if first is not None and day < first - slack:
                 return None
-            doc = load_complete(backend, snapshot_id)
+            doc = load_complete(archive.backend, snapshot_id)
             if doc is not None and _in_range(doc, first, last, spec.tz):
                 return snapshot_id, doc
         return None
 
-    for found in ordered_map(pick, iter_instances(backend), workers=spec.workers):
+    for found in ordered_map(pick, archive.iter_instances(), workers=spec.workers):
         if found is not None:
             yield found
 

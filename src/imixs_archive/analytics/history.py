@@ -12,11 +12,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from imixs_archive.analytics.reading import snapshot_file_keys
-from imixs_archive.analytics.values import label, plain
+from imixs_archive.analytics.values import label
+from imixs_archive.archive.snapshot_reads import snapshot_file_keys
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import iter_files, snapshot_time
 from imixs_archive.document.model import Document, canonical_list
+from imixs_archive.document.plain import plain
 from imixs_archive.errors import NotFoundError
 
 DEFAULT_IGNORED = frozenset({"$uniqueid", "$modified", "$file"})

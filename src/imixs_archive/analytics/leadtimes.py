@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from imixs_archive.analytics._pool import DEFAULT_WORKERS, ordered_map
-from imixs_archive.analytics.reading import iter_instances, load_complete
 from imixs_archive.analytics.values import label
+from imixs_archive.archive.snapshot_reads import load_complete
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import snapshot_time
 from imixs_archive.document.model import Document
@@ -118,7 +118,7 @@ def lead_times(
         return name, seconds
 
     groups: dict[str, LeadTimes] = {}
-    instances = (ids for ids in iter_instances(archive.backend) if in_range(ids))
+    instances = (ids for ids in archive.iter_instances() if in_range(ids))
     for result in ordered_map(evaluate, instances, workers=workers):
         if result is not None:
             groups.setdefault(result[0], LeadTimes(result[0])).samples.append(result[1])

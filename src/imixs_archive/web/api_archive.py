@@ -21,6 +21,7 @@ from imixs_archive.archive.stats import collect_stats
 from imixs_archive.document.conventions import iter_files, origin_id, snapshot_millis
 from imixs_archive.document.json_codec import iter_json
 from imixs_archive.document.model import Document
+from imixs_archive.document.plain import as_text
 from imixs_archive.errors import NotFoundError
 from imixs_archive.web.problems import PROBLEM_RESPONSES, BadRequestError
 from imixs_archive.web.push import PUSH_BODY, receive_snapshots
@@ -59,8 +60,6 @@ def doc_rows(doc: Document) -> list[tuple[str, list[str]]]:
 
 
 def _text(value: Any) -> str:
-    if isinstance(value, dt.datetime):
-        return value.isoformat(timespec="milliseconds")
     if isinstance(value, bytes):
         return f"<{len(value)} bytes>"
     if isinstance(value, list | tuple):
@@ -69,7 +68,7 @@ def _text(value: Any) -> str:
         return "{" + ", ".join(f"{k}: {_text(v)}" for k, v in value.items()) + "}"
     if value is None:
         return "(empty)"
-    return str(value)
+    return as_text(value)
 
 
 # ---- section 6: the Java service's API -----------------------------------------------

@@ -19,6 +19,7 @@ from typing import Any
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.state import load_state
 from imixs_archive.config import Settings
+from imixs_archive.document.plain import plain
 from imixs_archive.errors import ArchiveError, ConfigError, NotFoundError
 from imixs_archive.services.backup_ftps import BackupEvents, EventRound
 from imixs_archive.services.ftps import FtpsLocation, FtpsTarget
@@ -116,22 +117,12 @@ def not_configured(feature: str) -> ConfigError:
     return ConfigError(f"{feature} is not configured: set WORKFLOW_SERVICE_ENDPOINT")
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, dt.datetime):
-        return value.isoformat(timespec="milliseconds")
-    if isinstance(value, int) and not isinstance(value, bool):
-        return int(value)  # an xs:long (Long) would print as Long(...)
-    if isinstance(value, int | float | str | bool) or value is None:
-        return value
-    return str(value)
-
-
 def sync_overview(backend: Backend, link: WorkflowLink | None) -> dict[str, Any]:
     """Sync state from the store (point, counts, processes, dead letters) and this
     process's loop (running, counters, event lag)."""
     status = sync_status(backend)
     data = {
-        key: _plain(value) if not isinstance(value, list | dict) else value
+        key: plain(value) if not isinstance(value, list | dict) else value
         for key, value in status.as_dict().items()
     }
     point_age = None
@@ -166,6 +157,6 @@ def restore_overview(backend: Backend, link: WorkflowLink | None) -> dict[str, A
         "message": "restore is not configured: set WORKFLOW_SERVICE_ENDPOINT"
         if link is None
         else f"restores into {link.endpoint}",
-        "state": {name: _plain(state.get_first(name)) for name in RESTORE_ITEMS},
+        "state": {name: plain(state.get_first(name)) for name in RESTORE_ITEMS},
         "failed": [str(v) for v in state.get_values("restore.failed")][:MAX_LISTED],
     }

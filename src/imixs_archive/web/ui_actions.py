@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from imixs_archive.analytics.localtime import zone
+from imixs_archive.document.conventions import origin_id
 from imixs_archive.errors import ArchiveError
 from imixs_archive.services import restore_jobs
 from imixs_archive.services.sync_status import retry_dead_letters
@@ -123,7 +124,7 @@ async def delete(request: Request, snapshot_id: str, svc: Svc, _who: UiManager) 
         result = svc.archive.delete(snapshot_id)
     except ArchiveError as exc:
         return back(f"/ui/snapshot/{snapshot_id}", error=str(exc))
-    uniqueid = snapshot_id.rsplit("-", 1)[0]
+    uniqueid = origin_id(snapshot_id)
     if not result.existed:
         return back("/ui/inspect", error=f"snapshot {snapshot_id} is not in the archive")
     return RedirectResponse(
