@@ -1,5 +1,6 @@
-"""The entry points (``cli/``, ``web/``) call the same service functions: none of them
-builds a sync, a resync or a restore job of its own, nor archives an input its own way."""
+"""One way down: the entry points (``cli/``, ``web/``) call the same service functions
+(none builds a sync or a resync of its own, nor archives an input its own way), and the
+analytics read through the archive's typed reads, not table rows."""
 
 from __future__ import annotations
 
@@ -36,3 +37,22 @@ def _calls(path: Path) -> set[str]:
 def test_entry_points_use_the_service_functions(path: Path) -> None:
     wrong = {name: instead for name, instead in BUILT_ONCE.items() if name in _calls(path)}
     assert not wrong, f"{path.name} builds its own: use {wrong}"
+
+
+ANALYTICS = sorted(PACKAGE.glob("analytics/*.py"))
+OWN_TABLES = {"day_store.py"}
+"""The analytics' own storage-facing module (its table, ``archive_day_aggregates``)."""
+
+
+@pytest.mark.parametrize("path", ANALYTICS, ids=lambda p: p.name)
+def test_analytics_read_through_the_archive_not_table_rows(path: Path) -> None:
+    if path.name in OWN_TABLES:
+        return
+    tree = ast.parse(path.read_text(), str(path))
+    imported = {
+        node.module
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module is not None
+    }
+    assert "imixs_archive.storage.model" not in imported, "use the Archive's typed reads"
+    assert "imixs_archive.archive.snapshot_xml" not in imported, "use Archive.load_complete"

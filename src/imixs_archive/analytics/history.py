@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from imixs_archive.analytics.values import label
-from imixs_archive.archive.snapshot_reads import snapshot_file_keys
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import iter_files, snapshot_time
 from imixs_archive.document.model import Document, canonical_list
@@ -123,7 +122,7 @@ def iter_history(
     ids = archive.list_instance(uniqueid.strip(), newest_first=False)
     for index, snapshot_id in enumerate(ids):
         doc = archive.load(snapshot_id, with_files=False)
-        keys = snapshot_file_keys(archive.backend, snapshot_id, doc)
+        keys = archive.file_keys(snapshot_id, doc)
         when = snapshot_time(snapshot_id)
         step = HistoryStep(
             index=index,

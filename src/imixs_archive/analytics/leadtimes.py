@@ -22,7 +22,6 @@ from typing import Any
 
 from imixs_archive.analytics._pool import DEFAULT_WORKERS, ordered_map
 from imixs_archive.analytics.values import label
-from imixs_archive.archive.snapshot_reads import load_complete
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import snapshot_time
 from imixs_archive.document.model import Document
@@ -127,7 +126,7 @@ def lead_times(
 
 def _newest_complete(archive: Archive, ids: list[str]) -> tuple[Document, str] | None:
     for snapshot_id in reversed(ids):
-        doc = load_complete(archive.backend, snapshot_id)
+        doc = archive.load_complete(snapshot_id)
         if doc is not None:
             return doc, snapshot_id
     return None

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from imixs_archive.archive import snapshot_reads as reads
 from imixs_archive.archive.content import (
     DeferredWriter,
     IngestCounters,
@@ -36,7 +37,6 @@ from imixs_archive.archive.files import link_stored, register_file
 from imixs_archive.archive.garbage import PIECE, listed
 from imixs_archive.archive.read_gate import ReadGate
 from imixs_archive.archive.reading import StoredContent
-from imixs_archive.archive.snapshot_reads import iter_instances, snapshot_file_keys
 from imixs_archive.archive.snapshot_xml import (
     delete_snapshot_xml,
     put_snapshot_xml,
@@ -323,7 +323,7 @@ class Archive:
             raise
         self.read_gate.release_with(doc, weight)
         if with_files and FILE_ITEM in doc:
-            keys = snapshot_file_keys(self.backend, snapshot_id, doc)
+            keys = self.file_keys(snapshot_id, doc)
             merged: dict[str, list[Any]] = {}
             for name, values in doc.get_values(FILE_ITEM)[0].items():
                 values = list(values)
@@ -345,7 +345,7 @@ class Archive:
         """File name -> (documents key, digest when recorded) of a complete snapshot."""
         doc = self.load(snapshot_id, with_files=False)
         digests: dict[str, tuple[str, str | None]] = {}
-        for name, key in snapshot_file_keys(self.backend, snapshot_id, doc).items():
+        for name, key in self.file_keys(snapshot_id, doc).items():
             info = self.backend.get(ARCHIVE_FILES, {"md5": key}, ["digest"])
             digests[name] = (key, info["digest"] if info else None)
         return digests
@@ -384,10 +384,40 @@ class Archive:
         found.sort(key=snapshot_order, reverse=newest_first)
         return found
 
+    # Reads for walkers (``snapshot_reads``): typed, so no layer above reads table rows.
+
     def iter_instances(self) -> Iterator[list[str]]:
         """The snapshot ids of each process instance, oldest first, one instance at a
         time (complete ones and any being written or deleted: ``exists`` tells)."""
-        return iter_instances(self.backend)
+        return reads.iter_instances(self.backend)
+
+    def iter_complete(self) -> Iterator[tuple[str, Document]]:
+        """(id, snapshot without file contents) of every complete snapshot."""
+        return reads.iter_complete(self.backend)
+
+    def load_complete(self, snapshot_id: str) -> Document | None:
+        """The snapshot without file contents, or None when it is not complete."""
+        return reads.load_complete(self.backend, snapshot_id)
+
+    def day_snapshot_ids(self, day: dt.date) -> list[str]:
+        """The ids filed under one UTC day of ``$modified`` (complete or not)."""
+        return reads.day_snapshot_ids(self.backend, day)
+
+    def file_keys(self, snapshot_id: str, doc: Document) -> dict[str, str]:
+        """File name -> stored key of a snapshot's files."""
+        return reads.snapshot_file_keys(self.backend, snapshot_id, doc)
+
+    def previous_file_keys(self, snapshot_id: str) -> set[str]:
+        """The file keys of the instance's snapshot before this one."""
+        return reads.previous_file_keys(self.backend, snapshot_id)
+
+    def stored_file_size(self, key: str) -> int | None:
+        """A stored file's size, or None when it is not stored."""
+        return reads.stored_file_size(self.backend, key)
+
+    def snapshots_with_file(self, key: str) -> Iterator[str]:
+        """The ids of the snapshots that refer to a stored file."""
+        return reads.snapshots_with_file(self.backend, key)
 
     def iter_snapshot_ids(self) -> Iterator[str]:
         """Every complete snapshot id, in the store's order."""
@@ -443,7 +473,7 @@ class Archive:
                 r["md5"]
                 for r in self.backend.scan(ARCHIVE_SNAPSHOT_FILES, {"snapshot": snapshot_id})
             ]
-        keys = snapshot_file_keys(self.backend, snapshot_id, doc)
+        keys = self.file_keys(snapshot_id, doc)
         # A Java-written snapshot has no archive_snapshot_files rows: record them first, so
         # a delete that dies part-way can be finished by running it again.
         self.backend.put(
