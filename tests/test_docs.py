@@ -12,6 +12,7 @@ import pytest
 
 from imixs_archive.cli import main
 from imixs_archive.config import describe_settings
+from imixs_archive.storage import model
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,3 +52,17 @@ def test_what_the_service_writes_into_a_checkout_is_ignored() -> None:
     if done.returncode == 128:
         pytest.skip(f"not a git checkout: {done.stderr.strip()}")
     assert done.stdout.split() == [f"{f}/x.xml" for f in folders]
+
+
+def test_data_model_md_names_every_table_of_the_model() -> None:
+    text = (ROOT / "docs" / "data-model.md").read_text()
+    tables = [t.name for t in vars(model).values() if isinstance(t, model.Table)]
+    assert len(tables) >= 20
+    assert [name for name in tables if f"`{name}`" not in text] == []
+    # A count of the extra tables in words must be right (it said "three" when there were 7).
+    words = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+    words += ["ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen"]
+    extra = sum(name.startswith("archive_") for name in tables)
+    for said in re.findall(r"(\w+) tables prefixed", text):
+        if said.lower() in words or said.isdigit():
+            assert (int(said) if said.isdigit() else words.index(said.lower())) == extra, said

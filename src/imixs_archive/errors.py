@@ -1,7 +1,8 @@
 """One error hierarchy for the whole project.
 
 Every error a user can meet is an ``ArchiveError`` with a message meant for people and an
-exit code. The CLI (and later the web app) maps them once; nothing else prints tracebacks.
+exit code. The CLI maps them once to exit codes (``cli/__init__.py``), the web app once to
+problem responses (``web/problems.py``); nothing else prints tracebacks.
 """
 
 from __future__ import annotations

@@ -144,14 +144,14 @@ def test_the_same_content_is_one_new_file(archive: Archive) -> None:
     archive.store(make_snapshot(0, files={"a.pdf": pdf, "again.pdf": pdf}))
     archive.store(make_snapshot(1, origin=origin_b, files={"b.pdf": pdf}))
     day = dt.datetime.fromtimestamp(1_700_000_000, dt.UTC).date()
-    figures = compute_day(archive.backend, day)
+    figures = compute_day(archive, day)
     assert figures.total.as_list() == [2, 2, 1, len(pdf)]
     md5 = hashlib.md5(pdf).hexdigest().upper()
     assert archive.file_exists(md5)
 
 
 def test_a_row_of_another_format_version_is_recomputed(generated: Archive) -> None:
-    store_day(generated.backend, compute_cells(generated.backend, START))
+    store_day(generated.backend, compute_cells(generated, START))
     row = generated.backend.get(ARCHIVE_DAY_AGGREGATES, {"year": 2023, "day": START})
     assert row is not None
     generated.backend.put(ARCHIVE_DAY_AGGREGATES, [{**row, "version": 999}])

@@ -14,6 +14,7 @@ from imixs_archive.archive.garbage import now_us
 from imixs_archive.archive.gc import CLOCK_SKEW_US, collect
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.verify import verify
+from imixs_archive.document.conventions import origin_id, snapshot_order
 from imixs_archive.document.model import Document
 from imixs_archive.document.xml_reader import read_xml_document
 from imixs_archive.document.xml_writer import to_xml
@@ -346,3 +347,16 @@ def test_a_multi_document_file_counts_every_documents_attachments(
     assert [r.logical_bytes for r in results] == expected  # 40 000, 49 000, 49 000
     stored = sum(len(row["data"]) for row in backend.scan(DOCUMENTS_DATA))
     assert sum(r.new_bytes for r in results) == stored == sum(sizes.values())
+
+
+def test_iter_instances_gives_each_instances_ids_oldest_first(archive: Archive) -> None:
+    origins = [str(uuid.UUID(int=n)) for n in (3, 1, 2)]
+    for step in (2, 0, 1):
+        for origin in origins:
+            archive.store(make_snapshot(step, origin=origin))
+    instances = list(archive.iter_instances())
+    assert len(instances) == 3
+    for ids in instances:
+        assert len({origin_id(sid) for sid in ids}) == 1
+        assert ids == sorted(ids, key=snapshot_order) and len(ids) == 3
+    assert sorted(origin_id(ids[0]) for ids in instances) == sorted(origins)

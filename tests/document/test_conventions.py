@@ -12,6 +12,7 @@ from imixs_archive.document.conventions import (
     item_integer,
     origin_id,
     snapshot_millis,
+    snapshot_order,
 )
 from imixs_archive.document.model import Document, Long, TypedText
 
@@ -75,3 +76,10 @@ def test_item_integer_reads_as_java_getitemvalueinteger(value: object, expected:
 def test_item_integer_missing_or_empty_is_zero() -> None:
     assert item_integer(Document({"n": []}), "n") == 0
     assert item_integer(Document(), "n") == 0
+
+
+def test_snapshot_order_is_time_then_id() -> None:
+    a, b, c = (f"{n}0000000-0000-0000-0000-000000000000" for n in "abc")
+    ids = [f"{b}-1700000000001", f"{a}-1700000000001", f"{c}-1699999999999", "0123abcd-x"]
+    # an old id without millis ("0123abcd-x") comes before every other
+    assert sorted(ids, key=snapshot_order) == [ids[3], ids[2], ids[1], ids[0]]

@@ -45,8 +45,12 @@ Answer = Callable[[Seen], Canned]
 
 
 class CannedServer:
-    def __init__(self, answer: Answer, *, tls: ssl.SSLContext | None = None) -> None:
+    def __init__(
+        self, answer: Answer, *, tls: ssl.SSLContext | None = None, read_delay: float = 0.0
+    ) -> None:
+        """``read_delay``: seconds to wait before reading each request's body."""
         self.answer = answer
+        self.read_delay = read_delay
         self.seen: list[Seen] = []
         self.connections = 0
         self.lock = threading.Lock()
@@ -89,6 +93,8 @@ class _Handler(LoopbackHandler):
             self.number = self.canned.connections
 
     def _handle(self) -> None:
+        if self.canned.read_delay:
+            threading.Event().wait(self.canned.read_delay)
         seen = Seen(
             self.command, self.path, dict(self.headers.items()), self.read_body(), self.number
         )

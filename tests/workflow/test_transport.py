@@ -118,6 +118,21 @@ def test_read_timeout_and_refused_connection() -> None:
             pool.request("GET", "ftp://127.0.0.1/", {}, None)
 
 
+def test_a_body_goes_out_under_the_read_timeout_not_the_connect_timeout() -> None:
+    # The server takes the body only after 0.6 s: longer than the connect timeout, so a
+    # large upload (a restore) must wait as long as the read timeout allows.
+    body = random.Random(4).randbytes(32 * 1024 * 1024)
+    with (
+        CannedServer(_echo, read_delay=0.6) as server,
+        ConnectionPool(connect_timeout=0.2, read_timeout=5) as pool,
+    ):
+        for _ in range(2):  # on a new connection, then on the kept-alive one
+            blocks = (body[n : n + 65536] for n in range(0, len(body), 65536))
+            reply = pool.request("POST", server.url("/up"), {}, blocks)
+            assert reply.body == f"POST /up {len(body)}".encode()
+        assert server.connections == 1
+
+
 def test_threads_share_the_pool() -> None:
     errors: list[BaseException] = []
     with CannedServer(_echo) as server, ConnectionPool(max_idle=8) as pool:

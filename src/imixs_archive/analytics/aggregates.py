@@ -40,19 +40,10 @@ from imixs_archive.analytics.localtime import (
     zone,
     zone_label,
 )
-from imixs_archive.analytics.reading import load_complete, snapshot_file_keys, time_order
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.document.conventions import iter_files, origin_id
+from imixs_archive.document.conventions import iter_files, origin_id, snapshot_order
 from imixs_archive.document.model import Document
 from imixs_archive.errors import ArchiveError
-from imixs_archive.storage.base import Backend
-from imixs_archive.storage.model import (
-    ARCHIVE_FILES,
-    ARCHIVE_SNAPSHOT_FILES,
-    SNAPSHOTS_BY_DOCUMENT,
-    SNAPSHOTS_BY_MODIFIED,
-    SNAPSHOTS_BY_UNIQUEID,
-)
 
 PERIODS = ("day", "month", "year", "total")
 
@@ -164,13 +155,13 @@ def aggregate_days(
     needed = sorted({u for segs in pieces.values() for u, _, _ in segs if u <= utc_today})
     if not needed:
         return report
-    cells = _utc_days(archive.backend, needed, now, grace_days, workers, recompute)
+    cells = _utc_days(archive, needed, now, grace_days, workers, recompute)
     report.days = [_assemble(day, pieces[day], cells, now) for day in _days(first, last)]
     return report
 
 
 def _utc_days(
-    backend: Backend,
+    archive: Archive,
     needed: list[dt.date],
     now: dt.datetime,
     grace_days: int,
@@ -179,13 +170,14 @@ def _utc_days(
 ) -> dict[dt.date, DayCells]:
     """The cells of the UTC days: stored ones read, the others computed (and stored)."""
     today = now.astimezone(dt.UTC).date()
+    backend = archive.backend  # the stored days: the analytics' own table (day_store)
     found = {} if recompute else read_stored(backend, needed[0], needed[-1], workers=workers)
     missing = [day for day in needed if day not in found]
-    first_seen = FirstSeen(backend)
+    first_seen = FirstSeen(archive)
 
     def compute(day: dt.date) -> DayCells:
         final = is_final(day, today, grace_days)
-        cells = compute_cells(backend, day, first_seen, "computed" if final else "live", now)
+        cells = compute_cells(archive, day, first_seen, "computed" if final else "live", now)
         if final:
             store_day(backend, cells)
         return cells
@@ -225,7 +217,7 @@ def _days(first: dt.date, last: dt.date) -> Iterator[dt.date]:
 
 
 def compute_day(
-    backend: Backend,
+    archive: Archive,
     day: dt.date,
     first_seen: FirstSeen | None = None,
     source: str = "live",
@@ -234,12 +226,12 @@ def compute_day(
     """The figures of one whole UTC day, counted from the archive."""
     now = now or dt.datetime.now(dt.UTC)
     counter = DayCounter(day)
-    compute_cells(backend, day, first_seen, source, now).add_to(counter, 0, SLOTS_PER_DAY)
+    compute_cells(archive, day, first_seen, source, now).add_to(counter, 0, SLOTS_PER_DAY)
     return counter.finish(source, now)
 
 
 def compute_cells(
-    backend: Backend,
+    archive: Archive,
     day: dt.date,
     first_seen: FirstSeen | None = None,
     source: str = "live",
@@ -247,14 +239,13 @@ def compute_cells(
 ) -> DayCells:
     """Count one UTC day from the archive, per quarter-hour of ``$modified``: its index
     partition and each of its snapshots."""
-    first_seen = first_seen or FirstSeen(backend)
+    first_seen = first_seen or FirstSeen(archive)
     collector = CellCollector(day)
-    for row in backend.scan(SNAPSHOTS_BY_MODIFIED, {"modified": day}, columns=["snapshot"]):
-        snapshot_id = row["snapshot"]
-        doc = load_complete(backend, snapshot_id)
+    for snapshot_id in archive.day_snapshot_ids(day):
+        doc = archive.load_complete(snapshot_id)
         if doc is None:
             continue  # not complete: being written, or being deleted
-        new_files, new_bytes = _new_files(backend, snapshot_id, doc, first_seen)
+        new_files, new_bytes = _new_files(archive, snapshot_id, doc, first_seen)
         slot = _slot(doc, day)
         collector.add(slot, origin_id(snapshot_id), dimension_labels(doc), new_files, new_bytes)
     return collector.finish(source, now or dt.datetime.now(dt.UTC))
@@ -273,42 +264,24 @@ def _slot(doc: Document, day: dt.date) -> int:
 
 
 def _new_files(
-    backend: Backend, snapshot_id: str, doc: Document, first_seen: FirstSeen
+    archive: Archive, snapshot_id: str, doc: Document, first_seen: FirstSeen
 ) -> tuple[int, int]:
-    keys = snapshot_file_keys(backend, snapshot_id, doc)
+    keys = archive.file_keys(snapshot_id, doc)
     if not keys:
         return 0, 0
     sizes = {entry.name: entry.size for entry in iter_files(doc)}
-    carried = _previous_keys(backend, snapshot_id)
+    # The instance's snapshot before this one is earlier: a file it carries is not new
+    # here (two small reads that spare most index scans).
+    carried = archive.previous_file_keys(snapshot_id)
     count = size = 0
     for name, key in sorted(keys.items()):
         if key in carried or not first_seen.is_first(key, snapshot_id):
             continue
         carried.add(key)  # the same content under two names is one file
         count += 1
-        info = backend.get(ARCHIVE_FILES, {"md5": key}, ["size"])
-        size += int(info["size"]) if info else (sizes.get(name) or 0)
+        stored = archive.stored_file_size(key)
+        size += stored if stored is not None else (sizes.get(name) or 0)
     return count, size
-
-
-def _previous_keys(backend: Backend, snapshot_id: str) -> set[str]:
-    """The file keys of the instance's snapshot before this one (it is earlier, so any
-    file it carries is not new here): two small reads that spare most index scans."""
-    origin = origin_id(snapshot_id)
-    previous = next(
-        backend.scan(
-            SNAPSHOTS_BY_UNIQUEID,
-            {"uniqueid": origin},
-            start_after={"snapshot": snapshot_id},
-            descending=True,
-            limit=1,
-        ),
-        None,
-    )
-    if previous is None:
-        return set()
-    rows = backend.scan(ARCHIVE_SNAPSHOT_FILES, {"snapshot": previous["snapshot"]})
-    return {row["md5"] for row in rows}
 
 
 class FirstSeen:
@@ -317,25 +290,23 @@ class FirstSeen:
     was read, its earliest carrier is remembered (thread-safe, bounded), so a file carried
     by many snapshots is scanned once per report, not once per snapshot."""
 
-    def __init__(self, backend: Backend, capacity: int = 100_000) -> None:
-        self._backend = backend
+    def __init__(self, archive: Archive, capacity: int = 100_000) -> None:
+        self._archive = archive
         self._capacity = capacity
         self._earliest: dict[str, tuple[int, str]] = {}
         self._lock = threading.Lock()
 
     def is_first(self, key: str, snapshot_id: str) -> bool:
-        order = time_order(snapshot_id)
+        order = snapshot_order(snapshot_id)
         with self._lock:
             known = self._earliest.get(key)
         if known is not None:
             return order <= known
-        rows = self._backend.scan(SNAPSHOTS_BY_DOCUMENT, {"md5": key}, columns=["snapshot"])
-        for row in rows:
-            other = row["snapshot"]
+        for other in self._archive.snapshots_with_file(key):
             if other == snapshot_id:
                 continue
             try:
-                if time_order(other) < order:
+                if snapshot_order(other) < order:
                     return False
             except (ArchiveError, ValueError):
                 continue  # not a snapshot id: cannot be ordered, cannot be first

@@ -13,7 +13,6 @@ Decimals are written as text (exact), maps and nested lists as JSON text.
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import json
 from collections.abc import Sequence
@@ -21,8 +20,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from imixs_archive.analytics.values import plain, utc
+from imixs_archive.analytics.values import utc
 from imixs_archive.document.model import Document, normalize_name
+from imixs_archive.document.plain import as_text, plain
 from imixs_archive.errors import ConfigError
 
 TYPES = ("str", "int", "float", "bool", "datetime", "decimal", "bytes", "json")
@@ -126,7 +126,7 @@ def convert(kind: str, value: Any) -> Any:
         return None
     found = kind_of(value)
     if kind == "str":
-        return value if found == "str" else _text(value)
+        return value if found == "str" else as_text(value)
     if kind == "json":
         return json.dumps(plain(value), ensure_ascii=False)
     if kind == "int" and found == "int" and INT64[0] <= value <= INT64[1]:
@@ -142,15 +142,6 @@ def convert(kind: str, value: Any) -> Any:
     if kind == "bytes" and found == "bytes":
         return bytes(value)
     raise Mismatch(f"{found} value in a {kind} column")
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, dt.datetime):
-        return value.isoformat(timespec="milliseconds")
-    if isinstance(value, bytes | bytearray):
-        return base64.b64encode(bytes(value)).decode("ascii")
-    converted = plain(value)
-    return converted if isinstance(converted, str) else json.dumps(converted, ensure_ascii=False)
 
 
 def cell(column: Column, values: list[Any], warnings: dict[str, int]) -> Any:

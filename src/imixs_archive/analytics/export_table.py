@@ -32,16 +32,12 @@ from typing import IO, Any, Protocol
 from imixs_archive.analytics._pool import DEFAULT_WORKERS, ordered_map
 from imixs_archive.analytics.columns import Column, ColumnSpec, cell, infer
 from imixs_archive.analytics.localtime import day_bounds
-from imixs_archive.analytics.reading import iter_instances, load_complete
-from imixs_archive.analytics.values import plain, utc
-from imixs_archive.archive.snapshot_xml import snapshot_xml
+from imixs_archive.analytics.values import utc
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.document.conventions import METADATA_ID, origin_id, snapshot_time
+from imixs_archive.document.conventions import origin_id, snapshot_time
 from imixs_archive.document.model import Document
-from imixs_archive.document.xml_reader import read_xml_document
+from imixs_archive.document.plain import plain
 from imixs_archive.errors import ConfigError
-from imixs_archive.storage.base import Backend
-from imixs_archive.storage.model import SNAPSHOTS, SNAPSHOTS_BY_MODIFIED
 
 FORMATS = ("parquet", "csv")
 FIXED_COLUMNS = (
@@ -144,12 +140,11 @@ def _row(
 
 def iter_export_docs(archive: Archive, spec: ExportSpec) -> Iterator[tuple[str, Document]]:
     """(snapshot id, snapshot without file contents) in export order."""
-    backend = archive.backend
     if spec.newest_only:
-        return _newest(backend, spec)
+        return _newest(archive, spec)
     if spec.first is not None and spec.last is not None:
-        return _by_days(backend, spec.first, spec.last, spec.workers, spec.tz)
-    return _every(backend, spec.first, spec.last, spec.tz)
+        return _by_days(archive, spec.first, spec.last, spec.workers, spec.tz)
+    return _every(archive, spec.first, spec.last, spec.tz)
 
 
 def _in_range(
@@ -163,40 +158,35 @@ def _in_range(
 
 
 def _every(
-    backend: Backend, first: dt.date | None, last: dt.date | None, tz: dt.tzinfo
+    archive: Archive, first: dt.date | None, last: dt.date | None, tz: dt.tzinfo
 ) -> Iterator[tuple[str, Document]]:
-    for row in backend.scan(SNAPSHOTS):
-        if row["snapshot"] == METADATA_ID:
-            continue
-        doc = read_xml_document(snapshot_xml(backend, row))
+    for snapshot_id, doc in archive.iter_complete():
         if _in_range(doc, first, last, tz):
-            yield row["snapshot"], doc
+            yield snapshot_id, doc
 
 
 def _by_days(
-    backend: Backend, first: dt.date, last: dt.date, workers: int, tz: dt.tzinfo
+    archive: Archive, first: dt.date, last: dt.date, workers: int, tz: dt.tzinfo
 ) -> Iterator[tuple[str, Document]]:
     """The UTC day partitions the local days cover, kept to the local days."""
 
-    def day_ids(day: dt.date) -> list[str]:
-        rows = backend.scan(SNAPSHOTS_BY_MODIFIED, {"modified": day}, columns=["snapshot"])
-        return [row["snapshot"] for row in rows]
-
     def load(snapshot_id: str) -> tuple[str, Document | None]:
-        return snapshot_id, load_complete(backend, snapshot_id)
+        return snapshot_id, archive.load_complete(snapshot_id)
 
     utc_first = day_bounds(first, tz)[0].date()
     utc_last = (day_bounds(last, tz)[1] - dt.timedelta(microseconds=1)).date()
     count = (utc_last - utc_first).days + 1
     days = (utc_first + dt.timedelta(days=n) for n in range(count))
-    partitions = ordered_map(day_ids, days, workers=min(4, workers), window=min(4, workers))
+    partitions = ordered_map(
+        archive.day_snapshot_ids, days, workers=min(4, workers), window=min(4, workers)
+    )
     ids = (sid for day in partitions for sid in day)
     for snapshot_id, doc in ordered_map(load, ids, workers=workers):
         if doc is not None and _in_range(doc, first, last, tz):
             yield snapshot_id, doc
 
 
-def _newest(backend: Backend, spec: ExportSpec) -> Iterator[tuple[str, Document]]:
+def _newest(archive: Archive, spec: ExportSpec) -> Iterator[tuple[str, Document]]:
     first, last = spec.first, spec.last
     # $modified and the id's time may straddle midnight, and the zone's day differ by one
     slack = dt.timedelta(days=2)
@@ -208,12 +198,12 @@ def _newest(backend: Backend, spec: ExportSpec) -> Iterator[tuple[str, Document]
                 continue
             if first is not None and day < first - slack:
                 return None
-            doc = load_complete(backend, snapshot_id)
+            doc = archive.load_complete(snapshot_id)
             if doc is not None and _in_range(doc, first, last, spec.tz):
                 return snapshot_id, doc
         return None
 
-    for found in ordered_map(pick, iter_instances(backend), workers=spec.workers):
+    for found in ordered_map(pick, archive.iter_instances(), workers=spec.workers):
         if found is not None:
             yield found
 

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from imixs_archive.analytics.localtime import zone_label
-from imixs_archive.analytics.reading import snapshot_file_keys
-from imixs_archive.analytics.values import label, plain
+from imixs_archive.analytics.values import label
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import iter_files, snapshot_time
 from imixs_archive.document.model import Document, canonical_list
+from imixs_archive.document.plain import plain
 from imixs_archive.errors import NotFoundError
 
 DEFAULT_IGNORED = frozenset({"$uniqueid", "$modified", "$file"})
@@ -125,7 +125,7 @@ def iter_history(
     ids = archive.list_instance(uniqueid.strip(), newest_first=False)
     for index, snapshot_id in enumerate(ids):
         doc = archive.load(snapshot_id, with_files=False)
-        keys = snapshot_file_keys(archive.backend, snapshot_id, doc)
+        keys = archive.file_keys(snapshot_id, doc)
         when = snapshot_time(snapshot_id)
         step = HistoryStep(
             index=index,

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from imixs_archive.analytics._pool import DEFAULT_WORKERS, ordered_map
-from imixs_archive.analytics.reading import iter_instances, load_complete
 from imixs_archive.analytics.values import label
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import snapshot_time
@@ -118,7 +117,7 @@ def lead_times(
         return name, seconds
 
     groups: dict[str, LeadTimes] = {}
-    instances = (ids for ids in iter_instances(archive.backend) if in_range(ids))
+    instances = (ids for ids in archive.iter_instances() if in_range(ids))
     for result in ordered_map(evaluate, instances, workers=workers):
         if result is not None:
             groups.setdefault(result[0], LeadTimes(result[0])).samples.append(result[1])
@@ -127,7 +126,7 @@ def lead_times(
 
 def _newest_complete(archive: Archive, ids: list[str]) -> tuple[Document, str] | None:
     for snapshot_id in reversed(ids):
-        doc = load_complete(archive.backend, snapshot_id)
+        doc = archive.load_complete(snapshot_id)
         if doc is not None:
             return doc, snapshot_id
     return None

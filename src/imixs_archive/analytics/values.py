@@ -1,14 +1,12 @@
-"""Imixs values as plain JSON-able data, for reports and CSV cells."""
+"""Values as the analytics group them: in UTC, and as dimension labels (the plain form of
+a value is ``document.plain``)."""
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
-import math
-from decimal import Decimal
 from typing import Any
 
-from imixs_archive.document.model import BinaryStream
+from imixs_archive.document.plain import plain
 
 
 def utc(value: dt.datetime) -> dt.datetime:
@@ -16,28 +14,6 @@ def utc(value: dt.datetime) -> dt.datetime:
     if value.tzinfo is None:
         return value.replace(tzinfo=dt.UTC)
     return value.astimezone(dt.UTC)
-
-
-def plain(value: Any) -> Any:
-    """A JSON-able form: datetimes ISO 8601 (offset kept), bytes base64, decimals as
-    text, non-finite floats as text, maps and lists recursively."""
-    if isinstance(value, bool | int | str) or value is None:
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if isinstance(value, dt.datetime):
-        return value.isoformat(timespec="milliseconds")
-    if isinstance(value, Decimal):
-        return str(value)
-    if isinstance(value, bytes | bytearray):
-        return base64.b64encode(bytes(value)).decode("ascii")
-    if isinstance(value, BinaryStream):
-        return f"<{value.size if value.size is not None else '?'} bytes>"
-    if isinstance(value, dict):
-        return {str(key): [plain(v) for v in values] for key, values in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    return str(value)
 
 
 def label(value: Any) -> str:

@@ -26,6 +26,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from imixs_archive.archive import snapshot_reads as reads
 from imixs_archive.archive.content import (
     DeferredWriter,
     IngestCounters,
@@ -59,6 +60,7 @@ from imixs_archive.document.conventions import (
     origin_id,
     require_snapshot_id,
     snapshot_millis,
+    snapshot_order,
 )
 from imixs_archive.document.model import BinaryStream, Document
 from imixs_archive.document.xml_reader import BinarySink, iter_xml_documents, read_xml_document
@@ -294,15 +296,15 @@ class Archive:
         for row in self.backend.scan(SNAPSHOTS_BY_UNIQUEID, partition, start_after=bound):
             if row["snapshot"] not in window:
                 window.append(row["snapshot"])
-        window.sort(key=_time_order, reverse=True)
+        window.sort(key=snapshot_order, reverse=True)
         kept = [sid for sid in window if self.exists(sid)][:keep]
         if keep_this and snapshot_id not in kept:
             kept.append(snapshot_id)
-        oldest_kept = min(_time_order(s) for s in kept) if kept else None
+        oldest_kept = min(snapshot_order(s) for s in kept) if kept else None
         doomed = [
             sid
             for sid in window
-            if sid not in kept and (oldest_kept is None or _time_order(sid) < oldest_kept)
+            if sid not in kept and (oldest_kept is None or snapshot_order(sid) < oldest_kept)
         ]
         for index, old in enumerate(doomed):
             try:
@@ -337,7 +339,7 @@ class Archive:
             raise
         self.read_gate.release_with(doc, weight)
         if with_files and FILE_ITEM in doc:
-            keys = self._file_keys(snapshot_id, doc)
+            keys = self.file_keys(snapshot_id, doc)
             merged: dict[str, list[Any]] = {}
             for name, values in doc.get_values(FILE_ITEM)[0].items():
                 values = list(values)
@@ -347,17 +349,6 @@ class Archive:
                 merged[name] = values
             doc[FILE_ITEM] = [merged]
         return doc
-
-    def _file_keys(self, snapshot_id: str, doc: Document) -> dict[str, str]:
-        """File name -> documents key: our own record, else the md5checksum (Java data)."""
-        keys = {
-            row["name"]: row["md5"]
-            for row in self.backend.scan(ARCHIVE_SNAPSHOT_FILES, {"snapshot": snapshot_id})
-        }
-        for entry in iter_files(doc):
-            if entry.name not in keys and entry.md5checksum:
-                keys[entry.name] = entry.md5checksum.upper()
-        return keys
 
     def file_of_snapshot(self, snapshot_id: str, name: str) -> tuple[FileEntry, StoredContent]:
         doc = self.load(snapshot_id, with_files=True)
@@ -370,7 +361,7 @@ class Archive:
         """File name -> (documents key, digest when recorded) of a complete snapshot."""
         doc = self.load(snapshot_id, with_files=False)
         digests: dict[str, tuple[str, str | None]] = {}
-        for name, key in self._file_keys(snapshot_id, doc).items():
+        for name, key in self.file_keys(snapshot_id, doc).items():
             info = self.backend.get(ARCHIVE_FILES, {"md5": key}, ["digest"])
             digests[name] = (key, info["digest"] if info else None)
         return digests
@@ -406,8 +397,43 @@ class Archive:
                 found.append(row["snapshot"])
                 if limit is not None and len(found) >= limit:
                     break
-        found.sort(key=_time_order, reverse=newest_first)
+        found.sort(key=snapshot_order, reverse=newest_first)
         return found
+
+    # Reads for walkers (``snapshot_reads``): typed, so no layer above reads table rows.
+
+    def iter_instances(self) -> Iterator[list[str]]:
+        """The snapshot ids of each process instance, oldest first, one instance at a
+        time (complete ones and any being written or deleted: ``exists`` tells)."""
+        return reads.iter_instances(self.backend)
+
+    def iter_complete(self) -> Iterator[tuple[str, Document]]:
+        """(id, snapshot without file contents) of every complete snapshot."""
+        return reads.iter_complete(self.backend)
+
+    def load_complete(self, snapshot_id: str) -> Document | None:
+        """The snapshot without file contents, or None when it is not complete."""
+        return reads.load_complete(self.backend, snapshot_id)
+
+    def day_snapshot_ids(self, day: dt.date) -> list[str]:
+        """The ids filed under one UTC day of ``$modified`` (complete or not)."""
+        return reads.day_snapshot_ids(self.backend, day)
+
+    def file_keys(self, snapshot_id: str, doc: Document) -> dict[str, str]:
+        """File name -> stored key of a snapshot's files."""
+        return reads.snapshot_file_keys(self.backend, snapshot_id, doc)
+
+    def previous_file_keys(self, snapshot_id: str) -> set[str]:
+        """The file keys of the instance's snapshot before this one."""
+        return reads.previous_file_keys(self.backend, snapshot_id)
+
+    def stored_file_size(self, key: str) -> int | None:
+        """A stored file's size, or None when it is not stored."""
+        return reads.stored_file_size(self.backend, key)
+
+    def snapshots_with_file(self, key: str) -> Iterator[str]:
+        """The ids of the snapshots that refer to a stored file."""
+        return reads.snapshots_with_file(self.backend, key)
 
     def iter_snapshot_ids(self) -> Iterator[str]:
         """Every complete snapshot id, in the store's order."""
@@ -515,7 +541,7 @@ class Archive:
                 r["md5"]
                 for r in self.backend.scan(ARCHIVE_SNAPSHOT_FILES, {"snapshot": snapshot_id})
             ]
-        keys = self._file_keys(snapshot_id, doc)
+        keys = self.file_keys(snapshot_id, doc)
         # A Java-written snapshot has no archive_snapshot_files rows: record them first, so
         # a delete that dies part-way can be finished by running it again.
         self.backend.put(
@@ -573,7 +599,3 @@ def _snapshot_id_of(doc: Document) -> str:
     if not isinstance(uid, str) or not uid:
         raise DocumentError("the document has no $uniqueid", "item '$uniqueid'")
     return require_snapshot_id(uid)
-
-
-def _time_order(snapshot_id: str) -> tuple[int, str]:
-    return (snapshot_millis(snapshot_id), snapshot_id)

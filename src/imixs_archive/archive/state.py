@@ -3,7 +3,9 @@
 An XML document in the ``snapshots`` row with id ``'0'``: ``sync.point``, ``sync.count``,
 ``sync.size``, ``restore.*``. The Java service reads the same items, so an archive can
 switch between the two services and continue where the other stopped. Items this
-service adds (e.g. dead letters) are ignored by the Java service.
+service adds (``resync.*``, ``restore.failed``, ``restore.options``) are ignored by the
+Java service; the sync's own records (failures and dead letters, claims, processes, the
+catch-up point) are tables of their own (``archive_sync_*``).
 """
 
 from __future__ import annotations

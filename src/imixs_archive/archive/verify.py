@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from imixs_archive.archive.gc import unused_files
 from imixs_archive.archive.reading import EMPTY_MD5, pieces_digest
+from imixs_archive.archive.snapshot_reads import snapshot_file_keys
 from imixs_archive.archive.snapshot_xml import snapshot_xml
-from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import METADATA_ID, modified_day, origin_id
 from imixs_archive.document.xml_reader import read_xml_document
 from imixs_archive.errors import ArchiveError, IntegrityError
@@ -89,7 +89,6 @@ def _check_pieces(backend: Backend, report: VerifyReport, tick: Progress) -> Non
 
 
 def _check_snapshots(backend: Backend, report: VerifyReport, tick: Progress) -> set[str]:
-    archive = Archive(backend)
     keys: set[str] = set()
     for row in backend.scan(SNAPSHOTS):
         snapshot_id = row["snapshot"]
@@ -104,7 +103,7 @@ def _check_snapshots(backend: Backend, report: VerifyReport, tick: Progress) -> 
         except ArchiveError as exc:
             report.problems.append(f"snapshot {snapshot_id}: unreadable: {exc}")
             continue
-        for name, key in archive._file_keys(snapshot_id, doc).items():
+        for name, key in snapshot_file_keys(backend, snapshot_id, doc).items():
             keys.add(key)
             if not _file_present(backend, key):
                 report.problems.append(f"snapshot {snapshot_id}: file {name!r} ({key}) is missing")

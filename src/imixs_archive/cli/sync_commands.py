@@ -18,9 +18,10 @@ from typing import Any
 from imixs_archive.cli.context import Context, in_zone, store_options
 from imixs_archive.cli.output import human_bytes, print_problems, print_table
 from imixs_archive.errors import ArchiveError, ConfigError
-from imixs_archive.services.resync import Resync, request_cancel, resync_status, to_millis
-from imixs_archive.services.sync import Outcome, SyncConfig, SyncService
+from imixs_archive.services.resync import request_cancel, resync_status, to_millis
+from imixs_archive.services.sync import Outcome, SyncService
 from imixs_archive.services.sync_status import SyncStatus, retry_dead_letters, sync_status
+from imixs_archive.services.workflow_jobs import new_resync, open_sync
 from imixs_archive.workflow.client import WorkflowClient
 
 
@@ -103,10 +104,14 @@ def _logging() -> None:
     )
 
 
-def _client(ctx: Context, workers: int = 0) -> WorkflowClient:
+def _require_endpoint(ctx: Context) -> None:
     if not ctx.settings.workflow_service_endpoint.strip():
         raise ConfigError("set WORKFLOW_SERVICE_ENDPOINT (the workflow's REST API) to sync")
-    return WorkflowClient.from_settings(ctx.settings, workers=workers)
+
+
+def _client(ctx: Context) -> WorkflowClient:
+    _require_endpoint(ctx)
+    return WorkflowClient.from_settings(ctx.settings)
 
 
 # ---- sync --------------------------------------------------------------------------------
@@ -116,28 +121,27 @@ def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
     if args.status:
         _print_status(sync_status(ctx.backend), as_json=args.json)
         return 0
-    config = SyncConfig.from_settings(ctx.settings)
-    if args.workers:
-        config = SyncConfig(**{**vars(config), "workers": max(1, args.workers)})
-    with _client(ctx, config.workers) as client:
-        if args.retry or args.retry_all:
+    if args.retry or args.retry_all:
+        with _client(ctx) as client:
             letters = retry_dead_letters(
                 ctx.backend, client, None if args.retry_all else args.retry
             )
-            for letter in letters:
-                print(f"re-queued {letter.topic} {letter.ref} (was event {letter.event_id})")
-            if args.retry and not letters:
-                raise ArchiveError(f"no dead letter {', '.join(args.retry)}")
-            return 0
-        service = SyncService(ctx.archive, client, config)
-        try:
-            if args.once:
-                return _once(service)
-            _logging()
-            with _stop_on_signals(service.stop):
-                service.run()
-        finally:
-            service.close()
+        for letter in letters:
+            print(f"re-queued {letter.topic} {letter.ref} (was event {letter.event_id})")
+        if args.retry and not letters:
+            raise ArchiveError(f"no dead letter {', '.join(args.retry)}")
+        return 0
+    _require_endpoint(ctx)
+    service = open_sync(ctx.archive, ctx.settings, workers=args.workers)
+    try:
+        if args.once:
+            return _once(service)
+        _logging()
+        with _stop_on_signals(service.stop):
+            service.run()
+    finally:
+        service.close()
+        service.client.close()
     return 0
 
 
@@ -222,19 +226,13 @@ def _print_status(status: SyncStatus, *, as_json: bool) -> None:
 def cmd_resync(args: argparse.Namespace, ctx: Context) -> int:
     if args.cancel:
         return _cancel(ctx)
-    settings = ctx.settings
     with _client(ctx) as client:
-        resync = Resync(
-            ctx.archive,
-            client,
-            max_attempts=settings.workflow_sync_maxattempts,
-            retry_delay_ms=min(settings.workflow_sync_retrydelay, settings.workflow_sync_interval),
-        )
+        resync = new_resync(ctx.archive, client, ctx.settings)
         _logging()
         with _stop_on_signals(resync.stopping.set):
             start = args.start
             if isinstance(start, dt.datetime):
-                start = to_millis(in_zone(start, settings.timezone))
+                start = to_millis(in_zone(start, ctx.settings.timezone))
             result = resync.run(start)
     print_problems(result.warnings, result.failures)
     print(

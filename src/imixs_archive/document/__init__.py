@@ -13,6 +13,7 @@ from imixs_archive.document.conventions import (
     require_snapshot_id,
     set_files,
     snapshot_millis,
+    snapshot_order,
     snapshot_time,
 )
 from imixs_archive.document.json_codec import read_json, to_json
@@ -71,6 +72,7 @@ __all__ = [
     "require_snapshot_id",
     "set_files",
     "snapshot_millis",
+    "snapshot_order",
     "snapshot_time",
     "to_json",
     "to_xml",

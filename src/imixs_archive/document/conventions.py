@@ -67,6 +67,12 @@ def snapshot_millis(snapshot_id: str) -> int:
     return int(suffix) if _MILLIS.fullmatch(suffix) else 0
 
 
+def snapshot_order(snapshot_id: str) -> tuple[int, str]:
+    """The one order of snapshots in time: by the epoch millis of the id, then by the id
+    (a sort key)."""
+    return (snapshot_millis(snapshot_id), snapshot_id)
+
+
 def snapshot_time(snapshot_id: str) -> dt.datetime:
     """The creation time encoded in a snapshot id, in UTC."""
     return dt.datetime.fromtimestamp(snapshot_millis(snapshot_id) / 1000, tz=dt.UTC)

@@ -22,12 +22,11 @@ from pathlib import Path
 from typing import TextIO
 
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.document.conventions import origin_id, snapshot_millis
+from imixs_archive.document.conventions import origin_id, snapshot_order
 from imixs_archive.document.model import Document
 from imixs_archive.document.xml_reader import discard_files, iter_xml_documents
 from imixs_archive.document.xml_writer import iter_xml
 from imixs_archive.errors import ArchiveError, IntegrityError
-from imixs_archive.storage.model import SNAPSHOTS_BY_UNIQUEID
 
 MANIFEST = ".imixs-archive-backup"
 
@@ -57,27 +56,17 @@ def newest_per_instance(
     newest: dict[str, str] = {}
     for snapshot_id in _in_days(archive, first, last, tz):
         origin = origin_id(snapshot_id)
-        if origin not in newest or _later(snapshot_id, newest[origin]):
+        if origin not in newest or snapshot_order(snapshot_id) > snapshot_order(newest[origin]):
             newest[origin] = snapshot_id
     yield from newest.values()
 
 
 def _newest_of_every_instance(archive: Archive) -> Iterator[str]:
-    """One pass over the instance index: its partitions come whole, so memory stays flat."""
-    origin, best = None, None
-    for row in archive.backend.scan(SNAPSHOTS_BY_UNIQUEID):
-        if row["uniqueid"] != origin:
-            if best is not None:
-                yield best
-            origin, best = row["uniqueid"], None
-        if archive.exists(row["snapshot"]) and (best is None or _later(row["snapshot"], best)):
-            best = row["snapshot"]
-    if best is not None:
-        yield best
-
-
-def _later(candidate: str, current: str) -> bool:
-    return snapshot_millis(candidate) > snapshot_millis(current)  # 0 for old ids without millis
+    """One pass over the instances, one at a time: memory stays flat."""
+    for ids in archive.iter_instances():
+        newest = next((sid for sid in reversed(ids) if archive.exists(sid)), None)
+        if newest is not None:
+            yield newest
 
 
 def backup_path(root: Path, doc: Document, snapshot_id: str, all_snapshots: bool) -> Path:

@@ -1,7 +1,10 @@
 """Import snapshot files (XML ``<document>``/``<data>``, or Imixs JSON) into the archive.
 
 One bad file, or one bad document inside a good file, is reported and skipped; the rest
-goes in. Files are streamed: attachment bytes never sit whole in memory (XML input).
+goes in. An unreachable store ends the import with its error (nothing is skipped then:
+run it again). Files are streamed: attachment bytes never sit whole in memory (XML
+input). :func:`archive_stream` is the one way an input goes in, for the CLI's import and
+the HTTP push (``web/push.py``) alike.
 """
 
 from __future__ import annotations
@@ -13,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from imixs_archive.archive.snapshots import Archive, Failure, StoreResult
+from imixs_archive.archive.snapshots import Archive, Failure, Readable, StoreResult
 from imixs_archive.document.json_stream import iter_json_stream
-from imixs_archive.errors import ArchiveError, NotFoundError
+from imixs_archive.errors import ArchiveError, NotFoundError, StoreError
 
 SUFFIXES = (".xml", ".json")
 
@@ -97,6 +100,8 @@ def import_sources(
                         summary.add(outcome)
                     else:
                         summary.fail(*outcome)
+        except StoreError:
+            raise
         except ArchiveError as exc:
             summary.fail(source.name, exc)
         except OSError as exc:
@@ -116,15 +121,29 @@ def _store_all(
     first = b""
     if source.path is None:  # standard input: JSON when it starts like JSON
         first = stream.read(READ_FIRST)
-    if _is_json(source, first):
-        docs = iter_json_stream(_Prefixed(first, stream))
-        for index, doc in enumerate(docs):
-            try:
-                yield archive.store(doc)
-            except ArchiveError as exc:
-                yield f"{source.name} (document {index + 1})", exc
+    body = _Prefixed(first, stream)
+    yield from archive_stream(archive, body, name=source.name, is_json=_is_json(source, first))
+
+
+def archive_stream(
+    archive: Archive, stream: Readable, *, name: str, is_json: bool
+) -> Iterator[StoreResult | Failure]:
+    """Archive every snapshot of one input, XML or Imixs JSON.
+
+    A document that cannot be archived is yielded as a failure (``name (document n)``)
+    and the next one goes on; input that stops being readable ends the stream with its
+    ``ArchiveError`` (what came before stays); an unreachable store raises
+    ``StoreError`` (nothing is skipped then)."""
+    if not is_json:
+        yield from archive.ingest(stream, name=name)
         return
-    yield from archive.ingest(_Prefixed(first, stream), name=source.name)
+    for index, doc in enumerate(iter_json_stream(stream), 1):
+        try:
+            yield archive.store(doc)
+        except StoreError:
+            raise
+        except ArchiveError as exc:
+            yield f"{name} (document {index})", exc
 
 
 READ_FIRST = 64 * 1024

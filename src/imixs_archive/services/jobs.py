@@ -1,7 +1,8 @@
 """Long operations started from the web API or UI, run in background threads.
 
-A :class:`JobRunner` holds named jobs (``verify``, ``backup``, ``stats``, later ``resync``
-and ``restore``). At most one run per name at a time; the last run of each name stays
+A :class:`JobRunner` holds named jobs (``verify``, ``backup``, ``resync``, ``restore``:
+the job functions are in ``workflow_jobs`` and ``restore_jobs``, the others in
+``web/api_jobs.py``). At most one run per name at a time; the last run of each name stays
 readable (state, times, progress, message, error) until the next one starts.
 
 A job function gets a :class:`Job` handle: it reports progress with ``job.progress(...)``
@@ -153,6 +154,11 @@ class Job:
 
 
 JobFunction = Callable[[Job], "str | None"]
+"""What a job runs: it gets its :class:`Job` handle and returns its final message."""
+
+MAX_LISTED = 200
+"""Entries of a list (failures, warnings, problems) kept in a job's result or an overview;
+the counts stay whole."""
 
 
 class JobRunner:

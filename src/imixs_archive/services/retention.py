@@ -29,7 +29,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from imixs_archive.analytics.reading import iter_instances
 from imixs_archive.analytics.values import label
 from imixs_archive.archive.holds import bytes_only_in, get_hold, list_holds
 from imixs_archive.archive.snapshots import Archive
@@ -159,7 +158,7 @@ def plan(archive: Archive, policy: Policy, now: dt.datetime) -> RetentionReport:
     if policy.empty:
         return report
     held = {hold.uniqueid for hold in list_holds(archive.backend)}
-    for ids in iter_instances(archive.backend):
+    for ids in archive.iter_instances():
         report.instances_seen += 1
         found = _expired(archive, policy, ids, now)
         if found is None:

@@ -27,6 +27,7 @@ from imixs_archive.document.conventions import (
 )
 from imixs_archive.document.json_codec import iter_json
 from imixs_archive.document.model import Document
+from imixs_archive.document.plain import as_text
 from imixs_archive.errors import NotFoundError
 from imixs_archive.web.api_analytics import Tz, request_zone
 from imixs_archive.web.problems import PROBLEM_RESPONSES, BadRequestError
@@ -80,7 +81,7 @@ def _text(value: Any, tz: dt.tzinfo | None = None) -> str:
         return "{" + ", ".join(f"{k}: {_text(v, tz)}" for k, v in value.items()) + "}"
     if value is None:
         return "(empty)"
-    return str(value)
+    return as_text(value)
 
 
 # ---- section 6: the Java service's API -----------------------------------------------

@@ -14,17 +14,17 @@ from imixs_archive.analytics.localtime import zone
 from imixs_archive.archive.verify import verify
 from imixs_archive.errors import NotFoundError
 from imixs_archive.services.backup import backup
-from imixs_archive.services.jobs import Job
+from imixs_archive.services.jobs import MAX_LISTED, Job
 from imixs_archive.services.resync import request_cancel
 from imixs_archive.services.sync_failures import FailureBook
 from imixs_archive.services.sync_status import retry_dead_letters
+from imixs_archive.services.workflow_jobs import resync_job
 from imixs_archive.web.integrations import WorkflowLink, not_configured, sync_overview
 from imixs_archive.web.problems import PROBLEM_RESPONSES, BadRequestError
 from imixs_archive.web.state import Manager, Reader, Services, Svc
 
 router = APIRouter(prefix="/api", tags=["jobs"], responses=PROBLEM_RESPONSES)
 
-MAX_LISTED = 200
 _FOLDER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
@@ -199,9 +199,8 @@ def retry_dead_letter(event_id: str, svc: Svc, _who: Manager) -> dict[str, Any]:
 @router.post("/sync/resync", status_code=202, summary="Start a resync (syncpoint walk)")
 def start_resync(body: ResyncRequest, svc: Svc, _who: Manager) -> dict[str, Any]:
     link = workflow(svc, "resync")
-    return svc.jobs.start(
-        "resync", link.resync_job(body.from_millis), message="resyncing"
-    ).to_json()
+    job = resync_job(link.archive, link.client, link.settings, body.from_millis)
+    return svc.jobs.start("resync", job, message="resyncing").to_json()
 
 
 @router.post("/sync/resync/stop", summary="Stop a running resync")

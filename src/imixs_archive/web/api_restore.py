@@ -18,8 +18,8 @@ from pydantic import BaseModel, Field
 from imixs_archive.analytics.localtime import zone
 from imixs_archive.config import Settings
 from imixs_archive.errors import ConfigError, NotFoundError
+from imixs_archive.services import restore_jobs
 from imixs_archive.services.restore import RestoreRange, parse_filter
-from imixs_archive.web import restore_jobs
 from imixs_archive.web.api_jobs import workflow
 from imixs_archive.web.integrations import restore_overview
 from imixs_archive.web.problems import PROBLEM_RESPONSES, BadRequestError
@@ -110,7 +110,7 @@ def start_restore(body: RestoreRequest, svc: Svc, _who: Manager) -> dict[str, An
     snapshot, bytes; the first 1,000), ``planned_count`` and ``planned_bytes``."""
     wanted = body.to_range(zone(svc.settings.timezone))
     link = workflow(svc, "restore")
-    job = restore_jobs.range_job(link, wanted, dry_run=body.dry_run)
+    job = restore_jobs.range_job(link.archive, link.client, wanted, dry_run=body.dry_run)
     message = "planning a restore (dry run)" if body.dry_run else "restoring"
     return svc.jobs.start(JOB, job, message=message).to_json()
 
@@ -141,7 +141,7 @@ def restore_instance(uniqueid: str, svc: Svc, _who: Manager) -> dict[str, Any]:
     snapshots in the archive)."""
     uniqueid = require_instance(svc, uniqueid)
     link = workflow(svc, "restore")
-    job = restore_jobs.instance_job(link, uniqueid)
+    job = restore_jobs.instance_job(link.archive, link.client, uniqueid)
     return svc.jobs.start(JOB, job, message=f"restoring {uniqueid}").to_json()
 
 
@@ -150,5 +150,5 @@ def restore_source(body: SourceRequest, svc: Svc, _who: Manager) -> dict[str, An
     """Posts each snapshot of the folder's XML files that the workflow does not have."""
     root = backup_source(svc.settings, body.path)
     link = workflow(svc, "restore")
-    job = restore_jobs.tree_job(link, root)
+    job = restore_jobs.tree_job(link.client, root)
     return svc.jobs.start(JOB, job, message=f"restoring from {root}").to_json()

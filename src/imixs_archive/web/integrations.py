@@ -1,33 +1,33 @@
 """The workflow side of the service: the sync loop, resync, dead letters and restore.
 
 With ``WORKFLOW_SERVICE_ENDPOINT`` set, the app builds one :class:`WorkflowLink`: a
-workflow client, the sync loop (started with the app, stopped with it), and the job
-functions of resync and restore (run by the app's job runner: one at a time, stoppable,
-progress shown live). Without it, every endpoint that needs the workflow answers 503
-"... is not configured: set WORKFLOW_SERVICE_ENDPOINT"; the status endpoints still show
-what the store knows (the ``sync.*`` and ``restore.*`` items, written by this or the
-Java service).
+workflow client and the sync loop over it (``services.workflow_jobs.open_sync``, as the
+CLI's ``sync``; started with the app, stopped with it). The resync and restore jobs
+(``services.workflow_jobs``, ``services.restore_jobs``) run over its client, by the app's
+job runner: one at a time, stoppable, progress shown live. Without it, every endpoint that
+needs the workflow answers 503 "... is not configured: set WORKFLOW_SERVICE_ENDPOINT"; the
+status endpoints still show what the store knows (the ``sync.*`` and ``restore.*`` items,
+written by this or the Java service).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import threading
-from collections.abc import Callable
 from typing import Any
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.state import load_state
 from imixs_archive.config import Settings
+from imixs_archive.document.plain import plain
 from imixs_archive.errors import ArchiveError, ConfigError, NotFoundError
 from imixs_archive.services.backup_ftps import BackupEvents, EventRound
 from imixs_archive.services.ftps import FtpsLocation, FtpsTarget
-from imixs_archive.services.jobs import Job
+from imixs_archive.services.jobs import MAX_LISTED
 from imixs_archive.services.restore import Restorer
-from imixs_archive.services.resync import Resync, request_cancel
-from imixs_archive.services.sync import SyncConfig, SyncService
 from imixs_archive.services.sync_counters import Activity, activity, describe, pending_text
 from imixs_archive.services.sync_status import sync_status
+from imixs_archive.services.workflow_jobs import open_sync
 from imixs_archive.storage.base import Backend
 from imixs_archive.workflow.client import WorkflowClient
 
@@ -40,8 +40,6 @@ RESTORE_ITEMS = (
     "restore.errors",
     "restore.status",
 )
-MAX_LISTED = 200
-JobFunction = Callable[[Job], str]
 
 
 class WorkflowLink:
@@ -51,9 +49,9 @@ class WorkflowLink:
         self.endpoint = settings.workflow_service_endpoint.strip()
         self.settings = settings
         self.archive = archive
-        self.config = SyncConfig.from_settings(settings)
-        self.client = WorkflowClient.from_settings(settings, workers=self.config.workers)
-        self.sync = SyncService(archive, self.client, self.config)
+        self.sync = open_sync(archive, settings)
+        self.config = self.sync.config
+        self.client = self.sync.client
         self._thread: threading.Thread | None = None
         self._backup_stop = threading.Event()
         self._backup_thread: threading.Thread | None = None
@@ -112,42 +110,6 @@ class WorkflowLink:
         snapshot_id = live.get_first("$snapshotid")
         return (str(snapshot_id) if snapshot_id else None), None
 
-    # ---- jobs -----------------------------------------------------------------------
-
-    def resync_job(self, start: int | None) -> JobFunction:
-        settings = self.settings
-
-        def run(job: Job) -> str:
-            resync = Resync(
-                self.archive,
-                self.client,
-                max_attempts=settings.workflow_sync_maxattempts,
-                retry_delay_ms=min(
-                    settings.workflow_sync_retrydelay, settings.workflow_sync_interval
-                ),
-                stopping=job.stop_event,
-            )
-            result = resync.run(start)
-            job.set_result(
-                {
-                    "status": result.status,
-                    "point": result.point,
-                    "walked": result.walked,
-                    "new": result.new,
-                    "bytes": result.bytes,
-                    "failures": result.failures[:MAX_LISTED],
-                    "warnings": result.warnings[:MAX_LISTED],
-                }
-            )
-            if job.stop_requested:
-                request_cancel(self.archive)  # leave no 'running' flag behind
-            return (
-                f"resync {result.status} at {result.point}: {result.walked} walked, "
-                f"{result.new} newly archived"
-            )
-
-        return run
-
     def restore_snapshot(self, snapshot_id: str) -> bool:
         return Restorer(self.archive, self.client).restore_snapshot(snapshot_id)
 
@@ -156,22 +118,12 @@ def not_configured(feature: str) -> ConfigError:
     return ConfigError(f"{feature} is not configured: set WORKFLOW_SERVICE_ENDPOINT")
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, dt.datetime):
-        return value.isoformat(timespec="milliseconds")
-    if isinstance(value, int) and not isinstance(value, bool):
-        return int(value)  # an xs:long (Long) would print as Long(...)
-    if isinstance(value, int | float | str | bool) or value is None:
-        return value
-    return str(value)
-
-
 def sync_overview(backend: Backend, link: WorkflowLink | None) -> dict[str, Any]:
     """Sync state from the store (point, counts, processes, dead letters) and this
     process's loop (running, counters, event lag)."""
     status = sync_status(backend)
     data = {
-        key: _plain(value) if not isinstance(value, list | dict) else value
+        key: plain(value) if not isinstance(value, list | dict) else value
         for key, value in status.as_dict().items()
     }
     point_age = None
@@ -222,6 +174,6 @@ def restore_overview(backend: Backend, link: WorkflowLink | None) -> dict[str, A
         "message": "restore is not configured: set WORKFLOW_SERVICE_ENDPOINT"
         if link is None
         else f"restores into {link.endpoint}",
-        "state": {name: _plain(state.get_first(name)) for name in RESTORE_ITEMS},
+        "state": {name: plain(state.get_first(name)) for name in RESTORE_ITEMS},
         "failed": [str(v) for v in state.get_values("restore.failed")][:MAX_LISTED],
     }

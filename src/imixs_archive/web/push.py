@@ -4,7 +4,8 @@ The body is never held whole: it is copied as it arrives into a ``SpooledTempora
 (memory up to 1 MiB, then a temporary file) and counted; past ``ARCHIVE_MAX_UPLOAD_MB``
 the request ends with 413, before the rest is read (a ``Content-Length`` over the limit
 is refused before anything is read). The archive then ingests the spool on a worker
-thread (XML streams; JSON too: its long strings are spooled, see ``json_stream``).
+thread, the way the CLI's import does (``services.importer.archive_stream``: XML streams;
+JSON too, its long strings spooled, see ``json_stream``).
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from starlette.requests import Request
 
 from imixs_archive.archive.snapshots import StoreResult
 from imixs_archive.budget import current as current_budget
-from imixs_archive.document.json_stream import iter_json_stream
 from imixs_archive.errors import ArchiveError, DocumentError, StoreError
+from imixs_archive.services.importer import archive_stream
 from imixs_archive.web.problems import PayloadTooLargeError, brief
 from imixs_archive.web.state import Services
 
@@ -89,11 +90,7 @@ def _ingest(svc: Services, body: IO[bytes], is_json: bool) -> dict[str, Any]:
     failed: list[dict[str, str]] = []
     metrics = svc.metrics
     try:
-        if is_json:
-            outcomes: Any = _json_outcomes(svc, body)
-        else:
-            outcomes = svc.archive.ingest(body, name="request body")
-        for outcome in outcomes:
+        for outcome in archive_stream(svc.archive, body, name="request body", is_json=is_json):
             if isinstance(outcome, StoreResult):
                 stored.append(_stored(outcome))
                 metrics.record_ingest(
@@ -112,16 +109,6 @@ def _ingest(svc: Services, body: IO[bytes], is_json: bool) -> dict[str, Any]:
         failed.append({"where": "request body", "message": brief(str(exc))})
         metrics.record_ingest("push", "failed")
     return {"stored": stored, "failed": failed}
-
-
-def _json_outcomes(svc: Services, body: IO[bytes]) -> Any:
-    for index, doc in enumerate(iter_json_stream(body), 1):
-        try:
-            yield svc.archive.store(doc)
-        except StoreError:
-            raise
-        except ArchiveError as exc:
-            yield f"request body (document {index})", exc
 
 
 def _stored(result: StoreResult) -> dict[str, Any]:

@@ -18,9 +18,11 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from imixs_archive.analytics.localtime import zone, zone_label
+from imixs_archive.document.conventions import origin_id
 from imixs_archive.errors import ArchiveError
+from imixs_archive.services import restore_jobs
 from imixs_archive.services.sync_status import retry_dead_letters
-from imixs_archive.web import restore_jobs
+from imixs_archive.services.workflow_jobs import resync_job
 from imixs_archive.web.api_jobs import BackupRequest, backup_job, verify_job, workflow
 from imixs_archive.web.api_restore import RestoreRequest, backup_source, require_instance
 from imixs_archive.web.auth import SESSION_COOKIE, SESSION_SECONDS, Principal, TooManyLoginsError
@@ -122,7 +124,7 @@ async def delete(request: Request, snapshot_id: str, svc: Svc, _who: UiManager) 
         result = svc.archive.delete(snapshot_id)
     except ArchiveError as exc:
         return back(f"/ui/snapshot/{snapshot_id}", error=str(exc))
-    uniqueid = snapshot_id.rsplit("-", 1)[0]
+    uniqueid = origin_id(snapshot_id)
     if not result.existed:
         return back("/ui/inspect", error=f"snapshot {snapshot_id} is not in the archive")
     return RedirectResponse(
@@ -174,9 +176,9 @@ async def start_restore(request: Request, svc: Svc, _who: UiManager) -> Response
                 "dry_run": dry_run,
             }
         )
-        job = restore_jobs.range_job(
-            workflow(svc, "restore"), body.to_range(zone(svc.settings.timezone)), dry_run=dry_run
-        )
+        link = workflow(svc, "restore")
+        wanted = body.to_range(zone(svc.settings.timezone))
+        job = restore_jobs.range_job(link.archive, link.client, wanted, dry_run=dry_run)
         svc.jobs.start("restore", job, message="planning" if dry_run else "restoring")
     except (ArchiveError, ValueError) as exc:
         return back("/ui/restore", error=str(exc))
@@ -193,7 +195,8 @@ async def restore_instance(request: Request, uniqueid: str, svc: Svc, _who: UiMa
         )
     try:
         uniqueid = require_instance(svc, uniqueid)
-        job = restore_jobs.instance_job(workflow(svc, "restore"), uniqueid)
+        link = workflow(svc, "restore")
+        job = restore_jobs.instance_job(link.archive, link.client, uniqueid)
         svc.jobs.start("restore", job, message=f"restoring {uniqueid}")
     except ArchiveError as exc:
         return RedirectResponse(f"{here}&error={quote(str(exc))}", status_code=303)
@@ -205,7 +208,7 @@ async def restore_source(request: Request, svc: Svc, _who: UiManager) -> Respons
     form = await read_form(request)
     try:
         root = backup_source(svc.settings, form.get("path", ""))
-        job = restore_jobs.tree_job(workflow(svc, "restore"), root)
+        job = restore_jobs.tree_job(workflow(svc, "restore").client, root)
         svc.jobs.start("restore", job, message=f"restoring from {root}")
     except ArchiveError as exc:
         return back("/ui/restore", error=str(exc))
@@ -217,8 +220,9 @@ async def start_resync(request: Request, svc: Svc, _who: UiManager) -> Response:
     form = await read_form(request)
     text = form.get("from", "").strip()
     try:
-        point = _sync_point(text, zone(svc.settings.timezone)) if text else None
-        job = workflow(svc, "resync").resync_job(point)
+        link = workflow(svc, "resync")
+        start = _sync_point(text, zone(svc.settings.timezone)) if text else None
+        job = resync_job(link.archive, link.client, link.settings, start)
         svc.jobs.start("resync", job, message="resyncing")
     except ArchiveError as exc:
         return back("/ui/resync", error=str(exc))

@@ -5,11 +5,16 @@ Why not httpx here (it is used elsewhere in the project): the sync makes three r
 per snapshot, and on the reference VM httpx spends 1.5 ms of CPU on each (URL model,
 cookie jar, auth flow, the httpcore layer), ``http.client`` 0.34 ms
 (``bench/sync_costs.py``). For small snapshots that is the difference between ~90 and
-~170 snapshots per second. What this module adds to ``http.client`` is only what the
-client needs: a pool of idle connections per origin, separate connect and read timeouts,
-a check that an idle connection was not closed by the server before it is reused, bodies
-streamed in both directions, the proxy variables (``HTTP_PROXY``, ``HTTPS_PROXY``,
-``NO_PROXY``, as httpx and curl read them), and one error type for every transport failure.
+~170 snapshots per second. Why not urllib3 (issue 19, tried: it does all of the below):
+built on the same ``http.client``, it adds ~0.4 ms of CPU a request even with a pool per
+origin kept by hand, and the sync of small snapshots ran 20-28 % slower with it in the
+same run (``bench/README.md``, "urllib3 instead of http.client"), past the 10 % allowed.
+
+What this module adds to ``http.client`` is only what the client needs: a pool of idle
+connections per origin, separate connect and read timeouts, a check that an idle
+connection was not closed by the server before it is reused, bodies streamed in both
+directions, the proxy variables (``HTTP_PROXY``, ``HTTPS_PROXY``, ``NO_PROXY``, as httpx
+and curl read them), and one error type for every transport failure.
 """
 
 from __future__ import annotations

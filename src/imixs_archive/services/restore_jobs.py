@@ -1,4 +1,4 @@
-"""The restore variants as job functions, run by the app's job runner under the one name
+"""The restore variants as job functions, run by the web app's job runner under the one name
 ``restore`` (one restore at a time, whatever its kind; ``/api/restore/stop`` stops it).
 
 * ``range_job``: a ``$modified`` range with filters; with ``dry_run`` nothing is sent and
@@ -12,17 +12,15 @@ outcome as the job's result, with ``kind`` saying which restore it was.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from imixs_archive.services.jobs import Job
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.services.jobs import MAX_LISTED, Job, JobFunction
 from imixs_archive.services.restore import Restorer, RestoreRange, RestoreReport
 from imixs_archive.services.restore_files import TreeRestoreReport, restore_tree
-from imixs_archive.web.integrations import WorkflowLink
+from imixs_archive.workflow.client import WorkflowClient
 
-JobFunction = Callable[[Job], str]
-MAX_LISTED = 200
 MAX_PLANNED = 1000
 """A dry run's result lists at most this many planned snapshots (the counts are whole)."""
 
@@ -56,12 +54,14 @@ def plan_json(report: RestoreReport) -> dict[str, Any]:
     }
 
 
-def range_job(link: WorkflowLink, wanted: RestoreRange, *, dry_run: bool = False) -> JobFunction:
+def range_job(
+    archive: Archive, client: WorkflowClient, wanted: RestoreRange, *, dry_run: bool = False
+) -> JobFunction:
     def run(job: Job) -> str:
         def progress(report: RestoreReport) -> None:
             job.progress(**report_json(report, full=False), planned=len(report.planned))
 
-        restorer = Restorer(link.archive, link.client, stop=job.stop_event, on_progress=progress)
+        restorer = Restorer(archive, client, stop=job.stop_event, on_progress=progress)
         report = restorer.restore_range(wanted, dry_run=dry_run)
         kind = "dry-run" if dry_run else "range"
         result = {"kind": kind, **report_json(report, full=True)}
@@ -83,14 +83,14 @@ def range_job(link: WorkflowLink, wanted: RestoreRange, *, dry_run: bool = False
     return run
 
 
-def instance_job(link: WorkflowLink, uniqueid: str) -> JobFunction:
+def instance_job(archive: Archive, client: WorkflowClient, uniqueid: str) -> JobFunction:
     def run(job: Job) -> str:
         job.progress(instance=uniqueid)
 
         def progress(report: RestoreReport) -> None:
             job.progress(**report_json(report, full=False))
 
-        restorer = Restorer(link.archive, link.client, stop=job.stop_event, on_progress=progress)
+        restorer = Restorer(archive, client, stop=job.stop_event, on_progress=progress)
         report = restorer.restore_instance(uniqueid)
         job.set_result({"kind": "instance", "instance": uniqueid, **report_json(report, full=True)})
         state = "stopped" if report.stopped else "done"
@@ -102,14 +102,14 @@ def instance_job(link: WorkflowLink, uniqueid: str) -> JobFunction:
     return run
 
 
-def tree_job(link: WorkflowLink, root: Path) -> JobFunction:
+def tree_job(client: WorkflowClient, root: Path) -> JobFunction:
     def run(job: Job) -> str:
         job.progress(source=str(root))
 
         def progress(report: TreeRestoreReport) -> None:
             job.progress(**_tree_json(report))
 
-        report = restore_tree(link.client, root, stop=job.stop_event, on_progress=progress)
+        report = restore_tree(client, root, stop=job.stop_event, on_progress=progress)
         job.set_result(
             {
                 "kind": "source",

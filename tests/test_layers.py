@@ -1,0 +1,58 @@
+"""One way down: the entry points (``cli/``, ``web/``) call the same service functions
+(none builds a sync or a resync of its own, nor archives an input its own way), and the
+analytics read through the archive's typed reads, not table rows."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "src" / "imixs_archive"
+ENTRY_POINTS = sorted([*PACKAGE.glob("cli/*.py"), *PACKAGE.glob("web/*.py")])
+
+BUILT_ONCE = {
+    "SyncService": "services.workflow_jobs.open_sync",
+    "SyncConfig": "services.workflow_jobs.open_sync",
+    "Resync": "services.workflow_jobs.new_resync",
+    "iter_json_stream": "services.importer.archive_stream",
+}
+"""Names an entry point must not call, and the service function it calls instead."""
+
+
+def _calls(path: Path) -> set[str]:
+    called: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+                called.add(func.value.id)  # SyncConfig.from_settings(...)
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            called.add(name)
+    return called
+
+
+@pytest.mark.parametrize("path", ENTRY_POINTS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_entry_points_use_the_service_functions(path: Path) -> None:
+    wrong = {name: instead for name, instead in BUILT_ONCE.items() if name in _calls(path)}
+    assert not wrong, f"{path.name} builds its own: use {wrong}"
+
+
+ANALYTICS = sorted(PACKAGE.glob("analytics/*.py"))
+OWN_TABLES = {"day_store.py"}
+"""The analytics' own storage-facing module (its table, ``archive_day_aggregates``)."""
+
+
+@pytest.mark.parametrize("path", ANALYTICS, ids=lambda p: p.name)
+def test_analytics_read_through_the_archive_not_table_rows(path: Path) -> None:
+    if path.name in OWN_TABLES:
+        return
+    tree = ast.parse(path.read_text(), str(path))
+    imported = {
+        node.module
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module is not None
+    }
+    assert "imixs_archive.storage.model" not in imported, "use the Archive's typed reads"
+    assert "imixs_archive.archive.snapshot_xml" not in imported, "use Archive.load_complete"
