@@ -9,6 +9,7 @@ import math
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,6 +23,8 @@ from imixs_archive.document.model import (
     Long,
     Short,
 )
+from imixs_archive.document.xml_reader import read_xml
+from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.errors import DocumentError
 
 DATA = Path(__file__).parents[1] / "data" / "imixs"
@@ -246,3 +249,21 @@ def test_attachments_are_written_as_a_stream() -> None:
     plain = json.loads(b"".join(iter_json(doc, typed=False)))
     values = {item["name"]: item["value"] for item in plain["item"]}
     assert base64.b64decode(values["$file"][0]["big.bin"][1]) == content
+
+
+@pytest.mark.parametrize(
+    ("value", "read"),
+    [
+        ([None], []),
+        ([[None]], [[]]),
+        ([[[None]]], [[[]]]),
+        ([{"a": [None]}], [{"a": []}]),
+        ([[None, 1]], [[None, 1]]),
+    ],
+)
+def test_one_nil_value_is_an_empty_list_at_every_level_as_in_xml(value: Any, read: Any) -> None:
+    """Found by the fuzz test: a nested ``[null]`` read as ``[None]`` from JSON but as
+    ``[]`` from the XML it writes."""
+    [doc] = read_json(json.dumps({"item": [{"name": "x", "value": value}]}))
+    assert doc.get_values("x") == read
+    assert read_xml(to_xml(doc)) == [doc]

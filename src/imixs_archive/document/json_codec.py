@@ -145,10 +145,7 @@ def _items(raw: Any, where: str) -> dict[str, list[Any]]:
             raise DocumentError('an item must be an object with a "name"', where)
         name = entry["name"]
         item_where = f"{where}, item {name!r}"
-        values = _values(entry.get("value"), item_where)
-        if len(values) == 1 and values[0] is None:
-            values = []  # an empty list is written as one nil value
-        result[name] = values
+        result[name] = _values(entry.get("value"), item_where)
     return result
 
 
@@ -156,15 +153,21 @@ def _values(raw: Any, where: str) -> list[Any]:
     if raw is None:
         return []
     if isinstance(raw, list):
-        return [_value(element, where) for element in raw]
-    return [_value(raw, where)]
+        return _unless_nil([_value(element, where) for element in raw])
+    return _unless_nil([_value(raw, where)])
+
+
+def _unless_nil(values: list[Any]) -> list[Any]:
+    """One nil value is an empty list, at every level, as in XML (``XMLItem.setValue``
+    writes an empty list so): the two formats read the same document."""
+    return [] if len(values) == 1 and values[0] is None else values
 
 
 def _value(raw: Any, where: str) -> Any:
     if isinstance(raw, dict):
         return _object_value(raw, where)
     if isinstance(raw, list):
-        return [_value(element, where) for element in raw]
+        return _unless_nil([_value(element, where) for element in raw])
     if raw is None or isinstance(raw, str | bool | int | float):
         return raw
     raise DocumentError(f"unexpected JSON value {raw!r}", where)  # pragma: no cover
