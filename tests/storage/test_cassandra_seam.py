@@ -7,6 +7,7 @@ and futures that a background thread completes.
 
 from __future__ import annotations
 
+import logging
 import datetime
 import threading
 import time
@@ -717,6 +718,7 @@ THREE_NODES = ("10.0.0.1:9042", "10.0.0.2:9042", "10.0.0.3:9042")
 def test_unset_replication_on_one_node_is_one_copy_with_a_warning(
     sleeps: Sleeps, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.WARNING)
     session = FakeSession(tables=None)
     applied = backend_for(session, sleeps, replication=None).ensure_schema()
     assert applied[0].endswith("{'class': 'SimpleStrategy', 'replication_factor': 1}")
@@ -733,6 +735,7 @@ def test_unset_replication_on_several_nodes_creates_nothing(sleeps: Sleeps) -> N
 def test_one_copy_chosen_on_several_nodes_is_warned_loudly(
     sleeps: Sleeps, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.WARNING)
     backend_for(FakeSession(tables=None, hosts=THREE_NODES), sleeps).ensure_schema()
     assert "ONE copy of every row" in caplog.text and "cluster of 3 nodes" in caplog.text
     caplog.clear()
