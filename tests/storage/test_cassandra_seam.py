@@ -7,8 +7,8 @@ and futures that a background thread completes.
 
 from __future__ import annotations
 
-import logging
 import datetime
+import logging
 import threading
 import time
 from collections.abc import Iterator, Sequence
