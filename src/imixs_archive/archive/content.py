@@ -52,9 +52,6 @@ from imixs_archive.storage.model import (
 
 WRITE_BATCH_BYTES = 8 * 1024 * 1024
 """New pieces are handed to the backend in batches of about this many bytes."""
-MAX_WRITES = 2
-"""Write batches of one file handed to the writing thread and not yet done: past that the
-writer waits (bounds memory when the disk is slower than the hashing)."""
 MAX_IN_FLIGHT = 8
 """Pieces handed to the hashing threads and not yet done (at most 1 MiB each)."""
 RECENT_CLAIMS = 65_536
@@ -130,9 +127,6 @@ class PieceStore:
         # MD5 runs on one thread of its own: FIFO keeps each file's updates in order.
         self._md5_pool: ThreadPoolExecutor | None = None
         self._read_pool: ThreadPoolExecutor | None = None
-        # Writes on a thread of their own: a batch being compressed and committed (an
-        # fsync) does not hold up the hashing of the pieces after it.
-        self._write_pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
         self._claimed: OrderedDict[str, None] = OrderedDict()
 
@@ -160,10 +154,7 @@ class PieceStore:
         return self._executor().submit(self._hash, chunk)
 
     def write(self, rows: list[Row]) -> Future[int]:
-        with self._lock:
-            if self._write_pool is None:
-                self._write_pool = ThreadPoolExecutor(1, thread_name_prefix="piece-writes")
-            return self._write_pool.submit(self.backend.put, DOCUMENTS_DATA, rows)
+        return self._executor().submit(self.backend.put, DOCUMENTS_DATA, rows)
 
     def read(self, data_id: str) -> Future[bytes]:
         """A stored piece, read on a thread of its own (not behind the hashing). Not
@@ -196,10 +187,10 @@ class PieceStore:
 
     def close(self) -> None:
         with self._lock:
-            for pool in (self._pool, self._md5_pool, self._read_pool, self._write_pool):
+            for pool in (self._pool, self._md5_pool, self._read_pool):
                 if pool is not None:
                     pool.shutdown(wait=True)
-            self._pool = self._md5_pool = self._read_pool = self._write_pool = None
+            self._pool = self._md5_pool = self._read_pool = None
 
 
 class PieceWriter:
@@ -333,9 +324,6 @@ class PieceWriter:
     def _flush(self) -> None:
         if self._pending:
             self._writes.append(self.store.write(self._pending))
-            running = [write for write in self._writes if not write.done()]
-            if len(running) > MAX_WRITES:
-                running[0].exception()  # waits; settle() raises what it raised
             # Keep writes still running, and failed ones: close() raises what they raised.
             self._writes = [w for w in self._writes if not w.done() or w.exception()]
         self._pending = []
