@@ -33,7 +33,7 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.model import BinaryStream, Document
 from imixs_archive.document.xml_writer import iter_xml, write_xml
 from imixs_archive.services.importer import find_sources, import_sources
-from imixs_archive.storage.sqlite import SQLiteBackend
+from imixs_archive.storage.sqlite import SQLiteBackend, Tuning
 
 MB = 1024 * 1024
 BASE = 1_700_000_000_000
@@ -179,14 +179,18 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--big-mb", type=int, default=0, help="also a snapshot this large")
     parser.add_argument("--dir", type=Path, default=None, help="work folder (default: a temp dir)")
+    parser.add_argument(
+        "--no-pack", action="store_true", help="pieces stored as given, not zstd-packed"
+    )
     args = parser.parse_args()
+    tuning = Tuning(pack_level=None) if args.no_pack else Tuning()
     work = Path(tempfile.mkdtemp(prefix="imixs-bench-", dir=args.dir))
     try:
         inputs = work / "in"
         inputs.mkdir()
         sizes = generate(inputs, args.instances, args.steps, args.seed)
         sources = find_sources([str(inputs)])
-        with SQLiteBackend(work / "store") as backend:
+        with SQLiteBackend(work / "store", tuning) as backend:
             archive = Archive(backend)
             started = time.perf_counter()
             summary = import_sources(archive, sources)
