@@ -365,7 +365,9 @@ def test_two_services_archive_each_snapshot_once(double: WorkflowDouble, archive
     # download does, except for a race now and then (harmless: writes are idempotent).
     done = sum(s.counters.archived for s in services)
     assert 60 <= done <= 66
-    assert all(s.counters.archived > 0 for s in services)
+    # Which process archives how many is up to the scheduler: under load one of them can
+    # drain the log before the other's first round (seen once in a full run), so no
+    # share is asserted.
     for service in services:
         service.close()
 
