@@ -120,8 +120,8 @@ class Resync:
             try:
                 step = self._step(result.point)
             except WorkflowUnavailableError as exc:
-                if not (is_feed_failure(exc) and self._pass_gap(result)):
-                    errors = self._failed(result, exc, errors)
+                passed = is_feed_failure(exc) and self._pass_gap(result)
+                errors = 0 if passed else self._failed(result, exc, errors)
                 if result.status == FAILED:
                     return result
                 continue
