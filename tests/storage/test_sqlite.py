@@ -377,6 +377,35 @@ def test_two_processes_write_one_store(tmp_path: Path) -> None:
         assert len(pieces) == 40
 
 
+def test_processes_opening_a_new_store_at_once_all_open(tmp_path: Path) -> None:
+    # Seen in CI: two processes creating one store, one failed at once with "locked by
+    # another writer (waited 60 s)": switching a new file to WAL answers busy without
+    # SQLite's busy handler. Threads with a connection each race the same way (and raced
+    # on one shared name of the directory's write probe).
+    def open_store(store: Path, start: threading.Barrier, errors: list[BaseException]) -> None:
+        start.wait()
+        try:
+            with SQLiteBackend(store, Tuning(busy_timeout=30)):
+                pass
+        except BaseException as exc:
+            errors.append(exc)
+
+    for round_ in range(40):
+        store = tmp_path / f"store-{round_}"
+        start = threading.Barrier(6)
+        errors: list[BaseException] = []
+        openers = [
+            threading.Thread(target=open_store, args=(store, start, errors)) for _ in range(6)
+        ]
+        for opener in openers:
+            opener.start()
+        for opener in openers:
+            opener.join()
+        assert errors == [], f"round {round_}: {errors[0]}"
+        with SQLiteBackend(store) as backend:
+            assert backend.put(DOCUMENTS, [{"md5": "m", "sort_id": 0, "data_id": "d"}]) == 1
+
+
 # --- large puts -------------------------------------------------------------------------
 
 

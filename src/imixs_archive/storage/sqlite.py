@@ -36,6 +36,7 @@ snapshot: rows written while it runs may or may not be seen.
 from __future__ import annotations
 
 import sqlite3
+import tempfile
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -156,10 +157,10 @@ class SQLiteBackend(Backend):
             raise StoreError(
                 f"cannot create the data directory {self.data_dir}: {exc.strerror or exc}"
             ) from exc
-        probe = self.data_dir / ".write-probe"
         try:
-            probe.touch()
-            probe.unlink()
+            # A name of its own: processes opening one store at once each probe.
+            with tempfile.NamedTemporaryFile(dir=self.data_dir, prefix=".write-probe-"):
+                pass
         except OSError as exc:
             raise StoreError(
                 f"the data directory {self.data_dir} is not writable: {exc.strerror or exc}"
@@ -214,15 +215,7 @@ class SQLiteBackend(Backend):
         return connection
 
     def _create_schema(self, connection: sqlite3.Connection) -> None:
-        tuning = self.tuning
-        with self._errors("open the database"):
-            # page_size only applies to a new file, and must precede WAL mode.
-            connection.execute(f"PRAGMA page_size = {tuning.page_size}")
-            connection.execute(f"PRAGMA journal_mode = {tuning.journal_mode.upper()}")
-            # A store that has every table needs no write lock (a reader opening the store
-            # while another process writes must not wait for it).
-            version = self._check_version(connection)
-            existing = {name for (name,) in connection.execute("SELECT name FROM sqlite_master")}
+        version, existing = self._open_file(connection)
         if version == SCHEMA_VERSION and existing >= {table.name for table in self.tables}:
             return
         with self._transaction(connection, "create the tables"):
@@ -232,6 +225,32 @@ class SQLiteBackend(Backend):
                 self._add_marker(connection, table)
             if version < SCHEMA_VERSION:
                 connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _open_file(self, connection: sqlite3.Connection) -> tuple[int, set[str]]:
+        """Set the file's page size and journal mode; its schema version and tables.
+
+        Switching a new file to WAL needs an exclusive lock, and SQLite answers "busy" at
+        once, without its busy handler, when processes opening one new store at once each
+        hold a shared lock: so this polls, like ``_begin``, up to ``busy_timeout``."""
+        tuning = self.tuning
+        deadline = time.monotonic() + tuning.busy_timeout
+        pause = 0.001
+        while True:
+            try:
+                with self._errors("open the database"):
+                    # page_size only applies to a new file, and must precede WAL mode.
+                    connection.execute(f"PRAGMA page_size = {tuning.page_size}")
+                    connection.execute(f"PRAGMA journal_mode = {tuning.journal_mode.upper()}")
+                    # A store that has every table needs no write lock (a reader opening
+                    # the store while another process writes must not wait for it).
+                    version = self._check_version(connection)
+                    rows = connection.execute("SELECT name FROM sqlite_master")
+                    return version, {name for (name,) in rows}
+            except StoreUnavailableError:
+                if time.monotonic() >= deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(2 * pause, 0.05)
 
     def _add_marker(self, connection: sqlite3.Connection, table: Table) -> None:
         """A table created before its cell was packed gets the marker column."""
