@@ -225,11 +225,12 @@ def main() -> None:
             )
             ingested = _ingest(folder, root / f"i-{label}")
             own = spec["count"] / ingested["seconds"]
+            count = max(spec["count"], 1)
             print(
                 f"small, {label}: sync {synced['per_second']:.0f} snapshots/s; "
                 f"store's own ingest of the same files {own:.0f}/s "
                 f"(CPU: sync {synced['sync_cpu']:.0%}, double {synced['double_cpu']:.0%}; "
-                f"sync {synced['sync_cpu'] * synced['seconds'] / spec['count'] * 1000:.2f} ms "
+                f"sync {synced['sync_cpu'] * synced['seconds'] / count * 1000:.2f} ms "
                 "CPU per snapshot)"
             )
         dump = root / "xml"
@@ -238,10 +239,12 @@ def main() -> None:
         synced = _sync({**large, "dump": str(dump)}, root / "large", args.workers, args.processes)
         ingested = _ingest(dump, root / "ingest")
         ratio = synced["mb_per_second"] / max(ingested["mb_per_second"], 1e-9)
+        cpu_per_mb = synced["sync_cpu"] * synced["seconds"] / max(synced["bytes"] / MB, 1e-9)
         print(
             f"large ({args.large} x {args.large_mb} MB): sync {synced['mb_per_second']:.1f} MB/s "
             f"of XML, store's own ingest of the same files {ingested['mb_per_second']:.1f} MB/s "
-            f"({ratio:.0%})"
+            f"({ratio:.0%}; CPU: sync {synced['sync_cpu']:.0%}, "
+            f"double {synced['double_cpu']:.0%}; sync {cpu_per_mb * 1000:.1f} ms CPU per MB)"
         )
     finally:
         shutil.rmtree(root, ignore_errors=True)

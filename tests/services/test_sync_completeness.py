@@ -245,6 +245,42 @@ def test_catch_up_archives_snapshots_no_event_announced(
     assert snapshots
 
 
+def test_catch_up_leaves_a_snapshot_the_event_path_is_archiving_to_it(
+    double: WorkflowDouble, archive: Archive
+) -> None:
+    # A snapshot a worker is downloading is not downloaded a second time by the walk
+    # (after an outage both walk the same backlog); the point waits for it.
+    base = 1_700_000_000_000
+    first, busy, last = (double.save(modified=base + n, event=False) for n in range(3))
+    ids = [str(doc.get_first("$uniqueid")) for doc in (first, busy, last)]
+    service = _service(double, archive)
+    assert service._in_flight.take([ids[1]])
+    service.run_round()
+    assert set(archive.iter_snapshot_ids()) == {ids[0]}
+    progress = ProgressBook(archive.backend).point()
+    assert progress is not None and progress.point == base  # not past the busy one
+    service._in_flight.release([ids[1]])  # its worker is done (here: failed), the walk goes on
+    service.run_round()
+    assert set(archive.iter_snapshot_ids()) == set(ids)
+    _assert_all_archived_and_equal(archive, double)
+
+
+def test_the_event_path_leaves_a_snapshot_the_catch_up_is_archiving_to_it(
+    double: WorkflowDouble, archive: Archive
+) -> None:
+    snapshot = double.save()
+    ref = str(snapshot.get_first("$uniqueid"))
+    service = _service(double, archive, catchup=False)
+    assert service._in_flight.take([ref])  # the walk is downloading it
+    result = service.run_round()
+    assert result.count(Outcome.SKIPPED) == 1
+    assert not archive.exists(ref) and len(double.events()) == 1  # the event waits
+    service._in_flight.release([ref])
+    result = service.run_round()
+    assert result.count(Outcome.DONE) == 1 and double.events() == []
+    _assert_all_archived_and_equal(archive, double)
+
+
 def test_catch_up_stays_behind_by_the_lag(double: WorkflowDouble, archive: Archive) -> None:
     service = _service(double, archive, catchup_lag_ms=60_000)
     old = double.save(modified=int(time.time() * 1000) - 120_000, event=False)

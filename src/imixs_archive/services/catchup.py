@@ -66,9 +66,14 @@ def _millis(value: object) -> int | None:
 def _scan(blocks: Iterable[bytes]) -> list[tuple[str, int | None]] | None:
     """($uniqueid, $modified in epoch ms) of each document of an Imixs XML answer, read
     with a parser that looks at nothing else (the full reader costs several times more per
-    snapshot). None when a value is not the plain kind expected: read it properly then."""
+    snapshot). None when a value is not the plain kind expected: read it properly then.
+
+    Text the scan does not need (an attachment's base64 above all) goes around expat:
+    when expat has taken every byte given and stands in character data outside the two
+    items, the bytes up to the next ``<`` are passed over unparsed. An answer's bytes are
+    mostly such text, which expat reads at a fifth of the rate of this skip."""
     found: list[tuple[str, int | None]] = []
-    state: dict[str, Any] = {"depth": 0, "item": None, "text": [], "doc": {}}
+    state: dict[str, Any] = {"depth": 0, "item": None, "text": [], "doc": {}, "cdata": False}
     parser = expat.ParserCreate(namespace_separator=" ")
     parser.buffer_text = True
 
@@ -88,6 +93,8 @@ def _scan(blocks: Iterable[bytes]) -> list[tuple[str, int | None]] | None:
         state["depth"] -= 1
         if local == "value" and depth == 4 and state["item"] is not None:
             state["doc"].setdefault(state["item"], "".join(state["text"]).strip())
+        elif local == "item" and depth == 3:
+            state["item"] = None
         elif local == "document" and depth <= 2:
             doc = state["doc"]
             found.append((doc.get("$uniqueid", ""), _iso_millis(doc.get("$modified", ""))))
@@ -96,12 +103,23 @@ def _scan(blocks: Iterable[bytes]) -> list[tuple[str, int | None]] | None:
         if state["item"] is not None:
             state["text"].append(data)
 
+    def cdata(inside: bool) -> None:
+        state["cdata"] = inside
+
     parser.StartElementHandler = start
     parser.EndElementHandler = end
     parser.CharacterDataHandler = text
+    parser.StartCdataSectionHandler = lambda: cdata(True)
+    parser.EndCdataSectionHandler = lambda: cdata(False)
+    given = 0  # bytes expat was given
     try:
         for block in blocks:
-            parser.Parse(block, False)
+            if state["item"] is None and not state["cdata"] and parser.CurrentByteIndex == given:
+                markup = block.find(b"<")
+                block = block[markup:] if markup >= 0 else b""
+            if block:
+                parser.Parse(block, False)
+                given += len(block)
         parser.Parse(b"", True)
     except expat.ExpatError as exc:
         raise DocumentError(f"malformed XML in the syncpoint answer: {exc}") from None
@@ -115,6 +133,28 @@ def _iso_millis(text: str) -> int | None:
         return _millis(dt.datetime.fromisoformat(text))
     except ValueError:
         return None
+
+
+class InFlight:
+    """The snapshots one sync process is downloading now, by its workers or its walk: the
+    other leaves them alone rather than download them a second time (both walk the same
+    backlog after an outage)."""
+
+    def __init__(self) -> None:
+        self._refs: set[str] = set()
+        self._lock = threading.Lock()
+
+    def take(self, refs: list[str]) -> bool:
+        """Take all of them, or none when one is taken already."""
+        with self._lock:
+            if any(ref in self._refs for ref in refs):
+                return False
+            self._refs.update(refs)
+            return True
+
+    def release(self, refs: list[str]) -> None:
+        with self._lock:
+            self._refs.difference_update(refs)
 
 
 class _Overflow(Exception):
@@ -134,6 +174,7 @@ class CatchUp:
         start: int | None = None,
         confirm: int = 6,
         stopping: threading.Event | None = None,
+        in_flight: InFlight | None = None,
     ) -> None:
         self.archive = archive
         self.client = client
@@ -141,6 +182,7 @@ class CatchUp:
         self.instance = instance
         self.start = start
         self.stopping = stopping or threading.Event()
+        self.in_flight = in_flight or InFlight()
         self.gaps = GapLocator(client, confirm, self.stopping)
         self.progress = ProgressBook(archive.backend)
         self.failures = FailureBook(archive.backend)
@@ -230,7 +272,14 @@ class CatchUp:
         if max(modified) > limit:
             return max(modified), 0, 0
         missing = [sid for sid, _ in found if not sid or not self.archive.exists(sid)]
-        new = self._store(point) if missing else 0
+        new = 0
+        if missing:
+            if not self.in_flight.take(missing):
+                return None  # the event path is on it: confirmed at the next walk
+            try:
+                new = self._store(point)
+            finally:
+                self.in_flight.release(missing)
         return max(modified), len(found), new
 
     def _store(self, point: int) -> int:

@@ -55,7 +55,7 @@ from imixs_archive.errors import (
     NotFoundError,
     StoreError,
 )
-from imixs_archive.services.catchup import CatchUp
+from imixs_archive.services.catchup import CatchUp, InFlight
 from imixs_archive.services.sync_counters import (
     FIRST,
     NEXT,
@@ -184,6 +184,8 @@ class SyncService:
         self.claims = ClaimBook(archive.backend)
         self.gone = GoneBook(archive.backend)
         self.stopping = threading.Event()
+        self._in_flight = InFlight()
+        """Refs the workers or the catch-up are downloading now."""
         self.catchup = CatchUp(
             archive,
             client,
@@ -191,6 +193,7 @@ class SyncService:
             instance=self.instance,
             start=self.config.catchup_from,
             stopping=self.stopping,
+            in_flight=self._in_flight,
         )
         self._pool = ThreadPoolExecutor(self.config.workers, thread_name_prefix="sync")
         self._thread: threading.Thread | None = None
@@ -447,6 +450,8 @@ class SyncService:
             self.counters.add(retries=1)
         try:
             sizes = self._archive(event)
+        except _Busy:
+            return Outcome.SKIPPED
         except _Gone:
             self._after_write(event, lambda: self._gone(event, failed))
             self.counters.add(events=1, gone=1)
@@ -479,6 +484,8 @@ class SyncService:
         if self.archive.exists(ref):
             return {}  # archived already: by another process, the catch-up, or a retry
         received = [0]
+        if not self._in_flight.take([ref]):
+            raise _Busy()  # the catch-up is downloading it: the event waits a round
         try:
             with self.client.stream_document(ref) as blocks:
                 results = list(self.archive.ingest(_counted(blocks, received), name=ref))
@@ -486,6 +493,8 @@ class SyncService:
             if self.archive.exists(ref):
                 return {}
             raise _Gone() from None
+        finally:
+            self._in_flight.release([ref])
         stored: StoreResult | None = None
         for outcome in results:
             if not isinstance(outcome, StoreResult):
@@ -590,6 +599,10 @@ class SyncService:
 
 class _Gone(Exception):
     """The workflow answered 404 for the snapshot."""
+
+
+class _Busy(Exception):
+    """The catch-up of this process is downloading the snapshot."""
 
 
 def _idle(result: RoundResult) -> bool:
