@@ -77,7 +77,10 @@ def test_a_content_arriving_again_is_compared_not_hashed(pieces: CountingStore) 
     for start in range(0, len(BASE), 50_000):  # cut elsewhere than the first time
         writer.write(BASE[start : start + 50_000])
     again = writer.close()
-    assert pieces.hashed == first  # not one piece hashed again
+    if pieces.backend.local_reads:
+        assert pieces.hashed == first  # compared with its stored twin: none hashed again
+    else:  # Cassandra: hashed and looked up, not read back from the node
+        assert pieces.hashed == 2 * first
     assert (again.md5, again.size, counters.new_bytes) == (key, len(BASE), 0)
     assert counters.logical_bytes == len(BASE)
     assert again.head == head_digest(BASE)

@@ -22,6 +22,8 @@ being cut, hashed twice and looked up piece by piece. Equal to its end: the file
 twin (same bytes, so same MD5 and pieces). A difference anywhere: the bytes matched so far
 are read again from the twin and go through the normal path, followed by the rest. The
 comparison is of bytes, never of hashes, so an MD5 collision cannot make two contents one.
+Only on a backend whose reads are local (``Backend.local_reads``): on Cassandra reading
+the twin back costs the node and the client more than hashing the bytes does.
 
 Out: ``reading.py``.
 """
@@ -225,7 +227,8 @@ class PieceWriter:
                 return
             data, self._head = bytes(self._head), None
             self._head_digest = head_digest(data)
-            self._twin = _Twin.find(self.store, self._head_digest)
+            if self.store.backend.local_reads:
+                self._twin = _Twin.find(self.store, self._head_digest)
         if self._twin is not None:
             if self._twin.match(data):
                 return

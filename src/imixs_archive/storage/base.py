@@ -27,6 +27,11 @@ class Backend(ABC):
     concurrency: int = 2
     """Requests worth having in flight at once from the piece threads: 2 for a local store
     (a CPU each), more where each request waits a network round trip (Cassandra)."""
+    local_reads: bool = True
+    """Reading a stored piece costs about what hashing it does (a local store): known
+    content is compared with its stored twin. False where every read crosses the network
+    and loads the server beside the client (Cassandra): known content is hashed and looked
+    up piece by piece instead, which reads no piece back."""
 
     @abstractmethod
     def put(self, table: Table, rows: Iterable[Mapping[str, Any]]) -> int:

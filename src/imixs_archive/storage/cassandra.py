@@ -127,6 +127,7 @@ class CassandraBackend(Backend):
         # attempt anew). Monotonic, so a delete and a rewrite in this process keep order.
         self._clock = MonotonicTimestampGenerator()
         self.concurrency = max(2, config.write_concurrency)
+        self.local_reads = False
 
     @classmethod
     def from_settings(cls, settings: Settings, *, create: bool = True) -> CassandraBackend:

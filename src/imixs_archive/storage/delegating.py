@@ -19,6 +19,7 @@ class DelegatingBackend(Backend):
         self.inner = inner
         self.name = inner.name
         self.concurrency = inner.concurrency
+        self.local_reads = inner.local_reads
 
     def put(self, table: Table, rows: Iterable[Mapping[str, Any]]) -> int:
         return self.inner.put(table, rows)
