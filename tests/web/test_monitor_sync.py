@@ -47,6 +47,12 @@ def test_the_wait_for_the_first_round_is_said_with_the_seconds_left(waiting: Liv
     assert 590 <= int(found[1]) <= 600
     assert _cell(page, "data-pending") == "not read yet"
     assert 'data-refresh-seconds="15"' in page  # the page draws itself again
+    # No event read yet: no lag to tell (it said "0.0 s")
+    assert _cell(page, "data-lag") == "–" and status["lag_seconds"] is None
+    with waiting.client("reader") as client:
+        metrics = client.get("/metrics")
+        assert metrics.status_code == 200 and "imixs_archive_sync_events" in metrics.text
+        assert "sync_event_lag_seconds" not in metrics.text
 
 
 def test_events_left_in_the_event_log_are_shown_pending(

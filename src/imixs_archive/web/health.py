@@ -175,8 +175,9 @@ def scrape_gauges(svc: Services) -> Iterator[Gauge]:
         for name in REPORTED:
             help_text = "Sync loop counters of this process since it started."
             yield ("sync_events", help_text, float(counters[name]), {"counter": name})
-        lag = int(counters["lag_ms"]) / 1000
-        yield ("sync_event_lag_seconds", "Age of the oldest pending event.", lag, {})
+        if int(counters["pending"]) >= 0:  # no lag to tell before the first round
+            lag = int(counters["lag_ms"]) / 1000
+            yield ("sync_event_lag_seconds", "Age of the oldest pending event.", lag, {})
     yield from _state_gauges(svc)
     for status in svc.jobs.statuses():
         yield ("job_running", "1 while the job runs.", float(status.active), {"job": status.name})

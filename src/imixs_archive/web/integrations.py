@@ -151,11 +151,19 @@ def sync_overview(backend: Backend, link: WorkflowLink | None) -> dict[str, Any]
         "point_age_seconds": point_age,
         # the event sync counts per process; sync.point and sync.count are the resync's
         "archived_by_sync": sum(int(row.get("archived") or 0) for row in status.instances),
-        "lag_seconds": (int(counters["lag_ms"]) / 1000) if counters is not None else None,
+        "lag_seconds": _lag_seconds(counters),
         "counters": counters,
         "activity": _activity(loop),
         "pending": pending_text(counters) if counters is not None else None,
     }
+
+
+def _lag_seconds(counters: dict[str, Any] | None) -> float | None:
+    """Age of the oldest pending event at the last round; None before the first round
+    read the event log (not a lag of 0)."""
+    if counters is None or int(counters["pending"]) < 0:
+        return None
+    return int(counters["lag_ms"]) / 1000
 
 
 def _activity(loop: Activity | None) -> dict[str, Any] | None:
