@@ -74,3 +74,15 @@ def test_text_in_cdata_and_entities_around_the_items() -> None:
     for size in range(1, 40):
         blocks = [body[n : n + size] for n in range(0, len(body), size)]
         assert _scan(blocks) == expected, size
+
+
+def test_an_answer_with_a_dtd_is_left_to_the_full_reader() -> None:
+    # An entity could make up the $uniqueid read: the full reader refuses the DTD.
+    body = (
+        b'<?xml version="1.0"?><!DOCTYPE data [<!ENTITY id "made-up">]>'
+        b'<data xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><document>'
+        b'<item name="$uniqueid"><value xsi:type="xs:string">&id;</value></item>'
+        b'<item name="$modified"><value xsi:type="xs:dateTime">2024-01-01T00:00:00Z</value>'
+        b"</item></document></data>"
+    )
+    assert _scan([body]) is None
