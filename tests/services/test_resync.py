@@ -11,8 +11,11 @@ import pytest
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.state import load_state
 from imixs_archive.archive.sync_records import ProgressBook
+from imixs_archive.config import load_settings
 from imixs_archive.document.model import Document
+from imixs_archive.services.jobs import Job
 from imixs_archive.services.resync import Resync, request_cancel, resync_status
+from imixs_archive.services.workflow_jobs import resync_job
 from imixs_archive.storage.base import Backend
 from imixs_archive.workflow import WorkflowClient
 from support.workflow_double import WorkflowDouble
@@ -125,6 +128,22 @@ def test_more_than_sixteen_per_timestamp_are_passed_and_reported(
     [skipped] = ProgressBook(archive.backend).skipped()
     assert (skipped.name, skipped.point) == (f"skipped:{BASE + 2001}", BASE + 5000)
     assert double.stats.syncpoint_overflows > 0
+
+
+def test_the_resync_job_result_lists_the_skipped_ranges(
+    double: WorkflowDouble, archive: Archive, client: WorkflowClient
+) -> None:
+    """Seen by the web and the CLI through the job, not only as a warning's text."""
+    for _ in range(20):
+        double.save(modified=BASE + 5000, event=False)
+    double.save(modified=BASE + 9000, event=False)
+    settings = load_settings({"WORKFLOW_SYNC_RETRYDELAY": "10", "WORKFLOW_SYNC_INTERVAL": "10"})
+    job = Job("resync", threading.Lock())
+    said = resync_job(archive, client, settings, BASE - 1)(job)
+    result = job.snapshot().result
+    assert result is not None and result["status"] == "done"
+    assert result["skipped"] == [{"from": BASE, "to": BASE + 5000}]
+    assert "1 range(s) the feed could not answer" in said
 
 
 def test_a_passing_500_is_retried_not_skipped(

@@ -60,13 +60,19 @@ def resync_job(
                 "bytes": result.bytes,
                 "failures": result.failures[:MAX_LISTED],
                 "warnings": result.warnings[:MAX_LISTED],
+                "skipped": [
+                    {"from": first, "to": last} for first, last in result.skipped[:MAX_LISTED]
+                ],
             }
         )
         if job.stop_requested:
             request_cancel(archive)  # leave no 'running' flag behind
+        passed = (
+            f", {len(result.skipped)} range(s) the feed could not answer" if result.skipped else ""
+        )
         return (
             f"resync {result.status} at {result.point}: {result.walked} walked, "
-            f"{result.new} newly archived"
+            f"{result.new} newly archived{passed}"
         )
 
     return run
