@@ -168,17 +168,21 @@ def _utc_days(
     workers: int,
     recompute: bool,
 ) -> dict[dt.date, DayCells]:
-    """The cells of the UTC days: stored ones read, the others computed (and stored)."""
+    """The cells of the UTC days: stored ones read while the day's change stamp is theirs,
+    the others computed (and stored). The stamps are read before anything else."""
     today = now.astimezone(dt.UTC).date()
+    stamps = archive.day_stamps(needed[0], needed[-1])
     backend = archive.backend  # the stored days: the analytics' own table (day_store)
-    found = {} if recompute else read_stored(backend, needed[0], needed[-1], workers=workers)
+    stored = {} if recompute else read_stored(backend, needed[0], needed[-1], workers=workers)
+    found = {day: c for day, c in stored.items() if c.stamp == stamps.get(day, "")}
     missing = [day for day in needed if day not in found]
     first_seen = FirstSeen(archive)
 
     def compute(day: dt.date) -> DayCells:
         final = is_final(day, today, grace_days)
         cells = compute_cells(archive, day, first_seen, "computed" if final else "live", now)
-        if final:
+        cells.stamp = stamps.get(day, "")
+        if final and cells.settled:
             store_day(backend, cells)
         return cells
 
@@ -241,14 +245,18 @@ def compute_cells(
     partition and each of its snapshots."""
     first_seen = first_seen or FirstSeen(archive)
     collector = CellCollector(day)
+    settled = True
     for snapshot_id in archive.day_snapshot_ids(day):
         doc = archive.load_complete(snapshot_id)
         if doc is None:
-            continue  # not complete: being written, or being deleted
+            settled = False  # not complete: being written, or being deleted
+            continue
         new_files, new_bytes = _new_files(archive, snapshot_id, doc, first_seen)
         slot = _slot(doc, day)
         collector.add(slot, origin_id(snapshot_id), dimension_labels(doc), new_files, new_bytes)
-    return collector.finish(source, now or dt.datetime.now(dt.UTC))
+    cells = collector.finish(source, now or dt.datetime.now(dt.UTC))
+    cells.settled = settled
+    return cells
 
 
 def _slot(doc: Document, day: dt.date) -> int:

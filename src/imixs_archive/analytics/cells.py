@@ -32,6 +32,11 @@ class DayCells:
     """``[slot, origin index, labels index, snapshots, new_files, new_bytes]``."""
     source: str = "live"
     computed_at: dt.datetime | None = None
+    stamp: str = ""
+    """The day's change stamp (``Archive.day_stamps``) read before it was counted."""
+    settled: bool = True
+    """False when a snapshot of the day was being written or deleted as it was counted:
+    such figures are not stored."""
 
     def add_to(self, counter: DayCounter, first_slot: int, end_slot: int) -> None:
         """Count the cells whose slot is in ``[first_slot, end_slot)``."""
@@ -48,6 +53,7 @@ class DayCells:
             "slot_minutes": SLOT_MINUTES,
             "dimensions": list(_DIMENSION_NAMES),
             "computed_at": self.computed_at.isoformat() if self.computed_at else None,
+            "stamp": self.stamp,
             "origins": self.origins,
             "labels": self.labels,
             "cells": self.cells,
@@ -67,6 +73,7 @@ class DayCells:
             cells=[[int(v) for v in cell] for cell in data["cells"]],
             source=source,
             computed_at=dt.datetime.fromisoformat(computed) if computed else None,
+            stamp=str(data["stamp"]),
         )
 
 
