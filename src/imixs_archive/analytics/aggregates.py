@@ -68,6 +68,7 @@ class AggregateRow:
             "instances" if per == "day" else "instance_days": m.instances,
             "new_files": m.new_files,
             "new_bytes": m.new_bytes,
+            "logical_bytes": m.logical_bytes,
         }
 
 
@@ -78,6 +79,8 @@ class AggregateReport:
     days: list[DayFigures] = field(default_factory=list)
     zone: str = "UTC"
     """The time zone of the days, months and years (an IANA name)."""
+    unreadable: int = 0
+    """Snapshots left out because they could not be read (``verify`` says why)."""
 
     def count(self, source: str) -> int:
         """How many days came from ``stored``, ``computed`` or ``live``."""
@@ -157,7 +160,30 @@ def aggregate_days(
         return report
     cells = _utc_days(archive, needed, now, grace_days, workers, recompute)
     report.days = [_assemble(day, pieces[day], cells, now) for day in _days(first, last)]
+    report.unreadable = sum(c.unreadable for c in cells.values())
     return report
+
+
+def whole_archive(
+    archive: Archive,
+    *,
+    tz: dt.tzinfo | str | None = None,
+    now: dt.datetime | None = None,
+    workers: int = DEFAULT_WORKERS,
+) -> AggregateReport:
+    """The figures of every day from the archive's first day with snapshots to today,
+    in the time zone ``tz``: the one per-day count behind ``stats``, ``/api/stats``, the
+    Statistics page and the analytics (``aggregate_days``, over stored days)."""
+    now = now or dt.datetime.now(dt.UTC)
+    zone_info = tz if isinstance(tz, dt.tzinfo) else zone(tz)
+    first_utc = next(archive.days_with_snapshots(), None)
+    if first_utc is None:
+        return AggregateReport(now.date(), now.date(), zone=zone_label(zone_info))
+    # the snapshots of the first UTC day may fall on the local day before it
+    first = first_utc - dt.timedelta(days=1) if first_utc > dt.date.min else first_utc
+    return aggregate_days(
+        archive, first, local_today(now, zone_info), now=now, tz=zone_info, workers=workers
+    )
 
 
 def _utc_days(
@@ -245,17 +271,24 @@ def compute_cells(
     partition and each of its snapshots."""
     first_seen = first_seen or FirstSeen(archive)
     collector = CellCollector(day)
-    settled = True
+    settled, unreadable = True, 0
     for snapshot_id in archive.day_snapshot_ids(day):
-        doc = archive.load_complete(snapshot_id)
+        try:
+            doc = archive.load_complete(snapshot_id)
+        except ArchiveError:
+            settled, unreadable = False, unreadable + 1
+            continue
         if doc is None:
             settled = False  # not complete: being written, or being deleted
             continue
         new_files, new_bytes = _new_files(archive, snapshot_id, doc, first_seen)
-        slot = _slot(doc, day)
-        collector.add(slot, origin_id(snapshot_id), dimension_labels(doc), new_files, new_bytes)
+        logical = sum(entry.size or 0 for entry in iter_files(doc))
+        labels = dimension_labels(doc)
+        collector.add(
+            _slot(doc, day), origin_id(snapshot_id), labels, new_files, new_bytes, logical
+        )
     cells = collector.finish(source, now or dt.datetime.now(dt.UTC))
-    cells.settled = settled
+    cells.settled, cells.unreadable = settled, unreadable
     return cells
 
 

@@ -15,7 +15,7 @@ The row holds the day's cells (``cells.py``: quarter-hour slots, from which the 
 any time zone are assembled) and the stamp as JSON in ``data``; ``version`` is the format
 of that JSON and of the counting rules: a row of another version is ignored and
 recomputed. Version 1 held whole UTC days' figures; version 2 the quarter-hour cells;
-version 3 adds the stamp.
+version 3 adds the stamp and each cell's logical bytes.
 """
 
 from __future__ import annotations

@@ -407,6 +407,13 @@ class Archive:
         """The snapshot without file contents, or None when it is not complete."""
         return reads.load_complete(self.backend, snapshot_id)
 
+    def days_with_snapshots(
+        self, first: dt.date = dt.date.min, last: dt.date = dt.date.max
+    ) -> Iterator[dt.date]:
+        """The UTC days of ``[first, last]`` that may have snapshots, in order (the day
+        index: a day whose snapshots were all deleted stays in it)."""
+        return days_in(self.backend, first, last)
+
     def day_stamps(self, first: dt.date, last: dt.date) -> dict[dt.date, str]:
         """Each day's change stamp (``days.py``): read it before the day's snapshots."""
         return day_stamps(self.backend, first, last)
