@@ -17,6 +17,9 @@ BUILT_ONCE = {
     "SyncConfig": "services.workflow_jobs.open_sync",
     "Resync": "services.workflow_jobs.new_resync",
     "iter_json_stream": "services.importer.archive_stream",
+    "Restorer": "services.restore_jobs.run_restore",
+    "restore_tree": "services.restore_jobs.run_restore",
+    "restore_from_ftps": "services.restore_jobs.run_restore",
 }
 """Names an entry point must not call, and the service function it calls instead."""
 
