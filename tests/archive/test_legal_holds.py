@@ -18,7 +18,7 @@ from imixs_archive.cli import main
 from imixs_archive.errors import LegalHoldError
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import TABLES
-from imixs_archive.storage.sqlite import SQLiteBackend
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from support.snapshots import ORIGIN, content_of, make_snapshot
 
 NOW = dt.datetime(2024, 6, 1, tzinfo=dt.UTC)

@@ -20,7 +20,7 @@ from imixs_archive.archive.stats import collect_stats
 from imixs_archive.cli import main
 from imixs_archive.config import load_settings
 from imixs_archive.services.statistics import archive_stats
-from imixs_archive.storage.sqlite import SQLiteBackend
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.web.app import create_app
 from imixs_archive.web.dashboard import compute_dashboard
 from support.snapshots import ORIGIN, make_snapshot

@@ -335,7 +335,7 @@ class _Unavailable(DelegatingBackend):
 def test_an_unavailable_store_pauses_without_counting(
     double: WorkflowDouble, tmp_path: Path
 ) -> None:
-    from imixs_archive.storage.sqlite import SQLiteBackend
+    from imixs_archive.storage.sqlite.backend import SQLiteBackend
 
     double.save()
     with SQLiteBackend(tmp_path / "s") as inner:

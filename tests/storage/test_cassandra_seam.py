@@ -33,11 +33,11 @@ from cassandra.util import Date
 
 from imixs_archive.config import load_settings
 from imixs_archive.errors import ConfigError, StoreError, StoreUnavailableError
-from imixs_archive.storage import cassandra as cassandra_module
-from imixs_archive.storage.cassandra import CassandraBackend, plan_schema, supports_zstd
-from imixs_archive.storage.cassandra_config import CassandraConfig, load_config
-from imixs_archive.storage.cassandra_session import ClusterInfo, DriverSession, Page
-from imixs_archive.storage.cql import SIMPLE, Replication
+from imixs_archive.storage.cassandra import backend as cassandra_module
+from imixs_archive.storage.cassandra.backend import CassandraBackend, plan_schema, supports_zstd
+from imixs_archive.storage.cassandra.config import CassandraConfig, load_config
+from imixs_archive.storage.cassandra.cql import SIMPLE, Replication
+from imixs_archive.storage.cassandra.session import ClusterInfo, DriverSession, Page
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,
     DOCUMENTS,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from imixs_archive.storage import cql
+from imixs_archive.storage.cassandra import cql
 from imixs_archive.storage.model import TABLES, Column, ColumnType, Table, table
 
 KS = "imixs_archive"

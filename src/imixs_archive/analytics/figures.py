@@ -27,7 +27,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from imixs_archive.analytics.values import label
+from imixs_archive.analytics.labels import label
 from imixs_archive.document.model import Document
 
 DIMENSIONS: dict[str, tuple[str, ...]] = {

@@ -11,7 +11,7 @@ import datetime as dt
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from imixs_archive.archive.state import load_state
+from imixs_archive.archive.service_state import load_state
 from imixs_archive.archive.sync_records import (
     ClaimBook,
     FailedEvent,

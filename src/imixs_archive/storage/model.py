@@ -1,14 +1,14 @@
 """The archive's data model, declared once.
 
 Both backends derive everything from these declarations: SQLite its DDL and statements
-(``storage/sqlite.py``), Cassandra its CQL (``storage/cassandra.py``). The six tables of
+(``storage/sqlite/``), Cassandra its CQL (``storage/cassandra/``). The six tables of
 the Java Imixs-Archive keyspace keep their names and columns exactly, so either service
 can read a keyspace the other wrote. Extra tables, prefixed ``archive_``, hold what
 the Java service does not record; it ignores them.
 
 Service state (``sync.point``, ``sync.count``, ``restore.*`` ...) is kept as the Java
 service keeps it: an XML document in the ``snapshots`` row with id ``'0'``
-(see ``archive/state.py``).
+(see ``archive/service_state.py``).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class Packing:
     ``marker`` names the column, on the embedded store only, that records the choice per
     row: NULL for a cell stored as given (every row written before packing existed), else
     the size of the bytes its zstd frame holds. Readers never see it: the store unpacks the
-    cell. Cassandra compresses whole tables instead (``storage/cql.py``) and has no such
+    cell. Cassandra compresses whole tables instead (``storage/cassandra/cql.py``) and has no such
     column, so the Java tables keep their columns exactly."""
 
     cell: str

@@ -16,8 +16,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 
 from imixs_archive.analytics.localtime import zone_label
+from imixs_archive.archive.service_state import load_state
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.state import load_state
 from imixs_archive.document.conventions import (
     iter_files,
     modified_time,
@@ -30,9 +30,9 @@ from imixs_archive.document.plain import as_text
 from imixs_archive.errors import NotFoundError
 from imixs_archive.services.statistics import archive_stats
 from imixs_archive.web.api_analytics import Tz, request_zone
+from imixs_archive.web.dependencies import Manager, Reader, Svc
 from imixs_archive.web.problems import PROBLEM_RESPONSES, BadRequestError
 from imixs_archive.web.push import PUSH_BODY, receive_snapshots
-from imixs_archive.web.state import Manager, Reader, Svc
 from imixs_archive.web.streaming import AnyNameConvertor, file_response, negotiate, xml_response
 
 # A file name may hold any character XML can carry, CR and LF included; Starlette's

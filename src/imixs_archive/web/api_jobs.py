@@ -18,9 +18,9 @@ from imixs_archive.services.jobs import MAX_LISTED, Job
 from imixs_archive.services.resync import request_cancel
 from imixs_archive.services.sync_status import dead_letters, retry_dead_letters
 from imixs_archive.services.workflow_jobs import resync_job
+from imixs_archive.web.dependencies import Manager, Reader, Services, Svc
 from imixs_archive.web.integrations import WorkflowLink, not_configured, sync_overview
 from imixs_archive.web.problems import PROBLEM_RESPONSES, BadRequestError
-from imixs_archive.web.state import Manager, Reader, Services, Svc
 
 router = APIRouter(prefix="/api", tags=["jobs"], responses=PROBLEM_RESPONSES)
 

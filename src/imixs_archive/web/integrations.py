@@ -16,8 +16,8 @@ import datetime as dt
 import threading
 from typing import Any
 
+from imixs_archive.archive.service_state import load_state
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.state import load_state
 from imixs_archive.config import Settings
 from imixs_archive.document.plain import plain
 from imixs_archive.errors import ArchiveError, ConfigError, NotFoundError
