@@ -9,7 +9,13 @@ import pytest
 
 from analytics.conftest import CountingBackend
 from analytics.generated_archive import START, Planned, expected_days
-from imixs_archive.analytics.aggregates import aggregate_days, compute_cells, compute_day
+from imixs_archive.analytics.aggregates import (
+    RECENT_DAYS,
+    aggregate_days,
+    compute_cells,
+    compute_day,
+    whole_archive,
+)
 from imixs_archive.analytics.day_store import is_final, store_day
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.storage.model import ARCHIVE_DAY_AGGREGATES, SNAPSHOTS
@@ -232,3 +238,20 @@ def test_figures_that_met_a_half_written_snapshot_are_not_stored(archive: Archiv
     archive.store(half)  # the writer's next run completes it
     assert _one_day_report(archive, day) == ("computed", 2)
     assert _one_day_report(archive, day) == ("stored", 2)
+
+
+def test_the_whole_archive_reads_the_days_it_holds_not_every_calendar_day(
+    counting: CountingBackend,
+) -> None:
+    now = dt.datetime(2023, 6, 30, 12, tzinfo=dt.UTC)
+    with Archive(counting) as archive:
+        archive.store(make_snapshot(0, modified=dt.datetime(1990, 1, 2, 8, tzinfo=dt.UTC)))
+        archive.store(make_snapshot(1, modified=dt.datetime(2023, 6, 29, 8, tzinfo=dt.UTC)))
+        counting.reset()
+        report = whole_archive(archive, now=now)
+    counted = {d.day: d.total.snapshots for d in report.days if d.total.snapshots}
+    assert counted == {dt.date(1990, 1, 2): 1, dt.date(2023, 6, 29): 1}
+    assert report.days[0].day == dt.date(1990, 1, 1) and report.days[-1].day == now.date()
+    # the old day, and the last RECENT_DAYS days (one scan each), not 12,000 days
+    assert counting.scans["snapshots_by_modified"] <= RECENT_DAYS + 3
+    assert counting.scans["archive_day_changes"] <= 3  # the years asked for: 1990, 2023

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +46,8 @@ from imixs_archive.document.model import Document
 from imixs_archive.errors import ArchiveError
 
 PERIODS = ("day", "month", "year", "total")
+RECENT_DAYS = 62
+"""``whole_archive`` counts every one of these last days, the older ones from the index."""
 
 
 @dataclass
@@ -140,9 +142,11 @@ def aggregate_days(
     workers: int = DEFAULT_WORKERS,
     recompute: bool = False,
     tz: dt.tzinfo | str | None = None,
+    only_days: Collection[dt.date] | None = None,
 ) -> AggregateReport:
     """The figures of every day in ``[first, last]`` of the time zone ``tz`` (default
-    UTC; days after today there are left out).
+    UTC; days after today there are left out). ``only_days``: the UTC days that may have
+    snapshots; the others are counted empty without asking the store.
 
     The UTC days the local days cover are read from the store; the others are computed,
     and stored when they are over (``recompute``: compute and store every finished UTC
@@ -158,7 +162,10 @@ def aggregate_days(
     needed = sorted({u for segs in pieces.values() for u, _, _ in segs if u <= utc_today})
     if not needed:
         return report
-    cells = _utc_days(archive, needed, now, grace_days, workers, recompute)
+    asked = needed if only_days is None else [u for u in needed if u in only_days]
+    cells = _utc_days(archive, asked, now, grace_days, workers, recompute) if asked else {}
+    for utc_day in needed:
+        cells.setdefault(utc_day, DayCells(utc_day, source="stored"))
     report.days = [_assemble(day, pieces[day], cells, now) for day in _days(first, last)]
     report.unreadable = sum(c.unreadable for c in cells.values())
     return report
@@ -176,13 +183,20 @@ def whole_archive(
     Statistics page and the analytics (``aggregate_days``, over stored days)."""
     now = now or dt.datetime.now(dt.UTC)
     zone_info = tz if isinstance(tz, dt.tzinfo) else zone(tz)
-    first_utc = next(archive.days_with_snapshots(), None)
+    days = archive.days_with_snapshots()
+    first_utc = next(days, None)
     if first_utc is None:
         return AggregateReport(now.date(), now.date(), zone=zone_label(zone_info))
+    # Older days from the day index (a span with a stray date decades back costs what it
+    # holds), the recent ones every one (a Java service beside may have added days).
+    recent = now.astimezone(dt.UTC).date() - dt.timedelta(days=RECENT_DAYS)
+    may = {first_utc, *(day for day in days if day < recent)}
+    may.update(recent + dt.timedelta(days=n) for n in range(RECENT_DAYS + 2))
     # the snapshots of the first UTC day may fall on the local day before it
     first = first_utc - dt.timedelta(days=1) if first_utc > dt.date.min else first_utc
+    last = local_today(now, zone_info)
     return aggregate_days(
-        archive, first, local_today(now, zone_info), now=now, tz=zone_info, workers=workers
+        archive, first, last, now=now, tz=zone_info, workers=workers, only_days=may
     )
 
 
@@ -197,9 +211,12 @@ def _utc_days(
     """The cells of the UTC days: stored ones read while the day's change stamp is theirs,
     the others computed (and stored). The stamps are read before anything else."""
     today = now.astimezone(dt.UTC).date()
-    stamps = archive.day_stamps(needed[0], needed[-1])
+    stamps: dict[dt.date, str] = {}
+    for year in sorted({day.year for day in needed}):  # the years asked for only
+        start, end = dt.date(year, 1, 1), dt.date(year, 12, 31)
+        stamps.update(archive.day_stamps(max(needed[0], start), min(needed[-1], end)))
     backend = archive.backend  # the stored days: the analytics' own table (day_store)
-    stored = {} if recompute else read_stored(backend, needed[0], needed[-1], workers=workers)
+    stored = {} if recompute else read_stored(backend, needed, workers=workers)
     found = {day: c for day, c in stored.items() if c.stamp == stamps.get(day, "")}
     missing = [day for day in needed if day not in found]
     first_seen = FirstSeen(archive)

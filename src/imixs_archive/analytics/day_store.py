@@ -55,11 +55,12 @@ def store_day(backend: Backend, figures: DayCells) -> None:
 
 
 def read_stored(
-    backend: Backend, first: dt.date, last: dt.date, *, workers: int = 4
+    backend: Backend, days: list[dt.date], *, workers: int = 4
 ) -> dict[dt.date, DayCells]:
-    """The stored figures of the days in ``[first, last]``: one partition read per year,
-    the years read concurrently."""
-    years = range(first.year, last.year + 1)
+    """The stored figures of the days in ``[days[0], days[-1]]`` (in order): one partition
+    read per year that has one of ``days``, the years read concurrently."""
+    first, last = days[0], days[-1]
+    years = sorted({day.year for day in days})
 
     def read_year(year: int) -> list[DayCells]:
         return list(_read_year(backend, year, first, last))
