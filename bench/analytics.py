@@ -40,7 +40,7 @@ from imixs_archive.analytics.columns import parse_items
 from imixs_archive.analytics.export_table import ExportSpec, export_table
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.model import Document
-from imixs_archive.storage.sqlite import SQLiteBackend
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
 
 FIRST = dt.date(2024, 1, 1)
 GROUPS = ("Invoice", "Contract", "Ticket", "Order", "Complaint")

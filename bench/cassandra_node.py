@@ -45,8 +45,8 @@ from imixs_archive.document.xml_writer import iter_xml  # noqa: E402
 from imixs_archive.services.importer import find_sources, import_sources  # noqa: E402
 from imixs_archive.services.sync import SyncConfig, SyncService  # noqa: E402
 from imixs_archive.storage.base import Backend  # noqa: E402
-from imixs_archive.storage.cassandra import CassandraBackend  # noqa: E402
-from imixs_archive.storage.sqlite import SQLiteBackend  # noqa: E402
+from imixs_archive.storage.cassandra.backend import CassandraBackend  # noqa: E402
+from imixs_archive.storage.sqlite.backend import SQLiteBackend  # noqa: E402
 from imixs_archive.workflow.client import WorkflowClient  # noqa: E402
 from store_ingest import generate  # noqa: E402
 from sync_throughput import _serve  # noqa: E402

@@ -34,10 +34,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from imixs_archive.storage import sqlite_sql as sql
 from imixs_archive.storage.base import Row
 from imixs_archive.storage.model import DOCUMENTS, DOCUMENTS_DATA, SNAPSHOTS_BY_UNIQUEID
-from imixs_archive.storage.sqlite import SQLiteBackend, Tuning
+from imixs_archive.storage.sqlite import statements as sql
+from imixs_archive.storage.sqlite.backend import SQLiteBackend, Tuning
 
 MiB = 1024 * 1024
 

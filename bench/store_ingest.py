@@ -33,7 +33,7 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.model import BinaryStream, Document
 from imixs_archive.document.xml_writer import iter_xml, write_xml
 from imixs_archive.services.importer import find_sources, import_sources
-from imixs_archive.storage.sqlite import SQLiteBackend, Tuning
+from imixs_archive.storage.sqlite.backend import SQLiteBackend, Tuning
 
 MB = 1024 * 1024
 BASE = 1_700_000_000_000

@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from imixs_archive.archive.snapshots import Archive  # noqa: E402
 from imixs_archive.services.importer import find_sources, import_sources  # noqa: E402
-from imixs_archive.storage.sqlite import SQLiteBackend  # noqa: E402
+from imixs_archive.storage.sqlite.backend import SQLiteBackend  # noqa: E402
 from imixs_archive.web.credentials import token_hash  # noqa: E402
 from support.snapshots import make_snapshot  # noqa: E402
 from support.workflow_double import WorkflowDouble  # noqa: E402

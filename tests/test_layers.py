@@ -17,6 +17,9 @@ BUILT_ONCE = {
     "SyncConfig": "services.workflow_jobs.open_sync",
     "Resync": "services.workflow_jobs.new_resync",
     "iter_json_stream": "services.importer.archive_stream",
+    "Restorer": "services.restore_jobs.run_restore",
+    "restore_tree": "services.restore_jobs.run_restore",
+    "restore_from_ftps": "services.restore_jobs.run_restore",
 }
 """Names an entry point must not call, and the service function it calls instead."""
 
@@ -56,3 +59,43 @@ def test_analytics_read_through_the_archive_not_table_rows(path: Path) -> None:
     }
     assert "imixs_archive.storage.model" not in imported, "use the Archive's typed reads"
     assert "imixs_archive.archive.snapshot_xml" not in imported, "use Archive.load_complete"
+
+
+ABOVE_THE_ARCHIVE = sorted(
+    path
+    for area in ("analytics", "services", "cli", "web")
+    for path in PACKAGE.glob(f"{area}/*.py")
+)
+TABLE_CALLS = {"get", "scan", "put", "delete", "grouped", "count"}
+MAY_TOUCH_TABLES = {"analytics/day_store.py"}
+"""Declared storage-facing modules above the archive: the analytics' own table."""
+MAY_NAME_TABLES = {*MAY_TOUCH_TABLES, "web/metrics.py"}
+"""``web/metrics.py`` wraps the backend to time each call by its table; it issues none."""
+
+
+def _backend_calls(tree: ast.AST) -> list[str]:
+    """Calls like ``backend.put(...)`` or ``self.archive.backend.scan(...)``."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            continue
+        target = node.func.value
+        name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", "")
+        if node.func.attr in TABLE_CALLS and name == "backend":
+            found.append(f"{name}.{node.func.attr} (line {node.lineno})")
+    return found
+
+
+@pytest.mark.parametrize("path", ABOVE_THE_ARCHIVE, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_no_module_above_the_archive_touches_tables(path: Path) -> None:
+    where = f"{path.parent.name}/{path.name}"
+    tree = ast.parse(path.read_text(), str(path))
+    if where not in MAY_TOUCH_TABLES:
+        assert not _backend_calls(tree), f"{where}: ask the archive (archive/*.py) instead"
+    if where not in MAY_NAME_TABLES:
+        imported = {
+            node.module
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module is not None
+        }
+        assert "imixs_archive.storage.model" not in imported, f"{where} names tables"

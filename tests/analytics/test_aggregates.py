@@ -9,10 +9,16 @@ import pytest
 
 from analytics.conftest import CountingBackend
 from analytics.generated_archive import START, Planned, expected_days
-from imixs_archive.analytics.aggregates import aggregate_days, compute_cells, compute_day
+from imixs_archive.analytics.aggregates import (
+    RECENT_DAYS,
+    aggregate_days,
+    compute_cells,
+    compute_day,
+    whole_archive,
+)
 from imixs_archive.analytics.day_store import is_final, store_day
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.storage.model import ARCHIVE_DAY_AGGREGATES
+from imixs_archive.storage.model import ARCHIVE_DAY_AGGREGATES, SNAPSHOTS
 from support.snapshots import make_snapshot
 
 LAST = START + dt.timedelta(days=6)
@@ -97,9 +103,10 @@ def test_deleting_a_snapshot_invalidates_its_day(
     # the last step of an instance with four steps: its files were carried before
     doomed = next(p for p in planned if p.steps == 4 and p.step == 3)
     day = doomed.day
-    assert counting.inner.get(ARCHIVE_DAY_AGGREGATES, {"year": day.year, "day": day})
+    key = {"year": day.year, "day": day}
+    before = counting.inner.get(ARCHIVE_DAY_AGGREGATES, key)
     generated.delete(doomed.snapshot_id)
-    assert counting.inner.get(ARCHIVE_DAY_AGGREGATES, {"year": day.year, "day": day}) is None
+    assert counting.inner.get(ARCHIVE_DAY_AGGREGATES, key) == before  # not the archive's
     counting.reset()
     report = aggregate_days(generated, START, LAST, now=LATER)
     assert counting.scans["snapshots_by_modified"] == 1  # only that day is recomputed
@@ -169,3 +176,82 @@ def test_a_late_snapshot_invalidates_its_stored_day(archive: Archive) -> None:
     archive.store(make_snapshot(1, modified=day + dt.timedelta(hours=1)))  # arrives late
     again = aggregate_days(archive, day.date(), day.date(), now=now)
     assert again.count("computed") == 1 and again.rows(per="total")[0].measures.snapshots == 2
+
+
+def _one_day_report(archive: Archive, day: dt.datetime) -> tuple[str, int]:
+    report = aggregate_days(archive, day.date(), day.date(), now=LATER)
+    rows = report.rows(per="total")
+    return report.days[0].source, rows[0].measures.snapshots if rows else 0
+
+
+def test_a_snapshot_stored_while_its_day_is_counted_is_counted_next_time(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process stores a snapshot of the day after the day's ids were read and
+    before its figures are stored: the stored figures miss it, and are not used again."""
+    day = dt.datetime(2022, 5, 3, 10, 0, tzinfo=dt.UTC)
+    archive.store(make_snapshot(0, modified=day))
+    listed = archive.day_snapshot_ids
+
+    def list_then_store(on: dt.date) -> list[str]:
+        ids = listed(on)
+        archive.store(make_snapshot(1, modified=day + dt.timedelta(hours=1)))
+        return ids
+
+    monkeypatch.setattr(archive, "day_snapshot_ids", list_then_store)
+    assert _one_day_report(archive, day) == ("computed", 1)
+    monkeypatch.undo()
+    assert _one_day_report(archive, day) == ("computed", 2)
+    assert _one_day_report(archive, day) == ("stored", 2)
+
+
+def test_a_snapshot_deleted_while_its_day_is_counted_is_left_out_next_time(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    day = dt.datetime(2022, 5, 3, 10, 0, tzinfo=dt.UTC)
+    archive.store(make_snapshot(0, modified=day))
+    doomed = make_snapshot(1, modified=day + dt.timedelta(hours=1))
+    archive.store(doomed)
+    loaded = archive.load_complete
+
+    def load_then_delete(snapshot_id: str) -> object:
+        doc = loaded(snapshot_id)
+        if snapshot_id == doomed["$uniqueid"][0]:
+            archive.delete(snapshot_id)
+        return doc
+
+    monkeypatch.setattr(archive, "load_complete", load_then_delete)
+    assert _one_day_report(archive, day) == ("computed", 2)
+    monkeypatch.undo()
+    assert _one_day_report(archive, day) == ("computed", 1)
+    assert _one_day_report(archive, day) == ("stored", 1)
+
+
+def test_figures_that_met_a_half_written_snapshot_are_not_stored(archive: Archive) -> None:
+    day = dt.datetime(2022, 5, 3, 10, 0, tzinfo=dt.UTC)
+    archive.store(make_snapshot(0, modified=day))
+    half = make_snapshot(1, modified=day + dt.timedelta(hours=1))
+    archive.store(half)
+    archive.backend.delete(SNAPSHOTS, {"snapshot": half["$uniqueid"][0]})  # not complete
+    assert _one_day_report(archive, day) == ("computed", 1)
+    assert _one_day_report(archive, day) == ("computed", 1)  # computed again, not stored
+    archive.store(half)  # the writer's next run completes it
+    assert _one_day_report(archive, day) == ("computed", 2)
+    assert _one_day_report(archive, day) == ("stored", 2)
+
+
+def test_the_whole_archive_reads_the_days_it_holds_not_every_calendar_day(
+    counting: CountingBackend,
+) -> None:
+    now = dt.datetime(2023, 6, 30, 12, tzinfo=dt.UTC)
+    with Archive(counting) as archive:
+        archive.store(make_snapshot(0, modified=dt.datetime(1990, 1, 2, 8, tzinfo=dt.UTC)))
+        archive.store(make_snapshot(1, modified=dt.datetime(2023, 6, 29, 8, tzinfo=dt.UTC)))
+        counting.reset()
+        report = whole_archive(archive, now=now)
+    counted = {d.day: d.total.snapshots for d in report.days if d.total.snapshots}
+    assert counted == {dt.date(1990, 1, 2): 1, dt.date(2023, 6, 29): 1}
+    assert report.days[0].day == dt.date(1990, 1, 1) and report.days[-1].day == now.date()
+    # the old day, and the last RECENT_DAYS days (one scan each), not 12,000 days
+    assert counting.scans["snapshots_by_modified"] <= RECENT_DAYS + 3
+    assert counting.scans["archive_day_changes"] <= 3  # the years asked for: 1990, 2023

@@ -11,6 +11,7 @@ import pytest
 
 from analytics.conftest import CountingBackend
 from imixs_archive.analytics.aggregates import aggregate_days
+from imixs_archive.analytics.day_store import FORMAT_VERSION
 from imixs_archive.analytics.localtime import day_bounds, segments, zone
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import load_settings
@@ -177,7 +178,7 @@ def test_stored_rows_are_utc_days_of_the_current_format(archive: Archive) -> Non
     aggregate_days(archive, day, day, now=LATER, tz="Europe/Berlin")
     rows = list(archive.backend.scan(ARCHIVE_DAY_AGGREGATES, {"year": 2024}))
     assert [row["day"] for row in rows] == [dt.date(2024, 3, 30), dt.date(2024, 3, 31)]
-    assert {row["version"] for row in rows} == {2}
+    assert {row["version"] for row in rows} == {FORMAT_VERSION}
 
 
 def test_the_setting_takes_iana_names_only() -> None:

@@ -21,7 +21,7 @@ from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import Table
-from imixs_archive.storage.sqlite import SQLiteBackend
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from support.snapshots import ORIGIN, content_of, make_snapshot
 
 PDF = random.Random(1).randbytes(600_000)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -84,3 +85,28 @@ def test_short_and_long_ranges_list_the_same(backend: Backend, span: int) -> Non
         (start + dt.timedelta(days=step)) for step in range(0, 420, 7) if step <= span
     )
     assert [day for day, _sid in archive.iter_days(start, last)] == expected
+
+
+def test_each_store_and_delete_changes_its_days_stamp_only(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from imixs_archive.archive import days
+
+    first, second = dt.date(2022, 12, 31), dt.date(2023, 1, 2)
+    assert archive.day_stamps(first, second) == {}
+    doc = make_snapshot(0, modified=dt.datetime(2022, 12, 31, 12, tzinfo=dt.UTC))
+    archive.store(doc)
+    before = archive.day_stamps(first, second)
+    assert list(before) == [first]
+    archive.store(make_snapshot(1, modified=dt.datetime(2023, 1, 2, 8, tzinfo=dt.UTC)))
+    after = archive.day_stamps(first, second)
+    assert after[first] == before[first] and list(after) == [first, second]
+    assert archive.day_stamps(second, second) == {second: after[second]}  # range kept
+    archive.delete(doc["$uniqueid"][0])  # this process's row of that day again
+    deleted = archive.day_stamps(first, second)
+    assert deleted[first] != after[first] and deleted[second] == after[second]
+    # another process's stamp of the day changes the day's stamp too, and stays in it
+    monkeypatch.setattr(days, "_writer", (os.getpid(), "other-host:1:x"))
+    archive.store(make_snapshot(2, modified=dt.datetime(2022, 12, 31, 9, tzinfo=dt.UTC)))
+    other = archive.day_stamps(first, second)
+    assert other[first] != deleted[first] and other[second] == after[second]

@@ -15,7 +15,7 @@ from imixs_archive.archive.verify import verify
 from imixs_archive.errors import IntegrityError
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import DOCUMENTS, DOCUMENTS_DATA
-from imixs_archive.storage.sqlite import SQLiteBackend
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from support.snapshots import content_of, make_snapshot
 
 TEXT = b"".join(b"%07d;invoice;approved;%s\n" % (n, b"x" * (n % 40)) for n in range(120_000))

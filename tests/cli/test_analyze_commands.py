@@ -23,7 +23,7 @@ from analytics.generated_archive import (
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli import main
 from imixs_archive.humanize import human_duration as duration
-from imixs_archive.storage.sqlite import SQLiteBackend
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
 
 PLANNED = plan()
 FROM, TO = START.isoformat(), "2023-03-07"

@@ -16,7 +16,7 @@ from imixs_archive.document.json_codec import read_json
 from imixs_archive.document.xml_reader import read_xml_document
 from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.storage.model import DOCUMENTS_DATA
-from imixs_archive.storage.sqlite import SQLiteBackend
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from support.snapshots import ORIGIN, make_snapshot
 
 PDF = random.Random(4).randbytes(400_000)

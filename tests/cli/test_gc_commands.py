@@ -15,7 +15,7 @@ from imixs_archive.cli import main
 from imixs_archive.cli.output import human_bytes
 from imixs_archive.config import load_settings
 from imixs_archive.storage.model import DOCUMENTS_DATA
-from imixs_archive.storage.sqlite import SQLiteBackend
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.web.app import create_app
 from support.snapshots import make_snapshot
 from web.live import start_server

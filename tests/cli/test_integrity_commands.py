@@ -13,7 +13,7 @@ import pytest
 from imixs_archive.cli import main
 from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.storage.model import DOCUMENTS, DOCUMENTS_DATA
-from imixs_archive.storage.sqlite import SQLiteBackend
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from support.snapshots import make_snapshot
 from support.workflow_double import WorkflowDouble
 

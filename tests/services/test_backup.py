@@ -14,7 +14,7 @@ from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.services.backup import MANIFEST, backup
 from imixs_archive.services.importer import find_sources, import_sources
 from imixs_archive.storage.model import SNAPSHOTS, SNAPSHOTS_BY_MODIFIED, SNAPSHOTS_BY_UNIQUEID
-from imixs_archive.storage.sqlite import SQLiteBackend
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from support.snapshots import CET, ORIGIN, content_of, make_snapshot
 
 PDF = random.Random(8).randbytes(700_000)

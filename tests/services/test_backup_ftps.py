@@ -21,7 +21,7 @@ from imixs_archive.errors import ArchiveError
 from imixs_archive.services.backup import backup
 from imixs_archive.services.backup_ftps import BackupEvents, backup_to_ftps, restore_from_ftps
 from imixs_archive.services.ftps import MANIFEST, FtpsLocation, FtpsTarget
-from imixs_archive.storage.sqlite import SQLiteBackend
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.workflow.client import WorkflowClient
 from support.ftps_server import PASSWORD, FtpsServer, serve
 from support.restore_data import archived_instances, file_hashes

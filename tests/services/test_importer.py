@@ -18,7 +18,7 @@ from imixs_archive.services.importer import find_sources, import_sources
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import Table
-from imixs_archive.storage.sqlite import SQLiteBackend
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from support.snapshots import make_snapshot
 
 

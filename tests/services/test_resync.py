@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from imixs_archive.archive.service_state import load_state
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.state import load_state
 from imixs_archive.archive.sync_records import ProgressBook
 from imixs_archive.config import load_settings
 from imixs_archive.document.model import Document

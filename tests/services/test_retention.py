@@ -17,7 +17,7 @@ from imixs_archive.config import load_settings
 from imixs_archive.document.model import Document
 from imixs_archive.errors import ConfigError
 from imixs_archive.services.retention import Period, Policy, RetentionLoop, plan, run_retention
-from imixs_archive.storage.sqlite import SQLiteBackend
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from support.snapshots import make_snapshot
 
 NOW = dt.datetime(2024, 6, 1, tzinfo=dt.UTC)

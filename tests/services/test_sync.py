@@ -15,14 +15,14 @@ import pytest
 from imixs_archive.archive.gc import unused_files
 from imixs_archive.archive.holds import place_hold
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.sync_records import Claim
+from imixs_archive.archive.sync_records import Claim, FailureBook
 from imixs_archive.archive.verify import verify
 from imixs_archive.config import load_settings
 from imixs_archive.document.model import Document
 from imixs_archive.errors import StoreUnavailableError
 from imixs_archive.services.sync import Outcome, SyncConfig, SyncService, _spread
 from imixs_archive.services.sync_counters import COUNTERS
-from imixs_archive.services.sync_failures import FailureBook, now_ms, retry_delay_ms
+from imixs_archive.services.sync_failures import now_ms, retry_delay_ms
 from imixs_archive.services.sync_status import retry_dead_letters, sync_status
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.delegating import DelegatingBackend
@@ -335,7 +335,7 @@ class _Unavailable(DelegatingBackend):
 def test_an_unavailable_store_pauses_without_counting(
     double: WorkflowDouble, tmp_path: Path
 ) -> None:
-    from imixs_archive.storage.sqlite import SQLiteBackend
+    from imixs_archive.storage.sqlite.backend import SQLiteBackend
 
     double.save()
     with SQLiteBackend(tmp_path / "s") as inner:

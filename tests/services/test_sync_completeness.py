@@ -15,11 +15,10 @@ from collections.abc import Iterator
 import pytest
 
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.sync_records import ClaimBook, GoneBook, ProgressBook
+from imixs_archive.archive.sync_records import ClaimBook, FailureBook, GoneBook, ProgressBook
 from imixs_archive.archive.verify import verify
 from imixs_archive.document.model import Document
 from imixs_archive.services.sync import Outcome, SyncConfig, SyncService
-from imixs_archive.services.sync_failures import FailureBook
 from imixs_archive.services.sync_status import sync_status
 from imixs_archive.workflow import WorkflowClient
 from support.workflow_double import JavaArchiveBeside, WorkflowDouble

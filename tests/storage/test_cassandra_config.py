@@ -12,7 +12,7 @@ from cassandra.auth import PlainTextAuthProvider
 
 from imixs_archive.config import load_settings
 from imixs_archive.errors import ConfigError
-from imixs_archive.storage.cassandra_config import (
+from imixs_archive.storage.cassandra.config import (
     CassandraConfig,
     auth_provider,
     consistency_level,
@@ -22,7 +22,7 @@ from imixs_archive.storage.cassandra_config import (
     ssl_context,
     validate_keyspace,
 )
-from imixs_archive.storage.cql import NETWORK_TOPOLOGY, SIMPLE, Replication
+from imixs_archive.storage.cassandra.cql import NETWORK_TOPOLOGY, SIMPLE, Replication
 
 # --- contact points ---------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from imixs_archive.storage import cql
+from imixs_archive.storage.cassandra import cql
 from imixs_archive.storage.model import TABLES
 from support.backends import (
     CASSANDRA_SKIP,
@@ -56,7 +56,7 @@ OPENER = textwrap.dedent(
     """
     import sys, time
     from imixs_archive.config import load_settings
-    from imixs_archive.storage.cassandra import CassandraBackend
+    from imixs_archive.storage.cassandra.backend import CassandraBackend
     start = float(sys.argv[1])
     settings = load_settings()
     while time.time() < start:

@@ -33,11 +33,11 @@ from cassandra.util import Date
 
 from imixs_archive.config import load_settings
 from imixs_archive.errors import ConfigError, StoreError, StoreUnavailableError
-from imixs_archive.storage import cassandra as cassandra_module
-from imixs_archive.storage.cassandra import CassandraBackend, plan_schema, supports_zstd
-from imixs_archive.storage.cassandra_config import CassandraConfig, load_config
-from imixs_archive.storage.cassandra_session import ClusterInfo, DriverSession, Page
-from imixs_archive.storage.cql import SIMPLE, Replication
+from imixs_archive.storage.cassandra import backend as cassandra_module
+from imixs_archive.storage.cassandra.backend import CassandraBackend, plan_schema, supports_zstd
+from imixs_archive.storage.cassandra.config import CassandraConfig, load_config
+from imixs_archive.storage.cassandra.cql import SIMPLE, Replication
+from imixs_archive.storage.cassandra.session import ClusterInfo, DriverSession, Page
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,
     DOCUMENTS,
@@ -648,6 +648,8 @@ def test_plan_for_a_keyspace_the_java_service_created() -> None:
         "(name text, point bigint, updated bigint, owner text, note text, PRIMARY KEY (name))",
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_legal_holds "
         "(uniqueid text, reason text, placed bigint, placed_by text, PRIMARY KEY (uniqueid))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_day_changes "
+        "(year int, day date, writer text, stamp text, PRIMARY KEY (year, day, writer))",
     ]
     assert [s.split()[5].split(".")[1] for s in plan] == EXTRA_NAMES
 

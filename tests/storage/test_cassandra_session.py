@@ -16,10 +16,10 @@ from cassandra.query import SimpleStatement
 
 from imixs_archive.config import load_settings
 from imixs_archive.errors import StoreUnavailableError
-from imixs_archive.storage.cassandra import CassandraBackend
-from imixs_archive.storage.cassandra_config import CassandraConfig
-from imixs_archive.storage.cassandra_session import DriverSession
-from imixs_archive.storage.cql import SIMPLE, Replication
+from imixs_archive.storage.cassandra.backend import CassandraBackend
+from imixs_archive.storage.cassandra.config import CassandraConfig
+from imixs_archive.storage.cassandra.cql import SIMPLE, Replication
+from imixs_archive.storage.cassandra.session import DriverSession
 
 
 @dataclass

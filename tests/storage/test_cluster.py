@@ -27,7 +27,7 @@ from imixs_archive.config import load_settings
 from imixs_archive.errors import StoreUnavailableError
 from imixs_archive.services.restore import Restorer
 from imixs_archive.services.sync import SyncConfig, SyncService
-from imixs_archive.storage.cassandra import CassandraBackend
+from imixs_archive.storage.cassandra.backend import CassandraBackend
 from imixs_archive.storage.model import SNAPSHOTS
 from imixs_archive.workflow.client import WorkflowClient
 from support.restore_data import file_hashes
@@ -228,8 +228,8 @@ def _single_host_backend(settings: Any, host: str) -> CassandraBackend:
     from cassandra.policies import WhiteListRoundRobinPolicy
     from cassandra.query import tuple_factory
 
-    from imixs_archive.storage.cassandra_config import load_config
-    from imixs_archive.storage.cassandra_session import DriverSession
+    from imixs_archive.storage.cassandra.config import load_config
+    from imixs_archive.storage.cassandra.session import DriverSession
 
     config = load_config(settings)
     profile = ExecutionProfile(

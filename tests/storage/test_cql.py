@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from imixs_archive.storage import cql
+from imixs_archive.storage.cassandra import cql
 from imixs_archive.storage.model import TABLES, Column, ColumnType, Table, table
 
 KS = "imixs_archive"
@@ -45,6 +45,7 @@ TABLE_IDS: dict[str, str] = {
     "archive_modified_days": "aa17b86e-783d-5f5b-8168-c70ea0990098",
     "archive_garbage": "16fb8389-0090-5f00-86de-7a45403a624d",
     "archive_legal_holds": "83a2263e-3a9b-599d-8412-978d8ba72b65",
+    "archive_day_changes": "6324d7a4-77fc-527c-aed1-0a4a8bb1e973",
 }
 
 # Per table: CREATE (without its ID), INSERT, SELECT row, DELETE row, DELETE partition.
@@ -212,6 +213,17 @@ EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
         "WHERE bucket = ? AND day = ?",
         "DELETE FROM imixs_archive.archive_modified_days USING TIMESTAMP ? WHERE bucket = ?",
     ),
+    "archive_day_changes": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_day_changes "
+        "(year int, day date, writer text, stamp text, PRIMARY KEY (year, day, writer))",
+        "INSERT INTO imixs_archive.archive_day_changes (year, day, writer, stamp) "
+        "VALUES (?, ?, ?, ?) USING TIMESTAMP ?",
+        "SELECT year, day, writer, stamp FROM imixs_archive.archive_day_changes "
+        "WHERE year = ? AND day = ? AND writer = ?",
+        "DELETE FROM imixs_archive.archive_day_changes USING TIMESTAMP ? "
+        "WHERE year = ? AND day = ? AND writer = ?",
+        "DELETE FROM imixs_archive.archive_day_changes USING TIMESTAMP ? WHERE year = ?",
+    ),
     "archive_sync_claims": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_sync_claims "
         "(event_id text, topic text, ref text, instance text, claimed bigint, "
@@ -350,6 +362,12 @@ PARTITION: dict[str, tuple[str, str]] = {
         "SELECT bucket, day FROM imixs_archive.archive_modified_days "
         "WHERE bucket = ? AND day < ? ORDER BY day DESC LIMIT ?",
     ),
+    "archive_day_changes": (
+        "SELECT year, day, writer, stamp FROM imixs_archive.archive_day_changes "
+        "WHERE year = ? ORDER BY day ASC, writer ASC",
+        "SELECT year, day, writer, stamp FROM imixs_archive.archive_day_changes "
+        "WHERE year = ? AND (day, writer) < (?, ?) ORDER BY day DESC, writer DESC LIMIT ?",
+    ),
     "archive_sync_claims": (
         "SELECT " + CLAIM_COLS + " FROM imixs_archive.archive_sync_claims WHERE event_id = ?",
         "SELECT "
@@ -434,6 +452,9 @@ WHOLE_TABLE: dict[str, str] = {
         "SELECT snapshot, part, data FROM imixs_archive.archive_snapshot_parts"
     ),
     "archive_modified_days": "SELECT bucket, day FROM imixs_archive.archive_modified_days",
+    "archive_day_changes": (
+        "SELECT year, day, writer, stamp FROM imixs_archive.archive_day_changes"
+    ),
     "archive_sync_claims": "SELECT " + CLAIM_COLS + " FROM imixs_archive.archive_sync_claims",
     "archive_sync_gone": "SELECT " + GONE_COLS + " FROM imixs_archive.archive_sync_gone",
     "archive_sync_progress": "SELECT "

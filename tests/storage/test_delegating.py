@@ -4,7 +4,7 @@ from pathlib import Path
 
 from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import SNAPSHOTS
-from imixs_archive.storage.sqlite import SQLiteBackend
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
 
 
 def test_groups_and_extras_pass_through(tmp_path: Path) -> None:

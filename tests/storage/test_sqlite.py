@@ -20,7 +20,6 @@ import pytest
 
 from imixs_archive.config import Settings, load_settings
 from imixs_archive.errors import IntegrityError, StoreError, StoreUnavailableError
-from imixs_archive.storage import sqlite_sql as sql
 from imixs_archive.storage.base import Row
 from imixs_archive.storage.factory import open_backend
 from imixs_archive.storage.model import (
@@ -33,7 +32,8 @@ from imixs_archive.storage.model import (
     Table,
     _cols,
 )
-from imixs_archive.storage.sqlite import SQLiteBackend, Tuning
+from imixs_archive.storage.sqlite import statements as sql
+from imixs_archive.storage.sqlite.backend import SQLiteBackend, Tuning
 
 # --- SQL derived from the model ---------------------------------------------------------
 
@@ -334,7 +334,7 @@ _WRITER = textwrap.dedent(
     import sys
     from pathlib import Path
     from imixs_archive.storage.model import DOCUMENTS, DOCUMENTS_DATA
-    from imixs_archive.storage.sqlite import SQLiteBackend, Tuning
+    from imixs_archive.storage.sqlite.backend import SQLiteBackend, Tuning
 
     store, who = Path(sys.argv[1]), sys.argv[2]
     with SQLiteBackend(store, Tuning(commit_rows=40, busy_timeout=60)) as backend:
@@ -563,9 +563,9 @@ def test_factory_opens_cassandra_when_a_contact_point_is_set(
             opened.append(settings)
             return "cassandra backend"
 
-    module = types.ModuleType("imixs_archive.storage.cassandra")
+    module = types.ModuleType("imixs_archive.storage.cassandra.backend")
     module.CassandraBackend = FakeCassandra  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "imixs_archive.storage.cassandra", module)
+    monkeypatch.setitem(sys.modules, "imixs_archive.storage.cassandra.backend", module)
     settings = load_settings({"ARCHIVE_CLUSTER_CONTACTPOINTS": "db1:9042"})
     assert open_backend(settings) == "cassandra backend"  # type: ignore[comparison-overlap]
     assert opened == [settings]

@@ -22,7 +22,7 @@ import pytest
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import load_settings
 from imixs_archive.storage.base import Backend
-from imixs_archive.storage.sqlite import SQLiteBackend
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
 
 CASSANDRA_ENV = "ARCHIVE_TEST_CASSANDRA"
 CASSANDRA_SKIP = "set ARCHIVE_TEST_CASSANDRA=host:port to run the contract suite on Cassandra"
@@ -52,7 +52,7 @@ def cassandra_env(keyspace: str, **extra: str) -> dict[str, str]:
 
 def open_cassandra(keyspace: str, env: Mapping[str, str] | None = None) -> Any:
     """A Cassandra backend on the test server (keyspace created when missing)."""
-    module = importlib.import_module("imixs_archive.storage.cassandra")
+    module = importlib.import_module("imixs_archive.storage.cassandra.backend")
     settings = load_settings(dict(env) if env is not None else cassandra_env(keyspace))
     return module.CassandraBackend.from_settings(settings)
 

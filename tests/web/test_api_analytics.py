@@ -28,7 +28,7 @@ from analytics.generated_archive import (
     plan,
 )
 from imixs_archive.config import load_settings
-from imixs_archive.storage.sqlite import SQLiteBackend
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.web.app import create_app
 from imixs_archive.web.export_stream import Pipe, iter_rest, start_writer
 from web.live import LiveServer, credentials_env, start_server

@@ -14,7 +14,7 @@ import pytest
 
 from imixs_archive.config import load_settings
 from imixs_archive.storage.model import DOCUMENTS, DOCUMENTS_DATA
-from imixs_archive.storage.sqlite import SQLiteBackend
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.web.app import create_app
 from support.snapshots import make_snapshot
 from web.live import LiveServer, start_server

@@ -18,7 +18,7 @@ from imixs_archive.config import load_settings
 from imixs_archive.storage.base import Row
 from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import SNAPSHOTS_BY_MODIFIED, Table
-from imixs_archive.storage.sqlite import SQLiteBackend
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.web.app import create_app
 from imixs_archive.web.limits import workers_free
 from web.live import LiveServer, start_server

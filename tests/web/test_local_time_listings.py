@@ -17,7 +17,7 @@ import pytest
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli import main
-from imixs_archive.storage.sqlite import SQLiteBackend
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.web.ui_actions import _sync_point
 from support.snapshots import make_snapshot
 from support.workflow_double import WorkflowDouble

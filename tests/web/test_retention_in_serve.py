@@ -11,7 +11,7 @@ import pytest
 from imixs_archive.archive.holds import place_hold
 from imixs_archive.config import load_settings
 from imixs_archive.errors import ConfigError
-from imixs_archive.storage.sqlite import SQLiteBackend
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.web.app import create_app
 from support.snapshots import make_snapshot
 from web.live import credentials_env, start_server

@@ -95,7 +95,7 @@ def test_sigterm_does_not_wait_for_a_stalled_client(tmp_path: Path) -> None:
     import socket
 
     from imixs_archive.archive.snapshots import Archive
-    from imixs_archive.storage.sqlite import SQLiteBackend
+    from imixs_archive.storage.sqlite.backend import SQLiteBackend
     from support.snapshots import make_snapshot
 
     doc = make_snapshot(0, files={"big.bin": random.Random(3).randbytes(40_000_000)})

@@ -13,7 +13,7 @@ from imixs_archive.archive.snapshots import Archive, StoreResult
 from imixs_archive.config import load_settings
 from imixs_archive.document.model import Document
 from imixs_archive.errors import ConfigError, DocumentError, NotFoundError
-from imixs_archive.storage.sqlite import SQLiteBackend
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.workflow import (
     Credentials,
     WorkflowAuthError,

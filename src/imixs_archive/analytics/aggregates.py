@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +46,8 @@ from imixs_archive.document.model import Document
 from imixs_archive.errors import ArchiveError
 
 PERIODS = ("day", "month", "year", "total")
+RECENT_DAYS = 62
+"""``whole_archive`` counts every one of these last days, the older ones from the index."""
 
 
 @dataclass
@@ -68,6 +70,7 @@ class AggregateRow:
             "instances" if per == "day" else "instance_days": m.instances,
             "new_files": m.new_files,
             "new_bytes": m.new_bytes,
+            "logical_bytes": m.logical_bytes,
         }
 
 
@@ -78,6 +81,8 @@ class AggregateReport:
     days: list[DayFigures] = field(default_factory=list)
     zone: str = "UTC"
     """The time zone of the days, months and years (an IANA name)."""
+    unreadable: int = 0
+    """Snapshots left out because they could not be read (``verify`` says why)."""
 
     def count(self, source: str) -> int:
         """How many days came from ``stored``, ``computed`` or ``live``."""
@@ -137,9 +142,11 @@ def aggregate_days(
     workers: int = DEFAULT_WORKERS,
     recompute: bool = False,
     tz: dt.tzinfo | str | None = None,
+    only_days: Collection[dt.date] | None = None,
 ) -> AggregateReport:
     """The figures of every day in ``[first, last]`` of the time zone ``tz`` (default
-    UTC; days after today there are left out).
+    UTC; days after today there are left out). ``only_days``: the UTC days that may have
+    snapshots; the others are counted empty without asking the store.
 
     The UTC days the local days cover are read from the store; the others are computed,
     and stored when they are over (``recompute``: compute and store every finished UTC
@@ -155,9 +162,42 @@ def aggregate_days(
     needed = sorted({u for segs in pieces.values() for u, _, _ in segs if u <= utc_today})
     if not needed:
         return report
-    cells = _utc_days(archive, needed, now, grace_days, workers, recompute)
+    asked = needed if only_days is None else [u for u in needed if u in only_days]
+    cells = _utc_days(archive, asked, now, grace_days, workers, recompute) if asked else {}
+    for utc_day in needed:
+        cells.setdefault(utc_day, DayCells(utc_day, source="stored"))
     report.days = [_assemble(day, pieces[day], cells, now) for day in _days(first, last)]
+    report.unreadable = sum(c.unreadable for c in cells.values())
     return report
+
+
+def whole_archive(
+    archive: Archive,
+    *,
+    tz: dt.tzinfo | str | None = None,
+    now: dt.datetime | None = None,
+    workers: int = DEFAULT_WORKERS,
+) -> AggregateReport:
+    """The figures of every day from the archive's first day with snapshots to today,
+    in the time zone ``tz``: the one per-day count behind ``stats``, ``/api/stats``, the
+    Statistics page and the analytics (``aggregate_days``, over stored days)."""
+    now = now or dt.datetime.now(dt.UTC)
+    zone_info = tz if isinstance(tz, dt.tzinfo) else zone(tz)
+    days = archive.days_with_snapshots()
+    first_utc = next(days, None)
+    if first_utc is None:
+        return AggregateReport(now.date(), now.date(), zone=zone_label(zone_info))
+    # Older days from the day index (a span with a stray date decades back costs what it
+    # holds), the recent ones every one (a Java service beside may have added days).
+    recent = now.astimezone(dt.UTC).date() - dt.timedelta(days=RECENT_DAYS)
+    may = {first_utc, *(day for day in days if day < recent)}
+    may.update(recent + dt.timedelta(days=n) for n in range(RECENT_DAYS + 2))
+    # the snapshots of the first UTC day may fall on the local day before it
+    first = first_utc - dt.timedelta(days=1) if first_utc > dt.date.min else first_utc
+    last = local_today(now, zone_info)
+    return aggregate_days(
+        archive, first, last, now=now, tz=zone_info, workers=workers, only_days=may
+    )
 
 
 def _utc_days(
@@ -168,17 +208,24 @@ def _utc_days(
     workers: int,
     recompute: bool,
 ) -> dict[dt.date, DayCells]:
-    """The cells of the UTC days: stored ones read, the others computed (and stored)."""
+    """The cells of the UTC days: stored ones read while the day's change stamp is theirs,
+    the others computed (and stored). The stamps are read before anything else."""
     today = now.astimezone(dt.UTC).date()
+    stamps: dict[dt.date, str] = {}
+    for year in sorted({day.year for day in needed}):  # the years asked for only
+        start, end = dt.date(year, 1, 1), dt.date(year, 12, 31)
+        stamps.update(archive.day_stamps(max(needed[0], start), min(needed[-1], end)))
     backend = archive.backend  # the stored days: the analytics' own table (day_store)
-    found = {} if recompute else read_stored(backend, needed[0], needed[-1], workers=workers)
+    stored = {} if recompute else read_stored(backend, needed, workers=workers)
+    found = {day: c for day, c in stored.items() if c.stamp == stamps.get(day, "")}
     missing = [day for day in needed if day not in found]
     first_seen = FirstSeen(archive)
 
     def compute(day: dt.date) -> DayCells:
         final = is_final(day, today, grace_days)
         cells = compute_cells(archive, day, first_seen, "computed" if final else "live", now)
-        if final:
+        cells.stamp = stamps.get(day, "")
+        if final and cells.settled:
             store_day(backend, cells)
         return cells
 
@@ -241,14 +288,25 @@ def compute_cells(
     partition and each of its snapshots."""
     first_seen = first_seen or FirstSeen(archive)
     collector = CellCollector(day)
+    settled, unreadable = True, 0
     for snapshot_id in archive.day_snapshot_ids(day):
-        doc = archive.load_complete(snapshot_id)
+        try:
+            doc = archive.load_complete(snapshot_id)
+        except ArchiveError:
+            settled, unreadable = False, unreadable + 1
+            continue
         if doc is None:
-            continue  # not complete: being written, or being deleted
+            settled = False  # not complete: being written, or being deleted
+            continue
         new_files, new_bytes = _new_files(archive, snapshot_id, doc, first_seen)
-        slot = _slot(doc, day)
-        collector.add(slot, origin_id(snapshot_id), dimension_labels(doc), new_files, new_bytes)
-    return collector.finish(source, now or dt.datetime.now(dt.UTC))
+        logical = sum(entry.size or 0 for entry in iter_files(doc))
+        labels = dimension_labels(doc)
+        collector.add(
+            _slot(doc, day), origin_id(snapshot_id), labels, new_files, new_bytes, logical
+        )
+    cells = collector.finish(source, now or dt.datetime.now(dt.UTC))
+    cells.settled, cells.unreadable = settled, unreadable
+    return cells
 
 
 def _slot(doc: Document, day: dt.date) -> int:

@@ -29,17 +29,30 @@ class DayCells:
     labels: list[list[str]] = field(default_factory=list)
     """Distinct dimension values, in the order of ``DIMENSIONS``."""
     cells: list[list[int]] = field(default_factory=list)
-    """``[slot, origin index, labels index, snapshots, new_files, new_bytes]``."""
+    """``[slot, origin index, labels index, snapshots, new_files, new_bytes,
+    logical_bytes]``."""
     source: str = "live"
     computed_at: dt.datetime | None = None
+    stamp: str = ""
+    """The day's change stamp (``Archive.day_stamps``) read before it was counted."""
+    settled: bool = True
+    """False when a snapshot of the day was being written or deleted as it was counted,
+    or could not be read: such figures are not stored."""
+    unreadable: int = 0
+    """Snapshots of the day that could not be read (left out; ``verify`` says why)."""
 
     def add_to(self, counter: DayCounter, first_slot: int, end_slot: int) -> None:
         """Count the cells whose slot is in ``[first_slot, end_slot)``."""
         label_maps = [dict(zip(_DIMENSION_NAMES, v, strict=True)) for v in self.labels]
-        for slot, origin, labels, snapshots, new_files, new_bytes in self.cells:
+        for slot, origin, labels, snapshots, new_files, new_bytes, logical in self.cells:
             if first_slot <= slot < end_slot:
                 counter.add(
-                    self.origins[origin], label_maps[labels], new_files, new_bytes, snapshots
+                    self.origins[origin],
+                    label_maps[labels],
+                    new_files,
+                    new_bytes,
+                    snapshots,
+                    logical,
                 )
 
     def to_json(self) -> dict[str, Any]:
@@ -48,6 +61,7 @@ class DayCells:
             "slot_minutes": SLOT_MINUTES,
             "dimensions": list(_DIMENSION_NAMES),
             "computed_at": self.computed_at.isoformat() if self.computed_at else None,
+            "stamp": self.stamp,
             "origins": self.origins,
             "labels": self.labels,
             "cells": self.cells,
@@ -67,6 +81,7 @@ class DayCells:
             cells=[[int(v) for v in cell] for cell in data["cells"]],
             source=source,
             computed_at=dt.datetime.fromisoformat(computed) if computed else None,
+            stamp=str(data["stamp"]),
         )
 
 
@@ -80,15 +95,22 @@ class CellCollector:
         self._cells: dict[tuple[int, int, int], list[int]] = {}
 
     def add(
-        self, slot: int, origin: str, labels: dict[str, str], new_files: int, new_bytes: int
+        self,
+        slot: int,
+        origin: str,
+        labels: dict[str, str],
+        new_files: int,
+        new_bytes: int,
+        logical_bytes: int,
     ) -> None:
         o = self._origins.setdefault(origin, len(self._origins))
         values = tuple(labels.get(name, "") for name in _DIMENSION_NAMES)
         v = self._labels.setdefault(values, len(self._labels))
-        cell = self._cells.setdefault((slot, o, v), [0, 0, 0])
+        cell = self._cells.setdefault((slot, o, v), [0, 0, 0, 0])
         cell[0] += 1
         cell[1] += new_files
         cell[2] += new_bytes
+        cell[3] += logical_bytes
 
     def finish(self, source: str, now: dt.datetime) -> DayCells:
         return DayCells(

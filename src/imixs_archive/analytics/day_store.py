@@ -1,17 +1,21 @@
-"""Stored day figures: one ``archive_day_aggregates`` row per finished UTC day.
+"""Stored day figures: one ``archive_day_aggregates`` row per finished UTC day. The one
+module of the analytics that touches a table, its own (declared in ``storage/model.py``);
+everything else they read through the ``Archive``.
 
 A day is stored once it is over: when it lies more than ``grace_days`` (default 1) days
 before today (UTC), so that snapshots arriving late - a sync that was paused, a workflow
-clock a little off - are still counted. Archives only grow, so a stored day never changes,
-except when one of its snapshots is deleted: ``Archive.delete`` then deletes the day's
-row and the next report computes the day again. Snapshots added to a day that is already
-stored (importing old data, a resync from an old sync point) are not seen by the stored
-row: recompute those days (``recompute=True``, CLI ``--recompute``).
+clock a little off - are counted without a second computation. A stored day is used only
+while the archive's change stamp of the day (``Archive.day_stamps``, read before the day's
+snapshots were) is the one stored with it: a snapshot of that day stored or deleted since,
+by any process, changed the stamp, and the day is computed again and stored anew. Figures
+that met a snapshot half written are not stored. Snapshots the Java service writes stamp
+nothing: ``recompute=True`` (CLI ``--recompute``) counts every finished day again.
 
 The row holds the day's cells (``cells.py``: quarter-hour slots, from which the days of
-any time zone are assembled) as JSON in ``data``; ``version`` is the format of that JSON
-and of the counting rules: a row of another version is ignored and recomputed. Version 1
-held whole UTC days' figures; version 2 the quarter-hour cells.
+any time zone are assembled) and the stamp as JSON in ``data``; ``version`` is the format
+of that JSON and of the counting rules: a row of another version is ignored and
+recomputed. Version 1 held whole UTC days' figures; version 2 the quarter-hour cells;
+version 3 adds the stamp and each cell's logical bytes.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from imixs_archive.analytics.cells import DayCells
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import ARCHIVE_DAY_AGGREGATES
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 DEFAULT_GRACE_DAYS = 1
 
 
@@ -51,11 +55,12 @@ def store_day(backend: Backend, figures: DayCells) -> None:
 
 
 def read_stored(
-    backend: Backend, first: dt.date, last: dt.date, *, workers: int = 4
+    backend: Backend, days: list[dt.date], *, workers: int = 4
 ) -> dict[dt.date, DayCells]:
-    """The stored figures of the days in ``[first, last]``: one partition read per year,
-    the years read concurrently."""
-    years = range(first.year, last.year + 1)
+    """The stored figures of the days in ``[days[0], days[-1]]`` (in order): one partition
+    read per year that has one of ``days``, the years read concurrently."""
+    first, last = days[0], days[-1]
+    years = sorted({day.year for day in days})
 
     def read_year(year: int) -> list[DayCells]:
         return list(_read_year(backend, year, first, last))

@@ -13,7 +13,9 @@ A snapshot belongs to the day of its ``$modified`` in the report's time zone
   attached to two instances is new once. "First" is the order of snapshot ids (epoch
   millis, then id): a file is new in snapshot S when no snapshot with an earlier id
   carries the same key. Sizes come from ``archive_files`` (the ``size`` attribute for
-  files the Java service wrote).
+  files the Java service wrote);
+* ``logical_bytes``: the attachment bytes the day's snapshots carry (each file's ``size``
+  attribute, a file in ten snapshots ten times).
 
 Dimensions are items of the snapshot, first value, as text (missing: ``""``); ``creator``
 is ``$creator``, else ``namcreator`` (older data).
@@ -25,7 +27,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from imixs_archive.analytics.values import label
+from imixs_archive.analytics.labels import label
 from imixs_archive.document.model import Document
 
 DIMENSIONS: dict[str, tuple[str, ...]] = {
@@ -57,12 +59,14 @@ class Measures:
     instances: int = 0
     new_files: int = 0
     new_bytes: int = 0
+    logical_bytes: int = 0
 
     def add(self, other: Measures) -> None:
         self.snapshots += other.snapshots
         self.instances += other.instances
         self.new_files += other.new_files
         self.new_bytes += other.new_bytes
+        self.logical_bytes += other.logical_bytes
 
     def as_list(self) -> list[int]:
         return [self.snapshots, self.instances, self.new_files, self.new_bytes]
@@ -129,8 +133,9 @@ class DayCounter:
         new_files: int,
         new_bytes: int,
         snapshots: int = 1,
+        logical_bytes: int = 0,
     ) -> None:
-        one = Measures(snapshots, 0, new_files, new_bytes)
+        one = Measures(snapshots, 0, new_files, new_bytes, logical_bytes)
         self._total.add(one)
         self._origins.add(origin)
         for dimension, value in labels.items():

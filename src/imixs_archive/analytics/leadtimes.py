@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from imixs_archive.analytics._pool import DEFAULT_WORKERS, ordered_map
-from imixs_archive.analytics.values import label
+from imixs_archive.analytics.labels import label
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import snapshot_time
 from imixs_archive.document.model import Document

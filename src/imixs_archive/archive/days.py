@@ -7,16 +7,32 @@ walked day by day, which also sees days a Java service sharing the keyspace wrot
 the index was built. The index is built on first use from ``snapshots_by_modified`` (one
 pass, once: the completion row is written last, so an interrupted build starts again);
 from then on ``Archive.store`` adds each snapshot's day before its index row.
+
+Each day also has a change stamp (``archive_day_changes``): ``Archive.store`` and
+``Archive.delete`` write a new one for the snapshot's day after its index row changed and
+before its ``snapshots`` row does. Whoever keeps figures of a day (the analytics) reads
+the stamps first, then the day's snapshots, and keeps the stamp with the figures: when the
+day's stamp differs later, a snapshot of that day arrived or went since, and the figures
+are counted again. A snapshot listed in the index but not complete yet is being written
+(its stamp may be the one just read): figures that met one are not kept.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import os
+import socket
+import uuid
 from collections.abc import Iterator
 
 from imixs_archive.budget import checkpoint
 from imixs_archive.storage.base import Backend, Row
-from imixs_archive.storage.model import ARCHIVE_MODIFIED_DAYS, SNAPSHOTS_BY_MODIFIED
+from imixs_archive.storage.model import (
+    ARCHIVE_DAY_CHANGES,
+    ARCHIVE_MODIFIED_DAYS,
+    SNAPSHOTS_BY_MODIFIED,
+)
 
 WALK_DAYS = 62
 """Ranges of at most this many days are walked day by day."""
@@ -27,6 +43,41 @@ COMPLETE = {"bucket": 1, "day": dt.date(1, 1, 1)}
 def record_day(backend: Backend, day: dt.date) -> None:
     """Note that ``day`` has a snapshot (before its ``snapshots_by_modified`` row)."""
     backend.put(ARCHIVE_MODIFIED_DAYS, [{"bucket": DAYS, "day": day}])
+
+
+_writer: tuple[int, str] = (0, "")
+
+
+def _this_writer() -> str:
+    """This process's name in ``archive_day_changes`` (a new one after a fork)."""
+    global _writer
+    pid = os.getpid()
+    if _writer[0] != pid:
+        _writer = (pid, f"{socket.gethostname()}:{pid}:{uuid.uuid4().hex[:8]}")
+    return _writer[1]
+
+
+def stamp_day(backend: Backend, day: dt.date) -> None:
+    """Say that the snapshots of ``day`` changed (a new stamp of this process)."""
+    row = {"year": day.year, "day": day, "writer": _this_writer(), "stamp": uuid.uuid4().hex}
+    backend.put(ARCHIVE_DAY_CHANGES, [row])
+
+
+def day_stamps(backend: Backend, first: dt.date, last: dt.date) -> dict[dt.date, str]:
+    """The change stamp of each day in ``[first, last]`` that has one: a digest of the
+    stamps every process wrote for it (one partition read per year, a few KB)."""
+    parts: dict[dt.date, list[str]] = {}
+    for year in range(first.year, last.year + 1):
+        for row in backend.scan(ARCHIVE_DAY_CHANGES, {"year": year}):
+            if row["day"] < first:
+                continue
+            if row["day"] > last:
+                break
+            parts.setdefault(row["day"], []).append(f"{row['writer']}={row['stamp']}")
+    return {
+        day: hashlib.sha256("\n".join(sorted(stamps)).encode()).hexdigest()[:32]
+        for day, stamps in parts.items()
+    }
 
 
 def days_in(backend: Backend, first: dt.date, last: dt.date) -> Iterator[dt.date]:

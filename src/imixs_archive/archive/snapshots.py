@@ -4,7 +4,8 @@ Write order for one snapshot (every step an idempotent upsert, so a re-run after
 at any point completes it): pieces (while the XML streams in), each file's piece refs,
 ``documents`` rows and ``archive_files`` (see ``files.py``), then
 ``snapshots_by_document``, ``archive_snapshot_files``, ``snapshots_by_uniqueid``,
-``snapshots_by_modified`` and last the ``snapshots`` row: its presence means complete.
+``snapshots_by_modified``, the day's change stamp (``days.py``) and last the ``snapshots``
+row: its presence means complete.
 
 Nothing of a process instance under legal hold (``holds.py``) is deleted: ``delete``
 refuses with ``LegalHoldError`` before it changes anything, and the history cleanup keeps
@@ -36,7 +37,7 @@ from imixs_archive.archive.content import (
     PieceWriter,
     ingest_stream,
 )
-from imixs_archive.archive.days import days_in, record_day
+from imixs_archive.archive.days import day_stamps, days_in, record_day, stamp_day
 from imixs_archive.archive.files import link_stored, register_file
 from imixs_archive.archive.garbage import PIECE, listed
 from imixs_archive.archive.holds import Hold, get_hold
@@ -76,7 +77,6 @@ from imixs_archive.errors import (
 )
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
-    ARCHIVE_DAY_AGGREGATES,
     ARCHIVE_FILES,
     ARCHIVE_SNAPSHOT_FILES,
     DOCUMENTS,
@@ -226,7 +226,7 @@ class Archive:
             )
             record_day(self.backend, day)
             put(SNAPSHOTS_BY_MODIFIED, [{"modified": day, "snapshot": snapshot_id}])
-            self._forget_day_figures(day)
+            stamp_day(self.backend, day)  # the day changed (figures of it are stale)
             put_snapshot_xml(self.backend, snapshot_id, iter_xml(_emptied(doc)))
         result.files = len(file_rows)
         result.logical_bytes = counters.logical_bytes
@@ -234,14 +234,6 @@ class Archive:
         if apply_history:
             self._apply_history(doc, result, keep_this=True)
         return result
-
-    def _forget_day_figures(self, day: dt.date) -> None:
-        """A day's stored analytics figures are stale once a snapshot of that day arrives
-        late or is deleted. Read first, so the usual case (nothing stored) writes no
-        tombstone."""
-        key = {"year": day.year, "day": day}
-        if self.backend.get(ARCHIVE_DAY_AGGREGATES, key, ["day"]) is not None:
-            self.backend.delete(ARCHIVE_DAY_AGGREGATES, key)
 
     def _ingest(
         self, entry: FileEntry, counters: IngestCounters, result: StoreResult
@@ -415,6 +407,17 @@ class Archive:
         """The snapshot without file contents, or None when it is not complete."""
         return reads.load_complete(self.backend, snapshot_id)
 
+    def days_with_snapshots(
+        self, first: dt.date = dt.date.min, last: dt.date = dt.date.max
+    ) -> Iterator[dt.date]:
+        """The UTC days of ``[first, last]`` that may have snapshots, in order (the day
+        index: a day whose snapshots were all deleted stays in it)."""
+        return days_in(self.backend, first, last)
+
+    def day_stamps(self, first: dt.date, last: dt.date) -> dict[dt.date, str]:
+        """Each day's change stamp (``days.py``): read it before the day's snapshots."""
+        return day_stamps(self.backend, first, last)
+
     def day_snapshot_ids(self, day: dt.date) -> list[str]:
         """The ids filed under one UTC day of ``$modified`` (complete or not)."""
         return reads.day_snapshot_ids(self.backend, day)
@@ -521,8 +524,7 @@ class Archive:
                 self.backend.delete(
                     SNAPSHOTS_BY_MODIFIED, {"modified": day, "snapshot": snapshot_id}
                 )
-                # The day's stored analytics figures counted this snapshot: recompute them.
-                self._forget_day_figures(day)
+                stamp_day(self.backend, day)  # figures that counted it are stale
             delete_snapshot_xml(self.backend, snapshot_id, row)
             for key in sorted(set(keys)):
                 self.backend.delete(SNAPSHOTS_BY_DOCUMENT, {"md5": key, "snapshot": snapshot_id})

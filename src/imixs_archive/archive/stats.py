@@ -1,10 +1,10 @@
 """``stats``: what the archive holds, counted from the store itself (never from counters
-that a crash could have left wrong). Every count is one streaming pass over a table."""
+that a crash could have left wrong). Every count is one streaming pass over a table. The
+figures per day are the analytics' (``services/statistics.py`` adds them)."""
 
 from __future__ import annotations
 
-import datetime as dt
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from imixs_archive.archive.gc import listed_bytes
@@ -15,7 +15,6 @@ from imixs_archive.storage.model import (
     ARCHIVE_PIECE_REFS,
     ARCHIVE_SNAPSHOT_FILES,
     SNAPSHOTS,
-    SNAPSHOTS_BY_MODIFIED,
     SNAPSHOTS_BY_UNIQUEID,
 )
 
@@ -35,7 +34,6 @@ class Stats:
     reclaimable_bytes: int = 0
     """Bytes the collector has listed as unused (as of its last run; ``verify`` counts
     everything unused now)."""
-    by_day: dict[dt.date, int] = field(default_factory=dict)
 
     @property
     def dedup_ratio(self) -> float:
@@ -52,7 +50,6 @@ class Stats:
             "stored_bytes": self.stored_bytes,
             "reclaimable_bytes": self.reclaimable_bytes,
             "dedup_ratio": round(self.dedup_ratio, 3),
-            "by_day": {day.isoformat(): count for day, count in sorted(self.by_day.items())},
         }
 
 
@@ -74,8 +71,6 @@ def collect_stats(backend: Backend) -> Stats:
             stats.pieces += 1
             stats.stored_bytes += row["size"]
             last = row["data_id"]
-    for row in backend.scan(SNAPSHOTS_BY_MODIFIED):
-        stats.by_day[row["modified"]] = stats.by_day.get(row["modified"], 0) + 1
     stats.reclaimable_bytes = listed_bytes(backend)
     return stats
 

@@ -1,4 +1,5 @@
-"""The sync's own records in the archive: claims, snapshots gone, catch-up progress.
+"""The sync's own records in the archive: claims, failures, snapshots gone, catch-up
+progress, each process's counters.
 
 The workflow's event log cannot be trusted to keep an event until it is done (its
 ``release`` deletes every locked entry, also the ones another process holds), so the sync
@@ -9,21 +10,29 @@ processes write at once without reading each other's rows first.
 * :class:`ClaimBook` (``archive_sync_claims``): an event taken by a process, written before
   the process locks it and deleted once the event is done. A claim that stays (its process
   was killed, or the event vanished) is finished by any process from its ref.
+* :class:`FailureBook` (``archive_sync_failures``): events whose archiving failed, to be
+  tried again or dead letters (the rules: ``services/sync_failures.py``). Only the process
+  holding an event's lock in the workflow writes its row.
 * :class:`GoneBook` (``archive_sync_gone``): snapshots the workflow answered 404 for: final.
 * :class:`ProgressBook` (``archive_sync_progress``): the catch-up point and the ranges the
   catch-up could not read.
+* :class:`InstanceBook` (``archive_sync_instances``): each sync process's counters, a row
+  per process written after every round.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import asdict, dataclass, fields
+from typing import Any
 
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
     ARCHIVE_SYNC_CLAIMS,
+    ARCHIVE_SYNC_FAILURES,
     ARCHIVE_SYNC_GONE,
+    ARCHIVE_SYNC_INSTANCES,
     ARCHIVE_SYNC_PROGRESS,
 )
 
@@ -73,6 +82,58 @@ class ClaimBook:
     def all(self) -> Iterator[Claim]:
         for row in self.backend.scan(ARCHIVE_SYNC_CLAIMS):
             yield Claim(**row)
+
+
+RETRY = "retry"
+DEAD = "dead"
+
+
+@dataclass
+class FailedEvent:
+    """An event whose archiving failed: ``retry`` (not before ``next_attempt``, epoch ms)
+    or ``dead`` (a dead letter: kept to be put into the workflow's log again)."""
+
+    event_id: str
+    topic: str
+    ref: str
+    status: str
+    attempts: int
+    next_attempt: int
+    first_failed: int
+    last_failed: int
+    error: str
+
+    @property
+    def dead(self) -> bool:
+        return self.status == DEAD
+
+    def due(self, at: int) -> bool:
+        return self.status == RETRY and self.next_attempt <= at
+
+
+class FailureBook:
+    """The failed events of one archive, a row per event id."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+
+    def get(self, event_id: str) -> FailedEvent | None:
+        row = self.backend.get(ARCHIVE_SYNC_FAILURES, {"event_id": event_id})
+        return FailedEvent(**row) if row is not None else None
+
+    def all(self) -> Iterator[FailedEvent]:
+        for row in self.backend.scan(ARCHIVE_SYNC_FAILURES):
+            yield FailedEvent(**row)
+
+    def dead_letters(self) -> list[FailedEvent]:
+        """The dead letters, the oldest failure first."""
+        return sorted((f for f in self.all() if f.dead), key=lambda f: f.last_failed)
+
+    def save(self, failed: FailedEvent) -> None:
+        self.backend.put(ARCHIVE_SYNC_FAILURES, [asdict(failed)])
+
+    def clear(self, event_id: str) -> None:
+        self.backend.delete(ARCHIVE_SYNC_FAILURES, {"event_id": event_id})
 
 
 @dataclass(frozen=True)
@@ -143,3 +204,49 @@ class ProgressBook:
     def skipped(self) -> list[Progress]:
         rows = (Progress(**row) for row in self.backend.scan(ARCHIVE_SYNC_PROGRESS))
         return sorted((r for r in rows if r.name.startswith(SKIPPED)), key=lambda r: r.point)
+
+
+@dataclass(frozen=True)
+class SyncInstance:
+    """One sync process's counters since it started (times in epoch ms)."""
+
+    instance: str
+    started: int = 0
+    updated: int = 0
+    state: str = ""
+    events: int = 0
+    archived: int = 0
+    removed: int = 0
+    bytes: int = 0
+    failures: int = 0
+    retries: int = 0
+    dead_letters: int = 0
+    lag_ms: int = 0
+
+    @classmethod
+    def of(cls, values: Mapping[str, Any]) -> SyncInstance:
+        """From a process's counters (names beyond these columns are left out; a value
+        not there is 0, or empty for ``state``)."""
+        kept: dict[str, Any] = {f.name: values.get(f.name) for f in fields(cls)}
+        for name, value in kept.items():
+            if value is None:
+                kept[name] = "" if name in ("instance", "state") else 0
+        return cls(**kept)
+
+
+class InstanceBook:
+    """Each sync process's counters (``archive_sync_instances``), a row per process."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+
+    def save(self, counters: SyncInstance) -> None:
+        self.backend.put(ARCHIVE_SYNC_INSTANCES, [asdict(counters)])
+
+    def all(self) -> list[SyncInstance]:
+        """Every process's counters, by instance name."""
+        rows = self.backend.scan(ARCHIVE_SYNC_INSTANCES)
+        return sorted((SyncInstance.of(row) for row in rows), key=lambda i: i.instance)
+
+    def forget(self, instance: str) -> None:
+        self.backend.delete(ARCHIVE_SYNC_INSTANCES, {"instance": instance})

@@ -14,7 +14,6 @@ from zoneinfo import ZoneInfo
 from imixs_archive.analytics.localtime import zone, zone_label
 from imixs_archive.archive.gc import collect
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.stats import collect_stats
 from imixs_archive.archive.verify import verify
 from imixs_archive.cli.context import (
     Context,
@@ -31,6 +30,7 @@ from imixs_archive.document.model import BinaryStream
 from imixs_archive.document.xml_writer import iter_xml
 from imixs_archive.errors import ConfigError, LegalHoldError
 from imixs_archive.services.importer import find_sources, import_sources
+from imixs_archive.services.statistics import archive_stats
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -249,9 +249,7 @@ def cmd_gc(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_stats(args: argparse.Namespace, ctx: Context) -> int:
-    archive = ctx.archive
-    stats = collect_stats(archive.backend)
-    data = stats.to_json()
+    data = archive_stats(ctx.archive, ctx.settings.timezone)
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
@@ -260,6 +258,8 @@ def cmd_stats(args: argparse.Namespace, ctx: Context) -> int:
     for key in ("logical_bytes", "file_bytes", "stored_bytes", "reclaimable_bytes"):
         print(f"{key:>14}: {human_bytes(data[key])}")
     print(f"{'dedup_ratio':>14}: {data['dedup_ratio']}")
+    if data["by_day"]:
+        print(f"snapshots per day ({data['tz']}):")
     for day, count in data["by_day"].items():
         print(f"{day:>14}: {count}")
     return 0

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from imixs_archive.archive.state import load_state
+from imixs_archive.archive.service_state import load_state
 from imixs_archive.cli.context import Context, store_options
 from imixs_archive.config import Settings
 from imixs_archive.errors import ArchiveError, NotFoundError

@@ -15,7 +15,6 @@ from imixs_archive.services.backup_ftps import (
     BackupEvents,
     EventRound,
     backup_to_ftps,
-    restore_from_ftps,
 )
 from imixs_archive.services.ftps import FtpsLocation, FtpsTarget
 from imixs_archive.services.restore_files import TreeRestoreReport
@@ -50,13 +49,6 @@ def backup_ftps(args: argparse.Namespace, ctx: Context) -> int:
         f"{human_bytes(summary.bytes_written)} written to {location}"
     )
     return 1 if summary.failed else 0
-
-
-def restore_ftps(args: argparse.Namespace, ctx: Context, client: WorkflowClient) -> int:
-    location = FtpsLocation.from_settings(ctx.settings, args.source)
-    with FtpsTarget(location) as target:
-        tree = restore_from_ftps(client, target, dry_run=args.dry_run)
-    return print_tree_restore(tree, args.dry_run)
 
 
 def print_tree_restore(tree: TreeRestoreReport, dry_run: bool) -> int:

@@ -19,15 +19,15 @@ from imixs_archive.cli.context import (
     instant_end_arg,
     store_options,
 )
-from imixs_archive.cli.ftps_commands import backup_ftps, print_tree_restore, restore_ftps
+from imixs_archive.cli.ftps_commands import backup_ftps, print_tree_restore
 from imixs_archive.cli.output import human_bytes, print_problems
 from imixs_archive.config import settings_for_store
 from imixs_archive.errors import ConfigError
 from imixs_archive.services.backup import backup
 from imixs_archive.services.export import export
 from imixs_archive.services.ftps import is_ftps
-from imixs_archive.services.restore import Restorer, RestoreRange, RestoreReport, parse_filter
-from imixs_archive.services.restore_files import restore_tree
+from imixs_archive.services.restore import RestoreRange, RestoreReport, parse_filter
+from imixs_archive.services.restore_jobs import RestoreRequest, run_restore
 from imixs_archive.storage.factory import open_backend
 from imixs_archive.workflow.client import WorkflowClient
 
@@ -115,33 +115,36 @@ def _refuse_range_options(args: argparse.Namespace) -> None:
 
 def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
     _refuse_range_options(args)
+    request = RestoreRequest(
+        snapshot=args.snapshot or None,
+        uniqueid=args.uniqueid or None,
+        wanted=None if args.source or args.snapshot or args.uniqueid else _range(args, ctx),
+        source=args.source,
+        dry_run=args.dry_run,
+        workers=args.workers or 4,
+    )
     stop = threading.Event()
+    archive = None if args.source is not None else ctx.archive
     with WorkflowClient.from_settings(ctx.settings) as client:
-        if args.source is not None and is_ftps(args.source):
-            return restore_ftps(args, ctx, client)
-        if args.source is not None:
-            tree = restore_tree(client, Path(args.source), dry_run=args.dry_run)
-            return print_tree_restore(tree, args.dry_run)
-        restorer = Restorer(ctx.archive, client, workers=args.workers or 4, stop=stop)
-        if args.snapshot:
-            sent = restorer.restore_snapshot(args.snapshot, dry_run=args.dry_run)
-            done = ("would be restored" if args.dry_run else "restored") if sent else None
-            print(f"{args.snapshot}: {done or 'already current in the workflow'}")
-            return 0
-        if args.uniqueid:
-            report = restorer.restore_instance(args.uniqueid, dry_run=args.dry_run)
-        else:
-            tz = ctx.settings.timezone
-            last = in_zone(args.last, tz) if args.last else dt.datetime.now(dt.UTC)
-            filters = tuple(parse_filter(f) for f in args.filter)
-            first = in_zone(args.first, tz)
-            wanted = RestoreRange(first, last, filters, strict=args.strict_filters)
-            try:
-                report = restorer.restore_range(wanted, dry_run=args.dry_run)
-            except KeyboardInterrupt:
-                stop.set()
-                raise
-    return _print_restore(report, args.dry_run)
+        try:
+            done = run_restore(request, archive, client, settings=ctx.settings, stop=stop)
+        except KeyboardInterrupt:
+            stop.set()
+            raise
+    if done.tree is not None:
+        return print_tree_restore(done.tree, args.dry_run)
+    if done.report is None:
+        state = ("would be restored" if args.dry_run else "restored") if done.sent else None
+        print(f"{args.snapshot}: {state or 'already current in the workflow'}")
+        return 0
+    return _print_restore(done.report, args.dry_run)
+
+
+def _range(args: argparse.Namespace, ctx: Context) -> RestoreRange:
+    tz = ctx.settings.timezone
+    last = in_zone(args.last, tz) if args.last else dt.datetime.now(dt.UTC)
+    filters = tuple(parse_filter(f) for f in args.filter)
+    return RestoreRange(in_zone(args.first, tz), last, filters, strict=args.strict_filters)
 
 
 def _print_restore(report: RestoreReport, dry_run: bool) -> int:

@@ -17,6 +17,7 @@ from imixs_archive.document.conventions import (
     snapshot_time,
 )
 from imixs_archive.document.json_codec import read_json, to_json
+from imixs_archive.document.lexical import format_value, parse_value
 from imixs_archive.document.model import (
     BigInteger,
     BinaryStream,
@@ -29,7 +30,6 @@ from imixs_archive.document.model import (
     XsType,
     xs_type_of,
 )
-from imixs_archive.document.values import format_value, parse_value
 from imixs_archive.document.xml_reader import (
     BinarySink,
     ReaderLimits,

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import pybase64
 
-from imixs_archive.document.values import padding_bits_clear
+from imixs_archive.document.lexical import padding_bits_clear
 
 _WHITESPACE = b" \t\r\n"
 ENCODE_BLOCK = 48 * 1024

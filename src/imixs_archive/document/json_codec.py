@@ -27,8 +27,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from imixs_archive.document.base64_stream import iter_base64
+from imixs_archive.document.lexical import format_value, parse_value
 from imixs_archive.document.model import BinaryStream, Document, XsType
-from imixs_archive.document.values import format_value, parse_value
 from imixs_archive.errors import DocumentError, HostileInputError
 
 _MAP = XsType.MAP.value

@@ -26,8 +26,8 @@ from xml.parsers import expat
 
 from imixs_archive.budget import checkpoint
 from imixs_archive.document.base64_stream import Base64Decoder
+from imixs_archive.document.lexical import is_scalar_type, parse_value
 from imixs_archive.document.model import Document
-from imixs_archive.document.values import is_scalar_type, parse_value
 from imixs_archive.errors import DocumentError, HostileInputError
 
 XS_NS = "http://www.w3.org/2001/XMLSchema"

@@ -20,8 +20,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, BinaryIO
 
 from imixs_archive.document.base64_stream import iter_base64
+from imixs_archive.document.lexical import format_value
 from imixs_archive.document.model import BinaryStream, Document
-from imixs_archive.document.values import format_value
 from imixs_archive.document.xml_reader import XS_NS, XSI_NS
 from imixs_archive.errors import DocumentError
 

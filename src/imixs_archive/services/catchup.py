@@ -31,10 +31,10 @@ from typing import Any
 from xml.parsers import expat
 
 from imixs_archive.archive.snapshots import Archive, StoreResult
-from imixs_archive.archive.sync_records import ProgressBook
+from imixs_archive.archive.sync_records import FailureBook, ProgressBook
 from imixs_archive.document.xml_reader import discard_files, iter_xml_documents
 from imixs_archive.errors import ArchiveError, DocumentError
-from imixs_archive.services.sync_failures import FailureBook, now_ms
+from imixs_archive.services.sync_failures import now_ms, record_failure
 from imixs_archive.services.syncpoint_gap import GAP_NOTE, GapLocator, is_feed_failure
 from imixs_archive.workflow.client import WorkflowClient
 from imixs_archive.workflow.errors import WorkflowUnavailableError
@@ -313,6 +313,12 @@ class CatchUp:
         fail on it the same way); the walk goes on."""
         ref = where.rsplit(", ", 1)[-1].rstrip(")") if ", " in where else f"at {point}"
         log.error("catch-up at %d: %s: %s", point, where, error)
-        self.failures.record(
-            f"catchup:{ref}", TOPIC_ADD, ref, f"{where}: {error}", max_attempts=1, base_delay_ms=0
+        record_failure(
+            self.failures,
+            f"catchup:{ref}",
+            TOPIC_ADD,
+            ref,
+            f"{where}: {error}",
+            max_attempts=1,
+            base_delay_ms=0,
         )

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from imixs_archive.archive.service_state import load_state, save_state
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.state import load_state, save_state
 from imixs_archive.errors import ArchiveError, IntegrityError, StoreError
 
 

@@ -29,8 +29,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from imixs_archive.archive.service_state import load_state, save_state
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.state import load_state, save_state
 from imixs_archive.document.conventions import iter_files, origin_id
 from imixs_archive.document.model import Document
 from imixs_archive.errors import ArchiveError, ConfigError, IntegrityError, NotFoundError

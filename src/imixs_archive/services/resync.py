@@ -33,8 +33,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from imixs_archive.archive.service_state import load_state, save_state
 from imixs_archive.archive.snapshots import Archive, StoreResult
-from imixs_archive.archive.state import load_state, save_state
 from imixs_archive.archive.sync_records import ProgressBook
 from imixs_archive.document.model import Long
 from imixs_archive.document.xml_reader import discard_files, iter_xml_documents

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from imixs_archive.analytics.values import label
+from imixs_archive.analytics.labels import label
 from imixs_archive.archive.holds import bytes_only_in, get_hold, list_holds
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from imixs_archive.archive.snapshots import Archive, StoreResult
-from imixs_archive.archive.sync_records import Claim, ClaimBook, GoneBook
+from imixs_archive.archive.sync_records import Claim, ClaimBook, FailedEvent, FailureBook, GoneBook
 from imixs_archive.config import Settings
 from imixs_archive.errors import (
     ArchiveError,
@@ -65,9 +65,8 @@ from imixs_archive.services.sync_counters import (
     round_report,
     seconds,
 )
-from imixs_archive.services.sync_failures import FailedEvent, FailureBook, now_ms
+from imixs_archive.services.sync_failures import now_ms, record_failure
 from imixs_archive.services.sync_status import forget_stale_instances
-from imixs_archive.storage.model import ARCHIVE_SYNC_INSTANCES
 from imixs_archive.workflow.client import WorkflowClient
 from imixs_archive.workflow.errors import WorkflowUnavailableError
 from imixs_archive.workflow.events import SYNC_TOPICS, TOPIC_REMOVE, Event, backup_topics
@@ -548,7 +547,8 @@ class SyncService:
         error = f"{type(exc).__name__}: {exc}"
         self.counters.add(failures=1)
         try:
-            failed = self.failures.record(
+            failed = record_failure(
+                self.failures,
                 event.id,
                 event.base_topic,
                 event.ref,
@@ -586,13 +586,8 @@ class SyncService:
             self.counters.lag_ms = max(lag, 0)
 
     def save_counters(self) -> None:
-        values = self.counters.as_dict()
-        columns = ARCHIVE_SYNC_INSTANCES.column_names
-        row = {"instance": self.instance, "updated": now_ms(), **values}
         try:
-            self.archive.backend.put(
-                ARCHIVE_SYNC_INSTANCES, [{k: v for k, v in row.items() if k in columns}]
-            )
+            self.counters.save(self.archive.backend, self.instance)
         except StoreError as exc:
             log.warning("could not save the sync counters: %s", exc)
 

@@ -13,7 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from imixs_archive.archive.sync_records import InstanceBook, SyncInstance
 from imixs_archive.services.sync_failures import now_ms
+from imixs_archive.storage.base import Backend
 
 COUNTERS = ("events", "archived", "removed", "bytes", "failures", "retries", "dead_letters")
 REPORTED = (*COUNTERS, "gone", "caught_up")
@@ -67,6 +69,11 @@ class SyncCounters:
             values.update(next_round=self.next_round, waiting=self.waiting)
             values.update(pending=self.pending, pending_more=int(self.pending_more))
             return values
+
+    def save(self, backend: Backend, instance: str) -> None:
+        """Record the counters as those of the process ``instance`` (for ``sync --status``)."""
+        values = {**self.as_dict(), "instance": instance, "updated": now_ms()}
+        InstanceBook(backend).save(SyncInstance.of(values))
 
     def wait(self, what: str, millis: float, state: str | None = None) -> None:
         """The loop waits ``millis`` for ``what`` (0: a round starts now)."""

@@ -8,14 +8,21 @@ letters from ``archive_sync_failures``.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from imixs_archive.archive.state import load_state
-from imixs_archive.archive.sync_records import ClaimBook, Gone, GoneBook, ProgressBook
-from imixs_archive.services.sync_failures import FailedEvent, FailureBook, now_ms
+from imixs_archive.archive.service_state import load_state
+from imixs_archive.archive.sync_records import (
+    ClaimBook,
+    FailedEvent,
+    FailureBook,
+    Gone,
+    GoneBook,
+    InstanceBook,
+    ProgressBook,
+)
+from imixs_archive.services.sync_failures import now_ms
 from imixs_archive.storage.base import Backend
-from imixs_archive.storage.model import ARCHIVE_SYNC_INSTANCES
 from imixs_archive.workflow.client import WorkflowClient
 
 GONE_LISTED = 50
@@ -27,10 +34,10 @@ a sync starts (each process writes a row of its own: hostname and process id).""
 def forget_stale_instances(backend: Backend) -> int:
     """Delete the counters of processes not heard of for ``STALE_MS``; how many."""
     oldest = now_ms() - STALE_MS
-    rows = backend.scan(ARCHIVE_SYNC_INSTANCES, columns=["instance", "updated"])
-    stale = [row["instance"] for row in rows if row["updated"] < oldest]
+    book = InstanceBook(backend)
+    stale = [known.instance for known in book.all() if known.updated < oldest]
     for instance in stale:
-        backend.delete(ARCHIVE_SYNC_INSTANCES, {"instance": instance})
+        book.forget(instance)
     return len(stale)
 
 
@@ -94,10 +101,7 @@ def sync_status(backend: Backend) -> SyncStatus:
         },
     )
     oldest = now_ms() - STALE_MS
-    rows = backend.scan(ARCHIVE_SYNC_INSTANCES)
-    status.instances = sorted(
-        (row for row in rows if row["updated"] >= oldest), key=lambda row: row["instance"]
-    )
+    status.instances = [asdict(i) for i in InstanceBook(backend).all() if i.updated >= oldest]
     failures = sorted(FailureBook(backend).all(), key=lambda f: f.last_failed)
     status.dead_letters = [f for f in failures if f.dead]
     status.retrying = [f for f in failures if not f.dead]
@@ -112,6 +116,11 @@ def sync_status(backend: Backend) -> SyncStatus:
         for r in progress.skipped()
     ]
     return status
+
+
+def dead_letters(backend: Backend) -> list[FailedEvent]:
+    """The dead letters, the oldest failure first."""
+    return FailureBook(backend).dead_letters()
 
 
 def retry_dead_letters(

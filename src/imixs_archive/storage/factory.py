@@ -7,7 +7,7 @@ import importlib
 from imixs_archive.config import Settings
 from imixs_archive.errors import NotFoundError
 from imixs_archive.storage.base import Backend
-from imixs_archive.storage.sqlite import DB_FILE, SQLiteBackend
+from imixs_archive.storage.sqlite.backend import DB_FILE, SQLiteBackend
 
 
 def open_backend(settings: Settings, *, create: bool = True) -> Backend:
@@ -17,7 +17,7 @@ def open_backend(settings: Settings, *, create: bool = True) -> Backend:
     ``NotFoundError`` and nothing is created."""
     if settings.uses_cassandra:
         # Imported here: the Cassandra driver is loaded only by those who use it.
-        cassandra = importlib.import_module("imixs_archive.storage.cassandra")
+        cassandra = importlib.import_module("imixs_archive.storage.cassandra.backend")
         opener = cassandra.CassandraBackend.from_settings
         backend: Backend = opener(settings) if create else opener(settings, create=False)
         return backend

@@ -1,14 +1,14 @@
 """The archive's data model, declared once.
 
 Both backends derive everything from these declarations: SQLite its DDL and statements
-(``storage/sqlite.py``), Cassandra its CQL (``storage/cassandra.py``). The six tables of
+(``storage/sqlite/``), Cassandra its CQL (``storage/cassandra/``). The six tables of
 the Java Imixs-Archive keyspace keep their names and columns exactly, so either service
 can read a keyspace the other wrote. Extra tables, prefixed ``archive_``, hold what
 the Java service does not record; it ignores them.
 
 Service state (``sync.point``, ``sync.count``, ``restore.*`` ...) is kept as the Java
 service keeps it: an XML document in the ``snapshots`` row with id ``'0'``
-(see ``archive/state.py``).
+(see ``archive/service_state.py``).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class Packing:
     ``marker`` names the column, on the embedded store only, that records the choice per
     row: NULL for a cell stored as given (every row written before packing existed), else
     the size of the bytes its zstd frame holds. Readers never see it: the store unpacks the
-    cell. Cassandra compresses whole tables instead (``storage/cql.py``) and has no such
+    cell. Cassandra compresses whole tables instead (``storage/cassandra/cql.py``) and has no such
     column, so the Java tables keep their columns exactly."""
 
     cell: str
@@ -226,9 +226,10 @@ ARCHIVE_GARBAGE = Table(
     java=False,
 )
 
-# One serialized row per day rather than a row per (day, dimension, value): a day's figures
-# are then written in one single-row mutation (atomic on both backends, so its presence
-# means the day is complete), invalidated by deleting one row, and read ten years at a
+# The analytics' own table (analytics/day_store.py is the one module that reads and writes
+# it). One serialized row per day rather than a row per (day, dimension, value): a day's
+# figures are then written in one single-row mutation (atomic on both backends, so its
+# presence means the day is complete), replaced by writing one row, and read ten years at a
 # time as ~3,650 rows. The values of a dimension (creators, task ids) are open-ended, which
 # per-value rows would spread over many rows with no completeness marker. Partitioned by
 # year: at most 366 rows of a few KB each (a day with thousands of distinct creators: a
@@ -243,8 +244,30 @@ ARCHIVE_DAY_AGGREGATES = Table(
     clustering_key=("day",),
     serves="Q10: the analytics figures of one finished UTC day of $modified in quarter-hour "
     "cells (snapshots, process instances, new files and bytes, per dimension values), from "
-    "which the days of any time zone are assembled; computed once and stored; deleted "
-    "when a snapshot of that day is (see analytics/day_store.py, row format 2).",
+    "which the days of any time zone are assembled; computed once and stored with the "
+    "day's change stamp (Q21): computed again when the stamp differs (see "
+    "analytics/day_store.py, row format 3).",
+    java=False,
+)
+
+# The archive's own record that a day's snapshots changed, so that whoever keeps figures of
+# a day (the analytics' archive_day_aggregates) knows when they are stale without the
+# archive touching their table. Every store and delete of a snapshot writes its day's row
+# of the process doing it (a new random stamp), after the index row and before the
+# snapshots row: figures counted with the day's stamps read before their snapshots were
+# read either saw the change or carry a stamp that no longer matches. A row per process
+# (writer), not one per day: one process's writes are ordered by its own monotonic write
+# times, while two processes' writes to one row would be ordered by their clocks (a later
+# write from a host whose clock is behind would be lost). Partitioned by year like the
+# figures: a row per day and process that changed it, a few KB a year.
+ARCHIVE_DAY_CHANGES = Table(
+    "archive_day_changes",
+    _cols(("year", N), ("day", D), ("writer", T), ("stamp", T)),
+    partition_key=("year",),
+    clustering_key=("day", "writer"),
+    serves="Q21: for each UTC day of $modified, a change stamp per process that stored or "
+    "deleted a snapshot of it (the day's stamp is all of them), so stored day figures "
+    "know when they are stale.",
     java=False,
 )
 
@@ -372,6 +395,7 @@ TABLES: tuple[Table, ...] = (
     ARCHIVE_SYNC_GONE,
     ARCHIVE_SYNC_PROGRESS,
     ARCHIVE_LEGAL_HOLDS,
+    ARCHIVE_DAY_CHANGES,
 )
 JAVA_TABLES = tuple(table for table in TABLES if table.java)
 

@@ -1,6 +1,7 @@
 """Cells packed smaller on the embedded store: zstd when that pays, the bytes as given when not.
 
-SQLite has no compression of its own (Cassandra compresses its tables: ``storage/cql.py``).
+SQLite has no compression of its own (Cassandra compresses its tables:
+``storage/cassandra/cql.py``).
 A table whose declaration has a :class:`~imixs_archive.storage.model.Packing` (the pieces of
 ``documents_data``) gets its cell compressed here on the way in and back on the way out,
 so every reader sees the bytes that were put, and hashes are checked over them.

@@ -16,9 +16,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 
 from imixs_archive.analytics.localtime import zone_label
+from imixs_archive.archive.service_state import load_state
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.state import load_state
-from imixs_archive.archive.stats import collect_stats
 from imixs_archive.document.conventions import (
     iter_files,
     modified_time,
@@ -29,10 +28,11 @@ from imixs_archive.document.json_codec import iter_json
 from imixs_archive.document.model import Document
 from imixs_archive.document.plain import as_text
 from imixs_archive.errors import NotFoundError
+from imixs_archive.services.statistics import archive_stats
 from imixs_archive.web.api_analytics import Tz, request_zone
+from imixs_archive.web.dependencies import Manager, Reader, Svc
 from imixs_archive.web.problems import PROBLEM_RESPONSES, BadRequestError
 from imixs_archive.web.push import PUSH_BODY, receive_snapshots
-from imixs_archive.web.state import Manager, Reader, Svc
 from imixs_archive.web.streaming import AnyNameConvertor, file_response, negotiate, xml_response
 
 # A file name may hold any character XML can carry, CR and LF included; Starlette's
@@ -265,8 +265,8 @@ async def push_snapshot(request: Request, svc: Svc, _who: Manager) -> JSONRespon
 
 
 @router.get("/stats", summary="What the archive holds")
-def get_stats(svc: Svc, _who: Reader) -> dict[str, Any]:
-    return collect_stats(svc.backend).to_json()
+def get_stats(svc: Svc, _who: Reader, tz: Tz = None) -> dict[str, Any]:
+    return archive_stats(svc.archive, request_zone(svc, tz))
 
 
 @router.get("/stats/dashboard", summary="Figures of the Statistics page")

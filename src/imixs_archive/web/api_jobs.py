@@ -16,12 +16,11 @@ from imixs_archive.errors import NotFoundError
 from imixs_archive.services.backup import backup
 from imixs_archive.services.jobs import MAX_LISTED, Job
 from imixs_archive.services.resync import request_cancel
-from imixs_archive.services.sync_failures import FailureBook
-from imixs_archive.services.sync_status import retry_dead_letters
+from imixs_archive.services.sync_status import dead_letters, retry_dead_letters
 from imixs_archive.services.workflow_jobs import resync_job
+from imixs_archive.web.dependencies import Manager, Reader, Services, Svc
 from imixs_archive.web.integrations import WorkflowLink, not_configured, sync_overview
 from imixs_archive.web.problems import PROBLEM_RESPONSES, BadRequestError
-from imixs_archive.web.state import Manager, Reader, Services, Svc
 
 router = APIRouter(prefix="/api", tags=["jobs"], responses=PROBLEM_RESPONSES)
 
@@ -180,7 +179,7 @@ def get_sync_status(svc: Svc, _who: Reader) -> dict[str, Any]:
 @router.get("/sync/deadletters", summary="Events that could not be archived")
 def get_dead_letters(svc: Svc, _who: Reader) -> dict[str, Any]:
     workflow(svc, "sync")
-    letters = FailureBook(svc.backend).dead_letters()
+    letters = dead_letters(svc.backend)
     return {
         "dead_letters": [vars(letter) for letter in letters[:MAX_LISTED]],
         "count": len(letters),

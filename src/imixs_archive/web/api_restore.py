@@ -21,9 +21,9 @@ from imixs_archive.errors import ConfigError, NotFoundError
 from imixs_archive.services import restore_jobs
 from imixs_archive.services.restore import RestoreRange, parse_filter
 from imixs_archive.web.api_jobs import workflow
+from imixs_archive.web.dependencies import Manager, Reader, Services, Svc
 from imixs_archive.web.integrations import restore_overview
 from imixs_archive.web.problems import PROBLEM_RESPONSES, BadRequestError
-from imixs_archive.web.state import Manager, Reader, Services, Svc
 
 router = APIRouter(prefix="/api/restore", tags=["restore"], responses=PROBLEM_RESPONSES)
 JOB = "restore"

@@ -43,12 +43,12 @@ from imixs_archive.web import (
 )
 from imixs_archive.web.auth import Authenticator, TokenVerifier
 from imixs_archive.web.dashboard import DashboardCache
+from imixs_archive.web.dependencies import Services
 from imixs_archive.web.integrations import WorkflowLink
 from imixs_archive.web.limits import RequestBudget
 from imixs_archive.web.metrics import MeteredBackend, Metrics, RequestMetrics
 from imixs_archive.web.oidc import oidc_verifier
 from imixs_archive.web.problems import install_problem_handlers
-from imixs_archive.web.state import Services
 
 log = logging.getLogger(__name__)
 

@@ -1,10 +1,10 @@
 """The figures behind the Statistics page, computed from the store and cached briefly.
 
-Counts and bytes come from :func:`collect_stats` (the store's own tables). Types and the
-growth over time need one pass over the snapshots (each read without file contents): per
-``$modified`` day (days of ``ARCHIVE_TIMEZONE``), the snapshots added, their attachment
-bytes (the ``size`` attribute of each ``$file`` entry) and the bytes of files first seen
-that day (by ``md5checksum``).
+Counts and bytes come from :func:`archive_stats` (the store's own tables). Types and the
+growth over time per day of ``ARCHIVE_TIMEZONE`` (snapshots, the attachment bytes they
+carry, the bytes of files first seen that day) are the analytics' day figures over the
+whole archive (:func:`whole_archive`, finished days read from their stored cells): the
+same count as ``stats --json``, ``/api/stats`` and ``/api/analytics/aggregates``.
 """
 
 from __future__ import annotations
@@ -12,16 +12,14 @@ from __future__ import annotations
 import datetime as dt
 import threading
 import time
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from imixs_archive.analytics.localtime import zone_label
+from imixs_archive.analytics.aggregates import AggregateReport, whole_archive
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.stats import collect_stats
-from imixs_archive.document.conventions import iter_files, modified_time
-from imixs_archive.errors import ArchiveError
+from imixs_archive.services.statistics import archive_stats
 
 T = TypeVar("T")
 
@@ -62,6 +60,9 @@ class Dashboard:
             "seconds": round(self.seconds, 3),
             "tz": self.tz,
             "per_day": {point.day.isoformat(): point.snapshots for point in self.growth},
+            "new_bytes_per_day": {
+                point.day.isoformat(): point.new_file_bytes for point in self.growth
+            },
             "stats": self.stats,
             "types": [{"type": name, "snapshots": count} for name, count in self.types],
             "growth": [
@@ -77,41 +78,28 @@ class Dashboard:
         }
 
 
+def growth_of(report: AggregateReport) -> list[GrowthPoint]:
+    """The days of a report that have snapshots or new bytes, as growth points."""
+    return [
+        GrowthPoint(d.day, d.total.snapshots, d.total.logical_bytes, d.total.new_bytes)
+        for d in report.days
+        if d.total.snapshots or d.total.new_bytes
+    ]
+
+
 def compute_dashboard(archive: Archive, tz: dt.tzinfo = dt.UTC) -> Dashboard:
     start = time.perf_counter()
-    stats = collect_stats(archive.backend).to_json()
-    types: Counter[str] = Counter()
-    points: dict[dt.date, GrowthPoint] = {}
-    first_seen: dict[str, tuple[dt.date, int]] = {}
-    unreadable = 0
-    for snapshot_id in archive.iter_snapshot_ids():
-        try:
-            doc = archive.load(snapshot_id, with_files=False)
-            day = modified_time(doc).astimezone(tz).date()
-            entries = list(iter_files(doc))
-        except ArchiveError:
-            unreadable += 1
-            continue
-        types[str(doc.get_first("type", "") or "(none)")] += 1
-        point = points.setdefault(day, GrowthPoint(day))
-        point.snapshots += 1
-        for entry in entries:
-            size = entry.size or 0
-            point.logical_bytes += size
-            key = (entry.md5checksum or f"{snapshot_id}/{entry.name}").upper()
-            seen = first_seen.get(key)
-            if seen is None or day < seen[0]:
-                first_seen[key] = (day, size)
-    for day, size in first_seen.values():
-        points.setdefault(day, GrowthPoint(day)).new_file_bytes += size
+    report = whole_archive(archive, tz=tz)
+    stats = archive_stats(archive, report=report)
+    types = [(r.value or "(none)", r.measures.snapshots) for r in report.rows("type", "total")]
     return Dashboard(
         computed=dt.datetime.now(dt.UTC),
         seconds=time.perf_counter() - start,
         stats=stats,
-        types=types.most_common(),
-        growth=[points[day] for day in sorted(points)],
-        unreadable=unreadable,
-        tz=zone_label(tz),
+        types=types,
+        growth=growth_of(report),
+        unreadable=report.unreadable,
+        tz=report.zone,
     )
 
 

@@ -20,11 +20,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse, Response
 
 from imixs_archive import __version__
-from imixs_archive.archive.state import load_state
+from imixs_archive.archive.service_state import load_state
 from imixs_archive.errors import ArchiveError
 from imixs_archive.services.sync_counters import REPORTED
+from imixs_archive.web.dependencies import Reader, Services, Svc
 from imixs_archive.web.limits import workers_free
-from imixs_archive.web.state import Reader, Services, Svc
 
 router = APIRouter(tags=["operations"])
 

@@ -16,15 +16,15 @@ import datetime as dt
 import threading
 from typing import Any
 
+from imixs_archive.archive.service_state import load_state
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.state import load_state
 from imixs_archive.config import Settings
 from imixs_archive.document.plain import plain
 from imixs_archive.errors import ArchiveError, ConfigError, NotFoundError
 from imixs_archive.services.backup_ftps import BackupEvents, EventRound
 from imixs_archive.services.ftps import FtpsLocation, FtpsTarget
 from imixs_archive.services.jobs import MAX_LISTED
-from imixs_archive.services.restore import Restorer
+from imixs_archive.services.restore_jobs import RestoreRequest, run_restore
 from imixs_archive.services.sync_counters import Activity, activity, describe, pending_text
 from imixs_archive.services.sync_status import sync_status
 from imixs_archive.services.workflow_jobs import open_sync
@@ -111,7 +111,8 @@ class WorkflowLink:
         return (str(snapshot_id) if snapshot_id else None), None
 
     def restore_snapshot(self, snapshot_id: str) -> bool:
-        return Restorer(self.archive, self.client).restore_snapshot(snapshot_id)
+        request = RestoreRequest(snapshot=snapshot_id)
+        return run_restore(request, self.archive, self.client).sent
 
 
 def not_configured(feature: str) -> ConfigError:

@@ -20,8 +20,8 @@ from imixs_archive.archive.snapshots import StoreResult
 from imixs_archive.budget import current as current_budget
 from imixs_archive.errors import ArchiveError, DocumentError, StoreError
 from imixs_archive.services.importer import archive_stream
+from imixs_archive.web.dependencies import Services
 from imixs_archive.web.problems import PayloadTooLargeError, brief
-from imixs_archive.web.state import Services
 
 SPOOL_MEMORY = 1024 * 1024
 

@@ -23,10 +23,10 @@ from imixs_archive.errors import ArchiveError
 from imixs_archive.humanize import human_bytes
 from imixs_archive.web.api_archive import doc_rows, list_by_modified, list_instance
 from imixs_archive.web.auth import Principal
+from imixs_archive.web.dependencies import Services, Svc, services
 from imixs_archive.web.health import store_check
 from imixs_archive.web.integrations import restore_overview, sync_overview
 from imixs_archive.web.problems import LoginRequiredError
-from imixs_archive.web.state import Services, Svc, services
 
 router = APIRouter(include_in_schema=False)
 

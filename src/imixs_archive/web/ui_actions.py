@@ -26,8 +26,8 @@ from imixs_archive.services.workflow_jobs import resync_job
 from imixs_archive.web.api_jobs import BackupRequest, backup_job, verify_job, workflow
 from imixs_archive.web.api_restore import RestoreRequest, backup_source, require_instance
 from imixs_archive.web.auth import SESSION_COOKIE, SESSION_SECONDS, Principal, TooManyLoginsError
+from imixs_archive.web.dependencies import Svc, manager, services
 from imixs_archive.web.problems import BadRequestError, PayloadTooLargeError
-from imixs_archive.web.state import Svc, manager, services
 
 router = APIRouter(include_in_schema=False)
 FORM_LIMIT = 64 * 1024

@@ -27,7 +27,7 @@ from imixs_archive.document.plain import plain
 from imixs_archive.humanize import human_bytes, human_duration
 from imixs_archive.web import charts
 from imixs_archive.web.dashboard import Dashboard
-from imixs_archive.web.state import Services, Svc
+from imixs_archive.web.dependencies import Services, Svc
 from imixs_archive.web.ui import User, page
 
 router = APIRouter(include_in_schema=False)

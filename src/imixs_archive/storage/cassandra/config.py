@@ -17,7 +17,12 @@ from cassandra.auth import PlainTextAuthProvider
 
 from imixs_archive.config import Settings
 from imixs_archive.errors import ConfigError
-from imixs_archive.storage.cql import NETWORK_TOPOLOGY, SIMPLE, Replication, check_identifier
+from imixs_archive.storage.cassandra.cql import (
+    NETWORK_TOPOLOGY,
+    SIMPLE,
+    Replication,
+    check_identifier,
+)
 
 DEFAULT_PORT = 9042
 PROTOCOL_VERSIONS = (4, 5)

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from imixs_archive.document.lexical import format_value, parse_value
 from imixs_archive.document.model import (
     BigInteger,
     BinaryStream,
@@ -20,7 +21,6 @@ from imixs_archive.document.model import (
     TypedText,
     canonical,
 )
-from imixs_archive.document.values import format_value, parse_value
 from imixs_archive.errors import DocumentError
 
 PLUS_ONE = dt.timezone(dt.timedelta(hours=1))

@@ -1,6 +1,6 @@
 """The seam between the Cassandra backend and the driver.
 
-:class:`CqlSession` is everything ``storage/cassandra.py`` asks of the driver: prepare,
+:class:`CqlSession` is everything ``storage/cassandra/backend.py`` asks of the driver: prepare,
 execute one page, execute asynchronously, run DDL, wait for schema agreement, read the
 schema and topology metadata. :class:`DriverSession` implements it over the DataStax
 ``cassandra-driver``; unit tests implement it with a fake that records statements and
@@ -22,7 +22,7 @@ from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
 from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
 from cassandra.query import SimpleStatement, tuple_factory
 
-from imixs_archive.storage.cassandra_config import CassandraConfig, auth_provider, ssl_context
+from imixs_archive.storage.cassandra.config import CassandraConfig, auth_provider, ssl_context
 
 DDL_TIMEOUT = 120.0
 """Seconds a schema change may take (it waits for every node to agree)."""

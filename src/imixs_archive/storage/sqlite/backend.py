@@ -2,7 +2,7 @@
 
 Layout: ``<data_dir>/archive.db`` (plus SQLite's ``-wal`` and ``-shm`` files), one table
 per declaration of ``storage/model.py``, with DDL and statements derived in
-``storage/sqlite_sql.py``.
+``storage/sqlite/statements.py``.
 
 Concurrency: the database runs in WAL mode, so readers never block the writer nor the
 writer the readers. Each thread gets its own connection (one backend object may be shared
@@ -47,9 +47,9 @@ from typing import Any
 
 from imixs_archive.errors import IntegrityError, StoreError, StoreUnavailableError
 from imixs_archive.storage import packing
-from imixs_archive.storage import sqlite_sql as sql
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.model import TABLES, ColumnType, Table
+from imixs_archive.storage.sqlite import statements as sql
 
 MiB = 1024 * 1024
 DB_FILE = "archive.db"

@@ -4,8 +4,9 @@ An XML document in the ``snapshots`` row with id ``'0'``: ``sync.point``, ``sync
 ``sync.size``, ``restore.*``. The Java service reads the same items, so an archive can
 switch between the two services and continue where the other stopped. Items this
 service adds (``resync.*``, ``restore.failed``, ``restore.options``) are ignored by the
-Java service; the sync's own records (failures and dead letters, claims, processes, the
-catch-up point) are tables of their own (``archive_sync_*``).
+Java service; the sync's own records (failures and dead letters, claims, gone snapshots,
+each process's counters, the catch-up point) are tables of their own (``archive_sync_*``,
+``sync_records.py``).
 """
 
 from __future__ import annotations

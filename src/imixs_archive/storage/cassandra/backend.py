@@ -1,6 +1,6 @@
 """The Cassandra backend: the storage contract over a keyspace the Java service can share.
 
-Every statement comes from ``storage/cql.py`` and is prepared once (idempotent, at the
+Every statement comes from ``storage/cassandra/cql.py`` and is prepared once (idempotent, at the
 configured read or write consistency); values only ever travel as bound parameters.
 Scans page through results; writes run concurrently with at most
 ``cluster_write_concurrency`` in flight, pulling the next row only when a slot is free.
@@ -8,7 +8,7 @@ Requests that time out are retried with exponential backoff; an unreachable clus
 too few live replicas raise :class:`StoreUnavailableError` so callers pause instead of
 dropping work.
 
-The driver is reached only through :class:`~imixs_archive.storage.cassandra_session.CqlSession`.
+The driver is reached only through :class:`~imixs_archive.storage.cassandra.session.CqlSession`.
 """
 
 from __future__ import annotations
@@ -38,15 +38,15 @@ from cassandra.util import Date
 
 from imixs_archive.config import Settings
 from imixs_archive.errors import ConfigError, NotFoundError, StoreError, StoreUnavailableError
-from imixs_archive.storage import cql
 from imixs_archive.storage.base import Backend, Row
-from imixs_archive.storage.cassandra_config import (
+from imixs_archive.storage.cassandra import cql
+from imixs_archive.storage.cassandra.config import (
     CassandraConfig,
     choose_replication,
     consistency_level,
     load_config,
 )
-from imixs_archive.storage.cassandra_session import CqlSession, DriverSession
+from imixs_archive.storage.cassandra.session import CqlSession, DriverSession
 from imixs_archive.storage.model import TABLES, ColumnType, Table
 
 T = TypeVar("T")
