@@ -218,7 +218,7 @@ def test_export_csv_is_streamed_with_a_file_name(
 ) -> None:
     params = {"items": "$workflowgroup,$taskid:int", "format": "csv"}
     with (
-        gen_live.client("reader") as client,
+        gen_live.socket_client("reader") as client,
         client.stream("GET", "/api/analytics/export", params=params) as answer,
     ):
         assert answer.status_code == 200
