@@ -1,6 +1,7 @@
-"""``/api/analytics`` over real HTTP, against the generated archive whose figures are known
-from its plan (``tests/analytics/generated_archive.py``): aggregates, history, lead times
-and the streamed export, each with anonymous, reader and manager."""
+"""``/api/analytics`` over HTTP (in process; the streamed export over the socket), against
+the generated archive whose figures are known from its plan
+(``tests/analytics/generated_archive.py``): aggregates, history, lead times and the
+streamed export, each with anonymous, reader and manager."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The archive endpoints over real HTTP: section 6 of the reference and the new ones."""
+"""The archive endpoints over HTTP (in process; a chunked upload over the socket): section 6
+of the reference and the new ones."""
 
 from __future__ import annotations
 
