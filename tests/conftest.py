@@ -2,11 +2,11 @@
 ``double`` (the workflow test double).
 
 The tests' temporary folders go to memory (a folder of their own under /dev/shm, removed
-at the end) when it has room and no ``--basetemp`` is given: the stores commit with
-``synchronous=FULL``, and each fsync on a shared disk costs some 2.5 ms against 0.05 ms
-in memory, thousands of times a run. No test depends on the fsync (a killed process's
-writes live in the page cache either way); ``ARCHIVE_TEST_TMP_ON_DISK=1`` keeps them on
-disk."""
+at the end, or by the next run when this one was killed) when it has room and no
+``--basetemp`` is given: the stores commit with ``synchronous=FULL``, and each fsync on a
+shared disk costs some 2.5 ms against 0.05 ms in memory, thousands of times a run. No test
+depends on the fsync (a killed process's writes live in the page cache either way);
+``ARCHIVE_TEST_TMP_ON_DISK=1`` keeps them on disk."""
 
 from __future__ import annotations
 
@@ -20,7 +20,20 @@ import pytest
 pytest_plugins = ["support.backends", "support.workflow_fixtures"]
 
 MEMORY = Path("/dev/shm")
+PREFIX = "imixs-archive-tests-"
 MEMORY_ROOM = 8 * 2**30  # a whole run writes some 2 GB; leave the rest to others
+
+
+def _remove_left_behind() -> None:
+    """The folders of runs that were killed (their process is gone): memory, not disk."""
+    for folder in MEMORY.glob(f"{PREFIX}*-*"):
+        pid = folder.name.removeprefix(PREFIX).split("-")[0]
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except (ValueError, OSError):
+            continue  # not ours, or a process of another user: alive
 
 
 def _memory_has_room() -> bool:
@@ -38,7 +51,8 @@ def pytest_configure(config: pytest.Config) -> None:
         or not _memory_has_room()
     ):
         return
-    folder = tempfile.mkdtemp(prefix="imixs-archive-tests-", dir=MEMORY)
+    _remove_left_behind()
+    folder = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=MEMORY)
     config.option.basetemp = folder
     config.stash[_IN_MEMORY] = folder
 
