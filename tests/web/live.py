@@ -1,8 +1,14 @@
 """A real server on loopback for the web tests: uvicorn in a thread on an ephemeral port,
-over an embedded store holding the bundled samples and a few snapshots of our own."""
+over an embedded store holding the bundled samples and a few snapshots of our own.
+
+``LiveServer.client`` calls the application in process (ASGI, on the server's own event
+loop, so the app runs exactly as it does under uvicorn, only without the socket and the
+HTTP parsing); ``LiveServer.socket_client`` goes through the real socket, for what only a
+socket shows (limits, timeouts, streaming, disconnects, the serve command, the browser)."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
@@ -42,18 +48,63 @@ def credentials_env() -> dict[str, str]:
     return {"ARCHIVE_USERS": users, "ARCHIVE_API_TOKENS": tokens}
 
 
+class _Server(uvicorn.Server):
+    """uvicorn's server, keeping the event loop it serves on (the in-process client's)."""
+
+    loop: asyncio.AbstractEventLoop | None = None
+
+    async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+        self.loop = asyncio.get_running_loop()
+        await super().serve(sockets)
+
+
+class InProcess(httpx.BaseTransport):
+    """Hands each request to the ASGI app on ``loop`` (the live server's) and waits for the
+    whole answer, headers as the app sent them. An error in the app is a 500, as a server
+    answers it."""
+
+    def __init__(self, app: FastAPI, loop: asyncio.AbstractEventLoop) -> None:
+        self.asgi = httpx.ASGITransport(app, raise_app_exceptions=False)
+        self.loop = loop
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        again = httpx.Request(
+            request.method,
+            request.url,
+            headers=request.headers,
+            content=request.read(),
+            extensions=request.extensions,
+        )
+
+        async def call() -> tuple[int, httpx.Headers, bytes]:
+            answer = await self.asgi.handle_async_request(again)
+            return answer.status_code, answer.headers, await answer.aread()
+
+        timeout = request.extensions.get("timeout", {}).get("read")
+        status, headers, body = asyncio.run_coroutine_threadsafe(call(), self.loop).result(timeout)
+        stream = httpx.ByteStream(body)  # not content=: that would add a Content-Length
+        return httpx.Response(status, headers=headers, stream=stream, request=request)
+
+
 @dataclass
 class LiveServer:
     url: str
     settings: Settings
     app: FastAPI
     archive: Archive
-    server: uvicorn.Server
+    server: _Server
     thread: threading.Thread
     sock: socket.socket
 
     def client(self, who: str | None = None, **kwargs: Any) -> httpx.Client:
-        """``manager``/``reader`` (Basic), ``token-manager``/``token-reader``, or anonymous."""
+        """A client calling the app in process, as ``who``: ``manager``/``reader`` (Basic),
+        ``token-manager``/``token-reader``, or anonymous."""
+        assert self.server.loop is not None
+        transport = InProcess(self.app, self.server.loop)
+        return self.socket_client(who, transport=transport, **kwargs)
+
+    def socket_client(self, who: str | None = None, **kwargs: Any) -> httpx.Client:
+        """A client over the real socket, as ``who`` (see ``client``)."""
         auth: Any = kwargs.pop("auth", None)
         headers = dict(kwargs.pop("headers", {}))
         if who == "manager":
@@ -76,7 +127,7 @@ def start_server(app: FastAPI, settings: Settings, archive: Archive) -> LiveServ
     sock.listen(128)
     port = sock.getsockname()[1]
     config = uvicorn.Config(app, log_level="warning", access_log=False, proxy_headers=False)
-    server = uvicorn.Server(config)
+    server = _Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{port}"

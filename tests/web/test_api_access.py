@@ -1,4 +1,5 @@
-"""Access control over real HTTP: every endpoint with anonymous, reader and manager."""
+"""Access control over HTTP (the app in process, see live.py): every endpoint with
+anonymous, reader and manager."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""``/api/analytics`` over real HTTP, against the generated archive whose figures are known
-from its plan (``tests/analytics/generated_archive.py``): aggregates, history, lead times
-and the streamed export, each with anonymous, reader and manager."""
+"""``/api/analytics`` over HTTP (in process; the streamed export over the socket), against
+the generated archive whose figures are known from its plan
+(``tests/analytics/generated_archive.py``): aggregates, history, lead times and the
+streamed export, each with anonymous, reader and manager."""
 
 from __future__ import annotations
 
@@ -218,7 +219,7 @@ def test_export_csv_is_streamed_with_a_file_name(
 ) -> None:
     params = {"items": "$workflowgroup,$taskid:int", "format": "csv"}
     with (
-        gen_live.client("reader") as client,
+        gen_live.socket_client("reader") as client,
         client.stream("GET", "/api/analytics/export", params=params) as answer,
     ):
         assert answer.status_code == 200

@@ -1,4 +1,5 @@
-"""The archive endpoints over real HTTP: section 6 of the reference and the new ones."""
+"""The archive endpoints over HTTP (in process; a chunked upload over the socket): section 6
+of the reference and the new ones."""
 
 from __future__ import annotations
 
@@ -241,7 +242,7 @@ def test_push_of_bad_documents_is_a_problem_listing_them(live: LiveServer) -> No
 
 def test_oversized_uploads_get_413(live: LiveServer) -> None:
     big = b"<data>" + b" " * (1024 * 1024 + 10) + b"</data>"  # over ARCHIVE_MAX_UPLOAD_MB=1
-    with live.client("manager") as client:
+    with live.socket_client("manager") as client:  # a chunked body: the socket's
         declared = client.post("/api/archive/snapshot", content=big)
         assert declared.status_code == 413 and declared.json()["status"] == 413
 

@@ -1,4 +1,5 @@
-"""Jobs over real HTTP: verify and backup run; sync and restore say they are not available."""
+"""Jobs over HTTP (the app in process, see live.py): verify and backup run; sync and
+restore say they are not available."""
 
 from __future__ import annotations
 

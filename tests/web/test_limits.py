@@ -64,7 +64,7 @@ def test_a_request_past_its_time_budget_stops_with_503(
 ) -> None:
     live, backend = slow
     started = time.monotonic()
-    with live.client() as client:
+    with live.socket_client() as client:
         answer = client.get("/api/archive/snapshots", params=RANGE)
     assert answer.status_code == 503
     assert "ARCHIVE_REQUEST_TIMEOUT" in answer.json()["message"]
@@ -117,7 +117,7 @@ def test_concurrent_reads_of_a_large_snapshot_share_a_memory_budget(tmp_path: Pa
     live = start_server(app, settings, archive)
     path = f"/api/archive/snapshot/{doc['$uniqueid'][0]}"
     try:
-        with live.client() as client:
+        with live.socket_client() as client:
             assert client.get(path).status_code == 200
             deadline = time.monotonic() + 5
             while archive.read_gate.held and time.monotonic() < deadline:
@@ -155,7 +155,7 @@ def test_a_push_is_not_cut_by_the_time_budget(tmp_path: Path) -> None:
     try:
         notes = "n" * 30_000  # the body spans several read blocks
         body = to_xml([make_snapshot(step, note=notes) for step in range(8)])  # 0.8 s
-        with live.client() as client:
+        with live.socket_client() as client:
             answer = client.post(
                 "/api/archive/snapshot", content=body, headers={"Content-Type": "application/xml"}
             )
@@ -178,7 +178,7 @@ def test_healthz_sees_a_service_whose_workers_are_all_stuck(
 
     live, _backend = slow
     monkeypatch.setattr(health, "LIVENESS_WAIT", 0.5)
-    with live.client() as client:
+    with live.socket_client() as client:
         assert client.get("/healthz").status_code == 200
 
     def listing(_n: int) -> int:
@@ -188,12 +188,12 @@ def test_healthz_sees_a_service_whose_workers_are_all_stuck(
     with concurrent.futures.ThreadPoolExecutor(45) as pool:
         busy = [pool.submit(listing, n) for n in range(45)]
         answers = []
-        with live.client() as client:
+        with live.socket_client() as client:
             for _ in range(10):
                 time.sleep(0.2)
                 answers.append(client.get("/healthz"))
         stuck = [a for a in answers if a.status_code == 503]
         assert stuck and stuck[0].json()["status"] == "stuck"
         assert all(f.result() == 200 for f in busy)
-    with live.client() as client:
+    with live.socket_client() as client:
         assert client.get("/healthz").status_code == 200

@@ -1,5 +1,5 @@
 """Failed logins lock a user name for a while: unit rules with a fake clock, and 429 with
-Retry-After over real HTTP."""
+Retry-After over HTTP (the app in process)."""
 
 from __future__ import annotations
 
