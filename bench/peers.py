@@ -261,9 +261,13 @@ def borg(inputs: Path, work: Path) -> Result:
     return result
 
 
-def archive(inputs: Path, work: Path) -> Result:
+def archive(inputs: Path, work: Path, source: Path | None = None) -> Result:
+    """``source``: a ``src`` folder of other code of this archive to run instead (an A/B
+    baseline: ``git archive <commit> src | tar -x -C <dir>``)."""
     store, out = work / "archive-store", work / "archive-out"
     env = dict(os.environ)
+    if source is not None:
+        env["PYTHONPATH"] = str(source)
     command = [sys.executable, "-m", "imixs_archive"]
     ingest = run([*command, "import", str(inputs), "--data-dir", str(store)], work, env)
     read_back = run(
@@ -279,6 +283,19 @@ TOOLS: dict[str, Callable[[Path, Path], Result]] = {
     "borg": borg,
     "archive": archive,
 }
+
+
+def tools(baseline: Path | None, round_number: int) -> dict[str, Callable[[Path, Path], Result]]:
+    """The peers, then the archive (and its baseline, alternating which goes first)."""
+    if baseline is None:
+        return TOOLS
+    ours: list[tuple[str, Callable[[Path, Path], Result]]] = [
+        ("archive", archive),
+        ("baseline", lambda inputs, work: archive(inputs, work, baseline.resolve())),
+    ]
+    if round_number % 2:
+        ours.reverse()
+    return {"restic": restic, "borg": borg, **dict(ours)}
 
 
 # --- the report -----------------------------------------------------------------------
@@ -321,14 +338,22 @@ def report(rounds: list[dict[str, Result]]) -> None:
                 statistics.median(r[name].ingest_cpu for r in rounds),
                 statistics.median(r[name].read_back_cpu for r in rounds),
             )
-            for name in TOOLS
+            for name in rounds[0]
         }
         print("medians:")
         ratios(median, "  ")
 
 
 def ratios(results: dict[str, Result], indent: str) -> None:
-    ours, restic_, borg_ = results["archive"], results["restic"], results["borg"]
+    for name in ("archive", "baseline"):
+        if name in results:
+            if "baseline" in results:
+                print(f"{indent}{name}:")
+            _ratios(results[name], results, indent)
+
+
+def _ratios(ours: Result, results: dict[str, Result], indent: str) -> None:
+    restic_, borg_ = results["restic"], results["borg"]
     measured = {
         "stored": ours.stored / restic_.stored,
         "ingest": ours.ingest / borg_.ingest,
@@ -356,6 +381,13 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="rounds (medians reported)")
     parser.add_argument("--dir", type=Path, default=None, help="work folder (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="also run the archive with this src folder on PYTHONPATH (same-run A/B; "
+        "the two alternate which goes first)",
+    )
     args = parser.parse_args()
     check_tools()
     work = Path(tempfile.mkdtemp(prefix="imixs-peers-", dir=args.dir))
@@ -372,7 +404,7 @@ def main() -> None:
         rounds: list[dict[str, Result]] = []
         for _ in range(args.repeat):
             results: dict[str, Result] = {}
-            for name, tool in TOOLS.items():
+            for name, tool in tools(args.baseline, len(rounds)).items():
                 folder = work / f"{name}-{len(rounds)}"
                 folder.mkdir()
                 results[name] = tool(inputs, folder)
