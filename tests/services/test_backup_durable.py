@@ -85,3 +85,22 @@ def test_a_file_that_cannot_be_put_in_place_fails_alone(archive: Archive, tmp_pa
     manifest = (root / MANIFEST).read_text()
     assert str(other.relative_to(root)) in manifest
     assert str(blocked.relative_to(root)) not in manifest
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_disk_fails_the_file_alone(archive: Archive, tmp_path: Path) -> None:
+    """Writes to /dev/full fail with ENOSPC, and so does the close that flushes them."""
+    archive.store(make_snapshot(0, files={"a.pdf": PDF}))
+    archive.store(make_snapshot(0, origin=OTHER, files={"b.bin": PDF[:999]}))
+    root = tmp_path / "bk"
+    backup(archive, root)
+    [full, other] = sorted(root.rglob("*.xml"), key=lambda p: p.name != f"{OTHER}.xml")
+    for path in (full, other):
+        path.unlink()
+    (root / MANIFEST).unlink()
+    full.with_name(full.name + ".part").symlink_to("/dev/full")
+    summary = backup(archive, root)
+    assert (summary.written, summary.failed) == (1, 1)
+    assert "No space left" in summary.failures[0]
+    assert other.is_file() and not full.exists()
+    assert not list(root.rglob("*.part"))

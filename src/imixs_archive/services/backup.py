@@ -19,6 +19,7 @@ id is then read from the existing file, streaming past its attachments.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 from collections.abc import Callable, Iterator
@@ -212,7 +213,8 @@ def _backup_one(
             summary.bytes_written += len(piece)
         placer.place(out, partial, path, snapshot_id)  # closes it: durable, then renamed
     except BaseException as exc:
-        out.close()
+        with contextlib.suppress(OSError):  # a full disk fails the close too
+            out.close()
         partial.unlink(missing_ok=True)
         if isinstance(exc, OSError):
             raise ArchiveError(f"cannot write {path}: {exc.strerror or exc}") from None
