@@ -7,14 +7,15 @@ a crash or a power loss at any moment, a final name holds the whole new file or 
 held before, never a part. Meanwhile the caller writes the next file, so the disk
 writes overlap with producing the bytes instead of stalling them.
 
-:meth:`Placer.done` hands back the files placed so far (and those that failed), in the
-order given; :meth:`Placer.close` waits for the rest and makes the folders leading to
+:meth:`Placer.done` hands back the files placed so far (and those that failed), as they
+finish; :meth:`Placer.close` waits for the rest and makes the folders leading to
 them durable too. At most ``ahead`` files wait at once (their bytes sit in the page
 cache meanwhile).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import threading
@@ -128,9 +129,10 @@ class Placer:
                     os.fsync(handover.stream.fileno())
                 handover.partial.replace(placed.path)
                 renamed.append(handover)
-            except OSError as exc:
-                placed.error = exc
-                handover.partial.unlink(missing_ok=True)
+            except Exception as exc:  # reported with its file: the thread never dies on it
+                placed.error = exc if isinstance(exc, OSError) else OSError(str(exc))
+                with contextlib.suppress(OSError):
+                    handover.partial.unlink(missing_ok=True)
                 self._finished.put(placed)
         try:
             for folder in {handover.placed.path.parent for handover in renamed}:
