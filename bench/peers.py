@@ -28,6 +28,7 @@ of each file, as its names differ). Needs ``restic`` and ``borg`` on the PATH (D
 from __future__ import annotations
 
 import argparse
+import compileall
 import datetime as dt
 import hashlib
 import os
@@ -261,9 +262,23 @@ def borg(inputs: Path, work: Path) -> Result:
     return result
 
 
-def archive(inputs: Path, work: Path) -> Result:
+def compile_bytecode(source: Path | None) -> None:
+    """Byte-compile the archive's modules first, as ``pip install`` does: with
+    ``PYTHONDONTWRITEBYTECODE`` set (or a read-only tree) every CLI start would compile
+    them again (~0.1-0.2 s CPU each)."""
+    import imixs_archive
+
+    folder = Path(imixs_archive.__file__).parent if source is None else source / "imixs_archive"
+    compileall.compile_dir(folder, quiet=2)
+
+
+def archive(inputs: Path, work: Path, source: Path | None = None) -> Result:
+    """``source``: a ``src`` folder of other code of this archive to run instead (an A/B
+    baseline: ``git archive <commit> src | tar -x -C <dir>``)."""
     store, out = work / "archive-store", work / "archive-out"
     env = dict(os.environ)
+    if source is not None:
+        env["PYTHONPATH"] = str(source)
     command = [sys.executable, "-m", "imixs_archive"]
     ingest = run([*command, "import", str(inputs), "--data-dir", str(store)], work, env)
     read_back = run(
@@ -274,11 +289,21 @@ def archive(inputs: Path, work: Path) -> Result:
     return result
 
 
-TOOLS: dict[str, Callable[[Path, Path], Result]] = {
-    "restic": restic,
-    "borg": borg,
-    "archive": archive,
-}
+def tools(
+    source: Path | None, baseline: Path | None, round_number: int
+) -> dict[str, Callable[[Path, Path], Result]]:
+    """The peers, then the archive (and its baseline, alternating which goes first)."""
+    ours: list[tuple[str, Callable[[Path, Path], Result]]] = [
+        ("archive", lambda inputs, work: archive(inputs, work, source and source.resolve())),
+    ]
+    if baseline is None:
+        return {"restic": restic, "borg": borg, **dict(ours)}
+    ours += [
+        ("baseline", lambda inputs, work: archive(inputs, work, baseline.resolve())),
+    ]
+    if round_number % 2:
+        ours.reverse()
+    return {"restic": restic, "borg": borg, **dict(ours)}
 
 
 # --- the report -----------------------------------------------------------------------
@@ -321,14 +346,22 @@ def report(rounds: list[dict[str, Result]]) -> None:
                 statistics.median(r[name].ingest_cpu for r in rounds),
                 statistics.median(r[name].read_back_cpu for r in rounds),
             )
-            for name in TOOLS
+            for name in rounds[0]
         }
         print("medians:")
         ratios(median, "  ")
 
 
 def ratios(results: dict[str, Result], indent: str) -> None:
-    ours, restic_, borg_ = results["archive"], results["restic"], results["borg"]
+    for name in ("archive", "baseline"):
+        if name in results:
+            if "baseline" in results:
+                print(f"{indent}{name}:")
+            _ratios(results[name], results, indent)
+
+
+def _ratios(ours: Result, results: dict[str, Result], indent: str) -> None:
+    restic_, borg_ = results["restic"], results["borg"]
     measured = {
         "stored": ours.stored / restic_.stored,
         "ingest": ours.ingest / borg_.ingest,
@@ -356,8 +389,24 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="rounds (medians reported)")
     parser.add_argument("--dir", type=Path, default=None, help="work folder (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    parser.add_argument(
+        "--source",
+        type=Path,
+        default=None,
+        help="run the archive with this src folder on PYTHONPATH (default: the installed one)",
+    )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="also run the archive with this src folder on PYTHONPATH (same-run A/B; "
+        "the two alternate which goes first)",
+    )
     args = parser.parse_args()
     check_tools()
+    compile_bytecode(args.source and args.source.resolve())
+    if args.baseline is not None:
+        compile_bytecode(args.baseline.resolve())
     work = Path(tempfile.mkdtemp(prefix="imixs-peers-", dir=args.dir))
     try:
         inputs = work / "in"
@@ -372,7 +421,7 @@ def main() -> None:
         rounds: list[dict[str, Result]] = []
         for _ in range(args.repeat):
             results: dict[str, Result] = {}
-            for name, tool in TOOLS.items():
+            for name, tool in tools(args.source, args.baseline, len(rounds)).items():
                 folder = work / f"{name}-{len(rounds)}"
                 folder.mkdir()
                 results[name] = tool(inputs, folder)

@@ -1,9 +1,12 @@
 """The ``imixs-archive`` command line: thin commands over the archive and service layers.
 
 Each module in this package registers its commands (``register(sub)``); a command is a
-function ``(args, ctx) -> exit code``. Errors are mapped once, in :func:`main`: an
-``ArchiveError`` prints its message and exits with its code; anything unexpected prints
-one line (a traceback only with ``IMIXS_ARCHIVE_DEBUG=1``). No traceback reaches a user.
+function ``(args, ctx) -> exit code``. A command imports only its own module (and what
+that needs): the parser of every command is built only for the top-level help or a
+command not known (``COMMANDS`` names each command's module). Errors are mapped once, in
+:func:`main`: an ``ArchiveError`` prints its message and exits with its code; anything
+unexpected prints one line (a traceback only with ``IMIXS_ARCHIVE_DEBUG=1``). No
+traceback reaches a user.
 """
 
 from __future__ import annotations
@@ -13,36 +16,54 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from importlib import import_module
 from pathlib import Path
 
 from imixs_archive import __version__
-from imixs_archive.cli import (
-    analyze_commands,
-    archive_commands,
-    doctor_commands,
-    ftps_commands,
-    recovery_commands,
-    retention_commands,
-    serve_commands,
-    sync_commands,
-)
 from imixs_archive.cli.context import Context
 from imixs_archive.config import load_settings
 from imixs_archive.errors import ArchiveError
 
-COMMAND_MODULES = (
-    archive_commands,
-    recovery_commands,
-    analyze_commands,
-    retention_commands,
-    sync_commands,
-    serve_commands,
-    doctor_commands,
-    ftps_commands,
+COMMAND_MODULES = (  # in the order of the help
+    "archive_commands",
+    "recovery_commands",
+    "analyze_commands",
+    "retention_commands",
+    "sync_commands",
+    "serve_commands",
+    "doctor_commands",
+    "ftps_commands",
 )
+COMMANDS = {  # each command and the module registering it (a test holds them together)
+    **dict.fromkeys(
+        ("import", "get", "file", "list", "delete", "verify", "gc", "stats"), "archive_commands"
+    ),
+    **dict.fromkeys(("backup", "restore", "export"), "recovery_commands"),
+    **dict.fromkeys(("analyze", "export-table"), "analyze_commands"),
+    **dict.fromkeys(("retention", "legal-hold"), "retention_commands"),
+    **dict.fromkeys(("sync", "resync"), "sync_commands"),
+    **dict.fromkeys(("serve", "hash-password"), "serve_commands"),
+    "doctor": "doctor_commands",
+    "backup-events": "ftps_commands",
+}
+_DATA_DIR = "--data-dir"
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_of(argv: Sequence[str]) -> str | None:
+    """The command word of ``argv`` (past the options before it), if any."""
+    args = iter(argv)
+    for arg in args:
+        if arg == "--":
+            return next(args, None)
+        if not arg.startswith("-"):
+            return arg
+        if len(arg) > 2 and "=" not in arg and _DATA_DIR.startswith(arg):
+            next(args, None)  # its value (argparse takes abbreviations of long options)
+    return None
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command; with ``command`` (a known one) of that one only."""
     parser = argparse.ArgumentParser(
         prog="imixs-archive",
         description="Archive Imixs-Workflow snapshots on SQLite or Cassandra.",
@@ -55,13 +76,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="embedded store folder (env ARCHIVE_DATA_DIR)",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in COMMAND_MODULES:
-        module.register(sub)
+    names = (COMMANDS[command],) if command in COMMANDS else COMMAND_MODULES
+    for name in names:
+        import_module(f"imixs_archive.cli.{name}").register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(command_of(argv)).parse_args(argv)
     try:
         data_dir = getattr(args, "data_dir", None) or args.data_dir_first
         settings = load_settings(data_dir=data_dir)

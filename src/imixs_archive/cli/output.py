@@ -1,4 +1,5 @@
-"""Terminal output for the CLI: sizes, tables, and a progress bar only on a terminal."""
+"""Terminal output for the CLI: sizes, tables, and a progress bar only on a terminal
+(rich is loaded only then: a command whose output goes to a file or pipe starts without it)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,6 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
-
-from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
-from rich.table import Table
 
 from imixs_archive.humanize import human_bytes, human_duration
 
@@ -22,6 +19,9 @@ def import_progress(total: int) -> Iterator[Callable[[int], None] | None]:
     if not sys.stderr.isatty():
         yield None
         return
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+
     columns = (BarColumn(), DownloadColumn(), TransferSpeedColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task("import", total=total or None)
@@ -38,6 +38,9 @@ def print_problems(warnings: Iterable[str] = (), failures: Iterable[str] = ()) -
 
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     if sys.stdout.isatty():
+        from rich.console import Console
+        from rich.table import Table
+
         table = Table(*headers)
         for row in rows:
             table.add_row(*(str(cell) for cell in row))

@@ -5,15 +5,21 @@ One XML file per process instance holding its newest snapshot with the file cont
 ``all_snapshots`` every snapshot is written, as ``<root>/<yyyy>/<MM>/<snapshot id>.xml``.
 
 Streamed: attachment bytes flow from the store into the file piece by piece. Files appear
-whole or not at all (written as ``.part``, then renamed). Incremental: a file already
-there holding the same snapshot is not written again; what each file holds is recorded in
-``<root>/.imixs-archive-backup`` (one ``path<TAB>snapshot id`` line each; the last wins).
+whole or not at all (written as ``.part``, then renamed). Durable when :func:`backup`
+returns: each file's bytes are fsynced before it is renamed, the rename and the folders
+leading to it after (on a thread of their own, see ``durable_files``, while the next file
+is written), so a backup that returned survives a power loss, and a crash or power loss
+during one leaves whole files or the ones before under the final names. Incremental: a
+file already there holding the same snapshot is not written again; what each file holds
+is recorded in ``<root>/.imixs-archive-backup`` (one ``path<TAB>snapshot id`` line each,
+written once the file is durably in place; the last wins).
 A tree written by someone else (the Java backup service) has no such record: the snapshot
 id is then read from the existing file, streaming past its attachments.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 from collections.abc import Callable, Iterator
@@ -27,6 +33,7 @@ from imixs_archive.document.model import Document
 from imixs_archive.document.xml_reader import discard_files, iter_xml_documents
 from imixs_archive.document.xml_writer import iter_xml
 from imixs_archive.errors import ArchiveError, IntegrityError
+from imixs_archive.services.durable_files import Placed, Placer, existing_ancestor
 
 MANIFEST = ".imixs-archive-backup"
 
@@ -101,6 +108,7 @@ def backup(
     on_snapshot: Callable[[str], None] | None = None,
 ) -> BackupSummary:
     """``first``/``last``: days of ``$modified`` in the time zone ``tz``."""
+    top = existing_ancestor(root)
     root.mkdir(parents=True, exist_ok=True)
     manifest = _read_manifest(root)
     summary = BackupSummary()
@@ -110,16 +118,54 @@ def backup(
         else newest_per_instance(archive, first, last, tz)
     )
     with (root / MANIFEST).open("a", encoding="utf-8") as record:
-        for snapshot_id in ids:
-            try:
-                _backup_one(archive, root, snapshot_id, all_snapshots, manifest, record, summary)
-            except ArchiveError as exc:
-                summary.failed += 1
-                summary.corrupt += isinstance(exc, IntegrityError)
-                summary.failures.append(f"{snapshot_id}: {exc}")
-            if on_snapshot is not None:
-                on_snapshot(snapshot_id)
+        placer = Placer(top)
+        try:
+            for snapshot_id in ids:
+                try:
+                    _backup_one(
+                        archive, root, snapshot_id, all_snapshots, manifest, placer, summary
+                    )
+                except ArchiveError as exc:
+                    _failed(summary, snapshot_id, exc)
+                _record(placer.done(), root, record, summary)
+                if on_snapshot is not None:
+                    on_snapshot(snapshot_id)
+        finally:
+            _record(placer.close(), root, record, summary)
+            _sync_record(record, placer, summary)
     return summary
+
+
+def _failed(summary: BackupSummary, snapshot_id: str, exc: ArchiveError) -> None:
+    summary.failed += 1
+    summary.corrupt += isinstance(exc, IntegrityError)
+    summary.failures.append(f"{snapshot_id}: {exc}")
+
+
+def _record(finished: list[Placed], root: Path, record: TextIO, summary: BackupSummary) -> None:
+    """Count the files now in place (durably) and note what each holds in the manifest;
+    a file that could not be put in place is a failure of its snapshot."""
+    for placed in finished:
+        snapshot_id = str(placed.token)
+        if placed.error is not None:
+            reason = placed.error.strerror or placed.error
+            _failed(summary, snapshot_id, ArchiveError(f"cannot write {placed.path}: {reason}"))
+            continue
+        record.write(f"{placed.path.relative_to(root)}\t{snapshot_id}\n")
+        summary.written += 1
+    record.flush()
+
+
+def _sync_record(record: TextIO, placer: Placer, summary: BackupSummary) -> None:
+    """The manifest durable too (else a later run reads the files to learn what they hold)."""
+    problem = placer.folder_error
+    try:
+        os.fsync(record.fileno())
+    except OSError as exc:
+        problem = problem or exc
+    if problem is not None:
+        summary.failed += 1
+        summary.failures.append(f"cannot make the backup durable: {problem.strerror or problem}")
 
 
 def _all_ids(
@@ -146,7 +192,7 @@ def _backup_one(
     snapshot_id: str,
     all_snapshots: bool,
     manifest: dict[str, str],
-    record: TextIO,
+    placer: Placer,
     summary: BackupSummary,
 ) -> None:
     doc = archive.load(snapshot_id, with_files=True)
@@ -158,21 +204,22 @@ def _backup_one(
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".part")
     try:
-        with partial.open("wb") as out:
-            for piece in iter_xml(doc):
-                out.write(piece)
-                summary.bytes_written += len(piece)
-            out.flush()
-            os.fsync(out.fileno())
-        partial.replace(path)
+        out = partial.open("wb")
     except OSError as exc:
         raise ArchiveError(f"cannot write {path}: {exc.strerror or exc}") from None
-    finally:
+    try:
+        for piece in iter_xml(doc):
+            out.write(piece)
+            summary.bytes_written += len(piece)
+        placer.place(out, partial, path, snapshot_id)  # closes it: durable, then renamed
+    except BaseException as exc:
+        with contextlib.suppress(OSError):  # a full disk fails the close too
+            out.close()
         partial.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise ArchiveError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise
     manifest[relative] = snapshot_id
-    record.write(f"{relative}\t{snapshot_id}\n")
-    record.flush()
-    summary.written += 1
 
 
 def _read_manifest(root: Path) -> dict[str, str]:

@@ -1,0 +1,106 @@
+"""A backup that returned is durable; a file is never renamed into place before its bytes
+are; a file that cannot be put in place fails alone."""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.services.backup import MANIFEST, backup
+from support.snapshots import make_snapshot
+
+PDF = random.Random(9).randbytes(300_000)
+OTHER = "11111111-2222-4333-8444-555555555555"
+
+Event = tuple[str, str, str]
+
+
+def _record_syncs(monkeypatch: pytest.MonkeyPatch) -> list[Event]:
+    """The fsyncs (by the path their descriptor names) and renames, in the order made."""
+    events: list[Event] = []
+    real_fsync: Callable[[int], None] = os.fsync
+    real_replace: Callable[..., Any] = os.replace
+
+    def fsync(fd: int) -> None:
+        real_fsync(fd)
+        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}"), ""))
+
+    def replace(src: Any, dst: Any, **kwargs: Any) -> None:
+        real_replace(src, dst, **kwargs)
+        events.append(("rename", os.fspath(src), os.fspath(dst)))
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    return events
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/self/fd")
+def test_each_file_is_durable_before_its_rename_and_the_folders_before_return(
+    archive: Archive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for step in range(3):
+        archive.store(make_snapshot(step, files={"a.pdf": PDF}))
+    archive.store(make_snapshot(0, origin=OTHER, files={"b.bin": PDF[:999]}))
+    events = _record_syncs(monkeypatch)
+    root = tmp_path / "new" / "bk"  # two folders made by the backup itself
+    summary = backup(archive, root, all_snapshots=True)
+    assert (summary.written, summary.failed) == (4, 0)
+    files = sorted(str(p) for p in root.rglob("*.xml"))
+    assert len(files) == 4 and not list(root.rglob("*.part"))
+    renames = {dst: at for at, (kind, _src, dst) in enumerate(events) if kind == "rename"}
+    synced = [(at, path) for at, (kind, path, _) in enumerate(events) if kind == "fsync"]
+    for path in files:
+        renamed = renames[path]
+        assert any(p == path + ".part" and at < renamed for at, p in synced), path
+        assert any(p == str(Path(path).parent) and at > renamed for at, p in synced), path
+    folders = {p for _at, p in synced}
+    month = Path(files[0]).parent
+    assert {str(month.parent), str(root), str(root.parent), str(tmp_path)} <= folders
+    assert str(root / MANIFEST) in folders
+
+
+def test_a_file_that_cannot_be_put_in_place_fails_alone(archive: Archive, tmp_path: Path) -> None:
+    archive.store(make_snapshot(0, files={"a.pdf": PDF}))
+    archive.store(make_snapshot(0, origin=OTHER, files={"b.bin": PDF[:999]}))
+    root = tmp_path / "bk"
+    first = backup(archive, root)
+    assert (first.written, first.failed) == (2, 0)
+    [blocked, other] = sorted(root.rglob("*.xml"), key=lambda p: p.name != f"{OTHER}.xml")
+    blocked.unlink()
+    blocked.mkdir()  # a folder under the name: the rename into place fails
+    (blocked / "keep").write_text("x")
+    (root / MANIFEST).unlink()
+    other.unlink()
+    second = backup(archive, root)
+    assert (second.written, second.failed) == (1, 1)
+    assert str(blocked) in second.failures[0] and OTHER in second.failures[0]
+    assert other.is_file() and blocked.is_dir()
+    assert not list(root.rglob("*.part"))
+    manifest = (root / MANIFEST).read_text()
+    assert str(other.relative_to(root)) in manifest
+    assert str(blocked.relative_to(root)) not in manifest
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_disk_fails_the_file_alone(archive: Archive, tmp_path: Path) -> None:
+    """Writes to /dev/full fail with ENOSPC, and so does the close that flushes them."""
+    archive.store(make_snapshot(0, files={"a.pdf": PDF}))
+    archive.store(make_snapshot(0, origin=OTHER, files={"b.bin": PDF[:999]}))
+    root = tmp_path / "bk"
+    backup(archive, root)
+    [full, other] = sorted(root.rglob("*.xml"), key=lambda p: p.name != f"{OTHER}.xml")
+    for path in (full, other):
+        path.unlink()
+    (root / MANIFEST).unlink()
+    full.with_name(full.name + ".part").symlink_to("/dev/full")
+    summary = backup(archive, root)
+    assert (summary.written, summary.failed) == (1, 1)
+    assert "No space left" in summary.failures[0]
+    assert other.is_file() and not full.exists()
+    assert not list(root.rglob("*.part"))
