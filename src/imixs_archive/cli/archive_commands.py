@@ -30,7 +30,6 @@ from imixs_archive.document.model import BinaryStream
 from imixs_archive.document.xml_writer import iter_xml
 from imixs_archive.errors import ConfigError, LegalHoldError
 from imixs_archive.services.importer import find_sources, import_sources
-from imixs_archive.services.statistics import archive_stats
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -249,6 +248,9 @@ def cmd_gc(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_stats(args: argparse.Namespace, ctx: Context) -> int:
+    # Here, not at the top: the analytics would load with every command of this module.
+    from imixs_archive.services.statistics import archive_stats
+
     data = archive_stats(ctx.archive, ctx.settings.timezone)
     if args.json:
         print(json.dumps(data, indent=2))
