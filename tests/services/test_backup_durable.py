@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import random
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,7 +14,9 @@ from typing import Any
 import pytest
 
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.services.backup import MANIFEST, backup
+from imixs_archive.document.xml_reader import read_xml
+from imixs_archive.services import backup as backup_module
+from imixs_archive.services.backup import MANIFEST, STALE_PART_S, backup
 from support.snapshots import make_snapshot
 
 PDF = random.Random(9).randbytes(300_000)
@@ -53,11 +57,12 @@ def test_each_file_is_durable_before_its_rename_and_the_folders_before_return(
     assert (summary.written, summary.failed) == (4, 0)
     files = sorted(str(p) for p in root.rglob("*.xml"))
     assert len(files) == 4 and not list(root.rglob("*.part"))
-    renames = {dst: at for at, (kind, _src, dst) in enumerate(events) if kind == "rename"}
+    renames = {dst: (at, src) for at, (kind, src, dst) in enumerate(events) if kind == "rename"}
     synced = [(at, path) for at, (kind, path, _) in enumerate(events) if kind == "fsync"]
     for path in files:
-        renamed = renames[path]
-        assert any(p == path + ".part" and at < renamed for at, p in synced), path
+        renamed, part = renames[path]
+        assert Path(part).parent == Path(path).parent and part.endswith(".part"), part
+        assert any(p == part and at < renamed for at, p in synced), path
         assert any(p == str(Path(path).parent) and at > renamed for at, p in synced), path
     folders = {p for _at, p in synced}
     month = Path(files[0]).parent
@@ -88,7 +93,9 @@ def test_a_file_that_cannot_be_put_in_place_fails_alone(archive: Archive, tmp_pa
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
-def test_a_full_disk_fails_the_file_alone(archive: Archive, tmp_path: Path) -> None:
+def test_a_full_disk_fails_the_file_alone(
+    archive: Archive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Writes to /dev/full fail with ENOSPC, and so does the close that flushes them."""
     archive.store(make_snapshot(0, files={"a.pdf": PDF}))
     archive.store(make_snapshot(0, origin=OTHER, files={"b.bin": PDF[:999]}))
@@ -98,9 +105,66 @@ def test_a_full_disk_fails_the_file_alone(archive: Archive, tmp_path: Path) -> N
     for path in (full, other):
         path.unlink()
     (root / MANIFEST).unlink()
-    full.with_name(full.name + ".part").symlink_to("/dev/full")
+    sink = full.with_name(".full.part")
+    sink.symlink_to("/dev/full")
+    real = backup_module._partial
+    monkeypatch.setattr(
+        backup_module, "_partial", lambda path: sink if path == full else real(path)
+    )
     summary = backup(archive, root)
     assert (summary.written, summary.failed) == (1, 1)
     assert "No space left" in summary.failures[0]
     assert other.is_file() and not full.exists()
     assert not list(root.rglob("*.part"))
+
+
+def test_two_backups_into_one_folder_at_once_write_whole_files(
+    archive: Archive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scheduled backup and a manual one may meet in one folder: each writes a part
+    of its own (a shared one was cut by the other writer, then renamed with zeros)."""
+    snapshots = [make_snapshot(step, files={"a.pdf": PDF}) for step in range(2)]
+    for snapshot in snapshots:
+        archive.store(snapshot)
+    expected = archive.load(str(snapshots[-1].get_first("$uniqueid")))  # the newest
+    both_writing = threading.Barrier(2, timeout=10)
+    real = backup_module.iter_xml
+    first_piece: set[int] = set()
+
+    def iter_xml(doc: Any) -> Any:
+        for piece in real(doc):
+            yield piece
+            if threading.get_ident() not in first_piece:  # both are inside their file
+                first_piece.add(threading.get_ident())
+                both_writing.wait()
+
+    monkeypatch.setattr(backup_module, "iter_xml", iter_xml)
+    root = tmp_path / "bk"
+    summaries: list[Any] = []
+    writers = [threading.Thread(target=lambda: summaries.append(backup(archive, root)))]
+    writers.append(threading.Thread(target=lambda: summaries.append(backup(archive, root))))
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join()
+    assert [(s.written, s.failed) for s in summaries] == [(1, 0), (1, 0)]
+    [written] = root.rglob("*.xml")
+    assert read_xml(written.read_bytes()) == [expected]
+    assert not list(root.rglob("*.part"))
+
+
+def test_parts_left_by_a_writer_that_died_go_when_stale(archive: Archive, tmp_path: Path) -> None:
+    archive.store(make_snapshot(0, files={"a.pdf": PDF}))
+    root = tmp_path / "bk"
+    backup(archive, root)
+    [written] = root.rglob("*.xml")
+    stale = written.with_name(f".{written.name}.99-dead.part")
+    fresh = written.with_name(f".{written.name}.98-alive.part")
+    for part in (stale, fresh):
+        part.write_bytes(b"<data>")
+    old = time.time() - STALE_PART_S - 60
+    os.utime(stale, (old, old))
+    written.unlink()
+    (root / MANIFEST).unlink()
+    backup(archive, root)
+    assert written.is_file() and fresh.exists() and not stale.exists()

@@ -5,14 +5,15 @@ One XML file per process instance holding its newest snapshot with the file cont
 ``all_snapshots`` every snapshot is written, as ``<root>/<yyyy>/<MM>/<snapshot id>.xml``.
 
 Streamed: attachment bytes flow from the store into the file piece by piece. Files appear
-whole or not at all (written as ``.part``, then renamed). Durable when :func:`backup`
-returns: each file's bytes are fsynced before it is renamed, the rename and the folders
-leading to it after (on a thread of their own, see ``durable_files``, while the next file
-is written), so a backup that returned survives a power loss, and a crash or power loss
-during one leaves whole files or the ones before under the final names. Incremental: a
-file already there holding the same snapshot is not written again; what each file holds
-is recorded in ``<root>/.imixs-archive-backup`` (one ``path<TAB>snapshot id`` line each,
-written once the file is durably in place; the last wins).
+whole or not at all (written as a hidden ``.part`` of each writer's own, then renamed).
+Durable when :func:`backup` returns: each file's bytes are fsynced before it is renamed,
+the rename and the folders leading to it after (on a thread of their own, see
+``durable_files``, while the next file is written), so a backup that returned survives a
+power loss, and a crash or power loss during one leaves whole files or the ones before
+under the final names. Incremental: a file already there holding the same snapshot is not
+written again; what each file holds is recorded in ``<root>/.imixs-archive-backup`` (one
+``path<TAB>snapshot id`` line each, written once the file is durably in place; the last
+wins).
 A tree written by someone else (the Java backup service) has no such record: the snapshot
 id is then read from the existing file, streaming past its attachments.
 """
@@ -22,6 +23,8 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import secrets
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +39,8 @@ from imixs_archive.errors import ArchiveError, IntegrityError
 from imixs_archive.services.durable_files import Placed, Placer, existing_ancestor
 
 MANIFEST = ".imixs-archive-backup"
+STALE_PART_S = 24 * 3600
+"""A ``.part`` file untouched this long was left by a writer that died."""
 
 
 @dataclass
@@ -117,13 +122,21 @@ def backup(
         if all_snapshots
         else newest_per_instance(archive, first, last, tz)
     )
+    folders: set[Path] = set()
     with (root / MANIFEST).open("a", encoding="utf-8") as record:
         placer = Placer(top)
         try:
             for snapshot_id in ids:
                 try:
                     _backup_one(
-                        archive, root, snapshot_id, all_snapshots, manifest, placer, summary
+                        archive,
+                        root,
+                        snapshot_id,
+                        all_snapshots,
+                        manifest,
+                        placer,
+                        summary,
+                        folders,
                     )
                 except ArchiveError as exc:
                     _failed(summary, snapshot_id, exc)
@@ -133,6 +146,7 @@ def backup(
         finally:
             _record(placer.close(), root, record, summary)
             _sync_record(record, placer, summary)
+    _sweep_parts(folders)
     return summary
 
 
@@ -194,6 +208,7 @@ def _backup_one(
     manifest: dict[str, str],
     placer: Placer,
     summary: BackupSummary,
+    folders: set[Path],
 ) -> None:
     doc = archive.load(snapshot_id, with_files=True)
     path = backup_path(root, doc, snapshot_id, all_snapshots)
@@ -202,7 +217,8 @@ def _backup_one(
         summary.current += 1
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".part")
+    folders.add(path.parent)
+    partial = _partial(path)
     try:
         out = partial.open("wb")
     except OSError as exc:
@@ -220,6 +236,25 @@ def _backup_one(
             raise ArchiveError(f"cannot write {path}: {exc.strerror or exc}") from None
         raise
     manifest[relative] = snapshot_id
+
+
+def _partial(path: Path) -> Path:
+    """Where ``path`` is written before it is renamed into place: a name of this writer's
+    own. Two backups into one folder at once (the scheduled one and a manual one) each
+    truncated and wrote over a shared ``.part``, and one of them then renamed a file with
+    zeros where the other had cut it."""
+    return path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.part")
+
+
+def _sweep_parts(folders: set[Path]) -> None:
+    """Remove the parts writers that died left in these folders: those untouched for
+    ``STALE_PART_S`` (a part being written is touched by every write)."""
+    limit = time.time() - STALE_PART_S
+    for folder in folders:
+        for stale in folder.glob(".*.part"):
+            with contextlib.suppress(OSError):
+                if stale.stat().st_mtime < limit:
+                    stale.unlink()
 
 
 def _read_manifest(root: Path) -> dict[str, str]:
