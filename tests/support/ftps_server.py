@@ -21,6 +21,7 @@ from cryptography.x509.oid import NameOID
 with warnings.catch_warnings():  # on Python 3.11 pyftpdlib uses the standard asyncore/asynchat
     warnings.filterwarnings("ignore", "The async(ore|hat) module is deprecated", DeprecationWarning)
     from pyftpdlib.authorizers import DummyAuthorizer
+    from pyftpdlib.handlers import FTPHandler as FTPHandler  # (its tests use it)
     from pyftpdlib.handlers import TLS_DTPHandler, TLS_FTPHandler
     from pyftpdlib.servers import FTPServer
 
@@ -108,6 +109,20 @@ class FtpsServer:
         return f"ftps://{USER}@{self.host}:{self.port}{path}"
 
 
+class _Server(FTPServer):
+    """The address read once, when bound: serve_forever's first line logs it from the
+    server's thread, and a test over before that line ran (a skip at once) had closed the
+    socket: "Bad file descriptor" in the thread, an error of the test."""
+
+    def __init__(self, address: tuple[str, int], handler: Any) -> None:
+        super().__init__(address, handler)
+        self._bound: tuple[str, int] = self.socket.getsockname()[:2]
+
+    @property
+    def address(self) -> tuple[str, int]:
+        return self._bound
+
+
 def serve(tmp: Path) -> Iterator[FtpsServer]:
     root = tmp / "ftp-root"
     (root / "backup").mkdir(parents=True)
@@ -129,9 +144,9 @@ def serve(tmp: Path) -> Iterator[FtpsServer]:
             "banner": "imixs-archive test FTPS",
         },
     )
-    server = FTPServer(("127.0.0.1", 0), handler)
+    server = _Server(("127.0.0.1", 0), handler)
     server.max_cons = 32
-    host, port = server.socket.getsockname()[:2]
+    host, port = server.address
     thread = threading.Thread(target=server.serve_forever, kwargs={"timeout": 0.05}, daemon=True)
     thread.start()
     try:
