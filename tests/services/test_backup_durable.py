@@ -160,11 +160,13 @@ def test_parts_left_by_a_writer_that_died_go_when_stale(archive: Archive, tmp_pa
     [written] = root.rglob("*.xml")
     stale = written.with_name(f".{written.name}.99-dead.part")
     fresh = written.with_name(f".{written.name}.98-alive.part")
-    for part in (stale, fresh):
+    foreign = written.with_name(".notes.part")  # not a name the backup gives: kept
+    for part in (stale, fresh, foreign):
         part.write_bytes(b"<data>")
     old = time.time() - STALE_PART_S - 60
-    os.utime(stale, (old, old))
+    for part in (stale, foreign):
+        os.utime(part, (old, old))
     written.unlink()
     (root / MANIFEST).unlink()
     backup(archive, root)
-    assert written.is_file() and fresh.exists() and not stale.exists()
+    assert written.is_file() and fresh.exists() and foreign.exists() and not stale.exists()

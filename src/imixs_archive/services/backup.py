@@ -251,7 +251,7 @@ def _sweep_parts(folders: set[Path]) -> None:
     ``STALE_PART_S`` (a part being written is touched by every write)."""
     limit = time.time() - STALE_PART_S
     for folder in folders:
-        for stale in folder.glob(".*.part"):
+        for stale in folder.glob(".*.xml.*-*.part"):  # this module's names only
             with contextlib.suppress(OSError):
                 if stale.stat().st_mtime < limit:
                     stale.unlink()

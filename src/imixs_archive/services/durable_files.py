@@ -1,6 +1,6 @@
 """Whole files put in place durably, on a thread of their own.
 
-A file is written as ``<name>.part`` by the caller; :meth:`Placer.place` hands it over
+The caller writes a file under a part name of its own; :meth:`Placer.place` hands it over
 open. The placer's thread then makes its bytes durable (``fsync``), renames it to its
 final name, and makes the rename durable (``fsync`` of the folder), in that order: after
 a crash or a power loss at any moment, a final name holds the whole new file or what it
