@@ -22,3 +22,23 @@ def test_backup_and_export_commands(capsys: pytest.CaptureFixture[str], tmp_path
     assert main(["verify", "--data-dir", str(other)]) == 0
     assert main(["export", "--to", "cassandra://", "--data-dir", str(store)]) == 2
     assert "cassandra://host" in capsys.readouterr().err
+
+
+def test_import_and_backup_with_worker_processes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    store, one, two = tmp_path / "store", tmp_path / "one", tmp_path / "two"
+    assert main(["import", str(SAMPLES), "--data-dir", str(store), "--jobs", "3"]) == 0
+    assert "9 new, 0 already present, 0 failed" in capsys.readouterr().out
+    assert main(["import", str(SAMPLES), "--data-dir", str(store), "--jobs", "2"]) == 0
+    assert "0 new, 9 already present, 0 failed" in capsys.readouterr().out
+    assert main(["backup", str(one), "--all-snapshots", "--data-dir", str(store)]) == 0
+    args = ["backup", str(two), "--all-snapshots", "--data-dir", str(store), "--jobs", "2"]
+    assert main(args) == 0
+    assert "9 written, 0 already current, 0 failed" in capsys.readouterr().out.splitlines()[-1]
+    files = sorted(path.relative_to(one) for path in one.rglob("*.xml"))
+    assert files == sorted(path.relative_to(two) for path in two.rglob("*.xml"))
+    assert all((one / name).read_bytes() == (two / name).read_bytes() for name in files)
+    with pytest.raises(SystemExit, match="2"):
+        main([*args[:-1], "0"])
+    assert "--jobs: must be at least 1" in capsys.readouterr().err

@@ -8,12 +8,19 @@ import random
 from pathlib import Path
 
 from imixs_archive.archive.snapshots import Archive
+from imixs_archive.config import Settings
 from imixs_archive.document.conventions import modified_day
 from imixs_archive.document.xml_reader import read_xml
 from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.services.backup import MANIFEST, backup
 from imixs_archive.services.importer import find_sources, import_sources
-from imixs_archive.storage.model import SNAPSHOTS, SNAPSHOTS_BY_MODIFIED, SNAPSHOTS_BY_UNIQUEID
+from imixs_archive.services.workers import Spread
+from imixs_archive.storage.model import (
+    DOCUMENTS_DATA,
+    SNAPSHOTS,
+    SNAPSHOTS_BY_MODIFIED,
+    SNAPSHOTS_BY_UNIQUEID,
+)
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from support.snapshots import CET, ORIGIN, content_of, make_snapshot
 
@@ -116,3 +123,59 @@ def test_backup_never_writes_outside_its_folder(archive: Archive, tmp_path: Path
     written = {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()}
     assert not [p for p in written if "PWNED" in p]
     assert all(p.startswith("a/b/bk/") for p in written)
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {
+        str(path.relative_to(root)): path.read_bytes()
+        for path in root.rglob("*")
+        if path.is_file() and path.name != MANIFEST
+    }
+
+
+def _manifest(root: Path) -> set[str]:
+    return set((root / MANIFEST).read_text(encoding="utf-8").splitlines())
+
+
+def test_backup_in_worker_processes_writes_what_one_process_writes(
+    archive: Archive, store_settings: Settings, tmp_path: Path
+) -> None:
+    for origin in range(6):
+        for step in range(3):
+            name = f"{origin:08d}-2222-4333-8444-555555555555"
+            archive.store(make_snapshot(step, origin=name, files={"a.pdf": PDF[: 9000 * step]}))
+    for all_snapshots in (False, True):
+        here, spread = tmp_path / f"here-{all_snapshots}", tmp_path / f"spread-{all_snapshots}"
+        alone = backup(archive, here, all_snapshots=all_snapshots)
+        seen: list[str] = []
+        workers = backup(
+            archive,
+            spread,
+            all_snapshots=all_snapshots,
+            on_snapshot=seen.append,
+            spread=Spread(store_settings, 2),
+        )
+        assert (workers.written, workers.current, workers.failed) == (alone.written, 0, 0)
+        assert workers.written == (18 if all_snapshots else 6)
+        assert workers.bytes_written == alone.bytes_written
+        assert sorted(seen) == sorted(set(seen)) and len(seen) == workers.written
+        assert _tree(spread) == _tree(here)
+        assert _manifest(spread) == _manifest(here)
+        again = backup(
+            archive, spread, all_snapshots=all_snapshots, spread=Spread(store_settings, 2)
+        )
+        assert (again.written, again.current) == (0, workers.written)
+
+
+def test_backup_in_worker_processes_reports_corrupt_pieces(
+    archive: Archive, store_settings: Settings, tmp_path: Path
+) -> None:
+    _fill(archive)
+    row = next(archive.backend.scan(DOCUMENTS_DATA))
+    archive.backend.put(
+        DOCUMENTS_DATA, [{"data_id": row["data_id"], "data": b"X" + row["data"][1:]}]
+    )
+    summary = backup(archive, tmp_path / "bk", spread=Spread(store_settings, 2))
+    assert summary.failed == summary.corrupt == 1 and summary.written == 1
+    assert "is corrupt" in summary.failures[0]
+    assert len(_manifest(tmp_path / "bk")) == 1

@@ -3,6 +3,7 @@ push alike: a bad document is reported and the rest goes in; a failing store end
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -10,11 +11,13 @@ from typing import Any
 import pytest
 
 from imixs_archive.archive.snapshots import Archive
+from imixs_archive.config import Settings
 from imixs_archive.document.json_codec import to_json
 from imixs_archive.document.model import Document
 from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.errors import StoreUnavailableError
-from imixs_archive.services.importer import find_sources, import_sources
+from imixs_archive.services.importer import find_sources, import_in_workers, import_sources
+from imixs_archive.services.workers import Spread
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import Table
@@ -62,3 +65,35 @@ def test_a_bad_json_document_is_reported_and_the_rest_goes_in(tmp_path: Path) ->
         summary = import_sources(archive, find_sources([str(tmp_path / "in.json")]))
     assert (summary.new, summary.failed) == (2, 1), summary.failures
     assert summary.failures[0].startswith(f"{tmp_path / 'in.json'} (document 2)")
+
+
+def test_import_in_worker_processes_stores_and_reports_what_one_process_does(
+    archive: Archive, store_settings: Settings, tmp_path: Path
+) -> None:
+    pdf = random.Random(3).randbytes(300_000)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for number in range(8):
+        origin = f"{number:08d}-2222-4333-8444-555555555555"
+        docs = [
+            make_snapshot(step, origin=origin, files={"a.pdf": pdf[: 100_000 * (step + 1)]})
+            for step in range(2)
+        ]
+        (folder / f"{number}.xml").write_bytes(to_xml(docs, collection=True))
+    (folder / "3b.xml").write_bytes(b"<document><item name='x'>")  # cut off
+    sources = find_sources([str(folder)])
+    with SQLiteBackend(tmp_path / "alone") as backend, Archive(backend) as alone:
+        expected = import_sources(alone, sources)
+        read: list[int] = []
+        summary = import_in_workers(Spread(store_settings, 3), sources, read.append)
+        assert (summary.new, summary.present, summary.failed) == (16, 0, 1)
+        assert summary.failures == expected.failures and "3b.xml" in summary.failures[0]
+        assert summary.exit_code == expected.exit_code == 3
+        assert summary.logical_bytes == expected.logical_bytes
+        assert sum(read) == sum(source.size or 0 for source in sources)
+        ids = sorted(alone.iter_snapshot_ids())
+        assert sorted(archive.iter_snapshot_ids()) == ids and len(ids) == 16
+        for snapshot_id in ids:
+            assert archive.load(snapshot_id) == alone.load(snapshot_id)
+    again = import_in_workers(Spread(store_settings, 2), sources)
+    assert (again.new, again.present, again.failed) == (0, 16, 1)

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.config import load_settings
+from imixs_archive.config import Settings, load_settings
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 
@@ -58,11 +58,17 @@ def open_cassandra(keyspace: str, env: Mapping[str, str] | None = None) -> Any:
 
 
 @pytest.fixture(scope="session")
-def cassandra_session_store() -> Iterator[Backend]:
+def cassandra_session_keyspace() -> str:
+    """The name of the session's keyspace on the test server."""
+    return random_keyspace()
+
+
+@pytest.fixture(scope="session")
+def cassandra_session_store(cassandra_session_keyspace: str) -> Iterator[Backend]:
     """The session's keyspace on the test server; skips when none is configured."""
     if not cassandra_target():
         pytest.skip(CASSANDRA_SKIP)
-    store = open_cassandra(random_keyspace())
+    store = open_cassandra(cassandra_session_keyspace)
     try:
         yield store
     finally:
@@ -81,6 +87,15 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
     store = request.getfixturevalue("cassandra_session_store")
     store.truncate_all()
     yield store
+
+
+@pytest.fixture
+def store_settings(backend: Backend, request: pytest.FixtureRequest) -> Settings:
+    """Settings naming the ``backend``'s store, for code that opens it again itself (worker
+    processes)."""
+    if isinstance(backend, SQLiteBackend):
+        return load_settings({"ARCHIVE_DATA_DIR": str(backend.data_dir)})
+    return load_settings(cassandra_env(request.getfixturevalue("cassandra_session_keyspace")))
 
 
 @pytest.fixture

@@ -17,10 +17,12 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.verify import verify
 from imixs_archive.cli.context import (
     Context,
+    add_jobs_option,
     check_range,
     count_arg,
     day_arg,
     output,
+    spread,
     store_options,
 )
 from imixs_archive.cli.output import human_bytes, import_progress, print_problems, print_table
@@ -29,13 +31,14 @@ from imixs_archive.document.json_codec import to_json
 from imixs_archive.document.model import BinaryStream
 from imixs_archive.document.xml_writer import iter_xml
 from imixs_archive.errors import ConfigError, LegalHoldError
-from imixs_archive.services.importer import find_sources, import_sources
+from imixs_archive.services.importer import find_sources, import_in_workers, import_sources
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     common = store_options()
     p = sub.add_parser("import", parents=[common], help="archive snapshot files or folders")
     p.add_argument("paths", nargs="+", metavar="PATH", help="XML/JSON file, folder, or - (stdin)")
+    add_jobs_option(p)
     p.set_defaults(handler=cmd_import)
 
     p = sub.add_parser("get", parents=[common], help="print one snapshot")
@@ -92,12 +95,25 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 # ---- commands ------------------------------------------------------------------------
 
 
+SPREAD_FROM_BYTES = 32 * 1024 * 1024
+"""Less input than this is imported in the process itself unless ``--jobs`` is given."""
+
+
 def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
-    archive = ctx.archive
+    archive = ctx.archive  # the store exists (created) before any worker opens it
     sources = find_sources(args.paths)
     total = sum(source.size or 0 for source in sources)
+    workers = spread(args, ctx, least=2)
+    in_workers = (
+        min(workers.jobs, len(sources)) > 1
+        and all(source.path is not None for source in sources)  # not standard input
+        and (args.jobs is not None or total >= SPREAD_FROM_BYTES)
+    )
     with import_progress(total) as advance:
-        summary = import_sources(archive, sources, advance)
+        if in_workers:
+            summary = import_in_workers(workers, sources, advance)
+        else:
+            summary = import_sources(archive, sources, advance)
     print_problems(summary.warnings, summary.failures)
     print(
         f"{summary.new} new, {summary.present} already present, {summary.failed} failed; "

@@ -15,6 +15,7 @@ from imixs_archive.analytics.localtime import zone
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.errors import ConfigError
+from imixs_archive.services.workers import MAX_JOBS, Spread, default_jobs
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.factory import open_backend
 
@@ -74,6 +75,22 @@ def count_arg(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
+
+
+def add_jobs_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--jobs",
+        type=count_arg,
+        help=f"worker processes (default: one per core, at most {MAX_JOBS}, for larger work)",
+    )
+
+
+def spread(args: argparse.Namespace, ctx: Context, least: int) -> Spread:
+    """The worker processes ``--jobs`` asks for; by default one per core, for ``least``
+    items or more."""
+    if args.jobs is not None:
+        return Spread(ctx.settings, args.jobs)
+    return Spread(ctx.settings, default_jobs(), least)
 
 
 def check_range(first: dt.date | None, last: dt.date | None) -> None:

@@ -12,11 +12,13 @@ from imixs_archive.analytics.localtime import zone
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli.context import (
     Context,
+    add_jobs_option,
     check_range,
     day_arg,
     in_zone,
     instant_arg,
     instant_end_arg,
+    spread,
     store_options,
 )
 from imixs_archive.cli.ftps_commands import backup_ftps, print_tree_restore
@@ -50,6 +52,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="ftps: write files again that hold the same or a newer snapshot",
     )
+    add_jobs_option(p)
     p.set_defaults(handler=cmd_backup, reads_only=True)
 
     p = sub.add_parser("restore", parents=[common], help="send archived snapshots to the workflow")
@@ -165,6 +168,10 @@ def _exit_code(failed: object, corrupt: int) -> int:
     return 5 if corrupt else 1 if failed else 0
 
 
+BACKUP_SPREAD_FROM = 16
+"""Fewer snapshots than this are written by the process itself unless ``--jobs`` is given."""
+
+
 def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
     check_range(args.from_day, args.to_day)
     if is_ftps(args.directory):
@@ -178,6 +185,7 @@ def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
         last=args.to_day,
         tz=zone(ctx.settings.timezone),
         all_snapshots=args.all_snapshots,
+        spread=spread(args, ctx, least=BACKUP_SPREAD_FROM),
     )
     print_problems(failures=summary.failures)
     print(

@@ -25,10 +25,11 @@ import datetime as dt
 import os
 import secrets
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import chain, islice
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import origin_id, snapshot_order
@@ -37,6 +38,7 @@ from imixs_archive.document.xml_reader import discard_files, iter_xml_documents
 from imixs_archive.document.xml_writer import iter_xml
 from imixs_archive.errors import ArchiveError, IntegrityError
 from imixs_archive.services.durable_files import Placed, Placer, existing_ancestor
+from imixs_archive.services.workers import Send, Spread, run_in_workers
 
 MANIFEST = ".imixs-archive-backup"
 STALE_PART_S = 24 * 3600
@@ -52,6 +54,14 @@ class BackupSummary:
     failures: list[str] = field(default_factory=list)
     corrupt: int = 0
     """Of the failed: stored bytes that did not check out (an IntegrityError)."""
+
+    def merge(self, other: BackupSummary) -> None:
+        self.written += other.written
+        self.current += other.current
+        self.failed += other.failed
+        self.bytes_written += other.bytes_written
+        self.failures.extend(other.failures)
+        self.corrupt += other.corrupt
 
 
 def newest_per_instance(
@@ -111,43 +121,132 @@ def backup(
     tz: dt.tzinfo = dt.UTC,
     all_snapshots: bool = False,
     on_snapshot: Callable[[str], None] | None = None,
+    spread: Spread | None = None,
 ) -> BackupSummary:
-    """``first``/``last``: days of ``$modified`` in the time zone ``tz``."""
+    """``first``/``last``: days of ``$modified`` in the time zone ``tz``. ``spread``: write
+    the files in worker processes (``workers``); the snapshots are chosen here either way,
+    and the manifest is written here only."""
     top = existing_ancestor(root)
     root.mkdir(parents=True, exist_ok=True)
-    manifest = _read_manifest(root)
     summary = BackupSummary()
     ids = (
         _all_ids(archive, first, last, tz)
         if all_snapshots
         else newest_per_instance(archive, first, last, tz)
     )
-    folders: set[Path] = set()
     with (root / MANIFEST).open("a", encoding="utf-8") as record:
-        placer = Placer(top)
+        folder_errors: list[OSError] = []
+
+        def on_message(message: tuple[str, Any]) -> None:
+            kind, value = message
+            if kind == "placed":
+                _record(value, root, record, summary)
+            elif kind == "snapshot":
+                if on_snapshot is not None:
+                    on_snapshot(value)
+            else:
+                written, folder_error = value
+                summary.merge(written)
+                if folder_error is not None:
+                    folder_errors.append(folder_error)
+
+        task = _BackupTask(root, top, all_snapshots)
+        try:
+            ids = iter(ids)
+            head = list(islice(ids, spread.least)) if spread is not None and spread.jobs > 1 else []
+            if spread is not None and head and len(head) == spread.least:
+                run_in_workers(spread, task, _in_batches(chain(head, ids), BATCH), on_message)
+            else:
+                task.run_here(archive, chain(head, ids), on_message)
+        finally:
+            _sync_record(record, folder_errors[0] if folder_errors else None, summary)
+    return summary
+
+
+BATCH = 4
+"""Snapshots handed to a worker at a time."""
+
+
+def _in_batches(ids: Iterable[str], size: int) -> Iterator[list[str]]:
+    batch: list[str] = []
+    for snapshot_id in ids:
+        batch.append(snapshot_id)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+class _BackupTask:
+    """Writes the files of the snapshots it is given and reports them: ``placed`` (the
+    files now durably in place, for the manifest), ``snapshot`` (one done, for progress),
+    and at the end ``written`` (what the files counted, and a folder that could not be
+    made durable). Run in a worker, or here for one process."""
+
+    def __init__(self, root: Path, top: Path, all_snapshots: bool) -> None:
+        self.root = root
+        self.top = top
+        self.all_snapshots = all_snapshots
+        self._writer: _Writer | None = None
+
+    def run(self, archive: Archive, batch: list[str], send: Send) -> None:
+        if self._writer is None:
+            self._writer = _Writer(archive, self.root, self.top, self.all_snapshots)
+        for snapshot_id in batch:
+            send(("placed", self._writer.write(snapshot_id)))
+            send(("snapshot", snapshot_id))
+
+    def finish(self, send: Send) -> None:
+        if self._writer is not None:
+            writer, self._writer = self._writer, None
+            send(("placed", writer.close()))
+            send(("written", (writer.summary, writer.placer.folder_error)))
+
+    def run_here(self, archive: Archive, ids: Iterable[str], send: Send) -> None:
         try:
             for snapshot_id in ids:
-                try:
-                    _backup_one(
-                        archive,
-                        root,
-                        snapshot_id,
-                        all_snapshots,
-                        manifest,
-                        placer,
-                        summary,
-                        folders,
-                    )
-                except ArchiveError as exc:
-                    _failed(summary, snapshot_id, exc)
-                _record(placer.done(), root, record, summary)
-                if on_snapshot is not None:
-                    on_snapshot(snapshot_id)
+                self.run(archive, [snapshot_id], send)
         finally:
-            _record(placer.close(), root, record, summary)
-            _sync_record(record, placer, summary)
-    _sweep_parts(folders)
-    return summary
+            self.finish(send)
+
+
+class _Writer:
+    """One process's writing of backup files: each file durable, then renamed into place
+    (on the ``Placer``'s thread); what it wrote counted in ``summary``."""
+
+    def __init__(self, archive: Archive, root: Path, top: Path, all_snapshots: bool) -> None:
+        self.archive = archive
+        self.root = root
+        self.all_snapshots = all_snapshots
+        self.manifest = _read_manifest(root)
+        self.placer = Placer(top)
+        self.summary = BackupSummary()
+        self.folders: set[Path] = set()
+
+    def write(self, snapshot_id: str) -> list[Placed]:
+        """Write one snapshot's file (or count it current); the files now in place."""
+        try:
+            _backup_one(
+                self.archive,
+                self.root,
+                snapshot_id,
+                self.all_snapshots,
+                self.manifest,
+                self.placer,
+                self.summary,
+                self.folders,
+            )
+        except ArchiveError as exc:
+            _failed(self.summary, snapshot_id, exc)
+        return self.placer.done()
+
+    def close(self) -> list[Placed]:
+        """Wait for every file to be in place and its folders durable."""
+        try:
+            return self.placer.close()
+        finally:
+            _sweep_parts(self.folders)
 
 
 def _failed(summary: BackupSummary, snapshot_id: str, exc: ArchiveError) -> None:
@@ -170,9 +269,9 @@ def _record(finished: list[Placed], root: Path, record: TextIO, summary: BackupS
     record.flush()
 
 
-def _sync_record(record: TextIO, placer: Placer, summary: BackupSummary) -> None:
+def _sync_record(record: TextIO, folder_error: OSError | None, summary: BackupSummary) -> None:
     """The manifest durable too (else a later run reads the files to learn what they hold)."""
-    problem = placer.folder_error
+    problem = folder_error
     try:
         os.fsync(record.fileno())
     except OSError as exc:

@@ -14,11 +14,12 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from imixs_archive.archive.snapshots import Archive, Failure, Readable, StoreResult
 from imixs_archive.document.json_stream import iter_json_stream
 from imixs_archive.errors import ArchiveError, NotFoundError, StoreError
+from imixs_archive.services.workers import Send, Spread, run_in_workers
 
 SUFFIXES = (".xml", ".json")
 
@@ -50,6 +51,16 @@ class ImportSummary:
         self.logical_bytes += result.logical_bytes
         self.new_bytes += result.new_bytes
         self.warnings.extend(f"{result.snapshot_id}: {w}" for w in result.warnings)
+
+    def merge(self, other: ImportSummary) -> None:
+        self.new += other.new
+        self.present += other.present
+        self.failed += other.failed
+        self.logical_bytes += other.logical_bytes
+        self.new_bytes += other.new_bytes
+        self.failures.extend(other.failures)
+        self.warnings.extend(other.warnings)
+        self.exit_codes |= other.exit_codes
 
     def fail(self, where: str, error: Exception) -> None:
         self.failed += 1
@@ -107,6 +118,73 @@ def import_sources(
         except OSError as exc:
             summary.fail(source.name, ArchiveError(exc.strerror or str(exc)))
     return summary
+
+
+def import_in_workers(
+    spread: Spread, sources: list[Source], on_bytes: BytesRead | None = None
+) -> ImportSummary:
+    """``import_sources`` over worker processes (see ``workers``), for files.
+
+    Files go in contiguous batches (snapshots of one instance usually sit side by side,
+    and a file carried from snapshot to snapshot is found stored when its neighbour went
+    first). What is reported comes out in the order of the sources, as in one process."""
+    by_batch: dict[int, ImportSummary] = {}
+
+    def on_message(message: tuple[str, int, Any]) -> None:
+        kind, number, value = message
+        if kind == "bytes":
+            if on_bytes is not None:
+                on_bytes(value)
+        else:
+            by_batch.setdefault(number, ImportSummary()).merge(value)
+
+    run_in_workers(spread, _ImportTask(), _batches(sources, spread.jobs), on_message)
+    summary = ImportSummary()
+    for number in sorted(by_batch):
+        summary.merge(by_batch[number])
+    return summary
+
+
+PROGRESS_EVERY = 4 * 1024 * 1024
+"""A worker reports the bytes it read at least this often (for the progress bar)."""
+BATCHES_PER_JOB = 4
+
+
+def _batches(sources: list[Source], jobs: int) -> Iterator[tuple[int, list[Source]]]:
+    """Numbered runs of neighbouring files, of about 1/(jobs * 4) of all bytes each."""
+    target = sum(source.size or 0 for source in sources) // (jobs * BATCHES_PER_JOB)
+    batch: list[Source] = []
+    size, number = 0, 0
+    for source in sources:
+        batch.append(source)
+        size += source.size or 0
+        if size >= target:
+            yield number, batch
+            batch, size, number = [], 0, number + 1
+    if batch:
+        yield number, batch
+
+
+class _ImportTask:
+    """A worker's part of :func:`import_in_workers`."""
+
+    def run(self, archive: Archive, batch: tuple[int, list[Source]], send: Send) -> None:
+        number, sources = batch
+        unsent = 0
+
+        def on_bytes(count: int) -> None:
+            nonlocal unsent
+            unsent += count
+            if unsent >= PROGRESS_EVERY:
+                send(("bytes", number, unsent))
+                unsent = 0
+
+        summary = import_sources(archive, sources, on_bytes)
+        send(("bytes", number, unsent))
+        send(("summary", number, summary))
+
+    def finish(self, send: Send) -> None:
+        pass
 
 
 def _open(source: Source) -> AbstractContextManager[IO[bytes]]:

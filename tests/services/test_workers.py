@@ -1,0 +1,86 @@
+"""Work spread over worker processes: each batch once, every message back, failures end
+the run with the error the worker met."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.config import Settings
+from imixs_archive.errors import ArchiveError, NotFoundError, StoreError
+from imixs_archive.services.workers import AHEAD, Spread, run_in_workers
+from support.snapshots import make_snapshot
+from support.worker_tasks import FailOn, StoreSteps
+
+
+def _collect(spread: Spread, task: Any, batches: Any) -> list[Any]:
+    messages: list[Any] = []
+    run_in_workers(spread, task, batches, messages.append)
+    return messages
+
+
+def test_every_batch_runs_once_in_the_workers_on_the_same_store(
+    archive: Archive, store_settings: Settings
+) -> None:
+    handed: list[list[int]] = []
+
+    def batches() -> Iterator[list[int]]:  # more than the workers are given at once
+        for start in range(0, 24, 2):
+            handed.append([start, start + 1])
+            yield handed[-1]
+
+    messages = _collect(Spread(store_settings, 2), StoreSteps(), batches())
+    stored = sorted(step for kind, step, _pid in messages if kind == "stored")
+    assert stored == list(range(24))
+    assert len(handed) == 12 > 2 * AHEAD
+    finished = [(count, pid) for kind, count, pid in messages if kind == "finished"]
+    assert len(finished) == 2 and sum(count for count, _pid in finished) == 24
+    assert all(count > 0 for count, _pid in finished)  # both worked
+    workers = {pid for _kind, _value, pid in messages}
+    assert len(workers) == 2
+    for step in range(24):  # the parent's archive sees what the workers stored
+        assert archive.load(str(make_snapshot(step).get_first("$uniqueid"))) == make_snapshot(step)
+
+
+def test_a_worker_reports_in_order(store_settings: Settings) -> None:
+    messages = _collect(Spread(store_settings, 1), StoreSteps(), iter([[3, 1], [2]]))
+    assert [m[:2] for m in messages] == [
+        ("stored", 3),
+        ("stored", 1),
+        ("stored", 2),
+        ("finished", 3),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("how", "error"),
+    [("store", StoreError), ("missing", NotFoundError), ("bug", ArchiveError)],
+)
+def test_an_error_let_out_by_a_task_ends_the_run_with_it(
+    store_settings: Settings, how: str, error: type[ArchiveError]
+) -> None:
+    messages: list[Any] = []
+    batches = ([n] for n in range(50))
+    with pytest.raises(error) as raised:
+        run_in_workers(Spread(store_settings, 2), FailOn(7, how), batches, messages.append)
+    assert type(raised.value) is error
+    assert {"store": "the store went away", "missing": "no such snapshot"}.get(
+        how, "ValueError: a bug"
+    ) in str(raised.value)
+    done = [item for _kind, item, _pid in messages]
+    assert 7 not in done and len(done) < 49  # the run stopped
+
+
+def test_a_worker_that_dies_ends_the_run(store_settings: Settings) -> None:
+    with pytest.raises(
+        ArchiveError, match=r"ended unexpectedly \(exit code -9\).*run the command again"
+    ):
+        _collect(Spread(store_settings, 2), FailOn(5, "die"), ([n] for n in range(40)))
+
+
+def test_no_batches_no_work(store_settings: Settings) -> None:
+    messages = _collect(Spread(store_settings, 2), StoreSteps(), iter([]))
+    assert [m[:2] for m in messages] == [("finished", 0), ("finished", 0)]

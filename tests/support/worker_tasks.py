@@ -1,0 +1,56 @@
+"""Tasks for ``services.workers`` tests: importable by name in a spawned worker."""
+
+from __future__ import annotations
+
+import os
+import signal
+from typing import Any
+
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.errors import NotFoundError, StoreError
+from imixs_archive.services.workers import Send
+from support.snapshots import make_snapshot
+
+
+class StoreSteps:
+    """Stores snapshot ``step`` of the default instance for each item; reports each with
+    the worker's pid, and the worker's count when it finishes."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def run(self, archive: Archive, batch: list[int], send: Send) -> None:
+        for step in batch:
+            archive.store(make_snapshot(step))
+            self.count += 1
+            send(("stored", step, os.getpid()))
+
+    def finish(self, send: Send) -> None:
+        send(("finished", self.count, os.getpid()))
+
+
+class FailOn:
+    """Reports items; at ``item`` fails as ``how`` says: ``store`` (StoreError), ``missing``
+    (NotFoundError), ``bug`` (ValueError) or ``die`` (SIGKILL)."""
+
+    def __init__(self, item: Any, how: str) -> None:
+        self.item = item
+        self.how = how
+
+    def run(self, archive: Archive, batch: list[Any], send: Send) -> None:
+        for item in batch:
+            if item == self.item:
+                self._fail()
+            send(("done", item, os.getpid()))
+
+    def finish(self, send: Send) -> None:
+        pass
+
+    def _fail(self) -> None:
+        if self.how == "store":
+            raise StoreError("the store went away")
+        if self.how == "missing":
+            raise NotFoundError("no such snapshot")
+        if self.how == "bug":
+            raise ValueError("a bug")
+        os.kill(os.getpid(), signal.SIGKILL)
