@@ -230,8 +230,21 @@ def digest(path: Path) -> str:
         return hashlib.file_digest(stream, "sha256").hexdigest()
 
 
+OUT_DIR: list[Path] = []
+"""``--out-dir``: where the read-backs write (default: each tool's work folder)."""
+
+
+def out_folder(work: Path, name: str) -> Path:
+    """A fresh folder for a tool's read-back."""
+    if not OUT_DIR:
+        return work / name
+    folder = OUT_DIR[0] / f"{work.name}-{name}"
+    shutil.rmtree(folder, ignore_errors=True)
+    return folder
+
+
 def restic(inputs: Path, work: Path) -> Result:
-    repo, out = work / "restic-repo", work / "restic-out"
+    repo, out = work / "restic-repo", out_folder(work, "restic-out")
     env = {**os.environ, "RESTIC_PASSWORD": "bench", "RESTIC_CACHE_DIR": str(work / "rcache")}
     run(["restic", "init", "--repo", str(repo), "--repository-version", "2"], work, env)
     ingest = run(["restic", "--repo", str(repo), "backup", "--quiet", "."], inputs, env)
@@ -241,11 +254,12 @@ def restic(inputs: Path, work: Path) -> Result:
     synced = timed_sync()
     result = Result(folder_bytes(repo), ingest[0], read_back[0], ingest[1], read_back[1], synced)
     same_tree(inputs, out)
+    shutil.rmtree(out)
     return result
 
 
 def borg(inputs: Path, work: Path) -> Result:
-    repo, out = work / "borg-repo", work / "borg-out"
+    repo, out = work / "borg-repo", out_folder(work, "borg-out")
     out.mkdir()
     env = {
         **os.environ,
@@ -259,6 +273,7 @@ def borg(inputs: Path, work: Path) -> Result:
     synced = timed_sync()
     result = Result(folder_bytes(repo), ingest[0], read_back[0], ingest[1], read_back[1], synced)
     same_tree(inputs, out)
+    shutil.rmtree(out)
     return result
 
 
@@ -275,7 +290,7 @@ def compile_bytecode(source: Path | None) -> None:
 def archive(inputs: Path, work: Path, source: Path | None = None) -> Result:
     """``source``: a ``src`` folder of other code of this archive to run instead (an A/B
     baseline: ``git archive <commit> src | tar -x -C <dir>``)."""
-    store, out = work / "archive-store", work / "archive-out"
+    store, out = work / "archive-store", out_folder(work, "archive-out")
     env = dict(os.environ)
     if source is not None:
         env["PYTHONPATH"] = str(source)
@@ -286,6 +301,7 @@ def archive(inputs: Path, work: Path, source: Path | None = None) -> Result:
     )
     result = Result(folder_bytes(store), ingest[0], read_back[0], ingest[1], read_back[1])
     same_files(inputs, out)
+    shutil.rmtree(out)
     return result
 
 
@@ -345,6 +361,7 @@ def report(rounds: list[dict[str, Result]]) -> None:
                 statistics.median(r[name].read_back for r in rounds),
                 statistics.median(r[name].ingest_cpu for r in rounds),
                 statistics.median(r[name].read_back_cpu for r in rounds),
+                statistics.median(r[name].sync for r in rounds),
             )
             for name in rounds[0]
         }
@@ -374,6 +391,12 @@ def _ratios(ours: Result, results: dict[str, Result], indent: str) -> None:
             f"{indent}{key:9} {value:5.2f} x {against[key]:6} "
             f"(target <= {TARGETS[key]:.2f}: {verdict})"
         )
+    if restic_.sync:
+        durable = ours.read_back / (restic_.read_back + restic_.sync)
+        print(
+            f"{indent}read-back {durable:5.2f} x restic + sync (the archive's backup is durable "
+            "when it returns; restic's restore is once the os.sync() after it returns)"
+        )
     cpu = (ours.ingest_cpu / borg_.ingest_cpu, ours.read_back_cpu / restic_.read_back_cpu)
     print(
         f"{indent}CPU seconds (no target): ingest {cpu[0]:.2f} x borg, "
@@ -390,6 +413,13 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=None, help="work folder (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     parser.add_argument(
+        "--out-dir",
+        type=Path,
+        default=None,
+        help="where every tool's read-back writes (e.g. /dev/shm: no disk in the read-back "
+        "for any of them; default: the work folder)",
+    )
+    parser.add_argument(
         "--source",
         type=Path,
         default=None,
@@ -404,6 +434,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     check_tools()
+    if args.out_dir is not None:
+        OUT_DIR.append(args.out_dir)
     compile_bytecode(args.source and args.source.resolve())
     if args.baseline is not None:
         compile_bytecode(args.baseline.resolve())
