@@ -233,19 +233,23 @@ def main() -> None:
                 f"sync {synced['sync_cpu'] * synced['seconds'] / count * 1000:.2f} ms "
                 "CPU per snapshot)"
             )
-        dump = root / "xml"
-        dump.mkdir()
-        large = {"seed": 3, "count": args.large, "meta": 4000, "file_bytes": args.large_mb * MB}
-        synced = _sync({**large, "dump": str(dump)}, root / "large", args.workers, args.processes)
-        ingested = _ingest(dump, root / "ingest")
-        ratio = synced["mb_per_second"] / max(ingested["mb_per_second"], 1e-9)
-        cpu_per_mb = synced["sync_cpu"] * synced["seconds"] / max(synced["bytes"] / MB, 1e-9)
-        print(
-            f"large ({args.large} x {args.large_mb} MB): sync {synced['mb_per_second']:.1f} MB/s "
-            f"of XML, store's own ingest of the same files {ingested['mb_per_second']:.1f} MB/s "
-            f"({ratio:.0%}; CPU: sync {synced['sync_cpu']:.0%}, "
-            f"double {synced['double_cpu']:.0%}; sync {cpu_per_mb * 1000:.1f} ms CPU per MB)"
-        )
+        if args.large > 0:
+            dump = root / "xml"
+            dump.mkdir()
+            large = {"seed": 3, "count": args.large, "meta": 4000, "file_bytes": args.large_mb * MB}
+            synced = _sync(
+                {**large, "dump": str(dump)}, root / "large", args.workers, args.processes
+            )
+            ingested = _ingest(dump, root / "ingest")
+            ratio = synced["mb_per_second"] / max(ingested["mb_per_second"], 1e-9)
+            cpu_per_mb = synced["sync_cpu"] * synced["seconds"] / max(synced["bytes"] / MB, 1e-9)
+            print(
+                f"large ({args.large} x {args.large_mb} MB): "
+                f"sync {synced['mb_per_second']:.1f} MB/s of XML, "
+                f"store's own ingest of the same files {ingested['mb_per_second']:.1f} MB/s "
+                f"({ratio:.0%}; CPU: sync {synced['sync_cpu']:.0%}, "
+                f"double {synced['double_cpu']:.0%}; sync {cpu_per_mb * 1000:.1f} ms CPU per MB)"
+            )
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
