@@ -3,7 +3,13 @@ the run with the error the worker met."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +18,7 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.errors import ArchiveError, NotFoundError, StoreError
 from imixs_archive.services.workers import AHEAD, Spread, run_in_workers
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from support.snapshots import make_snapshot
 from support.worker_tasks import FailOn, StoreSteps
 
@@ -84,3 +91,49 @@ def test_a_worker_that_dies_ends_the_run(store_settings: Settings) -> None:
 def test_no_batches_no_work(store_settings: Settings) -> None:
     messages = _collect(Spread(store_settings, 2), StoreSteps(), iter([]))
     assert [m[:2] for m in messages] == [("finished", 0), ("finished", 0)]
+
+
+def _slow_parent(tmp_path: Path) -> tuple[subprocess.Popen[str], set[int]]:
+    """A process running ``Slow`` in two workers, in a session of its own; the workers'
+    pids once both reported."""
+    SQLiteBackend(tmp_path / "store").close()
+    script = f"from support.worker_tasks import run_slow; run_slow({str(tmp_path / 'store')!r})"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    parent = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+    assert parent.stdout is not None
+    pids: set[int] = set()
+    while len(pids) < 2:
+        line = parent.stdout.readline()
+        assert line, "the parent ended early"
+        pids.add(int(line.split()[2]))
+    return parent, pids
+
+
+def _gone(pids: set[int], within: float) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not any(Path(f"/proc/{pid}").exists() for pid in pids):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_ctrl_c_stops_the_workers_with_the_parent(tmp_path: Path) -> None:
+    parent, workers = _slow_parent(tmp_path)
+    os.killpg(parent.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole group
+    out, _ = parent.communicate(timeout=30)
+    assert parent.returncode == 130 and "interrupted" in out
+    assert _gone(workers, within=10)
+
+
+def test_workers_end_when_their_parent_is_killed(tmp_path: Path) -> None:
+    parent, workers = _slow_parent(tmp_path)
+    parent.kill()  # no chance to stop its workers
+    parent.communicate(timeout=10)
+    assert _gone(workers, within=20)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from typing import Any
 
 from imixs_archive.archive.snapshots import Archive
@@ -54,3 +55,30 @@ class FailOn:
         if self.how == "bug":
             raise ValueError("a bug")
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+class Slow:
+    """Reports each item with the worker's pid, then sleeps a while: a run to interrupt."""
+
+    def run(self, archive: Archive, batch: list[Any], send: Send) -> None:
+        for item in batch:
+            send(("item", item, os.getpid()))
+            time.sleep(0.2)
+
+    def finish(self, send: Send) -> None:
+        pass
+
+
+def run_slow(data_dir: str) -> None:
+    """A parent process for the interruption tests: prints each message as a line."""
+    from imixs_archive.config import load_settings
+    from imixs_archive.services.workers import Spread, run_in_workers
+
+    settings = load_settings({"ARCHIVE_DATA_DIR": data_dir})
+    try:
+        run_in_workers(
+            Spread(settings, 2), Slow(), ([n] for n in range(1000)), lambda m: print(*m, flush=True)
+        )
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+        raise SystemExit(130) from None

@@ -92,7 +92,10 @@ def run_in_workers(
     inboxes: list[Any] = [context.Queue() for _ in range(jobs)]
     workers = [
         context.Process(
-            target=_worker, args=(n, settings, task, inbox, outbox), name=f"worker-{n}", daemon=True
+            target=_worker,
+            args=(n, os.getpid(), settings, task, inbox, outbox),
+            name=f"worker-{n}",
+            daemon=True,
         )
         for n, inbox in enumerate(inboxes)
     ]
@@ -175,7 +178,20 @@ def _raise(failed: _Failed) -> None:
     raise error
 
 
-def _worker(number: int, settings: Settings, task: WorkerTask, inbox: Any, outbox: Any) -> None:
+def _next_batch(inbox: Any, parent: int) -> Any:
+    """The parent's next batch (None: no more). A worker whose parent died (killed: it
+    could not stop its workers) ends instead of waiting for ever."""
+    while True:
+        try:
+            return inbox.get(timeout=POLL_S)
+        except queue.Empty:
+            if os.getppid() != parent:
+                raise SystemExit(1) from None
+
+
+def _worker(
+    number: int, parent: int, settings: Settings, task: WorkerTask, inbox: Any, outbox: Any
+) -> None:
     """A worker's whole life: open the store, run the batches it is given, finish."""
     from imixs_archive.storage.factory import open_backend
 
@@ -189,7 +205,7 @@ def _worker(number: int, settings: Settings, task: WorkerTask, inbox: Any, outbo
         try:
             archive = Archive(backend, gc_grace=settings.gc_grace)
             try:
-                while (batch := inbox.get()) is not None:
+                while (batch := _next_batch(inbox, parent)) is not None:
                     task.run(archive, batch, send)
                     send(_DONE)
                 task.finish(send)
