@@ -95,6 +95,10 @@ def backup_path(root: Path, doc: Document, snapshot_id: str, all_snapshots: bool
     created = doc.get_first("$created") or doc.get_first("$modified")
     if not isinstance(created, dt.datetime):
         raise ArchiveError(f"snapshot {snapshot_id} has no $created date")
+    return _path_at(root, created, snapshot_id, all_snapshots)
+
+
+def _path_at(root: Path, created: dt.datetime, snapshot_id: str, all_snapshots: bool) -> Path:
     name = snapshot_id if all_snapshots else origin_id(snapshot_id)
     return _inside(root, f"{created.year:04d}", f"{created.month:02d}", f"{name}.xml")
 
@@ -309,8 +313,14 @@ def _backup_one(
     summary: BackupSummary,
     folders: set[Path],
 ) -> None:
-    doc = archive.load(snapshot_id, with_files=True)
-    path = backup_path(root, doc, snapshot_id, all_snapshots)
+    stored = archive.xml_with_files(snapshot_id)  # the stored XML as it is, when it can
+    if stored is None:
+        doc = archive.load(snapshot_id, with_files=True)
+        path = backup_path(root, doc, snapshot_id, all_snapshots)
+        xml = iter_xml(doc)
+    else:
+        path = _path_at(root, stored.created, snapshot_id, all_snapshots)
+        xml = stored.iter_bytes()
     relative = str(path.relative_to(root))
     if path.exists() and _held_snapshot(path, manifest.get(relative)) == snapshot_id:
         summary.current += 1
@@ -323,7 +333,7 @@ def _backup_one(
     except OSError as exc:
         raise ArchiveError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:
-        for piece in iter_xml(doc):
+        for piece in xml:
             out.write(piece)
             summary.bytes_written += len(piece)
         placer.place(out, partial, path, snapshot_id)  # closes it: durable, then renamed
