@@ -32,7 +32,7 @@ _VALUES = st.lists(
     st.one_of(_SCALAR, st.dictionaries(_TEXT, st.lists(_SCALAR, max_size=3), max_size=3)),
     max_size=3,
 )
-_NAMES = _TEXT.filter(lambda name: name.strip() != "")
+_NAMES = _TEXT.filter(lambda name: name.strip() != "" and not name.strip().startswith("$"))
 
 
 @st.composite
@@ -40,13 +40,13 @@ def _snapshots(draw: st.DrawFn) -> Document:
     """A snapshot with random items (some named like the ones the pass reads, nested or
     in other case) and random files, some empty, some with attributes."""
     doc = make_snapshot(draw(st.integers(0, 1000)))
-    for name in draw(st.lists(_NAMES, max_size=4)):
+    for name in draw(st.lists(_NAMES, max_size=4)):  # not the snapshot's own items
         doc[name] = draw(_VALUES)
     doc["nested"] = [{"$file": [draw(_TEXT)], "$created": draw(_VALUES)}]
     doc["Other"] = [draw(st.binary(max_size=20))]
     files = {
         name: [draw(_TEXT), draw(st.binary(max_size=3000)), draw(st.dictionaries(_TEXT, _VALUES))]
-        for name in draw(st.lists(_NAMES, max_size=4, unique=True))
+        for name in draw(st.lists(_TEXT.filter(str.strip), max_size=4, unique=True))
     }
     if files or draw(st.booleans()):
         doc["$file"] = [files]
