@@ -179,3 +179,17 @@ def test_backup_in_worker_processes_reports_corrupt_pieces(
     assert summary.failed == summary.corrupt == 1 and summary.written == 1
     assert "is corrupt" in summary.failures[0]
     assert len(_manifest(tmp_path / "bk")) == 1
+
+
+def test_backup_of_a_snapshot_stored_in_another_shape(archive: Archive, tmp_path: Path) -> None:
+    # The Java service's writer declares namespaces its own way: the stored XML is then
+    # read whole and written again, not passed through.
+    archive.store(make_snapshot(0, files={"a.pdf": PDF}))
+    snapshot_id = str(make_snapshot(0).get_first("$uniqueid"))
+    row = archive.backend.get(SNAPSHOTS, {"snapshot": snapshot_id})
+    assert row is not None
+    other = row["data"].replace(b"<document ", b"<document xmlns:j='urn:java' ", 1)
+    archive.backend.put(SNAPSHOTS, [{"snapshot": snapshot_id, "data": other}])
+    assert backup(archive, tmp_path / "bk").written == 1
+    [written] = (tmp_path / "bk").rglob("*.xml")
+    assert written.read_bytes() == to_xml(make_snapshot(0, files={"a.pdf": PDF}))

@@ -343,10 +343,15 @@ class Archive:
             doc[FILE_ITEM] = [merged]
         return doc
 
-    def xml_with_files(self, snapshot_id: str) -> StoredXml | None:
-        """The snapshot's XML with its files, from its stored XML as it is (faster than
-        ``iter_xml(load(...))``, the same bytes); None: take that way (``stored_xml``)."""
-        return load_with_files(self.backend, self.read_gate, require_snapshot_id(snapshot_id))
+    def xml_with_files(self, snapshot_id: str) -> StoredXml:
+        """The snapshot's XML with its files: the bytes of ``iter_xml(load(...))``, from
+        the stored XML as it is when it can (``stored_xml``: no parse, no writing)."""
+        found = load_with_files(self.backend, self.read_gate, require_snapshot_id(snapshot_id))
+        if found is not None:
+            return found
+        doc = self.load(snapshot_id, with_files=True)
+        created = doc.get_first("$created") or doc.get_first("$modified")
+        return StoredXml(created if isinstance(created, dt.datetime) else None, [iter_xml(doc)])
 
     def file_of_snapshot(self, snapshot_id: str, name: str) -> tuple[FileEntry, StoredContent]:
         doc = self.load(snapshot_id, with_files=True)

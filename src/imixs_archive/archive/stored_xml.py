@@ -52,18 +52,21 @@ DATE_ITEMS = ("$created", "$modified")
 @dataclass
 class StoredXml:
     """The XML of one snapshot with its files: byte runs of the stored XML, and between
-    them the files whose base64 goes there (streamed, checked as read)."""
+    them the files whose base64 goes there (streamed, checked as read); or the pieces of
+    a writer's XML of the loaded snapshot."""
 
-    created: dt.datetime
-    """``$created`` (``$modified`` when it has none): the backup's folder."""
-    parts: list[bytes | BinaryStream]
+    created: dt.datetime | None
+    """``$created`` (``$modified`` when it has none): a backup's folder."""
+    parts: list[bytes | BinaryStream | Iterator[bytes]]
 
     def iter_bytes(self) -> Iterator[bytes]:
         for part in self.parts:
             if isinstance(part, bytes):
                 yield part
-            else:
+            elif isinstance(part, BinaryStream):
                 yield from iter_base64(part.iter_bytes())
+            else:
+                yield from part
 
 
 class _NotVouched(Exception):
@@ -86,7 +89,7 @@ def with_files(
     created = scan.dates.get("$created") or scan.dates.get("$modified")
     if created is None:
         return None
-    parts: list[bytes | BinaryStream] = []
+    parts: list[bytes | BinaryStream | Iterator[bytes]] = []
     start = 0
     for offset, name in scan.contents:
         parts.append(data[start:offset])

@@ -125,13 +125,14 @@ def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_get(args: argparse.Namespace, ctx: Context) -> int:
     archive = ctx.archive
-    doc = archive.load(args.snapshot_id, with_files=not args.no_files)
+    if args.format == "xml" and not args.no_files:
+        pieces = archive.xml_with_files(args.snapshot_id).iter_bytes()
+    else:
+        doc = archive.load(args.snapshot_id, with_files=not args.no_files)
+        pieces = iter([to_json(doc)]) if args.format == "json" else iter_xml(doc)
     with output(args.output) as out:
-        if args.format == "json":
-            out.write(to_json(doc))
-        else:
-            for piece in iter_xml(doc):
-                out.write(piece)
+        for piece in pieces:
+            out.write(piece)
     return 0
 
 

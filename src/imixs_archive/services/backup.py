@@ -33,9 +33,7 @@ from typing import Any, TextIO
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import origin_id, snapshot_order
-from imixs_archive.document.model import Document
 from imixs_archive.document.xml_reader import discard_files, iter_xml_documents
-from imixs_archive.document.xml_writer import iter_xml
 from imixs_archive.errors import ArchiveError, IntegrityError
 from imixs_archive.services.durable_files import Placed, Placer, existing_ancestor
 from imixs_archive.services.workers import Send, Spread, run_in_workers
@@ -91,14 +89,12 @@ def _newest_of_every_instance(archive: Archive) -> Iterator[str]:
             yield newest
 
 
-def backup_path(root: Path, doc: Document, snapshot_id: str, all_snapshots: bool) -> Path:
-    created = doc.get_first("$created") or doc.get_first("$modified")
-    if not isinstance(created, dt.datetime):
+def backup_path(
+    root: Path, created: dt.datetime | None, snapshot_id: str, all_snapshots: bool
+) -> Path:
+    """Where a snapshot ``$created`` then goes (its ``$modified`` when it has none)."""
+    if created is None:
         raise ArchiveError(f"snapshot {snapshot_id} has no $created date")
-    return _path_at(root, created, snapshot_id, all_snapshots)
-
-
-def _path_at(root: Path, created: dt.datetime, snapshot_id: str, all_snapshots: bool) -> Path:
     name = snapshot_id if all_snapshots else origin_id(snapshot_id)
     return _inside(root, f"{created.year:04d}", f"{created.month:02d}", f"{name}.xml")
 
@@ -313,14 +309,8 @@ def _backup_one(
     summary: BackupSummary,
     folders: set[Path],
 ) -> None:
-    stored = archive.xml_with_files(snapshot_id)  # the stored XML as it is, when it can
-    if stored is None:
-        doc = archive.load(snapshot_id, with_files=True)
-        path = backup_path(root, doc, snapshot_id, all_snapshots)
-        xml = iter_xml(doc)
-    else:
-        path = _path_at(root, stored.created, snapshot_id, all_snapshots)
-        xml = stored.iter_bytes()
+    xml = archive.xml_with_files(snapshot_id)
+    path = backup_path(root, xml.created, snapshot_id, all_snapshots)
     relative = str(path.relative_to(root))
     if path.exists() and _held_snapshot(path, manifest.get(relative)) == snapshot_id:
         summary.current += 1
@@ -333,7 +323,7 @@ def _backup_one(
     except OSError as exc:
         raise ArchiveError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:
-        for piece in xml:
+        for piece in xml.iter_bytes():
             out.write(piece)
             summary.bytes_written += len(piece)
         placer.place(out, partial, path, snapshot_id)  # closes it: durable, then renamed

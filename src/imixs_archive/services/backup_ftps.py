@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.document.xml_writer import iter_xml
 from imixs_archive.errors import ArchiveError, NotFoundError
 from imixs_archive.services.backup import BackupSummary, backup_path, newest_per_instance
 from imixs_archive.services.ftps import FtpsTarget
@@ -37,11 +36,11 @@ def put_snapshot(
 ) -> int | None:
     """Write one snapshot (files merged back) as its instance's backup file; the bytes
     sent, or None when the file already holds it or a newer one (and not ``overwrite``)."""
-    doc = archive.load(snapshot_id, with_files=True)
-    relative = backup_path(Path(), doc, snapshot_id, False).as_posix()
+    xml = archive.xml_with_files(snapshot_id)
+    relative = backup_path(Path(), xml.created, snapshot_id, False).as_posix()
     if not overwrite and not target.needs(relative, snapshot_id):
         return None
-    return target.store(relative, iter_xml(doc), snapshot_id)
+    return target.store(relative, xml.iter_bytes(), snapshot_id)
 
 
 def backup_to_ftps(
