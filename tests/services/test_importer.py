@@ -85,7 +85,7 @@ def test_import_in_worker_processes_stores_and_reports_what_one_process_does(
     with SQLiteBackend(tmp_path / "alone") as backend, Archive(backend) as alone:
         expected = import_sources(alone, sources)
         read: list[int] = []
-        summary = import_in_workers(Spread(store_settings, 3), sources, read.append)
+        summary = import_in_workers(Spread(store_settings, 3), sources, read.append, archive)
         assert (summary.new, summary.present, summary.failed) == (16, 0, 1)
         assert summary.failures == expected.failures and "3b.xml" in summary.failures[0]
         assert summary.exit_code == expected.exit_code == 3

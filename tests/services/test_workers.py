@@ -137,3 +137,20 @@ def test_workers_end_when_their_parent_is_killed(tmp_path: Path) -> None:
     parent.kill()  # no chance to stop its workers
     parent.communicate(timeout=10)
     assert _gone(workers, within=20)
+
+
+def test_this_process_works_too_beside_the_workers(
+    archive: Archive, store_settings: Settings
+) -> None:
+    messages: list[Any] = []
+    batches = ([step] for step in range(30))
+    run_in_workers(Spread(store_settings, 3), StoreSteps(), batches, messages.append, archive)
+    stored = sorted(step for kind, step, _pid in messages if kind == "stored")
+    assert stored == list(range(30))
+    by_pid = {pid for _kind, _value, pid in messages}
+    assert os.getpid() in by_pid and len(by_pid) == 3  # here and two workers
+    finished = [count for kind, count, _pid in messages if kind == "finished"]
+    assert len(finished) == 3 and sum(finished) == 30
+    assert all(
+        archive.exists(str(make_snapshot(step).get_first("$uniqueid"))) for step in range(30)
+    )

@@ -111,7 +111,7 @@ def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
     )
     with import_progress(total) as advance:
         if in_workers:
-            summary = import_in_workers(workers, sources, advance)
+            summary = import_in_workers(workers, sources, advance, here=archive)
         else:
             summary = import_sources(archive, sources, advance)
     print_problems(summary.warnings, summary.failures)

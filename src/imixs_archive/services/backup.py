@@ -155,7 +155,9 @@ def backup(
             ids = iter(ids)
             head = list(islice(ids, spread.least)) if spread is not None and spread.jobs > 1 else []
             if spread is not None and head and len(head) == spread.least:
-                run_in_workers(spread, task, _in_batches(chain(head, ids), BATCH), on_message)
+                run_in_workers(
+                    spread, task, _in_batches(chain(head, ids), BATCH), on_message, archive
+                )
             else:
                 task.run_here(archive, chain(head, ids), on_message)
         finally:

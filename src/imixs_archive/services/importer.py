@@ -121,9 +121,13 @@ def import_sources(
 
 
 def import_in_workers(
-    spread: Spread, sources: list[Source], on_bytes: BytesRead | None = None
+    spread: Spread,
+    sources: list[Source],
+    on_bytes: BytesRead | None = None,
+    here: Archive | None = None,
 ) -> ImportSummary:
-    """``import_sources`` over worker processes (see ``workers``), for files.
+    """``import_sources`` over worker processes (see ``workers``), for files; ``here``:
+    this process's archive, and this process imports too.
 
     Files go in contiguous batches (snapshots of one instance usually sit side by side,
     and a file carried from snapshot to snapshot is found stored when its neighbour went
@@ -138,7 +142,7 @@ def import_in_workers(
         else:
             by_batch.setdefault(number, ImportSummary()).merge(value)
 
-    run_in_workers(spread, _ImportTask(), _batches(sources, spread.jobs), on_message)
+    run_in_workers(spread, _ImportTask(), _batches(sources, spread.jobs), on_message, here)
     summary = ImportSummary()
     for number in sorted(by_batch):
         summary.merge(by_batch[number])

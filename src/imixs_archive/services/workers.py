@@ -82,14 +82,20 @@ _DONE = "done"
 
 
 def run_in_workers(
-    spread: Spread, task: WorkerTask, batches: Iterable[Any], on_message: Send
+    spread: Spread,
+    task: WorkerTask,
+    batches: Iterable[Any],
+    on_message: Send,
+    here: Archive | None = None,
 ) -> None:
-    """Run ``task`` over ``batches`` in ``spread.jobs`` worker processes; ``on_message``
-    gets every message a worker sent, in the parent."""
-    settings, jobs = spread.settings, spread.jobs
+    """Run ``task`` over ``batches`` in ``spread.jobs`` processes; ``on_message`` gets
+    every message, in this process. ``here``: this process's archive, and this process is
+    one of the ``jobs`` (it has loaded everything already: one interpreter fewer to start,
+    and it works while the workers start)."""
+    settings = spread.settings
     context = multiprocessing.get_context("spawn")  # no inherited threads or connections
     outbox: Any = context.Queue()
-    inboxes: list[Any] = [context.Queue() for _ in range(jobs)]
+    inboxes: list[Any] = [context.Queue() for _ in range(spread.jobs - (here is not None))]
     workers = [
         context.Process(
             target=_worker,
@@ -102,7 +108,10 @@ def run_in_workers(
     for worker in workers:
         worker.start()
     try:
-        _hand_out(iter(batches), workers, inboxes, outbox, on_message)
+        dispatch = _Dispatch(iter(batches), workers, inboxes, outbox, on_message)
+        if here is not None:
+            dispatch.work_here(task, here)
+        dispatch.wait()
     finally:
         for worker in workers:
             if worker.is_alive():
@@ -110,44 +119,83 @@ def run_in_workers(
             worker.join()
 
 
-def _hand_out(
-    batches: Iterator[Any],
-    workers: Sequence[BaseProcess],
-    inboxes: list[Any],
-    outbox: Any,
-    on_message: Send,
-) -> None:
-    pending = [0] * len(workers)
-    finished = [False] * len(workers)
-    exhausted = False
+class _Dispatch:
+    """Hands the batches out (``AHEAD`` per worker) and takes the messages in."""
 
-    def give(n: int) -> None:
-        nonlocal exhausted
-        while not exhausted and pending[n] < AHEAD:
-            batch = next(batches, None)
+    def __init__(
+        self,
+        batches: Iterator[Any],
+        workers: Sequence[BaseProcess],
+        inboxes: list[Any],
+        outbox: Any,
+        on_message: Send,
+    ) -> None:
+        self.batches = batches
+        self.workers = workers
+        self.inboxes = inboxes
+        self.outbox = outbox
+        self.on_message = on_message
+        self.pending = [0] * len(workers)
+        self.finished = [False] * len(workers)
+        self.alive = set(range(len(workers)))
+        self.exhausted = False
+        for n in range(len(workers)):
+            self._give(n)
+
+    def work_here(self, task: WorkerTask, archive: Archive) -> None:
+        """Take batches in this process too, between looking at the workers' messages."""
+        while True:
+            self._take_in(block=False)
+            batch = self._next()
             if batch is None:
-                exhausted = True
-            else:
-                inboxes[n].put(batch)
-                pending[n] += 1
-        if exhausted and pending[n] == 0 and not finished[n]:
-            inboxes[n].put(None)  # no more: finish and stop
-            finished[n] = True
+                break
+            task.run(archive, batch, self.on_message)
+        task.finish(self.on_message)
+        for n in range(len(self.workers)):
+            self._give(n)  # the idle ones learn there is no more
 
-    for n in range(len(workers)):
-        give(n)
-    alive = set(range(len(workers)))
-    while alive:
-        n, message = _next_message(outbox, workers, alive)
+    def wait(self) -> None:
+        """Until every worker has finished."""
+        while self.alive:
+            self._take_in(block=True)
+
+    def _next(self) -> Any:
+        batch = None if self.exhausted else next(self.batches, None)
+        self.exhausted = batch is None
+        return batch
+
+    def _give(self, n: int) -> None:
+        while self.pending[n] < AHEAD and (batch := self._next()) is not None:
+            self.inboxes[n].put(batch)
+            self.pending[n] += 1
+        if self.exhausted and self.pending[n] == 0 and not self.finished[n]:
+            self.inboxes[n].put(None)  # no more: finish and stop
+            self.finished[n] = True
+
+    def _take_in(self, *, block: bool) -> None:
+        """The next message (``block``), or all that have arrived."""
+        while self.alive:
+            if block:
+                n, message = _next_message(self.outbox, self.workers, self.alive)
+            else:
+                try:
+                    n, message = self.outbox.get_nowait()
+                except queue.Empty:
+                    return
+            self._handle(n, message)
+            if block:
+                return
+
+    def _handle(self, n: int, message: Any) -> None:
         if message == _DONE:
-            pending[n] -= 1
-            give(n)
+            self.pending[n] -= 1
+            self._give(n)
         elif message is None:
-            alive.discard(n)
+            self.alive.discard(n)
         elif isinstance(message, _Failed):
             _raise(message)
         else:
-            on_message(message)
+            self.on_message(message)
 
 
 def _next_message(outbox: Any, workers: Sequence[BaseProcess], alive: set[int]) -> tuple[int, Any]:
