@@ -155,14 +155,19 @@ def _item(name: str, values: Iterable[Any], indent: str) -> Iterator[str | bytes
     empty = True
     for value in values:
         empty = False
-        yield from _value(value, inner)
+        if type(value) is str:  # as in _value, without a generator for each value
+            yield f'{inner}<value xsi:type="xs:string">{xml_text(value)}</value>\n'
+        else:
+            yield from _value(value, inner)
     if empty:
         yield f'{inner}<value xsi:nil="true"/>\n'
     yield f"{indent}</item>\n"
 
 
 def _value(value: Any, indent: str) -> Iterator[str | bytes]:
-    if value is None:
+    if type(value) is str:  # the most common by far: no walk through the type checks
+        yield f'{indent}<value xsi:type="xs:string">{xml_text(value)}</value>\n'
+    elif value is None:
         yield f'{indent}<value xsi:nil="true"/>\n'
     elif isinstance(value, Mapping):
         yield from _map(value, indent)
