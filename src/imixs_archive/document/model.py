@@ -307,6 +307,11 @@ class Document(MutableMapping[str, list[Any]]):
             xs_type_of(value)  # rejects values that have no Imixs type
         self._items[key] = stored
 
+    def set_read(self, name: str, values: list[Any]) -> None:
+        """Set an item as a reader built it: a non-empty name and values of Imixs types
+        already (no check of each value, no copy of the list)."""
+        self._items[normalize_name(name)] = values
+
     def __delitem__(self, name: str) -> None:
         del self._items[normalize_name(name)]
 

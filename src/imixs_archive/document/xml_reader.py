@@ -420,7 +420,7 @@ class _Builder:
         assert parent.doc is not None
         if not frame.name.strip():
             raise DocumentError("an item name must not be empty", self._where())
-        parent.doc[frame.name] = values
+        parent.doc.set_read(frame.name, values)  # values of the reader's own making
 
     # -- text ----------------------------------------------------------------------------
 
