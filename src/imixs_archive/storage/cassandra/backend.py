@@ -121,6 +121,10 @@ class CassandraBackend(Backend):
         self._read_level = consistency_level(config.consistency_read, write=False)
         self._write_level = consistency_level(config.consistency_write, write=True)
         self._prepared: dict[str, Any] = {}
+        # The statements of the hot paths by table (and columns read), so a request does
+        # not build and look up its CQL text each time.
+        self._inserts: dict[str, Any] = {}
+        self._selects: dict[tuple[str, tuple[str, ...] | None], tuple[Any, tuple[str, ...]]] = {}
         self._zstd: bool | None = None
         # Write timestamps are taken here, once per write, and bound into the statement:
         # a retry then carries the first attempt's timestamp (the driver would stamp each
@@ -204,6 +208,8 @@ class CassandraBackend(Backend):
         statement = cql.drop_keyspace(self._keyspace)
         self._retrying("dropping the keyspace", partial(self._session.execute_ddl, statement))
         self._prepared.clear()
+        self._inserts.clear()
+        self._selects.clear()
 
     def truncate_all(self) -> list[str]:
         """Empty every table of the model (test clean-up between tests: far cheaper than
@@ -226,7 +232,10 @@ class CassandraBackend(Backend):
     # --- the storage contract ---
 
     def put(self, table: Table, rows: Iterable[Mapping[str, Any]]) -> int:
-        statement = self._statement(cql.insert(self._keyspace, table), write=True)
+        statement = self._inserts.get(table.name)
+        if statement is None:
+            statement = self._statement(cql.insert(self._keyspace, table), write=True)
+            self._inserts[table.name] = statement
         what = f"writing {table.name}"
         window: dict[Future[Any], tuple[list[Any], int]] = {}
         written = 0
@@ -250,9 +259,14 @@ class CassandraBackend(Backend):
     def get(
         self, table: Table, key: Mapping[str, Any], columns: Sequence[str] | None = None
     ) -> Row | None:
-        names = _selected(table, columns)
+        cached = (table.name, None if columns is None else tuple(columns))
+        plan = self._selects.get(cached)
+        if plan is None:
+            names = _selected(table, columns)
+            text = cql.select_row(self._keyspace, table, names)
+            plan = self._selects[cached] = (self._statement(text, write=False), names)
+        statement, names = plan
         params = _key_params(table, key, table.primary_key, "full primary key")
-        statement = self._statement(cql.select_row(self._keyspace, table, names), write=False)
         page = self._retrying(
             f"reading {table.name}", partial(self._session.execute, statement, params)
         )
