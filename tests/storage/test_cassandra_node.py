@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from imixs_archive.storage.cassandra import cql
-from imixs_archive.storage.model import DOCUMENTS_DATA, TABLES
+from imixs_archive.storage.model import DOCUMENTS, DOCUMENTS_DATA, TABLES
 from support.backends import (
     CASSANDRA_SKIP,
     cassandra_env,
@@ -167,5 +167,26 @@ def test_a_full_socket_queues_writes_and_leaks_no_request_ids(keyspace: str) -> 
         assert [c.in_flight for c in connections] == [0] * len(connections)
         row = store.get(DOCUMENTS_DATA, {"data_id": f"{47:064x}"})
         assert row is not None and row["data"] == pieces[3]
+    finally:
+        store.close()
+
+
+def test_batched_rows_of_one_partition_keep_their_own_write_times(keyspace: str) -> None:
+    """Rows of one partition go to the node as unlogged batches, each row with its own
+    ``USING TIMESTAMP``: the node takes them, and a delete of what was written before a
+    time between two puts keeps the later rows."""
+    store = open_cassandra(keyspace)
+    try:
+        key = "A" * 32
+        first = [{"md5": key, "sort_id": n, "data_id": f"{n:064x}"} for n in range(150)]
+        assert store.put(DOCUMENTS, first) == 150
+        between = store._clock()
+        later = [{"md5": key, "sort_id": n, "data_id": f"{n:064x}"} for n in range(150, 300)]
+        assert store.put(DOCUMENTS, later) == 150
+        found = [row["sort_id"] for row in store.scan(DOCUMENTS, {"md5": key})]
+        assert found == list(range(300))
+        store.delete(DOCUMENTS, {"md5": key}, written_before=between)
+        found = [row["sort_id"] for row in store.scan(DOCUMENTS, {"md5": key})]
+        assert found == list(range(150, 300))
     finally:
         store.close()

@@ -63,6 +63,11 @@ BLOB_FETCH_SIZE = 100
 """Rows per page when reading other blobs (snapshot XML)."""
 ROW_FETCH_SIZE = 1000
 """Rows per page for index tables (a few dozen bytes a row)."""
+BATCH_BYTES = 4096
+"""Consecutive rows of one partition in a table without blobs are written as one
+unlogged batch (one request, applied as one mutation) of up to about this many bytes of
+values: under the node's default ``batch_size_warn_threshold`` (5 KiB)."""
+BATCH_ROWS = 100
 
 
 def supports_zstd(release_versions: Iterable[str]) -> bool:
@@ -237,18 +242,17 @@ class CassandraBackend(Backend):
             statement = self._statement(cql.insert(self._keyspace, table), write=True)
             self._inserts[table.name] = statement
         what = f"writing {table.name}"
-        window: dict[Future[Any], tuple[list[Any], int]] = {}
+        window: dict[Future[Any], tuple[list[list[Any]], int]] = {}
         written = 0
-        rows = iter(rows)
+        requests = _requests(table, rows, self._clock)
         try:
             while True:
                 while len(window) >= self._config.write_concurrency:
                     written += self._settle(window, statement, what)
-                row = next(rows, _END)
-                if row is _END:
+                group = next(requests, _END)
+                if group is _END:
                     break
-                params = [*_params(table, row), self._clock()]
-                window[self._start(statement, params, what)] = (params, 1)
+                window[self._start(statement, group, what)] = (group, 1)
             while window:
                 written += self._settle(window, statement, what)
         except BaseException:
@@ -412,27 +416,30 @@ class CassandraBackend(Backend):
                 self._sleep(self._delay(attempt))
                 attempt += 1
 
-    def _start(self, statement: Any, params: list[Any], what: str) -> Future[Any]:
+    def _start(self, statement: Any, group: list[list[Any]], what: str) -> Future[Any]:
         try:
-            return self._session.execute_async(statement, params)
+            if len(group) == 1:
+                return self._session.execute_async(statement, group[0])
+            return self._session.execute_batch_async(statement, group)
         except (*UNAVAILABLE, DriverException) as exc:
             raise self._error(what, exc) from exc
 
     def _settle(
-        self, window: dict[Future[Any], tuple[list[Any], int]], statement: Any, what: str
+        self, window: dict[Future[Any], tuple[list[list[Any]], int]], statement: Any, what: str
     ) -> int:
         """Wait for at least one write in ``window`` to finish; re-issue those that timed
-        out. Returns how many completed."""
+        out (with the parameters, timestamps included, of their first attempt). Returns
+        how many rows were written."""
         done, _ = wait(window, return_when=FIRST_COMPLETED)
         completed = 0
         for future in done:
-            params, attempt = window.pop(future)
+            group, attempt = window.pop(future)
             error = future.exception()
             if error is None:
-                completed += 1
+                completed += len(group)
             elif _retryable(error) and attempt < self._config.retries:
                 self._sleep(self._delay(attempt))
-                window[self._start(statement, params, what)] = (params, attempt + 1)
+                window[self._start(statement, group, what)] = (group, attempt + 1)
             elif _retryable(error):
                 raise self._timed_out(what, attempt, error) from error
             else:
@@ -529,6 +536,35 @@ def _after(table: Table, start_after: Mapping[str, Any]) -> tuple[str, ...]:
             f"{table.clustering_key}, got {tuple(start_after)}"
         )
     return table.clustering_key[:count]
+
+
+def _requests(
+    table: Table, rows: Iterable[Mapping[str, Any]], clock: Callable[[], int]
+) -> Iterator[list[list[Any]]]:
+    """The parameters of each write request, the write timestamp last: one row each, or,
+    in a table without blobs, consecutive rows of one partition together (see
+    ``BATCH_BYTES``). Pulls a row only when the request before it is handed out."""
+    batching = all(column.type is not ColumnType.BLOB for column in table.columns)
+    partition = [table.column_names.index(name) for name in table.partition_key]
+    group: list[list[Any]] = []
+    size = 0
+    for row in rows:
+        params = [*_params(table, row), clock()]
+        if not batching:
+            yield [params]
+            continue
+        row_size = sum(len(v) if isinstance(v, str | bytes) else 8 for v in params)
+        if group and (
+            [params[i] for i in partition] != [group[0][i] for i in partition]
+            or size + row_size > BATCH_BYTES
+            or len(group) >= BATCH_ROWS
+        ):
+            yield group
+            group, size = [], 0
+        group.append(params)
+        size += row_size
+    if group:
+        yield group
 
 
 def _params(table: Table, row: Mapping[str, Any]) -> list[Any]:

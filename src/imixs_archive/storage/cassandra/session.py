@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
 from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
-from cassandra.query import SimpleStatement, tuple_factory
+from cassandra.query import BatchStatement, BatchType, SimpleStatement, tuple_factory
 
 from imixs_archive.storage.cassandra.config import CassandraConfig, auth_provider, ssl_context
 
@@ -72,6 +72,11 @@ class CqlSession(Protocol):
 
     def execute_async(self, statement: Any, params: Sequence[Any]) -> Future[Any]:
         """Start the statement; the future completes when it has been applied or failed."""
+
+    def execute_batch_async(self, statement: Any, rows: Sequence[Sequence[Any]]) -> Future[Any]:
+        """Start one unlogged batch of ``statement`` with each row's parameters (rows of
+        one partition: the node applies them as one mutation); completes like
+        :meth:`execute_async`."""
 
     def execute_ddl(self, cql: str) -> bool:
         """Run a schema change; True when the nodes agreed on the new schema in time."""
@@ -148,8 +153,18 @@ class DriverSession:
         return page
 
     def execute_async(self, statement: Any, params: Sequence[Any]) -> Future[Any]:
+        return self._started(statement.bind(list(params)))
+
+    def execute_batch_async(self, statement: Any, rows: Sequence[Sequence[Any]]) -> Future[Any]:
+        batch = BatchStatement(BatchType.UNLOGGED, consistency_level=statement.consistency_level)
+        batch.is_idempotent = True
+        for params in rows:
+            batch.add(statement, list(params))
+        return self._started(batch)
+
+    def _started(self, request: Any) -> Future[Any]:
         done: Future[Any] = Future()
-        response = self._session.execute_async(statement.bind(list(params)))
+        response = self._session.execute_async(request)
 
         def answered(rows: Any) -> None:
             done.set_result(rows)
