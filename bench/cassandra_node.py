@@ -13,6 +13,11 @@ with MB/s, snapshots/s, this process's CPU per MB, and the node's heap after eac
 
     .venv/bin/python bench/cassandra_node.py                    # the recorded run
     .venv/bin/python bench/cassandra_node.py --instances 8 --small 300
+    .venv/bin/python bench/cassandra_node.py --instances 4 --small 200 --requests
+
+``--requests``: also the store operations each phase made, per MB (ingest, read-back) or
+per snapshot (sync), by kind and table (a row written, a row read, a scan started); on
+Cassandra each is at least one request to the node.
 
 Not a test: figures depend on the machine. Results go to bench/README.md.
 """
@@ -29,7 +34,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -46,6 +52,8 @@ from imixs_archive.services.importer import find_sources, import_sources  # noqa
 from imixs_archive.services.sync import SyncConfig, SyncService  # noqa: E402
 from imixs_archive.storage.base import Backend  # noqa: E402
 from imixs_archive.storage.cassandra.backend import CassandraBackend  # noqa: E402
+from imixs_archive.storage.delegating import DelegatingBackend  # noqa: E402
+from imixs_archive.storage.model import Table  # noqa: E402
 from imixs_archive.storage.sqlite.backend import SQLiteBackend  # noqa: E402
 from imixs_archive.workflow.client import WorkflowClient  # noqa: E402
 from store_ingest import generate  # noqa: E402
@@ -69,6 +77,39 @@ def node_heap_mb() -> str:
     if not match:
         return "?"
     return f"{int(match.group(2)) // 1024} of {int(match.group(1)) // 1024} MB"
+
+
+class Counted(DelegatingBackend):
+    """Counts the store operations: rows written, rows read by key, scans started."""
+
+    def __init__(self, inner: Backend) -> None:
+        super().__init__(inner)
+        self.counts: Counter[str] = Counter()
+
+    def put(self, table: Table, rows: Iterable[Mapping[str, Any]]) -> int:
+        written = self.inner.put(table, rows)
+        self.counts[f"put {table.name}"] += written
+        return written
+
+    def get(
+        self, table: Table, key: Mapping[str, Any], columns: Sequence[str] | None = None
+    ) -> Any:
+        self.counts[f"get {table.name}"] += 1
+        return self.inner.get(table, key, columns)
+
+    def scan(self, table: Table, partition: Any = None, **options: Any) -> Iterator[Any]:
+        self.counts[f"scan {table.name}"] += 1
+        return self.inner.scan(table, partition, **options)
+
+    def delete(self, table: Table, key: Mapping[str, Any], **options: Any) -> None:
+        self.counts[f"delete {table.name}"] += 1
+        self.inner.delete(table, key, **options)
+
+    def report(self, label: str, per: float, unit: str) -> None:
+        total = sum(self.counts.values()) / per
+        parts = ", ".join(f"{name} {n / per:.2f}" for name, n in self.counts.most_common(8))
+        print(f"  {label}: {total:.1f} store operations per {unit} ({parts})")
+        self.counts.clear()
 
 
 def cassandra_store(target: str, keyspace: str) -> CassandraBackend:
@@ -98,16 +139,23 @@ def measured() -> Iterator[dict[str, float]]:
     figures["cpu"] = time.process_time() - cpu
 
 
-def ingest_and_read(backend: Backend, inputs: Path, xml_bytes: int) -> dict[str, Any]:
+def ingest_and_read(
+    backend: Backend, inputs: Path, xml_bytes: int, count: bool = False
+) -> dict[str, Any]:
     sources = find_sources([str(inputs)])
-    with Archive(backend) as archive:
+    counted = Counted(backend) if count else None
+    with Archive(counted or backend) as archive:
         with measured() as ingest:
             summary = import_sources(archive, sources)
+        if counted:
+            counted.report(f"{backend.name} ingest", xml_bytes / MB, "MB")
         with measured() as read:
             read_bytes = 0
             for snapshot_id in list(archive.iter_snapshot_ids()):
                 for piece in iter_xml(archive.load(snapshot_id)):
                     read_bytes += len(piece)
+        if counted:
+            counted.report(f"{backend.name} read-back", read_bytes / MB, "MB")
     return {
         "snapshots": summary.new,
         "ingest_mb_s": xml_bytes / MB / ingest["seconds"],
@@ -118,7 +166,9 @@ def ingest_and_read(backend: Backend, inputs: Path, xml_bytes: int) -> dict[str,
     }
 
 
-def sync_small(open_store: Callable[[], Backend], count: int, workers: int) -> dict[str, float]:
+def sync_small(
+    open_store: Callable[[], Backend], count: int, workers: int, counting: bool = False
+) -> dict[str, float]:
     parent, child = multiprocessing.Pipe()
     spec = {"seed": 1, "count": count, "meta": 4000, "file_bytes": 0}
     process = multiprocessing.get_context("fork").Process(target=_serve, args=(child, spec))
@@ -126,17 +176,20 @@ def sync_small(open_store: Callable[[], Backend], count: int, workers: int) -> d
     url = parent.recv()
     try:
         with (
-            open_store() as backend,
-            Archive(backend) as archive,
+            open_store() as store,
             WorkflowClient(url, max_connections=workers + 2) as client,
         ):
-            config = SyncConfig(interval_ms=10, initial_delay_ms=0, workers=workers, batch=200)
-            service = SyncService(archive, client, config)
-            with measured() as sync:
-                while service.run_round().read:
-                    pass
-            service.close()
-            archived = service.counters.archived
+            backend = Counted(store) if counting else store
+            with Archive(backend) as archive:
+                config = SyncConfig(interval_ms=10, initial_delay_ms=0, workers=workers, batch=200)
+                service = SyncService(archive, client, config)
+                with measured() as sync:
+                    while service.run_round().read:
+                        pass
+                service.close()
+                archived = service.counters.archived
+            if isinstance(backend, Counted):
+                backend.report(f"{store.name} sync", count, "snapshot")
     finally:
         parent.send("stop")
         parent.recv()
@@ -156,6 +209,7 @@ def main() -> None:
     parser.add_argument(
         "--cluster", default="", help="also a three-node cluster: its contact points, comma list"
     )
+    parser.add_argument("--requests", action="store_true", help="count the store operations")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="cassandra-bench-", dir=args.dir))
     keyspace = "bench_" + "".join(random.choices("abcdefghij", k=8))
@@ -166,12 +220,12 @@ def main() -> None:
         print(f"workload: {xml_bytes / MB:.0f} MB of snapshot XML; node heap {node_heap_mb()}")
         results = {}
         with SQLiteBackend(work / "store") as sqlite:
-            results["embedded"] = ingest_and_read(sqlite, inputs, xml_bytes)
+            results["embedded"] = ingest_and_read(sqlite, inputs, xml_bytes, args.requests)
         targets = {"cassandra": args.target, **({"cluster3": args.cluster} if args.cluster else {})}
         for name, target in targets.items():
             cassandra = cassandra_store(target, keyspace)
             try:
-                results[name] = ingest_and_read(cassandra, inputs, xml_bytes)
+                results[name] = ingest_and_read(cassandra, inputs, xml_bytes, args.requests)
             finally:
                 cassandra.close()
         print(f"node heap after ingest and read-back: {node_heap_mb()}")
@@ -184,12 +238,15 @@ def main() -> None:
         ratio = results["cassandra"]["ingest_mb_s"] / results["embedded"]["ingest_mb_s"]
         print(f"ingest cassandra/embedded: {ratio:.2f} (target >= 0.5)")
         sync_embedded = sync_small(
-            lambda: SQLiteBackend(work / "sync-store"), args.small, args.workers
+            lambda: SQLiteBackend(work / "sync-store"), args.small, args.workers, args.requests
         )
         synced = {"embedded": sync_embedded}
         for name, target in targets.items():
             synced[name] = sync_small(
-                partial(cassandra_store, target, keyspace + "_sync"), args.small, args.workers
+                partial(cassandra_store, target, keyspace + "_sync"),
+                args.small,
+                args.workers,
+                args.requests,
             )
         for name, s in synced.items():
             print(

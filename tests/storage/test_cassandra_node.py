@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -19,7 +20,7 @@ from typing import Any
 import pytest
 
 from imixs_archive.storage.cassandra import cql
-from imixs_archive.storage.model import TABLES
+from imixs_archive.storage.model import DOCUMENTS, DOCUMENTS_DATA, TABLES
 from support.backends import (
     CASSANDRA_SKIP,
     cassandra_env,
@@ -144,3 +145,48 @@ def test_tables_of_large_cells_are_compressed_with_zstd(keyspace: str) -> None:
     assert compression["documents_data"]["min_compress_ratio"] == "1.1"
     assert compression["snapshots"]["class"].endswith("ZstdCompressor")
     assert not compression["documents"]["class"].endswith("ZstdCompressor")
+
+
+def test_a_full_socket_queues_writes_and_leaks_no_request_ids(keyspace: str) -> None:
+    """The driver refuses a request (``ConnectionBusy``) while its socket's send buffer is
+    full and keeps the request id it took for it; with the send buffer shrunk, writes of
+    1 MiB pieces fill it at once. They must go out as the socket drains: no refusal, no
+    retry, every request id back when they are done."""
+    store = open_cassandra(keyspace)
+    slept: list[float] = []
+    store._sleep = slept.append  # a retry sleeps first
+    try:
+        pools = store._session._session.get_pools()
+        connections = [pool._connection for pool in pools]
+        for connection in connections:
+            connection._socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+        pieces = [os.urandom(1 << 20) for _ in range(4)]
+        rows = [{"data_id": f"{n:064x}", "data": pieces[n % 4]} for n in range(48)]
+        assert store.put(DOCUMENTS_DATA, rows) == 48
+        assert slept == []
+        assert [c.in_flight for c in connections] == [0] * len(connections)
+        row = store.get(DOCUMENTS_DATA, {"data_id": f"{47:064x}"})
+        assert row is not None and row["data"] == pieces[3]
+    finally:
+        store.close()
+
+
+def test_batched_rows_of_one_partition_keep_their_own_write_times(keyspace: str) -> None:
+    """Rows of one partition go to the node as unlogged batches, each row with its own
+    ``USING TIMESTAMP``: the node takes them, and a delete of what was written before a
+    time between two puts keeps the later rows."""
+    store = open_cassandra(keyspace)
+    try:
+        key = "A" * 32
+        first = [{"md5": key, "sort_id": n, "data_id": f"{n:064x}"} for n in range(150)]
+        assert store.put(DOCUMENTS, first) == 150
+        between = store._clock()
+        later = [{"md5": key, "sort_id": n, "data_id": f"{n:064x}"} for n in range(150, 300)]
+        assert store.put(DOCUMENTS, later) == 150
+        found = [row["sort_id"] for row in store.scan(DOCUMENTS, {"md5": key})]
+        assert found == list(range(300))
+        store.delete(DOCUMENTS, {"md5": key}, written_before=between)
+        found = [row["sort_id"] for row in store.scan(DOCUMENTS, {"md5": key})]
+        assert found == list(range(150, 300))
+    finally:
+        store.close()

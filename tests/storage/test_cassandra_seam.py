@@ -34,7 +34,12 @@ from cassandra.util import Date
 from imixs_archive.config import load_settings
 from imixs_archive.errors import ConfigError, StoreError, StoreUnavailableError
 from imixs_archive.storage.cassandra import backend as cassandra_module
-from imixs_archive.storage.cassandra.backend import CassandraBackend, plan_schema, supports_zstd
+from imixs_archive.storage.cassandra.backend import (
+    BATCH_BYTES,
+    CassandraBackend,
+    plan_schema,
+    supports_zstd,
+)
 from imixs_archive.storage.cassandra.config import CassandraConfig, load_config
 from imixs_archive.storage.cassandra.cql import SIMPLE, Replication
 from imixs_archive.storage.cassandra.session import ClusterInfo, DriverSession, Page
@@ -87,6 +92,7 @@ class FakeSession:
     calls: list[Call] = field(default_factory=list)
     events: list[str] = field(default_factory=list)
     written: list[list[Any]] = field(default_factory=list)
+    batches: list[list[list[Any]]] = field(default_factory=list)
     outstanding: int = 0
     max_outstanding: int = 0
     completed: int = 0
@@ -118,20 +124,28 @@ class FakeSession:
         return Page(rows=pages[index], paging_state=more)
 
     def execute_async(self, statement: Any, params: Sequence[Any]) -> Future[Any]:
+        return self.execute_batch_async(statement, [params], batch=False)
+
+    def execute_batch_async(
+        self, statement: Any, rows: Sequence[Sequence[Any]], *, batch: bool = True
+    ) -> Future[Any]:
+        """One request writing ``rows`` (a batch: recorded in ``batches``)."""
         future: Future[Any] = Future()
         with self._lock:
             self.outstanding += 1
             self.max_outstanding = max(self.max_outstanding, self.outstanding)
             error = self.async_errors.pop(0) if self.async_errors else None
-            self.attempted.append(list(params))
+            self.attempted.extend(list(params) for params in rows)
+            if batch:
+                self.batches.append([list(params) for params in rows])
 
         def complete() -> None:
             time.sleep(self.write_delay)
             with self._lock:
                 self.outstanding -= 1
                 if error is None:
-                    self.completed += 1
-                    self.written.append(list(params))
+                    self.completed += len(rows)
+                    self.written.extend(list(params) for params in rows)
             if error is None:
                 future.set_result([])
             else:
@@ -772,3 +786,40 @@ def test_load_config_defaults_match_the_backend() -> None:
     backend.delete(SNAPSHOTS, {"snapshot": "x"})
     assert [p.consistency for p in session.prepared] == [ConsistencyLevel.LOCAL_QUORUM] * 2
     session.close()
+
+
+def test_rows_of_one_partition_without_blobs_go_as_batches(
+    fake: FakeSession, sleeps: Sleeps
+) -> None:
+    """One request per batch of a partition's small rows (each row with its own write
+    timestamp, under ``BATCH_BYTES``); a new partition starts a new request; rows with
+    blobs always go alone."""
+    rows = [{"md5": "A" * 32, "sort_id": n, "data_id": f"{n:064x}"} for n in range(60)]
+    rows.append({"md5": "B" * 32, "sort_id": 0, "data_id": "f" * 64})
+    assert backend_for(fake, sleeps).put(DOCUMENTS, rows) == 61
+    assert sorted((p[0], p[1]) for p in fake.written) == sorted(
+        (r["md5"], r["sort_id"]) for r in rows
+    )
+    sizes = [len(batch) for batch in fake.batches]
+    assert len(fake.batches) >= 2 and sum(sizes) == 60  # the B row alone, not batched
+    for batch in fake.batches:
+        assert {params[0] for params in batch} == {"A" * 32}
+        assert sum(len(p[0]) + 8 + len(p[2]) + 8 for p in batch) <= BATCH_BYTES
+    stamps = [p[-1] for p in fake.written]
+    assert len(set(stamps)) == 61
+    fake.batches.clear()
+    blobs = [{"snapshot": f"s{n}", "data": b"x"} for n in range(3)]
+    assert backend_for(fake, sleeps).put(SNAPSHOTS, blobs) == 3
+    assert fake.batches == []
+
+
+def test_a_timed_out_batch_is_retried_whole_with_its_timestamps(
+    fake: FakeSession, sleeps: Sleeps
+) -> None:
+    fake.async_errors = [WriteTimeout("slow", write_type=0)]
+    rows = [{"md5": "A", "sort_id": n, "data_id": f"d{n}"} for n in range(5)]
+    assert backend_for(fake, sleeps).put(DOCUMENTS, rows) == 5
+    assert len(fake.batches) == 2
+    assert fake.batches[0] == fake.batches[1]
+    assert sorted(p[1] for p in fake.written) == list(range(5))
+    assert sleeps.delays == [0.2]

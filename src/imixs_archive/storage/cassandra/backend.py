@@ -63,6 +63,11 @@ BLOB_FETCH_SIZE = 100
 """Rows per page when reading other blobs (snapshot XML)."""
 ROW_FETCH_SIZE = 1000
 """Rows per page for index tables (a few dozen bytes a row)."""
+BATCH_BYTES = 4096
+"""Consecutive rows of one partition in a table without blobs are written as one
+unlogged batch (one request, applied as one mutation) of up to about this many bytes of
+values: under the node's default ``batch_size_warn_threshold`` (5 KiB)."""
+BATCH_ROWS = 100
 
 
 def supports_zstd(release_versions: Iterable[str]) -> bool:
@@ -121,6 +126,10 @@ class CassandraBackend(Backend):
         self._read_level = consistency_level(config.consistency_read, write=False)
         self._write_level = consistency_level(config.consistency_write, write=True)
         self._prepared: dict[str, Any] = {}
+        # The statements of the hot paths by table (and columns read), so a request does
+        # not build and look up its CQL text each time.
+        self._inserts: dict[str, Any] = {}
+        self._selects: dict[tuple[str, tuple[str, ...] | None], tuple[Any, tuple[str, ...]]] = {}
         self._zstd: bool | None = None
         # Write timestamps are taken here, once per write, and bound into the statement:
         # a retry then carries the first attempt's timestamp (the driver would stamp each
@@ -204,6 +213,8 @@ class CassandraBackend(Backend):
         statement = cql.drop_keyspace(self._keyspace)
         self._retrying("dropping the keyspace", partial(self._session.execute_ddl, statement))
         self._prepared.clear()
+        self._inserts.clear()
+        self._selects.clear()
 
     def truncate_all(self) -> list[str]:
         """Empty every table of the model (test clean-up between tests: far cheaper than
@@ -226,20 +237,22 @@ class CassandraBackend(Backend):
     # --- the storage contract ---
 
     def put(self, table: Table, rows: Iterable[Mapping[str, Any]]) -> int:
-        statement = self._statement(cql.insert(self._keyspace, table), write=True)
+        statement = self._inserts.get(table.name)
+        if statement is None:
+            statement = self._statement(cql.insert(self._keyspace, table), write=True)
+            self._inserts[table.name] = statement
         what = f"writing {table.name}"
-        window: dict[Future[Any], tuple[list[Any], int]] = {}
+        window: dict[Future[Any], tuple[list[list[Any]], int]] = {}
         written = 0
-        rows = iter(rows)
+        requests = _requests(table, rows, self._clock)
         try:
             while True:
                 while len(window) >= self._config.write_concurrency:
                     written += self._settle(window, statement, what)
-                row = next(rows, _END)
-                if row is _END:
+                group = next(requests, _END)
+                if group is _END:
                     break
-                params = [*_params(table, row), self._clock()]
-                window[self._start(statement, params, what)] = (params, 1)
+                window[self._start(statement, group, what)] = (group, 1)
             while window:
                 written += self._settle(window, statement, what)
         except BaseException:
@@ -250,9 +263,14 @@ class CassandraBackend(Backend):
     def get(
         self, table: Table, key: Mapping[str, Any], columns: Sequence[str] | None = None
     ) -> Row | None:
-        names = _selected(table, columns)
+        cached = (table.name, None if columns is None else tuple(columns))
+        plan = self._selects.get(cached)
+        if plan is None:
+            names = _selected(table, columns)
+            text = cql.select_row(self._keyspace, table, names)
+            plan = self._selects[cached] = (self._statement(text, write=False), names)
+        statement, names = plan
         params = _key_params(table, key, table.primary_key, "full primary key")
-        statement = self._statement(cql.select_row(self._keyspace, table, names), write=False)
         page = self._retrying(
             f"reading {table.name}", partial(self._session.execute, statement, params)
         )
@@ -398,27 +416,30 @@ class CassandraBackend(Backend):
                 self._sleep(self._delay(attempt))
                 attempt += 1
 
-    def _start(self, statement: Any, params: list[Any], what: str) -> Future[Any]:
+    def _start(self, statement: Any, group: list[list[Any]], what: str) -> Future[Any]:
         try:
-            return self._session.execute_async(statement, params)
+            if len(group) == 1:
+                return self._session.execute_async(statement, group[0])
+            return self._session.execute_batch_async(statement, group)
         except (*UNAVAILABLE, DriverException) as exc:
             raise self._error(what, exc) from exc
 
     def _settle(
-        self, window: dict[Future[Any], tuple[list[Any], int]], statement: Any, what: str
+        self, window: dict[Future[Any], tuple[list[list[Any]], int]], statement: Any, what: str
     ) -> int:
         """Wait for at least one write in ``window`` to finish; re-issue those that timed
-        out. Returns how many completed."""
+        out (with the parameters, timestamps included, of their first attempt). Returns
+        how many rows were written."""
         done, _ = wait(window, return_when=FIRST_COMPLETED)
         completed = 0
         for future in done:
-            params, attempt = window.pop(future)
+            group, attempt = window.pop(future)
             error = future.exception()
             if error is None:
-                completed += 1
+                completed += len(group)
             elif _retryable(error) and attempt < self._config.retries:
                 self._sleep(self._delay(attempt))
-                window[self._start(statement, params, what)] = (params, attempt + 1)
+                window[self._start(statement, group, what)] = (group, attempt + 1)
             elif _retryable(error):
                 raise self._timed_out(what, attempt, error) from error
             else:
@@ -515,6 +536,35 @@ def _after(table: Table, start_after: Mapping[str, Any]) -> tuple[str, ...]:
             f"{table.clustering_key}, got {tuple(start_after)}"
         )
     return table.clustering_key[:count]
+
+
+def _requests(
+    table: Table, rows: Iterable[Mapping[str, Any]], clock: Callable[[], int]
+) -> Iterator[list[list[Any]]]:
+    """The parameters of each write request, the write timestamp last: one row each, or,
+    in a table without blobs, consecutive rows of one partition together (see
+    ``BATCH_BYTES``). Pulls a row only when the request before it is handed out."""
+    batching = all(column.type is not ColumnType.BLOB for column in table.columns)
+    partition = [table.column_names.index(name) for name in table.partition_key]
+    group: list[list[Any]] = []
+    size = 0
+    for row in rows:
+        params = [*_params(table, row), clock()]
+        if not batching:
+            yield [params]
+            continue
+        row_size = sum(len(v) if isinstance(v, str | bytes) else 8 for v in params)
+        if group and (
+            [params[i] for i in partition] != [group[0][i] for i in partition]
+            or size + row_size > BATCH_BYTES
+            or len(group) >= BATCH_ROWS
+        ):
+            yield group
+            group, size = [], 0
+        group.append(params)
+        size += row_size
+    if group:
+        yield group
 
 
 def _params(table: Table, row: Mapping[str, Any]) -> list[Any]:

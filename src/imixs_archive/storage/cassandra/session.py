@@ -20,12 +20,15 @@ from typing import Any, Protocol
 
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
 from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
-from cassandra.query import SimpleStatement, tuple_factory
+from cassandra.query import BatchStatement, BatchType, SimpleStatement, tuple_factory
 
 from imixs_archive.storage.cassandra.config import CassandraConfig, auth_provider, ssl_context
 
 DDL_TIMEOUT = 120.0
 """Seconds a schema change may take (it waits for every node to agree)."""
+SOCKET_BUFFER = 64 * 1024
+"""Bytes the driver reads from or hands to the socket at once (its default is 4 KiB:
+256 system calls and as many Python steps on the event loop's thread per MiB of piece)."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,11 @@ class CqlSession(Protocol):
     def execute_async(self, statement: Any, params: Sequence[Any]) -> Future[Any]:
         """Start the statement; the future completes when it has been applied or failed."""
 
+    def execute_batch_async(self, statement: Any, rows: Sequence[Sequence[Any]]) -> Future[Any]:
+        """Start one unlogged batch of ``statement`` with each row's parameters (rows of
+        one partition: the node applies them as one mutation); completes like
+        :meth:`execute_async`."""
+
     def execute_ddl(self, cql: str) -> bool:
         """Run a schema change; True when the nodes agreed on the new schema in time."""
 
@@ -111,6 +119,7 @@ class DriverSession:
             connect_timeout=min(config.request_timeout, 30.0),
             protocol_version=config.protocol_version,
             max_schema_agreement_wait=int(DDL_TIMEOUT),
+            connection_class=QueueingConnection,
         )
         try:
             session = cluster.connect()
@@ -144,8 +153,18 @@ class DriverSession:
         return page
 
     def execute_async(self, statement: Any, params: Sequence[Any]) -> Future[Any]:
+        return self._started(statement.bind(list(params)))
+
+    def execute_batch_async(self, statement: Any, rows: Sequence[Sequence[Any]]) -> Future[Any]:
+        batch = BatchStatement(BatchType.UNLOGGED, consistency_level=statement.consistency_level)
+        batch.is_idempotent = True
+        for params in rows:
+            batch.add(statement, list(params))
+        return self._started(batch)
+
+    def _started(self, request: Any) -> Future[Any]:
         done: Future[Any] = Future()
-        response = self._session.execute_async(statement.bind(list(params)))
+        response = self._session.execute_async(request)
 
         def answered(rows: Any) -> None:
             done.set_result(rows)
@@ -201,6 +220,32 @@ class DriverSession:
 
     def close(self) -> None:
         self._cluster.shutdown()
+
+
+class QueueingConnection(Cluster.connection_class):  # type: ignore[misc]
+    """The driver's connection (libev where built), queueing a request while the socket's
+    send buffer is full instead of refusing it.
+
+    The driver marks a connection unwritable whenever a send would block (the node reads
+    slower than the client writes: a few 1 MiB pieces in flight fill a loopback socket) and
+    fails every request started meanwhile with ``ConnectionBusy``, without giving back the
+    request id it took for it: each refusal leaks one of the connection's 32,768 ids, and
+    once they are gone the connection takes no request at all. Here the request waits in
+    the connection's queue and goes out when the socket drains; what is queued is bounded
+    by what the backend keeps in flight (``cluster_write_concurrency`` writes, the reader
+    threads' reads). Larger socket reads and writes than the driver's 4 KiB, too."""
+
+    in_buffer_size = SOCKET_BUFFER
+    out_buffer_size = SOCKET_BUFFER
+
+    @property
+    def _socket_writable(self) -> bool:
+        return True
+
+    @_socket_writable.setter
+    def _socket_writable(self, value: bool) -> None:
+        """The driver's flag is set by its write handler; nothing reads it but the check
+        that refuses requests, which is what this class leaves out."""
 
 
 def _forget_rows(response: Any) -> None:
