@@ -21,8 +21,9 @@ it stored (writes are idempotent), so no file depends on another file's write.
 
 Hashing and SQLite/Cassandra writes release the GIL, so parsing, MD5 and piece hashing run
 side by side. Memory is bounded by the chunker window plus ``MAX_IN_FLIGHT`` pieces
-hashing, ``MD5_BACKLOG`` pieces waiting for the MD5, and the write batch being filled
-plus those being written (the piece threads take tasks in order), whatever the file's size.
+hashing, up to ``MD5_BACKLOG`` pieces in the file's running MD5 update and as many waiting
+for the next, and the write batch being filled plus those being written (the piece
+threads take tasks in order), whatever the file's size.
 
 A file's identity (besides the MD5 the Java service keys it by) is its *digest*: the
 SHA-256 over its ordered piece ids. Piece ids are SHA-256s of the pieces, so the digest
@@ -56,7 +57,7 @@ WRITE_BATCH_BYTES = 8 * 1024 * 1024
 MAX_IN_FLIGHT = 8
 """Pieces handed to the hashing threads and not yet done (at most 1 MiB each)."""
 MD5_BACKLOG = 4 * MAX_IN_FLIGHT
-"""Pieces waiting for the file's MD5 at most."""
+"""Pieces waiting for a file's next MD5 update at most (as many may be in the one running)."""
 RECENT_CLAIMS = 65_536
 """New piece ids remembered for the count of bytes newly stored (about 6 MB)."""
 
