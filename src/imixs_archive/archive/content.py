@@ -1,29 +1,34 @@
-"""Attachment bytes in and out of the store, as streams of pieces.
+"""Attachment bytes into the store, as streams of pieces.
 
-In: :class:`PieceWriter` is the XML reader's sink for a ``$file`` content. Decoded bytes
-flow through the content-defined chunker on the parsing thread; each finished piece goes
-to the file's MD5 (on a thread of its own) and to a small pool of :class:`PieceStore`
-threads that key it by its SHA-256, skip it when the store already holds it, and write
-the rest in batches. Hashing and
-SQLite/Cassandra writes release the GIL, so parsing, MD5 and piece hashing run side by
-side. Memory is bounded by the chunker window plus ``MAX_IN_FLIGHT`` pieces plus one write
-batch, whatever the file's size.
+One file's bytes, from :meth:`PieceWriter.write` (the XML reader's sink for a ``$file``
+content) to the stored pieces:
+
+1. *Known?* The first ``HEAD_BYTES`` are held back and looked up (``twin.py``). A content
+   that is already stored is compared with its twin byte by byte and goes no further;
+   every other byte goes on.
+2. *Cut*: the content-defined chunker (``chunking.py``), on the calling thread.
+3. *Hash*: each finished piece goes to the file's MD5 (the Java service's key; one
+   update at a time, in order) and to the piece threads (:class:`PieceStore`), which key
+   it by its SHA-256 and look whether the store holds it already.
+4. *Write new*: the writer takes the answers in order, lists each piece, and hands the
+   new ones to the piece threads in batches of ``WRITE_BATCH_BYTES``.
+
+:meth:`PieceWriter.close` does not wait for the last pieces: the reader goes on with the
+rest of the document while they are hashed and written, and the archive waits for them
+(:meth:`PendingContent.result`) before it registers the file (``files.py``), whose rows
+are written after its pieces. A piece is written again whenever the writer did not find
+it stored (writes are idempotent), so no file depends on another file's write.
+
+Hashing and SQLite/Cassandra writes release the GIL, so parsing, MD5 and piece hashing run
+side by side. Memory is bounded by the chunker window plus ``MAX_IN_FLIGHT`` pieces
+hashing, up to ``MD5_BACKLOG`` pieces in the file's running MD5 update and as many waiting
+for the next, and the write batch being filled plus those being written (the piece
+threads take tasks in order), whatever the file's size.
 
 A file's identity (besides the MD5 the Java service keys it by) is its *digest*: the
 SHA-256 over its ordered piece ids. Piece ids are SHA-256s of the pieces, so the digest
 identifies the content as strongly as a SHA-256 of the whole file, at no extra pass over
 the bytes.
-
-Known content: an attachment is usually carried from snapshot to snapshot unchanged. The
-writer holds back a file's first ``HEAD_BYTES`` and looks their SHA-256 up in
-``archive_file_heads``; when a stored file starts the same (its *twin*), the arriving bytes
-are compared with the twin's stored pieces (read ahead on a thread of their own) instead of
-being cut, hashed twice and looked up piece by piece. Equal to its end: the file is the
-twin (same bytes, so same MD5 and pieces). A difference anywhere: the bytes matched so far
-are read again from the twin and go through the normal path, followed by the rest. The
-comparison is of bytes, never of hashes, so an MD5 collision cannot make two contents one.
-Only on a backend whose reads are local (``Backend.local_reads``): on Cassandra reading
-the twin back costs the node and the client more than hashing the bytes does.
 
 Out: ``reading.py``.
 """
@@ -42,34 +47,19 @@ from typing import Any
 from imixs_archive.archive.chunking import DEFAULT_PARAMS, ChunkerParams, StreamChunker
 from imixs_archive.archive.garbage import PIECE, take_off_list
 from imixs_archive.archive.reading import pieces_digest, read_piece
+from imixs_archive.archive.twin import KnownContent
 from imixs_archive.document.model import BinaryStream
-from imixs_archive.errors import IntegrityError
 from imixs_archive.storage.base import Backend, Row
-from imixs_archive.storage.model import (
-    ARCHIVE_FILE_HEADS,
-    ARCHIVE_FILES,
-    DOCUMENTS,
-    DOCUMENTS_DATA,
-)
+from imixs_archive.storage.model import DOCUMENTS_DATA
 
 WRITE_BATCH_BYTES = 8 * 1024 * 1024
 """New pieces are handed to the backend in batches of about this many bytes."""
 MAX_IN_FLIGHT = 8
 """Pieces handed to the hashing threads and not yet done (at most 1 MiB each)."""
+MD5_BACKLOG = 4 * MAX_IN_FLIGHT
+"""Pieces waiting for a file's next MD5 update at most (as many may be in the one running)."""
 RECENT_CLAIMS = 65_536
 """New piece ids remembered for the count of bytes newly stored (about 6 MB)."""
-HEAD_BYTES = 32 * 1024
-"""A file's head, looked up to find a stored twin: the chunker's smallest piece, so a file
-cut by this project holds its head in its first piece."""
-TWIN_CANDIDATES = 4
-"""Stored files with the same head tried at most (the first complete one is compared)."""
-READ_AHEAD = 2
-"""Pieces of a twin read ahead of the comparison."""
-
-
-def head_digest(head: bytes) -> str:
-    """The key of ``archive_file_heads``: SHA-256 of a file's first ``HEAD_BYTES``."""
-    return hashlib.sha256(head[:HEAD_BYTES]).hexdigest()
 
 
 @dataclass
@@ -117,20 +107,33 @@ class IngestedContent(BinaryStream):
 
 
 class PieceStore:
-    """Hashes pieces and writes the new ones, on a few long-lived threads.
+    """The piece threads: hash pieces, look them up, write the new ones, update MD5s and
+    read twins. Every task is short and waits for no other, so one pool serves them all.
 
     Long-lived, so that a backend keeping a connection per thread keeps a few, not one
-    per file. Shared by every ingest of one :class:`Archive`."""
+    per file. Shared by every ingest of one :class:`Archive`. ``threads``: by default
+    the backend's concurrency plus two (a file's MD5 and a twin's reads)."""
 
-    def __init__(self, backend: Backend, threads: int = 2) -> None:
+    def __init__(self, backend: Backend, threads: int | None = None) -> None:
         self.backend = backend
-        self._threads = threads
+        self._threads = threads or backend.concurrency + 2
         self._pool: ThreadPoolExecutor | None = None
-        # MD5 runs on one thread of its own: FIFO keeps each file's updates in order.
-        self._md5_pool: ThreadPoolExecutor | None = None
-        self._read_pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
         self._claimed: OrderedDict[str, None] = OrderedDict()
+
+    def hash(self, chunk: bytes) -> Future[tuple[str, bool]]:
+        """Future of (piece id, already stored)."""
+        return self._executor().submit(self._hash, chunk)
+
+    def write(self, rows: list[Row]) -> Future[int]:
+        return self._executor().submit(self.backend.put, DOCUMENTS_DATA, rows)
+
+    def update_md5(self, md5: Any, chunks: list[bytes]) -> Future[None]:
+        return self._executor().submit(_update, md5, chunks)
+
+    def read(self, data_id: str) -> Future[bytes]:
+        """A stored piece, not hashed: a twin's pieces are compared byte by byte."""
+        return self._executor().submit(read_piece, self.backend, data_id, check=False)
 
     def first_claim(self, data_id: str) -> bool:
         """Whether no other file of this store wrote this new piece lately. Only for the
@@ -144,27 +147,6 @@ class PieceStore:
             if len(self._claimed) > RECENT_CLAIMS:
                 self._claimed.popitem(last=False)
             return True
-
-    def update_md5(self, md5: Any, chunk: bytes) -> Future[None]:
-        with self._lock:
-            if self._md5_pool is None:
-                self._md5_pool = ThreadPoolExecutor(1, thread_name_prefix="md5")
-            return self._md5_pool.submit(md5.update, chunk)
-
-    def submit(self, chunk: bytes) -> Future[tuple[str, bool]]:
-        """Future of (piece id, already stored)."""
-        return self._executor().submit(self._hash, chunk)
-
-    def write(self, rows: list[Row]) -> Future[int]:
-        return self._executor().submit(self.backend.put, DOCUMENTS_DATA, rows)
-
-    def read(self, data_id: str) -> Future[bytes]:
-        """A stored piece, read on a thread of its own (not behind the hashing). Not
-        hashed: a twin's pieces are compared byte by byte with the arriving ones."""
-        with self._lock:
-            if self._read_pool is None:
-                self._read_pool = ThreadPoolExecutor(1, thread_name_prefix="reads")
-            return self._read_pool.submit(read_piece, self.backend, data_id, check=False)
 
     def _hash(self, chunk: bytes) -> tuple[str, bool]:
         """A stored piece on the collector's list is taken off it and written again
@@ -189,266 +171,131 @@ class PieceStore:
 
     def close(self) -> None:
         with self._lock:
-            for pool in (self._pool, self._md5_pool, self._read_pool):
-                if pool is not None:
-                    pool.shutdown(wait=True)
-            self._pool = self._md5_pool = self._read_pool = None
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
+
+
+def _update(md5: Any, chunks: list[bytes]) -> None:
+    for chunk in chunks:
+        md5.update(chunk)
+
+
+_DONE: Future[None] = Future()
+_DONE.set_result(None)
 
 
 class PieceWriter:
-    """The reader's sink for one attachment: hashes, chunks and stores its bytes."""
+    """The reader's sink for one attachment: its bytes through steps 1-4 above."""
 
     def __init__(
         self,
-        pieces: PieceStore,
+        store: PieceStore,
         counters: IngestCounters | None = None,
         params: ChunkerParams = DEFAULT_PARAMS,
     ) -> None:
-        self.store = pieces
+        self.store = store
         self.counters = counters if counters is not None else IngestCounters()
-        self._md5 = hashlib.md5()
+        self._known = KnownContent(store.backend, store.read)
         self._chunker = StreamChunker(params)
+        self._size = 0  # bytes cut
+        self._md5 = hashlib.md5()
+        self._md5_job = _DONE  # the update running; the pieces after it wait in:
+        self._md5_later: list[bytes] = []
         self._in_flight: deque[tuple[bytes, Future[tuple[str, bool]]]] = deque()
-        self._md5_updates: deque[Future[None]] = deque()
         self._pieces: list[Piece] = []
         self._seen: set[str] = set()
-        self._pending: list[Row] = []
-        self._pending_bytes = 0
+        self._batch: list[Row] = []
+        self._batch_bytes = 0
         self._writes: list[Future[int]] = []
-        self._size = 0
-        self._head: bytearray | None = bytearray()  # None once the head is looked up
-        self._head_digest: str | None = None
-        self._twin: _Twin | None = None
 
     def write(self, data: bytes) -> None:
-        if self._head is not None:
-            self._head += data
-            if len(self._head) < HEAD_BYTES:
-                return
-            data, self._head = bytes(self._head), None
-            self._head_digest = head_digest(data)
-            if self.store.backend.local_reads:
-                self._twin = _Twin.find(self.store, self._head_digest)
-        if self._twin is not None:
-            if self._twin.match(data):
-                return
-            self._leave_twin()
-        self._feed(data)
+        for block in self._known.feed(data):  # 1. known content stops here
+            self._cut(block)
 
-    def _feed(self, data: bytes) -> None:
+    def close(self) -> PendingContent:
+        """No more bytes: the last pieces go to the threads (not waited for)."""
+        for block in self._known.end():
+            self._cut(block)
+        if not self._known.is_twin:
+            for chunk in self._chunker.finish():
+                self._hash(chunk)
+        return PendingContent(self)
+
+    def _cut(self, data: bytes) -> None:  # 2.
         self._size += len(data)
         for chunk in self._chunker.feed(data):
-            self._submit(chunk)
+            self._hash(chunk)
 
-    def _leave_twin(self) -> None:
-        """The content differs from its twin: the bytes matched so far go the normal way."""
-        twin, self._twin = self._twin, None
-        assert twin is not None
-        twin.cancel()
-        for block in twin.prefix():
-            self._feed(block)
+    def _hash(self, chunk: bytes) -> None:  # 3.
+        self._md5_later.append(chunk)
+        if self._md5_job.done() or len(self._md5_later) >= MD5_BACKLOG:
+            self._update_md5()
+        self._in_flight.append((chunk, self.store.hash(chunk)))
+        if len(self._in_flight) >= MAX_IN_FLIGHT:
+            self._take_answer()
 
-    def close(self) -> IngestedContent:
-        self.end_input()
-        return self.settle()
+    def _update_md5(self) -> None:
+        """The pieces waiting for the MD5 go to the threads once the update before them
+        is done: one update at a time keeps them in order."""
+        self._md5_job.result()
+        if self._md5_later:
+            self._md5_job = self.store.update_md5(self._md5, self._md5_later)
+            self._md5_later = []
 
-    def end_input(self) -> None:
-        """No more bytes: the last pieces go to the threads (not waited for)."""
-        if self._head is not None:  # shorter than a head: no twin looked for
-            head, self._head = bytes(self._head), None
-            if head:
-                self._feed(head)
-        if self._twin is not None:
-            if self._twin.complete():
-                return
-            self._leave_twin()
-        for chunk in self._chunker.finish():
-            self._submit(chunk)
+    def _take_answer(self) -> None:  # 4.
+        chunk, future = self._in_flight.popleft()
+        data_id, stored = future.result()
+        self._pieces.append(Piece(data_id, len(chunk)))
+        if stored or data_id in self._seen:
+            return
+        self._seen.add(data_id)
+        self._batch.append({"data_id": data_id, "data": chunk})
+        self._batch_bytes += len(chunk)
+        if self.store.first_claim(data_id):
+            self.counters.new_bytes += len(chunk)
+        if self._batch_bytes >= WRITE_BATCH_BYTES:
+            self._write_batch()
+
+    def _write_batch(self) -> None:
+        if self._batch:
+            self._writes.append(self.store.write(self._batch))
+            # Keep writes still running, and failed ones: settle() raises what they raised.
+            self._writes = [w for w in self._writes if not w.done() or w.exception()]
+        self._batch = []
+        self._batch_bytes = 0
 
     def settle(self) -> IngestedContent:
-        """After :meth:`end_input`: wait until every piece is hashed and written."""
-        if self._twin is not None:
-            self.counters.logical_bytes += self._twin.matched
-            return self._twin.content(self._head_digest)
+        """After :meth:`close`: wait until every piece is hashed and written."""
+        known = self._known
+        if known.is_twin:
+            self.counters.logical_bytes += known.matched
+            pieces = [Piece(data_id, size) for data_id, size in known.pieces()]
+            md5 = known.key.split("-", 1)[0]
+            return IngestedContent(self.store.backend, md5, known.matched, pieces, known.head)
         while self._in_flight:
-            self._settle_one()
-        while self._md5_updates:
-            self._md5_updates.popleft().result()
-        self._flush()
+            self._take_answer()
+        self._update_md5()
+        self._md5_job.result()
+        self._write_batch()
         for write in self._writes:
             write.result()  # raises what the backend raised
         self.counters.logical_bytes += self._size
-        return IngestedContent(
-            self.store.backend,
-            self._md5.hexdigest().upper(),
-            self._size,
-            self._pieces,
-            self._head_digest,
-        )
+        md5 = self._md5.hexdigest().upper()
+        return IngestedContent(self.store.backend, md5, self._size, self._pieces, known.head)
 
     def abort(self) -> None:
-        if self._twin is not None:
-            self._twin.cancel()
+        self._known.cancel()
         # Pieces already written stay as unreferenced pieces: `verify` reports them and a
         # later ingest of the same bytes reuses them. Nothing refers to them, so no harm.
         for _chunk, future in self._in_flight:
             future.cancel()
-        for update in self._md5_updates:
-            update.cancel()
+        self._md5_job.cancel()
         for write in self._writes:
             write.exception()  # wait, so nothing writes after the abort returns
         self._in_flight.clear()
-        self._pending.clear()
-
-    def _submit(self, chunk: bytes) -> None:
-        self._md5_updates.append(self.store.update_md5(self._md5, chunk))
-        self._in_flight.append((chunk, self.store.submit(chunk)))
-        while self._md5_updates and self._md5_updates[0].done():
-            self._md5_updates.popleft().result()
-        if len(self._md5_updates) >= 4 * MAX_IN_FLIGHT:
-            self._md5_updates.popleft().result()  # bounds the pieces it still holds
-        if len(self._in_flight) >= MAX_IN_FLIGHT:
-            self._settle_one()
-
-    def _settle_one(self) -> None:
-        chunk, future = self._in_flight.popleft()
-        data_id, known = future.result()
-        self._pieces.append(Piece(data_id, len(chunk)))
-        if known or data_id in self._seen:
-            return
-        self._seen.add(data_id)
-        self._pending.append({"data_id": data_id, "data": chunk})
-        self._pending_bytes += len(chunk)
-        if self.store.first_claim(data_id):
-            self.counters.new_bytes += len(chunk)
-        if self._pending_bytes >= WRITE_BATCH_BYTES:
-            self._flush()
-
-    def _flush(self) -> None:
-        if self._pending:
-            self._writes.append(self.store.write(self._pending))
-            # Keep writes still running, and failed ones: close() raises what they raised.
-            self._writes = [w for w in self._writes if not w.done() or w.exception()]
-        self._pending = []
-        self._pending_bytes = 0
-
-
-class _Twin:
-    """A stored file that the content being written may be a copy of, compared with it as
-    the bytes arrive."""
-
-    def __init__(self, store: PieceStore, key: str, data_ids: list[str]) -> None:
-        self._store = store
-        self.key = key
-        self._ids = data_ids
-        self._sizes: list[int] = []
-        self._reads: deque[Future[bytes]] = deque()
-        self._requested = 0
-        self._piece = b""
-        self._at = 0
-        self.matched = 0
-        """Bytes of the content found equal so far."""
-
-    @classmethod
-    def find(cls, store: PieceStore, head: str) -> _Twin | None:
-        """A complete stored file with this head, or None."""
-        backend = store.backend
-        rows = backend.scan(ARCHIVE_FILE_HEADS, {"head": head}, limit=TWIN_CANDIDATES)
-        for row in list(rows):
-            key = row["md5"]
-            if backend.get(ARCHIVE_FILES, {"md5": key}, ["md5"]) is None:
-                continue  # deleted since, or not complete yet
-            data_ids = [
-                r["data_id"] for r in backend.scan(DOCUMENTS, {"md5": key}, columns=["data_id"])
-            ]
-            if data_ids:
-                return cls(store, key, data_ids)
-        return None
-
-    def match(self, data: bytes) -> bool:
-        """Whether ``data`` continues the twin's bytes (False: it does not, or the twin
-        could not be read; ``matched`` stays at the bytes before ``data``)."""
-        view = memoryview(data)
-        at, piece = self._at, self._piece
-        while view:
-            if at == len(piece):
-                next_piece = self._next_piece()
-                if next_piece is None:
-                    return False
-                self._piece, piece, at = next_piece, next_piece, 0
-            size = min(len(view), len(piece) - at)
-            if not piece.startswith(view[:size], at):
-                return False
-            at += size
-            view = view[size:]
-        self._at = at
-        self.matched += len(data)
-        return True
-
-    def complete(self) -> bool:
-        """Whether every byte of the twin was matched (the content ends where it does)."""
-        if self._at < len(self._piece):
-            return False
-        while (piece := self._next_piece()) is not None:
-            if piece:
-                return False
-        return len(self._sizes) == len(self._ids)
-
-    def content(self, head: str | None) -> IngestedContent:
-        md5 = self.key.split("-", 1)[0]
-        pieces = [
-            Piece(data_id, size) for data_id, size in zip(self._ids, self._sizes, strict=True)
-        ]
-        return IngestedContent(self._store.backend, md5, self.matched, pieces, head)
-
-    def prefix(self) -> Iterator[bytes]:
-        """The twin's first ``matched`` bytes, read again from the store."""
-        left = self.matched
-        for data_id in self._ids:
-            if left <= 0:
-                return
-            piece = read_piece(self._store.backend, data_id, check=False)  # matched already
-            yield piece[:left]
-            left -= len(piece)
-
-    def cancel(self) -> None:
-        for read in self._reads:
-            read.cancel()
-        self._reads.clear()
-
-    def _next_piece(self) -> bytes | None:
-        """The twin's next piece (None after the last, or when it cannot be read)."""
-        while self._requested < len(self._ids) and len(self._reads) < READ_AHEAD:
-            self._reads.append(self._store.read(self._ids[self._requested]))
-            self._requested += 1
-        if not self._reads:
-            return None
-        try:
-            piece = self._reads.popleft().result()
-        except IntegrityError:
-            return None  # a piece is missing: compare no further (verify reports it)
-        self._sizes.append(len(piece))
-        return piece
-
-
-class DeferredWriter:
-    """The reader's sink of :meth:`Archive.ingest`: a :class:`PieceWriter` whose
-    ``close`` does not wait for the file's last pieces, so the reader goes on with the
-    rest of the document while they are hashed and written; the archive waits for them
-    (:meth:`PendingContent.result`) before it registers the file."""
-
-    def __init__(self, writer: PieceWriter) -> None:
-        self._writer = writer
-
-    def write(self, data: bytes) -> None:
-        self._writer.write(data)
-
-    def close(self) -> PendingContent:
-        self._writer.end_input()
-        return PendingContent(self._writer)
-
-    def abort(self) -> None:
-        self._writer.abort()
+        self._md5_later.clear()
+        self._batch.clear()
 
 
 class PendingContent(BinaryStream):
@@ -487,7 +334,7 @@ def ingest_stream(
     except BaseException:
         writer.abort()
         raise
-    return writer.close()
+    return writer.close().result()
 
 
 def same_bytes(left: Iterable[bytes], right: Iterable[bytes]) -> bool:

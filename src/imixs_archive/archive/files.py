@@ -25,15 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from imixs_archive.archive.content import (
-    HEAD_BYTES,
-    IngestedContent,
-    Piece,
-    head_digest,
-    same_bytes,
-)
+from imixs_archive.archive.content import IngestedContent, Piece, same_bytes
 from imixs_archive.archive.garbage import FILE, pin_row, take_off_list
 from imixs_archive.archive.reading import StoredContent, is_hashed, read_piece
+from imixs_archive.archive.twin import HEAD_BYTES, head_digest
 from imixs_archive.errors import IntegrityError, NotFoundError
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (

@@ -29,7 +29,6 @@ from typing import Any, Protocol
 
 from imixs_archive.archive import snapshot_reads as reads
 from imixs_archive.archive.content import (
-    DeferredWriter,
     IngestCounters,
     IngestedContent,
     PendingContent,
@@ -128,7 +127,7 @@ class Archive:
         """``gc_grace``: the collector's grace period (seconds); an ingest that takes more
         than half of it checks the pieces it reused before it refers to them."""
         self.backend = backend
-        self.pieces = PieceStore(backend, threads=backend.concurrency)
+        self.pieces = PieceStore(backend)
         self.max_ingest = gc_grace / 2
         self.read_gate = ReadGate()
         """Memory for loading large snapshots at once (``read_gate.py``)."""
@@ -157,7 +156,7 @@ class Archive:
         def sink(_name: str) -> BinarySink:
             # Counters of their own: the reader may be documents ahead of the archive,
             # so a file's bytes are added to its snapshot's counters when it is stored.
-            return DeferredWriter(PieceWriter(self.pieces, IngestCounters()))
+            return PieceWriter(self.pieces, IngestCounters())
 
         stream: Any = source
         for index, doc in enumerate(iter_xml_documents(stream, file_sink=sink), 1):

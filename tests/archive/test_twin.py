@@ -1,0 +1,85 @@
+"""Known content (``twin.py``) on its own: what it hands on to the normal path.
+
+Whatever the twin and the arriving bytes, the normal path gets every byte that is not the
+twin's exactly once and in order, and nothing at all when the content is the twin."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Iterator
+
+import pytest
+
+from imixs_archive.archive.content import IngestCounters, PieceStore, ingest_stream
+from imixs_archive.archive.files import register_file
+from imixs_archive.archive.twin import HEAD_BYTES, KnownContent, head_digest
+from imixs_archive.storage.base import Backend
+from imixs_archive.storage.delegating import DelegatingBackend
+from imixs_archive.storage.model import DOCUMENTS
+
+BASE = random.Random(7).randbytes(700_000)
+
+
+@pytest.fixture
+def store(backend: Backend) -> Iterator[PieceStore]:
+    local = DelegatingBackend(backend)
+    local.local_reads = True  # the twin is looked for on Cassandra too, to test it there
+    pieces = PieceStore(local)
+    key = register_file(local, ingest_stream(pieces, [BASE], IngestCounters()))
+    assert key == _md5_key(BASE)
+    yield pieces
+    pieces.close()
+
+
+def _md5_key(data: bytes) -> str:
+    return hashlib.md5(data).hexdigest().upper()
+
+
+def _pass(known: KnownContent, data: bytes, block: int) -> bytes:
+    """The bytes ``known`` hands on, fed ``data`` in blocks of ``block``."""
+    out = [b"".join(known.feed(data[at : at + block])) for at in range(0, len(data), block)]
+    return b"".join(out) + b"".join(known.end())
+
+
+@pytest.mark.parametrize("block", [1_000, 65_536, 1_000_000])
+def test_the_stored_content_hands_on_nothing(store: PieceStore, block: int) -> None:
+    known = KnownContent(store.backend, store.read)
+    assert _pass(known, BASE, block) == b""
+    assert known.is_twin and known.matched == len(BASE)
+    assert known.key == _md5_key(BASE) and known.head == head_digest(BASE)
+    stored = [r["data_id"] for r in store.backend.scan(DOCUMENTS, {"md5": known.key})]
+    assert [data_id for data_id, _size in known.pieces()] == stored
+    assert sum(size for _id, size in known.pieces()) == len(BASE)
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        BASE[:HEAD_BYTES] + b"x" + BASE[HEAD_BYTES + 1 :],
+        BASE[:400_000] + b"\0" + BASE[400_001:],
+        BASE[:-1],
+        BASE + b"!",
+        BASE[: HEAD_BYTES - 1],
+        b"",
+    ],
+    ids=["after-head", "middle", "shorter", "longer", "shorter-than-a-head", "empty"],
+)
+@pytest.mark.parametrize("block", [1_000, 65_536])
+def test_any_other_content_is_handed_on_whole(
+    store: PieceStore, variant: bytes, block: int
+) -> None:
+    known = KnownContent(store.backend, store.read)
+    assert _pass(known, variant, block) == variant
+    assert not known.is_twin
+    assert known.head == (head_digest(variant) if len(variant) >= HEAD_BYTES else None)
+
+
+def test_without_local_reads_no_twin_is_looked_for(store: PieceStore) -> None:
+    remote = DelegatingBackend(store.backend)
+    remote.local_reads = False
+    known = KnownContent(remote, store.read)
+    assert list(known.feed(BASE[:1_000])) == []  # the head is held back ...
+    assert b"".join(known.feed(BASE[1_000:])) == BASE  # ... for its digest only
+    assert list(known.end()) == [] and not known.is_twin
+    assert known.head == head_digest(BASE)
