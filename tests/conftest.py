@@ -6,12 +6,20 @@ at the end, or by the next run when this one was killed) when it has room and no
 ``--basetemp`` is given: the stores commit with ``synchronous=FULL``, and each fsync on a
 shared disk costs some 2.5 ms against 0.05 ms in memory, thousands of times a run. No test
 depends on the fsync (a killed process's writes live in the page cache either way);
-``ARCHIVE_TEST_TMP_ON_DISK=1`` keeps them on disk."""
+``ARCHIVE_TEST_TMP_ON_DISK=1`` keeps them on disk.
+
+Compiled modules are kept between runs when the environment says not to write them
+(``PYTHONDONTWRITEBYTECODE``, as this VM's shells set): in a cache folder of their own, out
+of the tree (``sys.pycache_prefix``), for this process and the Python processes the tests
+start. Otherwise every run compiles the sources again (some 7 s of CPU to collect) and so
+does every ``python -m imixs_archive`` a test starts (some 0.3 s of CPU each).
+``ARCHIVE_TEST_NO_BYTECODE=1`` writes none."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -22,6 +30,29 @@ pytest_plugins = ["support.backends", "support.workflow_fixtures"]
 MEMORY = Path("/dev/shm")
 PREFIX = "imixs-archive-tests-"
 MEMORY_ROOM = 8 * 2**30  # a whole run writes some 2 GB; leave the rest to others
+
+
+def _keep_bytecode_out_of_the_tree() -> None:
+    """Before the archive's modules are imported (``pytest_plugins`` below imports them)."""
+    if (
+        not sys.dont_write_bytecode
+        or sys.pycache_prefix
+        or os.environ.get("ARCHIVE_TEST_NO_BYTECODE")
+    ):
+        return
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    prefix = cache / "imixs-archive-tests" / "pycache"
+    try:
+        prefix.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return  # no room or read-only: compile every time, as asked
+    sys.pycache_prefix = str(prefix)
+    sys.dont_write_bytecode = False
+    os.environ["PYTHONPYCACHEPREFIX"] = str(prefix)  # the processes the tests start
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+
+_keep_bytecode_out_of_the_tree()
 
 
 def _remove_left_behind() -> None:
