@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from imixs_archive.archive.snapshots import Archive
+from imixs_archive.archive.stored_xml import StoredXml
 from imixs_archive.document.xml_reader import read_xml
 from imixs_archive.services import backup as backup_module
 from imixs_archive.services.backup import MANIFEST, STALE_PART_S, backup
@@ -128,17 +129,22 @@ def test_two_backups_into_one_folder_at_once_write_whole_files(
         archive.store(snapshot)
     expected = archive.load(str(snapshots[-1].get_first("$uniqueid")))  # the newest
     both_writing = threading.Barrier(2, timeout=10)
-    real = backup_module.iter_xml
+    real = archive.xml_with_files
     first_piece: set[int] = set()
 
-    def iter_xml(doc: Any) -> Any:
-        for piece in real(doc):
-            yield piece
-            if threading.get_ident() not in first_piece:  # both are inside their file
-                first_piece.add(threading.get_ident())
-                both_writing.wait()
+    def xml_with_files(snapshot_id: str) -> StoredXml:
+        found = real(snapshot_id)
 
-    monkeypatch.setattr(backup_module, "iter_xml", iter_xml)
+        def pieces() -> Any:
+            for piece in found.iter_bytes():
+                yield piece
+                if threading.get_ident() not in first_piece:  # both are inside their file
+                    first_piece.add(threading.get_ident())
+                    both_writing.wait()
+
+        return StoredXml(found.created, [pieces()])
+
+    monkeypatch.setattr(archive, "xml_with_files", xml_with_files)
     root = tmp_path / "bk"
     summaries: list[Any] = []
     writers = [threading.Thread(target=lambda: summaries.append(backup(archive, root)))]
