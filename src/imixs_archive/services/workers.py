@@ -206,14 +206,14 @@ def _next_message(outbox: Any, workers: Sequence[BaseProcess], alive: set[int]) 
         except queue.Empty:
             for n in alive:
                 code = workers[n].exitcode
-                if code is not None and not _drained(outbox):
+                if code is not None and not _message_waiting(outbox):
                     raise ArchiveError(
                         f"a worker process ended unexpectedly (exit code {code}); what was "
                         "done stays: run the command again to complete it"
                     ) from None
 
 
-def _drained(outbox: Any) -> bool:
+def _message_waiting(outbox: Any) -> bool:
     """Whether a message is still on its way (a worker's last ones are sent by a feeder
     thread, so its exit can be seen before they arrive)."""
     return not outbox.empty()
