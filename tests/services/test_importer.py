@@ -4,7 +4,8 @@ push alike: a bad document is reported and the rest goes in; a failing store end
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,41 @@ def test_a_bad_json_document_is_reported_and_the_rest_goes_in(tmp_path: Path) ->
         summary = import_sources(archive, find_sources([str(tmp_path / "in.json")]))
     assert (summary.new, summary.failed) == (2, 1), summary.failures
     assert summary.failures[0].startswith(f"{tmp_path / 'in.json'} (document 2)")
+
+
+class Deferring(DelegatingBackend):
+    """Records whether each write was made inside ``durable_at_end`` and when it ended."""
+
+    def __init__(self, inner: Backend) -> None:
+        super().__init__(inner)
+        self.open_blocks = 0
+        self.events: list[str] = []
+
+    def durable_at_end(self) -> AbstractContextManager[None]:
+        @contextmanager
+        def block() -> Iterator[None]:
+            self.open_blocks += 1
+            with self.inner.durable_at_end():
+                yield
+            self.open_blocks -= 1
+            self.events.append("durable")
+
+        return block()
+
+    def put(self, table: Table, rows: Iterable[Mapping[str, Any]]) -> int:
+        self.events.append("deferred" if self.open_blocks else "synced")
+        return self.inner.put(table, rows)
+
+
+def test_an_import_is_durable_when_it_returns_and_not_at_each_write(tmp_path: Path) -> None:
+    """Its input stays where it is, so its writes skip their fsync until it ends."""
+    files = {"scan.pdf": random.Random(1).randbytes(300_000)}  # pieces: on the piece threads
+    (tmp_path / "in.xml").write_bytes(to_xml([make_snapshot(n, files=files) for n in range(3)]))
+    with Deferring(SQLiteBackend(tmp_path / "store")) as backend, Archive(backend) as archive:
+        summary = import_sources(archive, find_sources([str(tmp_path / "in.xml")]))
+    assert summary.new == 3
+    assert backend.events[-1] == "durable"
+    assert set(backend.events[:-1]) == {"deferred"}
 
 
 def test_import_in_worker_processes_stores_and_reports_what_one_process_does(

@@ -542,6 +542,88 @@ def test_describe(tmp_path: Path) -> None:
     assert info["size_bytes"] >= 100_000
 
 
+# --- durable at the end of a bulk load ---------------------------------------------------
+
+
+def _fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths the backend fsyncs itself (SQLite's own syncs are not seen here)."""
+    synced: list[str] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    return synced
+
+
+def test_writes_in_a_durable_at_end_block_skip_the_fsync_until_it_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Commits inside run with synchronous=NORMAL, in every thread; the block's end fsyncs
+    the WAL, the database file and the folder; afterwards commits sync again."""
+    synced = _fsyncs(monkeypatch)
+    seen: dict[str, str] = {}
+    with SQLiteBackend(tmp_path) as store:
+
+        def write(name: str) -> None:
+            store.put(SNAPSHOTS, [{"snapshot": name, "data": b"x" * 1000}])
+            seen[name] = store.describe()["synchronous"]
+
+        with store.durable_at_end():
+            with store.durable_at_end():  # nested: the outer end syncs again
+                write("main")
+            assert len(synced) == 3
+            thread = threading.Thread(target=write, args=("thread",))
+            thread.start()
+            thread.join()
+            assert len(synced) == 3
+        write("after")
+        assert seen == {"main": "NORMAL", "thread": "NORMAL", "after": "FULL"}
+        wal, db = str(tmp_path / "archive.db-wal"), str(tmp_path / "archive.db")
+        assert synced == [wal, db, str(tmp_path)] * 2
+        assert store.get(SNAPSHOTS, {"snapshot": "thread"}) is not None
+
+
+def test_a_rollback_journal_keeps_its_fsync_at_every_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without WAL a commit that skips its fsync may corrupt the file on a power loss."""
+    synced = _fsyncs(monkeypatch)
+    with SQLiteBackend(tmp_path, Tuning(journal_mode="DELETE")) as store, store.durable_at_end():
+        store.put(SNAPSHOTS, [{"snapshot": "a", "data": b"x"}])
+        assert store.describe()["synchronous"] == "FULL"
+    assert synced == []
+
+
+def test_a_process_killed_inside_a_durable_at_end_block_leaves_whole_commits(
+    tmp_path: Path,
+) -> None:
+    """What a crash leaves is a prefix of the commits, each whole (here a process crash;
+    SQLite's WAL gives the same after a power loss without the per-commit fsync)."""
+    script = textwrap.dedent(
+        f"""
+        import os, sys
+        from pathlib import Path
+        from imixs_archive.storage.model import SNAPSHOTS
+        from imixs_archive.storage.sqlite.backend import SQLiteBackend
+        store = SQLiteBackend(Path({str(tmp_path)!r}))
+        with store.durable_at_end():
+            for n in range(200):
+                store.put(SNAPSHOTS, [{{"snapshot": f"s{{n:03}}-{{k}}", "data": bytes(2000)}}
+                                      for k in range(5)])
+                if n == 150:
+                    os.kill(os.getpid(), 9)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], check=False)
+    assert done.returncode == -9
+    with SQLiteBackend(tmp_path) as store:
+        names = sorted(row["snapshot"] for row in store.scan(SNAPSHOTS, columns=["snapshot"]))
+    assert names == sorted(f"s{n:03}-{k}" for n in range(151) for k in range(5))
+
+
 # --- the factory ------------------------------------------------------------------------
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -131,6 +132,12 @@ class Archive:
         self.max_ingest = gc_grace / 2
         self.read_gate = ReadGate()
         """Memory for loading large snapshots at once (``read_gate.py``)."""
+
+    def durable_at_end(self) -> AbstractContextManager[None]:
+        """A bulk load from input that stays where it is: what is stored in the block is
+        durable when it ends, each write landing whole and in order before (see
+        ``Backend.durable_at_end``; never around a write that is a promise to others)."""
+        return self.backend.durable_at_end()
 
     def close(self) -> None:
         """Stop the piece threads (the backend stays open: it is the caller's)."""

@@ -101,23 +101,33 @@ BytesRead = Callable[[int], None]
 def import_sources(
     archive: Archive, sources: Iterable[Source], on_bytes: BytesRead | None = None
 ) -> ImportSummary:
+    """Import the sources one after the other. What it returns is durable: the input
+    stays where it is, so its writes are made durable together at the end
+    (``Archive.durable_at_end``); a crash before leaves a prefix the next run completes."""
     summary = ImportSummary()
-    for source in sources:
-        try:
-            with _open(source) as stream:
-                counted = _Counted(stream, on_bytes)
-                for outcome in _store_all(archive, source, counted):
-                    if isinstance(outcome, StoreResult):
-                        summary.add(outcome)
-                    else:
-                        summary.fail(*outcome)
-        except StoreError:
-            raise
-        except ArchiveError as exc:
-            summary.fail(source.name, exc)
-        except OSError as exc:
-            summary.fail(source.name, ArchiveError(exc.strerror or str(exc)))
+    with archive.durable_at_end():
+        for source in sources:
+            _import_one(archive, source, on_bytes, summary)
     return summary
+
+
+def _import_one(
+    archive: Archive, source: Source, on_bytes: BytesRead | None, summary: ImportSummary
+) -> None:
+    try:
+        with _open(source) as stream:
+            counted = _Counted(stream, on_bytes)
+            for outcome in _store_all(archive, source, counted):
+                if isinstance(outcome, StoreResult):
+                    summary.add(outcome)
+                else:
+                    summary.fail(*outcome)
+    except StoreError:
+        raise
+    except ArchiveError as exc:
+        summary.fail(source.name, exc)
+    except OSError as exc:
+        summary.fail(source.name, ArchiveError(exc.strerror or str(exc)))
 
 
 def import_in_workers(

@@ -81,6 +81,16 @@ class Backend(ABC):
         correctness: every caller orders its writes so that each prefix is safe."""
         return nullcontext()
 
+    def durable_at_end(self) -> AbstractContextManager[None]:
+        """For a bulk load whose input stays where it is (files being imported): writes
+        made in the block, by any thread of this backend object, become durable when the
+        block ends instead of when each call returns. Each write still lands whole and in
+        the order made, so a crash or a power loss keeps a prefix of them, which the next
+        run completes. Never enter it where a write is a promise to someone else (the sync
+        removes an event once the snapshot is stored). Where the store cannot defer, each
+        write stays durable when its call returns."""
+        return nullcontext()
+
     @abstractmethod
     def describe(self) -> dict[str, Any]:
         """What the monitor shows: kind, location, versions, replication ..."""

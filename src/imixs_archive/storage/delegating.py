@@ -12,8 +12,9 @@ from imixs_archive.storage.model import Table
 
 
 class DelegatingBackend(Backend):
-    """Every operation of the contract, ``grouped()`` included, goes to ``inner``.
-    Backend-specific extras (e.g. Cassandra's ``drop_keyspace``) stay reachable."""
+    """Every operation of the contract, ``grouped()`` and ``durable_at_end()`` included,
+    goes to ``inner``. Backend-specific extras (e.g. Cassandra's ``drop_keyspace``) stay
+    reachable."""
 
     def __init__(self, inner: Backend) -> None:
         self.inner = inner
@@ -55,6 +56,9 @@ class DelegatingBackend(Backend):
 
     def grouped(self) -> AbstractContextManager[None]:
         return self.inner.grouped()
+
+    def durable_at_end(self) -> AbstractContextManager[None]:
+        return self.inner.durable_at_end()
 
     def describe(self) -> dict[str, Any]:
         return self.inner.describe()
