@@ -13,7 +13,13 @@ Compiled modules are kept between runs when the environment says not to write th
 of the tree (``sys.pycache_prefix``), for this process and the Python processes the tests
 start. Otherwise every run compiles the sources again (some 7 s of CPU to collect) and so
 does every ``python -m imixs_archive`` a test starts (some 0.3 s of CPU each).
-``ARCHIVE_TEST_NO_BYTECODE=1`` writes none."""
+``ARCHIVE_TEST_NO_BYTECODE=1`` writes none.
+
+The suite runs on two pytest-xdist workers (``addopts`` in pyproject.toml; ``-n 0`` runs it
+in this one process): this process makes the run's folder and the workers get one each
+inside it (xdist names them ``popen-gw0``, ``popen-gw1``); the compiled modules' cache is
+shared (each module is written to a new file, then renamed into place). Each worker is a
+test session of its own: its own Cassandra keyspace, its own live servers."""
 
 from __future__ import annotations
 
