@@ -135,12 +135,17 @@ def _communicate(parent: subprocess.Popen[str], tmp_path: Path, timeout: float) 
         out, _ = parent.communicate(timeout=timeout)
         return out
     except subprocess.TimeoutExpired:
+        status = Path(f"/proc/{parent.pid}/status").read_text()
+        signals = [line for line in status.splitlines() if line.startswith(("Sig", "ShdPnd"))]
+        mine = Path("/proc/self/status").read_text()
+        signals += ["test:"] + [line for line in mine.splitlines() if line.startswith("Sig")]
         parent.send_signal(signal.SIGABRT)
         parent.communicate(timeout=10)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(parent.pid, signal.SIGKILL)  # its workers
         raise AssertionError(
-            f"the parent did not end in {timeout} s:\n{(tmp_path / 'parent.err').read_text()}"
+            f"the parent did not end in {timeout} s: {signals}\n"
+            f"{(tmp_path / 'parent.err').read_text()}"
         ) from None
 
 
