@@ -28,6 +28,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -101,3 +102,25 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 _IN_MEMORY = pytest.StashKey[str]()
+
+
+FIRST_ON_A_WORKER = ("tests/storage/test_cluster.py",)
+"""Files handed out before any other: the cluster tests take minutes (nodes stopped and
+started again), and ``--dist loadfile`` hands out the files with most tests first, which
+put this one of five tests near the end, a tail with one worker idle."""
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook (absent with -p no:xdist)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    if config.getoption("dist") != "loadfile":
+        return None  # xdist's own
+    from xdist.scheduler import LoadFileScheduling
+
+    class LongFilesFirst(LoadFileScheduling):  # type: ignore[misc]
+        def _assign_work_unit(self, node: Any) -> None:
+            for scope in reversed(FIRST_ON_A_WORKER):
+                if scope in self.workqueue:
+                    self.workqueue.move_to_end(scope, last=False)
+            super()._assign_work_unit(node)
+
+    return LongFilesFirst(config, log)
