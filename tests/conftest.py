@@ -13,7 +13,13 @@ Compiled modules are kept between runs when the environment says not to write th
 of the tree (``sys.pycache_prefix``), for this process and the Python processes the tests
 start. Otherwise every run compiles the sources again (some 7 s of CPU to collect) and so
 does every ``python -m imixs_archive`` a test starts (some 0.3 s of CPU each).
-``ARCHIVE_TEST_NO_BYTECODE=1`` writes none."""
+``ARCHIVE_TEST_NO_BYTECODE=1`` writes none.
+
+The suite runs on two pytest-xdist workers (``addopts`` in pyproject.toml; ``-n 0`` runs it
+in this one process): this process makes the run's folder and the workers get one each
+inside it (xdist names them ``popen-gw0``, ``popen-gw1``); the compiled modules' cache is
+shared (each module is written to a new file, then renamed into place). Each worker is a
+test session of its own: its own Cassandra keyspace, its own live servers."""
 
 from __future__ import annotations
 
@@ -22,6 +28,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -95,3 +102,25 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 _IN_MEMORY = pytest.StashKey[str]()
+
+
+FIRST_ON_A_WORKER = ("tests/storage/test_cluster.py",)
+"""Files handed out before any other: the cluster tests take minutes (nodes stopped and
+started again), and ``--dist loadfile`` hands out the files with most tests first, which
+put this one of five tests near the end, a tail with one worker idle."""
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook (absent with -p no:xdist)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    if config.getoption("dist") != "loadfile":
+        return None  # xdist's own
+    from xdist.scheduler import LoadFileScheduling
+
+    class LongFilesFirst(LoadFileScheduling):  # type: ignore[misc]
+        def _assign_work_unit(self, node: Any) -> None:
+            for scope in reversed(FIRST_ON_A_WORKER):
+                if scope in self.workqueue:
+                    self.workqueue.move_to_end(scope, last=False)
+            super()._assign_work_unit(node)
+
+    return LongFilesFirst(config, log)

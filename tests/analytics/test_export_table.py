@@ -165,6 +165,22 @@ def test_one_bound_filters_a_pass_over_every_snapshot(
     assert summary.rows == sum(1 for p in planned if p.day >= since)
 
 
+def test_a_range_of_centuries_reads_the_days_the_archive_holds(
+    counting: CountingBackend, tmp_path: Path
+) -> None:
+    """A generated call of the export API asked for 1000-2999 and walked every calendar
+    day (730,000 scans; it ran for minutes past its client and hung test_fuzz.py)."""
+    with Archive(counting) as archive:
+        archive.store(make_snapshot(0, modified=dt.datetime(1990, 1, 2, 8, tzinfo=UTC)))
+        archive.store(make_snapshot(1, modified=dt.datetime(2023, 6, 29, 8, tzinfo=UTC)))
+        counting.reset()
+        first, last = dt.date(1000, 1, 1), dt.date(2999, 12, 31)
+        spec = ExportSpec(parse_items("subject"), first=first, last=last, format="csv")
+        _target, summary = run(archive, tmp_path, spec)
+    assert summary.rows == 2
+    assert counting.scans["snapshots_by_modified"] <= 4  # the two days (and their edges)
+
+
 @pytest.mark.parametrize("text", ["", "a,a", "a:integer", ":int", "snapshot"])
 def test_bad_column_specs(archive: Archive, tmp_path: Path, text: str) -> None:
     with pytest.raises(ConfigError):

@@ -95,6 +95,15 @@ def _claims(service: SyncService) -> list[Claim]:
     return list(service.claims.all())
 
 
+def _until(check: Any, limit: float = 20.0) -> None:
+    """Until ``check()`` holds: a thread's first steps take what the machine gives it (a
+    fixed wait failed when the other test worker kept the second core busy)."""
+    deadline = time.monotonic() + limit
+    while not check() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert check(), "not in time"
+
+
 def _assert_archived(archive: Archive, double: WorkflowDouble) -> None:
     """Every snapshot the double holds is archived once, equal (files by hash) to it."""
     ids = list(archive.iter_snapshot_ids())
@@ -307,8 +316,7 @@ def test_a_workflow_that_is_down_pauses_and_resumes(
     result = service.run_round()
     assert result.pause and "Connect" in result.pause
     thread = service.start()
-    time.sleep(0.3)
-    assert service.counters.state.startswith("paused")
+    _until(lambda: service.counters.state.startswith("paused"))
     double.start(port)
     deadline = time.monotonic() + 20
     while double.events() and time.monotonic() < deadline:
@@ -377,7 +385,7 @@ def test_stop_finishes_the_event_in_hand(double: WorkflowDouble, archive: Archiv
     double.inject("slow", delay=0.2)
     service = _service(double, archive, workers=1)
     thread = service.start()
-    time.sleep(0.3)
+    _until(lambda: service.counters.archived > 0)  # in the middle of its work
     service.close(timeout=10)
     assert not thread.is_alive()
     archived = service.counters.archived

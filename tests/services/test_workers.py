@@ -3,6 +3,7 @@ the run with the error the worker met."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -99,13 +100,15 @@ def _slow_parent(tmp_path: Path) -> tuple[subprocess.Popen[str], set[int]]:
     SQLiteBackend(tmp_path / "store").close()
     script = f"from support.worker_tasks import run_slow; run_slow({str(tmp_path / 'store')!r})"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    parent = subprocess.Popen(
-        [sys.executable, "-c", script],
-        stdout=subprocess.PIPE,
-        text=True,
-        env=env,
-        start_new_session=True,
-    )
+    with (tmp_path / "parent.err").open("wb") as err:  # its stacks, if it hangs (below)
+        parent = subprocess.Popen(
+            [sys.executable, "-X", "faulthandler", "-c", script],
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+            env=env,
+            start_new_session=True,
+        )
     assert parent.stdout is not None
     pids: set[int] = set()
     while len(pids) < 2:
@@ -124,10 +127,32 @@ def _gone(pids: set[int], within: float) -> bool:
     return False
 
 
+def _communicate(parent: subprocess.Popen[str], tmp_path: Path, timeout: float) -> str:
+    """The parent's output once it ended; if it does not end in time, the test fails with
+    the parent's stacks (faulthandler, on SIGABRT) and the process group is killed (left
+    running, it broke a later test with its pipe and its warnings)."""
+    try:
+        out, _ = parent.communicate(timeout=timeout)
+        return out
+    except subprocess.TimeoutExpired:
+        status = Path(f"/proc/{parent.pid}/status").read_text()
+        signals = [line for line in status.splitlines() if line.startswith(("Sig", "ShdPnd"))]
+        mine = Path("/proc/self/status").read_text()
+        signals += ["test:"] + [line for line in mine.splitlines() if line.startswith("Sig")]
+        parent.send_signal(signal.SIGABRT)
+        parent.communicate(timeout=10)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(parent.pid, signal.SIGKILL)  # its workers
+        raise AssertionError(
+            f"the parent did not end in {timeout} s: {signals}\n"
+            f"{(tmp_path / 'parent.err').read_text()}"
+        ) from None
+
+
 def test_ctrl_c_stops_the_workers_with_the_parent(tmp_path: Path) -> None:
     parent, workers = _slow_parent(tmp_path)
     os.killpg(parent.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole group
-    out, _ = parent.communicate(timeout=30)
+    out = _communicate(parent, tmp_path, timeout=30)
     assert parent.returncode == 130 and "interrupted" in out
     assert _gone(workers, within=10)
 
@@ -135,7 +160,7 @@ def test_ctrl_c_stops_the_workers_with_the_parent(tmp_path: Path) -> None:
 def test_workers_end_when_their_parent_is_killed(tmp_path: Path) -> None:
     parent, workers = _slow_parent(tmp_path)
     parent.kill()  # no chance to stop its workers
-    parent.communicate(timeout=10)
+    _communicate(parent, tmp_path, timeout=10)
     assert _gone(workers, within=20)
 
 

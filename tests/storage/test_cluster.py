@@ -10,12 +10,15 @@ that they can stop and start its nodes). The keyspace keeps three copies
 
 from __future__ import annotations
 
+import fcntl
 import os
 import random
 import string
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -73,14 +76,25 @@ def store() -> Iterator[CassandraBackend]:
     The test cluster is thrown away after the run."""
     if len(contact_points()) < 3:
         pytest.skip(SKIP)
-    _all_up()
-    keyspace = "cluster_" + "".join(random.choices(string.ascii_lowercase, k=10))
-    backend = CassandraBackend.from_settings(settings_for(keyspace))
-    try:
-        yield backend
-    finally:
-        backend.close()
+    with _the_cluster_to_ourselves():
         _all_up()
+        keyspace = "cluster_" + "".join(random.choices(string.ascii_lowercase, k=10))
+        backend = CassandraBackend.from_settings(settings_for(keyspace))
+        try:
+            yield backend
+        finally:
+            backend.close()
+            _all_up()
+
+
+@contextmanager
+def _the_cluster_to_ourselves() -> Iterator[None]:
+    """One cluster test at a time on this machine: each stops and kills nodes, and would
+    see another's stopped node. The suite runs this file on one xdist worker (``--dist
+    loadfile``); the lock holds whatever the distribution, and across runs at once."""
+    with (Path(tempfile.gettempdir()) / "imixs-archive-cluster-tests.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def _all_up() -> None:

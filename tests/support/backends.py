@@ -2,9 +2,9 @@
 
 SQLite runs always, on a fresh store in ``tmp_path``. Cassandra runs when
 ``ARCHIVE_TEST_CASSANDRA=host:port`` names a server (``.ci/run`` starts one with
-``scripts/cassandra-node``): one keyspace per test session, created once, emptied with
-``TRUNCATE`` before each test and dropped at the end. Creating thirteen tables per test
-would cost more than most tests.
+``scripts/cassandra-node``): one keyspace per test session (per xdist worker: each is a
+session of its own), created once, emptied with ``TRUNCATE`` before each test and dropped
+at the end. Creating thirteen tables per test would cost more than most tests.
 """
 
 from __future__ import annotations
@@ -34,8 +34,10 @@ def cassandra_target() -> str:
 
 
 def random_keyspace(prefix: str = "archive_test_") -> str:
-    # Keyspace names must match ^[a-z_]*[^-]$: letters and underscores only.
-    return prefix + "".join(random.choices(string.ascii_lowercase, k=12))
+    # Keyspace names must match ^[a-z_]*[^-]$: letters and underscores only. From the
+    # system's randomness, not the random module's state (which a test may seed): each
+    # pytest process (each xdist worker) makes its own keyspace.
+    return prefix + "".join(random.SystemRandom().choices(string.ascii_lowercase, k=12))
 
 
 def cassandra_env(keyspace: str, **extra: str) -> dict[str, str]:

@@ -147,10 +147,22 @@ def serve(tmp: Path) -> Iterator[FtpsServer]:
     server = _Server(("127.0.0.1", 0), handler)
     server.max_cons = 32
     host, port = server.address
-    thread = threading.Thread(target=server.serve_forever, kwargs={"timeout": 0.05}, daemon=True)
+    stop = threading.Event()
+    thread = threading.Thread(target=_serve_until, args=(server, stop), daemon=True)
     thread.start()
     try:
         yield FtpsServer(host, port, root, ca_pem, faults)
     finally:
-        server.close_all()
+        stop.set()
         thread.join(10)
+
+
+def _serve_until(server: _Server, stop: threading.Event) -> None:
+    """Polls until ``stop``, then closes the server here, in the thread that polls: closed
+    from the test's thread, the loop could be between its check and its next poll and
+    poll a closed epoll ("Bad file descriptor" in this thread, an error of the test)."""
+    try:
+        while not stop.is_set():
+            server.ioloop.loop(timeout=0.05, blocking=False)
+    finally:
+        server.close_all()

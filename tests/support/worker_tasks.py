@@ -74,6 +74,10 @@ def run_slow(data_dir: str) -> None:
     from imixs_archive.config import load_settings
     from imixs_archive.services.workers import Spread, run_in_workers
 
+    # Ctrl-C as at a terminal. A job put in the background by a non-interactive shell (a
+    # test run started with `&` from a script) starts with SIGINT ignored, and so did this
+    # process then, inheriting it: the SIGINT of the test went unseen and it hung.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     settings = load_settings({"ARCHIVE_DATA_DIR": data_dir})
     try:
         run_in_workers(

@@ -175,8 +175,7 @@ def _by_days(
 
     utc_first = day_bounds(first, tz)[0].date()
     utc_last = (day_bounds(last, tz)[1] - dt.timedelta(microseconds=1)).date()
-    count = (utc_last - utc_first).days + 1
-    days = (utc_first + dt.timedelta(days=n) for n in range(count))
+    days = archive.days_with_snapshots(utc_first, utc_last)  # not every calendar day
     partitions = ordered_map(
         archive.day_snapshot_ids, days, workers=min(4, workers), window=min(4, workers)
     )
