@@ -586,6 +586,22 @@ def test_writes_in_a_durable_at_end_block_skip_the_fsync_until_it_ends(
         assert store.get(SNAPSHOTS, {"snapshot": "thread"}) is not None
 
 
+def test_an_error_in_a_durable_at_end_block_is_not_hidden_by_a_failing_sync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fsync(_fd: int) -> None:
+        raise OSError(5, "Input/output error")
+
+    with SQLiteBackend(tmp_path) as store:
+        with pytest.raises(RuntimeError, match="the import's own error"), store.durable_at_end():
+            store.put(SNAPSHOTS, [{"snapshot": "a", "data": b"x"}])
+            monkeypatch.setattr(os, "fsync", fsync)
+            raise RuntimeError("the import's own error")
+        failing = pytest.raises(StoreError, match="cannot make the writes durable")
+        with failing, store.durable_at_end():
+            store.put(SNAPSHOTS, [{"snapshot": "b", "data": b"x"}])
+
+
 def test_a_rollback_journal_keeps_its_fsync_at_every_commit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -335,10 +335,15 @@ class SQLiteBackend(Backend):
             self._deferring += 1
         try:
             yield
-        finally:
+        except BaseException:
             with self._lock:
                 self._deferring -= 1
-            self._sync_files()
+            with suppress(StoreError):  # what was written stays a prefix; the error first
+                self._sync_files()
+            raise
+        with self._lock:
+            self._deferring -= 1
+        self._sync_files()
 
     def _synchronous(self, connection: sqlite3.Connection) -> None:
         """This thread's connection syncs as the open ``durable_at_end`` blocks want."""
