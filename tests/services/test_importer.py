@@ -21,6 +21,7 @@ from imixs_archive.services.importer import find_sources, import_in_workers, imp
 from imixs_archive.services.workers import Spread
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.delegating import DelegatingBackend
+from imixs_archive.storage.factory import open_backend
 from imixs_archive.storage.model import Table
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from support.snapshots import make_snapshot
@@ -69,7 +70,8 @@ def test_a_bad_json_document_is_reported_and_the_rest_goes_in(tmp_path: Path) ->
 
 
 class Deferring(DelegatingBackend):
-    """Records whether each write was made inside ``durable_at_end`` and when it ended."""
+    """Records whether each write was made inside ``durable_at_end`` and when the outermost
+    block ended (the one that syncs; a nested block's end does not)."""
 
     def __init__(self, inner: Backend) -> None:
         super().__init__(inner)
@@ -83,7 +85,8 @@ class Deferring(DelegatingBackend):
             with self.inner.durable_at_end():
                 yield
             self.open_blocks -= 1
-            self.events.append("durable")
+            if not self.open_blocks:
+                self.events.append("durable")
 
         return block()
 
@@ -100,6 +103,22 @@ def test_an_import_is_durable_when_it_returns_and_not_at_each_write(tmp_path: Pa
         summary = import_sources(archive, find_sources([str(tmp_path / "in.xml")]))
     assert summary.new == 3
     assert backend.events[-1] == "durable"
+    assert set(backend.events[:-1]) == {"deferred"}
+
+
+def test_an_import_over_workers_syncs_once_per_process_not_per_batch(
+    store_settings: Settings, tmp_path: Path
+) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for number in range(6):
+        (folder / f"{number}.xml").write_bytes(to_xml([make_snapshot(number)]))
+    sources = find_sources([str(folder)])
+    backend = Deferring(open_backend(store_settings, create=False))
+    with backend, Archive(backend) as archive:  # one job: this process takes every batch
+        summary = import_in_workers(Spread(store_settings, 1), sources, here=archive)
+    assert summary.new == 6
+    assert backend.events.count("durable") == 1 and backend.events[-1] == "durable"
     assert set(backend.events[:-1]) == {"deferred"}
 
 

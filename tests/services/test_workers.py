@@ -53,6 +53,24 @@ def test_every_batch_runs_once_in_the_workers_on_the_same_store(
         assert archive.load(str(make_snapshot(step).get_first("$uniqueid"))) == make_snapshot(step)
 
 
+def test_each_process_runs_its_batches_and_finish_inside_one_session(
+    archive: Archive, store_settings: Settings, tmp_path: Path
+) -> None:
+    """The session (an import's ``durable_at_end``) spans every batch of a process and
+    ends after its ``finish``, in the workers and in the calling process alike."""
+    messages: list[Any] = []
+    (sessions := tmp_path / "sessions").mkdir()
+    task = StoreSteps(sessions)
+    run_in_workers(
+        Spread(store_settings, 3), task, ([n] for n in range(12)), messages.append, archive
+    )
+    counts = {pid: count for kind, count, pid in messages if kind == "finished"}
+    assert len(counts) == 3 and sum(counts.values()) == 12  # the asserts in the task held
+    ended = {int(path.name): int(path.read_text()) for path in sessions.iterdir()}
+    assert ended == counts  # each session ended once, after its process's last batch
+    assert not task.in_session  # here too
+
+
 def test_a_worker_reports_in_order(store_settings: Settings) -> None:
     messages = _collect(Spread(store_settings, 1), StoreSteps(), iter([[3, 1], [2]]))
     assert [m[:2] for m in messages] == [

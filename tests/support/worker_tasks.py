@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from pathlib import Path
 from typing import Any
 
 from imixs_archive.archive.snapshots import Archive
@@ -13,24 +16,42 @@ from imixs_archive.services.workers import Send
 from support.snapshots import make_snapshot
 
 
+class _Plain:
+    def session(self, archive: Archive) -> AbstractContextManager[None]:
+        return nullcontext()
+
+
 class StoreSteps:
     """Stores snapshot ``step`` of the default instance for each item; reports each with
-    the worker's pid, and the worker's count when it finishes."""
+    the worker's pid, and the worker's count when it finishes. ``sessions``: a folder
+    where each session's end is written down (a file named by the pid)."""
 
-    def __init__(self) -> None:
+    def __init__(self, sessions: Path | None = None) -> None:
         self.count = 0
+        self.sessions = sessions
+        self.in_session = False
 
     def run(self, archive: Archive, batch: list[int], send: Send) -> None:
+        assert self.in_session or self.sessions is None
         for step in batch:
             archive.store(make_snapshot(step))
             self.count += 1
             send(("stored", step, os.getpid()))
 
     def finish(self, send: Send) -> None:
+        assert self.in_session or self.sessions is None
         send(("finished", self.count, os.getpid()))
 
+    @contextmanager
+    def session(self, archive: Archive) -> Iterator[None]:
+        self.in_session = True
+        yield
+        self.in_session = False
+        if self.sessions is not None:
+            (self.sessions / str(os.getpid())).write_text(str(self.count))
 
-class FailOn:
+
+class FailOn(_Plain):
     """Reports items; at ``item`` fails as ``how`` says: ``store`` (StoreError), ``missing``
     (NotFoundError), ``bug`` (ValueError) or ``die`` (SIGKILL)."""
 
@@ -57,7 +78,7 @@ class FailOn:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-class Slow:
+class Slow(_Plain):
     """Reports each item with the worker's pid, then sleeps a while: a run to interrupt."""
 
     def run(self, archive: Archive, batch: list[Any], send: Send) -> None:

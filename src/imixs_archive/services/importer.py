@@ -200,6 +200,11 @@ class _ImportTask:
     def finish(self, send: Send) -> None:
         pass
 
+    def session(self, archive: Archive) -> AbstractContextManager[None]:
+        """One sync per process at its end: each batch's ``import_sources`` block nests in
+        it. The run's summary is made once every worker has left its session."""
+        return archive.durable_at_end()
+
 
 def _open(source: Source) -> AbstractContextManager[IO[bytes]]:
     if source.path is None:

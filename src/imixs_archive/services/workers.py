@@ -26,6 +26,7 @@ import os
 import queue
 import signal
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from multiprocessing.process import BaseProcess
 from typing import Any, Protocol
@@ -53,6 +54,10 @@ class WorkerTask(Protocol):
 
     def finish(self, send: Send) -> None:
         """After the worker's last batch (state held across batches made final)."""
+
+    def session(self, archive: Archive) -> AbstractContextManager[None]:
+        """Around a worker's batches and its ``finish`` (and the calling process's, when it
+        works too): for instance ``Archive.durable_at_end``, one sync per process."""
 
 
 @dataclass(frozen=True)
@@ -110,7 +115,8 @@ def run_in_workers(
     try:
         dispatch = _Dispatch(iter(batches), workers, inboxes, outbox, on_message)
         if here is not None:
-            dispatch.work_here(task, here)
+            with task.session(here):
+                dispatch.work_here(task, here)
         dispatch.wait()
     finally:
         for worker in workers:
@@ -253,10 +259,11 @@ def _worker(
         try:
             archive = Archive(backend, gc_grace=settings.gc_grace)
             try:
-                while (batch := _next_batch(inbox, parent)) is not None:
-                    task.run(archive, batch, send)
-                    send(_DONE)
-                task.finish(send)
+                with task.session(archive):
+                    while (batch := _next_batch(inbox, parent)) is not None:
+                        task.run(archive, batch, send)
+                        send(_DONE)
+                    task.finish(send)
             finally:
                 archive.close()
         finally:
