@@ -3,6 +3,7 @@ push alike: a bad document is reported and the rest goes in; a failing store end
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
@@ -17,7 +18,14 @@ from imixs_archive.document.json_codec import to_json
 from imixs_archive.document.model import Document
 from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.errors import StoreUnavailableError
-from imixs_archive.services.importer import find_sources, import_in_workers, import_sources
+from imixs_archive.services.importer import (
+    LEAST_BATCH_BYTES,
+    Source,
+    _batches,
+    find_sources,
+    import_in_workers,
+    import_sources,
+)
 from imixs_archive.services.workers import Spread
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.delegating import DelegatingBackend
@@ -152,3 +160,16 @@ def test_import_in_worker_processes_stores_and_reports_what_one_process_does(
             assert archive.load(snapshot_id) == alone.load(snapshot_id)
     again = import_in_workers(Spread(store_settings, 2), sources)
     assert (again.new, again.present, again.failed) == (0, 16, 1)
+
+
+def test_batches_shrink_towards_the_end_and_keep_every_file_once_in_order() -> None:
+    mib = 1024 * 1024
+    sources = [Source(f"{n}.xml", Path(f"{n}.xml"), 4 * mib + n) for n in range(200)]
+    batches = list(_batches(sources, 2))
+    assert [number for number, _batch in batches] == list(range(len(batches)))
+    assert [s for _number, batch in batches for s in batch] == sources
+    sizes = [sum(s.size or 0 for s in batch) for _number, batch in batches]
+    assert sizes[0] >= sum(sizes) // 4  # a quarter of all first (two jobs) ...
+    assert all(a + mib > b for a, b in itertools.pairwise(sizes[:-1]))  # ... then less
+    assert all(size >= LEAST_BATCH_BYTES for size in sizes[:-1])
+    assert sizes[-2] < 2 * LEAST_BATCH_BYTES  # small ones at the end

@@ -21,7 +21,7 @@ from imixs_archive.errors import ArchiveError, NotFoundError, StoreError
 from imixs_archive.services.workers import AHEAD, Spread, run_in_workers
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from support.snapshots import make_snapshot
-from support.worker_tasks import FailOn, StoreSteps
+from support.worker_tasks import FailOn, SlowInWorkers, StoreSteps
 
 
 def _collect(spread: Spread, task: Any, batches: Any) -> list[Any]:
@@ -197,3 +197,18 @@ def test_this_process_works_too_beside_the_workers(
     assert all(
         archive.exists(str(make_snapshot(step).get_first("$uniqueid"))) for step in range(30)
     )
+
+
+def test_no_batch_waits_for_a_busy_worker_while_this_process_is_idle(
+    archive: Archive, store_settings: Settings
+) -> None:
+    """The batches wait in one queue: the worker, busy with its first, takes no other
+    while this process works through the rest (a queue per worker held two for it)."""
+    messages: list[Any] = []
+    task = SlowInWorkers(seconds=2.0)
+    run_in_workers(
+        Spread(store_settings, 2), task, ([n] for n in range(20)), messages.append, archive
+    )
+    assert sorted(item for _kind, item, _pid in messages) == list(range(20))
+    in_worker = [item for _kind, item, pid in messages if pid != os.getpid()]
+    assert len(in_worker) <= 1, in_worker

@@ -90,6 +90,24 @@ class Slow(_Plain):
         pass
 
 
+class SlowInWorkers(_Plain):
+    """Reports each item with the pid that ran it; slow in a worker, quick in the process
+    that built the task."""
+
+    def __init__(self, seconds: float) -> None:
+        self.parent = os.getpid()
+        self.seconds = seconds
+
+    def run(self, archive: Archive, batch: list[Any], send: Send) -> None:
+        for item in batch:
+            if os.getpid() != self.parent:
+                time.sleep(self.seconds)
+            send(("item", item, os.getpid()))
+
+    def finish(self, send: Send) -> None:
+        pass
+
+
 def run_slow(data_dir: str) -> None:
     """A parent process for the interruption tests: prints each message as a line."""
     from imixs_archive.config import load_settings

@@ -161,12 +161,18 @@ def import_in_workers(
 
 PROGRESS_EVERY = 4 * 1024 * 1024
 """A worker reports the bytes it read at least this often (for the progress bar)."""
-BATCHES_PER_JOB = 4
+SHARE = 2
+"""A batch takes 1/(SHARE * jobs) of the bytes not yet handed out ..."""
+LEAST_BATCH_BYTES = 16 * 1024 * 1024
+"""... and at least this many."""
 
 
 def _batches(sources: list[Source], jobs: int) -> Iterator[tuple[int, list[Source]]]:
-    """Numbered runs of neighbouring files, of about 1/(jobs * 4) of all bytes each."""
-    target = sum(source.size or 0 for source in sources) // (jobs * BATCHES_PER_JOB)
+    """Numbered runs of neighbouring files, large first and smaller towards the end (of
+    1/(SHARE * jobs) of the bytes left each), so that the processes finish together:
+    the last batches are small, and the one a process is still busy with at the end is."""
+    left = sum(source.size or 0 for source in sources)
+    target = max(LEAST_BATCH_BYTES, left // (SHARE * jobs))
     batch: list[Source] = []
     size, number = 0, 0
     for source in sources:
@@ -174,6 +180,8 @@ def _batches(sources: list[Source], jobs: int) -> Iterator[tuple[int, list[Sourc
         size += source.size or 0
         if size >= target:
             yield number, batch
+            left -= size
+            target = max(LEAST_BATCH_BYTES, left // (SHARE * jobs))
             batch, size, number = [], 0, number + 1
     if batch:
         yield number, batch

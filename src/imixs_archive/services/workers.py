@@ -5,10 +5,11 @@ holding the interpreter lock, so threads do not spread it over cores; processes 
 CLI's ``import`` and ``backup`` hand batches of their items to ``jobs`` workers this way.
 Several processes on one store are normal (see ``docs/architecture.md``), so a worker is
 one more archive process: it opens the store from the same settings, runs a
-:class:`WorkerTask` on each batch it is given, and sends messages back. The parent hands
-out at most two batches per worker at a time, so the items may come from a generator of
-any length, and takes the messages in on its own thread (the caller's), in the order each
-worker sent them.
+:class:`WorkerTask` on each batch it takes, and sends messages back. The batches wait in
+one queue that every process takes from (the parent too, when it works), at most two per
+worker at a time, so the items may come from a generator of any length and no batch waits
+behind a busy worker while another process is idle. The parent takes the messages in on
+its own thread (the caller's), in the order each worker sent them.
 
 What fails:
 - an error the task lets out (an unreachable store: ``StoreError``) ends the run: the
@@ -39,7 +40,10 @@ MAX_JOBS = 4
 """Workers at most, whatever the cores: the store's single writer (SQLite) and the
 parent's hand-outs are shared by all."""
 AHEAD = 2
-"""Batches handed to each worker before it has finished one."""
+"""Batches waiting in the queue per worker."""
+TAKE_S = 0.05
+"""How long this process waits for a batch it knows was queued (a worker may have taken
+it: the message saying so is on its way)."""
 POLL_S = 0.5
 """How often the parent looks whether a worker it waits for is still alive."""
 
@@ -83,7 +87,7 @@ class _Failed:
     message: str
 
 
-_DONE = "done"
+_TAKEN = "taken"
 
 
 def run_in_workers(
@@ -100,7 +104,7 @@ def run_in_workers(
     settings = spread.settings
     context = multiprocessing.get_context("spawn")  # no inherited threads or connections
     outbox: Any = context.Queue()
-    inboxes: list[Any] = [context.Queue() for _ in range(spread.jobs - (here is not None))]
+    inbox: Any = context.Queue()
     workers = [
         context.Process(
             target=_worker,
@@ -108,12 +112,12 @@ def run_in_workers(
             name=f"worker-{n}",
             daemon=True,
         )
-        for n, inbox in enumerate(inboxes)
+        for n in range(spread.jobs - (here is not None))
     ]
     for worker in workers:
         worker.start()
     try:
-        dispatch = _Dispatch(iter(batches), workers, inboxes, outbox, on_message)
+        dispatch = _Dispatch(iter(batches), workers, inbox, outbox, on_message)
         if here is not None:
             with task.session(here):
                 dispatch.work_here(task, here)
@@ -126,57 +130,67 @@ def run_in_workers(
 
 
 class _Dispatch:
-    """Hands the batches out (``AHEAD`` per worker) and takes the messages in."""
+    """Keeps ``AHEAD`` batches per worker in the one queue every process takes from, and
+    takes the messages in. One queue, so that no batch waits behind a busy worker while
+    another process is idle (at the end of a run, this process takes what is left too)."""
 
     def __init__(
         self,
         batches: Iterator[Any],
         workers: Sequence[BaseProcess],
-        inboxes: list[Any],
+        inbox: Any,
         outbox: Any,
         on_message: Send,
     ) -> None:
         self.batches = batches
         self.workers = workers
-        self.inboxes = inboxes
+        self.inbox = inbox
         self.outbox = outbox
         self.on_message = on_message
-        self.pending = [0] * len(workers)
-        self.finished = [False] * len(workers)
+        self.queued = 0
+        """Batches put in the inbox that no process is known to have taken yet."""
+        self.ahead = AHEAD * max(1, len(workers))
         self.alive = set(range(len(workers)))
         self.exhausted = False
-        for n in range(len(workers)):
-            self._give(n)
+        self.closed = False
+        self._fill()
 
     def work_here(self, task: WorkerTask, archive: Archive) -> None:
-        """Take batches in this process too, between looking at the workers' messages."""
+        """Take batches from the inbox in this process too, between the messages."""
+        self.ahead += 1  # the one this process is working on
         while True:
             self._take_in(block=False)
-            batch = self._next()
-            if batch is None:
+            self._fill()
+            if not self.queued:
+                break  # every batch taken: the iterator is exhausted
+            try:
+                batch = self.inbox.get(timeout=TAKE_S)
+            except queue.Empty:
+                continue  # a worker took it: its message is on its way
+            if batch is None:  # every batch taken; the stops are the workers'
+                self.inbox.put(None)
                 break
+            self.queued -= 1
             task.run(archive, batch, self.on_message)
         task.finish(self.on_message)
-        for n in range(len(self.workers)):
-            self._give(n)  # the idle ones learn there is no more
 
     def wait(self) -> None:
         """Until every worker has finished."""
         while self.alive:
             self._take_in(block=True)
 
-    def _next(self) -> Any:
-        batch = None if self.exhausted else next(self.batches, None)
-        self.exhausted = batch is None
-        return batch
-
-    def _give(self, n: int) -> None:
-        while self.pending[n] < AHEAD and (batch := self._next()) is not None:
-            self.inboxes[n].put(batch)
-            self.pending[n] += 1
-        if self.exhausted and self.pending[n] == 0 and not self.finished[n]:
-            self.inboxes[n].put(None)  # no more: finish and stop
-            self.finished[n] = True
+    def _fill(self) -> None:
+        while self.queued < self.ahead and not self.exhausted:
+            batch = next(self.batches, None)
+            if batch is None:
+                self.exhausted = True
+                break
+            self.inbox.put(batch)
+            self.queued += 1
+        if self.exhausted and not self.closed:
+            for _worker in self.workers:
+                self.inbox.put(None)  # no more: finish and stop (after the batches)
+            self.closed = True
 
     def _take_in(self, *, block: bool) -> None:
         """The next message (``block``), or all that have arrived."""
@@ -193,9 +207,9 @@ class _Dispatch:
                 return
 
     def _handle(self, n: int, message: Any) -> None:
-        if message == _DONE:
-            self.pending[n] -= 1
-            self._give(n)
+        if message == _TAKEN:
+            self.queued -= 1
+            self._fill()
         elif message is None:
             self.alive.discard(n)
         elif isinstance(message, _Failed):
@@ -261,8 +275,8 @@ def _worker(
             try:
                 with task.session(archive):
                     while (batch := _next_batch(inbox, parent)) is not None:
+                        send(_TAKEN)
                         task.run(archive, batch, send)
-                        send(_DONE)
                     task.finish(send)
             finally:
                 archive.close()
