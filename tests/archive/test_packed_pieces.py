@@ -15,6 +15,7 @@ from imixs_archive.archive.verify import verify
 from imixs_archive.errors import IntegrityError
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import DOCUMENTS, DOCUMENTS_DATA
+from imixs_archive.storage.packing import unpack
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from support.snapshots import content_of, make_snapshot
 
@@ -102,3 +103,28 @@ def test_the_embedded_store_keeps_snapshot_xml_compressed(tmp_path: Path) -> Non
         ).fetchone()
         connection.close()
     assert marker is not None and length < marker / 4
+
+
+def test_pieces_packed_by_pyarrows_zstd_before_read_back_the_same(tmp_path: Path) -> None:
+    """Stores written while pieces were packed with pyarrow's zstd read as they did."""
+    import pyarrow
+
+    snapshot = make_snapshot(0, files={"a.txt": TEXT})
+    with SQLiteBackend(tmp_path) as backend, Archive(backend) as archive:
+        archive.store(snapshot)
+        codec = pyarrow.Codec("zstd", compression_level=3)
+        connection = sqlite3.connect(backend.path)
+        rows = connection.execute("SELECT data_id, data, raw_size FROM documents_data").fetchall()
+
+        for data_id, data, raw_size in rows:
+            if raw_size is not None:
+                old = codec.compress(unpack(data, raw_size), asbytes=True)
+                connection.execute(
+                    "UPDATE documents_data SET data = ? WHERE data_id = ?", (old, data_id)
+                )
+        connection.commit()
+        connection.close()
+        assert any(raw_size is not None for _id, _data, raw_size in rows)
+        loaded = archive.load(snapshot["$uniqueid"][0], with_files=True)
+        assert content_of(loaded, "a.txt") == TEXT
+        assert not verify(backend).problems
