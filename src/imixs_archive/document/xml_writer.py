@@ -23,6 +23,7 @@ from imixs_archive.document.base64_stream import iter_base64
 from imixs_archive.document.lexical import format_value
 from imixs_archive.document.model import BinaryStream, Document
 from imixs_archive.document.xml_reader import XS_NS, XSI_NS
+from imixs_archive.document.xml_safe import NOT_XML
 from imixs_archive.errors import DocumentError
 
 PIECE_SIZE = 64 * 1024
@@ -32,7 +33,6 @@ _SMALL = PIECE_SIZE // 4
 _DECLARATION = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
 _NAMESPACES = f' xmlns:xs="{XS_NS}" xmlns:xsi="{XSI_NS}"'
 _INDENT = "    "
-_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#13;"})
 _ATTR_ESCAPES = str.maketrans(
     {
@@ -50,13 +50,13 @@ _NEEDS_ESCAPE = re.compile("[&<>\r]")
 
 def xml_text(text: str) -> str:
     """Character data for element content: invalid characters dropped, markup escaped."""
-    text = _NOT_XML.sub("", text)
+    text = NOT_XML.sub("", text)
     return text.translate(_TEXT_ESCAPES) if _NEEDS_ESCAPE.search(text) else text
 
 
 def xml_attribute(text: str) -> str:
     """A double-quoted attribute value that reads back as ``text``."""
-    return _NOT_XML.sub("", text).translate(_ATTR_ESCAPES)
+    return NOT_XML.sub("", text).translate(_ATTR_ESCAPES)
 
 
 def _is_single(docs: Document | Iterable[Document], collection: bool | None) -> bool:
