@@ -4,6 +4,7 @@ push alike: a bad document is reported and the rest goes in; a failing store end
 from __future__ import annotations
 
 import itertools
+import os
 import random
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
@@ -13,11 +14,12 @@ from typing import Any
 import pytest
 
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.config import Settings
+from imixs_archive.config import Settings, load_settings
 from imixs_archive.document.json_codec import to_json
 from imixs_archive.document.model import Document
 from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.errors import StoreUnavailableError
+from imixs_archive.services import importer
 from imixs_archive.services.importer import (
     LEAST_BATCH_BYTES,
     Source,
@@ -115,8 +117,9 @@ def test_an_import_is_durable_when_it_returns_and_not_at_each_write(tmp_path: Pa
 
 
 def test_an_import_over_workers_syncs_once_per_process_not_per_batch(
-    store_settings: Settings, tmp_path: Path
+    store_settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(importer, "LEAST_BATCH_BYTES", 1)  # a batch per file
     folder = tmp_path / "in"
     folder.mkdir()
     for number in range(6):
@@ -173,3 +176,25 @@ def test_batches_shrink_towards_the_end_and_keep_every_file_once_in_order() -> N
     assert all(a + mib > b for a, b in itertools.pairwise(sizes[:-1]))  # ... then less
     assert all(size >= LEAST_BATCH_BYTES for size in sizes[:-1])
     assert sizes[-2] < 2 * LEAST_BATCH_BYTES  # small ones at the end
+
+
+def test_an_import_over_workers_fsyncs_the_store_once_in_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the real store: the batches' blocks nest in the process's session, so the WAL,
+    the database file and the folder are fsynced once, when the session ends."""
+    monkeypatch.setattr(importer, "LEAST_BATCH_BYTES", 1)  # a batch per file
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for number in range(6):
+        (folder / f"{number}.xml").write_bytes(to_xml([make_snapshot(number)]))
+    sources = find_sources([str(folder)])
+    synced: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real(fd))[1])
+    settings = load_settings({"ARCHIVE_DATA_DIR": str(tmp_path / "store")})
+    with SQLiteBackend(tmp_path / "store") as backend, Archive(backend) as archive:
+        summary = import_in_workers(Spread(settings, 1), sources, here=archive)
+        assert summary.new == 6
+        assert len(list(_batches(sources, 1))) > 1
+        assert len(synced) == 3

@@ -562,7 +562,9 @@ def test_writes_in_a_durable_at_end_block_skip_the_fsync_until_it_ends(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Commits inside run with synchronous=NORMAL, in every thread; the block's end fsyncs
-    the WAL, the database file and the folder; afterwards commits sync again."""
+    the WAL, the database file and the folder (a block nested in another of its thread
+    leaves that to the outer one; a block of another thread syncs at its own end);
+    afterwards commits sync again."""
     synced = _fsyncs(monkeypatch)
     seen: dict[str, str] = {}
     with SQLiteBackend(tmp_path) as store:
@@ -571,16 +573,29 @@ def test_writes_in_a_durable_at_end_block_skip_the_fsync_until_it_ends(
             store.put(SNAPSHOTS, [{"snapshot": name, "data": b"x" * 1000}])
             seen[name] = store.describe()["synchronous"]
 
+        def write_durably(name: str) -> None:
+            with store.durable_at_end():
+                write(name)
+
         with store.durable_at_end():
-            with store.durable_at_end():  # nested: the outer end syncs again
+            with store.durable_at_end():  # nested: the outer end syncs
                 write("main")
-            assert len(synced) == 3
+            assert synced == []
             thread = threading.Thread(target=write, args=("thread",))
+            thread.start()
+            thread.join()
+            assert synced == []
+            thread = threading.Thread(target=write_durably, args=("own block",))
             thread.start()
             thread.join()
             assert len(synced) == 3
         write("after")
-        assert seen == {"main": "NORMAL", "thread": "NORMAL", "after": "FULL"}
+        assert seen == {
+            "main": "NORMAL",
+            "thread": "NORMAL",
+            "own block": "NORMAL",
+            "after": "FULL",
+        }
         wal, db = str(tmp_path / "archive.db-wal"), str(tmp_path / "archive.db")
         assert synced == [wal, db, str(tmp_path)] * 2
         assert store.get(SNAPSHOTS, {"snapshot": "thread"}) is not None

@@ -319,6 +319,7 @@ class SQLiteBackend(Backend):
     def durable_at_end(self) -> Iterator[None]:
         """Commits in the block skip their fsync (``synchronous=NORMAL``); its end fsyncs
         the WAL, the database file and the folder, which makes every commit before durable.
+        A block inside another of the same thread leaves that to the outer block's end.
 
         In WAL mode SQLite keeps a store whole without the per-commit fsync: after a power
         loss it recovers the WAL up to the first commit not on disk, so the commits that
@@ -331,19 +332,26 @@ class SQLiteBackend(Backend):
         }:
             yield
             return
+        depth = getattr(self._local, "durable_depth", 0)
+        self._local.durable_depth = depth + 1
         with self._lock:
             self._deferring += 1
         try:
             yield
         except BaseException:
-            with self._lock:
-                self._deferring -= 1
-            with suppress(StoreError):  # what was written stays a prefix; the error first
-                self._sync_files()
+            self._leave_durable(depth)
+            if not depth:
+                with suppress(StoreError):  # what was written stays a prefix; the error first
+                    self._sync_files()
             raise
+        self._leave_durable(depth)
+        if not depth:
+            self._sync_files()
+
+    def _leave_durable(self, depth: int) -> None:
+        self._local.durable_depth = depth
         with self._lock:
             self._deferring -= 1
-        self._sync_files()
 
     def _synchronous(self, connection: sqlite3.Connection) -> None:
         """This thread's connection syncs as the open ``durable_at_end`` blocks want."""
