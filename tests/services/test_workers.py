@@ -31,7 +31,7 @@ def _collect(spread: Spread, task: Any, batches: Any) -> list[Any]:
 
 
 def test_every_batch_runs_once_in_the_workers_on_the_same_store(
-    archive: Archive, store_settings: Settings
+    archive: Archive, store_settings: Settings, tmp_path: Path
 ) -> None:
     handed: list[list[int]] = []
 
@@ -40,7 +40,9 @@ def test_every_batch_runs_once_in_the_workers_on_the_same_store(
             handed.append([start, start + 1])
             yield handed[-1]
 
-    messages = _collect(Spread(store_settings, 2), StoreSteps(), batches())
+    (meet := tmp_path / "meet").mkdir()
+    task = StoreSteps(meet=meet, parties=2)  # each holds its first batch until both have one
+    messages = _collect(Spread(store_settings, 2), task, batches())
     stored = sorted(step for kind, step, _pid in messages if kind == "stored")
     assert stored == list(range(24))
     assert len(handed) == 12 > 2 * AHEAD
@@ -183,11 +185,13 @@ def test_workers_end_when_their_parent_is_killed(tmp_path: Path) -> None:
 
 
 def test_this_process_works_too_beside_the_workers(
-    archive: Archive, store_settings: Settings
+    archive: Archive, store_settings: Settings, tmp_path: Path
 ) -> None:
     messages: list[Any] = []
     batches = ([step] for step in range(30))
-    run_in_workers(Spread(store_settings, 3), StoreSteps(), batches, messages.append, archive)
+    (meet := tmp_path / "meet").mkdir()
+    task = StoreSteps(meet=meet, parties=3)
+    run_in_workers(Spread(store_settings, 3), task, batches, messages.append, archive)
     stored = sorted(step for kind, step, _pid in messages if kind == "stored")
     assert stored == list(range(30))
     by_pid = {pid for _kind, _value, pid in messages}

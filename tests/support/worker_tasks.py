@@ -26,13 +26,19 @@ class StoreSteps:
     the worker's pid, and the worker's count when it finishes. ``sessions``: a folder
     where each session's end is written down (a file named by the pid)."""
 
-    def __init__(self, sessions: Path | None = None) -> None:
+    def __init__(
+        self, sessions: Path | None = None, meet: Path | None = None, parties: int = 0
+    ) -> None:
         self.count = 0
         self.sessions = sessions
         self.in_session = False
+        self.meet = meet
+        self.parties = parties
 
     def run(self, archive: Archive, batch: list[int], send: Send) -> None:
         assert self.in_session or self.sessions is None
+        if self.meet is not None and not self.count:
+            _meet(self.meet, self.parties)
         for step in batch:
             archive.store(make_snapshot(step))
             self.count += 1
@@ -49,6 +55,17 @@ class StoreSteps:
         self.in_session = False
         if self.sessions is not None:
             (self.sessions / str(os.getpid())).write_text(str(self.count))
+
+
+def _meet(folder: Path, parties: int) -> None:
+    """Wait until ``parties`` processes have come here (each with its first batch), so
+    that a test sees every process work however fast the first ones are."""
+    (folder / str(os.getpid())).touch()
+    deadline = time.monotonic() + 60
+    while len(list(folder.iterdir())) < parties:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"only {len(list(folder.iterdir()))} of {parties} processes came")
+        time.sleep(0.01)
 
 
 class FailOn(_Plain):
