@@ -165,8 +165,9 @@ class _Dispatch:
                 break  # every batch taken: the iterator is exhausted
             try:
                 batch = self.inbox.get(timeout=TAKE_S)
-            except queue.Empty:
-                continue  # a worker took it: its message is on its way
+            except queue.Empty:  # a worker took it: its message is on its way ...
+                _check_alive(self.outbox, self.workers, self.alive)  # ... unless it died
+                continue
             if batch is None:  # every batch taken; the stops are the workers'
                 self.inbox.put(None)
                 break
@@ -224,13 +225,18 @@ def _next_message(outbox: Any, workers: Sequence[BaseProcess], alive: set[int]) 
             found: tuple[int, Any] = outbox.get(timeout=POLL_S)
             return found
         except queue.Empty:
-            for n in alive:
-                code = workers[n].exitcode
-                if code is not None and not _message_waiting(outbox):
-                    raise ArchiveError(
-                        f"a worker process ended unexpectedly (exit code {code}); what was "
-                        "done stays: run the command again to complete it"
-                    ) from None
+            _check_alive(outbox, workers, alive)
+
+
+def _check_alive(outbox: Any, workers: Sequence[BaseProcess], alive: set[int]) -> None:
+    """An ``ArchiveError`` when a worker not known to have finished has ended."""
+    for n in alive:
+        code = workers[n].exitcode
+        if code is not None and not _message_waiting(outbox):
+            raise ArchiveError(
+                f"a worker process ended unexpectedly (exit code {code}); what was "
+                "done stays: run the command again to complete it"
+            )
 
 
 def _message_waiting(outbox: Any) -> bool:
