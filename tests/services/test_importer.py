@@ -116,15 +116,19 @@ def test_an_import_is_durable_when_it_returns_and_not_at_each_write(tmp_path: Pa
     assert set(backend.events[:-1]) == {"deferred"}
 
 
-def test_an_import_over_workers_syncs_once_per_process_not_per_batch(
-    store_settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(importer, "LEAST_BATCH_BYTES", 1)  # a batch per file
+def _six_files_a_batch_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Source]:
+    monkeypatch.setattr(importer, "LEAST_BATCH_BYTES", 1)
     folder = tmp_path / "in"
     folder.mkdir()
     for number in range(6):
         (folder / f"{number}.xml").write_bytes(to_xml([make_snapshot(number)]))
-    sources = find_sources([str(folder)])
+    return find_sources([str(folder)])
+
+
+def test_an_import_over_workers_syncs_once_per_process_not_per_batch(
+    store_settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sources = _six_files_a_batch_each(tmp_path, monkeypatch)
     backend = Deferring(open_backend(store_settings, create=False))
     with backend, Archive(backend) as archive:  # one job: this process takes every batch
         summary = import_in_workers(Spread(store_settings, 1), sources, here=archive)
@@ -183,12 +187,7 @@ def test_an_import_over_workers_fsyncs_the_store_once_in_this_process(
 ) -> None:
     """On the real store: the batches' blocks nest in the process's session, so the WAL,
     the database file and the folder are fsynced once, when the session ends."""
-    monkeypatch.setattr(importer, "LEAST_BATCH_BYTES", 1)  # a batch per file
-    folder = tmp_path / "in"
-    folder.mkdir()
-    for number in range(6):
-        (folder / f"{number}.xml").write_bytes(to_xml([make_snapshot(number)]))
-    sources = find_sources([str(folder)])
+    sources = _six_files_a_batch_each(tmp_path, monkeypatch)
     synced: list[int] = []
     real = os.fsync
     monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real(fd))[1])
