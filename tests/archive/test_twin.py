@@ -7,16 +7,17 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 import pytest
 
 from imixs_archive.archive.content import IngestCounters, PieceStore, ingest_stream
 from imixs_archive.archive.files import register_file
 from imixs_archive.archive.twin import HEAD_BYTES, KnownContent, head_digest
-from imixs_archive.storage.base import Backend
+from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.delegating import DelegatingBackend
-from imixs_archive.storage.model import DOCUMENTS
+from imixs_archive.storage.model import DOCUMENTS, DOCUMENTS_DATA, Table
 
 BASE = random.Random(7).randbytes(700_000)
 
@@ -83,3 +84,53 @@ def test_without_local_reads_no_twin_is_looked_for(store: PieceStore) -> None:
     assert b"".join(known.feed(BASE[1_000:])) == BASE  # ... for its digest only
     assert list(known.end()) == [] and not known.is_twin
     assert known.head == head_digest(BASE)
+
+
+class _CountingReads(DelegatingBackend):
+    """Counts the reads of pieces' bytes (an existence check asks for the id only)."""
+
+    def __init__(self, inner: Backend) -> None:
+        super().__init__(inner)
+        self.local_reads = True
+        self.piece_reads = 0
+
+    def get(
+        self, table: Table, key: Mapping[str, Any], columns: Sequence[str] | None = None
+    ) -> Row | None:
+        if table == DOCUMENTS_DATA and (columns is None or "data" in columns):
+            self.piece_reads += 1
+        return super().get(table, key, columns)
+
+
+def test_pieces_written_or_read_lately_are_compared_without_reading_them_again(
+    backend: Backend,
+) -> None:
+    counting = _CountingReads(backend)
+    pieces = PieceStore(counting)
+    try:
+        register_file(counting, ingest_stream(pieces, [BASE], IngestCounters()))
+        known = KnownContent(counting, pieces.read)
+        assert _pass(known, BASE, 65_536) == b"" and known.is_twin
+        assert counting.piece_reads == 0  # remembered as they were written
+        fresh = PieceStore(counting)  # another process, say: reads them once
+        for _ in range(2):
+            known = KnownContent(counting, fresh.read)
+            assert _pass(known, BASE, 65_536) == b"" and known.is_twin
+        assert counting.piece_reads == len(known.pieces())
+        fresh.close()
+    finally:
+        pieces.close()
+
+
+def test_a_remembered_piece_gone_from_the_store_is_not_taken_as_the_twins(
+    store: PieceStore,
+) -> None:
+    """The bytes kept for the comparison do not stand in for the store: a piece removed
+    since (by the collector, say) ends the match, and the content goes the normal way."""
+    key = _md5_key(BASE)
+    ids = [r["data_id"] for r in store.backend.scan(DOCUMENTS, {"md5": key})]
+    assert store._recent.get(ids[1]) is not None  # remembered when it was written
+    store.backend.delete(DOCUMENTS_DATA, {"data_id": ids[1]})
+    known = KnownContent(store.backend, store.read)
+    assert _pass(known, BASE, 65_536) == BASE
+    assert not known.is_twin

@@ -46,9 +46,10 @@ from typing import Any
 
 from imixs_archive.archive.chunking import DEFAULT_PARAMS, ChunkerParams, StreamChunker
 from imixs_archive.archive.garbage import PIECE, take_off_list
-from imixs_archive.archive.reading import pieces_digest, read_piece
+from imixs_archive.archive.reading import RecentPieces, pieces_digest, read_piece
 from imixs_archive.archive.twin import KnownContent
 from imixs_archive.document.model import BinaryStream
+from imixs_archive.errors import IntegrityError
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.model import DOCUMENTS_DATA
 
@@ -59,6 +60,8 @@ MAX_IN_FLIGHT = 8
 MD5_BACKLOG = 4 * MAX_IN_FLIGHT
 """Pieces waiting for a file's next MD5 update at most (as many may be in the one running)."""
 RECENT_CLAIMS = 65_536
+TWIN_PIECES_BYTES = 32 * 1024 * 1024
+"""Bytes of pieces kept for the twin comparison: those written or read for it lately."""
 """New piece ids remembered for the count of bytes newly stored (about 6 MB)."""
 
 
@@ -120,6 +123,7 @@ class PieceStore:
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
         self._claimed: OrderedDict[str, None] = OrderedDict()
+        self._recent = RecentPieces(TWIN_PIECES_BYTES)
 
     def hash(self, chunk: bytes) -> Future[tuple[str, bool]]:
         """Future of (piece id, already stored)."""
@@ -132,8 +136,28 @@ class PieceStore:
         return self._executor().submit(_update, md5, chunks)
 
     def read(self, data_id: str) -> Future[bytes]:
-        """A stored piece, not hashed: a twin's pieces are compared byte by byte."""
-        return self._executor().submit(read_piece, self.backend, data_id, check=False)
+        """A stored piece, not hashed: a twin's pieces are compared byte by byte. An
+        attachment is carried from snapshot to snapshot, so its pieces are met again and
+        again: those this store wrote or read lately are kept (``TWIN_PIECES_BYTES``) and
+        only looked up, not read and unpacked again (the piece must still be stored)."""
+        known = self._recent.get(data_id)
+        if known is not None:
+            return self._executor().submit(self._still_stored, data_id, known)
+        return self._executor().submit(self._read, data_id)
+
+    def remember(self, data_id: str, data: bytes) -> None:
+        """A piece this store is writing: its bytes, for a twin that may come next."""
+        self._recent.add(data_id, data)
+
+    def _read(self, data_id: str) -> bytes:
+        data = read_piece(self.backend, data_id, check=False)
+        self._recent.add(data_id, data)
+        return data
+
+    def _still_stored(self, data_id: str, data: bytes) -> bytes:
+        if not self._stored(data_id):
+            raise IntegrityError(f"piece {data_id} is missing from the store")
+        return data
 
     def first_claim(self, data_id: str) -> bool:
         """Whether no other file of this store wrote this new piece lately. Only for the
@@ -247,6 +271,7 @@ class PieceWriter:
         chunk, future = self._in_flight.popleft()
         data_id, stored = future.result()
         self._pieces.append(Piece(data_id, len(chunk)))
+        self.store.remember(data_id, chunk)  # its SHA-256: these are the piece's bytes
         if stored or data_id in self._seen:
             return
         self._seen.add(data_id)

@@ -66,8 +66,8 @@ def is_hashed(data_id: str) -> bool:
     return SHA256_ID.match(data_id) is not None
 
 
-class _Verified:
-    """Pieces whose SHA-256 matched their id, most recently read last, bounded by bytes."""
+class RecentPieces:
+    """Pieces by id, most recently used last, bounded by bytes (thread-safe)."""
 
     def __init__(self, limit: int) -> None:
         self._limit = limit
@@ -75,14 +75,17 @@ class _Verified:
         self._pieces: OrderedDict[str, bytes] = OrderedDict()
         self._lock = threading.Lock()
 
-    def holds(self, data_id: str, data: bytes) -> bool:
-        """Whether ``data`` are the bytes remembered for ``data_id``."""
+    def get(self, data_id: str) -> bytes | None:
         with self._lock:
             known = self._pieces.get(data_id)
-            if known is None:
-                return False
-            self._pieces.move_to_end(data_id)
-        return known == data
+            if known is not None:
+                self._pieces.move_to_end(data_id)
+            return known
+
+    def holds(self, data_id: str, data: bytes) -> bool:
+        """Whether ``data`` are the bytes remembered for ``data_id``."""
+        known = self.get(data_id)
+        return known is not None and known == data
 
     def add(self, data_id: str, data: bytes) -> None:
         if len(data) > self._limit // 8:
@@ -96,7 +99,8 @@ class _Verified:
                 self._size -= len(dropped)
 
 
-_verified = _Verified(VERIFIED_BYTES)
+_verified = RecentPieces(VERIFIED_BYTES)
+"""Pieces whose SHA-256 matched their id."""
 
 
 def read_piece(backend: Backend, data_id: str, where: str = "", *, check: bool = True) -> bytes:
