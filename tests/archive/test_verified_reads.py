@@ -42,7 +42,7 @@ def _counting_hashlib(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 def test_a_piece_read_again_is_compared_not_hashed(
     archive: Archive, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(reading, "_verified", reading._Verified(reading.VERIFIED_BYTES))
+    monkeypatch.setattr(reading, "_verified", reading.RecentPieces(reading.VERIFIED_BYTES))
     file = _stored(archive)
     hashed = _counting_hashlib(monkeypatch)
     assert b"".join(file.iter_bytes()) == DATA
@@ -68,7 +68,7 @@ def test_a_piece_changed_after_a_checked_read_still_fails(
 
 
 def test_the_memory_of_checked_pieces_is_bounded_and_keeps_the_recent() -> None:
-    verified = reading._Verified(limit=1000)
+    verified = reading.RecentPieces(limit=1000)
     for n in range(10):
         verified.add(f"p{n}", bytes([n]) * 100)
     verified.add("big", b"x" * 126)  # over limit // 8: not remembered
