@@ -166,3 +166,37 @@ def test_real_process_import_from_stdin(store: Path) -> None:
         check=False,
     )
     assert bad.returncode == 3 and b"Traceback" not in bad.stderr and b"failed" in bad.stderr
+
+
+def test_a_large_import_runs_in_the_workers_started_before_the_archive_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Thresholds lowered to make four small files "large"."""
+    import imixs_archive.cli as cli
+    from imixs_archive.cli import archive_commands
+    from imixs_archive.services import workers
+
+    made: list[int] = []
+    given: list[int] = []
+    real_init, real_give = workers.Standby.__init__, workers.Standby.give
+
+    def init(self: workers.Standby, count: int, warm: tuple[str, ...] = ()) -> None:
+        made.append(id(self))
+        real_init(self, count, warm)
+
+    def give(self: workers.Standby, settings: object, task: object) -> None:
+        given.append(id(self))
+        real_give(self, settings, task)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(workers.Standby, "__init__", init)
+    monkeypatch.setattr(workers.Standby, "give", give)
+    monkeypatch.setattr(workers, "default_jobs", lambda: 2)
+    monkeypatch.setattr(cli, "STANDBY_FROM_BYTES", 1)
+    monkeypatch.setattr(archive_commands, "SPREAD_FROM_BYTES", 1)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for step in range(4):
+        (folder / f"{step}.xml").write_bytes(to_xml([make_snapshot(step)]))
+    assert main(["import", "--data-dir", str(tmp_path / "store"), str(folder)]) == 0
+    assert "4 new" in capsys.readouterr().out
+    assert len(made) == 1 and given == made  # the worker started ahead got the work

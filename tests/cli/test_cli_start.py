@@ -6,10 +6,20 @@ import argparse
 import subprocess
 import sys
 from importlib import import_module
+from pathlib import Path
 
 import pytest
 
-from imixs_archive.cli import COMMAND_MODULES, COMMANDS, build_parser, command_of, main
+from imixs_archive.cli import (
+    COMMAND_MODULES,
+    COMMANDS,
+    STANDBY_FROM_BYTES,
+    build_parser,
+    command_of,
+    main,
+    standby_workers,
+)
+from imixs_archive.services import workers
 
 
 def _choices(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -79,3 +89,45 @@ def test_import_and_backup_start_without_analytics_web_or_rich(command: str) -> 
         "fastapi",
     }
     assert not loaded & unwanted
+
+
+def test_an_import_of_large_files_starts_its_workers_before_it_loads_the_archive(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only ``import``, by default (no ``--jobs``), of files of at least
+    ``STANDBY_FROM_BYTES``; anything else starts no process."""
+    started: list[tuple[int, tuple[str, ...]]] = []
+
+    class Recorded:
+        def __init__(self, count: int, warm: tuple[str, ...] = ()) -> None:
+            started.append((count, warm))
+
+    monkeypatch.setattr(workers, "Standby", Recorded)
+    monkeypatch.setattr(workers, "default_jobs", lambda: 2)
+    big, small = tmp_path / "big", tmp_path / "small"
+    big.mkdir()
+    small.mkdir()
+    with (big / "a.xml").open("wb") as f:  # sparse: its size is what counts
+        f.truncate(STANDBY_FROM_BYTES)
+    (small / "a.xml").write_bytes(b"<document/>")
+    assert standby_workers("import", ["--data-dir", "x", "import", str(big)]) is not None
+    assert started == [(1, ("imixs_archive.services.importer",))]
+    for argv in (
+        ["import", str(small)],
+        ["import", "--jobs", "2", str(big)],
+        ["import", "-"],
+        ["import", "--help"],
+        ["backup", str(big)],
+        ["import", str(tmp_path / "missing")],
+    ):
+        assert standby_workers(command_of(argv), argv) is None, argv
+    monkeypatch.setattr(workers, "default_jobs", lambda: 1)
+    assert standby_workers("import", ["import", str(big)]) is None
+    assert len(started) == 1
+
+
+def test_the_command_line_module_loads_no_part_of_the_archive() -> None:
+    """So that a worker started ahead starts while this process loads the archive."""
+    code = "import sys, imixs_archive.cli; print(sorted(m for m in sys.modules if 'archive.' in m))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "imixs_archive.archive." not in out.stdout and "storage." not in out.stdout

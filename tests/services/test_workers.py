@@ -18,7 +18,7 @@ import pytest
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.errors import ArchiveError, NotFoundError, StoreError
-from imixs_archive.services.workers import AHEAD, Spread, run_in_workers
+from imixs_archive.services.workers import AHEAD, Spread, Standby, run_in_workers
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from support.snapshots import make_snapshot
 from support.worker_tasks import FailOn, SlowInWorkers, StoreSteps
@@ -216,3 +216,32 @@ def test_no_batch_waits_for_a_busy_worker_while_this_process_is_idle(
     assert sorted(item for _kind, item, _pid in messages) == list(range(20))
     in_worker = [item for _kind, item, pid in messages if pid != os.getpid()]
     assert len(in_worker) <= 1, in_worker
+
+
+def test_workers_started_ahead_take_the_work_when_as_many_are_needed(
+    archive: Archive, store_settings: Settings
+) -> None:
+    ahead = Standby(1, ("support.worker_tasks",))
+    messages: list[Any] = []
+    batches = ([step] for step in range(6))
+    spread = Spread(store_settings, 2, standby=ahead)
+    run_in_workers(spread, StoreSteps(), batches, messages.append, archive)
+    assert sorted(step for kind, step, _pid in messages if kind == "stored") == list(range(6))
+    finished = {pid for kind, _count, pid in messages if kind == "finished"}
+    assert finished == {os.getpid(), ahead.processes[0].pid}
+    assert ahead.given
+
+
+def test_workers_started_ahead_in_another_number_are_sent_home(
+    archive: Archive, store_settings: Settings
+) -> None:
+    ahead = Standby(2)
+    messages: list[Any] = []
+    spread = Spread(store_settings, 2, standby=ahead)  # one worker beside this process
+    run_in_workers(spread, StoreSteps(), ([n] for n in range(4)), messages.append, archive)
+    assert sorted(step for kind, step, _pid in messages if kind == "stored") == list(range(4))
+    pids = {pid for _kind, _value, pid in messages}
+    assert not pids & {process.pid for process in ahead.processes}
+    for process in ahead.processes:  # dismissed: they end by themselves
+        process.join(timeout=60)
+        assert process.exitcode == 0

@@ -18,11 +18,13 @@ import traceback
 from collections.abc import Sequence
 from importlib import import_module
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from imixs_archive import __version__
-from imixs_archive.cli.context import Context
-from imixs_archive.config import load_settings
 from imixs_archive.errors import ArchiveError
+
+if TYPE_CHECKING:
+    from imixs_archive.services.workers import Standby
 
 COMMAND_MODULES = (  # in the order of the help
     "archive_commands",
@@ -51,14 +53,21 @@ _DATA_DIR = "--data-dir"
 
 def command_of(argv: Sequence[str]) -> str | None:
     """The command word of ``argv`` (past the options before it), if any."""
-    args = iter(argv)
-    for arg in args:
-        if arg == "--":
-            return next(args, None)
-        if not arg.startswith("-"):
-            return arg
-        if len(arg) > 2 and "=" not in arg and _DATA_DIR.startswith(arg):
-            next(args, None)  # its value (argparse takes abbreviations of long options)
+    at = _command_at(argv)
+    return None if at is None else argv[at]
+
+
+def _command_at(argv: Sequence[str]) -> int | None:
+    skip = False
+    for at, arg in enumerate(argv):
+        if skip:
+            skip = False
+        elif arg == "--":
+            return at + 1 if at + 1 < len(argv) else None
+        elif not arg.startswith("-"):
+            return at
+        elif len(arg) > 2 and "=" not in arg and _DATA_DIR.startswith(arg):
+            skip = True  # its value (argparse takes abbreviations of long options)
     return None
 
 
@@ -82,13 +91,68 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+STANDBY_FROM_BYTES = 32 * 1024 * 1024
+"""An import of at least this many bytes of files starts its workers before it loads the
+archive's modules (the workers' interpreters start meanwhile; ``services.workers``)."""
+
+
+def standby_workers(command: str | None, argv: Sequence[str]) -> Standby | None:
+    """Workers for an ``import`` of large files by default (no ``--jobs``), started now."""
+    skip = ("-h", "--help", "-")
+    if command != "import" or any(a in skip or a.startswith("--jobs") for a in argv):
+        return None
+    from imixs_archive.services.workers import Standby, default_jobs
+
+    jobs = default_jobs()
+    if jobs < 2 or _bytes_named(argv, STANDBY_FROM_BYTES) < STANDBY_FROM_BYTES:
+        return None
+    return Standby(jobs - 1, ("imixs_archive.services.importer",))
+
+
+def _bytes_named(argv: Sequence[str], enough: int) -> int:
+    """Bytes of the files (and the files below the folders) named after the command,
+    counted up to ``enough`` at most; options and their values are skipped. A guess only:
+    what cannot be read counts nothing (the command reports it)."""
+    total = 0
+    at = _command_at(argv)
+    args = iter(argv[at + 1 :] if at is not None else ())
+    for arg in args:
+        if arg == _DATA_DIR:
+            next(args, None)
+        if arg.startswith("-"):
+            continue
+        try:
+            path = Path(arg)
+            files = [path] if path.is_file() else (p for p in path.rglob("*") if p.is_file())
+            for file in files:
+                total += file.stat().st_size
+                if total >= enough:
+                    return total
+        except OSError:
+            continue
+    return total
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    args = build_parser(command_of(argv)).parse_args(argv)
+    command = command_of(argv)
+    standby = standby_workers(command, argv)
+    try:
+        return _run(build_parser(command).parse_args(argv), standby)
+    finally:
+        if standby is not None:
+            standby.dismiss()  # a no-op once the command gave them work
+
+
+def _run(args: argparse.Namespace, standby: Standby | None) -> int:
+    from imixs_archive.cli.context import Context
+    from imixs_archive.config import load_settings
+
     try:
         data_dir = getattr(args, "data_dir", None) or args.data_dir_first
         settings = load_settings(data_dir=data_dir)
-        with Context(settings, existing_store=getattr(args, "reads_only", False)) as ctx:
+        existing = getattr(args, "reads_only", False)
+        with Context(settings, existing_store=existing, standby=standby) as ctx:
             code: int = args.handler(args, ctx)
             return code
     except ArchiveError as exc:

@@ -15,7 +15,7 @@ from imixs_archive.analytics.localtime import zone
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.errors import ConfigError
-from imixs_archive.services.workers import MAX_JOBS, Spread, default_jobs
+from imixs_archive.services.workers import MAX_JOBS, Spread, Standby, default_jobs
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.factory import open_backend
 
@@ -24,11 +24,15 @@ class Context:
     """Settings, and the store opened on first use: commands that need no store (such as
     ``hash-password``) never create one."""
 
-    def __init__(self, settings: Settings, *, existing_store: bool = False) -> None:
+    def __init__(
+        self, settings: Settings, *, existing_store: bool = False, standby: Standby | None = None
+    ) -> None:
         """``existing_store``: the command only reads, so a missing store is an error
-        (exit 4) rather than an empty one created on the spot."""
+        (exit 4) rather than an empty one created on the spot. ``standby``: workers started
+        ahead for this command (``cli.standby_workers``)."""
         self.settings = settings
         self.existing_store = existing_store
+        self.standby = standby
         self._backend: Backend | None = None
         self._archive: Archive | None = None
 
@@ -90,7 +94,7 @@ def spread(args: argparse.Namespace, ctx: Context, least: int) -> Spread:
     items or more."""
     if args.jobs is not None:
         return Spread(ctx.settings, args.jobs)
-    return Spread(ctx.settings, default_jobs(), least)
+    return Spread(ctx.settings, default_jobs(), least, standby=ctx.standby)
 
 
 def check_range(first: dt.date | None, last: dt.date | None) -> None:

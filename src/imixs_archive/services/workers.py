@@ -29,12 +29,15 @@ import signal
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from importlib import import_module
 from multiprocessing.process import BaseProcess
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from imixs_archive.archive.snapshots import Archive
-from imixs_archive.config import Settings
 from imixs_archive.errors import ArchiveError
+
+if TYPE_CHECKING:  # imported where used: the CLI imports this module before the archive's
+    from imixs_archive.archive.snapshots import Archive
+    from imixs_archive.config import Settings
 
 MAX_JOBS = 4
 """Workers at most, whatever the cores: the store's single writer (SQLite) and the
@@ -73,6 +76,50 @@ class Spread:
     least: int = 1
     """Fewer items than this stay in the calling process: starting a worker costs a new
     interpreter (about 0.2 s of CPU), more than a few small items take."""
+    standby: Standby | None = None
+    """Workers started ahead, taken when there are as many as the run needs."""
+
+
+class Standby:
+    """Worker processes started before their work is known: each starts its interpreter
+    and imports ``warm`` (some 0.2 s) while the caller still gets ready, then waits for
+    its task. :func:`run_in_workers` gives them one, or :meth:`dismiss` sends them home."""
+
+    def __init__(self, count: int, warm: Sequence[str] = ()) -> None:
+        context = multiprocessing.get_context("spawn")  # no inherited threads or connections
+        self.inbox: Any = context.Queue()
+        self.outbox: Any = context.Queue()
+        self._starts: list[Any] = [context.Queue() for _ in range(count)]
+        self.processes: list[BaseProcess] = [
+            context.Process(
+                target=_worker,
+                args=(n, os.getpid(), start, self.inbox, self.outbox, tuple(warm)),
+                name=f"worker-{n}",
+                daemon=True,
+            )
+            for n, start in enumerate(self._starts)
+        ]
+        for process in self.processes:
+            process.start()
+        self.given = False
+
+    def give(self, settings: Settings, task: WorkerTask) -> None:
+        self.given = True
+        for start in self._starts:
+            start.put((settings, task))
+
+    def dismiss(self) -> None:
+        """Workers not given a task end (after their imports; they are not waited for)."""
+        if not self.given:
+            self.given = True
+            for start in self._starts:
+                start.put(None)
+
+    def stop(self) -> None:
+        for process in self.processes:
+            if process.is_alive():
+                process.terminate()
+            process.join()
 
 
 def default_jobs() -> int:
@@ -101,32 +148,23 @@ def run_in_workers(
     every message, in this process. ``here``: this process's archive, and this process is
     one of the ``jobs`` (it has loaded everything already: one interpreter fewer to start,
     and it works while the workers start)."""
-    settings = spread.settings
-    context = multiprocessing.get_context("spawn")  # no inherited threads or connections
-    outbox: Any = context.Queue()
-    inbox: Any = context.Queue()
-    workers = [
-        context.Process(
-            target=_worker,
-            args=(n, os.getpid(), settings, task, inbox, outbox),
-            name=f"worker-{n}",
-            daemon=True,
-        )
-        for n in range(spread.jobs - (here is not None))
-    ]
-    for worker in workers:
-        worker.start()
+    count = spread.jobs - (here is not None)
+    workers = spread.standby
+    if workers is None or workers.given or len(workers.processes) != count:
+        if workers is not None:
+            workers.dismiss()
+        workers = Standby(count)
+    workers.give(spread.settings, task)
     try:
-        dispatch = _Dispatch(iter(batches), workers, inbox, outbox, on_message)
+        dispatch = _Dispatch(
+            iter(batches), workers.processes, workers.inbox, workers.outbox, on_message
+        )
         if here is not None:
             with task.session(here):
                 dispatch.work_here(task, here)
         dispatch.wait()
     finally:
-        for worker in workers:
-            if worker.is_alive():
-                worker.terminate()
-            worker.join()
+        workers.stop()
 
 
 class _Dispatch:
@@ -264,12 +302,21 @@ def _next_batch(inbox: Any, parent: int) -> Any:
 
 
 def _worker(
-    number: int, parent: int, settings: Settings, task: WorkerTask, inbox: Any, outbox: Any
+    number: int, parent: int, start: Any, inbox: Any, outbox: Any, warm: tuple[str, ...]
 ) -> None:
-    """A worker's whole life: open the store, run the batches it is given, finish."""
+    """A worker's whole life: import ``warm``, wait for its settings and task (None: not
+    needed), open the store, run the batches it takes, finish."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it stops us
+    from imixs_archive.archive.snapshots import Archive
     from imixs_archive.storage.factory import open_backend
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it stops us
+    for name in warm:
+        import_module(name)
+    given = _next_batch(start, parent)
+    if given is None:
+        return
+    settings: Settings = given[0]
+    task: WorkerTask = given[1]
 
     def send(message: Any) -> None:
         outbox.put((number, message))
