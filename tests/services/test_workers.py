@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,8 +21,9 @@ from imixs_archive.config import Settings
 from imixs_archive.errors import ArchiveError, NotFoundError, StoreError
 from imixs_archive.services.workers import AHEAD, Spread, Standby, run_in_workers
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
+from support import worker_tasks
 from support.snapshots import make_snapshot
-from support.worker_tasks import FailOn, SlowInWorkers, StoreSteps
+from support.worker_tasks import FailOn, PicklingRecorded, SlowInWorkers, StoreSteps
 
 
 def _collect(spread: Spread, task: Any, batches: Any) -> list[Any]:
@@ -245,3 +247,19 @@ def test_workers_started_ahead_in_another_number_are_sent_home(
     for process in ahead.processes:  # dismissed: they end by themselves
         process.join(timeout=60)
         assert process.exitcode == 0
+
+
+def test_the_task_is_pickled_when_given_not_later_on_a_queue_thread(
+    archive: Archive, store_settings: Settings
+) -> None:
+    """A queue pickles on a thread of its own, later: by then this process may have
+    changed the task working on it, and a failure to pickle reached no one (the run
+    waited for ever)."""
+    worker_tasks.PICKLED_IN.clear()
+    messages: list[Any] = []
+    task = PicklingRecorded()
+    run_in_workers(
+        Spread(store_settings, 2), task, ([n] for n in range(4)), messages.append, archive
+    )
+    assert sorted(item for _kind, item, _pid in messages) == list(range(4))
+    assert [threading.current_thread().name] == worker_tasks.PICKLED_IN

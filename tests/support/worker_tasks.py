@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -119,6 +120,25 @@ class SlowInWorkers(_Plain):
         for item in batch:
             if os.getpid() != self.parent:
                 time.sleep(self.seconds)
+            send(("item", item, os.getpid()))
+
+    def finish(self, send: Send) -> None:
+        pass
+
+
+PICKLED_IN: list[str] = []
+"""The threads a ``PicklingRecorded`` was pickled in (in the process that pickled it)."""
+
+
+class PicklingRecorded(_Plain):
+    """Notes the thread that pickles it; reports each item with the worker's pid."""
+
+    def __getstate__(self) -> dict[str, Any]:
+        PICKLED_IN.append(threading.current_thread().name)
+        return dict(self.__dict__)
+
+    def run(self, archive: Archive, batch: list[Any], send: Send) -> None:
+        for item in batch:
             send(("item", item, os.getpid()))
 
     def finish(self, send: Send) -> None:

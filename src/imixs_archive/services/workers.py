@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 import queue
 import signal
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -104,9 +105,13 @@ class Standby:
         self.given = False
 
     def give(self, settings: Settings, task: WorkerTask) -> None:
+        """Their settings and task, pickled here and now: a queue pickles on a thread of its
+        own, later, when the task may have changed (working in this process) and an error
+        would reach no one."""
         self.given = True
+        payload = pickle.dumps((settings, task))
         for start in self._starts:
-            start.put((settings, task))
+            start.put(payload)
 
     def dismiss(self) -> None:
         """Workers not given a task end (after their imports; they are not waited for)."""
@@ -315,8 +320,9 @@ def _worker(
     given = _next_batch(start, parent)
     if given is None:
         return
-    settings: Settings = given[0]
-    task: WorkerTask = given[1]
+    settings: Settings
+    task: WorkerTask
+    settings, task = pickle.loads(given)
 
     def send(message: Any) -> None:
         outbox.put((number, message))
