@@ -616,8 +616,13 @@ def _spread(work: list[_Work]) -> list[list[_Work]]:
     for item in work:
         groups.setdefault(item[0].ref, []).append(item)
     ordered = list(groups.values())
-    start = random.randrange(len(ordered)) if ordered else 0
+    start = _starts.randrange(len(ordered)) if ordered else 0
     return ordered[start:] + ordered[:start]
+
+
+_starts = random.Random()
+"""This module's own generator: a sync thread drawing from the shared one changed its
+state under whatever else in the process uses it (property tests, for one)."""
 
 
 def _counted(blocks: Iterator[bytes], total: list[int]) -> Iterator[bytes]:
