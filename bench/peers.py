@@ -365,7 +365,7 @@ def report(rounds: list[dict[str, Result]]) -> None:
             )
             for name in rounds[0]
         }
-        print("medians:")
+        print("medians (each tool's median time and size, then their ratios):")
         ratios(median, "  ")
 
 
