@@ -263,3 +263,18 @@ def test_the_task_is_pickled_when_given_not_later_on_a_queue_thread(
     )
     assert sorted(item for _kind, item, _pid in messages) == list(range(4))
     assert [threading.current_thread().name] == worker_tasks.PICKLED_IN
+
+
+class _Unpicklable(PicklingRecorded):
+    def __init__(self) -> None:
+        self.lock = threading.Lock()  # cannot be pickled
+
+
+def test_a_task_that_cannot_be_pickled_fails_at_once_and_stops_the_workers(
+    archive: Archive, store_settings: Settings
+) -> None:
+    ahead = Standby(1)
+    spread = Spread(store_settings, 2, standby=ahead)
+    with pytest.raises(TypeError, match="pickle"):
+        run_in_workers(spread, _Unpicklable(), iter([[1]]), lambda _m: None, archive)
+    assert not any(process.is_alive() for process in ahead.processes)

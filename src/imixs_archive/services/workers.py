@@ -159,8 +159,8 @@ def run_in_workers(
         if workers is not None:
             workers.dismiss()
         workers = Standby(count)
-    workers.give(spread.settings, task)
     try:
+        workers.give(spread.settings, task)
         dispatch = _Dispatch(
             iter(batches), workers.processes, workers.inbox, workers.outbox, on_message
         )
