@@ -146,7 +146,8 @@ class PieceStore:
         return self._executor().submit(self._read, data_id)
 
     def remember(self, data_id: str, data: bytes) -> None:
-        """A piece this store is writing: its bytes, for a twin that may come next."""
+        """A piece this store is writing or found stored (its bytes hashed to its id), for
+        a twin that may come next."""
         self._recent.add(data_id, data)
 
     def _read(self, data_id: str) -> bytes:
