@@ -131,3 +131,19 @@ def test_the_command_line_module_loads_no_part_of_the_archive() -> None:
     code = "import sys, imixs_archive.cli; print(sorted(m for m in sys.modules if 'archive.' in m))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "imixs_archive.archive." not in out.stdout and "storage." not in out.stdout
+
+
+def test_workers_that_cannot_be_started_ahead_leave_the_import_to_start_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Starting ahead is a head start only: it happens outside the command's error
+    handling, so a failure there must not reach the user."""
+
+    def refused(count: int, warm: tuple[str, ...] = ()) -> None:
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(workers, "Standby", refused)
+    monkeypatch.setattr(workers, "default_jobs", lambda: 2)
+    with (tmp_path / "a.xml").open("wb") as f:
+        f.truncate(STANDBY_FROM_BYTES)
+    assert standby_workers("import", ["import", str(tmp_path / "a.xml")]) is None

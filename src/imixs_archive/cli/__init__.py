@@ -106,7 +106,10 @@ def standby_workers(command: str | None, argv: Sequence[str]) -> Standby | None:
     jobs = default_jobs()
     if jobs < 2 or _bytes_named(argv, STANDBY_FROM_BYTES) < STANDBY_FROM_BYTES:
         return None
-    return Standby(jobs - 1, ("imixs_archive.services.importer",))
+    try:
+        return Standby(jobs - 1, ("imixs_archive.services.importer",))
+    except OSError:  # no processes to be had now: the import starts its own, or works alone
+        return None
 
 
 def _bytes_named(argv: Sequence[str], enough: int) -> int:
