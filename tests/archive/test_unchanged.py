@@ -10,7 +10,8 @@ import pytest
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.json_codec import read_json, to_json
 from imixs_archive.errors import DocumentError
-from imixs_archive.services.importer import Source, import_sources
+from imixs_archive.services.importer import import_sources
+from imixs_archive.services.sources import Source
 from support.snapshots import make_snapshot
 
 

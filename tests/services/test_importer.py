@@ -22,12 +22,11 @@ from imixs_archive.errors import StoreUnavailableError
 from imixs_archive.services import importer
 from imixs_archive.services.importer import (
     LEAST_BATCH_BYTES,
-    Source,
     _batches,
-    find_sources,
     import_in_workers,
     import_sources,
 )
+from imixs_archive.services.sources import Source, find_sources
 from imixs_archive.services.workers import Spread
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.delegating import DelegatingBackend

@@ -23,7 +23,8 @@ from fastapi import FastAPI
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings, load_settings
-from imixs_archive.services.importer import find_sources, import_sources
+from imixs_archive.services.importer import import_sources
+from imixs_archive.services.sources import find_sources
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.web.app import create_app
 from imixs_archive.web.auth import TokenVerifier

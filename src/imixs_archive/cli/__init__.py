@@ -113,9 +113,11 @@ def standby_workers(command: str | None, argv: Sequence[str]) -> Standby | None:
 
 
 def _bytes_named(argv: Sequence[str], enough: int) -> int:
-    """Bytes of the files (and the files below the folders) named after the command,
-    counted up to ``enough`` at most; options and their values are skipped. A guess only:
-    what cannot be read counts nothing (the command reports it)."""
+    """Bytes of the inputs named after the command (``services.sources``, as the import
+    will find them), counted until ``enough``; options and their values are skipped. A
+    guess only: what cannot be found counts nothing (the command reports it)."""
+    from imixs_archive.services.sources import find_sources
+
     total = 0
     at = _command_at(argv)
     args = iter(argv[at + 1 :] if at is not None else ())
@@ -125,14 +127,11 @@ def _bytes_named(argv: Sequence[str], enough: int) -> int:
         if arg.startswith("-"):
             continue
         try:
-            path = Path(arg)
-            files = [path] if path.is_file() else (p for p in path.rglob("*") if p.is_file())
-            for file in files:
-                total += file.stat().st_size
-                if total >= enough:
-                    return total
-        except OSError:
+            total += sum(source.size or 0 for source in find_sources([arg]))
+        except (ArchiveError, OSError):
             continue
+        if total >= enough:
+            break
     return total
 
 

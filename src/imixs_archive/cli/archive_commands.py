@@ -31,7 +31,8 @@ from imixs_archive.document.json_codec import to_json
 from imixs_archive.document.model import BinaryStream
 from imixs_archive.document.xml_writer import iter_xml
 from imixs_archive.errors import ConfigError, LegalHoldError
-from imixs_archive.services.importer import find_sources, import_in_workers, import_sources
+from imixs_archive.services.importer import import_in_workers, import_sources
+from imixs_archive.services.sources import find_sources
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

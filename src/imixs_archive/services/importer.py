@@ -13,15 +13,13 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import IO, Any
 
 from imixs_archive.archive.snapshots import Archive, Failure, Readable, StoreResult
 from imixs_archive.document.json_stream import iter_json_stream
-from imixs_archive.errors import ArchiveError, NotFoundError, StoreError
+from imixs_archive.errors import ArchiveError, StoreError
+from imixs_archive.services.sources import Source
 from imixs_archive.services.workers import Send, Spread, run_in_workers
-
-SUFFIXES = (".xml", ".json")
 
 
 @dataclass
@@ -66,33 +64,6 @@ class ImportSummary:
         self.failed += 1
         self.failures.append(f"{where}: {error}")
         self.exit_codes.add(error.exit_code if isinstance(error, ArchiveError) else 1)
-
-
-@dataclass(frozen=True)
-class Source:
-    """One input: a file path, or standard input (``-``)."""
-
-    name: str
-    path: Path | None
-    size: int | None
-
-
-def find_sources(paths: Iterable[str]) -> list[Source]:
-    """Files named, and the .xml/.json files below folders named (sorted)."""
-    found: list[Source] = []
-    for name in paths:
-        if name == "-":
-            found.append(Source("<stdin>", None, None))
-            continue
-        path = Path(name)
-        if path.is_dir():
-            files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in SUFFIXES)
-            found.extend(Source(str(p), p, p.stat().st_size) for p in files)
-        elif path.is_file():
-            found.append(Source(str(path), path, path.stat().st_size))
-        else:
-            raise NotFoundError(f"{name}: no such file or folder")
-    return found
 
 
 BytesRead = Callable[[int], None]

@@ -18,7 +18,7 @@ from typing import IO
 from imixs_archive.document.model import BinaryStream, Document
 from imixs_archive.document.xml_reader import iter_xml_documents
 from imixs_archive.errors import ArchiveError, NotFoundError
-from imixs_archive.services.importer import find_sources
+from imixs_archive.services.sources import find_sources
 from imixs_archive.workflow.client import WorkflowClient
 
 SPOOL_IN_MEMORY = 4 * 1024 * 1024
