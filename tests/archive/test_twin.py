@@ -134,3 +134,14 @@ def test_a_remembered_piece_gone_from_the_store_is_not_taken_as_the_twins(
     known = KnownContent(store.backend, store.read)
     assert _pass(known, BASE, 65_536) == BASE
     assert not known.is_twin
+
+
+def test_where_no_twin_is_looked_for_no_piece_is_kept_for_one(backend: Backend) -> None:
+    remote = DelegatingBackend(backend)
+    remote.local_reads = False
+    pieces = PieceStore(remote)
+    try:
+        content = ingest_stream(pieces, [BASE], IngestCounters())
+        assert content.pieces and all(pieces._recent.get(p.data_id) is None for p in content.pieces)
+    finally:
+        pieces.close()

@@ -147,8 +147,9 @@ class PieceStore:
 
     def remember(self, data_id: str, data: bytes) -> None:
         """A piece this store is writing or found stored (its bytes hashed to its id), for
-        a twin that may come next."""
-        self._recent.add(data_id, data)
+        a twin that may come next (only where twins are looked for: ``local_reads``)."""
+        if self.backend.local_reads:
+            self._recent.add(data_id, data)
 
     def _read(self, data_id: str) -> bytes:
         data = read_piece(self.backend, data_id, check=False)
