@@ -21,6 +21,9 @@ class _Plain:
     def session(self, archive: Archive) -> AbstractContextManager[None]:
         return nullcontext()
 
+    def finish(self, send: Send) -> None:
+        pass
+
 
 class StoreSteps:
     """Stores snapshot ``step`` of the default instance for each item; reports each with
@@ -83,9 +86,6 @@ class FailOn(_Plain):
                 self._fail()
             send(("done", item, os.getpid()))
 
-    def finish(self, send: Send) -> None:
-        pass
-
     def _fail(self) -> None:
         if self.how == "store":
             raise StoreError("the store went away")
@@ -104,9 +104,6 @@ class Slow(_Plain):
             send(("item", item, os.getpid()))
             time.sleep(0.2)
 
-    def finish(self, send: Send) -> None:
-        pass
-
 
 class SlowInWorkers(_Plain):
     """Reports each item with the pid that ran it; slow in a worker, quick in the process
@@ -121,9 +118,6 @@ class SlowInWorkers(_Plain):
             if os.getpid() != self.parent:
                 time.sleep(self.seconds)
             send(("item", item, os.getpid()))
-
-    def finish(self, send: Send) -> None:
-        pass
 
 
 PICKLED_IN: list[str] = []
@@ -140,9 +134,6 @@ class PicklingRecorded(_Plain):
     def run(self, archive: Archive, batch: list[Any], send: Send) -> None:
         for item in batch:
             send(("item", item, os.getpid()))
-
-    def finish(self, send: Send) -> None:
-        pass
 
 
 def run_slow(data_dir: str) -> None:
