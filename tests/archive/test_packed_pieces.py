@@ -13,9 +13,10 @@ import pytest
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.verify import verify
 from imixs_archive.errors import IntegrityError
+from imixs_archive.storage import packing
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import DOCUMENTS, DOCUMENTS_DATA
-from imixs_archive.storage.packing import unpack
+from imixs_archive.storage.packing import pack, unpack
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from support.snapshots import content_of, make_snapshot
 
@@ -128,3 +129,52 @@ def test_pieces_packed_by_pyarrows_zstd_before_read_back_the_same(tmp_path: Path
         loaded = archive.load(snapshot["$uniqueid"][0], with_files=True)
         assert content_of(loaded, "a.txt") == TEXT
         assert not verify(backend).problems
+
+
+def _counting_unpacks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Sizes of the frames unpacked from now on, with nothing kept from before."""
+    unpacked: list[int] = []
+    decompress = packing._decompress
+
+    def counted(cell: bytes, marker: int) -> bytes:
+        unpacked.append(len(cell))
+        return decompress(cell, marker)
+
+    monkeypatch.setattr(packing, "_decompress", counted)
+    monkeypatch.setattr(
+        packing, "_unpacked", packing.Recent(packing.UNPACKED_BYTES, packing.kept_size)
+    )
+    return unpacked
+
+
+def test_a_piece_read_again_is_compared_with_its_kept_frame_not_unpacked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    snapshot = make_snapshot(0, files={"a.txt": TEXT})
+    with SQLiteBackend(tmp_path) as backend, Archive(backend) as archive:
+        archive.store(snapshot)
+        unpacked = _counting_unpacks(monkeypatch)
+        uniqueid = snapshot["$uniqueid"][0]
+        assert content_of(archive.load(uniqueid, with_files=True), "a.txt") == TEXT
+        first = len(unpacked)
+        assert first >= len(_piece_ids(backend, TEXT))  # every piece, and the XML
+        assert content_of(archive.load(uniqueid, with_files=True), "a.txt") == TEXT
+    assert len(unpacked) - first == 1  # the snapshot's XML only: it is read once
+
+
+def test_a_frame_like_a_kept_one_but_changed_inside_is_unpacked_not_taken_for_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    unpacked = _counting_unpacks(monkeypatch)
+    frame, marker = pack(TEXT[:200_000])
+    assert marker == 200_000
+    assert unpack(frame, marker, again=True) == TEXT[:200_000]
+    changed = bytearray(frame)
+    changed[len(frame) // 2] ^= 0x01  # the same size, head and tail: the same key
+    try:
+        other = unpack(bytes(changed), marker, again=True)
+    except packing.UnpackError:
+        other = None
+    assert other != TEXT[:200_000]
+    assert len(unpacked) == 2
+    assert unpack(frame, marker, again=True) == TEXT[:200_000]

@@ -79,4 +79,4 @@ def test_the_memory_of_checked_pieces_is_bounded_and_keeps_the_recent() -> None:
     verified.add("p10", b"z" * 100)  # p1 is now the least recently used
     assert not verified.holds("p1", bytes([1]) * 100)
     assert verified.holds("p0", bytes([0]) * 100)
-    assert verified._size <= 1000
+    assert verified.size <= 1000

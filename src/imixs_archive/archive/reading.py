@@ -26,13 +26,14 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from imixs_archive.document.model import BinaryStream
 from imixs_archive.errors import IntegrityError
+from imixs_archive.recent import Recent
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import ARCHIVE_FILES, ARCHIVE_PIECE_REFS, DOCUMENTS, DOCUMENTS_DATA
 
@@ -66,37 +67,17 @@ def is_hashed(data_id: str) -> bool:
     return SHA256_ID.match(data_id) is not None
 
 
-class RecentPieces:
+class RecentPieces(Recent[str, bytes]):
     """Pieces by id, most recently used last, bounded by bytes (thread-safe)."""
 
     def __init__(self, limit: int) -> None:
-        self._limit = limit
-        self._size = 0
-        self._pieces: OrderedDict[str, bytes] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, data_id: str) -> bytes | None:
-        with self._lock:
-            known = self._pieces.get(data_id)
-            if known is not None:
-                self._pieces.move_to_end(data_id)
-            return known
+        super().__init__(limit, len)
 
     def holds(self, data_id: str, data: bytes) -> bool:
-        """Whether ``data`` are the bytes remembered for ``data_id``."""
+        """Whether ``data`` are the bytes remembered for ``data_id`` (the same object,
+        as an unpacked frame read again is, or equal byte for byte)."""
         known = self.get(data_id)
-        return known is not None and known == data
-
-    def add(self, data_id: str, data: bytes) -> None:
-        if len(data) > self._limit // 8:
-            return
-        with self._lock:
-            old = self._pieces.pop(data_id, None)
-            self._size += len(data) - (len(old) if old is not None else 0)
-            self._pieces[data_id] = data
-            while self._size > self._limit:
-                _id, dropped = self._pieces.popitem(last=False)
-                self._size -= len(dropped)
+        return known is not None and (known is data or known == data)
 
 
 _verified = RecentPieces(VERIFIED_BYTES)

@@ -19,12 +19,22 @@ it works, so packing runs beside the parsing thread. Its objects are not to be s
 threads at once, so each thread has its own. (pyarrow's zstd, used before, writes the same
 frames; importing pyarrow cost every archive process ~0.1 s of CPU, worker processes
 included, where zstandard takes ~0.03 s.)
+
+Pieces are read again and again: an attachment carried from snapshot to snapshot is read
+once for each snapshot that holds it. The last ``UNPACKED_BYTES`` of pieces' frames
+unpacked are kept with their bytes; a frame read again is compared with the kept one byte
+for byte (memcmp, several times faster than unpacking it) and, equal, gives the same bytes
+object: zstd is deterministic, so equal frames hold equal bytes. The reader's hash check
+then finds the very bytes it checked before (``archive/reading.py``). A frame changed in the
+store since differs, is unpacked, and is checked anew.
 """
 
 from __future__ import annotations
 
 import threading
 from typing import Any
+
+from imixs_archive.recent import Recent
 
 KEEP_RATIO = 0.9
 """A compressed cell is kept when it is at most this fraction of the bytes (the same
@@ -33,6 +43,10 @@ MIN_SIZE = 256
 """Cells shorter than this are stored as given (a zstd frame has ~10 bytes of header)."""
 DEFAULT_LEVEL = 3
 """zstd's own default level."""
+UNPACKED_BYTES = 32 * 1024 * 1024
+"""Pieces' frames unpacked lately, kept with their bytes (per process; both counted)."""
+FINGERPRINT = 32
+"""Bytes from each end of a frame that, with its size, key it among those kept."""
 
 
 class UnpackError(ValueError):
@@ -78,10 +92,35 @@ def pack(data: Any, level: int = DEFAULT_LEVEL) -> tuple[Any, int | None]:
     return bytes(memoryview(packed)), size
 
 
-def unpack(cell: Any, marker: int | None) -> Any:
-    """The bytes a cell holds: ``cell`` itself when ``marker`` is NULL."""
+def kept_size(kept: tuple[bytes, bytes]) -> int:
+    """Bytes a kept frame holds: the frame and what it unpacked to."""
+    return len(kept[0]) + len(kept[1])
+
+
+_unpacked: Recent[tuple[int, int, bytes, bytes], tuple[bytes, bytes]] = Recent(
+    UNPACKED_BYTES, kept_size
+)
+
+
+def unpack(cell: Any, marker: int | None, *, again: bool = False) -> Any:
+    """The bytes a cell holds: ``cell`` itself when ``marker`` is NULL. ``again``: a cell
+    likely read again (a piece): kept unpacked, and given from there when the frame read
+    is the same, byte for byte."""
     if marker is None or cell is None:
         return cell
+    if not again:
+        return _decompress(cell, marker)
+    frame = bytes(cell)
+    key = (marker, len(frame), frame[:FINGERPRINT], frame[-FINGERPRINT:])
+    kept = _unpacked.get(key)
+    if kept is not None and kept[0] == frame:
+        return kept[1]
+    data = _decompress(frame, marker)
+    _unpacked.add(key, (frame, data))
+    return data
+
+
+def _decompress(cell: Any, marker: int) -> bytes:
     import zstandard
 
     try:

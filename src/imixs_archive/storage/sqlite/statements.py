@@ -273,7 +273,9 @@ class Codec:
         row = {name: decoders[name](value) for name, value in zip(names, values, strict=False)}
         packed = self.table.packing
         if packed is not None and len(values) > len(names):
-            row[packed.cell] = packing.unpack(row[packed.cell], values[len(names)])
+            row[packed.cell] = packing.unpack(
+                row[packed.cell], values[len(names)], again=self.table.holds_pieces
+            )
         return row
 
 
