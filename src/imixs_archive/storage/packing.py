@@ -62,20 +62,23 @@ class _PerThread(threading.local):
 _local = _PerThread()
 
 
+def _zstd() -> Any:
+    """python-zstandard, imported on first use: the CLI starts without it."""
+    import zstandard
+
+    return zstandard
+
+
 def _compressor(level: int) -> Any:
     compressor = _local.compressors.get(level)
     if compressor is None:
-        import zstandard  # imported on first use: the CLI starts without it
-
-        compressor = _local.compressors[level] = zstandard.ZstdCompressor(level=level)
+        compressor = _local.compressors[level] = _zstd().ZstdCompressor(level=level)
     return compressor
 
 
 def _decompressor() -> Any:
     if _local.decompressor is None:
-        import zstandard
-
-        _local.decompressor = zstandard.ZstdDecompressor()
+        _local.decompressor = _zstd().ZstdDecompressor()
     return _local.decompressor
 
 
@@ -121,11 +124,9 @@ def unpack(cell: Any, marker: int | None, *, again: bool = False) -> Any:
 
 
 def _decompress(cell: Any, marker: int) -> bytes:
-    import zstandard
-
     try:
         data: bytes = _decompressor().decompress(cell, max_output_size=marker)
-    except (zstandard.ZstdError, ValueError) as exc:
+    except (_zstd().ZstdError, ValueError) as exc:
         raise UnpackError(f"its zstd frame does not unpack to {marker} bytes ({exc})") from None
     if len(data) != marker:
         raise UnpackError(f"its zstd frame unpacks to {len(data)} bytes, not {marker}")
