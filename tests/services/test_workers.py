@@ -23,7 +23,13 @@ from imixs_archive.services.workers import AHEAD, Spread, Standby, run_in_worker
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from support import worker_tasks
 from support.snapshots import make_snapshot
-from support.worker_tasks import FailOn, PicklingRecorded, SlowInWorkers, StoreSteps
+from support.worker_tasks import (
+    DiesTakingABatch,
+    FailOn,
+    PicklingRecorded,
+    SlowInWorkers,
+    StoreSteps,
+)
 
 
 def _collect(spread: Spread, task: Any, batches: Any) -> list[Any]:
@@ -109,6 +115,25 @@ def test_a_worker_that_dies_ends_the_run(store_settings: Settings) -> None:
         ArchiveError, match=r"ended unexpectedly \(exit code -9\).*run the command again"
     ):
         _collect(Spread(store_settings, 2), FailOn(5, "die"), ([n] for n in range(40)))
+
+
+@pytest.mark.timeout(60)
+def test_a_worker_killed_holding_a_batch_it_had_not_reported_ends_the_run(
+    archive: Archive, store_settings: Settings, tmp_path: Path
+) -> None:
+    """The batch the worker took is counted as queued for ever: this process does the
+    rest, waits for no batch for ever, and the run ends with the worker's death."""
+    messages: list[Any] = []
+    with pytest.raises(ArchiveError, match=r"ended unexpectedly \(exit code -9\)"):
+        run_in_workers(
+            Spread(store_settings, 2),
+            DiesTakingABatch(tmp_path / "ready"),
+            ([n] for n in range(6)),
+            messages.append,
+            archive,
+        )
+    done = sorted(item for _kind, item, pid in messages if pid == os.getpid())
+    assert len(done) == 5  # all but the one the worker took
 
 
 def test_no_batches_no_work(store_settings: Settings) -> None:

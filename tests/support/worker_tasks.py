@@ -153,3 +153,35 @@ def run_slow(data_dir: str) -> None:
     except KeyboardInterrupt:
         print("interrupted", flush=True)
         raise SystemExit(130) from None
+
+
+class DiesTakingABatch(_Plain):
+    """Reports items. In a worker, the process is killed right after it takes its first
+    batch from the queue, before it can say so: the batch is gone and nobody runs it.
+    The calling process starts on its batches once the worker is up (``ready``), so that
+    batches are still queued when the worker takes one."""
+
+    def __init__(self, ready: Path) -> None:
+        self.maker = os.getpid()
+        self.ready = ready
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if os.getpid() != self.maker:  # unpickled in a worker, before its first batch
+            from imixs_archive.services import workers
+
+            take = workers._next_batch
+
+            def take_and_die(inbox: Any, parent: int) -> Any:
+                take(inbox, parent)
+                os.kill(os.getpid(), signal.SIGKILL)
+
+            workers._next_batch = take_and_die  # type: ignore[assignment]
+            self.ready.touch()
+
+    def run(self, archive: Archive, batch: list[Any], send: Send) -> None:
+        deadline = time.monotonic() + 60
+        while not self.ready.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        for item in batch:
+            send(("done", item, os.getpid()))
