@@ -21,7 +21,10 @@ and the read-back wall time (with the CPU seconds each used: on a shared machine
 times move with the load), and the ratios against the targets: stored <= 0.33 x restic,
 ingest <= 1.0 x borg, read-back <= 1.0 x restic. Every read-back is compared with the
 input after its timing (the peers' trees file by file; the archive's backup by the SHA-256
-of each file, as its names differ). Needs ``restic`` and ``borg`` on the PATH (Debian:
+of each file, as its names differ). Each read-back runs twice: on disk, then into memory
+(``--memory-dir``, /dev/shm by default), where no tool pays for the disk: the archive's
+backup makes every file durable before it returns (fsync), the peers' restores leave their
+files in the page cache, so on disk the peers are also timed with an ``os.sync()`` after. Needs ``restic`` and ``borg`` on the PATH (Debian:
 ``apt-get install -y restic borgbackup``). Not a test: figures depend on the machine.
 """
 
@@ -182,6 +185,8 @@ class Result:
     sync: float = 0.0
     """Seconds of an ``os.sync()`` right after the read-back: the peers leave the files
     they wrote in the page cache; the archive's backup fsyncs each file (0 here)."""
+    read_back_memory: float = 0.0
+    """The read-back again, into ``--memory-dir`` (0: not run)."""
 
 
 def folder_bytes(path: Path) -> int:
@@ -230,37 +235,63 @@ def digest(path: Path) -> str:
         return hashlib.file_digest(stream, "sha256").hexdigest()
 
 
-OUT_DIR: list[Path] = []
-"""``--out-dir``: where the read-backs write (default: each tool's work folder)."""
+MEMORY_DIR: list[Path] = []
+"""``--memory-dir``: where each read-back runs a second time (no disk in it)."""
 
 
-def out_folder(work: Path, name: str) -> Path:
-    """A fresh folder for a tool's read-back."""
-    if not OUT_DIR:
-        return work / name
-    folder = OUT_DIR[0] / f"{work.name}-{name}"
-    shutil.rmtree(folder, ignore_errors=True)
-    return folder
+@dataclass
+class ReadBacks:
+    wall: float
+    cpu: float
+    sync: float
+    memory: float
+
+
+def read_backs(
+    work: Path,
+    name: str,
+    read: Callable[[Path], tuple[float, float]],
+    check: Callable[[Path], None],
+    sync: bool = True,
+) -> ReadBacks:
+    """``read`` into a fresh folder on disk (then, with ``sync``, a timed ``os.sync()``),
+    and again into memory when there is a ``MEMORY_DIR``; each output checked, removed."""
+    out = work / f"{name}-out"
+    wall, cpu = read(out)
+    synced = timed_sync() if sync else 0.0
+    check(out)
+    shutil.rmtree(out)
+    memory = 0.0
+    if MEMORY_DIR:
+        out = MEMORY_DIR[0] / f"{work.parent.name}-{work.name}-{name}-out"
+        shutil.rmtree(out, ignore_errors=True)
+        memory = read(out)[0]
+        check(out)
+        shutil.rmtree(out)
+    return ReadBacks(wall, cpu, synced, memory)
 
 
 def restic(inputs: Path, work: Path) -> Result:
-    repo, out = work / "restic-repo", out_folder(work, "restic-out")
+    repo = work / "restic-repo"
     env = {**os.environ, "RESTIC_PASSWORD": "bench", "RESTIC_CACHE_DIR": str(work / "rcache")}
     run(["restic", "init", "--repo", str(repo), "--repository-version", "2"], work, env)
     ingest = run(["restic", "--repo", str(repo), "backup", "--quiet", "."], inputs, env)
-    read_back = run(
-        ["restic", "--repo", str(repo), "restore", "latest", "--target", str(out)], work, env
-    )
-    synced = timed_sync()
-    result = Result(folder_bytes(repo), ingest[0], read_back[0], ingest[1], read_back[1], synced)
-    same_tree(inputs, out)
-    shutil.rmtree(out)
-    return result
+
+    def read(out: Path) -> tuple[float, float]:
+        return run(
+            ["restic", "--repo", str(repo), "restore", "latest", "--target", str(out)], work, env
+        )
+
+    back = read_backs(work, "restic", read, lambda out: same_tree(inputs, out))
+    return _result(folder_bytes(repo), ingest, back)
+
+
+def _result(stored: int, ingest: tuple[float, float], back: ReadBacks) -> Result:
+    return Result(stored, ingest[0], back.wall, ingest[1], back.cpu, back.sync, back.memory)
 
 
 def borg(inputs: Path, work: Path) -> Result:
-    repo, out = work / "borg-repo", out_folder(work, "borg-out")
-    out.mkdir()
+    repo = work / "borg-repo"
     env = {
         **os.environ,
         "BORG_BASE_DIR": str(work / "borg-base"),
@@ -269,12 +300,13 @@ def borg(inputs: Path, work: Path) -> Result:
     }
     run(["borg", "init", "-e", "none", str(repo)], work, env)
     ingest = run(["borg", "create", "--compression", "lz4", f"{repo}::bench", "."], inputs, env)
-    read_back = run(["borg", "extract", f"{repo}::bench"], out, env)
-    synced = timed_sync()
-    result = Result(folder_bytes(repo), ingest[0], read_back[0], ingest[1], read_back[1], synced)
-    same_tree(inputs, out)
-    shutil.rmtree(out)
-    return result
+
+    def read(out: Path) -> tuple[float, float]:
+        out.mkdir()
+        return run(["borg", "extract", f"{repo}::bench"], out, env)
+
+    back = read_backs(work, "borg", read, lambda out: same_tree(inputs, out))
+    return _result(folder_bytes(repo), ingest, back)
 
 
 def compile_bytecode(source: Path | None) -> None:
@@ -290,19 +322,20 @@ def compile_bytecode(source: Path | None) -> None:
 def archive(inputs: Path, work: Path, source: Path | None = None) -> Result:
     """``source``: a ``src`` folder of other code of this archive to run instead (an A/B
     baseline: ``git archive <commit> src | tar -x -C <dir>``)."""
-    store, out = work / "archive-store", out_folder(work, "archive-out")
+    store = work / "archive-store"
     env = dict(os.environ)
     if source is not None:
         env["PYTHONPATH"] = str(source)
     command = [sys.executable, "-m", "imixs_archive"]
     ingest = run([*command, "import", str(inputs), "--data-dir", str(store)], work, env)
-    read_back = run(
-        [*command, "backup", str(out), "--all-snapshots", "--data-dir", str(store)], work, env
-    )
-    result = Result(folder_bytes(store), ingest[0], read_back[0], ingest[1], read_back[1])
-    same_files(inputs, out)
-    shutil.rmtree(out)
-    return result
+
+    def read(out: Path) -> tuple[float, float]:
+        return run(
+            [*command, "backup", str(out), "--all-snapshots", "--data-dir", str(store)], work, env
+        )
+
+    back = read_backs(work, "archive", read, lambda out: same_files(inputs, out), sync=False)
+    return _result(folder_bytes(store), ingest, back)
 
 
 def tools(
@@ -351,6 +384,7 @@ def report(rounds: list[dict[str, Result]]) -> None:
                 f" (CPU {result.ingest_cpu:5.2f} s)   read-back {result.read_back:6.2f} s"
                 f" (CPU {result.read_back_cpu:5.2f} s)"
                 + (f", then sync {result.sync:.2f} s" if result.sync else "")
+                + (f"; in memory {memory:.2f} s" if (memory := result.read_back_memory) else "")
             )
         ratios(results, "  ")
     if len(rounds) > 1:
@@ -362,6 +396,7 @@ def report(rounds: list[dict[str, Result]]) -> None:
                 statistics.median(r[name].ingest_cpu for r in rounds),
                 statistics.median(r[name].read_back_cpu for r in rounds),
                 statistics.median(r[name].sync for r in rounds),
+                statistics.median(r[name].read_back_memory for r in rounds),
             )
             for name in rounds[0]
         }
@@ -397,6 +432,12 @@ def _ratios(ours: Result, results: dict[str, Result], indent: str) -> None:
             f"{indent}read-back {durable:5.2f} x restic + sync (the archive's backup is durable "
             "when it returns; restic's restore is once the os.sync() after it returns)"
         )
+    if restic_.read_back_memory:
+        memory = ours.read_back_memory / restic_.read_back_memory
+        print(
+            f"{indent}read-back {memory:5.2f} x restic, both into memory (the read path alone: "
+            "no disk, so no durability to pay for)"
+        )
     cpu = (ours.ingest_cpu / borg_.ingest_cpu, ours.read_back_cpu / restic_.read_back_cpu)
     print(
         f"{indent}CPU seconds (no target): ingest {cpu[0]:.2f} x borg, "
@@ -413,12 +454,13 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=None, help="work folder (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     parser.add_argument(
-        "--out-dir",
+        "--memory-dir",
         type=Path,
-        default=None,
-        help="where every tool's read-back writes (e.g. /dev/shm: no disk in the read-back "
-        "for any of them; default: the work folder)",
+        default=Path("/dev/shm") if Path("/dev/shm").is_dir() else None,
+        help="a folder in memory where every tool's read-back runs a second time (no disk "
+        "in it for any of them; default: /dev/shm when there is one)",
     )
+    parser.add_argument("--no-memory", action="store_true", help="no second read-back into memory")
     parser.add_argument(
         "--source",
         type=Path,
@@ -434,8 +476,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     check_tools()
-    if args.out_dir is not None:
-        OUT_DIR.append(args.out_dir)
+    if args.memory_dir is not None and not args.no_memory:
+        MEMORY_DIR.append(args.memory_dir)
     compile_bytecode(args.source and args.source.resolve())
     if args.baseline is not None:
         compile_bytecode(args.baseline.resolve())
