@@ -158,8 +158,8 @@ def run_slow(data_dir: str) -> None:
 class DiesTakingABatch(_Plain):
     """Reports items. In a worker, the process is killed right after it takes its first
     batch from the queue, before it can say so: the batch is gone and nobody runs it.
-    The calling process starts on its batches once the worker is up (``ready``), so that
-    batches are still queued when the worker takes one."""
+    The calling process holds its first batch until the worker took one (``ready``), so
+    that the worker takes a batch, not the end of them."""
 
     def __init__(self, ready: Path) -> None:
         self.maker = os.getpid()
@@ -174,10 +174,10 @@ class DiesTakingABatch(_Plain):
 
             def take_and_die(inbox: Any, parent: int) -> Any:
                 take(inbox, parent)
+                self.ready.touch()
                 os.kill(os.getpid(), signal.SIGKILL)
 
             workers._next_batch = take_and_die  # type: ignore[assignment]
-            self.ready.touch()
 
     def run(self, archive: Archive, batch: list[Any], send: Send) -> None:
         deadline = time.monotonic() + 60
