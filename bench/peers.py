@@ -24,8 +24,9 @@ input after its timing (the peers' trees file by file; the archive's backup by t
 of each file, as its names differ). Each read-back runs twice: on disk, then into memory
 (``--memory-dir``, /dev/shm by default), where no tool pays for the disk: the archive's
 backup makes every file durable before it returns (fsync), the peers' restores leave their
-files in the page cache, so on disk the peers are also timed with an ``os.sync()`` after. Needs ``restic`` and ``borg`` on the PATH (Debian:
-``apt-get install -y restic borgbackup``). Not a test: figures depend on the machine.
+files in the page cache, so on disk the peers are also timed with an ``os.sync()`` after.
+Needs ``restic`` and ``borg`` on the PATH (Debian: ``apt-get install -y restic
+borgbackup``). Not a test: figures depend on the machine.
 """
 
 from __future__ import annotations
