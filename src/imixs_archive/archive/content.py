@@ -60,9 +60,9 @@ MAX_IN_FLIGHT = 8
 MD5_BACKLOG = 4 * MAX_IN_FLIGHT
 """Pieces waiting for a file's next MD5 update at most (as many may be in the one running)."""
 RECENT_CLAIMS = 65_536
+"""New piece ids remembered for the count of bytes newly stored (about 6 MB)."""
 TWIN_PIECES_BYTES = 32 * 1024 * 1024
 """Bytes of pieces kept for the twin comparison: those written or read for it lately."""
-"""New piece ids remembered for the count of bytes newly stored (about 6 MB)."""
 
 
 @dataclass
