@@ -187,6 +187,7 @@ def test_an_import_over_workers_fsyncs_the_store_once_in_this_process(
     """On the real store: the batches' blocks nest in the process's session, so the WAL,
     the database file and the folder are fsynced once, when the session ends."""
     sources = _six_files_a_batch_each(tmp_path, monkeypatch)
+    SQLiteBackend(tmp_path / "store").close()  # made before (a new store syncs its folder)
     synced: list[int] = []
     real = os.fsync
     monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real(fd))[1])

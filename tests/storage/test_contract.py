@@ -292,6 +292,35 @@ def test_delete_a_partition_without_clustering_key(backend: Backend) -> None:
     assert backend.get(SNAPSHOTS, {"snapshot": "b"}) == {"snapshot": "b", "data": b"2"}
 
 
+# --- compare and set --------------------------------------------------------------------
+
+
+def test_replace_sets_a_cell_only_while_it_holds_what_was_read(backend: Backend) -> None:
+    big = os.urandom(300) * 40  # packed on the embedded store: compared as read
+    backend.put(SNAPSHOTS, [{"snapshot": "a", "data": big}])
+    key = {"snapshot": "a"}
+    assert backend.replace(SNAPSHOTS, key, "data", b"something else", b"new") is False
+    assert backend.get(SNAPSHOTS, key) == {"snapshot": "a", "data": big}
+    assert backend.replace(SNAPSHOTS, key, "data", big, b"new") is True
+    assert backend.get(SNAPSHOTS, key) == {"snapshot": "a", "data": b"new"}
+    assert backend.replace(SNAPSHOTS, key, "data", big, b"newer") is False  # read before
+    assert backend.get(SNAPSHOTS, key) == {"snapshot": "a", "data": b"new"}
+
+
+def test_replace_never_brings_a_deleted_row_back(backend: Backend) -> None:
+    backend.put(SNAPSHOTS, [{"snapshot": "a", "data": b"old"}])
+    backend.delete(SNAPSHOTS, {"snapshot": "a"})
+    assert backend.replace(SNAPSHOTS, {"snapshot": "a"}, "data", b"old", b"new") is False
+    assert backend.get(SNAPSHOTS, {"snapshot": "a"}) is None
+    assert backend.replace(SNAPSHOTS, {"snapshot": "never"}, "data", b"", b"new") is False
+    assert list(backend.scan(SNAPSHOTS)) == []
+
+
+def test_replace_takes_a_value_column_only(backend: Backend) -> None:
+    with pytest.raises(ValueError):
+        backend.replace(SNAPSHOTS, {"snapshot": "a"}, "snapshot", "a", "b")
+
+
 # --- projection -------------------------------------------------------------------------
 
 

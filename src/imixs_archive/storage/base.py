@@ -74,6 +74,16 @@ class Backend(ABC):
         ``USING TIMESTAMP``); SQLite orders writes by its transactions instead, and the
         garbage collector re-checks inside one there (see ``archive/gc.py``)."""
 
+    @abstractmethod
+    def replace(
+        self, table: Table, key: Mapping[str, Any], column: str, expected: Any, value: Any
+    ) -> bool:
+        """Set ``column`` of the row with this full primary key to ``value`` if it holds
+        ``expected`` at that moment, as one atomic step (compare and set: a lightweight
+        transaction on Cassandra, one transaction on SQLite). False, and nothing written,
+        when the row is gone or holds anything else: a row deleted or rewritten meanwhile
+        is never brought back or overwritten."""
+
     def grouped(self) -> AbstractContextManager[None]:
         """Writes this thread makes inside the block become durable together when it ends
         (one commit) where the store can do that; elsewhere they stay what they are:
@@ -90,6 +100,12 @@ class Backend(ABC):
         removes an event once the snapshot is stored). Where the store cannot defer, each
         write stays durable when its call returns."""
         return nullcontext()
+
+    def findings(self) -> list[str]:
+        """Damage the store found on its own, below the rows (the embedded store: a
+        write-ahead log that went missing with commits in it). ``verify`` reports each as a
+        problem, until its cause is dealt with."""
+        return []
 
     @abstractmethod
     def describe(self) -> dict[str, Any]:

@@ -54,11 +54,19 @@ class DelegatingBackend(Backend):
     ) -> None:
         self.inner.delete(table, key, written_before=written_before)
 
+    def replace(
+        self, table: Table, key: Mapping[str, Any], column: str, expected: Any, value: Any
+    ) -> bool:
+        return self.inner.replace(table, key, column, expected, value)
+
     def grouped(self) -> AbstractContextManager[None]:
         return self.inner.grouped()
 
     def durable_at_end(self) -> AbstractContextManager[None]:
         return self.inner.durable_at_end()
+
+    def findings(self) -> list[str]:
+        return self.inner.findings()
 
     def describe(self) -> dict[str, Any]:
         return self.inner.describe()

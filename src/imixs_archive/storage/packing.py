@@ -124,9 +124,17 @@ def unpack(cell: Any, marker: int | None, *, again: bool = False) -> Any:
 
 
 def _decompress(cell: Any, marker: int) -> bytes:
+    zstd = _zstd()
     try:
+        # The frame's header says how much it holds, and the decompressor would allocate
+        # that much at once: a damaged header must not ask for terabytes.
+        declared = zstd.frame_content_size(cell)
+        if declared not in (-1, marker):
+            raise UnpackError(f"its zstd frame says it holds {declared} bytes, not {marker}")
         data: bytes = _decompressor().decompress(cell, max_output_size=marker)
-    except (_zstd().ZstdError, ValueError) as exc:
+    except (zstd.ZstdError, ValueError, MemoryError) as exc:
+        if isinstance(exc, UnpackError):
+            raise
         raise UnpackError(f"its zstd frame does not unpack to {marker} bytes ({exc})") from None
     if len(data) != marker:
         raise UnpackError(f"its zstd frame unpacks to {len(data)} bytes, not {marker}")

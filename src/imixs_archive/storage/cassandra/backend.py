@@ -337,6 +337,20 @@ class CassandraBackend(Backend):
             f"deleting from {table.name}", partial(self._session.execute, statement, params)
         )
 
+    def replace(
+        self, table: Table, key: Mapping[str, Any], column: str, expected: Any, value: Any
+    ) -> bool:
+        statement = self._statement(cql.replace_cell(self._keyspace, table, column), write=True)
+        params = [
+            _bind(table, column, value),
+            *_key_params(table, key, table.primary_key, "full primary key"),
+            _bind(table, column, expected),
+        ]
+        page = self._retrying(
+            f"replacing in {table.name}", partial(self._session.execute, statement, params)
+        )
+        return bool(page.rows and page.rows[0][0])
+
     def describe(self) -> dict[str, Any]:
         info = self._session.info(self._keyspace)
         return {

@@ -217,6 +217,18 @@ def select_all(
     return text
 
 
+def replace_cell(keyspace: str, table: Table, column: str) -> str:
+    """A compare-and-set of one value column (a lightweight transaction): binds the new
+    value, then the primary key, then the value expected. Its first result column,
+    ``[applied]``, says whether it was set."""
+    if column in table.primary_key or column not in table.column_names:
+        raise ValueError(f"{table.name}: {column!r} is not a value column")
+    return (
+        f"UPDATE {_qualified(keyspace, table)} SET {column} = ? "
+        f"WHERE {_equal(table.primary_key)} IF {column} = ?"
+    )
+
+
 def delete_row(keyspace: str, table: Table) -> str:
     """Binds the write timestamp (microseconds), then the primary key."""
     return (

@@ -13,6 +13,11 @@ threads of one process queue for it on a lock of their own (woken as soon as it 
 another process's lock is polled every 0.1 to 2 ms (SQLite's own busy handler sleeps 1, 2,
 5, 10, ... ms between tries, which cost two sync processes ~8 ms per transaction).
 
+The file: a new store appears as ``archive.db`` only once it is whole; a file of that name
+that holds no archive (emptied, another program's) is refused, never written into; the
+write-ahead log ``archive.db-wal`` is part of the store, and its loss with commits in it is
+found and reported (``storage/sqlite/store_file.py``).
+
 Large writes: :meth:`SQLiteBackend.put` pulls rows from a possibly lazy iterator into a
 batch of at most ``commit_bytes`` (or ``commit_rows`` rows) and writes each batch in one
 short transaction. Memory is bounded by one batch, and the write lock is held only while a
@@ -52,6 +57,7 @@ from imixs_archive.storage import packing
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.model import TABLES, ColumnType, Table
 from imixs_archive.storage.sqlite import statements as sql
+from imixs_archive.storage.sqlite.store_file import LogGuard, check_ours, create_atomically
 
 MiB = 1024 * 1024
 DB_FILE = "archive.db"
@@ -59,6 +65,8 @@ SCHEMA_VERSION = 2
 """``PRAGMA user_version`` of a store this code writes; a newer store is refused.
 2: packed cells (a marker column; version 1 code would not unpack them)."""
 
+MERGE_LOCK_WAIT = 5.0
+"""Seconds a closing process waits for the write lock to remove the log's mark."""
 _JOURNAL_MODES = ("WAL", "DELETE", "TRUNCATE", "PERSIST")
 _SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
 
@@ -146,7 +154,15 @@ class SQLiteBackend(Backend):
         level = self.tuning.pack_level
         self._codecs = {table.name: sql.Codec.of(table, level) for table in self.tables}
         self._make_directory()
+        wal = self.tuning.journal_mode.upper() == "WAL"
+        self._log = LogGuard(self.path) if wal else None
+        """The write-ahead log's guard (``store_file.py``); None in other journal modes."""
+        if self._log is not None:
+            self._log.check_at_open()
         try:
+            if not self.path.exists():
+                with self._errors("create the store"):
+                    create_atomically(self.path, self._prepare_new)
             self._create_schema(self._connection())
         except BaseException:
             self.close()
@@ -219,7 +235,19 @@ class SQLiteBackend(Backend):
         self._local.connection = connection
         return connection
 
+    def _prepare_new(self, connection: sqlite3.Connection) -> None:
+        """A new store's file, before it is put in place (``store_file.create_atomically``)."""
+        connection.execute(f"PRAGMA page_size = {self.tuning.page_size}")
+        connection.execute(f"PRAGMA journal_mode = {self.tuning.journal_mode.upper()}")
+        connection.execute("BEGIN IMMEDIATE")
+        for table in self.tables:
+            connection.execute(sql.create_table(table))
+        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        connection.execute("COMMIT")
+
     def _create_schema(self, connection: sqlite3.Connection) -> None:
+        with self._errors("open the database"):
+            check_ours(connection, self.path, (table.name for table in self.tables))
         version, existing = self._open_file(connection)
         if version == SCHEMA_VERSION and existing >= {table.name for table in self.tables}:
             return
@@ -304,6 +332,8 @@ class SQLiteBackend(Backend):
                 self._synchronous(connection)
                 self._begin(connection, action, deadline)
                 try:
+                    if self._log is not None:
+                        self._log.before_commit(deferred=bool(self._deferring))
                     yield
                     connection.execute("COMMIT")
                 except BaseException:
@@ -533,6 +563,31 @@ class SQLiteBackend(Backend):
         with self._transaction(connection, f"delete from {table.name}"):
             connection.execute(sql.delete(table, names), codec.encode_key(key, names))
 
+    def replace(
+        self, table: Table, key: Mapping[str, Any], column: str, expected: Any, value: Any
+    ) -> bool:
+        if column in table.primary_key or column not in table.column_names:
+            raise ValueError(f"{table.name}: {column!r} is not a value column")
+        codec = self._codec(table)
+        _check_key(table, key, (table.primary_key,))
+        names = table.column_names
+        statement = sql.select(table, codec.selected(names), table.primary_key)
+        params = codec.encode_key(key, table.primary_key)
+        connection = self._connection()
+        with self._transaction(connection, f"replace in {table.name}"):
+            found = connection.execute(statement, params).fetchone()
+            if found is None:
+                return False
+            try:
+                row = codec.decode(names, found)
+            except packing.UnpackError:
+                return False  # damaged: not what was read
+            if row[column] != expected:
+                return False
+            row[column] = value
+            connection.execute(sql.upsert(table), codec.encode_row(row))
+        return True
+
     def describe(self) -> dict[str, Any]:
         connection = self._connection()
         with self._errors("describe the store"):
@@ -556,13 +611,34 @@ class SQLiteBackend(Backend):
     def __enter__(self) -> SQLiteBackend:
         return self
 
+    def findings(self) -> list[str]:
+        return self._log.findings() if self._log is not None else []
+
     def close(self) -> None:
-        """Close every thread's connection; the backend cannot be used afterwards."""
+        """Merge the log into the database where it can (``store_file.LogGuard.merge``),
+        then close every thread's connection; the backend cannot be used afterwards."""
+        if self._log is not None and not self._closed:
+            self._merge_log()
         with self._lock:
             self._closed = True
             connections, self._connections = self._connections, []
         for connection in connections:
             connection.close()
+        if self._log is not None and connections:
+            self._log.after_close()
+
+    def _merge_log(self) -> None:
+        assert self._log is not None
+        if not self._writer.acquire(timeout=self.tuning.busy_timeout):
+            return
+        try:
+            connection = self._connection()
+            deadline = time.monotonic() + MERGE_LOCK_WAIT
+            self._log.merge(connection, lambda: self._begin(connection, "merge", deadline))
+        except StoreError:
+            pass  # the store cannot be opened now: the mark stays, as it should
+        finally:
+            self._writer.release()
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:
