@@ -1,5 +1,6 @@
-"""A stored piece with one flipped byte: every command that reads it stops with exit 5 and
-says which snapshot and file; nothing it wrote looks complete."""
+"""A stored piece with one flipped byte, or a snapshot row with one flipped bit: every command
+that reads it stops with exit 5 and says which snapshot (and file); nothing it wrote looks
+complete."""
 
 from __future__ import annotations
 
@@ -10,10 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli import main
 from imixs_archive.document.xml_writer import to_xml
-from imixs_archive.storage.model import DOCUMENTS, DOCUMENTS_DATA
+from imixs_archive.errors import IntegrityError
+from imixs_archive.storage.model import DOCUMENTS, DOCUMENTS_DATA, SNAPSHOTS
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
+from support.damage import flip_stored_bit
 from support.snapshots import make_snapshot
 from support.workflow_double import WorkflowDouble
 
@@ -90,3 +94,87 @@ def test_restore_exits_5_and_the_workflow_gets_nothing(
     code, err = run(capsys, "restore", "--snapshot", snapshot_id, "--data-dir", str(store))
     assert code == 5 and snapshot_id in err
     assert not double.workitems  # the cut-off body was not taken as a snapshot
+
+
+# --- a damaged snapshot row -------------------------------------------------------------
+
+
+@pytest.fixture
+def damaged_row(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, str]:
+    """An archive of two instances, one snapshot of which has a bit flipped in its row."""
+    store = tmp_path / "store"
+    docs = [make_snapshot(n, files={"a.txt": b"abc" * n} if n else None) for n in range(3)]
+    docs.append(make_snapshot(5, origin="11111111-2222-4333-8444-555555555555"))
+    source = tmp_path / "snaps.xml"
+    source.write_bytes(
+        b"<data>" + b"".join(to_xml(d).split(b"?>", 1)[1] for d in docs) + b"</data>"
+    )
+    assert main(["import", str(source), "--data-dir", str(store)]) == 0
+    capsys.readouterr()
+    snapshot_id = str(docs[1]["$uniqueid"][0])
+    with SQLiteBackend(store) as backend:
+        flip_stored_bit(backend, SNAPSHOTS, {"snapshot": snapshot_id}, random.Random(7))
+        with pytest.raises(IntegrityError):
+            Archive(backend).load(snapshot_id)
+    return store, snapshot_id
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["get", "{sid}"],
+        ["get", "{sid}", "--format", "json"],
+        ["get", "{sid}", "--no-files"],
+        ["file", "{sid}", "a.txt"],
+        ["verify"],
+        ["backup", "{tmp}/bk", "--all-snapshots"],
+        ["export", "--to", "{tmp}/copy"],
+        ["export-table", "{tmp}/table.csv", "--items", "subject"],
+        ["analyze", "history", "{uid}"],
+    ],
+    ids=lambda args: "-".join(a for a in args if not a.startswith("{")),
+)
+def test_a_damaged_row_stops_every_read_with_exit_5(
+    capsys: pytest.CaptureFixture[str],
+    damaged_row: tuple[Path, str],
+    tmp_path: Path,
+    args: list[str],
+) -> None:
+    store, snapshot_id = damaged_row
+    uid = snapshot_id.rsplit("-", 1)[0]
+    given = [a.format(sid=snapshot_id, tmp=tmp_path, uid=uid) for a in args]
+    code = main([*given, "--data-dir", str(store)])
+    captured = capsys.readouterr()
+    assert code == 5, captured.err
+    assert snapshot_id in captured.err + captured.out
+    assert "Traceback" not in captured.err
+    assert "malformed" not in captured.err
+
+
+def test_verify_names_the_damaged_row_and_a_new_import_repairs_it(
+    capsys: pytest.CaptureFixture[str], damaged_row: tuple[Path, str], tmp_path: Path
+) -> None:
+    store, snapshot_id = damaged_row
+    code = main(["verify", "--data-dir", str(store)])
+    said = capsys.readouterr()
+    assert code == 5 and f"snapshot {snapshot_id}" in said.out + said.err
+    again = tmp_path / "again.xml"
+    again.write_bytes(to_xml(make_snapshot(1, files={"a.txt": b"abc"})))
+    assert main(["import", str(again), "--data-dir", str(store)]) == 0
+    out = capsys.readouterr()
+    assert "written again" in out.out + out.err
+    assert main(["verify", "--data-dir", str(store)]) == 0
+    assert main(["get", snapshot_id, "--data-dir", str(store), "-o", str(tmp_path / "x")]) == 0
+
+
+def test_restore_of_a_damaged_row_exits_5_and_sends_nothing(
+    capsys: pytest.CaptureFixture[str],
+    damaged_row: tuple[Path, str],
+    double: WorkflowDouble,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store, snapshot_id = damaged_row
+    monkeypatch.setitem(os.environ, "WORKFLOW_SERVICE_ENDPOINT", double.url)
+    code, err = run(capsys, "restore", "--snapshot", snapshot_id, "--data-dir", str(store))
+    assert code == 5 and snapshot_id in err
+    assert not double.workitems

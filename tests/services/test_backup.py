@@ -7,6 +7,7 @@ import hashlib
 import random
 from pathlib import Path
 
+from imixs_archive.archive.snapshot_xml import unseal
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.document.conventions import modified_day
@@ -189,7 +190,8 @@ def test_backup_of_a_snapshot_stored_in_another_shape(archive: Archive, tmp_path
     snapshot_id = str(make_snapshot(0).get_first("$uniqueid"))
     row = archive.backend.get(SNAPSHOTS, {"snapshot": snapshot_id})
     assert row is not None
-    other = row["data"].replace(b"<document ", b"<document xmlns:j='urn:java' ", 1)
+    xml = unseal(snapshot_id, row["data"]).xml  # a row as the Java service writes it
+    other = xml.replace(b"<document ", b"<document xmlns:j='urn:java' ", 1)
     archive.backend.put(SNAPSHOTS, [{"snapshot": snapshot_id, "data": other}])
     assert backup(archive, tmp_path / "bk").written == 1
     [written] = (tmp_path / "bk").rglob("*.xml")

@@ -1,6 +1,7 @@
 """Downloads over a real socket from a store with one corrupt piece: a file bad from its
-first piece gets a 500 problem; a piece that goes bad later cuts the answer short, so no
-client can take it for complete (whole file, range, snapshot XML, by MD5)."""
+first piece gets a 502 integrity problem; a piece that goes bad later cuts the answer short, so no
+client can take it for complete (whole file, range, snapshot XML, by MD5). A damaged
+snapshot row gets the integrity problem on every route that reads it."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ import httpx
 import pytest
 
 from imixs_archive.config import load_settings
-from imixs_archive.storage.model import DOCUMENTS, DOCUMENTS_DATA
+from imixs_archive.storage.model import DOCUMENTS, DOCUMENTS_DATA, SNAPSHOTS
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.web.app import create_app
+from support.damage import flip_stored_bit
 from support.snapshots import make_snapshot
 from web.live import LiveServer, start_server
 
@@ -60,9 +62,10 @@ def test_a_file_bad_from_the_start_gets_a_problem(
     live, backend, snapshot_id = server
     corrupt(backend, 0)
     status, headers, body = download(live, f"/api/archive/snapshot/{snapshot_id}/file/big.bin")
-    assert status == 500
+    assert status == 502
     assert headers["content-type"] == "application/problem+json"
     assert b"corrupt" in body and snapshot_id.encode() in body
+    assert b"urn:imixs-archive:problem:integrity" in body
 
 
 @pytest.mark.parametrize(
@@ -86,3 +89,25 @@ def test_a_piece_that_goes_bad_later_cuts_the_answer(
     corrupt(backend, 5)
     with pytest.raises(httpx.RemoteProtocolError):
         download(live, url, **headers)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/archive/snapshot/{sid}",
+        "/api/archive/snapshot/{sid}?format=json",
+        "/api/archive/snapshot/{sid}/file/big.bin",
+        "/ui/snapshot/{sid}",
+    ],
+)
+def test_a_damaged_snapshot_row_gets_the_integrity_problem(
+    server: tuple[LiveServer, SQLiteBackend, str], path: str
+) -> None:
+    live, backend, snapshot_id = server
+    flip_stored_bit(backend, SNAPSHOTS, {"snapshot": snapshot_id}, random.Random(8))
+    status, headers, body = download(live, path.format(sid=snapshot_id))
+    assert status == 502
+    assert snapshot_id.encode() in body
+    if path.startswith("/api/"):
+        assert headers["content-type"] == "application/problem+json"
+        assert b"urn:imixs-archive:problem:integrity" in body

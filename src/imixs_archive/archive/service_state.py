@@ -11,22 +11,23 @@ each process's counters, the catch-up point) are tables of their own (``archive_
 
 from __future__ import annotations
 
+from imixs_archive.archive.snapshot_xml import load_row, seal
 from imixs_archive.document.conventions import METADATA_ID
 from imixs_archive.document.model import Document
-from imixs_archive.document.xml_reader import read_xml_document
 from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import SNAPSHOTS
 
 
 def load_state(backend: Backend) -> Document:
-    """The state document (empty when none was written yet)."""
+    """The state document (empty when none was written yet), checked against its seal
+    like every snapshot row (``snapshot_xml.py``)."""
     row = backend.get(SNAPSHOTS, {"snapshot": METADATA_ID})
     if row is None or not row["data"]:
         return Document()
-    return read_xml_document(row["data"])
+    return load_row(backend, row)
 
 
 def save_state(backend: Backend, state: Document) -> None:
     state["$uniqueid"] = METADATA_ID
-    backend.put(SNAPSHOTS, [{"snapshot": METADATA_ID, "data": to_xml(state)}])
+    backend.put(SNAPSHOTS, [{"snapshot": METADATA_ID, "data": seal(to_xml(state))}])

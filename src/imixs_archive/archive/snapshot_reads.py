@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterator
 
-from imixs_archive.archive.snapshot_xml import snapshot_xml
+from imixs_archive.archive.snapshot_xml import load_row
 from imixs_archive.document.conventions import (
     METADATA_ID,
     is_snapshot_id,
@@ -18,7 +18,6 @@ from imixs_archive.document.conventions import (
     snapshot_order,
 )
 from imixs_archive.document.model import Document
-from imixs_archive.document.xml_reader import read_xml_document
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,
@@ -34,7 +33,7 @@ def load_complete(backend: Backend, snapshot_id: str) -> Document | None:
     """The snapshot without file contents, or None when it is not complete (being
     written, or being deleted): one read, where ``Archive.exists`` + ``load`` take two."""
     row = backend.get(SNAPSHOTS, {"snapshot": snapshot_id})
-    return None if row is None else read_xml_document(snapshot_xml(backend, row))
+    return None if row is None else load_row(backend, row)
 
 
 def snapshot_file_keys(backend: Backend, snapshot_id: str, doc: Document) -> dict[str, str]:
@@ -74,7 +73,7 @@ def iter_complete(backend: Backend) -> Iterator[tuple[str, Document]]:
     order (one pass over ``snapshots``)."""
     for row in backend.scan(SNAPSHOTS):
         if row["snapshot"] != METADATA_ID:
-            yield row["snapshot"], read_xml_document(snapshot_xml(backend, row))
+            yield row["snapshot"], load_row(backend, row)
 
 
 def day_snapshot_ids(backend: Backend, day: dt.date) -> list[str]:

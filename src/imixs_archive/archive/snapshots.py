@@ -45,8 +45,8 @@ from imixs_archive.archive.read_gate import ReadGate
 from imixs_archive.archive.reading import StoredContent
 from imixs_archive.archive.snapshot_xml import (
     delete_snapshot_xml,
+    load_row,
     put_snapshot_xml,
-    snapshot_xml,
     xml_size,
 )
 from imixs_archive.archive.stored_xml import StoredXml, load_with_files
@@ -63,20 +63,22 @@ from imixs_archive.document.conventions import (
     require_snapshot_id,
     snapshot_millis,
     snapshot_order,
+    snapshot_time,
 )
 from imixs_archive.document.model import BinaryStream, Document
-from imixs_archive.document.xml_reader import BinarySink, iter_xml_documents, read_xml_document
+from imixs_archive.document.xml_reader import BinarySink, iter_xml_documents
 from imixs_archive.document.xml_safe import require_xml_safe
 from imixs_archive.document.xml_writer import iter_xml
 from imixs_archive.errors import (
     ArchiveError,
     DocumentError,
+    IntegrityError,
     LegalHoldError,
     NotFoundError,
     StoreError,
     StoreUnavailableError,
 )
-from imixs_archive.storage.base import Backend
+from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,
     ARCHIVE_SNAPSHOT_FILES,
@@ -188,18 +190,26 @@ class Archive:
         snapshots arrive in no particular order)."""
         counters = counters or IngestCounters()
         snapshot_id = _snapshot_id_of(doc)
+        damaged: IntegrityError | None = None
         if self.exists(snapshot_id):
-            # Complete: nothing to write. A cleanup that died part-way is finished, though.
-            result = StoreResult(snapshot_id, new=False, logical_bytes=counters.logical_bytes)
-            if _emptied(self.load(snapshot_id, with_files=False)) != _emptied(doc):
-                result.warnings.append(
-                    "already archived with different content: the archived version is kept"
-                )
-            if apply_history:
-                self._apply_history(doc, result, keep_this=False)
-            return result
+            try:
+                archived = self.load(snapshot_id, with_files=False)
+            except IntegrityError as exc:
+                damaged = exc  # the archived copy failed its check: this one replaces it
+            else:
+                # Complete: nothing to write. A cleanup that died part-way is finished, though.
+                result = StoreResult(snapshot_id, new=False, logical_bytes=counters.logical_bytes)
+                if _emptied(archived) != _emptied(doc):
+                    result.warnings.append(
+                        "already archived with different content: the archived version is kept"
+                    )
+                if apply_history:
+                    self._apply_history(doc, result, keep_this=False)
+                return result
         require_xml_safe(doc)  # kept as XML: refused, never stored changed
-        result = StoreResult(snapshot_id, new=True)
+        result = StoreResult(snapshot_id, new=damaged is None)
+        if damaged is not None:
+            result.warnings.append(f"the archived copy was damaged ({damaged}): written again")
         day = modified_day(doc)
         files = iter_files(doc)
         # Pieces first, outside the group (written by the piece threads) ...
@@ -332,7 +342,7 @@ class Archive:
             raise NotFoundError(f"snapshot {snapshot_id} is not in the archive")
         weight = self.read_gate.acquire(xml_size(row))  # large rows share a budget
         try:
-            doc = read_xml_document(snapshot_xml(self.backend, row))
+            doc = load_row(self.backend, row)
         except BaseException:
             self.read_gate.release(weight)
             raise
@@ -532,16 +542,18 @@ class Archive:
             indexed = self.backend.get(
                 SNAPSHOTS_BY_UNIQUEID, {"uniqueid": origin, "snapshot": snapshot_id}
             )
-            doc = read_xml_document(snapshot_xml(self.backend, row)) if row is not None else None
+            doc = _readable(self.backend, row)
             keys = self._keys_for_delete(snapshot_id, doc)
             if row is None and indexed is None and not keys:
                 return DeleteResult(snapshot_id, existed=False)
-            if doc is not None:
-                day = modified_day(doc)
-                self.backend.delete(
-                    SNAPSHOTS_BY_MODIFIED, {"modified": day, "snapshot": snapshot_id}
-                )
-                stamp_day(self.backend, day)  # figures that counted it are stale
+            if row is not None:
+                # A row that failed its check names no day: the days about its id's time.
+                days = [modified_day(doc)] if doc is not None else _days_about(snapshot_id)
+                for day in days:
+                    self.backend.delete(
+                        SNAPSHOTS_BY_MODIFIED, {"modified": day, "snapshot": snapshot_id}
+                    )
+                    stamp_day(self.backend, day)  # figures that counted it are stale
             delete_snapshot_xml(self.backend, snapshot_id, row)
             for key in sorted(set(keys)):
                 self.backend.delete(SNAPSHOTS_BY_DOCUMENT, {"md5": key, "snapshot": snapshot_id})
@@ -573,6 +585,27 @@ class Archive:
             ],
         )
         return list(keys.values())
+
+
+def _readable(backend: Backend, row: Row | None) -> Document | None:
+    """The snapshot of a row about to be deleted; None when there is no row, or when it
+    failed its check (it is deleted all the same: damage must not make it permanent)."""
+    if row is None:
+        return None
+    try:
+        return load_row(backend, row)
+    except IntegrityError:
+        return None
+
+
+def _days_about(snapshot_id: str) -> list[dt.date]:
+    """The UTC days a snapshot whose XML cannot be read may be filed under: the day of its
+    id's time (when its snapshot was taken, its ``$modified``) and the days beside it."""
+    try:
+        taken = snapshot_time(snapshot_id).date()
+    except (ValueError, OverflowError, OSError):
+        return []
+    return [taken + dt.timedelta(days=shift) for shift in (-1, 0, 1)]
 
 
 def _held(hold: Hold) -> str:

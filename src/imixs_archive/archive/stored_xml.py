@@ -217,7 +217,7 @@ def load_with_files(backend: Backend, gate: ReadGate, snapshot_id: str) -> Store
         raise NotFoundError(f"snapshot {snapshot_id} is not in the archive")
     weight = gate.acquire(xml_size(row))  # large rows share a budget, as in load
     try:
-        data = snapshot_xml(backend, row)
+        data = snapshot_xml(backend, row)  # checked: with_files passes it on as it is
         keys = {
             stored["name"]: stored["md5"]
             for stored in backend.scan(ARCHIVE_SNAPSHOT_FILES, {"snapshot": snapshot_id})

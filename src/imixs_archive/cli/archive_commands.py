@@ -238,9 +238,11 @@ def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
     for problem in report.problems:
         print(f"PROBLEM: {problem}")
     verdict = "clean" if report.ok else f"{len(report.problems)} problems"
+    unverified = f" ({report.unverified} without a digest)" if report.unverified else ""
     print(
-        f"checked {report.snapshots} snapshots, {report.files} files, {report.pieces} pieces: "
-        f"{verdict}; {human_bytes(report.reclaimable_bytes)} reclaimable by gc"
+        f"checked {report.snapshots} snapshots{unverified}, {report.files} files, "
+        f"{report.pieces} pieces: {verdict}; {human_bytes(report.reclaimable_bytes)} "
+        "reclaimable by gc"
     )
     return 0 if report.ok else 5
 

@@ -72,8 +72,12 @@ STATUS_OF: tuple[tuple[type[ArchiveError], int], ...] = (
     (ClientGoneError, 503),  # nobody reads it
     (StoreUnavailableError, 503),
     (StoreError, 502),
-    (IntegrityError, 500),
+    (IntegrityError, 502),  # the store gave back bytes that fail their check
 )
+
+INTEGRITY_TYPE = "urn:imixs-archive:problem:integrity"
+"""The problem type of stored data that failed its check (status 502: what the store gave
+back is invalid; not a fault of the request, nor one a retry mends)."""
 
 
 MESSAGE_LIMIT = 1000
@@ -103,6 +107,10 @@ PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
     404: _problem_doc("no such snapshot or file"),
     413: _problem_doc("a request body over ARCHIVE_MAX_UPLOAD_MB"),
     429: _problem_doc("too many failed logins for this user name"),
+    502: _problem_doc(
+        "the store refused the request, or gave back data that failed its integrity check "
+        f"(type {INTEGRITY_TYPE})"
+    ),
     503: _problem_doc("the store is unreachable, or the request ran out of time"),
 }
 """The error answers every API route may give (for the OpenAPI description)."""
@@ -123,11 +131,18 @@ def status_of(error: ArchiveError) -> int:
 
 
 def problem(
-    status: int, message: str, headers: dict[str, str] | None = None, **extra: Any
+    status: int,
+    message: str,
+    headers: dict[str, str] | None = None,
+    *,
+    kind: tuple[str, str] | None = None,
+    **extra: Any,
 ) -> JSONResponse:
+    """A problem answer; ``kind``: its type URI and title, when it has a type of its own."""
+    kind_type, title = kind or ("about:blank", HTTPStatus(status).phrase)
     body = {
-        "type": "about:blank",
-        "title": HTTPStatus(status).phrase,
+        "type": kind_type,
+        "title": title,
         "status": status,
         "message": brief(message),
         **extra,
@@ -146,6 +161,9 @@ def _archive_error(request: Request, exc: Exception) -> Response:
     if isinstance(exc, TooManyLoginsError):
         headers = {"Retry-After": str(exc.retry_after)}
     extra = getattr(exc, "problem_extra", None) or {}
+    if isinstance(exc, IntegrityError):
+        kind = (INTEGRITY_TYPE, "Stored data failed its integrity check")
+        return problem(status, exc.message, headers, kind=kind, **extra)
     return problem(status, exc.message, headers, **extra)
 
 

@@ -71,6 +71,7 @@ def monitor(request: Request, svc: Svc, user: User) -> Response:
         store_error = ""
     except Exception as exc:  # the page still renders: the store's trouble is the news
         store, store_error = {}, f"{type(exc).__name__}: {exc}"
+    findings = svc.backend.findings()  # a lost log: shown until the operator deals with it
     reachable, why, _seconds = store_check(svc)
     if not reachable:
         store_error = f"Store unavailable: {why}"
@@ -96,6 +97,7 @@ def monitor(request: Request, svc: Svc, user: User) -> Response:
         nav="monitor",
         store=store,
         store_error=store_error,
+        findings=findings,
         sync=sync,
         jobs=[s.to_json() for s in svc.jobs.statuses()],
         started=svc.started,

@@ -1,0 +1,43 @@
+"""Damage in the store, as a failing disk or a hand with write access makes it: one bit of a
+stored cell flipped where it lies (the embedded store: the cell as SQLite holds it, packed or
+not, through a connection of its own; Cassandra: written back through CQL)."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from typing import Any
+
+from imixs_archive.storage.base import Backend
+from imixs_archive.storage.model import Table
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
+
+
+def flip_bit(data: bytes, bit: int) -> bytes:
+    changed = bytearray(data)
+    changed[bit // 8] ^= 1 << (bit % 8)
+    return bytes(changed)
+
+
+def flip_stored_bit(
+    backend: Backend, table: Table, key: dict[str, Any], rng: random.Random, column: str = "data"
+) -> int:
+    """Flip one random bit of ``column`` of a stored row, as stored; returns the bit."""
+    inner = getattr(backend, "inner", backend)
+    if isinstance(inner, SQLiteBackend):
+        where = " AND ".join(f"{name} = ?" for name in key)
+        with sqlite3.connect(inner.path) as raw:
+            (cell,) = raw.execute(
+                f"SELECT {column} FROM {table.name} WHERE {where}", tuple(key.values())
+            ).fetchone()
+            bit = rng.randrange(len(cell) * 8)
+            raw.execute(
+                f"UPDATE {table.name} SET {column} = ? WHERE {where}",
+                (flip_bit(cell, bit), *key.values()),
+            )
+        return bit
+    row = backend.get(table, key)
+    assert row is not None, key
+    bit = rng.randrange(len(row[column]) * 8)
+    backend.put(table, [{**row, column: flip_bit(row[column], bit)}])
+    return bit
