@@ -4,7 +4,6 @@ status and dead letters. Restore: ``api_restore.py``."""
 from __future__ import annotations
 
 import datetime as dt
-import re
 from typing import Any
 
 from fastapi import APIRouter
@@ -18,13 +17,12 @@ from imixs_archive.services.jobs import MAX_LISTED, Job
 from imixs_archive.services.resync import request_cancel
 from imixs_archive.services.sync_status import dead_letters, retry_dead_letters
 from imixs_archive.services.workflow_jobs import resync_job
+from imixs_archive.web.backup_folders import inside_backup_dir
 from imixs_archive.web.dependencies import Manager, Reader, Services, Svc
 from imixs_archive.web.integrations import WorkflowLink, not_configured, sync_overview
 from imixs_archive.web.problems import PROBLEM_RESPONSES, BadRequestError
 
 router = APIRouter(prefix="/api", tags=["jobs"], responses=PROBLEM_RESPONSES)
-
-_FOLDER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
 def _status(svc: Services, name: str) -> dict[str, Any]:
@@ -65,6 +63,8 @@ def verify_job(svc: Services) -> Any:
                 "snapshots": report.snapshots,
                 "files": report.files,
                 "pieces": report.pieces,
+                "unverified": report.unverified,
+                "sealed": report.sealed,
                 "problems": report.problems[:MAX_LISTED],
                 "warnings": report.warnings[:MAX_LISTED],
                 "problem_count": len(report.problems),
@@ -101,11 +101,16 @@ class BackupRequest(BaseModel):
         None, alias="to", description="last $modified day (ARCHIVE_TIMEZONE)"
     )
     all_snapshots: bool = Field(False, description="every snapshot, not the newest per instance")
-    folder: str = Field("", description="sub-folder of ARCHIVE_BACKUP_DIR (default: none)")
+    folder: str = Field(
+        "",
+        description="a folder inside ARCHIVE_BACKUP_DIR, relative to it or absolute "
+        "(default: the backup folder itself); anything outside it is refused",
+    )
 
 
 def backup_job(svc: Services, request: BackupRequest) -> Any:
-    root = svc.settings.backup_dir / request.folder if request.folder else svc.settings.backup_dir
+    """The backup job; a 400 when the folder is outside ``ARCHIVE_BACKUP_DIR``."""
+    root = inside_backup_dir(svc.settings, request.folder, must_exist=False)
 
     def run(job: Job) -> str:
         job.progress(snapshots=0, target=str(root))
@@ -143,8 +148,6 @@ def backup_job(svc: Services, request: BackupRequest) -> Any:
 
 @router.post("/backup", status_code=202, summary="Start a backup to ARCHIVE_BACKUP_DIR")
 def start_backup(body: BackupRequest, svc: Svc, _who: Manager) -> dict[str, Any]:
-    if body.folder and (not _FOLDER.match(body.folder) or ".." in body.folder):
-        raise BadRequestError("folder must be a plain name (letters, digits, . _ -)")
     if body.from_day and body.to_day and body.from_day > body.to_day:
         raise BadRequestError("from is after to")
     return svc.jobs.start("backup", backup_job(svc, body), message="backing up").to_json()

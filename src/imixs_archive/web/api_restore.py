@@ -21,6 +21,7 @@ from imixs_archive.errors import ConfigError, NotFoundError
 from imixs_archive.services import restore_jobs
 from imixs_archive.services.restore import RestoreRange, parse_filter
 from imixs_archive.web.api_jobs import workflow
+from imixs_archive.web.backup_folders import inside_backup_dir
 from imixs_archive.web.dependencies import Manager, Reader, Services, Svc
 from imixs_archive.web.integrations import restore_overview
 from imixs_archive.web.problems import PROBLEM_RESPONSES, BadRequestError
@@ -67,25 +68,9 @@ class SourceRequest(BaseModel):
 def backup_source(settings: Settings, text: str) -> Path:
     """The backup folder ``text`` names, which must exist inside ``ARCHIVE_BACKUP_DIR``
     (relative paths are taken from there; ``.`` is all of it)."""
-    text = text.strip()
-    if not text:
+    if not text.strip():
         raise BadRequestError("give a folder (relative to ARCHIVE_BACKUP_DIR; '.' for all of it)")
-    try:
-        base = settings.backup_dir.resolve()
-        given = Path(text)
-        root = (given if given.is_absolute() else base / given).resolve()
-    except (OSError, ValueError) as exc:
-        raise BadRequestError(f"not a usable path: {text!r} ({exc})") from None
-    if root != base and base not in root.parents:
-        raise BadRequestError(
-            f"{text!r} is outside the backup folder {base} (ARCHIVE_BACKUP_DIR): "
-            "only folders inside it can be restored from"
-        )
-    if not root.exists():
-        raise BadRequestError(f"the backup folder {root} does not exist on the server")
-    if not root.is_dir():
-        raise BadRequestError(f"{root} is not a folder")
-    return root
+    return inside_backup_dir(settings, text, must_exist=True)
 
 
 def require_instance(svc: Services, uniqueid: str) -> str:
