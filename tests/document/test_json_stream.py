@@ -14,6 +14,7 @@ from imixs_archive.document import json_stream
 from imixs_archive.document.json_codec import read_json, to_json
 from imixs_archive.document.json_stream import iter_json_stream
 from imixs_archive.document.model import BinaryStream, Document
+from imixs_archive.document.xml_reader import ReaderLimits
 from imixs_archive.errors import DocumentError, HostileInputError
 from support.snapshots import make_snapshot
 
@@ -41,7 +42,7 @@ def _bytes(value: Any) -> Any:
 @pytest.mark.parametrize("block", [1, 7, 4096, 10**7])
 def test_the_same_documents_in_any_block_size(block: int, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(json_stream, "READ_BLOCK", block)
-    long_text = "x" * 100_000 + '"\\\n\u00e9\u0001' + "y" * 70_000
+    long_text = "x" * 100_000 + '"\\\n\u00e9\u0001\U0001f600\ud83d/' + "y" * 70_000
     doc = make_snapshot(0, files={"a.bin": DATA}, note=long_text, other='tiny "q" \\ ')
     doc["x" * 70_000] = ["a long name"]
     body = to_json([doc, make_snapshot(1)])
@@ -99,4 +100,52 @@ def test_the_skeleton_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(json_stream, "MAX_SKELETON", 10_000)
     body = to_json([make_snapshot(n) for n in range(100)])
     with pytest.raises(HostileInputError, match="fewer documents per request"):
+        list(iter_json_stream(io.BytesIO(body)))
+
+
+def _body_with_text(*texts: str) -> bytes:
+    return to_json(make_snapshot(0, **{f"note{n}": text for n, text in enumerate(texts)}))
+
+
+def test_a_long_string_is_refused_at_the_limit_without_being_held(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Refused once it passes ``max_text`` characters while it is decoded: the reader
+    never holds the whole string (nor its JSON text) at once."""
+    limits = ReaderLimits(max_text=2**20)
+    body = _body_with_text("abcd" * 1_500_000)  # 6 MB: under the quick rule (6 bytes a char)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        with pytest.raises(HostileInputError, match=f"longer than {2**20} characters"):
+            list(iter_json_stream(io.BytesIO(body), limits))
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    assert peak < len(body) // 2, peak
+
+
+def test_the_text_one_input_holds_is_bounded() -> None:
+    limits = ReaderLimits(max_text=300_000, max_held_text=500_000)
+    fits = _body_with_text("a" * 200_000, "b" * 200_000)
+    [doc] = iter_json_stream(io.BytesIO(fits), limits)
+    assert doc["note1"] == ["b" * 200_000]
+    too_much = to_json([make_snapshot(n, note="c" * 200_000) for n in range(3)])
+    with pytest.raises(HostileInputError, match="500000 characters in one input"):
+        list(iter_json_stream(io.BytesIO(too_much), limits))
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        (b"abc\\q", "Invalid .escape"),
+        (b"abc\\u12", "Invalid .uXXXX escape"),
+        (b"a\x01b", "Invalid control character"),
+        (b"\xff\xfe", "utf-8"),
+    ],
+)
+def test_a_malformed_long_string_is_a_clear_error(text: bytes, says: str) -> None:
+    body = b'{"item": [{"name": "a", "value": ["' + b"x" * 100_000 + text + b'"]}]}'
+    with pytest.raises(DocumentError, match=says):
         list(iter_json_stream(io.BytesIO(body)))

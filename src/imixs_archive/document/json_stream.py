@@ -6,8 +6,12 @@ longer than ``SPOOL_OVER`` bytes goes to a temporary file (memory up to 1 MiB, d
 beyond) and leaves a marker in what remains, the *skeleton*, which is then read by the
 JSON codec. An ``xs:base64Binary`` value that was spooled becomes a :class:`BinaryStream`
 that decodes from its file as it is read (the archive stores it piece by piece); any other
-spooled string is read back as text, up to ``ReaderLimits.max_text`` as in XML. The
-skeleton itself (items, small values) is limited to ``MAX_SKELETON`` bytes.
+spooled string is read back as text, decoded as it is read from its file, and refused as
+soon as it passes ``ReaderLimits.max_text`` characters, as in XML; the spooled strings of one
+input together as soon as they pass ``ReaderLimits.max_held_text`` (the input is read whole:
+its documents and their text are all held at once). The skeleton itself (items, small
+values) is limited to ``MAX_SKELETON`` bytes. So one input holds at most those limits,
+whatever the size of its strings.
 """
 
 from __future__ import annotations
@@ -195,6 +199,8 @@ class _Resolver:
         self._spools = scanner.spools
         self._marker = scanner.marker
         self._limits = limits
+        self._held = 0
+        """Characters of spooled text put back so far (all of the input's documents)."""
 
     def pairs(self, pairs: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
         typed = any(k == "@type" and v == "xs:base64Binary" for k, v in pairs)
@@ -217,11 +223,93 @@ class _Resolver:
         if not value.startswith(self._marker) or value not in self._spools:
             return value
         spool = self._spools[value]
+        limit = self._limits.max_text
         spool.seek(0, 2)
-        if spool.tell() > self._limits.max_text * 6:  # \uXXXX: 6 bytes a character
-            raise HostileInputError(f"a value longer than {self._limits.max_text} characters")
+        if spool.tell() > limit * 6:  # \uXXXX: 6 bytes a character
+            raise HostileInputError(f"a value longer than {limit} characters")
         spool.seek(0)
-        text = json.loads(b'"' + spool.read() + b'"')
-        if len(text) > self._limits.max_text:
-            raise HostileInputError(f"a value longer than {self._limits.max_text} characters")
-        return str(text)
+        decoder = _StringDecoder(min(limit, self._limits.max_held_text - self._held))
+        try:
+            while block := spool.read(READ_BLOCK):
+                decoder.feed(block)
+            text = decoder.finish()
+        except _TooLong:
+            if decoder.limit < limit:
+                raise HostileInputError(
+                    f"JSON text values of more than {self._limits.max_held_text} characters "
+                    "in one input: send fewer documents per request (or XML, which streams)"
+                ) from None
+            raise HostileInputError(f"a value longer than {limit} characters") from None
+        except ValueError as exc:  # json's own message, or UTF-8's
+            raise DocumentError(f"malformed JSON in a long string: {exc}") from None
+        self._held += len(text)
+        return text
+
+
+class _TooLong(Exception):
+    """A string past its limit (the caller says which)."""
+
+
+_LONGEST_ESCAPE = 12
+"""Bytes of the longest escape: a surrogate pair, ``\\uD83D\\uDE00``."""
+_BACKSLASH = 0x5C
+
+
+class _StringDecoder:
+    """The text of a JSON string (the bytes between its quotes) decoded block by block by
+    ``json.loads`` itself, and refused once it passes ``limit`` characters, so that no more
+    than that is ever held.
+
+    Each block is cut where a string may be cut: not inside a UTF-8 sequence, and before
+    the first escape among its last 12 bytes (an escape is at most 12 bytes; in a run of
+    backslashes the pairs from its start are escapes), the rest carried to the next block.
+    A surrogate pair whose halves fall on either side of a cut is joined, as ``json.loads``
+    joins it."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._pieces: list[str] = []
+        self._size = 0
+        self._carry = b""
+
+    def feed(self, block: bytes, *, final: bool = False) -> None:
+        data = self._carry + block if self._carry else block
+        cut = len(data) if final else _cut(data)
+        self._carry = data[cut:]
+        if cut:
+            self._add(json.loads('"' + data[:cut].decode("utf-8") + '"'))
+
+    def finish(self) -> str:
+        self.feed(b"", final=True)
+        return "".join(self._pieces)
+
+    def _add(self, text: str) -> None:
+        if not text:
+            return
+        pieces = self._pieces
+        if pieces and "\ud800" <= pieces[-1][-1] <= "\udbff" and "\udc00" <= text[0] <= "\udfff":
+            pair = (pieces[-1][-1] + text[0]).encode("utf-16-le", "surrogatepass")
+            pieces[-1] = pieces[-1][:-1] + pair.decode("utf-16-le")
+            text = text[1:]
+            self._size -= 1
+        self._size += len(text)
+        if self._size > self.limit:
+            raise _TooLong
+        if text:
+            pieces.append(text)
+
+
+def _cut(data: bytes) -> int:
+    """Where ``data`` (the start of a string's text) may be cut: see ``_StringDecoder``."""
+    cut = len(data)
+    if cut and data[cut - 1] & 0x80:  # perhaps a sequence the next block completes
+        cut -= 1
+        while cut and data[cut] & 0xC0 == 0x80 and len(data) - cut < 4:
+            cut -= 1
+    slash = data.find(b"\\", max(0, cut - _LONGEST_ESCAPE), cut)
+    if slash >= 0:
+        run = slash  # the run of backslashes it is in: pairs from its start are escapes
+        while run and data[run - 1] == _BACKSLASH:
+            run -= 1
+        cut = run + 2 * ((slash - run) // 2)
+    return cut

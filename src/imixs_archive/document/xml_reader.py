@@ -87,6 +87,9 @@ class ReaderLimits:
     """Bytes of one base64Binary value held in memory (not streamed to a sink)."""
     max_text: int = 64 * 2**20
     """Characters of one string (or other non-binary) value."""
+    max_held_text: int = 128 * 2**20
+    """Characters of text values held at once: those of one document (XML streams its
+    documents) or of one JSON input (read whole)."""
     max_items: int = 100_000
     """``<item>`` plus ``<value>`` elements in one document."""
     max_token: int = 2**20
@@ -147,6 +150,7 @@ class _Builder:
         self._namespaces: dict[str | None, list[str]] = {}
         self._open_sinks: list[BinarySink] = []
         self._count = 0
+        self._held_text = 0
         self._in_cdata = False
         self._expat_fed = 0  # bytes given to expat
         self._held: list[bytes] = []  # blocks held back while expat has a long token
@@ -328,6 +332,7 @@ class _Builder:
         frame = _Frame(_DOCUMENT)
         frame.doc = Document()
         self._count = 0
+        self._held_text = 0
         self._stack.append(frame)
 
     def _count_element(self) -> None:
@@ -435,9 +440,16 @@ class _Builder:
         elif kind == _TEXT:
             frame.text.append(text)
             frame.size += len(text)
+            self._held_text += len(text)
             if frame.size > self._limits.max_text:
                 raise HostileInputError(
                     f"a value longer than {self._limits.max_text} characters", self._where()
+                )
+            if self._held_text > self._limits.max_held_text:
+                raise HostileInputError(
+                    f"a document with more than {self._limits.max_held_text} characters of "
+                    "text values",
+                    self._where(),
                 )
         elif not text.isspace():
             shown = text.strip()[:20]
