@@ -141,11 +141,16 @@ def test_no_batches_no_work(store_settings: Settings) -> None:
     assert [m[:2] for m in messages] == [("finished", 0), ("finished", 0)]
 
 
-def _slow_parent(tmp_path: Path) -> tuple[subprocess.Popen[str], set[int]]:
-    """A process running ``Slow`` in two workers, in a session of its own; the workers'
-    pids once both reported."""
+def _slow_parent(
+    tmp_path: Path, long_batches: bool = False
+) -> tuple[subprocess.Popen[str], set[int]]:
+    """A process running ``Slow`` (or ``LongBatches``) in two workers, in a session of its
+    own; the workers' pids once both reported."""
     SQLiteBackend(tmp_path / "store").close()
-    script = f"from support.worker_tasks import run_slow; run_slow({str(tmp_path / 'store')!r})"
+    script = (
+        "from support.worker_tasks import run_slow; "
+        f"run_slow({str(tmp_path / 'store')!r}, {long_batches})"
+    )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     with (tmp_path / "parent.err").open("wb") as err:  # its stacks, if it hangs (below)
         parent = subprocess.Popen(
@@ -161,16 +166,27 @@ def _slow_parent(tmp_path: Path) -> tuple[subprocess.Popen[str], set[int]]:
     while len(pids) < 2:
         line = parent.stdout.readline()
         assert line, "the parent ended early"
-        pids.add(int(line.split()[2]))
+        if line.startswith("item"):
+            pids.add(int(line.split()[2]))
     return parent, pids
+
+
+def _running(pid: int) -> bool:
+    """Whether the process runs (one that ended but is not reaped yet, a zombie, does not:
+    the init of a container may reap orphans late)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "State:\tZ" not in status
 
 
 def _gone(pids: set[int], within: float) -> bool:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
-        if not any(Path(f"/proc/{pid}").exists() for pid in pids):
+        if not any(_running(pid) for pid in pids):
             return True
-        time.sleep(0.1)
+        time.sleep(0.05)
     return False
 
 
@@ -209,6 +225,15 @@ def test_workers_end_when_their_parent_is_killed(tmp_path: Path) -> None:
     parent.kill()  # no chance to stop its workers
     _communicate(parent, tmp_path, timeout=10)
     assert _gone(workers, within=20)
+
+
+def test_workers_busy_with_a_batch_stop_with_their_parent(tmp_path: Path) -> None:
+    """A worker does not finish the batch it holds (seconds here) once its parent is gone:
+    it stops at once, as a write it makes may be one nobody waits for."""
+    parent, workers = _slow_parent(tmp_path, long_batches=True)
+    parent.kill()
+    _communicate(parent, tmp_path, timeout=10)
+    assert _gone(workers, within=0.5)
 
 
 def test_this_process_works_too_beside_the_workers(

@@ -105,6 +105,17 @@ class Slow(_Plain):
             time.sleep(0.2)
 
 
+class LongBatches(_Plain):
+    """Each batch takes several seconds, reporting as it goes: a worker busy with one when
+    its parent is killed."""
+
+    def run(self, archive: Archive, batch: list[Any], send: Send) -> None:
+        for item in batch:
+            for step in range(100):
+                send(("item", item, os.getpid()) if step == 0 else ("step", item, step))
+                time.sleep(0.05)
+
+
 class SlowInWorkers(_Plain):
     """Reports each item with the pid that ran it; slow in a worker, quick in the process
     that built the task."""
@@ -136,7 +147,7 @@ class PicklingRecorded(_Plain):
             send(("item", item, os.getpid()))
 
 
-def run_slow(data_dir: str) -> None:
+def run_slow(data_dir: str, long_batches: bool = False) -> None:
     """A parent process for the interruption tests: prints each message as a line."""
     from imixs_archive.config import load_settings
     from imixs_archive.services.workers import Spread, run_in_workers
@@ -147,8 +158,9 @@ def run_slow(data_dir: str) -> None:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     settings = load_settings({"ARCHIVE_DATA_DIR": data_dir})
     try:
+        task = LongBatches() if long_batches else Slow()
         run_in_workers(
-            Spread(settings, 2), Slow(), ([n] for n in range(1000)), lambda m: print(*m, flush=True)
+            Spread(settings, 2), task, ([n] for n in range(1000)), lambda m: print(*m, flush=True)
         )
     except KeyboardInterrupt:
         print("interrupted", flush=True)

@@ -17,7 +17,11 @@ What fails:
   (a bug in a worker: an ``ArchiveError`` naming it);
 - a worker that dies (killed, out of memory) ends the run with an ``ArchiveError`` naming
   its exit code. What the workers wrote before stays; every task here is idempotent, so
-  the same command run again completes the rest.
+  the same command run again completes the rest;
+- a parent that dies (killed: it could not stop its workers) takes them with it: a thread
+  of each worker looks every ``ORPHAN_CHECK_S`` and ends the process at once, in the middle
+  of a batch if need be (every write is idempotent and ordered for a crash anywhere), so
+  that nothing goes on writing for a command that is gone.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ import os
 import pickle
 import queue
 import signal
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -50,6 +56,8 @@ TAKE_S = 0.05
 it: the message saying so is on its way)."""
 POLL_S = 0.5
 """How often the parent looks whether a worker it waits for is still alive."""
+ORPHAN_CHECK_S = 0.02
+"""How often a worker looks whether its parent is still alive."""
 
 Send = Callable[[Any], None]
 
@@ -306,12 +314,20 @@ def _next_batch(inbox: Any, parent: int) -> Any:
                 raise SystemExit(1) from None
 
 
+def _end_with(parent: int) -> None:
+    """End this process as soon as ``parent`` is no longer its parent (it died)."""
+    while os.getppid() == parent:
+        time.sleep(ORPHAN_CHECK_S)
+    os._exit(1)
+
+
 def _worker(
     number: int, parent: int, start: Any, inbox: Any, outbox: Any, warm: tuple[str, ...]
 ) -> None:
     """A worker's whole life: import ``warm``, wait for its settings and task (None: not
     needed), open the store, run the batches it takes, finish."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it stops us
+    threading.Thread(target=_end_with, args=(parent,), name="orphan-check", daemon=True).start()
     from imixs_archive.archive.snapshots import Archive
     from imixs_archive.storage.factory import open_backend
 
