@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import random
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -176,3 +178,32 @@ def test_parts_left_by_a_writer_that_died_go_when_stale(archive: Archive, tmp_pa
     (root / MANIFEST).unlink()
     backup(archive, root)
     assert written.is_file() and fresh.exists() and foreign.exists() and not stale.exists()
+
+
+def test_a_backup_run_again_removes_the_parts_a_killed_one_left(
+    archive: Archive, tmp_path: Path
+) -> None:
+    """Parts this host's writers left when they were killed go at the next run, whether it
+    writes into their folder or finds it current; a part whose writer still runs stays."""
+    archive.store(make_snapshot(0, files={"a.pdf": PDF}))
+    root = tmp_path / "bk"
+    backup(archive, root)
+    [written] = root.rglob("*.xml")
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        killed = backup_module._partial(written).name.split(".")[-2]  # host-pid-token
+        host = killed.split("-")[0]
+        left = written.with_name(f".{written.name}.{host}-{dead.pid}-0badc0de.part")
+        running = written.with_name(f".{written.name}.{host}-{alive.pid}-00c0ffee.part")
+        elsewhere = written.with_name(f".{written.name}.0000beef-{dead.pid}-0000abcd.part")
+        for part in (left, running, elsewhere):
+            part.write_bytes(b"<data>")
+        summary = backup(archive, root)  # everything current: nothing written
+        assert summary.current == 1 and summary.written == 0
+        assert not left.exists()
+        assert running.exists() and elsewhere.exists()  # another host's: only when stale
+    finally:
+        alive.kill()
+        alive.wait()

@@ -22,8 +22,11 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import hashlib
 import os
+import re
 import secrets
+import socket
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -40,7 +43,11 @@ from imixs_archive.services.workers import Send, Spread, run_in_workers
 
 MANIFEST = ".imixs-archive-backup"
 STALE_PART_S = 24 * 3600
-"""A ``.part`` file untouched this long was left by a writer that died."""
+"""A ``.part`` file untouched this long was left by a writer that died (whichever host)."""
+_HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+"""This host, in the names of the parts it writes: whether their writer still runs can be
+known only here."""
+_PART = re.compile(r"\..+\.xml\.([0-9a-f]{8})-(\d+)-[0-9a-f]{8}\.part")
 
 
 @dataclass
@@ -319,6 +326,7 @@ def _backup_one(
     relative = str(path.relative_to(root))
     if path.exists() and _held_snapshot(path, manifest.get(relative)) == snapshot_id:
         summary.current += 1
+        folders.add(path.parent)  # swept too: a killed run may have left parts there
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     folders.add(path.parent)
@@ -346,19 +354,39 @@ def _partial(path: Path) -> Path:
     """Where ``path`` is written before it is renamed into place: a name of this writer's
     own. Two backups into one folder at once (the scheduled one and a manual one) each
     truncated and wrote over a shared ``.part``, and one of them then renamed a file with
-    zeros where the other had cut it."""
-    return path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.part")
+    zeros where the other had cut it. The host and the process are in the name, so that a
+    part whose writer died is known as such (``_sweep_parts``)."""
+    return path.with_name(f".{path.name}.{_HOST}-{os.getpid()}-{secrets.token_hex(4)}.part")
 
 
 def _sweep_parts(folders: set[Path]) -> None:
-    """Remove the parts writers that died left in these folders: those untouched for
-    ``STALE_PART_S`` (a part being written is touched by every write)."""
+    """Remove the parts writers that died left in these folders: at once when written on
+    this host by a process that no longer runs (a killed backup, run again), else once
+    untouched for ``STALE_PART_S`` (a part being written is touched by every write)."""
     limit = time.time() - STALE_PART_S
     for folder in folders:
-        for stale in folder.glob(".*.xml.*-*.part"):  # this module's names only
+        for part in folder.glob(".*.xml.*-*.part"):  # this module's names only
             with contextlib.suppress(OSError):
-                if stale.stat().st_mtime < limit:
-                    stale.unlink()
+                found = _PART.fullmatch(part.name)
+                dead = found is not None and found[1] == _HOST and not _running(int(found[2]))
+                if dead or part.stat().st_mtime < limit:
+                    part.unlink()
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` runs on this host (one that ended, not yet reaped, does not)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        return "State:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True  # no /proc: it exists
 
 
 def _read_manifest(root: Path) -> dict[str, str]:
