@@ -212,6 +212,27 @@ def test_a_dry_run_changes_nothing(backend: Backend) -> None:
     assert len(list(backend.scan(ARCHIVE_GARBAGE))) == 1  # still listed, nothing removed
 
 
+def test_the_pieces_a_removed_file_leaves_are_counted_as_still_to_free(backend: Backend) -> None:
+    """A file removed after its grace period leaves its pieces listed in its stead: the
+    report says so (before, '0 pieces listed, reclaimable 0 B' with them pending)."""
+    with Archive(backend) as archive:
+        stored_then_deleted(archive)
+    first = gc(backend, wait=False)
+    assert first.listed_files == 1 and first.reclaimable_bytes >= len(X)
+    time.sleep(GRACE + 0.05)
+    would = collect(backend, grace=GRACE, dry_run=True, clock_skew_us=0)
+    second = gc(backend, wait=False)
+    assert second.removed_files == 1 and second.listed_pieces > 1
+    assert second.reclaimable_bytes == first.reclaimable_bytes
+    assert (would.listed_pieces, would.reclaimable_bytes) == (
+        second.listed_pieces,
+        second.reclaimable_bytes,
+    )
+    third = gc(backend)
+    assert third.removed_pieces == second.listed_pieces
+    assert third.bytes_freed == second.reclaimable_bytes and third.reclaimable_bytes == 0
+
+
 INGESTER = """
 import random, sys, time
 from imixs_archive.archive.content import PieceStore

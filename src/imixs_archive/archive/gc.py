@@ -160,6 +160,10 @@ def _remove(
             report.removed_files += kind == FILE
             report.removed_pieces += kind == PIECE
             report.bytes_freed += size if kind == PIECE else 0
+            if kind == FILE:  # its own pieces would be listed in its stead
+                for _data_id, piece_size in _own_pieces(backend, item):
+                    report.listed_pieces += 1
+                    report.listed_bytes += piece_size
             return
         if kind == PIECE:
             backend.delete(DOCUMENTS_DATA, {"data_id": item}, written_before=before)
@@ -172,6 +176,8 @@ def _remove(
             for data_id, piece_size in pieces:
                 if not piece_used(backend, data_id) and listed(backend, PIECE, data_id) is None:
                     put_on_list(backend, PIECE, data_id, piece_size, now)
+                    report.listed_pieces += 1  # listed in the file's stead: still to free
+                    report.listed_bytes += piece_size
         backend.delete(ARCHIVE_GARBAGE, {"id": item, "kind": kind})
 
 
@@ -198,16 +204,20 @@ def unused_files(backend: Backend) -> Iterator[tuple[str, int]]:
 
 def _own_bytes(backend: Backend, key: str) -> int:
     """Bytes of the file's pieces that no other file refers to."""
-    total = 0
+    return sum(size for _data_id, size in _own_pieces(backend, key))
+
+
+def _own_pieces(backend: Backend, key: str) -> Iterator[tuple[str, int]]:
+    """(id, bytes) of the file's pieces that no other file refers to."""
     for row in backend.scan(DOCUMENTS, {"md5": key}, columns=["data_id"]):
         data_id = row["data_id"]
         refs = list(backend.scan(ARCHIVE_PIECE_REFS, {"data_id": data_id}, limit=2))
         if len(refs) == 1 and refs[0]["md5"] == key:
-            total += int(refs[0]["size"])
+            yield data_id, int(refs[0]["size"])
         elif not refs and not is_hashed(data_id):  # Java's piece: its own
             piece = backend.get(DOCUMENTS_DATA, {"data_id": data_id})
-            total += len(piece["data"]) if piece else 0
-    return total
+            if piece is not None:
+                yield data_id, len(piece["data"])
 
 
 def _orphan_pieces(backend: Backend) -> Iterator[tuple[str, int]]:
