@@ -119,6 +119,7 @@ def test_a_full_disk_fails_the_file_alone(
     assert "No space left" in summary.failures[0]
     assert other.is_file() and not full.exists()
     assert not list(root.rglob("*.part"))
+    assert summary.bytes_written == other.stat().st_size  # what is there, not what was tried
 
 
 def test_two_backups_into_one_folder_at_once_write_whole_files(

@@ -271,13 +271,15 @@ def _record(finished: list[Placed], root: Path, record: TextIO, summary: BackupS
     """Count the files now in place (durably) and note what each holds in the manifest;
     a file that could not be put in place is a failure of its snapshot."""
     for placed in finished:
-        snapshot_id = str(placed.token)
+        token: tuple[str, int] = placed.token  # type: ignore[assignment]
+        snapshot_id, size = token  # what _backup_one handed over
         if placed.error is not None:
             reason = placed.error.strerror or placed.error
             _failed(summary, snapshot_id, ArchiveError(f"cannot write {placed.path}: {reason}"))
             continue
         record.write(f"{placed.path.relative_to(root)}\t{snapshot_id}\n")
         summary.written += 1
+        summary.bytes_written += size  # only what is in place: a full disk wrote less
     record.flush()
 
 
@@ -335,11 +337,12 @@ def _backup_one(
         out = partial.open("wb")
     except OSError as exc:
         raise ArchiveError(f"cannot write {path}: {exc.strerror or exc}") from None
+    size = 0
     try:
         for piece in xml.iter_bytes():
             out.write(piece)
-            summary.bytes_written += len(piece)
-        placer.place(out, partial, path, snapshot_id)  # closes it: durable, then renamed
+            size += len(piece)
+        placer.place(out, partial, path, (snapshot_id, size))  # closed: durable, renamed
     except BaseException as exc:
         with contextlib.suppress(OSError):  # a full disk fails the close too
             out.close()
