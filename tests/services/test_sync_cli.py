@@ -19,6 +19,7 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.sync_records import ClaimBook
 from imixs_archive.archive.verify import verify
 from imixs_archive.cli import main
+from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.services.sync_status import sync_status
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from support.workflow_double import JavaArchiveBeside, WorkflowDouble
@@ -270,3 +271,36 @@ def test_the_sync_command_says_when_its_first_round_starts_and_what_each_round_d
     assert "round: 3 events read (3 done), 0 left in the event log; next round in 0.2 s" in text
     assert text.count("no events pending in the workflow's event log; next round in 0.2 s") == 1
     assert "first round in" not in text  # WORKFLOW_SYNC_INITIALDELAY 0: no wait
+
+
+def test_a_failed_event_whose_snapshot_was_archived_since_is_not_shown_retrying(
+    double: WorkflowDouble,
+    environment: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """It failed, waits an hour for its next attempt, and meanwhile its snapshot came in
+    another way (an import here): the status says so, and the next round forgets it and
+    deletes its event instead of waiting for the hour."""
+    monkeypatch.setenv("WORKFLOW_SYNC_RETRYDELAY", "3600000")
+    monkeypatch.setenv("WORKFLOW_SYNC_CATCHUP", "false")
+    doc = double.save(subject="fails once")
+    snapshot_id = str(doc.get_first("$uniqueid"))
+    double.inject("status", path=f"^/api/documents/{snapshot_id}$")
+    assert main(["sync", "--once"]) == 1
+    double.clear_faults()
+    source = tmp_path / "it.xml"
+    source.write_bytes(to_xml(double.snapshots[snapshot_id]))
+    assert main(["import", str(source)]) == 0
+    capsys.readouterr()
+    assert main(["sync", "--status"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "retrying: 0" in out
+        and f"archived since (forgotten in the sync's next round): {snapshot_id}" in out
+    )
+    assert main(["sync", "--once"]) == 0
+    with SQLiteBackend(environment) as backend:
+        status = sync_status(backend)
+    assert status.retrying == status.archived_since == [] and double.events() == []

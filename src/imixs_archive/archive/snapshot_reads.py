@@ -36,6 +36,11 @@ def load_complete(backend: Backend, snapshot_id: str) -> Document | None:
     return None if row is None else load_row(backend, row)
 
 
+def is_archived(backend: Backend, snapshot_id: str) -> bool:
+    """Whether the snapshot is archived, complete (its ``snapshots`` row is there)."""
+    return backend.get(SNAPSHOTS, {"snapshot": snapshot_id}, ["snapshot"]) is not None
+
+
 def snapshot_file_keys(backend: Backend, snapshot_id: str, doc: Document) -> dict[str, str]:
     """File name -> stored key (``documents``) of a snapshot's files: this archive's
     record in ``archive_snapshot_files``, else the upper-case ``md5checksum`` (snapshots

@@ -218,6 +218,11 @@ def _print_status(status: SyncStatus, *, as_json: bool) -> None:
                     for f in failures
                 ],
             )
+    if status.archived_since:
+        print(
+            f"failed once, archived since (forgotten in the sync's next round): "
+            f"{', '.join(f.ref for f in status.archived_since)}"
+        )
 
 
 # ---- resync ------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ and dropped after the event is deleted, so a process killed at any point leaves 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import logging
 import os
@@ -303,7 +304,11 @@ class SyncService:
                 and claim.instance != self.instance
                 and claim.claimed > fresh
             }
-            work = [(event, known.get(event.id)) for event in events if event.id not in busy]
+            work = [
+                (event, self._settled(event, known.get(event.id), at))
+                for event in events
+                if event.id not in busy
+            ]
             orphans = self._orphans(claims.values(), {event.id for event in events}, known)
             self.claims.take(
                 [
@@ -335,6 +340,20 @@ class SyncService:
         if not result.pause and self.config.catchup and self._walker is None:
             self._catch_up(result)
         return result
+
+    def _settled(self, event: Event, failed: FailedEvent | None, at: int) -> FailedEvent | None:
+        """A failed event waiting for its next attempt whose snapshot was archived since (by
+        another event, the catch-up, an import) is due now: done at once, its failure
+        forgotten, rather than shown as retrying until its time comes."""
+        if (
+            failed is None
+            or failed.dead
+            or failed.due(at)
+            or event.base_topic == TOPIC_REMOVE
+            or not self.archive.exists(event.ref)
+        ):
+            return failed
+        return dataclasses.replace(failed, next_attempt=at)
 
     def _drop_claims(self, result: RoundResult) -> list[str]:
         """Drop the claims of the events deleted from the log in this round; their ids."""

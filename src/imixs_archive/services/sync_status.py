@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from imixs_archive.archive.service_state import load_state
+from imixs_archive.archive.snapshot_reads import is_archived
 from imixs_archive.archive.sync_records import (
     ClaimBook,
     FailedEvent,
@@ -24,6 +25,7 @@ from imixs_archive.archive.sync_records import (
 from imixs_archive.services.sync_failures import now_ms
 from imixs_archive.storage.base import Backend
 from imixs_archive.workflow.client import WorkflowClient
+from imixs_archive.workflow.events import TOPIC_REMOVE
 
 GONE_LISTED = 50
 STALE_MS = 7 * 24 * 3600 * 1000
@@ -50,6 +52,9 @@ class SyncStatus:
     instances: list[dict[str, Any]] = field(default_factory=list)
     dead_letters: list[FailedEvent] = field(default_factory=list)
     retrying: list[FailedEvent] = field(default_factory=list)
+    archived_since: list[FailedEvent] = field(default_factory=list)
+    """Failed events whose snapshot was archived since (by another event, the catch-up, an
+    import): not retried; the sync forgets them in its next round."""
     gone_count: int = 0
     """Snapshots the workflow no longer held when their event was handled (404)."""
     gone: list[Gone] = field(default_factory=list)
@@ -74,6 +79,7 @@ class SyncStatus:
             "instances": self.instances,
             "dead_letters": [vars(f) for f in self.dead_letters],
             "retrying": [vars(f) for f in self.retrying],
+            "archived_since": [vars(f) for f in self.archived_since],
         }
 
 
@@ -104,7 +110,11 @@ def sync_status(backend: Backend) -> SyncStatus:
     status.instances = [asdict(i) for i in InstanceBook(backend).all() if i.updated >= oldest]
     failures = sorted(FailureBook(backend).all(), key=lambda f: f.last_failed)
     status.dead_letters = [f for f in failures if f.dead]
-    status.retrying = [f for f in failures if not f.dead]
+    for failed in failures:
+        if failed.dead:
+            continue
+        done = failed.topic != TOPIC_REMOVE and is_archived(backend, failed.ref)
+        (status.archived_since if done else status.retrying).append(failed)
     gone = GoneBook(backend).all()
     status.gone_count, status.gone = len(gone), gone[:GONE_LISTED]
     status.claims = sum(1 for _ in ClaimBook(backend).all())
