@@ -15,7 +15,7 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli import main
 from imixs_archive.config import load_settings
 from imixs_archive.document.model import Document
-from imixs_archive.errors import ConfigError
+from imixs_archive.errors import ConfigError, DocumentError
 from imixs_archive.services.retention import Period, Policy, RetentionLoop, plan, run_retention
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from support.snapshots import make_snapshot
@@ -168,3 +168,40 @@ def test_settings_of_retention() -> None:
     assert settings.retention_interval == 24 * 3_600_000
     assert Policy.parse(settings.retention).default == Period(7, "y")
     assert load_settings({}).retention_interval == 0
+
+
+def test_an_instance_without_a_plausible_time_is_never_deleted_but_listed(
+    archive: Archive,
+) -> None:
+    """The rule: retention decides on the time of an instance's newest snapshot (its id's,
+    or ``$modified`` for an old id without one); a time before 2000 or in the future (only
+    in archives copied as they were: new snapshots with one are refused) decides nothing."""
+    future = "ffffffff-0000-4000-8000-000000000006"
+    old_style = "1a2b3c4d5e6"  # a legacy origin id: its snapshots' ids carry no time
+    archive.store(snap(future, at(2012), "Invoice"), copy=True)
+    absurd = snap(future, at(2013), "Invoice")
+    absurd["$uniqueid"] = f"{future}-999999999999999"  # year 33658
+    archive.store(absurd, copy=True)
+    legacy = snap(old_style, at(2012), "Invoice")
+    legacy["$uniqueid"] = f"{old_style}-ba4de2b"
+    archive.store(legacy)
+    report = plan(archive, POLICY, NOW)
+    assert report.untimed == [future]
+    assert [e.uniqueid for e in report.expired] == [old_style]  # its $modified: 2012
+    run_retention(archive, POLICY, now=NOW)
+    assert archive.exists(f"{future}-999999999999999")
+
+
+@pytest.mark.parametrize(
+    "suffix, says", [("999999999999999", "in the future"), ("1000", "before 2000")]
+)
+def test_a_new_snapshot_whose_id_has_an_impossible_time_is_refused(
+    archive: Archive, suffix: str, says: str
+) -> None:
+    origin = A if len(suffix) > 12 else "abcdef12"  # a current id; a legacy one with millis
+    doc = snap(origin, at(2012), "Invoice")
+    doc["$uniqueid"] = f"{origin}-{suffix}"
+    with pytest.raises(DocumentError, match=says):
+        archive.store(doc)
+    assert not archive.exists(f"{origin}-{suffix}")
+    assert archive.store(doc, copy=True).new  # copying an archive takes what it holds

@@ -68,6 +68,13 @@ def cmd_retention(args: argparse.Namespace, ctx: Context) -> int:
         + (f"; {len(report.skipped)} changed meanwhile, left" if report.skipped else ""),
         file=sys.stderr,
     )
+    for uniqueid in report.untimed:
+        print(
+            f"warning: {uniqueid}: its newest snapshot has no plausible time (before 2000 or "
+            "in the future): never deleted by retention; look at it (imixs-archive list "
+            f"--uniqueid {uniqueid})",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -78,6 +78,30 @@ def snapshot_time(snapshot_id: str) -> dt.datetime:
     return dt.datetime.fromtimestamp(snapshot_millis(snapshot_id) / 1000, tz=dt.UTC)
 
 
+EARLIEST_SNAPSHOT = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
+"""No snapshot was taken before this (Imixs-Workflow's snapshots came much later)."""
+CLOCK_SKEW = dt.timedelta(days=1)
+"""How far after now a snapshot's time may lie (the workflow's clock ahead of ours)."""
+
+
+def implausible_time(snapshot_id: str, now: dt.datetime) -> str | None:
+    """Why the time in a snapshot id cannot be when the snapshot was taken (before
+    :data:`EARLIEST_SNAPSHOT`, or more than :data:`CLOCK_SKEW` after ``now``), else None.
+    An old-format id without a time (millis 0) has none to judge: None."""
+    millis = snapshot_millis(snapshot_id)
+    if millis == 0:
+        return None
+    try:
+        when = snapshot_time(snapshot_id)
+    except (OverflowError, OSError, ValueError):
+        return f"its time ({millis} ms since 1970) is in the future, past the year 9999"
+    if when < EARLIEST_SNAPSHOT:
+        return f"its time {when.isoformat(timespec='seconds')} is before 2000"
+    if when > now + CLOCK_SKEW:
+        return f"its time {when.isoformat(timespec='seconds')} is in the future"
+    return None
+
+
 def make_snapshot_id(origin: str, when: dt.datetime | int) -> str:
     """``<origin>-<millis>`` for a time given as an aware datetime or epoch millis."""
     if isinstance(when, dt.datetime):

@@ -52,7 +52,7 @@ def _copy(source: Archive, target: Archive, snapshot_id: str, summary: ExportSum
     if target.exists(snapshot_id):
         summary.present += 1
         return
-    result = target.store(source.load(snapshot_id), apply_history=False)
+    result = target.store(source.load(snapshot_id), copy=True)
     summary.copied += 1
     summary.bytes_copied += result.logical_bytes
     expected = source.file_digests(snapshot_id)

@@ -33,8 +33,15 @@ from imixs_archive.analytics.labels import label
 from imixs_archive.archive.holds import bytes_only_in, get_hold, list_holds
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
-from imixs_archive.document.conventions import origin_id, snapshot_time
-from imixs_archive.errors import ConfigError, LegalHoldError, NotFoundError
+from imixs_archive.document.conventions import (
+    CLOCK_SKEW,
+    EARLIEST_SNAPSHOT,
+    modified_time,
+    origin_id,
+    snapshot_millis,
+    snapshot_time,
+)
+from imixs_archive.errors import ConfigError, DocumentError, LegalHoldError, NotFoundError
 
 _RULE = re.compile(r"\s*(?:(group|type):(.+?)|(\*))\s*=\s*([0-9]+)\s*([yd])\s*", re.IGNORECASE)
 
@@ -135,6 +142,9 @@ class RetentionReport:
     snapshots_deleted: int = 0
     skipped: list[str] = field(default_factory=list)
     """Instances that changed (a new snapshot, a hold) between plan and delete."""
+    untimed: list[str] = field(default_factory=list)
+    """Instances whose newest snapshot has no plausible time (its id's; ``$modified`` for
+    an old id without one): never deleted by retention, listed to be looked at."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -147,6 +157,7 @@ class RetentionReport:
             "bytes": self.bytes,
             "snapshots_deleted": self.snapshots_deleted,
             "skipped": self.skipped,
+            "untimed": self.untimed,
             "instances": [e.to_json() for e in self.expired],
         }
 
@@ -161,6 +172,9 @@ def plan(archive: Archive, policy: Policy, now: dt.datetime) -> RetentionReport:
     for ids in archive.iter_instances():
         report.instances_seen += 1
         found = _expired(archive, policy, ids, now)
+        if isinstance(found, str):
+            report.untimed.append(found)
+            continue
         if found is None:
             continue
         if found.uniqueid in held:
@@ -170,7 +184,11 @@ def plan(archive: Archive, policy: Policy, now: dt.datetime) -> RetentionReport:
     return report
 
 
-def _expired(archive: Archive, policy: Policy, ids: list[str], now: dt.datetime) -> Expired | None:
+def _expired(
+    archive: Archive, policy: Policy, ids: list[str], now: dt.datetime
+) -> Expired | str | None:
+    """The instance when the policy lets it go; its uniqueid when the time of its newest
+    snapshot is not plausible (nothing is decided on a time that cannot be right)."""
     newest = ids[-1]
     try:
         doc = archive.load(newest, with_files=False)
@@ -181,7 +199,12 @@ def _expired(archive: Archive, policy: Policy, ids: list[str], now: dt.datetime)
     if rule is None:
         return None
     name, period = rule
-    last = snapshot_time(newest)
+    try:
+        last = snapshot_time(newest) if snapshot_millis(newest) else modified_time(doc)
+    except (DocumentError, OverflowError, OSError, ValueError):
+        return origin_id(newest)
+    if not EARLIEST_SNAPSHOT <= last <= now + CLOCK_SKEW:
+        return origin_id(newest)
     ends = period.after(last)
     if ends > now:
         return None
