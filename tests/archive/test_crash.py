@@ -48,6 +48,10 @@ class CrashingBackend(DelegatingBackend):
         self._tick()
         return self.inner.put(table, rows)
 
+    def put_new(self, table: Table, row: Mapping[str, Any]) -> bool:
+        self._tick()
+        return self.inner.put_new(table, row)
+
     def delete(
         self, table: Table, key: Mapping[str, Any], *, written_before: int | None = None
     ) -> None:

@@ -5,8 +5,11 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import random
+import threading
 import uuid
+from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
@@ -19,7 +22,8 @@ from imixs_archive.document.model import Document
 from imixs_archive.document.xml_reader import read_xml_document
 from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.errors import DocumentError, NotFoundError
-from imixs_archive.storage.base import Backend
+from imixs_archive.storage.base import Backend, Row
+from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,
     DOCUMENTS,
@@ -29,6 +33,7 @@ from imixs_archive.storage.model import (
     SNAPSHOTS_BY_MODIFIED,
     SNAPSHOTS_BY_UNIQUEID,
     TABLES,
+    Table,
 )
 from support.snapshots import ORIGIN, content_of, file_values, make_snapshot
 
@@ -361,3 +366,38 @@ def test_iter_instances_gives_each_instances_ids_oldest_first(archive: Archive) 
         assert len({origin_id(sid) for sid in ids}) == 1
         assert ids == sorted(ids, key=snapshot_order) and len(ids) == 3
     assert sorted(origin_id(ids[0]) for ids in instances) == sorted(origins)
+
+
+class _StoredMeanwhile(DelegatingBackend):
+    """Right after this process finds a snapshot not archived, another stores it whole (on
+    a thread of its own: the store's other connection), as a second process would."""
+
+    def __init__(self, inner: Backend, other: Callable[[], None]) -> None:
+        super().__init__(inner)
+        self.other: Callable[[], None] | None = other
+
+    def get(
+        self, table: Table, key: Mapping[str, Any], columns: Sequence[str] | None = None
+    ) -> Row | None:
+        row = super().get(table, key, columns)
+        if table == SNAPSHOTS and columns == ["snapshot"] and self.other is not None:
+            other, self.other = self.other, None
+            thread = threading.Thread(target=other)
+            thread.start()
+            thread.join()
+        return row
+
+
+def test_of_two_processes_storing_one_snapshot_at_once_one_counts_it_new(
+    backend: Backend,
+) -> None:
+    doc = make_snapshot(3, files={"a.txt": b"both at once " * 100})
+    results = []
+    with Archive(backend) as other:
+        racing = _StoredMeanwhile(backend, lambda: results.append(other.store(doc)))
+        with Archive(racing) as first:
+            results.append(first.store(make_snapshot(3, files={"a.txt": b"both at once " * 100})))
+    assert results[0].new is True  # the other one, which wrote first
+    # The embedded store tells which write landed; on Cassandra both count it (put_new).
+    assert results[1].new is (backend.name == "cassandra")
+    assert verify(backend).ok

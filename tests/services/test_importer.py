@@ -6,6 +6,9 @@ from __future__ import annotations
 import itertools
 import os
 import random
+import re
+import subprocess
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -47,6 +50,11 @@ class WritesFail(DelegatingBackend):
         if self.down:
             raise StoreUnavailableError("the store is unavailable (test)")
         return self.inner.put(table, rows)
+
+    def put_new(self, table: Table, row: Mapping[str, Any]) -> bool:
+        if self.down:
+            raise StoreUnavailableError("the store is unavailable (test)")
+        return self.inner.put_new(table, row)
 
 
 @pytest.mark.parametrize("suffix", [".json", ".xml"])
@@ -102,6 +110,10 @@ class Deferring(DelegatingBackend):
     def put(self, table: Table, rows: Iterable[Mapping[str, Any]]) -> int:
         self.events.append("deferred" if self.open_blocks else "synced")
         return self.inner.put(table, rows)
+
+    def put_new(self, table: Table, row: Mapping[str, Any]) -> bool:
+        self.events.append("deferred" if self.open_blocks else "synced")
+        return self.inner.put_new(table, row)
 
 
 def test_an_import_is_durable_when_it_returns_and_not_at_each_write(tmp_path: Path) -> None:
@@ -197,3 +209,26 @@ def test_an_import_over_workers_fsyncs_the_store_once_in_this_process(
         assert summary.new == 6
         assert len(list(_batches(sources, 1))) > 1
         assert len(synced) == 3
+
+
+def test_two_imports_of_the_same_snapshots_at_once_count_each_new_once(tmp_path: Path) -> None:
+    """Each process archives every snapshot it does not find; when both write one at once,
+    only the one whose row landed counts it as new (on the embedded store; on Cassandra
+    both may, see ``Backend.put_new``)."""
+    docs = [make_snapshot(n, subject=f"overlap {n}") for n in range(300)]
+    body = b"".join(to_xml(doc).split(b"?>", 1)[1] for doc in docs)
+    source = tmp_path / "all.xml"
+    source.write_bytes(b"<data>" + body + b"</data>")
+    store = tmp_path / "store"
+    SQLiteBackend(store).close()
+    command = [sys.executable, "-m", "imixs_archive", "import", str(source), "--jobs", "1"]
+    runs = [
+        subprocess.Popen([*command, "--data-dir", str(store)], stdout=subprocess.PIPE, text=True)
+        for _ in range(4)
+    ]
+    said = [run.communicate(timeout=120)[0] for run in runs]
+    assert [run.returncode for run in runs] == [0] * 4, said
+    new = [int(re.search(r"(\d+) new, (\d+) already present", text)[1]) for text in said]
+    present = [int(re.search(r"(\d+) new, (\d+) already present", text)[2]) for text in said]
+    assert sum(new) == len(docs), said
+    assert [a + b for a, b in zip(new, present, strict=True)] == [len(docs)] * 4

@@ -339,6 +339,11 @@ class _Unavailable(DelegatingBackend):
             raise StoreUnavailableError("store down")
         return self.inner.put(table, rows)
 
+    def put_new(self, table: Table, row: Mapping[str, Any]) -> bool:
+        if self.down and table is SNAPSHOTS:
+            raise StoreUnavailableError("store down")
+        return self.inner.put_new(table, row)
+
 
 def test_an_unavailable_store_pauses_without_counting(
     double: WorkflowDouble, tmp_path: Path

@@ -143,6 +143,11 @@ class SlowStore(DelegatingBackend):
             time.sleep(0.1)
         return super().put(table, rows)
 
+    def put_new(self, table: Table, row: Any) -> bool:
+        if table.name == "snapshots":
+            time.sleep(0.1)
+        return super().put_new(table, row)
+
 
 def test_a_push_is_not_cut_by_the_time_budget(tmp_path: Path) -> None:
     """Archiving a body already received is bounded by its size: only a departure stops it."""

@@ -32,6 +32,10 @@ class Switchable(DelegatingBackend):
         self._check()
         return self.inner.put(table, rows)
 
+    def put_new(self, table: Table, row: Mapping[str, Any]) -> bool:
+        self._check()
+        return self.inner.put_new(table, row)
+
     def get(
         self, table: Table, key: Mapping[str, Any], columns: Sequence[str] | None = None
     ) -> Row | None:

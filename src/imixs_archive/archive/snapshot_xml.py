@@ -120,9 +120,13 @@ class _Parts:
         return MARKER + json.dumps(fields, sort_keys=True).encode()
 
 
-def put_snapshot_xml(backend: Backend, snapshot_id: str, xml: Iterable[bytes]) -> int:
+def put_snapshot_xml(
+    backend: Backend, snapshot_id: str, xml: Iterable[bytes], *, replace: bool = False
+) -> bool:
     """Write the ``snapshots`` row of ``snapshot_id`` (after its parts, when the XML is
-    larger than :data:`INLINE_LIMIT`). Returns the XML's size in bytes."""
+    larger than :data:`INLINE_LIMIT`) unless another process wrote it meanwhile
+    (``replace``: write it all the same, over a damaged one). True when this call wrote
+    it (``Backend.put_new``)."""
     buffer = bytearray()
     pending: list[bytes] = []
     parts: _Parts | None = None
@@ -137,13 +141,16 @@ def put_snapshot_xml(backend: Backend, snapshot_id: str, xml: Iterable[bytes]) -
             if len(pending) >= BATCH_PARTS:
                 parts.write(pending)
     if parts is None:
-        backend.put(SNAPSHOTS, [{"snapshot": snapshot_id, "data": seal(bytes(buffer))}])
-        return len(buffer)
-    if buffer:
-        pending.append(bytes(buffer))
-    parts.write(pending)
-    backend.put(SNAPSHOTS, [{"snapshot": snapshot_id, "data": parts.marker()}])
-    return parts.size
+        row = {"snapshot": snapshot_id, "data": seal(bytes(buffer))}
+    else:
+        if buffer:
+            pending.append(bytes(buffer))
+        parts.write(pending)
+        row = {"snapshot": snapshot_id, "data": parts.marker()}
+    if replace:
+        backend.put(SNAPSHOTS, [row])
+        return True
+    return backend.put_new(SNAPSHOTS, row)
 
 
 def xml_size(row: Row) -> int:

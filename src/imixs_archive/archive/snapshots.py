@@ -55,6 +55,7 @@ from imixs_archive.document.conventions import (
     FILE_ITEM,
     METADATA_ID,
     FileEntry,
+    implausible_time,
     item_integer,
     iter_files,
     modified_day,
@@ -182,14 +183,20 @@ class Archive:
         doc: Document,
         counters: IngestCounters | None = None,
         *,
-        apply_history: bool = True,
+        copy: bool = False,
     ) -> StoreResult:
         """Archive one snapshot document (its file contents may be streams).
 
-        ``apply_history=False`` ignores ``$snapshot.history`` (copying an archive, where
-        snapshots arrive in no particular order)."""
+        A new snapshot whose id holds a time it cannot have been taken at (before 2000, or
+        in the future: ``implausible_time``) is refused: the time orders an instance's
+        snapshots and decides retention. ``copy=True`` (copying an archive) takes what the
+        archive holds as it is, and ignores ``$snapshot.history`` (snapshots then arrive in
+        no particular order)."""
         counters = counters or IngestCounters()
         snapshot_id = _snapshot_id_of(doc)
+        if not copy and (why := implausible_time(snapshot_id, dt.datetime.now(dt.UTC))):
+            raise DocumentError(f"snapshot id {snapshot_id}: {why}", "item '$uniqueid'")
+        apply_history = not copy
         damaged: IntegrityError | None = None
         if self.exists(snapshot_id):
             try:
@@ -244,7 +251,10 @@ class Archive:
             record_day(self.backend, day)
             put(SNAPSHOTS_BY_MODIFIED, [{"modified": day, "snapshot": snapshot_id}])
             stamp_day(self.backend, day)  # the day changed (figures of it are stale)
-            put_snapshot_xml(self.backend, snapshot_id, iter_xml(_emptied(doc)))
+            written = put_snapshot_xml(
+                self.backend, snapshot_id, iter_xml(_emptied(doc)), replace=damaged is not None
+            )
+        result.new = result.new and written  # else another process stored it first
         result.files = len(file_rows)
         result.logical_bytes = counters.logical_bytes
         result.new_bytes = counters.new_bytes
@@ -329,8 +339,7 @@ class Archive:
     # ---- out ------------------------------------------------------------------------
 
     def exists(self, snapshot_id: str) -> bool:
-        row = self.backend.get(SNAPSHOTS, {"snapshot": snapshot_id}, ["snapshot"])
-        return row is not None
+        return reads.is_archived(self.backend, snapshot_id)
 
     def file_exists(self, key: str) -> bool:
         return self.backend.get(ARCHIVE_FILES, {"md5": key}, ["md5"]) is not None

@@ -74,6 +74,14 @@ class Backend(ABC):
         ``USING TIMESTAMP``); SQLite orders writes by its transactions instead, and the
         garbage collector re-checks inside one there (see ``archive/gc.py``)."""
 
+    def put_new(self, table: Table, row: Mapping[str, Any]) -> bool:
+        """Write ``row`` unless a row with its key is there; True when this call wrote it,
+        so that of several processes writing one row at once, one counts it as new. A store
+        that cannot tell at the cost of a plain write (Cassandra: a lightweight transaction
+        costs several) upserts it and says True: writers there may both count it."""
+        self.put(table, [row])
+        return True
+
     @abstractmethod
     def replace(
         self, table: Table, key: Mapping[str, Any], column: str, expected: Any, value: Any

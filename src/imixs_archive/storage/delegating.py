@@ -54,6 +54,9 @@ class DelegatingBackend(Backend):
     ) -> None:
         self.inner.delete(table, key, written_before=written_before)
 
+    def put_new(self, table: Table, row: Mapping[str, Any]) -> bool:
+        return self.inner.put_new(table, row)
+
     def replace(
         self, table: Table, key: Mapping[str, Any], column: str, expected: Any, value: Any
     ) -> bool:

@@ -134,6 +134,16 @@ class MeteredBackend(DelegatingBackend):
         with self._timed("put", table):
             return self.inner.put(table, rows)
 
+    def put_new(self, table: Table, row: Mapping[str, Any]) -> bool:
+        with self._timed("put", table):
+            return self.inner.put_new(table, row)
+
+    def replace(
+        self, table: Table, key: Mapping[str, Any], column: str, expected: Any, value: Any
+    ) -> bool:
+        with self._timed("replace", table):
+            return self.inner.replace(table, key, column, expected, value)
+
     def _count_piece_bytes(self, rows: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
         for row in rows:
             self._metrics.piece_bytes.inc(len(row["data"]))

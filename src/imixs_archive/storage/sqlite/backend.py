@@ -563,6 +563,13 @@ class SQLiteBackend(Backend):
         with self._transaction(connection, f"delete from {table.name}"):
             connection.execute(sql.delete(table, names), codec.encode_key(key, names))
 
+    def put_new(self, table: Table, row: Mapping[str, Any]) -> bool:
+        values = self._codec(table).encode_row(row)
+        connection = self._connection()
+        with self._transaction(connection, f"write to {table.name}"):
+            written = connection.execute(sql.insert_new(table), values).rowcount
+        return bool(written)
+
     def replace(
         self, table: Table, key: Mapping[str, Any], column: str, expected: Any, value: Any
     ) -> bool:

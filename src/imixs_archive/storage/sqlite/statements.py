@@ -112,6 +112,12 @@ def upsert(table: Table) -> str:
     return f"INSERT OR REPLACE INTO {quote(table.name)} ({_names(names)}) VALUES ({marks})"
 
 
+@functools.lru_cache(maxsize=256)
+def insert_new(table: Table) -> str:
+    """``INSERT OR IGNORE`` of a whole row: written only when no row has its key."""
+    return upsert(table).replace("INSERT OR REPLACE", "INSERT OR IGNORE", 1)
+
+
 def _where(names: Sequence[str]) -> str:
     return " AND ".join(f"{quote(name)} = ?" for name in names)
 
