@@ -27,10 +27,9 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from support.snapshots import make_snapshot  # noqa: E402
-
-from imixs_archive.document.json_codec import to_json  # noqa: E402
-from imixs_archive.document.xml_writer import to_xml  # noqa: E402
+from imixs_archive.document.json_codec import to_json
+from imixs_archive.document.xml_writer import to_xml
+from support.snapshots import make_snapshot
 
 MB = 1024 * 1024
 MARK = "PLACEHOLDER-FOR-THE-LONG-VALUE"
