@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -11,8 +12,12 @@ from pathlib import Path
 import httpx
 import pytest
 
+from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli import main
+from imixs_archive.document.xml_writer import to_xml
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.web.credentials import parse_tokens, parse_users, verify_password
+from support.snapshots import make_snapshot
 
 
 def test_serve_refuses_an_open_non_loopback_address(
@@ -140,3 +145,47 @@ def test_sigterm_does_not_wait_for_a_stalled_client(tmp_path: Path) -> None:
         if process.poll() is None:
             process.kill()
             process.communicate()
+
+
+def test_a_serve_ended_by_sigterm_leaves_nothing_only_in_the_log(tmp_path: Path) -> None:
+    """uvicorn raises SIGTERM again once it has shut down: the store is closed first (its
+    write-ahead log merged into archive.db), then the process ends by the signal."""
+    store = tmp_path / "store"
+    env = {**os.environ, "ARCHIVE_DATA_DIR": str(store)}
+    env.pop("ARCHIVE_HTTP_HOST", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "imixs_archive", "serve", "--port", "0"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().split()[2].rstrip("/")
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                pushed = httpx.post(
+                    f"{url}/api/archive/snapshot",
+                    content=to_xml(make_snapshot(1)),
+                    headers={"Content-Type": "application/xml"},
+                    timeout=10,
+                )
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+        assert pushed.status_code == 201, pushed.text
+        assert (store / "archive.db-wal").stat().st_size > 0  # the push's commits: in the log
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _out, err = process.communicate(timeout=20)
+    assert process.returncode == -signal.SIGTERM and "Traceback" not in err
+    wal = store / "archive.db-wal"
+    assert not wal.exists() or wal.stat().st_size == 0
+    assert not (store / "archive.db-unmerged").exists()
+    wal.unlink(missing_ok=True)  # harmless now
+    with SQLiteBackend(store) as backend:
+        assert Archive(backend).exists(str(make_snapshot(1).get_first("$uniqueid")))
+        assert backend.findings() == []

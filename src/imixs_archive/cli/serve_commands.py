@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import os
+import signal
 import socket
 import sys
+import threading
 from dataclasses import replace
+from typing import Any
 
 from imixs_archive.cli.context import Context, store_options
 from imixs_archive.config import Settings
@@ -82,11 +86,46 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
         # would keep it waiting for ever), then cancels them.
         timeout_graceful_shutdown=int(settings.request_timeout or 60) + 1,
     )
+    on_term = _TermAfterClosing(ctx)
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        with on_term:
+            uvicorn.Server(config).run(sockets=[sock])
     finally:
         sock.close()
     return 0
+
+
+class _Terminated(Exception):
+    """SIGTERM, raised again by uvicorn once it has shut down gracefully."""
+
+
+class _TermAfterClosing:
+    """A SIGTERM ends ``serve`` as it ends any process, but after the store is closed.
+
+    uvicorn shuts down gracefully on SIGTERM and then raises the signal again, under the
+    handler it found: by default that ends the process at once, and the store would never
+    be closed (its write-ahead log never merged, ``storage/sqlite/store_file.py``). Under
+    this handler the signal unwinds to here instead: the store is closed, then the process
+    ends by SIGTERM all the same."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self._previous: Any = None
+
+    def __enter__(self) -> None:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGTERM, self._raise)
+
+    def _raise(self, _signum: int, _frame: Any) -> None:
+        raise _Terminated
+
+    def __exit__(self, kind: type[BaseException] | None, *_rest: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGTERM, self._previous)
+        if kind is _Terminated:
+            self.ctx.close()
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
 
 
 def cmd_hash_password(args: argparse.Namespace, ctx: Context) -> int:
