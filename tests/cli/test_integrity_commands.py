@@ -83,13 +83,15 @@ def test_backup_and_export_exit_5(
     del out, err
 
 
+@pytest.mark.parametrize("damage", ["corrupt_store", "damaged_row"])
 def test_restore_exits_5_and_the_workflow_gets_nothing(
     capsys: pytest.CaptureFixture[str],
-    corrupt_store: tuple[Path, str],
+    request: pytest.FixtureRequest,
+    damage: str,
     double: WorkflowDouble,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    store, snapshot_id = corrupt_store
+    store, snapshot_id = request.getfixturevalue(damage)
     monkeypatch.setitem(os.environ, "WORKFLOW_SERVICE_ENDPOINT", double.url)
     code, err = run(capsys, "restore", "--snapshot", snapshot_id, "--data-dir", str(store))
     assert code == 5 and snapshot_id in err
@@ -165,16 +167,3 @@ def test_verify_names_the_damaged_row_and_a_new_import_repairs_it(
     assert "written again" in out.out + out.err
     assert main(["verify", "--data-dir", str(store)]) == 0
     assert main(["get", snapshot_id, "--data-dir", str(store), "-o", str(tmp_path / "x")]) == 0
-
-
-def test_restore_of_a_damaged_row_exits_5_and_sends_nothing(
-    capsys: pytest.CaptureFixture[str],
-    damaged_row: tuple[Path, str],
-    double: WorkflowDouble,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    store, snapshot_id = damaged_row
-    monkeypatch.setitem(os.environ, "WORKFLOW_SERVICE_ENDPOINT", double.url)
-    code, err = run(capsys, "restore", "--snapshot", snapshot_id, "--data-dir", str(store))
-    assert code == 5 and snapshot_id in err
-    assert not double.workitems

@@ -106,31 +106,10 @@ def test_sigterm_does_not_wait_for_a_stalled_client(tmp_path: Path) -> None:
     doc = make_snapshot(0, files={"big.bin": random.Random(3).randbytes(40_000_000)})
     with SQLiteBackend(tmp_path / "store") as backend:
         Archive(backend).store(doc)
-    env = {
-        **os.environ,
-        "ARCHIVE_DATA_DIR": str(tmp_path / "store"),
-        "ARCHIVE_REQUEST_TIMEOUT": "2",
-    }
-    env.pop("ARCHIVE_HTTP_HOST", None)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "imixs_archive", "serve", "--port", "0"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    env = {"ARCHIVE_DATA_DIR": str(tmp_path / "store"), "ARCHIVE_REQUEST_TIMEOUT": "2"}
+    process, url = _serving(env)
     try:
-        assert process.stdout is not None
-        url = process.stdout.readline().split()[2].rstrip("/")
         host, port = url.removeprefix("http://").split(":")
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                httpx.get(f"{url}/healthz", timeout=2)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline
-                time.sleep(0.1)
         with socket.create_connection((host, int(port))) as stalled:
             stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             path = f"/api/archive/snapshot/{doc['$uniqueid'][0]}/file/big.bin"
@@ -151,31 +130,14 @@ def test_a_serve_ended_by_sigterm_leaves_nothing_only_in_the_log(tmp_path: Path)
     """uvicorn raises SIGTERM again once it has shut down: the store is closed first (its
     write-ahead log merged into archive.db), then the process ends by the signal."""
     store = tmp_path / "store"
-    env = {**os.environ, "ARCHIVE_DATA_DIR": str(store)}
-    env.pop("ARCHIVE_HTTP_HOST", None)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "imixs_archive", "serve", "--port", "0"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process, url = _serving({"ARCHIVE_DATA_DIR": str(store)})
     try:
-        assert process.stdout is not None
-        url = process.stdout.readline().split()[2].rstrip("/")
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                pushed = httpx.post(
-                    f"{url}/api/archive/snapshot",
-                    content=to_xml(make_snapshot(1)),
-                    headers={"Content-Type": "application/xml"},
-                    timeout=10,
-                )
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline
-                time.sleep(0.1)
+        pushed = httpx.post(
+            f"{url}/api/archive/snapshot",
+            content=to_xml(make_snapshot(1)),
+            headers={"Content-Type": "application/xml"},
+            timeout=10,
+        )
         assert pushed.status_code == 201, pushed.text
         assert (store / "archive.db-wal").stat().st_size > 0  # the push's commits: in the log
     finally:
@@ -189,3 +151,26 @@ def test_a_serve_ended_by_sigterm_leaves_nothing_only_in_the_log(tmp_path: Path)
     with SQLiteBackend(store) as backend:
         assert Archive(backend).exists(str(make_snapshot(1).get_first("$uniqueid")))
         assert backend.findings() == []
+
+
+def _serving(env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
+    """``serve`` on a free port in a process of its own, and its URL once it answers."""
+    env = {**os.environ, **env}
+    env.pop("ARCHIVE_HTTP_HOST", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "imixs_archive", "serve", "--port", "0"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    url = process.stdout.readline().split()[2].rstrip("/")
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            httpx.get(f"{url}/healthz", timeout=2)
+            return process, url
+        except httpx.TransportError:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
