@@ -467,6 +467,25 @@ def test_data_directory_that_is_not_writable(tmp_path: Path) -> None:
         store.chmod(0o700)
 
 
+def test_a_packed_piece_whose_frame_claims_gigabytes_is_refused_before_unpacking(
+    tmp_path: Path,
+) -> None:
+    """A flipped bit in the frame header's content size asked the decompressor for
+    gigabytes at once (a MemoryError reached the user): the claim is compared first."""
+    with SQLiteBackend(tmp_path) as store:
+        store.put(DOCUMENTS_DATA, [{"data_id": "t", "data": TEXT}])
+    connection = sqlite3.connect(tmp_path / "archive.db")
+    (frame,) = connection.execute('SELECT data FROM "documents_data"').fetchone()
+    assert frame[4] >> 6 == 2 and (frame[4] >> 5) & 1  # a 4-byte content size at 5..8
+    claims = frame[:8] + b"\x7f" + frame[9:]  # 2 GB and more
+    connection.execute('UPDATE "documents_data" SET data = ?', (claims,))
+    connection.commit()
+    connection.close()
+    with SQLiteBackend(tmp_path) as store:
+        with pytest.raises(IntegrityError, match="says it holds"):
+            store.get(DOCUMENTS_DATA, {"data_id": "t"})
+
+
 def test_file_that_is_not_a_database(tmp_path: Path) -> None:
     (tmp_path / "archive.db").write_bytes(b"this is no database " * 1000)
     with pytest.raises(StoreError, match="not an SQLite database") as caught:
