@@ -481,9 +481,8 @@ def test_a_packed_piece_whose_frame_claims_gigabytes_is_refused_before_unpacking
     connection.execute('UPDATE "documents_data" SET data = ?', (claims,))
     connection.commit()
     connection.close()
-    with SQLiteBackend(tmp_path) as store:
-        with pytest.raises(IntegrityError, match="says it holds"):
-            store.get(DOCUMENTS_DATA, {"data_id": "t"})
+    with SQLiteBackend(tmp_path) as store, pytest.raises(IntegrityError, match="says it holds"):
+        store.get(DOCUMENTS_DATA, {"data_id": "t"})
 
 
 def test_file_that_is_not_a_database(tmp_path: Path) -> None:
