@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from imixs_archive.analytics.localtime import check_zone
 from imixs_archive.errors import ConfigError
+from imixs_archive.timezones import check_zone
 
 
 def _bool(text: str) -> bool:

@@ -12,12 +12,13 @@ import pytest
 from analytics.conftest import CountingBackend
 from imixs_archive.analytics.aggregates import aggregate_days
 from imixs_archive.analytics.day_store import FORMAT_VERSION
-from imixs_archive.analytics.localtime import day_bounds, segments, zone
+from imixs_archive.analytics.localtime import segments
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import load_settings
 from imixs_archive.errors import ConfigError
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import ARCHIVE_DAY_AGGREGATES
+from imixs_archive.timezones import day_bounds, zone
 from support.snapshots import make_snapshot
 
 BERLIN = ZoneInfo("Europe/Berlin")

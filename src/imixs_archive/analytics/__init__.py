@@ -3,7 +3,7 @@
 What the CLI (``imixs-archive analyze``, ``export-table``) and the web API call:
 
 * :func:`aggregates.aggregate_days` - snapshots, process instances, new attachments and
-  bytes per day (of a time zone, ``localtime.py``) and per ``type`` / group / status /
+  bytes per day (of a time zone, ``timezones.py``) and per ``type`` / group / status /
   task / creator; finished UTC days are stored once in quarter-hour cells
   (``cells.py``, ``day_store.py``) and any zone's days assembled from them;
 * :func:`history.instance_history` - one process instance step by step;

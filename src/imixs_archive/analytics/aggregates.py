@@ -1,7 +1,7 @@
 """Day aggregates: snapshots, process instances, new attachments and bytes, per day and
 per dimension (``type``, workflow group, status, task, creator).
 
-Days are those of the report's time zone (``localtime.py``, default UTC). Finished UTC
+Days are those of the report's time zone (``timezones.py``, default UTC). Finished UTC
 days are computed once and stored in quarter-hour cells (``cells.py``, ``day_store.py``),
 from which any zone's days are assembled; a report over ten years reads ~3,650 stored
 rows. The days not stored yet are computed from the by-day index
@@ -32,18 +32,12 @@ from imixs_archive.analytics.figures import (
     Measures,
     dimension_labels,
 )
-from imixs_archive.analytics.localtime import (
-    SLOTS_PER_DAY,
-    local_today,
-    segments,
-    slot_of,
-    zone,
-    zone_label,
-)
+from imixs_archive.analytics.localtime import SLOTS_PER_DAY, segments, slot_of
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import iter_files, origin_id, snapshot_order
 from imixs_archive.document.model import Document
 from imixs_archive.errors import ArchiveError
+from imixs_archive.timezones import local_today, zone, zone_label
 
 PERIODS = ("day", "month", "year", "total")
 RECENT_DAYS = 62

@@ -1,7 +1,7 @@
 """The figures of one day, per dimension, and how they are counted.
 
 A snapshot belongs to the day of its ``$modified`` in the report's time zone
-(``localtime.py``). For a day, and for each value of each dimension on that day:
+(``timezones.py``). For a day, and for each value of each dimension on that day:
 
 * ``snapshots``: snapshots of the day (with that value);
 * ``instances``: distinct process instances (origin ids) with a snapshot that day (with

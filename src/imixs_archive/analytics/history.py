@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from imixs_archive.analytics.labels import label
-from imixs_archive.analytics.localtime import zone_label
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import iter_files, snapshot_time
 from imixs_archive.document.model import Document, canonical_list
 from imixs_archive.document.plain import plain
 from imixs_archive.errors import NotFoundError
+from imixs_archive.timezones import zone_label
 
 DEFAULT_IGNORED = frozenset({"$uniqueid", "$modified", "$file"})
 """Items left out of the item changes: they change on every save, or (``$file``) are

@@ -26,7 +26,6 @@ from imixs_archive.analytics.leadtimes import (
     Finished,
     lead_times,
 )
-from imixs_archive.analytics.localtime import zone, zone_label
 from imixs_archive.cli.context import (
     Context,
     check_range,
@@ -36,6 +35,7 @@ from imixs_archive.cli.context import (
     store_options,
 )
 from imixs_archive.cli.output import human_bytes, human_duration, print_table
+from imixs_archive.timezones import zone, zone_label
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

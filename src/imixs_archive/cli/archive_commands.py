@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from imixs_archive.analytics.localtime import zone, zone_label
 from imixs_archive.archive.gc import collect
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.verify import verify
@@ -33,6 +32,7 @@ from imixs_archive.document.xml_writer import iter_xml
 from imixs_archive.errors import ConfigError, LegalHoldError
 from imixs_archive.services.importer import import_in_workers, import_sources
 from imixs_archive.services.sources import find_sources
+from imixs_archive.timezones import zone, zone_label
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

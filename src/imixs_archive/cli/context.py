@@ -11,13 +11,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-from imixs_archive.analytics.localtime import zone
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.errors import ConfigError
 from imixs_archive.services.workers import MAX_JOBS, Spread, Standby, default_jobs
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.factory import open_backend
+from imixs_archive.timezones import zone
 
 
 class Context:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import threading
 
-from imixs_archive.analytics.localtime import zone
 from imixs_archive.cli.context import Context, store_options
 from imixs_archive.cli.output import human_bytes, print_problems
 from imixs_archive.services.backup_ftps import (
@@ -18,6 +17,7 @@ from imixs_archive.services.backup_ftps import (
 )
 from imixs_archive.services.ftps import FtpsLocation, FtpsTarget
 from imixs_archive.services.restore_files import TreeRestoreReport
+from imixs_archive.timezones import zone
 from imixs_archive.workflow.client import WorkflowClient
 
 

@@ -8,7 +8,6 @@ import datetime as dt
 import threading
 from pathlib import Path
 
-from imixs_archive.analytics.localtime import zone
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli.context import (
     Context,
@@ -31,6 +30,7 @@ from imixs_archive.services.ftps import is_ftps
 from imixs_archive.services.restore import RestoreRange, RestoreReport, parse_filter
 from imixs_archive.services.restore_jobs import RestoreRequest, run_restore
 from imixs_archive.storage.factory import open_backend
+from imixs_archive.timezones import zone
 from imixs_archive.workflow.client import WorkflowClient
 
 

@@ -9,11 +9,11 @@ import getpass
 import json
 import sys
 
-from imixs_archive.analytics.localtime import zone, zone_label
 from imixs_archive.archive.holds import list_holds, place_hold, release_hold
 from imixs_archive.cli.context import Context, store_options
 from imixs_archive.cli.output import human_bytes, print_table
 from imixs_archive.services.retention import Policy, run_retention
+from imixs_archive.timezones import zone, zone_label
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -34,9 +34,9 @@ from imixs_archive.analytics.leadtimes import (
     LeadTimes,
     lead_times,
 )
-from imixs_archive.analytics.localtime import zone, zone_label
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.errors import ConfigError
+from imixs_archive.timezones import zone, zone_label
 from imixs_archive.web.dependencies import Reader, Services, Svc
 from imixs_archive.web.export_stream import Pipe, iter_rest, start_writer
 from imixs_archive.web.problems import PROBLEM_RESPONSES, BadRequestError

@@ -15,7 +15,6 @@ from starlette.convertors import register_url_convertor
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 
-from imixs_archive.analytics.localtime import zone_label
 from imixs_archive.archive.service_state import load_state
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import (
@@ -29,6 +28,7 @@ from imixs_archive.document.model import Document
 from imixs_archive.document.plain import as_text
 from imixs_archive.errors import NotFoundError
 from imixs_archive.services.statistics import archive_stats
+from imixs_archive.timezones import zone_label
 from imixs_archive.web.api_analytics import Tz, request_zone
 from imixs_archive.web.dependencies import Manager, Reader, Svc
 from imixs_archive.web.problems import PROBLEM_RESPONSES, BadRequestError

@@ -9,7 +9,6 @@ from typing import Any
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
-from imixs_archive.analytics.localtime import zone
 from imixs_archive.archive.verify import verify
 from imixs_archive.errors import NotFoundError
 from imixs_archive.services.backup import backup
@@ -17,6 +16,7 @@ from imixs_archive.services.jobs import MAX_LISTED, Job
 from imixs_archive.services.resync import request_cancel
 from imixs_archive.services.sync_status import dead_letters, retry_dead_letters
 from imixs_archive.services.workflow_jobs import resync_job
+from imixs_archive.timezones import zone
 from imixs_archive.web.backup_folders import inside_backup_dir
 from imixs_archive.web.dependencies import Manager, Reader, Services, Svc
 from imixs_archive.web.integrations import WorkflowLink, not_configured, sync_overview

@@ -15,11 +15,11 @@ from typing import Any
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
-from imixs_archive.analytics.localtime import zone
 from imixs_archive.config import Settings
 from imixs_archive.errors import ConfigError, NotFoundError
 from imixs_archive.services import restore_jobs
 from imixs_archive.services.restore import RestoreRange, parse_filter
+from imixs_archive.timezones import zone
 from imixs_archive.web.api_jobs import workflow
 from imixs_archive.web.backup_folders import inside_backup_dir
 from imixs_archive.web.dependencies import Manager, Reader, Services, Svc

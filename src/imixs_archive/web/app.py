@@ -22,7 +22,6 @@ from markupsafe import Markup, escape
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from imixs_archive import __version__
-from imixs_archive.analytics.localtime import zone, zone_label
 from imixs_archive.archive.read_gate import ReadGate
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
@@ -31,6 +30,7 @@ from imixs_archive.services.gc_schedule import GcSchedule
 from imixs_archive.services.jobs import JobRunner
 from imixs_archive.services.retention import retention_loop
 from imixs_archive.storage.base import Backend
+from imixs_archive.timezones import zone, zone_label
 from imixs_archive.web import (
     api_analytics,
     api_archive,

@@ -16,11 +16,11 @@ from fastapi import APIRouter, Depends, Query
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from imixs_archive.analytics.localtime import zone
 from imixs_archive.document.conventions import SNAPSHOT_ID, is_snapshot_id, iter_files, origin_id
 from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.errors import ArchiveError
 from imixs_archive.humanize import human_bytes
+from imixs_archive.timezones import zone
 from imixs_archive.web.api_archive import doc_rows, list_by_modified, list_instance
 from imixs_archive.web.auth import Principal
 from imixs_archive.web.dependencies import Services, Svc, services

@@ -22,9 +22,9 @@ from starlette.responses import Response
 from imixs_archive.analytics.aggregates import aggregate_days
 from imixs_archive.analytics.history import InstanceHistory, instance_history
 from imixs_archive.analytics.leadtimes import lead_times
-from imixs_archive.analytics.localtime import zone, zone_label
 from imixs_archive.document.plain import plain
 from imixs_archive.humanize import human_bytes, human_duration
+from imixs_archive.timezones import zone, zone_label
 from imixs_archive.web import charts
 from imixs_archive.web.dashboard import Dashboard
 from imixs_archive.web.dependencies import Services, Svc

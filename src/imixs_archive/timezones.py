@@ -1,0 +1,48 @@
+"""Time zones as people name them (IANA names, ``ARCHIVE_TIMEZONE``, default UTC): the zone
+of a name, a local day's bounds, and the label shown beside local dates. Used by every
+layer that reads or shows days (settings, listings, backups, reports), so it sits below
+them all."""
+
+from __future__ import annotations
+
+import datetime as dt
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+DEFAULT_ZONE = "UTC"
+
+
+def zone(name: str | None) -> ZoneInfo:
+    """The time zone of an IANA name (``Europe/Berlin``); ValueError when unknown."""
+    text = (name or DEFAULT_ZONE).strip() or DEFAULT_ZONE
+    if text.startswith("/") or ".." in text:
+        raise ValueError(f"unknown time zone {text!r}: give an IANA name like Europe/Berlin")
+    try:
+        return ZoneInfo(text)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValueError(
+            f"unknown time zone {text!r}: give an IANA name like Europe/Berlin"
+        ) from exc
+
+
+def check_zone(text: str) -> str:
+    """A settings parser: the name, once it is known to be a time zone."""
+    zone(text)
+    return text.strip() or DEFAULT_ZONE
+
+
+def day_bounds(day: dt.date, tz: dt.tzinfo) -> tuple[dt.datetime, dt.datetime]:
+    """The UTC instants where a local day starts and ends (23, 24 or 25 hours apart).
+    A midnight skipped by a clock change starts the day when the clock jumps; a midnight
+    that occurs twice starts it at the first."""
+    start = dt.datetime.combine(day, dt.time(0), tz).astimezone(dt.UTC)
+    end = dt.datetime.combine(day + dt.timedelta(days=1), dt.time(0), tz).astimezone(dt.UTC)
+    return start, end
+
+
+def local_today(now: dt.datetime, tz: dt.tzinfo) -> dt.date:
+    return now.astimezone(tz).date()
+
+
+def zone_label(tz: dt.tzinfo) -> str:
+    """The name to show beside dates: ``Europe/Berlin``, ``UTC``."""
+    return getattr(tz, "key", None) or str(tz)
