@@ -8,11 +8,13 @@ keeps its own record of what it took and how far it has checked the workflow's s
 processes write at once without reading each other's rows first.
 
 * :class:`ClaimBook` (``archive_sync_claims``): an event taken by a process, written before
-  the process locks it and deleted once the event is done. A claim that stays (its process
+  the process works on it and deleted once the event is done; of two processes that took
+  one event at once, the one whose claim stands goes on (the workflow's lock tells no one
+  apart). A claim that stays (its process
   was killed, or the event vanished) is finished by any process from its ref.
 * :class:`FailureBook` (``archive_sync_failures``): events whose archiving failed, to be
   tried again or dead letters (the rules: ``services/sync_failures.py``). Only the process
-  holding an event's lock in the workflow writes its row.
+  whose claim on the event stands writes its row.
 * :class:`GoneBook` (``archive_sync_gone``): snapshots the workflow answered 404 for: final.
 * :class:`ProgressBook` (``archive_sync_progress``): the catch-up point and the ranges the
   catch-up could not read.

@@ -127,7 +127,7 @@ class Outcome(StrEnum):
     GONE = "gone"  # the workflow no longer holds the snapshot (404): recorded, final
     BUSY = "busy"  # another sync process has claimed it
     DEFERRED = "deferred"  # failed before; its next attempt is not due yet
-    FAILED = "failed"  # failed; unlocked for a later attempt
+    FAILED = "failed"  # failed; recorded, taken again when its next attempt is due
     DEAD = "dead"  # failed for the last time: now a dead letter
     PAUSED = "paused"  # the workflow or the store is unavailable: nothing counted
     SKIPPED = "skipped"  # a stop was requested, or an earlier event of its snapshot is not done
@@ -628,9 +628,9 @@ def _idle(result: RoundResult) -> bool:
 def _spread(work: list[_Work]) -> list[list[_Work]]:
     """The round's events grouped by the snapshot they name (log order kept inside a
     group), the groups starting at a random one. Archive instances sharing a workflow all
-    read the same oldest events; starting at different points, they seldom ask for the
-    same lock (each 409 is a wasted request), where in log order they collided on almost
-    every event."""
+    read the same oldest events; starting at different points, they seldom take the same
+    event at once (the claim check then sends one of them on: wasted work), where in log
+    order they collided on almost every event."""
     groups: dict[str, list[_Work]] = {}
     for item in work:
         groups.setdefault(item[0].ref, []).append(item)

@@ -1,11 +1,12 @@
 """Failed sync events and the dead-letter list: the rules (the rows are the archive's
 ``FailureBook``, ``archive/sync_records.py``, in ``archive_sync_failures``).
 
-A row per failed event, keyed by the workflow's event id. Only the process that holds
-the event's lock in the workflow writes its row, so two sync processes never race on
-one row, and every process sees every other's failures.
+A row per failed event, keyed by the workflow's event id. Only the process whose claim on
+the event stands (``archive_sync_claims``: the last to claim it, checked before it works
+on it) writes its row, and each write is one row's upsert, so every process sees every
+other's failures.
 
-``retry``: the event was unlocked and goes back to the workflow's event log queue; no
+``retry``: the event stays in the workflow's event log (and its claim in the archive); no
 process takes it before ``next_attempt``. ``dead``: it failed ``max_attempts`` times; the
 event was deleted from the workflow's log (so it does not block it) and this row keeps
 what is needed to try again: topic and ref. A retry on demand puts a fresh event into the

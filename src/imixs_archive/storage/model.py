@@ -274,7 +274,7 @@ ARCHIVE_DAY_CHANGES = Table(
 # The sync's own bookkeeping (services/sync.py, docs/sync.md). A row per failing event, not
 # items in the '0' state document: two sync processes update different events at once,
 # and single-row upserts never lose each other's writes (a read-modify-write of one shared
-# document would). Only the process holding an event's lock writes its row.
+# document would). Only the process whose claim on the event stands writes its row.
 ARCHIVE_SYNC_FAILURES = Table(
     "archive_sync_failures",
     _cols(
@@ -337,7 +337,7 @@ ARCHIVE_SYNC_CLAIMS = Table(
     "archive_sync_claims",
     _cols(("event_id", T), ("topic", T), ("ref", T), ("instance", T), ("claimed", BI)),
     partition_key=("event_id",),
-    serves="Q17: workflow events a sync process has taken, written before it locks them and "
+    serves="Q17: workflow events a sync process has taken, written before it works on them and "
     "deleted once the event is done: a claim left older than WORKFLOW_SYNC_DEADLOCK (its "
     "process died, or the event vanished) is finished by any process from its ref.",
     java=False,
