@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import random
 import time
-import uuid
 
 from imixs_archive.archive.gc import collect
 from imixs_archive.archive.snapshots import Archive
@@ -26,6 +25,7 @@ from imixs_archive.storage.model import (
     SNAPSHOTS_BY_MODIFIED,
     SNAPSHOTS_BY_UNIQUEID,
 )
+from support.java_rows import java_store_file
 from support.snapshots import content_of, file_values, make_snapshot
 
 V1 = random.Random(31).randbytes(3_000_000)
@@ -56,17 +56,6 @@ def java_delete_snapshot(backend: Backend, archive: Archive, snapshot_id: str) -
             backend.delete(DOCUMENTS_DATA, {"data_id": row["data_id"]})
         for row in rows:
             backend.delete(DOCUMENTS, {"md5": md5, "sort_id": row["sort_id"]})
-
-
-def java_store_file(backend: Backend, content: bytes) -> str:
-    """A file as the Java service stores it: 1 MiB pieces under random ids."""
-    md5 = hashlib.md5(content).hexdigest().upper()
-    for index in range(0, max(1, -(-len(content) // 2**20))):
-        data_id = str(uuid.uuid4())
-        piece = content[index * 2**20 : (index + 1) * 2**20]
-        backend.put(DOCUMENTS_DATA, [{"data_id": data_id, "data": piece}])
-        backend.put(DOCUMENTS, [{"md5": md5, "sort_id": index, "data_id": data_id}])
-    return md5
 
 
 def collected(backend: Backend) -> None:

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import random
 from pathlib import Path
 
 import pytest
 
-from imixs_archive.archive.holds import place_hold, release_hold
+from imixs_archive.archive.holds import bytes_only_in, place_hold, release_hold
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.verify import verify
 from imixs_archive.cli import main
@@ -19,6 +20,7 @@ from imixs_archive.errors import LegalHoldError
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import TABLES
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
+from support.java_rows import java_store_snapshot
 from support.snapshots import ORIGIN, content_of, make_snapshot
 
 NOW = dt.datetime(2024, 6, 1, tzinfo=dt.UTC)
@@ -125,3 +127,20 @@ def test_cli_tables_name_the_zone(
     header, row = capsys.readouterr().out.splitlines()
     assert header.split("\t")[1] == "placed (America/New_York)"
     assert row.split("\t")[1] == "2024-10-26 20:30:00"  # EDT, UTC-4
+
+
+def test_the_bytes_a_delete_releases_count_the_files_of_snapshots_java_wrote(
+    archive: Archive, backend: Backend
+) -> None:
+    """Snapshots the Java service wrote have none of this archive's file rows: their files
+    are found from their items (``md5checksum``), sized from the stored pieces, and counted
+    unless a snapshot that stays carries them too."""
+    own = random.Random(41).randbytes(300_000)
+    shared = random.Random(42).randbytes(120_000)
+    java = make_snapshot(1, files={"own.bin": own, "shared.bin": shared})
+    stays = make_snapshot(2, files={"shared.bin": shared})
+    java_id = java_store_snapshot(backend, java)
+    java_store_snapshot(backend, stays)
+    assert bytes_only_in(backend, [java_id]) == (1, len(own))
+    ours = archive.store(make_snapshot(3, origin=OTHER, files={"x.bin": own[:5000]}))
+    assert bytes_only_in(backend, [java_id, ours.snapshot_id]) == (2, len(own) + 5000)

@@ -12,13 +12,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from imixs_archive.archive import snapshot_reads as reads
 from imixs_archive.archive.garbage import PIN
+from imixs_archive.archive.reading import EMPTY_MD5
+from imixs_archive.document.conventions import iter_files
 from imixs_archive.errors import ConfigError
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,
     ARCHIVE_LEGAL_HOLDS,
     ARCHIVE_SNAPSHOT_FILES,
+    DOCUMENTS,
+    DOCUMENTS_DATA,
     SNAPSHOTS_BY_DOCUMENT,
 )
 
@@ -81,9 +86,36 @@ def list_holds(backend: Backend) -> list[Hold]:
     )
 
 
-def file_keys(backend: Backend, snapshot_id: str) -> set[str]:
-    """The documents keys of one snapshot's stored files."""
-    return {row["md5"] for row in backend.scan(ARCHIVE_SNAPSHOT_FILES, {"snapshot": snapshot_id})}
+def _files_of(backend: Backend, snapshot_id: str) -> dict[str, int | None]:
+    """The documents keys of one snapshot's stored files, each with the size its snapshot
+    claims (None when it says none). This archive's record first; a snapshot the Java
+    service wrote has none, and its items name its files (``md5checksum``)."""
+    recorded: dict[str, int | None] = {
+        row["md5"]: None for row in backend.scan(ARCHIVE_SNAPSHOT_FILES, {"snapshot": snapshot_id})
+    }
+    if recorded:
+        return recorded
+    doc = reads.load_complete(backend, snapshot_id)
+    if doc is None:
+        return {}
+    claimed = {entry.name: entry.size for entry in iter_files(doc)}
+    keys = reads.snapshot_file_keys(backend, snapshot_id, doc)
+    return {key: claimed.get(name) for name, key in keys.items()}
+
+
+def _stored_size(backend: Backend, key: str, claimed: int | None) -> int:
+    """A file's size: this archive's record; for a file only the Java service stored, the
+    size its snapshot claims, else the length of its pieces."""
+    info = backend.get(ARCHIVE_FILES, {"md5": key}, ["size"])
+    if info is not None:
+        return int(info["size"] or 0)
+    if claimed is not None:
+        return claimed
+    total = 0
+    for row in backend.scan(DOCUMENTS, {"md5": key}, columns=["data_id"]):
+        piece = backend.get(DOCUMENTS_DATA, {"data_id": row["data_id"]})
+        total += len(piece["data"]) if piece is not None else 0
+    return total
 
 
 def bytes_only_in(backend: Backend, snapshot_ids: Iterable[str]) -> tuple[int, int]:
@@ -91,15 +123,17 @@ def bytes_only_in(backend: Backend, snapshot_ids: Iterable[str]) -> tuple[int, i
     deleting those snapshots releases. Bytes are the files' sizes; pieces shared with
     files that stay are counted too, so the stored bytes freed may be smaller."""
     doomed = set(snapshot_ids)
-    keys: set[str] = set()
+    files_of: dict[str, int | None] = {}
     for snapshot_id in sorted(doomed):
-        keys |= file_keys(backend, snapshot_id)
+        for key, claimed in _files_of(backend, snapshot_id).items():
+            files_of.setdefault(key, claimed)
     files = size = 0
-    for key in sorted(keys):
+    for key in sorted(files_of):
+        if key == EMPTY_MD5:
+            continue  # no bytes (and the partition every empty file shares)
         carriers = backend.scan(SNAPSHOTS_BY_DOCUMENT, {"md5": key}, columns=["snapshot"])
         if any(row["snapshot"] not in doomed and row["snapshot"] != PIN for row in carriers):
             continue
-        info = backend.get(ARCHIVE_FILES, {"md5": key}, ["size"])
         files += 1
-        size += int(info["size"] or 0) if info else 0
+        size += _stored_size(backend, key, files_of[key])
     return files, size
