@@ -242,7 +242,7 @@ class Settings:
         "Folder under which backups started from the web API or UI are written.",
         Path,
     )
-    # --- garbage collection (archive/gc.py) ---
+    # --- garbage collection (filestore/gc.py) ---
     gc_grace: float = _setting(
         "ARCHIVE_GC_GRACE",
         86400.0,

@@ -1,8 +1,8 @@
 """Values kept by key in memory, the most recently used last, up to a number of bytes.
 
 Each archive process keeps a few such memories, each bounded: pieces whose hash checked
-out (``archive/reading.py``), pieces a store wrote or compared lately
-(``archive/content.py``), and zstd frames unpacked lately with their bytes
+out (``filestore/reading.py``), pieces a store wrote or compared lately
+(``filestore/content.py``), and zstd frames unpacked lately with their bytes
 (``storage/packing.py``). A value larger than an eighth of the limit is not kept (one
 large value would push out many small ones). Thread-safe.
 """

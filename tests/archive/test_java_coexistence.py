@@ -10,12 +10,12 @@ import hashlib
 import random
 import time
 
-from imixs_archive.archive.gc import collect
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.verify import verify
 from imixs_archive.document.conventions import iter_files, modified_day, origin_id
 from imixs_archive.document.xml_reader import read_xml_document
 from imixs_archive.document.xml_writer import to_xml
+from imixs_archive.filestore.gc import collect
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
     DOCUMENTS,

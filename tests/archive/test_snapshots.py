@@ -13,8 +13,6 @@ from typing import Any
 
 import pytest
 
-from imixs_archive.archive.garbage import now_us
-from imixs_archive.archive.gc import CLOCK_SKEW_US, collect
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.verify import verify
 from imixs_archive.document.conventions import origin_id, snapshot_order
@@ -22,6 +20,8 @@ from imixs_archive.document.model import Document
 from imixs_archive.document.xml_reader import read_xml_document
 from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.errors import DocumentError, NotFoundError
+from imixs_archive.filestore.garbage import now_us
+from imixs_archive.filestore.gc import CLOCK_SKEW_US, collect
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import (

@@ -57,7 +57,7 @@ def _snapshots(draw: st.DrawFn) -> Document:
 
 def _spliced(archive: Archive, snapshot_id: str) -> bytes | None:
     """The stored XML with the files spliced in; None: not in a shape the pass takes."""
-    stored = load_with_files(archive.backend, archive.read_gate, snapshot_id)
+    stored = load_with_files(archive.backend, archive.files, archive.read_gate, snapshot_id)
     return None if stored is None else b"".join(stored.iter_bytes())
 
 
@@ -88,7 +88,7 @@ def test_a_piece_that_does_not_check_out_fails_the_read(archive: Archive) -> Non
         DOCUMENTS_DATA, [{"data_id": row["data_id"], "data": b"X" + row["data"][1:]}]
     )
     snapshot_id = str(make_snapshot(0).get_first("$uniqueid"))
-    stored = load_with_files(archive.backend, archive.read_gate, snapshot_id)
+    stored = load_with_files(archive.backend, archive.files, archive.read_gate, snapshot_id)
     assert stored is not None
     with pytest.raises(IntegrityError, match=r"'a\.pdf'"):
         b"".join(stored.iter_bytes())

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from imixs_archive.archive import garbage
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli import main
 from imixs_archive.cli.output import human_bytes
 from imixs_archive.config import load_settings
+from imixs_archive.filestore import garbage
 from imixs_archive.storage.model import DOCUMENTS_DATA
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.web.app import create_app

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from imixs_archive.archive.gc import unused_files
 from imixs_archive.archive.holds import place_hold
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.sync_records import Claim, FailureBook
@@ -20,6 +19,7 @@ from imixs_archive.archive.verify import verify
 from imixs_archive.config import load_settings
 from imixs_archive.document.model import Document
 from imixs_archive.errors import StoreUnavailableError
+from imixs_archive.filestore.gc import unused_files
 from imixs_archive.services.sync import Outcome, SyncConfig, SyncService, _spread
 from imixs_archive.services.sync_counters import COUNTERS
 from imixs_archive.services.sync_failures import now_ms, retry_delay_ms
@@ -141,7 +141,7 @@ def test_remove_events_delete_with_unused_files(double: WorkflowDouble, archive:
     assert not archive.exists(str(gone.get_first("$uniqueid")))
     assert archive.exists(str(kept.get_first("$uniqueid")))
     assert service.counters.removed == 1
-    # The delete dropped the references; the file is the collector's now (archive/gc.py).
+    # The delete dropped the references; the file is the collector's now (filestore/gc.py).
     assert _md5(b"b" * 7000) in dict(unused_files(archive.backend))
     assert _md5(b"a" * 5000) not in dict(unused_files(archive.backend))
     service.close()

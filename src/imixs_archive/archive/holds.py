@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from imixs_archive.archive import snapshot_reads as reads
-from imixs_archive.archive.garbage import PIN
-from imixs_archive.archive.reading import EMPTY_MD5
 from imixs_archive.document.conventions import iter_files
 from imixs_archive.errors import ConfigError
+from imixs_archive.filestore.garbage import PIN
+from imixs_archive.filestore.reading import EMPTY_MD5
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,

@@ -2,7 +2,7 @@
 
 Write order for one snapshot (every step an idempotent upsert, so a re-run after a crash
 at any point completes it): pieces (while the XML streams in), each file's piece refs,
-``documents`` rows and ``archive_files`` (see ``files.py``), then
+``documents`` rows and ``archive_files`` (see ``filestore/files.py``), then
 ``snapshots_by_document``, ``archive_snapshot_files``, ``snapshots_by_uniqueid``,
 ``snapshots_by_modified``, the day's change stamp (``days.py``) and last the ``snapshots``
 row: its presence means complete.
@@ -14,7 +14,8 @@ the snapshots it would have deleted, with a warning.
 Deleting drops references only: index rows, the ``snapshots`` row, the snapshot's rows in
 ``snapshots_by_document``, then ``archive_snapshot_files`` (which lets a re-run find the
 files of a snapshot whose row is already gone) and last its ``snapshots_by_uniqueid`` row.
-Files and pieces nothing refers to any more are removed by the collector (``gc.py``), never
+Files and pieces nothing refers to any more are removed by the collector
+(``filestore/gc.py``), never
 by a delete: so a delete cannot race an ingest that reuses them, in this process or any
 other, and needs no lock.
 """
@@ -29,20 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from imixs_archive.archive import snapshot_reads as reads
-from imixs_archive.archive.content import (
-    IngestCounters,
-    IngestedContent,
-    PendingContent,
-    PieceStore,
-    PieceWriter,
-    ingest_stream,
-)
 from imixs_archive.archive.days import day_stamps, days_in, record_day, stamp_day
-from imixs_archive.archive.files import link_stored, register_file
-from imixs_archive.archive.garbage import PIECE, listed
 from imixs_archive.archive.holds import Hold, get_hold
 from imixs_archive.archive.read_gate import ReadGate
-from imixs_archive.archive.reading import StoredContent
 from imixs_archive.archive.snapshot_xml import (
     delete_snapshot_xml,
     load_row,
@@ -77,14 +67,13 @@ from imixs_archive.errors import (
     LegalHoldError,
     NotFoundError,
     StoreError,
-    StoreUnavailableError,
 )
+from imixs_archive.filestore.content import IngestCounters, IngestedContent, PendingContent
+from imixs_archive.filestore.reading import StoredContent
+from imixs_archive.filestore.store import FileStore
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.model import (
-    ARCHIVE_FILES,
     ARCHIVE_SNAPSHOT_FILES,
-    DOCUMENTS,
-    DOCUMENTS_DATA,
     SNAPSHOTS,
     SNAPSHOTS_BY_DOCUMENT,
     SNAPSHOTS_BY_MODIFIED,
@@ -131,7 +120,8 @@ class Archive:
         """``gc_grace``: the collector's grace period (seconds); an ingest that takes more
         than half of it checks the pieces it reused before it refers to them."""
         self.backend = backend
-        self.pieces = PieceStore(backend)
+        self.files = FileStore(backend)
+        """The piece store: every file this archive reads or writes goes through it."""
         self.max_ingest = gc_grace / 2
         self.read_gate = ReadGate()
         """Memory for loading large snapshots at once (``read_gate.py``)."""
@@ -144,7 +134,7 @@ class Archive:
 
     def close(self) -> None:
         """Stop the piece threads (the backend stays open: it is the caller's)."""
-        self.pieces.close()
+        self.files.close()
 
     def __enter__(self) -> Archive:
         return self
@@ -166,7 +156,7 @@ class Archive:
         def sink(_name: str) -> BinarySink:
             # Counters of their own: the reader may be documents ahead of the archive,
             # so a file's bytes are added to its snapshot's counters when it is stored.
-            return PieceWriter(self.pieces, IngestCounters())
+            return self.files.sink()
 
         stream: Any = source
         for index, doc in enumerate(iter_xml_documents(stream, file_sink=sink), 1):
@@ -222,18 +212,14 @@ class Archive:
         # Pieces first, outside the group (written by the piece threads) ...
         contents = [(entry, self._ingest(entry, counters, result)) for entry in files]
         if time.monotonic() - counters.started > self.max_ingest:
-            _check_reused(self.backend, [c for _e, c in contents if not isinstance(c, str)])
+            self.files.check_reused(c for _e, c in contents if not isinstance(c, str))
         # ... then every row that makes the snapshot, in order, as one group.
         with self.backend.grouped():
             file_rows = [
                 {
                     "snapshot": snapshot_id,
                     "name": entry.name,
-                    "md5": (
-                        content
-                        if isinstance(content, str)
-                        else register_file(self.backend, content)
-                    ),
+                    "md5": (content if isinstance(content, str) else self.files.register(content)),
                     "claimed_md5": entry.md5checksum or "",
                 }
                 for entry, content in contents
@@ -275,11 +261,11 @@ class Archive:
         if isinstance(content, IngestedContent):
             ingested = content
         elif isinstance(content, bytes | bytearray):
-            if not content and claimed and link_stored(self.backend, claimed):
+            if not content and claimed and self.files.link_stored(claimed):
                 return claimed  # left out on purpose: the archive (or Java) has it
-            ingested = ingest_stream(self.pieces, [bytes(content)], counters)
+            ingested = self.files.ingest([bytes(content)], counters)
         elif isinstance(content, BinaryStream):
-            ingested = ingest_stream(self.pieces, content.iter_bytes(), counters)
+            ingested = self.files.ingest(content.iter_bytes(), counters)
         else:
             raise DocumentError("file content must be base64 bytes", f"file {entry.name!r}")
         if claimed and claimed != ingested.md5:
@@ -342,7 +328,7 @@ class Archive:
         return reads.is_archived(self.backend, snapshot_id)
 
     def file_exists(self, key: str) -> bool:
-        return self.backend.get(ARCHIVE_FILES, {"md5": key}, ["md5"]) is not None
+        return self.files.exists(key)
 
     def load(self, snapshot_id: str, *, with_files: bool = True) -> Document:
         """The snapshot; with files, their contents stream from the store when read."""
@@ -363,7 +349,7 @@ class Archive:
                 values = list(values)
                 if len(values) > 1 and keys.get(name):
                     where = f"snapshot {snapshot_id}, file {name!r}"
-                    values[1] = StoredContent(self.backend, keys[name], where=where)
+                    values[1] = self.files.content(keys[name], where=where)
                 merged[name] = values
             doc[FILE_ITEM] = [merged]
         return doc
@@ -371,7 +357,9 @@ class Archive:
     def xml_with_files(self, snapshot_id: str) -> StoredXml:
         """The snapshot's XML with its files: the bytes of ``iter_xml(load(...))``, from
         the stored XML as it is when it can (``stored_xml``: no parse, no writing)."""
-        found = load_with_files(self.backend, self.read_gate, require_snapshot_id(snapshot_id))
+        found = load_with_files(
+            self.backend, self.files, self.read_gate, require_snapshot_id(snapshot_id)
+        )
         if found is not None:
             return found
         doc = self.load(snapshot_id, with_files=True)
@@ -390,18 +378,11 @@ class Archive:
         doc = self.load(snapshot_id, with_files=False)
         digests: dict[str, tuple[str, str | None]] = {}
         for name, key in self.file_keys(snapshot_id, doc).items():
-            info = self.backend.get(ARCHIVE_FILES, {"md5": key}, ["digest"])
-            digests[name] = (key, info["digest"] if info else None)
+            digests[name] = (key, self.files.digest(key))
         return digests
 
     def file_by_md5(self, md5: str) -> StoredContent:
-        key = md5.strip().upper()
-        if (
-            not self.file_exists(key)
-            and next(self.backend.scan(DOCUMENTS, {"md5": key}, limit=1), None) is None
-        ):
-            raise NotFoundError(f"no file with MD5 {key} in the archive")
-        return StoredContent(self.backend, key)
+        return self.files.by_md5(md5)
 
     def list_instance(
         self,
@@ -468,7 +449,7 @@ class Archive:
 
     def stored_file_size(self, key: str) -> int | None:
         """A stored file's size, or None when it is not stored."""
-        return reads.stored_file_size(self.backend, key)
+        return self.files.size(key)
 
     def snapshots_with_file(self, key: str) -> Iterator[str]:
         """The ids of the snapshots that refer to a stored file."""
@@ -535,7 +516,7 @@ class Archive:
 
     def delete(self, snapshot_id: str) -> DeleteResult:
         """Remove a snapshot and its references; the files and pieces nothing refers to
-        any more are left to the collector (``gc.py``). ``LegalHoldError`` (nothing
+        any more are left to the collector (``filestore/gc.py``). ``LegalHoldError`` (nothing
         changed) when the snapshot's process instance is under legal hold."""
         origin = origin_id(snapshot_id)
         hold = get_hold(self.backend, origin)
@@ -626,19 +607,6 @@ def _held(hold: Hold) -> str:
         f"process instance {hold.uniqueid} is under legal hold ({reason}; placed {placed}{by});"
         f" release it first: imixs-archive legal-hold release {hold.uniqueid}"
     )
-
-
-def _check_reused(backend: Backend, contents: list[IngestedContent]) -> None:
-    """After an ingest longer than half the grace period: the collector may have listed
-    (and removed) a piece this ingest found stored and did not write again."""
-    for content in contents:
-        for piece in content.pieces:
-            gone = backend.get(DOCUMENTS_DATA, {"data_id": piece.data_id}, ["data_id"]) is None
-            if gone or listed(backend, PIECE, piece.data_id) is not None:
-                raise StoreUnavailableError(
-                    f"the ingest took longer than half the collector's grace period and a "
-                    f"piece it reused ({piece.data_id}) is being collected: archive it again"
-                )
 
 
 def _emptied(doc: Document) -> Document:

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from imixs_archive.archive.gc import listed_bytes
 from imixs_archive.document.conventions import METADATA_ID
+from imixs_archive.filestore.gc import listed_bytes
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,

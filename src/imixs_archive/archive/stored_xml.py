@@ -28,12 +28,12 @@ from dataclasses import dataclass
 from xml.parsers import expat
 
 from imixs_archive.archive.read_gate import ReadGate
-from imixs_archive.archive.reading import StoredContent
 from imixs_archive.archive.snapshot_xml import snapshot_xml, xml_size
 from imixs_archive.document.base64_stream import iter_base64
 from imixs_archive.document.lexical import parse_datetime
 from imixs_archive.document.model import BinaryStream, normalize_name
 from imixs_archive.errors import DocumentError, NotFoundError
+from imixs_archive.filestore.store import FileStore
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import ARCHIVE_SNAPSHOT_FILES, SNAPSHOTS
 
@@ -209,7 +209,9 @@ class _Scan:
             self._date_text = []
 
 
-def load_with_files(backend: Backend, gate: ReadGate, snapshot_id: str) -> StoredXml | None:
+def load_with_files(
+    backend: Backend, files: FileStore, gate: ReadGate, snapshot_id: str
+) -> StoredXml | None:
     """The stored snapshot's XML with its files (``with_files``); None when its XML is
     not in a shape this module vouches for. NotFoundError when it is not stored."""
     row = backend.get(SNAPSHOTS, {"snapshot": snapshot_id})
@@ -224,7 +226,7 @@ def load_with_files(backend: Backend, gate: ReadGate, snapshot_id: str) -> Store
         }
 
         def content(name: str, key: str) -> BinaryStream:
-            return StoredContent(backend, key, where=f"snapshot {snapshot_id}, file {name!r}")
+            return files.content(key, where=f"snapshot {snapshot_id}, file {name!r}")
 
         found = with_files(data, keys, content)
     except BaseException:

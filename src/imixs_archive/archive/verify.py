@@ -12,12 +12,12 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from imixs_archive.archive.gc import unused_files
-from imixs_archive.archive.reading import EMPTY_MD5, pieces_digest
 from imixs_archive.archive.snapshot_reads import snapshot_file_keys
 from imixs_archive.archive.snapshot_xml import parse_stored, read_stored, seal_row
 from imixs_archive.document.conventions import METADATA_ID, modified_day, origin_id
 from imixs_archive.errors import ArchiveError, IntegrityError
+from imixs_archive.filestore.gc import unused_files
+from imixs_archive.filestore.reading import EMPTY_MD5, pieces_digest
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,

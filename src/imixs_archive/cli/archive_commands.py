@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from imixs_archive.archive.gc import collect
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.verify import verify
 from imixs_archive.cli.context import (
@@ -248,7 +247,7 @@ def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_gc(args: argparse.Namespace, ctx: Context) -> int:
-    report = collect(ctx.backend, grace=ctx.settings.gc_grace, dry_run=args.dry_run)
+    report = ctx.archive.files.collect(grace=ctx.settings.gc_grace, dry_run=args.dry_run)
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
         return 1 if report.errors else 0

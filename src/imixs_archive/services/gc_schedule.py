@@ -1,5 +1,5 @@
 """The garbage collection ``serve`` runs every ``ARCHIVE_GC_INTERVAL`` seconds (the same
-``archive/gc.py`` collection as ``imixs-archive gc``). Safe in every replica at once: a
+``filestore/gc.py`` collection as ``imixs-archive gc``). Safe in every replica at once: a
 collection needs no lock and cannot race an ingest."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ from __future__ import annotations
 import logging
 import threading
 
-from imixs_archive.archive.gc import GcReport, collect
 from imixs_archive.config import Settings
 from imixs_archive.errors import ArchiveError
-from imixs_archive.storage.base import Backend
+from imixs_archive.filestore.gc import GcReport
+from imixs_archive.filestore.store import FileStore
 
 log = logging.getLogger(__name__)
 
@@ -19,8 +19,8 @@ class GcSchedule:
     """A thread that collects every ``interval`` seconds, the first time after one
     interval, until :meth:`close`."""
 
-    def __init__(self, backend: Backend, settings: Settings) -> None:
-        self.backend = backend
+    def __init__(self, files: FileStore, settings: Settings) -> None:
+        self.files = files
         self.interval = settings.gc_interval
         self.grace = settings.gc_grace
         self.last: GcReport | None = None
@@ -40,7 +40,7 @@ class GcSchedule:
 
     def run_once(self) -> GcReport | None:
         try:
-            report = collect(self.backend, grace=self.grace)
+            report = self.files.collect(grace=self.grace)
         except ArchiveError as exc:  # the store went away: the next run tries again
             log.warning("garbage collection failed: %s", exc)
             return None

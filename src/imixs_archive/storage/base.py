@@ -72,7 +72,7 @@ class Backend(ABC):
         before then, so a write made later (by another process, whatever the order the
         two arrive in) survives. Stores that keep write times honour it (Cassandra's
         ``USING TIMESTAMP``); SQLite orders writes by its transactions instead, and the
-        garbage collector re-checks inside one there (see ``archive/gc.py``)."""
+        garbage collector re-checks inside one there (see ``filestore/gc.py``)."""
 
     def put_new(self, table: Table, row: Mapping[str, Any]) -> bool:
         """Write ``row`` unless a row with its key is there; True when this call wrote it,

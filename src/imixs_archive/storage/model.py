@@ -212,7 +212,7 @@ ARCHIVE_FILE_HEADS = Table(
     java=False,
 )
 
-# The collector's list (archive/gc.py): what nothing referred to when it was last looked
+# The collector's list (filestore/gc.py): what nothing referred to when it was last looked
 # at, and since when. Removed only after a grace period longer than any ingest; an ingest
 # that reuses a listed item takes it off the list first. Small: only garbage is listed.
 ARCHIVE_GARBAGE = Table(

@@ -25,7 +25,7 @@ once for each snapshot that holds it. The last ``UNPACKED_BYTES`` of pieces' fra
 unpacked are kept with their bytes; a frame read again is compared with the kept one byte
 for byte (memcmp, several times faster than unpacking it) and, equal, gives the same bytes
 object: zstd is deterministic, so equal frames hold equal bytes. The reader's hash check
-then finds the very bytes it checked before (``archive/reading.py``). A frame changed in the
+then finds the very bytes it checked before (``filestore/reading.py``). A frame changed in the
 store since differs, is unpacked, and is checked anew.
 """
 

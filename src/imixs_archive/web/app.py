@@ -73,7 +73,7 @@ def create_app(
     metrics = Metrics()
     metered = MeteredBackend(backend, metrics)
     archive = Archive(metered, gc_grace=settings.gc_grace)
-    collector = GcSchedule(metered, settings)
+    collector = GcSchedule(archive.files, settings)
     archive.read_gate = ReadGate(settings.read_memory_mb * 2**20)
     runner = jobs or JobRunner()
     verifier = oidc if oidc is not None else oidc_verifier(settings)

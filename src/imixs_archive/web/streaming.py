@@ -4,7 +4,7 @@ Attachments: ``Content-Length`` from the stored size, ``Accept-Ranges: bytes``, 
 ``Range: bytes=a-b`` answered with 206 (several ranges, or a malformed header, get the
 whole file, as RFC 9110 allows), an unsatisfiable one with 416. Stored pieces before the
 range are skipped by their recorded sizes, without reading them; pieces after it are not
-read. Every piece is checked as it is read (``archive/reading.py``): the first one
+read. Every piece is checked as it is read (``filestore/reading.py``): the first one
 before the answer starts, so a file that is bad from its start gets a 502 integrity problem; a bad
 piece later cuts the connection short of ``Content-Length`` (or of the last chunk), so
 no client can take the rest for the whole file. Files are served with

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from imixs_archive.archive.content import IngestedContent, Piece, same_bytes
-from imixs_archive.archive.garbage import FILE, pin_row, take_off_list
-from imixs_archive.archive.reading import StoredContent, is_hashed, read_piece
-from imixs_archive.archive.twin import HEAD_BYTES, head_digest
 from imixs_archive.errors import IntegrityError, NotFoundError
+from imixs_archive.filestore.content import IngestedContent, Piece, same_bytes
+from imixs_archive.filestore.garbage import FILE, pin_row, take_off_list
+from imixs_archive.filestore.reading import StoredContent, is_hashed, read_piece
+from imixs_archive.filestore.twin import HEAD_BYTES, head_digest
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
     ARCHIVE_FILE_HEADS,

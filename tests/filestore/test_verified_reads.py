@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from imixs_archive.archive import reading
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.errors import IntegrityError
+from imixs_archive.filestore import reading
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import DOCUMENTS, DOCUMENTS_DATA
 from support.snapshots import make_snapshot

@@ -34,8 +34,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from imixs_archive.archive.files import piece_used, release_file
-from imixs_archive.archive.garbage import (
+from imixs_archive.errors import ArchiveError, StoreError
+from imixs_archive.filestore.files import piece_used, release_file
+from imixs_archive.filestore.garbage import (
     FILE,
     PIECE,
     file_used,
@@ -43,8 +44,7 @@ from imixs_archive.archive.garbage import (
     now_us,
     put_on_list,
 )
-from imixs_archive.archive.reading import is_hashed
-from imixs_archive.errors import ArchiveError, StoreError
+from imixs_archive.filestore.reading import is_hashed
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,

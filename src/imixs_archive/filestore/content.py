@@ -44,12 +44,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from imixs_archive.archive.chunking import DEFAULT_PARAMS, ChunkerParams, StreamChunker
-from imixs_archive.archive.garbage import PIECE, take_off_list
-from imixs_archive.archive.reading import RecentPieces, pieces_digest, read_piece
-from imixs_archive.archive.twin import KnownContent
 from imixs_archive.document.model import BinaryStream
 from imixs_archive.errors import IntegrityError
+from imixs_archive.filestore.chunking import DEFAULT_PARAMS, ChunkerParams, StreamChunker
+from imixs_archive.filestore.garbage import PIECE, take_off_list
+from imixs_archive.filestore.reading import RecentPieces, pieces_digest, read_piece
+from imixs_archive.filestore.twin import KnownContent
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.model import DOCUMENTS_DATA
 

@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from itertools import chain
 
-from imixs_archive.archive.reading import read_piece
 from imixs_archive.errors import IntegrityError
+from imixs_archive.filestore.reading import read_piece
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import ARCHIVE_FILE_HEADS, ARCHIVE_FILES, DOCUMENTS
 

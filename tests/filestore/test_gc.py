@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from imixs_archive.archive.content import PieceStore
-from imixs_archive.archive.garbage import now_us
-from imixs_archive.archive.gc import GcReport, collect
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.verify import verify
 from imixs_archive.errors import StoreUnavailableError
+from imixs_archive.filestore.content import PieceStore
+from imixs_archive.filestore.garbage import now_us
+from imixs_archive.filestore.gc import GcReport, collect
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import (
@@ -235,7 +235,7 @@ def test_the_pieces_a_removed_file_leaves_are_counted_as_still_to_free(backend: 
 
 INGESTER = """
 import random, sys, time
-from imixs_archive.archive.content import PieceStore
+from imixs_archive.filestore.content import PieceStore
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import load_settings
 from imixs_archive.errors import StoreUnavailableError

@@ -4,7 +4,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from imixs_archive.archive.chunking import DEFAULT_PARAMS, StreamChunker, chunk_bytes
+from imixs_archive.filestore.chunking import DEFAULT_PARAMS, StreamChunker, chunk_bytes
 
 
 def _data(size: int, seed: int = 7) -> bytes:

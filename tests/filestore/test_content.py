@@ -13,16 +13,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from imixs_archive.archive.content import (
+from imixs_archive.archive.verify import verify
+from imixs_archive.filestore.content import (
     IngestCounters,
     IngestedContent,
     PieceStore,
     PieceWriter,
 )
-from imixs_archive.archive.files import register_file, release_file
-from imixs_archive.archive.reading import StoredContent
-from imixs_archive.archive.twin import HEAD_BYTES, head_digest
-from imixs_archive.archive.verify import verify
+from imixs_archive.filestore.files import register_file, release_file
+from imixs_archive.filestore.reading import StoredContent
+from imixs_archive.filestore.twin import HEAD_BYTES, head_digest
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import (

@@ -10,11 +10,11 @@ import uuid
 
 import pytest
 
-from imixs_archive.archive.reading import StoredContent
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import iter_files
 from imixs_archive.document.xml_writer import iter_xml, to_xml
 from imixs_archive.errors import IntegrityError
+from imixs_archive.filestore.reading import StoredContent
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import DOCUMENTS, DOCUMENTS_DATA, SNAPSHOTS
 from support.snapshots import make_snapshot

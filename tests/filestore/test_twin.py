@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from imixs_archive.archive.content import IngestCounters, PieceStore, ingest_stream
-from imixs_archive.archive.files import register_file
-from imixs_archive.archive.twin import HEAD_BYTES, KnownContent, head_digest
+from imixs_archive.filestore.content import IngestCounters, PieceStore, ingest_stream
+from imixs_archive.filestore.files import register_file
+from imixs_archive.filestore.twin import HEAD_BYTES, KnownContent, head_digest
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import DOCUMENTS, DOCUMENTS_DATA, Table

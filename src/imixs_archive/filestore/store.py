@@ -1,0 +1,113 @@
+"""``FileStore``: the one door to the piece store.
+
+What the snapshot index (``archive/snapshots.py``) and everyone above it ask of files: take
+an attachment's bytes in (cut, hashed, each piece stored once: ``content.py``, ``twin.py``),
+register the file under its key (``files.py``), hand a stored file back as a stream checked
+as it is read (``reading.py``), say what is stored, and collect what nothing refers to any
+more (``garbage.py``, ``gc.py``). The modules behind it stay free functions over a backend;
+only this class is used from outside the package.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from imixs_archive.errors import NotFoundError, StoreUnavailableError
+from imixs_archive.filestore.content import (
+    IngestCounters,
+    IngestedContent,
+    PieceStore,
+    PieceWriter,
+    ingest_stream,
+)
+from imixs_archive.filestore.files import link_stored, register_file
+from imixs_archive.filestore.garbage import PIECE, listed
+from imixs_archive.filestore.gc import GcReport, collect
+from imixs_archive.filestore.reading import StoredContent
+from imixs_archive.storage.base import Backend
+from imixs_archive.storage.model import ARCHIVE_FILES, DOCUMENTS, DOCUMENTS_DATA
+
+
+class FileStore:
+    """Files and their pieces in one store; the piece threads are this object's."""
+
+    def __init__(self, backend: Backend) -> None:
+        self._backend = backend
+        self._pieces = PieceStore(backend)
+
+    def close(self) -> None:
+        """Stop the piece threads (the backend stays open: it is the caller's)."""
+        self._pieces.close()
+
+    # ---- in ---------------------------------------------------------------------------
+
+    def sink(self) -> PieceWriter:
+        """Where a reader streams one attachment's bytes as it parses them: pieces are cut,
+        hashed and written while the reader goes on (``PieceWriter``). Its counters are its
+        own: the bytes count for the snapshot once the file is registered."""
+        return PieceWriter(self._pieces, IngestCounters())
+
+    def ingest(self, chunks: Iterable[bytes], counters: IngestCounters) -> IngestedContent:
+        """An attachment's bytes, cut and stored piece by piece."""
+        return ingest_stream(self._pieces, chunks, counters)
+
+    def register(self, content: IngestedContent) -> str:
+        """The file's rows, once its pieces are stored; its key (``documents``)."""
+        return register_file(self._backend, content)
+
+    def link_stored(self, claimed_md5: str) -> bool:
+        """Whether a file a snapshot names by its MD5 alone (its content left out) is stored,
+        by this archive or the Java service; it is then kept from collection."""
+        return link_stored(self._backend, claimed_md5)
+
+    def check_reused(self, contents: Iterable[IngestedContent]) -> None:
+        """After an ingest longer than half the grace period: the collector may have listed
+        (and removed) a piece the ingest found stored and did not write again."""
+        for content in contents:
+            for piece in content.pieces:
+                key = {"data_id": piece.data_id}
+                gone = self._backend.get(DOCUMENTS_DATA, key, ["data_id"]) is None
+                if gone or listed(self._backend, PIECE, piece.data_id) is not None:
+                    raise StoreUnavailableError(
+                        "the ingest took longer than half the collector's grace period and a "
+                        f"piece it reused ({piece.data_id}) is being collected: archive it again"
+                    )
+
+    # ---- out --------------------------------------------------------------------------
+
+    def exists(self, key: str) -> bool:
+        """Whether a file is stored whole under this key by this archive."""
+        return self._backend.get(ARCHIVE_FILES, {"md5": key}, ["md5"]) is not None
+
+    def has_rows(self, key: str) -> bool:
+        """Whether any piece is listed under this key (files the Java service stored)."""
+        return next(self._backend.scan(DOCUMENTS, {"md5": key}, limit=1), None) is not None
+
+    def size(self, key: str) -> int | None:
+        """A stored file's size, or None when it is not (or not yet) stored."""
+        row = self._backend.get(ARCHIVE_FILES, {"md5": key}, ["size"])
+        return int(row["size"]) if row is not None else None
+
+    def digest(self, key: str) -> str | None:
+        """The digest over a file's piece ids, when this archive recorded one."""
+        row = self._backend.get(ARCHIVE_FILES, {"md5": key}, ["digest"])
+        return row["digest"] if row is not None else None
+
+    def content(self, key: str, where: str = "") -> StoredContent:
+        """A stored file's bytes, read piece by piece and checked as they come
+        (``where`` names it in an error)."""
+        return StoredContent(self._backend, key, where=where)
+
+    def by_md5(self, md5: str) -> StoredContent:
+        """A stored file by its MD5 (hex, either case); NotFoundError when none is."""
+        key = md5.strip().upper()
+        if not self.exists(key) and not self.has_rows(key):
+            raise NotFoundError(f"no file with MD5 {key} in the archive")
+        return self.content(key)
+
+    # ---- collection -------------------------------------------------------------------
+
+    def collect(self, *, grace: float, dry_run: bool = False) -> GcReport:
+        """One collection (``gc.py``): remove what was listed ``grace`` seconds ago and is
+        still unreferenced, list what is unreferenced now."""
+        return collect(self._backend, grace=grace, dry_run=dry_run)
