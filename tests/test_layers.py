@@ -99,3 +99,90 @@ def test_no_module_above_the_archive_touches_tables(path: Path) -> None:
             if isinstance(node, ast.ImportFrom) and node.module is not None
         }
         assert "imixs_archive.storage.model" not in imported, f"{where} names tables"
+
+
+# --- one door: the archive ------------------------------------------------------------
+
+TABLE_MODULE = "# table module"
+"""The first line of a module above the archive that may reach its own table through the
+store (``analytics/day_store.py``)."""
+
+
+def _attribute_uses(tree: ast.AST, name: str) -> list[int]:
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and node.attr == name
+    ]
+
+
+@pytest.mark.parametrize("path", ABOVE_THE_ARCHIVE, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_nothing_above_the_archive_takes_its_store(path: Path) -> None:
+    """Above the archive everything goes through the ``Archive`` (its files, holds, state,
+    sync records, reads): no module takes ``.backend`` from it, but a declared table
+    module for its own table."""
+    text = path.read_text()
+    if text.startswith(TABLE_MODULE):
+        return
+    lines = _attribute_uses(ast.parse(text, str(path)), "backend")
+    assert not lines, f"{path.parent.name}/{path.name} takes .backend (lines {lines})"
+
+
+def test_only_the_runtime_builds_an_archive() -> None:
+    """``runtime.py`` opens the store and builds the archive, the same way for everyone."""
+    builders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Archive":
+                builders.append(str(path.relative_to(PACKAGE)))
+    assert builders == ["runtime.py"]
+
+
+# --- imports point down -------------------------------------------------------------------
+
+RANKS = {
+    "errors": 0,
+    "recent": 0,
+    "humanize": 0,
+    "timezones": 0,
+    "budget": 0,
+    "config": 1,
+    "document": 2,
+    "storage": 2,
+    "workflow": 2,
+    "filestore": 3,
+    "archive": 4,
+    "runtime": 5,
+    "analytics": 6,
+    "services": 6,
+    "cli": 8,
+    "web": 8,
+    "__main__": 9,
+}
+"""Each part of the package and its floor: a module imports from its own floor or below."""
+
+
+def _part(module: str) -> str:
+    inner = module.removeprefix("imixs_archive").lstrip(".")
+    return inner.split(".")[0].removesuffix(".py") if inner else ""
+
+
+@pytest.mark.parametrize(
+    "path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE))
+)
+def test_no_import_runs_back_up(path: Path) -> None:
+    part = path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+    if part == "__init__":
+        return
+    floor = RANKS[part]
+    upward = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.module.startswith("imixs_archive.")
+        ):
+            target = _part(node.module)
+            if target and RANKS[target] > floor:
+                upward.append(f"{node.module} (line {node.lineno})")
+    assert not upward, f"{path.relative_to(PACKAGE)} imports from above it: {upward}"

@@ -158,7 +158,7 @@ def test_the_same_content_is_one_new_file(archive: Archive) -> None:
 
 
 def test_a_row_of_another_format_version_is_recomputed(generated: Archive) -> None:
-    store_day(generated.backend, compute_cells(generated, START))
+    store_day(generated, compute_cells(generated, START))
     row = generated.backend.get(ARCHIVE_DAY_AGGREGATES, {"year": 2023, "day": START})
     assert row is not None
     generated.backend.put(ARCHIVE_DAY_AGGREGATES, [{**row, "version": 999}])

@@ -275,17 +275,15 @@ def test_an_event_that_keeps_failing_becomes_a_dead_letter(
     assert outcomes[0].count(Outcome.DONE) == 1 and outcomes[0].count(Outcome.FAILED) == 1
     assert outcomes[2].count(Outcome.DEAD) == 1
     assert double.events() == []  # the dead event left the log; the archive keeps it
-    status = sync_status(archive.backend)
+    status = sync_status(archive)
     [letter] = status.dead_letters
     assert (letter.ref, letter.attempts, letter.topic) == (bad_id, 3, "snapshot.add")
     assert "500" in letter.error
     assert archive.exists(str(good.get_first("$uniqueid"))) and not archive.exists(bad_id)
     # Retried on demand once the workflow behaves.
     double.clear_faults()
-    assert [f.ref for f in retry_dead_letters(archive.backend, service.client, [bad_id])] == [
-        bad_id
-    ]
-    assert sync_status(archive.backend).dead_letters == []
+    assert [f.ref for f in retry_dead_letters(archive, service.client, [bad_id])] == [bad_id]
+    assert sync_status(archive).dead_letters == []
     service.run_round()
     assert archive.exists(bad_id) and double.events() == []
     service.close()
@@ -399,7 +397,7 @@ def test_stop_finishes_the_event_in_hand(double: WorkflowDouble, archive: Archiv
     assert sorted(archive.iter_snapshot_ids()) == sorted(
         sid for sid in double.snapshots if sid not in {e.ref for e in double.events()}
     )
-    assert sync_status(archive.backend).instances[0]["state"] == "stopped"
+    assert sync_status(archive).instances[0]["state"] == "stopped"
 
 
 def test_counters_of_processes_gone_for_a_week_are_deleted_at_start(
@@ -417,7 +415,7 @@ def test_counters_of_processes_gone_for_a_week_are_deleted_at_start(
     service.run(initial_delay=False, rounds=1)
     names = [row["instance"] for row in archive.backend.scan(ARCHIVE_SYNC_INSTANCES)]
     assert sorted(names) == ["recent-host-2", "this-host-3"]
-    assert [row["instance"] for row in sync_status(archive.backend).instances] == [
+    assert [row["instance"] for row in sync_status(archive).instances] == [
         "recent-host-2",
         "this-host-3",
     ]

@@ -71,13 +71,13 @@ def test_the_wait_for_the_first_round_is_said_with_its_seconds(
         assert " starts in 5 s " in later, later
         assert "first round in 30 s (WORKFLOW_SYNC_INITIALDELAY)" in caplog.text
         # another process's `sync --status` sees the row of a process that has started
-        assert [row["state"] for row in sync_status(archive.backend).instances] == ["starting"]
+        assert [row["state"] for row in sync_status(archive).instances] == ["starting"]
         started = time.monotonic()
     finally:
         service.close(timeout=10)
     assert time.monotonic() - started < 5  # a stop does not wait out the delay
     assert describe(activity(service.counters.as_dict(), 30_000)) == "stopped"
-    assert [row["state"] for row in sync_status(archive.backend).instances] == ["stopped"]
+    assert [row["state"] for row in sync_status(archive).instances] == ["stopped"]
 
 
 def test_events_left_in_the_event_log_are_pending(

@@ -111,7 +111,7 @@ def test_resync_command(
     assert main(["sync", "--status"]) == 0
     assert "sync count: 3" in capsys.readouterr().out
     with SQLiteBackend(environment) as backend:
-        assert sync_status(backend).point == 1_700_000_000_002
+        assert sync_status(Archive(backend)).point == 1_700_000_000_002
 
 
 def test_resync_from_without_an_offset_is_read_in_archive_timezone(
@@ -129,7 +129,7 @@ def test_resync_from_without_an_offset_is_read_in_archive_timezone(
     assert main(["resync", "--from", "2023-11-15T07:00:00"]) == 0  # 22:00Z (UTC: 07:00Z)
     assert "3 newly archived" in capsys.readouterr().out
     with SQLiteBackend(environment) as backend:
-        assert sync_status(backend).point == 1_700_000_000_002
+        assert sync_status(Archive(backend)).point == 1_700_000_000_002
 
 
 def test_sync_needs_an_endpoint(environment: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -200,7 +200,7 @@ def test_sigkill_mid_run_then_restart_loses_nothing(double: WorkflowDouble, tmp_
     assert java.rounds > 0
     _check_exactly_once(double, store)
     with SQLiteBackend(store) as backend:
-        assert sync_status(backend).dead_letters == []
+        assert sync_status(Archive(backend)).dead_letters == []
 
 
 @pytest.mark.slow
@@ -230,7 +230,7 @@ def test_three_processes_beside_a_java_archive_lose_nothing(
     assert java.rounds > 0
     _check_exactly_once(double, store)
     with SQLiteBackend(store) as backend:
-        status = sync_status(backend)
+        status = sync_status(Archive(backend))
     assert len(status.instances) == 3 and status.dead_letters == []
     assert sum(row["events"] for row in status.instances) >= 80
     assert all(row["state"] == "stopped" for row in status.instances)
@@ -302,5 +302,5 @@ def test_a_failed_event_whose_snapshot_was_archived_since_is_not_shown_retrying(
     )
     assert main(["sync", "--once"]) == 0
     with SQLiteBackend(environment) as backend:
-        status = sync_status(backend)
+        status = sync_status(Archive(backend))
     assert status.retrying == status.archived_since == [] and double.events() == []

@@ -201,7 +201,7 @@ def test_a_snapshot_the_workflow_deleted_is_gone_for_good(
     [gone] = GoneBook(archive.backend).all()
     assert gone.ref == vid
     assert service.counters.gone == 1 and service.counters.failures == 0
-    status = sync_status(archive.backend)
+    status = sync_status(archive)
     assert status.gone_count == 1 and status.gone[0].ref == vid
     assert archive.exists(str(kept.get_first("$uniqueid"))) and not archive.exists(vid)
     # Nothing comes back for it.
@@ -316,7 +316,7 @@ def test_catch_up_passes_a_timestamp_shared_by_more_than_sixteen(
     [skipped] = ProgressBook(archive.backend).skipped()
     assert (int(skipped.name.split(":")[1]), skipped.point) == (base - 1000 + 2 + 1, base)
     assert double.stats.syncpoint_overflows > 0
-    assert sync_status(archive.backend).catchup_skipped[0]["to"] == base
+    assert sync_status(archive).catchup_skipped[0]["to"] == base
     assert before and crowd
 
 

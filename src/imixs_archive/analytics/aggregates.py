@@ -209,8 +209,7 @@ def _utc_days(
     for year in sorted({day.year for day in needed}):  # the years asked for only
         start, end = dt.date(year, 1, 1), dt.date(year, 12, 31)
         stamps.update(archive.day_stamps(max(needed[0], start), min(needed[-1], end)))
-    backend = archive.backend  # the stored days: the analytics' own table (day_store)
-    stored = {} if recompute else read_stored(backend, needed, workers=workers)
+    stored = {} if recompute else read_stored(archive, needed, workers=workers)
     found = {day: c for day, c in stored.items() if c.stamp == stamps.get(day, "")}
     missing = [day for day in needed if day not in found]
     first_seen = FirstSeen(archive)
@@ -220,7 +219,7 @@ def _utc_days(
         cells = compute_cells(archive, day, first_seen, "computed" if final else "live", now)
         cells.stamp = stamps.get(day, "")
         if final and cells.settled:
-            store_day(backend, cells)
+            store_day(archive, cells)
         return cells
 
     found.update({c.day: c for c in ordered_map(compute, missing, workers=workers)})

@@ -1,3 +1,4 @@
+# table module: archive_day_aggregates, the analytics' own (storage/model.py)
 """Stored day figures: one ``archive_day_aggregates`` row per finished UTC day. The one
 module of the analytics that touches a table, its own (declared in ``storage/model.py``);
 everything else they read through the ``Archive``.
@@ -26,6 +27,7 @@ from collections.abc import Iterator
 
 from imixs_archive.analytics._pool import ordered_map
 from imixs_archive.analytics.cells import DayCells
+from imixs_archive.archive.snapshots import Archive
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import ARCHIVE_DAY_AGGREGATES
 
@@ -38,10 +40,10 @@ def is_final(day: dt.date, today: dt.date, grace_days: int = DEFAULT_GRACE_DAYS)
     return (today - day).days > grace_days
 
 
-def store_day(backend: Backend, figures: DayCells) -> None:
+def store_day(archive: Archive, figures: DayCells) -> None:
     """Write one UTC day's cells: a single row, so it is there whole or not at all."""
     data = json.dumps(figures.to_json(), separators=(",", ":"), sort_keys=True)
-    backend.put(
+    archive.backend.put(
         ARCHIVE_DAY_AGGREGATES,
         [
             {
@@ -55,7 +57,7 @@ def store_day(backend: Backend, figures: DayCells) -> None:
 
 
 def read_stored(
-    backend: Backend, days: list[dt.date], *, workers: int = 4
+    archive: Archive, days: list[dt.date], *, workers: int = 4
 ) -> dict[dt.date, DayCells]:
     """The stored figures of the days in ``[days[0], days[-1]]`` (in order): one partition
     read per year that has one of ``days``, the years read concurrently."""
@@ -63,7 +65,7 @@ def read_stored(
     years = sorted({day.year for day in days})
 
     def read_year(year: int) -> list[DayCells]:
-        return list(_read_year(backend, year, first, last))
+        return list(_read_year(archive.backend, year, first, last))
 
     found: dict[dt.date, DayCells] = {}
     for figures_of_year in ordered_map(read_year, years, workers=min(workers, len(years))):

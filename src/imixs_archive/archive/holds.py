@@ -137,3 +137,26 @@ def bytes_only_in(backend: Backend, snapshot_ids: Iterable[str]) -> tuple[int, i
         files += 1
         size += _stored_size(backend, key, files_of[key])
     return files, size
+
+
+class Holds:
+    """The legal holds of one archive (``Archive.holds``)."""
+
+    def __init__(self, backend: Backend) -> None:
+        self._backend = backend
+
+    def get(self, uniqueid: str) -> Hold | None:
+        return get_hold(self._backend, uniqueid)
+
+    def list(self) -> list[Hold]:
+        return list_holds(self._backend)
+
+    def place(self, uniqueid: str, reason: str, placed_by: str, now: dt.datetime) -> Hold:
+        return place_hold(self._backend, uniqueid, reason, placed_by, now)
+
+    def release(self, uniqueid: str) -> bool:
+        return release_hold(self._backend, uniqueid)
+
+    def bytes_only_in(self, snapshot_ids: Iterable[str]) -> tuple[int, int]:
+        """(files, bytes) that deleting these snapshots releases (see ``bytes_only_in``)."""
+        return bytes_only_in(self._backend, snapshot_ids)

@@ -31,3 +31,16 @@ def load_state(backend: Backend) -> Document:
 def save_state(backend: Backend, state: Document) -> None:
     state["$uniqueid"] = METADATA_ID
     backend.put(SNAPSHOTS, [{"snapshot": METADATA_ID, "data": seal(to_xml(state))}])
+
+
+class ServiceState:
+    """The service state of one archive (``Archive.state``)."""
+
+    def __init__(self, backend: Backend) -> None:
+        self._backend = backend
+
+    def load(self) -> Document:
+        return load_state(self._backend)
+
+    def save(self, state: Document) -> None:
+        save_state(self._backend, state)

@@ -24,22 +24,27 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from imixs_archive.archive import snapshot_reads as reads
 from imixs_archive.archive.days import day_stamps, days_in, record_day, stamp_day
-from imixs_archive.archive.holds import Hold, get_hold
+from imixs_archive.archive.holds import Hold, Holds, get_hold
+from imixs_archive.archive.read_gate import DEFAULT_LIMIT as DEFAULT_READ_MEMORY
 from imixs_archive.archive.read_gate import ReadGate
+from imixs_archive.archive.service_state import ServiceState
 from imixs_archive.archive.snapshot_xml import (
     delete_snapshot_xml,
     load_row,
     put_snapshot_xml,
     xml_size,
 )
+from imixs_archive.archive.stats import Stats, collect_stats
 from imixs_archive.archive.stored_xml import StoredXml, load_with_files
+from imixs_archive.archive.sync_records import SyncRecords
+from imixs_archive.archive.verify import VerifyReport, verify
 from imixs_archive.budget import checkpoint
 from imixs_archive.document.conventions import (
     FILE_ITEM,
@@ -116,15 +121,54 @@ class DeleteResult:
 class Archive:
     """Archive operations over one backend; the same code for SQLite and Cassandra."""
 
-    def __init__(self, backend: Backend, *, gc_grace: float = DEFAULT_GC_GRACE) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        gc_grace: float = DEFAULT_GC_GRACE,
+        read_memory: int = DEFAULT_READ_MEMORY,
+        owns_backend: bool = False,
+    ) -> None:
         """``gc_grace``: the collector's grace period (seconds); an ingest that takes more
-        than half of it checks the pieces it reused before it refers to them."""
+        than half of it checks the pieces it reused before it refers to them.
+        ``read_memory``: bytes that loads of large snapshots may take together
+        (``read_gate.py``). ``owns_backend``: closing the archive closes the store too (an
+        archive the runtime opened, ``runtime.py``). Programs build it with the runtime."""
         self.backend = backend
+        self._owns_backend = owns_backend
+        """The store: for the archive layer's own modules; nothing above it reaches it."""
         self.files = FileStore(backend)
         """The piece store: every file this archive reads or writes goes through it."""
+        self.holds = Holds(backend)
+        self.state = ServiceState(backend)
+        """The service state ('0' row): the sync point, restore.*, resync.*."""
+        self.sync_records = SyncRecords(backend)
+        """The sync's books: claims, failures, gone snapshots, catch-up, counters."""
         self.max_ingest = gc_grace / 2
-        self.read_gate = ReadGate()
+        self.read_gate = ReadGate(read_memory)
         """Memory for loading large snapshots at once (``read_gate.py``)."""
+
+    def verify(self, progress: Callable[[str], None] | None = None) -> VerifyReport:
+        """Re-read everything and check it against its hashes and references
+        (``verify.py``)."""
+        return verify(self.backend, progress)
+
+    def stats(self) -> Stats:
+        """Totals from the tables (``stats.py``)."""
+        return collect_stats(self.backend)
+
+    def describe(self) -> dict[str, Any]:
+        """What the store says of itself (kind, location, versions ...)."""
+        return self.backend.describe()
+
+    def findings(self) -> list[str]:
+        """Damage the store found on its own, below the rows (``Backend.findings``)."""
+        return self.backend.findings()
+
+    @property
+    def store_name(self) -> str:
+        """The kind of store: ``sqlite`` or ``cassandra``."""
+        return self.backend.name
 
     def durable_at_end(self) -> AbstractContextManager[None]:
         """A bulk load from input that stays where it is: what is stored in the block is
@@ -133,8 +177,11 @@ class Archive:
         return self.backend.durable_at_end()
 
     def close(self) -> None:
-        """Stop the piece threads (the backend stays open: it is the caller's)."""
+        """Stop the piece threads; close the store when this archive owns it (else it is
+        the caller's, and stays open)."""
         self.files.close()
+        if self._owns_backend:
+            self.backend.close()
 
     def __enter__(self) -> Archive:
         return self

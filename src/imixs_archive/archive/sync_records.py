@@ -252,3 +252,14 @@ class InstanceBook:
 
     def forget(self, instance: str) -> None:
         self.backend.delete(ARCHIVE_SYNC_INSTANCES, {"instance": instance})
+
+
+class SyncRecords:
+    """The sync's books of one archive (``Archive.sync_records``)."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.claims = ClaimBook(backend)
+        self.failures = FailureBook(backend)
+        self.gone = GoneBook(backend)
+        self.progress = ProgressBook(backend)
+        self.instances = InstanceBook(backend)

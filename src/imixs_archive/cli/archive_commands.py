@@ -12,7 +12,6 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.verify import verify
 from imixs_archive.cli.context import (
     Context,
     add_jobs_option,
@@ -231,7 +230,7 @@ def cmd_delete(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
     archive = ctx.archive
-    report = verify(archive.backend)
+    report = archive.verify()
     for warning in report.warnings:
         print(f"warning: {warning}")
     for problem in report.problems:

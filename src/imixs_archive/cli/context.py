@@ -14,9 +14,8 @@ from typing import IO
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.errors import ConfigError
+from imixs_archive.runtime import open_archive
 from imixs_archive.services.workers import MAX_JOBS, Spread, Standby, default_jobs
-from imixs_archive.storage.base import Backend
-from imixs_archive.storage.factory import open_backend
 from imixs_archive.timezones import zone
 
 
@@ -33,27 +32,20 @@ class Context:
         self.settings = settings
         self.existing_store = existing_store
         self.standby = standby
-        self._backend: Backend | None = None
         self._archive: Archive | None = None
 
     @property
-    def backend(self) -> Backend:
-        if self._backend is None:
-            self._backend = open_backend(self.settings, create=not self.existing_store)
-        return self._backend
-
-    @property
     def archive(self) -> Archive:
+        """The archive over the store, opened on first use (``runtime.py``)."""
         if self._archive is None:
-            self._archive = Archive(self.backend, gc_grace=self.settings.gc_grace)
+            self._archive = open_archive(self.settings, create=not self.existing_store)
         return self._archive
 
     def close(self) -> None:
-        if self._archive is not None:
-            self._archive.close()
-        if self._backend is not None:
-            self._backend.close()
-        self._archive = self._backend = None
+        """Close the archive and the store under it (once)."""
+        archive, self._archive = self._archive, None
+        if archive is not None:
+            archive.close()
 
     def __enter__(self) -> Context:
         return self

@@ -17,11 +17,10 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from imixs_archive.archive.service_state import load_state
+from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli.context import Context, store_options
 from imixs_archive.config import Settings
 from imixs_archive.errors import ArchiveError, NotFoundError
-from imixs_archive.storage.base import Backend
 from imixs_archive.web.credentials import Role, parse_tokens, parse_users, verify_password
 from imixs_archive.workflow.client import WorkflowClient
 from imixs_archive.workflow.errors import WorkflowAuthError, WorkflowUnavailableError
@@ -52,7 +51,7 @@ class Diagnosis:
 
 def diagnose(
     settings: Settings,
-    open_store: Callable[[], Backend],
+    open_archive: Callable[[], Archive],
     *,
     public_url: str | None = None,
     archive_user: str | None = None,
@@ -62,7 +61,7 @@ def diagnose(
     (or will be) given as ``ARCHIVE_SERVICE_USER``/``PASSWORD``, checked when given."""
     found = Diagnosis()
     _configuration(settings, found)
-    _store(open_store, found)
+    _store(open_archive, found)
     _workflow(settings, found)
     reader = _archive_account(settings, found, archive_user, archive_password)
     endpoint = (public_url or _guess_url(settings)).rstrip("/") + "/api"
@@ -96,9 +95,9 @@ def _configuration(settings: Settings, found: Diagnosis) -> None:
         )
 
 
-def _store(open_store: Callable[[], Backend], found: Diagnosis) -> None:
+def _store(open_archive: Callable[[], Archive], found: Diagnosis) -> None:
     try:
-        state = load_state(open_store())
+        state = open_archive().state.load()
     except ArchiveError as exc:
         found.add("store", FAIL, str(exc))
         return
@@ -232,7 +231,7 @@ def cmd_doctor(args: argparse.Namespace, ctx: Context) -> int:
         password = sys.stdin.readline().rstrip("\r\n")
     found = diagnose(
         ctx.settings,
-        lambda: ctx.backend,
+        lambda: ctx.archive,
         public_url=args.public_url,
         archive_user=args.archive_user,
         archive_password=password,

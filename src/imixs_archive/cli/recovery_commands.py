@@ -8,7 +8,6 @@ import datetime as dt
 import threading
 from pathlib import Path
 
-from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli.context import (
     Context,
     add_jobs_option,
@@ -24,12 +23,12 @@ from imixs_archive.cli.ftps_commands import backup_ftps, print_tree_restore
 from imixs_archive.cli.output import human_bytes, print_problems
 from imixs_archive.config import settings_for_store
 from imixs_archive.errors import ConfigError
+from imixs_archive.runtime import open_archive
 from imixs_archive.services.backup import backup
 from imixs_archive.services.export import export
 from imixs_archive.services.ftps import is_ftps
 from imixs_archive.services.restore import RestoreRange, RestoreReport, parse_filter
 from imixs_archive.services.restore_jobs import RestoreRequest, run_restore
-from imixs_archive.storage.factory import open_backend
 from imixs_archive.timezones import zone
 from imixs_archive.workflow.client import WorkflowClient
 
@@ -198,7 +197,7 @@ def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
 def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
     target_settings = settings_for_store(ctx.settings, args.target)
     source = ctx.archive  # first: no target is created for a source that is not there
-    with open_backend(target_settings) as backend, Archive(backend) as target:
+    with open_archive(target_settings) as target:
         summary = export(source, target)
     print_problems(failures=summary.failures)
     print(

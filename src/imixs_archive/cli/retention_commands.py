@@ -9,7 +9,6 @@ import getpass
 import json
 import sys
 
-from imixs_archive.archive.holds import list_holds, place_hold, release_hold
 from imixs_archive.cli.context import Context, store_options
 from imixs_archive.cli.output import human_bytes, print_table
 from imixs_archive.services.retention import Policy, run_retention
@@ -79,13 +78,13 @@ def cmd_retention(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_hold_place(args: argparse.Namespace, ctx: Context) -> int:
-    hold = place_hold(ctx.backend, args.uniqueid, args.reason, _who(), dt.datetime.now(dt.UTC))
+    hold = ctx.archive.holds.place(args.uniqueid, args.reason, _who(), dt.datetime.now(dt.UTC))
     print(f"{hold.uniqueid}: held ({hold.reason})")
     return 0
 
 
 def cmd_hold_release(args: argparse.Namespace, ctx: Context) -> int:
-    if not release_hold(ctx.backend, args.uniqueid):
+    if not ctx.archive.holds.release(args.uniqueid):
         print(f"{args.uniqueid}: no hold", file=sys.stderr)
         return 1
     print(f"{args.uniqueid}: released")
@@ -93,7 +92,7 @@ def cmd_hold_release(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_hold_list(args: argparse.Namespace, ctx: Context) -> int:
-    holds = list_holds(ctx.backend)
+    holds = ctx.archive.holds.list()
     if args.json:
         print(json.dumps([h.to_json() for h in holds], indent=2))
         return 0

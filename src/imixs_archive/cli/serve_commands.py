@@ -15,6 +15,8 @@ from typing import Any
 from imixs_archive.cli.context import Context, store_options
 from imixs_archive.config import Settings
 from imixs_archive.errors import ConfigError
+from imixs_archive.runtime import open_store
+from imixs_archive.storage.base import Backend
 from imixs_archive.web.credentials import check_exposure, hash_password, new_token
 
 
@@ -56,24 +58,34 @@ def bind(settings: Settings) -> socket.socket:
 
 
 def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
-    import uvicorn  # the web stack is loaded by the command that uses it
-
-    from imixs_archive.web.app import create_app
-
     settings = replace(
         ctx.settings,
         http_host=args.host if args.host is not None else ctx.settings.http_host,
         http_port=args.port if args.port is not None else ctx.settings.http_port,
     )
     check_exposure(settings)
-    app = create_app(settings, ctx.backend)
+    store = open_store(settings)
+    try:
+        _serve(settings, store)
+    finally:
+        store.close()
+    return 0
+
+
+def _serve(settings: Settings, store: Backend) -> None:
+    import uvicorn  # the web stack is loaded by the command that uses it
+
+    from imixs_archive.web.app import create_app
+
+    app = create_app(settings, store)
+    archive = app.state.services.archive
     sock = bind(settings)
     port = sock.getsockname()[1]
     host = f"[{settings.http_host}]" if ":" in settings.http_host else settings.http_host
-    store = ctx.backend.describe()
-    where = store.get("path") or store.get("keyspace") or ""
+    described = archive.describe()
+    where = described.get("path") or described.get("keyspace") or ""
     print(
-        f"imixs-archive: serving http://{host}:{port}/ ({ctx.backend.name} store {where}); "
+        f"imixs-archive: serving http://{host}:{port}/ ({archive.store_name} store {where}); "
         "Ctrl-C stops",
         flush=True,
     )
@@ -86,13 +98,12 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
         # would keep it waiting for ever), then cancels them.
         timeout_graceful_shutdown=int(settings.request_timeout or 60) + 1,
     )
-    on_term = _TermAfterClosing(ctx)
+    on_term = _TermAfterClosing(store)
     try:
         with on_term:
             uvicorn.Server(config).run(sockets=[sock])
     finally:
         sock.close()
-    return 0
 
 
 class _Terminated(Exception):
@@ -108,8 +119,8 @@ class _TermAfterClosing:
     this handler the signal unwinds to here instead: the store is closed, then the process
     ends by SIGTERM all the same."""
 
-    def __init__(self, ctx: Context) -> None:
-        self.ctx = ctx
+    def __init__(self, store: Backend) -> None:
+        self.store = store
         self._previous: Any = None
 
     def __enter__(self) -> None:
@@ -123,7 +134,7 @@ class _TermAfterClosing:
         if self._previous is not None:
             signal.signal(signal.SIGTERM, self._previous)
         if kind is _Terminated:
-            self.ctx.close()
+            self.store.close()
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             os.kill(os.getpid(), signal.SIGTERM)
 

@@ -119,12 +119,12 @@ def _client(ctx: Context) -> WorkflowClient:
 
 def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
     if args.status:
-        _print_status(sync_status(ctx.backend), as_json=args.json)
+        _print_status(sync_status(ctx.archive), as_json=args.json)
         return 0
     if args.retry or args.retry_all:
         with _client(ctx) as client:
             letters = retry_dead_letters(
-                ctx.backend, client, None if args.retry_all else args.retry
+                ctx.archive, client, None if args.retry_all else args.retry
             )
         for letter in letters:
             print(f"re-queued {letter.topic} {letter.ref} (was event {letter.event_id})")

@@ -31,7 +31,6 @@ from typing import Any
 from xml.parsers import expat
 
 from imixs_archive.archive.snapshots import Archive, StoreResult
-from imixs_archive.archive.sync_records import FailureBook, ProgressBook
 from imixs_archive.document.xml_reader import discard_files, iter_xml_documents
 from imixs_archive.errors import ArchiveError, DocumentError
 from imixs_archive.services.sync_failures import now_ms, record_failure
@@ -198,8 +197,8 @@ class CatchUp:
         self.stopping = stopping or threading.Event()
         self.in_flight = in_flight or InFlight()
         self.gaps = GapLocator(client, confirm, self.stopping)
-        self.progress = ProgressBook(archive.backend)
-        self.failures = FailureBook(archive.backend)
+        self.progress = archive.sync_records.progress
+        self.failures = archive.sync_records.failures
 
     def current_point(self) -> int:
         known = self.progress.point()

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from imixs_archive.archive.service_state import load_state, save_state
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.errors import ArchiveError, IntegrityError, StoreError
 
@@ -42,9 +41,9 @@ def export(
             summary.failures.append(f"{snapshot_id}: {exc}")
         if on_snapshot is not None:
             on_snapshot(snapshot_id)
-    state = load_state(source.backend)
-    if len(state) and not len(load_state(target.backend)):
-        save_state(target.backend, state)
+    state = source.state.load()
+    if len(state) and not len(target.state.load()):
+        target.state.save(state)
     return summary
 
 

@@ -29,7 +29,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from imixs_archive.archive.service_state import load_state, save_state
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import iter_files, origin_id
 from imixs_archive.document.model import Document
@@ -279,7 +278,7 @@ class Restorer:
             self.on_progress(report)
 
     def _resume_point(self, wanted: RestoreRange, report: RestoreReport) -> dt.date | None:
-        state = load_state(self.archive.backend)
+        state = self.archive.state.load()
         same = (
             state.get_first("restore.from") == _millis(wanted.first)
             and state.get_first("restore.to") == _millis(wanted.last)
@@ -299,7 +298,7 @@ class Restorer:
         self, wanted: RestoreRange, report: RestoreReport, point: dt.date | None, status: str
     ) -> None:
         with self._lock:
-            state = load_state(self.archive.backend)
+            state = self.archive.state.load()
             state["restore.from"] = _millis(wanted.first)
             state["restore.to"] = _millis(wanted.last)
             state["restore.options"] = wanted.options_text()
@@ -310,7 +309,7 @@ class Restorer:
             state["restore.errors"] = len(report.failed)
             state["restore.failed"] = [f"{o}: {why}" for o, why in sorted(report.failed.items())]
             state["restore.status"] = status
-            save_state(self.archive.backend, state)
+            self.archive.state.save(state)
 
 
 def _attachment_bytes(doc: Document) -> int:

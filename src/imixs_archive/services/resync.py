@@ -33,9 +33,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from imixs_archive.archive.service_state import load_state, save_state
 from imixs_archive.archive.snapshots import Archive, StoreResult
-from imixs_archive.archive.sync_records import ProgressBook
 from imixs_archive.document.model import Long
 from imixs_archive.document.xml_reader import discard_files, iter_xml_documents
 from imixs_archive.errors import ArchiveError, DocumentError
@@ -104,7 +102,7 @@ class Resync:
 
     def run(self, start: int | None = None) -> ResyncResult:
         """Walk from ``start`` (epoch ms), or on from the saved ``sync.point``."""
-        state = load_state(self.archive.backend)
+        state = self.archive.state.load()
         if start is None:
             start = _int_item(state.get_first("sync.point"))
             result = ResyncResult(RUNNING, start)
@@ -158,7 +156,7 @@ class Resync:
             past = self.gaps.locate(result.point)
         except WorkflowUnavailableError:
             return False
-        ProgressBook(self.archive.backend).skip(result.point + 1, past, "resync", GAP_NOTE)
+        self.archive.sync_records.progress.skip(result.point + 1, past, "resync", GAP_NOTE)
         log.warning("resync: cannot read (%d, %d]: %s", result.point, past, GAP_NOTE)
         result.skipped.append((result.point + 1, past))
         result.warnings.append(
@@ -219,7 +217,7 @@ class Resync:
     # ---- state --------------------------------------------------------------------------
 
     def _cancel_requested(self) -> bool:
-        return bool(load_state(self.archive.backend).get_first("resync.cancel"))
+        return bool(self.archive.state.load().get_first("resync.cancel"))
 
     def _save(
         self,
@@ -231,8 +229,7 @@ class Resync:
         size: int = 0,
         error: str = "",
     ) -> None:
-        backend = self.archive.backend
-        state = load_state(backend)
+        state = self.archive.state.load()
         count = 0 if fresh else _int_item(state.get_first("sync.count"))
         total = 0 if fresh else _int_item(state.get_first("sync.size"))
         state["sync.point"] = Long(result.point)
@@ -246,7 +243,7 @@ class Resync:
             state["resync.started"] = dt.datetime.now(dt.UTC)
         if error or begin:
             state["resync.error"] = error
-        save_state(backend, state)
+        self.archive.state.save(state)
 
     def _end(self, result: ResyncResult, status: str, error: str = "") -> ResyncResult:
         result.status = status
@@ -259,16 +256,16 @@ class Resync:
 
 def request_cancel(archive: Archive) -> bool:
     """Ask a running resync to stop (it checks before every step). False when none runs."""
-    state = load_state(archive.backend)
+    state = archive.state.load()
     if state.get_first("resync.status") != RUNNING:
         return False
     state["resync.cancel"] = True
-    save_state(archive.backend, state)
+    archive.state.save(state)
     return True
 
 
 def resync_status(archive: Archive) -> str:
-    return str(load_state(archive.backend).get_first("resync.status") or "")
+    return str(archive.state.load().get_first("resync.status") or "")
 
 
 def _int_item(value: Any) -> int:

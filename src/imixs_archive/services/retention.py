@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from imixs_archive.analytics.labels import label
-from imixs_archive.archive.holds import bytes_only_in, get_hold, list_holds
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.document.conventions import (
@@ -168,7 +167,7 @@ def plan(archive: Archive, policy: Policy, now: dt.datetime) -> RetentionReport:
     report = RetentionReport(dry_run=True)
     if policy.empty:
         return report
-    held = {hold.uniqueid for hold in list_holds(archive.backend)}
+    held = {hold.uniqueid for hold in archive.holds.list()}
     for ids in archive.iter_instances():
         report.instances_seen += 1
         found = _expired(archive, policy, ids, now)
@@ -225,7 +224,7 @@ def run_retention(
     report = plan(archive, policy, now)
     if dry_run:
         ids = [sid for e in report.expired for sid in e.snapshots]
-        report.files, report.bytes = bytes_only_in(archive.backend, ids)
+        report.files, report.bytes = archive.holds.bytes_only_in(ids)
         return report
     report.dry_run = False
     for expired in report.expired:
@@ -236,7 +235,7 @@ def run_retention(
             continue
         # What only these snapshots carry: released now, removed by the collector (gc)
         # once its grace period has passed.
-        files, size = bytes_only_in(archive.backend, expired.snapshots)
+        files, size = archive.holds.bytes_only_in(expired.snapshots)
         for snapshot_id in expired.snapshots:  # oldest first: the newest goes last
             try:  # Archive.delete refuses (changing nothing) once a hold is placed
                 result = archive.delete(snapshot_id)
@@ -254,7 +253,7 @@ def run_retention(
 
 def _still_expired(archive: Archive, expired: Expired) -> bool:
     """No hold placed and no snapshot added since the plan."""
-    if get_hold(archive.backend, expired.uniqueid) is not None:
+    if archive.holds.get(expired.uniqueid) is not None:
         return False
     newest = archive.list_instance(expired.uniqueid, limit=1)
     return bool(newest) and newest[0] == expired.snapshots[-1]

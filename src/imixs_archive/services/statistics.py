@@ -13,7 +13,6 @@ from typing import Any
 
 from imixs_archive.analytics.aggregates import AggregateReport, whole_archive
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.stats import collect_stats
 
 
 def archive_stats(
@@ -22,7 +21,7 @@ def archive_stats(
     """The archive's totals, ``by_day`` (snapshots per day with any) and ``tz``; pass the
     ``report`` of :func:`whole_archive` when there is one already."""
     report = report if report is not None else whole_archive(archive, tz=tz)
-    data = collect_stats(archive.backend).to_json()
+    data = archive.stats().to_json()
     data["tz"] = report.zone
     data["by_day"] = {
         d.day.isoformat(): d.total.snapshots for d in report.days if d.total.snapshots

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from imixs_archive.archive.snapshots import Archive, StoreResult
-from imixs_archive.archive.sync_records import Claim, ClaimBook, FailedEvent, FailureBook, GoneBook
+from imixs_archive.archive.sync_records import Claim, FailedEvent
 from imixs_archive.config import Settings
 from imixs_archive.errors import (
     ArchiveError,
@@ -180,9 +180,9 @@ class SyncService:
         self.config = config or SyncConfig()
         self.instance = instance or instance_name()
         self.counters = SyncCounters()
-        self.failures = FailureBook(archive.backend)
-        self.claims = ClaimBook(archive.backend)
-        self.gone = GoneBook(archive.backend)
+        self.failures = archive.sync_records.failures
+        self.claims = archive.sync_records.claims
+        self.gone = archive.sync_records.gone
         self.stopping = threading.Event()
         self._in_flight = InFlight()
         """Refs the workers or the catch-up are downloading now."""
@@ -208,7 +208,7 @@ class SyncService:
         unavailable workflow or store: it pauses with backoff and tries again."""
         config = self.config
         with contextlib.suppress(StoreError):
-            forget_stale_instances(self.archive.backend)
+            forget_stale_instances(self.archive)
         if initial_delay and config.initial_delay_ms > 0:
             log.info(
                 "first round in %s (WORKFLOW_SYNC_INITIALDELAY); events pending are read then",
@@ -606,7 +606,7 @@ class SyncService:
 
     def save_counters(self) -> None:
         try:
-            self.counters.save(self.archive.backend, self.instance)
+            self.counters.save(self.archive.sync_records.instances, self.instance)
         except StoreError as exc:
             log.warning("could not save the sync counters: %s", exc)
 

@@ -15,7 +15,6 @@ from typing import Any
 
 from imixs_archive.archive.sync_records import InstanceBook, SyncInstance
 from imixs_archive.services.sync_failures import now_ms
-from imixs_archive.storage.base import Backend
 
 COUNTERS = ("events", "archived", "removed", "bytes", "failures", "retries", "dead_letters")
 REPORTED = (*COUNTERS, "gone", "caught_up")
@@ -70,10 +69,10 @@ class SyncCounters:
             values.update(pending=self.pending, pending_more=int(self.pending_more))
             return values
 
-    def save(self, backend: Backend, instance: str) -> None:
+    def save(self, book: InstanceBook, instance: str) -> None:
         """Record the counters as those of the process ``instance`` (for ``sync --status``)."""
         values = {**self.as_dict(), "instance": instance, "updated": now_ms()}
-        InstanceBook(backend).save(SyncInstance.of(values))
+        book.save(SyncInstance.of(values))
 
     def wait(self, what: str, millis: float, state: str | None = None) -> None:
         """The loop waits ``millis`` for ``what`` (0: a round starts now)."""

@@ -11,19 +11,9 @@ import datetime as dt
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from imixs_archive.archive.service_state import load_state
-from imixs_archive.archive.snapshot_reads import is_archived
-from imixs_archive.archive.sync_records import (
-    ClaimBook,
-    FailedEvent,
-    FailureBook,
-    Gone,
-    GoneBook,
-    InstanceBook,
-    ProgressBook,
-)
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.archive.sync_records import FailedEvent, Gone
 from imixs_archive.services.sync_failures import now_ms
-from imixs_archive.storage.base import Backend
 from imixs_archive.workflow.client import WorkflowClient
 from imixs_archive.workflow.events import TOPIC_REMOVE
 
@@ -33,10 +23,10 @@ STALE_MS = 7 * 24 * 3600 * 1000
 a sync starts (each process writes a row of its own: hostname and process id)."""
 
 
-def forget_stale_instances(backend: Backend) -> int:
+def forget_stale_instances(archive: Archive) -> int:
     """Delete the counters of processes not heard of for ``STALE_MS``; how many."""
     oldest = now_ms() - STALE_MS
-    book = InstanceBook(backend)
+    book = archive.sync_records.instances
     stale = [known.instance for known in book.all() if known.updated < oldest]
     for instance in stale:
         book.forget(instance)
@@ -94,8 +84,9 @@ def _int(value: Any) -> int | None:
         return None
 
 
-def sync_status(backend: Backend) -> SyncStatus:
-    state = load_state(backend)
+def sync_status(archive: Archive) -> SyncStatus:
+    books = archive.sync_records
+    state = archive.state.load()
     status = SyncStatus(
         point=_int(state.get_first("sync.point")),
         count=_int(state.get_first("sync.count")) or 0,
@@ -107,18 +98,18 @@ def sync_status(backend: Backend) -> SyncStatus:
         },
     )
     oldest = now_ms() - STALE_MS
-    status.instances = [asdict(i) for i in InstanceBook(backend).all() if i.updated >= oldest]
-    failures = sorted(FailureBook(backend).all(), key=lambda f: f.last_failed)
+    status.instances = [asdict(i) for i in books.instances.all() if i.updated >= oldest]
+    failures = sorted(books.failures.all(), key=lambda f: f.last_failed)
     status.dead_letters = [f for f in failures if f.dead]
     for failed in failures:
         if failed.dead:
             continue
-        done = failed.topic != TOPIC_REMOVE and is_archived(backend, failed.ref)
+        done = failed.topic != TOPIC_REMOVE and archive.exists(failed.ref)
         (status.archived_since if done else status.retrying).append(failed)
-    gone = GoneBook(backend).all()
+    gone = books.gone.all()
     status.gone_count, status.gone = len(gone), gone[:GONE_LISTED]
-    status.claims = sum(1 for _ in ClaimBook(backend).all())
-    progress = ProgressBook(backend)
+    status.claims = sum(1 for _ in books.claims.all())
+    progress = books.progress
     point = progress.point()
     status.catchup_point = point.point if point is not None else None
     status.catchup_skipped = [
@@ -128,18 +119,18 @@ def sync_status(backend: Backend) -> SyncStatus:
     return status
 
 
-def dead_letters(backend: Backend) -> list[FailedEvent]:
+def dead_letters(archive: Archive) -> list[FailedEvent]:
     """The dead letters, the oldest failure first."""
-    return FailureBook(backend).dead_letters()
+    return archive.sync_records.failures.dead_letters()
 
 
 def retry_dead_letters(
-    backend: Backend, client: WorkflowClient, keys: list[str] | None = None
+    archive: Archive, client: WorkflowClient, keys: list[str] | None = None
 ) -> list[FailedEvent]:
     """Put each dead letter (all, or those whose event id or snapshot id is in ``keys``)
     back into the workflow's event log as a new event, then forget it. A crash between
     the two leaves the letter; retrying it again only queues the snapshot twice."""
-    book = FailureBook(backend)
+    book = archive.sync_records.failures
     letters = book.dead_letters()
     if keys is not None:
         wanted = set(keys)

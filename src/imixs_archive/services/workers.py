@@ -328,8 +328,7 @@ def _worker(
     needed), open the store, run the batches it takes, finish."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it stops us
     threading.Thread(target=_end_with, args=(parent,), name="orphan-check", daemon=True).start()
-    from imixs_archive.archive.snapshots import Archive
-    from imixs_archive.storage.factory import open_backend
+    from imixs_archive.runtime import open_archive
 
     for name in warm:
         import_module(name)
@@ -344,19 +343,11 @@ def _worker(
         outbox.put((number, message))
 
     try:
-        backend = open_backend(settings, create=False)
-        try:
-            archive = Archive(backend, gc_grace=settings.gc_grace)
-            try:
-                with task.session(archive):
-                    while (batch := _next_batch(inbox, parent)) is not None:
-                        send(_TAKEN)
-                        task.run(archive, batch, send)
-                    task.finish(send)
-            finally:
-                archive.close()
-        finally:
-            backend.close()
+        with open_archive(settings, create=False) as archive, task.session(archive):
+            while (batch := _next_batch(inbox, parent)) is not None:
+                send(_TAKEN)
+                task.run(archive, batch, send)
+            task.finish(send)
     except ArchiveError as exc:
         send(_Failed(type(exc), str(exc)))
     except Exception as exc:  # a bug: one line to the parent, which ends the run

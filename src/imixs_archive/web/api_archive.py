@@ -15,7 +15,6 @@ from starlette.convertors import register_url_convertor
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 
-from imixs_archive.archive.service_state import load_state
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import (
     iter_files,
@@ -131,13 +130,13 @@ def get_file_by_md5(
 
 @router.get("/archive/metadata", summary="The service state document")
 def get_metadata(request: Request, svc: Svc, _who: Reader, format: Format = None) -> Response:
-    return document_response(request, svc, load_state(svc.backend), format)
+    return document_response(request, svc, svc.archive.state.load(), format)
 
 
 @router.get("/metadata", summary="syncpoint and count as text", include_in_schema=False)
 @router.get("/metadata/", summary="syncpoint and count as text")
 def get_metadata_text(svc: Svc, _who: Reader) -> PlainTextResponse:
-    state = load_state(svc.backend)
+    state = svc.archive.state.load()
     point = state.get_first("sync.point", 0)
     count = state.get_first("sync.count", 0)
     return PlainTextResponse(f"syncpoint={point}\ncount={count}\n")

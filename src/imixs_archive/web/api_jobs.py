@@ -9,7 +9,6 @@ from typing import Any
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
-from imixs_archive.archive.verify import verify
 from imixs_archive.errors import NotFoundError
 from imixs_archive.services.backup import backup
 from imixs_archive.services.jobs import MAX_LISTED, Job
@@ -56,7 +55,7 @@ def verify_job(svc: Services) -> Any:
             job.add(**{stage: 1})
             job.check_stop()
 
-        report = verify(svc.backend, progress=tick)
+        report = svc.archive.verify(progress=tick)
         job.set_result(
             {
                 "ok": report.ok,
@@ -176,13 +175,13 @@ class ResyncRequest(BaseModel):
 
 @router.get("/sync/status", summary="Sync state, lag, counters and dead letters")
 def get_sync_status(svc: Svc, _who: Reader) -> dict[str, Any]:
-    return sync_overview(svc.backend, svc.workflow)
+    return sync_overview(svc.archive, svc.workflow)
 
 
 @router.get("/sync/deadletters", summary="Events that could not be archived")
 def get_dead_letters(svc: Svc, _who: Reader) -> dict[str, Any]:
     workflow(svc, "sync")
-    letters = dead_letters(svc.backend)
+    letters = dead_letters(svc.archive)
     return {
         "dead_letters": [vars(letter) for letter in letters[:MAX_LISTED]],
         "count": len(letters),
@@ -192,7 +191,7 @@ def get_dead_letters(svc: Svc, _who: Reader) -> dict[str, Any]:
 @router.post("/sync/deadletters/{event_id}/retry", summary="Re-queue one dead letter")
 def retry_dead_letter(event_id: str, svc: Svc, _who: Manager) -> dict[str, Any]:
     link = workflow(svc, "sync")
-    letters = retry_dead_letters(svc.backend, link.client, [event_id])
+    letters = retry_dead_letters(svc.archive, link.client, [event_id])
     if not letters:
         raise NotFoundError(f"no dead letter {event_id}")
     return {"requeued": [vars(letter) for letter in letters]}

@@ -84,7 +84,7 @@ def require_instance(svc: Services, uniqueid: str) -> str:
 def get_restore(svc: Svc, _who: Reader) -> dict[str, Any]:
     status = svc.jobs.status(JOB)
     return {
-        **restore_overview(svc.backend, svc.workflow),
+        **restore_overview(svc.archive, svc.workflow),
         "job": status.to_json() if status else None,
     }
 

@@ -22,10 +22,9 @@ from markupsafe import Markup, escape
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from imixs_archive import __version__
-from imixs_archive.archive.read_gate import ReadGate
-from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.humanize import human_bytes
+from imixs_archive.runtime import build_archive
 from imixs_archive.services.gc_schedule import GcSchedule
 from imixs_archive.services.jobs import JobRunner
 from imixs_archive.services.retention import retention_loop
@@ -71,15 +70,12 @@ def create_app(
     settings (tests); ``jobs`` a runner of the caller's. With a workflow endpoint set, the
     sync loop runs while the app does (unless ``run_sync`` is false)."""
     metrics = Metrics()
-    metered = MeteredBackend(backend, metrics)
-    archive = Archive(metered, gc_grace=settings.gc_grace)
+    archive = build_archive(backend, settings, wrap=lambda store: MeteredBackend(store, metrics))
     collector = GcSchedule(archive.files, settings)
-    archive.read_gate = ReadGate(settings.read_memory_mb * 2**20)
     runner = jobs or JobRunner()
     verifier = oidc if oidc is not None else oidc_verifier(settings)
     svc = Services(
         settings=settings,
-        backend=metered,
         archive=archive,
         jobs=runner,
         auth=Authenticator(settings, verifier),

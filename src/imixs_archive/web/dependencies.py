@@ -14,7 +14,6 @@ from starlette.requests import HTTPConnection, Request
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.services.jobs import JobRunner
-from imixs_archive.storage.base import Backend
 from imixs_archive.web.auth import Authenticator, Principal
 from imixs_archive.web.credentials import Role
 from imixs_archive.web.dashboard import DashboardCache, TimedCache
@@ -25,9 +24,8 @@ from imixs_archive.web.metrics import Metrics
 @dataclass
 class Services:
     settings: Settings
-    backend: Backend
-    """The store, metered (every call counted and timed)."""
     archive: Archive
+    """The archive over the store, metered (every call counted and timed)."""
     jobs: JobRunner
     auth: Authenticator
     metrics: Metrics

@@ -20,7 +20,6 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse, Response
 
 from imixs_archive import __version__
-from imixs_archive.archive.service_state import load_state
 from imixs_archive.errors import ArchiveError
 from imixs_archive.services.sync_counters import REPORTED
 from imixs_archive.web.dependencies import Reader, Services, Svc
@@ -50,7 +49,7 @@ async def healthz() -> JSONResponse:
 
 def _disk_check(svc: Services) -> str | None:
     """Why the embedded store's disk cannot take writes (None: it can)."""
-    path = svc.backend.describe().get("path")
+    path = svc.archive.describe().get("path")
     if not isinstance(path, str) or not path:
         return None  # Cassandra: the cluster reports its own disks
     try:
@@ -104,7 +103,7 @@ async def health_ready(svc: Svc) -> JSONResponse:
 def store_check(svc: Services) -> tuple[bool, str, float]:
     start = time.perf_counter()
     try:
-        load_state(svc.backend)
+        svc.archive.state.load()
         full = _disk_check(svc)
         if full is not None:
             return False, full, time.perf_counter() - start
@@ -193,7 +192,7 @@ def scrape_gauges(svc: Services) -> Iterator[Gauge]:
 
 def _state_gauges(svc: Services) -> Iterator[Gauge]:
     try:
-        state = load_state(svc.backend)
+        state = svc.archive.state.load()
     except ArchiveError:
         return
     point = state.get_first("sync.point")

@@ -16,7 +16,6 @@ import datetime as dt
 import threading
 from typing import Any
 
-from imixs_archive.archive.service_state import load_state
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.document.plain import plain
@@ -28,7 +27,6 @@ from imixs_archive.services.restore_jobs import RestoreRequest, run_restore
 from imixs_archive.services.sync_counters import Activity, activity, describe, pending_text
 from imixs_archive.services.sync_status import sync_status
 from imixs_archive.services.workflow_jobs import open_sync
-from imixs_archive.storage.base import Backend
 from imixs_archive.workflow.client import WorkflowClient
 
 RESTORE_ITEMS = (
@@ -119,10 +117,10 @@ def not_configured(feature: str) -> ConfigError:
     return ConfigError(f"{feature} is not configured: set WORKFLOW_SERVICE_ENDPOINT")
 
 
-def sync_overview(backend: Backend, link: WorkflowLink | None) -> dict[str, Any]:
+def sync_overview(archive: Archive, link: WorkflowLink | None) -> dict[str, Any]:
     """Sync state from the store (point, counts, processes, dead letters) and this
     process's loop (running, counters, event lag)."""
-    status = sync_status(backend)
+    status = sync_status(archive)
     data = {
         key: plain(value) if not isinstance(value, list | dict) else value
         for key, value in status.as_dict().items()
@@ -176,8 +174,8 @@ def _activity(loop: Activity | None) -> dict[str, Any] | None:
     return {"text": describe(loop), "before": before, "seconds": seconds, "after": after}
 
 
-def restore_overview(backend: Backend, link: WorkflowLink | None) -> dict[str, Any]:
-    state = load_state(backend)
+def restore_overview(archive: Archive, link: WorkflowLink | None) -> dict[str, Any]:
+    state = archive.state.load()
     return {
         "configured": link is not None,
         "message": "restore is not configured: set WORKFLOW_SERVICE_ENDPOINT"

@@ -67,16 +67,16 @@ def home() -> RedirectResponse:
 @router.get("/ui/monitor")
 def monitor(request: Request, svc: Svc, user: User) -> Response:
     try:
-        store: dict[str, Any] = svc.backend.describe()
+        store: dict[str, Any] = svc.archive.describe()
         store_error = ""
     except Exception as exc:  # the page still renders: the store's trouble is the news
         store, store_error = {}, f"{type(exc).__name__}: {exc}"
-    findings = svc.backend.findings()  # a lost log: shown until the operator deals with it
+    findings = svc.archive.findings()  # a lost log: shown until the operator deals with it
     reachable, why, _seconds = store_check(svc)
     if not reachable:
         store_error = f"Store unavailable: {why}"
     try:
-        sync = sync_overview(svc.backend, svc.workflow)
+        sync = sync_overview(svc.archive, svc.workflow)
     except ArchiveError as exc:  # the store is down: what this process knows, no more
         link = svc.workflow
         sync = defaultdict(lambda: None)  # what the store would say is unknown: shown empty
@@ -167,7 +167,7 @@ def snapshot(request: Request, snapshot_id: str, svc: Svc, user: User) -> Respon
         xml=xml,
         uniqueid=origin_id(snapshot_id),
         others=others,
-        restore=restore_overview(svc.backend, svc.workflow),
+        restore=restore_overview(svc.archive, svc.workflow),
     )
 
 
@@ -179,7 +179,7 @@ def resync(request: Request, svc: Svc, user: User) -> Response:
         user,
         "resync.html",
         nav="resync",
-        sync=sync_overview(svc.backend, svc.workflow),
+        sync=sync_overview(svc.archive, svc.workflow),
         job=_job(svc, "resync"),
     )
 
@@ -192,7 +192,7 @@ def restore(request: Request, svc: Svc, user: User) -> Response:
         user,
         "restore.html",
         nav="restore",
-        restore=restore_overview(svc.backend, svc.workflow),
+        restore=restore_overview(svc.archive, svc.workflow),
         job=_job(svc, "restore"),
         backup_dir=str(svc.settings.backup_dir),
         human=human_bytes,

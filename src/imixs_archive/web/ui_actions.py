@@ -250,7 +250,7 @@ def _sync_point(text: str, tz: dt.tzinfo) -> int:
 async def retry(request: Request, event_id: str, svc: Svc, _who: UiManager) -> Response:
     await read_form(request)
     try:
-        letters = retry_dead_letters(svc.backend, workflow(svc, "sync").client, [event_id])
+        letters = retry_dead_letters(svc.archive, workflow(svc, "sync").client, [event_id])
     except ArchiveError as exc:
         return back("/ui/monitor", error=str(exc))
     if not letters:

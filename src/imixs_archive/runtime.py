@@ -1,0 +1,50 @@
+"""The one place that opens the store and builds the ``Archive`` over it, from the settings:
+for the CLI, the web app, worker processes and an export's target. Every archive a program
+uses is built here the same way (the collector's grace period, the memory for reading large
+snapshots), so none can differ by where it was made."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.config import Settings
+from imixs_archive.storage.base import Backend
+from imixs_archive.storage.factory import open_backend
+
+MiB = 1024 * 1024
+
+
+def build_archive(
+    backend: Backend,
+    settings: Settings,
+    *,
+    wrap: Callable[[Backend], Backend] | None = None,
+    owns_backend: bool = False,
+) -> Archive:
+    """The archive over an open store (``wrap``: a layer around it, e.g. the web's metrics).
+    ``owns_backend``: closing the archive closes the store."""
+    store = wrap(backend) if wrap is not None else backend
+    return Archive(
+        store,
+        gc_grace=settings.gc_grace,
+        read_memory=settings.read_memory_mb * MiB,
+        owns_backend=owns_backend,
+    )
+
+
+def open_store(settings: Settings, *, create: bool = True) -> Backend:
+    """The store the settings name, opened, for a program that builds its archive later
+    (``serve``: the web app wraps it first, ``web/app.py``); the caller closes it."""
+    return open_backend(settings, create=create)
+
+
+def open_archive(settings: Settings, *, create: bool = True) -> Archive:
+    """The store the settings name, opened (``create=False``: a store that does not exist
+    is a ``NotFoundError``, nothing is created), and the archive over it, which closes it."""
+    backend = open_store(settings, create=create)
+    try:
+        return build_archive(backend, settings, owns_backend=True)
+    except BaseException:
+        backend.close()
+        raise
