@@ -49,12 +49,12 @@ from imixs_archive.archive.snapshots import Archive  # noqa: E402
 from imixs_archive.config import load_settings  # noqa: E402
 from imixs_archive.document.xml_writer import iter_xml  # noqa: E402
 from imixs_archive.services.importer import find_sources, import_sources  # noqa: E402
-from imixs_archive.services.sync import SyncConfig, SyncService  # noqa: E402
 from imixs_archive.storage.base import Backend  # noqa: E402
 from imixs_archive.storage.cassandra.backend import CassandraBackend  # noqa: E402
 from imixs_archive.storage.delegating import DelegatingBackend  # noqa: E402
 from imixs_archive.storage.model import Table  # noqa: E402
 from imixs_archive.storage.sqlite.backend import SQLiteBackend  # noqa: E402
+from imixs_archive.sync.service import SyncConfig, SyncService  # noqa: E402
 from imixs_archive.workflow.client import WorkflowClient  # noqa: E402
 from store_ingest import generate  # noqa: E402
 from sync_throughput import _serve  # noqa: E402

@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.model import Document
-from imixs_archive.services.backup import backup
-from imixs_archive.services.restore import Restorer, RestoreRange
+from imixs_archive.recovery.backup import backup
+from imixs_archive.recovery.restore import Restorer, RestoreRange
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.workflow.client import WorkflowClient
 from support.workflow_double import WorkflowDouble

@@ -44,8 +44,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.services.sync import SyncConfig, SyncService
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
+from imixs_archive.sync.service import SyncConfig, SyncService
 from imixs_archive.workflow.client import WorkflowClient
 from support.workflow_double import WorkflowDouble
 

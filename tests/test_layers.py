@@ -13,13 +13,13 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "imixs_archive"
 ENTRY_POINTS = sorted([*PACKAGE.glob("cli/*.py"), *PACKAGE.glob("web/*.py")])
 
 BUILT_ONCE = {
-    "SyncService": "services.workflow_jobs.open_sync",
-    "SyncConfig": "services.workflow_jobs.open_sync",
-    "Resync": "services.workflow_jobs.new_resync",
+    "SyncService": "sync.jobs.open_sync",
+    "SyncConfig": "sync.jobs.open_sync",
+    "Resync": "sync.jobs.new_resync",
     "iter_json_stream": "services.importer.archive_stream",
-    "Restorer": "services.restore_jobs.run_restore",
-    "restore_tree": "services.restore_jobs.run_restore",
-    "restore_from_ftps": "services.restore_jobs.run_restore",
+    "Restorer": "recovery.restore_jobs.run_restore",
+    "restore_tree": "recovery.restore_jobs.run_restore",
+    "restore_from_ftps": "recovery.restore_jobs.run_restore",
 }
 """Names an entry point must not call, and the service function it calls instead."""
 
@@ -63,7 +63,7 @@ def test_analytics_read_through_the_archive_not_table_rows(path: Path) -> None:
 
 ABOVE_THE_ARCHIVE = sorted(
     path
-    for area in ("analytics", "services", "cli", "web")
+    for area in ("analytics", "services", "sync", "recovery", "cli", "web")
     for path in PACKAGE.glob(f"{area}/*.py")
 )
 TABLE_CALLS = {"get", "scan", "put", "delete", "grouped", "count"}
@@ -155,6 +155,8 @@ RANKS = {
     "runtime": 5,
     "analytics": 6,
     "services": 6,
+    "sync": 6,
+    "recovery": 6,
     "cli": 8,
     "web": 8,
     "__main__": 9,

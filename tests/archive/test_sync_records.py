@@ -11,8 +11,8 @@ from imixs_archive.archive.sync_records import (
     InstanceBook,
     SyncInstance,
 )
-from imixs_archive.services.sync_failures import record_failure
 from imixs_archive.storage.base import Backend
+from imixs_archive.sync.failures import record_failure
 
 
 def _failed(event_id: str, status: str, last: int) -> FailedEvent:

@@ -82,7 +82,7 @@ def test_import_and_backup_start_without_analytics_web_or_rich(command: str) -> 
         "imixs_archive.analytics.aggregates",
         "imixs_archive.cli.analyze_commands",
         "imixs_archive.cli.sync_commands",
-        "imixs_archive.services.sync",
+        "imixs_archive.sync.service",
         "imixs_archive.web.credentials",
         "rich",
         "pyarrow",

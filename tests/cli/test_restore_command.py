@@ -9,7 +9,7 @@ import pytest
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli import main
-from imixs_archive.services.backup import backup
+from imixs_archive.recovery.backup import backup
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from support.restore_data import archived_instances
 from support.workflow_double import WorkflowDouble

@@ -28,10 +28,10 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.verify import verify
 from imixs_archive.config import load_settings
 from imixs_archive.errors import StoreUnavailableError
-from imixs_archive.services.restore import Restorer
-from imixs_archive.services.sync import SyncConfig, SyncService
+from imixs_archive.recovery.restore import Restorer
 from imixs_archive.storage.cassandra.backend import CassandraBackend
 from imixs_archive.storage.model import SNAPSHOTS
+from imixs_archive.sync.service import SyncConfig, SyncService
 from imixs_archive.workflow.client import WorkflowClient
 from support.restore_data import file_hashes
 from support.workflow_double import WorkflowDouble

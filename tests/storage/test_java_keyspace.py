@@ -25,7 +25,7 @@ from imixs_archive.document.conventions import iter_files
 from imixs_archive.document.model import Document
 from imixs_archive.document.xml_reader import read_xml_document
 from imixs_archive.document.xml_writer import to_xml
-from imixs_archive.services.restore import Restorer
+from imixs_archive.recovery.restore import Restorer
 from imixs_archive.storage.model import TABLES
 from imixs_archive.workflow.client import WorkflowClient
 from support.backends import CASSANDRA_SKIP, cassandra_target, open_cassandra, random_keyspace

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from imixs_archive.document.conventions import iter_files
-from imixs_archive.services.backup import backup
+from imixs_archive.recovery.backup import backup
 from support.restore_data import archived_instances, file_hashes
 from support.workflow_double import WorkflowDouble
 from web.live import LiveServer, credentials_env, serve_store

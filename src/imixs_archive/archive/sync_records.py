@@ -13,7 +13,7 @@ processes write at once without reading each other's rows first.
   apart). A claim that stays (its process
   was killed, or the event vanished) is finished by any process from its ref.
 * :class:`FailureBook` (``archive_sync_failures``): events whose archiving failed, to be
-  tried again or dead letters (the rules: ``services/sync_failures.py``). Only the process
+  tried again or dead letters (the rules: ``sync/failures.py``). Only the process
   whose claim on the event stands writes its row.
 * :class:`GoneBook` (``archive_sync_gone``): snapshots the workflow answered 404 for: final.
 * :class:`ProgressBook` (``archive_sync_progress``): the catch-up point and the ranges the

@@ -10,15 +10,14 @@ import threading
 
 from imixs_archive.cli.context import Context, store_options
 from imixs_archive.cli.output import human_bytes, print_problems
-from imixs_archive.services.backup_ftps import (
-    BackupEvents,
+from imixs_archive.recovery.backup_ftps import (
     EventRound,
     backup_to_ftps,
+    consume_backup_events,
 )
-from imixs_archive.services.ftps import FtpsLocation, FtpsTarget
-from imixs_archive.services.restore_files import TreeRestoreReport
+from imixs_archive.recovery.ftps import FtpsLocation, FtpsTarget
+from imixs_archive.recovery.restore_files import TreeRestoreReport
 from imixs_archive.timezones import zone
-from imixs_archive.workflow.client import WorkflowClient
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -68,25 +67,15 @@ def _report(done: EventRound) -> None:
 
 
 def cmd_backup_events(args: argparse.Namespace, ctx: Context) -> int:
-    settings = ctx.settings
-    location = FtpsLocation.from_settings(settings)
-    with WorkflowClient.from_settings(settings) as client, FtpsTarget(location) as target:
-        events = BackupEvents(
-            ctx.archive,
-            client,
-            target,
-            mirror=settings.backup_mirror_id.strip(),
-            overwrite=settings.backup_ftp_overwrite,
-            batch=settings.workflow_sync_batch,
-        )
-        if args.once:
-            done = events.run_round()
-            _report(done)
-            return 1 if done.failed else 0
-        stop = threading.Event()
-        try:
-            events.run(settings.workflow_sync_interval / 1000, stop, _report)
-        except KeyboardInterrupt:
-            stop.set()
-            raise
+    if args.once:
+        done = consume_backup_events(ctx.settings, ctx.archive, once=True)
+        assert done is not None
+        _report(done)
+        return 1 if done.failed else 0
+    stop = threading.Event()
+    try:
+        consume_backup_events(ctx.settings, ctx.archive, stop=stop, on_round=_report)
+    except KeyboardInterrupt:
+        stop.set()
+        raise
     return 0

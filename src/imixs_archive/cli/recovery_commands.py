@@ -23,12 +23,12 @@ from imixs_archive.cli.ftps_commands import backup_ftps, print_tree_restore
 from imixs_archive.cli.output import human_bytes, print_problems
 from imixs_archive.config import settings_for_store
 from imixs_archive.errors import ConfigError
+from imixs_archive.recovery.backup import backup
+from imixs_archive.recovery.export import export
+from imixs_archive.recovery.ftps import is_ftps
+from imixs_archive.recovery.restore import RestoreRange, RestoreReport, parse_filter
+from imixs_archive.recovery.restore_jobs import RestoreRequest, run_restore
 from imixs_archive.runtime import open_archive
-from imixs_archive.services.backup import backup
-from imixs_archive.services.export import export
-from imixs_archive.services.ftps import is_ftps
-from imixs_archive.services.restore import RestoreRange, RestoreReport, parse_filter
-from imixs_archive.services.restore_jobs import RestoreRequest, run_restore
 from imixs_archive.timezones import zone
 from imixs_archive.workflow.client import WorkflowClient
 

@@ -18,10 +18,10 @@ from typing import Any
 from imixs_archive.cli.context import Context, in_zone, store_options
 from imixs_archive.cli.output import human_bytes, print_problems, print_table
 from imixs_archive.errors import ArchiveError, ConfigError
-from imixs_archive.services.resync import request_cancel, resync_status, to_millis
-from imixs_archive.services.sync import Outcome, SyncService
-from imixs_archive.services.sync_status import SyncStatus, retry_dead_letters, sync_status
-from imixs_archive.services.workflow_jobs import new_resync, open_sync
+from imixs_archive.sync.jobs import new_resync, open_sync
+from imixs_archive.sync.resync import request_cancel, resync_status, to_millis
+from imixs_archive.sync.service import Outcome, SyncService
+from imixs_archive.sync.status import SyncStatus, retry_dead_letters, sync_status
 from imixs_archive.workflow.client import WorkflowClient
 
 

@@ -271,7 +271,7 @@ ARCHIVE_DAY_CHANGES = Table(
     java=False,
 )
 
-# The sync's own bookkeeping (services/sync.py, docs/sync.md). A row per failing event, not
+# The sync's own bookkeeping (sync/service.py, docs/sync.md). A row per failing event, not
 # items in the '0' state document: two sync processes update different events at once,
 # and single-row upserts never lose each other's writes (a read-modify-write of one shared
 # document would). Only the process whose claim on the event stands writes its row.

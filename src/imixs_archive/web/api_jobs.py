@@ -10,11 +10,11 @@ from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from imixs_archive.errors import NotFoundError
-from imixs_archive.services.backup import backup
+from imixs_archive.recovery.backup import backup
 from imixs_archive.services.jobs import MAX_LISTED, Job
-from imixs_archive.services.resync import request_cancel
-from imixs_archive.services.sync_status import dead_letters, retry_dead_letters
-from imixs_archive.services.workflow_jobs import resync_job
+from imixs_archive.sync.jobs import resync_job
+from imixs_archive.sync.resync import request_cancel
+from imixs_archive.sync.status import dead_letters, retry_dead_letters
 from imixs_archive.timezones import zone
 from imixs_archive.web.backup_folders import inside_backup_dir
 from imixs_archive.web.dependencies import Manager, Reader, Services, Svc

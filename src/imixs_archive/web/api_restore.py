@@ -17,8 +17,8 @@ from pydantic import BaseModel, Field
 
 from imixs_archive.config import Settings
 from imixs_archive.errors import ConfigError, NotFoundError
-from imixs_archive.services import restore_jobs
-from imixs_archive.services.restore import RestoreRange, parse_filter
+from imixs_archive.recovery import restore_jobs
+from imixs_archive.recovery.restore import RestoreRange, parse_filter
 from imixs_archive.timezones import zone
 from imixs_archive.web.api_jobs import workflow
 from imixs_archive.web.backup_folders import inside_backup_dir

@@ -21,7 +21,7 @@ from starlette.responses import JSONResponse, Response
 
 from imixs_archive import __version__
 from imixs_archive.errors import ArchiveError
-from imixs_archive.services.sync_counters import REPORTED
+from imixs_archive.sync.counters import REPORTED
 from imixs_archive.web.dependencies import Reader, Services, Svc
 from imixs_archive.web.limits import workers_free
 

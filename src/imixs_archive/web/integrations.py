@@ -1,9 +1,9 @@
 """The workflow side of the service: the sync loop, resync, dead letters and restore.
 
 With ``WORKFLOW_SERVICE_ENDPOINT`` set, the app builds one :class:`WorkflowLink`: a
-workflow client and the sync loop over it (``services.workflow_jobs.open_sync``, as the
+workflow client and the sync loop over it (``sync.jobs.open_sync``, as the
 CLI's ``sync``; started with the app, stopped with it). The resync and restore jobs
-(``services.workflow_jobs``, ``services.restore_jobs``) run over its client, by the app's
+(``sync.jobs``, ``recovery.restore_jobs``) run over its client, by the app's
 job runner: one at a time, stoppable, progress shown live. Without it, every endpoint that
 needs the workflow answers 503 "... is not configured: set WORKFLOW_SERVICE_ENDPOINT"; the
 status endpoints still show what the store knows (the ``sync.*`` and ``restore.*`` items,
@@ -20,14 +20,12 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.document.plain import plain
 from imixs_archive.errors import ArchiveError, ConfigError, NotFoundError
-from imixs_archive.services.backup_ftps import BackupEvents, EventRound
-from imixs_archive.services.ftps import FtpsLocation, FtpsTarget
+from imixs_archive.recovery.backup_ftps import EventRound, consume_backup_events
+from imixs_archive.recovery.restore_jobs import RestoreRequest, run_restore
 from imixs_archive.services.jobs import MAX_LISTED
-from imixs_archive.services.restore_jobs import RestoreRequest, run_restore
-from imixs_archive.services.sync_counters import Activity, activity, describe, pending_text
-from imixs_archive.services.sync_status import sync_status
-from imixs_archive.services.workflow_jobs import open_sync
-from imixs_archive.workflow.client import WorkflowClient
+from imixs_archive.sync.counters import Activity, activity, describe, pending_text
+from imixs_archive.sync.jobs import open_sync
+from imixs_archive.sync.status import sync_status
 
 RESTORE_ITEMS = (
     "restore.from",
@@ -66,20 +64,9 @@ class WorkflowLink:
 
     def _backup_events(self) -> None:
         """The Java backup service's work in this process: snapshot.backup events to FTPS."""
-        settings = self.settings
-        with (
-            WorkflowClient.from_settings(settings) as client,
-            FtpsTarget(FtpsLocation.from_settings(settings)) as target,
-        ):
-            events = BackupEvents(
-                self.archive,
-                client,
-                target,
-                mirror=settings.backup_mirror_id.strip(),
-                overwrite=settings.backup_ftp_overwrite,
-                batch=settings.workflow_sync_batch,
-            )
-            events.run(settings.workflow_sync_interval / 1000, self._backup_stop, self._noted)
+        consume_backup_events(
+            self.settings, self.archive, stop=self._backup_stop, on_round=self._noted
+        )
 
     def _noted(self, done: EventRound) -> None:
         self.backup_round = done

@@ -19,9 +19,9 @@ from starlette.responses import RedirectResponse, Response
 
 from imixs_archive.document.conventions import origin_id
 from imixs_archive.errors import ArchiveError
-from imixs_archive.services import restore_jobs
-from imixs_archive.services.sync_status import retry_dead_letters
-from imixs_archive.services.workflow_jobs import resync_job
+from imixs_archive.recovery import restore_jobs
+from imixs_archive.sync.jobs import resync_job
+from imixs_archive.sync.status import retry_dead_letters
 from imixs_archive.timezones import zone, zone_label
 from imixs_archive.web.api_jobs import BackupRequest, backup_job, verify_job, workflow
 from imixs_archive.web.api_restore import RestoreRequest, backup_source, require_instance

@@ -20,13 +20,13 @@ from imixs_archive.config import load_settings
 from imixs_archive.document.model import Document
 from imixs_archive.errors import StoreUnavailableError
 from imixs_archive.filestore.gc import unused_files
-from imixs_archive.services.sync import Outcome, SyncConfig, SyncService, _spread
-from imixs_archive.services.sync_counters import COUNTERS
-from imixs_archive.services.sync_failures import now_ms, retry_delay_ms
-from imixs_archive.services.sync_status import retry_dead_letters, sync_status
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import ARCHIVE_SYNC_INSTANCES, SNAPSHOTS, Table
+from imixs_archive.sync.counters import COUNTERS
+from imixs_archive.sync.failures import now_ms, retry_delay_ms
+from imixs_archive.sync.service import Outcome, SyncConfig, SyncService, _spread
+from imixs_archive.sync.status import retry_dead_letters, sync_status
 from imixs_archive.workflow import WorkflowClient
 from imixs_archive.workflow.events import Event
 from support.workflow_double import WorkflowDouble

@@ -10,8 +10,8 @@ import threading
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.services.jobs import MAX_LISTED, Job, JobFunction
-from imixs_archive.services.resync import Resync, request_cancel
-from imixs_archive.services.sync import SyncConfig, SyncService
+from imixs_archive.sync.resync import Resync, request_cancel
+from imixs_archive.sync.service import SyncConfig, SyncService
 from imixs_archive.workflow.client import WorkflowClient
 
 

@@ -18,8 +18,8 @@ import pytest
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.stored_xml import StoredXml
 from imixs_archive.document.xml_reader import read_xml
-from imixs_archive.services import backup as backup_module
-from imixs_archive.services.backup import MANIFEST, STALE_PART_S, backup
+from imixs_archive.recovery import backup as backup_module
+from imixs_archive.recovery.backup import MANIFEST, STALE_PART_S, backup
 from support.snapshots import make_snapshot
 
 PDF = random.Random(9).randbytes(300_000)

@@ -11,7 +11,7 @@ from imixs_archive.archive.service_state import load_state, save_state
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.verify import verify
 from imixs_archive.document.model import Document
-from imixs_archive.services.export import export
+from imixs_archive.recovery.export import export
 from imixs_archive.storage.model import DOCUMENTS_DATA
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from support.snapshots import make_snapshot

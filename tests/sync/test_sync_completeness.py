@@ -18,8 +18,8 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.sync_records import ClaimBook, FailureBook, GoneBook, ProgressBook
 from imixs_archive.archive.verify import verify
 from imixs_archive.document.model import Document
-from imixs_archive.services.sync import Outcome, SyncConfig, SyncService
-from imixs_archive.services.sync_status import sync_status
+from imixs_archive.sync.service import Outcome, SyncConfig, SyncService
+from imixs_archive.sync.status import sync_status
 from imixs_archive.workflow import WorkflowClient
 from support.workflow_double import JavaArchiveBeside, WorkflowDouble
 
@@ -336,7 +336,7 @@ def test_catch_up_does_not_skip_when_every_point_fails(
 def test_the_quick_scan_reads_what_the_full_reader_reads(double: WorkflowDouble) -> None:
     from imixs_archive.document.xml_reader import read_xml
     from imixs_archive.document.xml_writer import to_xml
-    from imixs_archive.services.catchup import _scan
+    from imixs_archive.sync.catchup import _scan
 
     snapshots = [double.save(files={"a.bin": b"x" * 100}, note="<$uniqueid>") for _ in range(3)]
     body = to_xml(snapshots, collection=True)

@@ -3,7 +3,7 @@
 From a chosen point ``p`` (epoch ms): ``GET /snapshot/syncpoint/{p}`` answers the snapshots
 with the smallest ``$modified`` later than ``p`` (every one sharing that timestamp; when
 more than 16 share it the workflow answers 500, and that range is located, recorded as
-skipped and passed, as the sync's catch-up does: ``services/syncpoint_gap.py``); each
+skipped and passed, as the sync's catch-up does: ``sync/syncpoint_gap.py``); each
 is archived (an archived one changes nothing), then ``sync.point`` moves to that
 ``$modified`` and ``sync.point``, ``sync.count`` (snapshots walked) and ``sync.size``
 (bytes received) are saved in the service state, the Java service's items.
@@ -37,7 +37,7 @@ from imixs_archive.archive.snapshots import Archive, StoreResult
 from imixs_archive.document.model import Long
 from imixs_archive.document.xml_reader import discard_files, iter_xml_documents
 from imixs_archive.errors import ArchiveError, DocumentError
-from imixs_archive.services.syncpoint_gap import GAP_NOTE, GapLocator, is_feed_failure
+from imixs_archive.sync.syncpoint_gap import GAP_NOTE, GapLocator, is_feed_failure
 from imixs_archive.workflow.client import WorkflowClient
 from imixs_archive.workflow.errors import WorkflowUnavailableError
 

@@ -13,7 +13,7 @@ from imixs_archive.config import Settings
 from imixs_archive.document.conventions import modified_day
 from imixs_archive.document.xml_reader import read_xml
 from imixs_archive.document.xml_writer import to_xml
-from imixs_archive.services.backup import MANIFEST, backup
+from imixs_archive.recovery.backup import MANIFEST, backup
 from imixs_archive.services.importer import import_sources
 from imixs_archive.services.sources import find_sources
 from imixs_archive.services.workers import Spread

@@ -20,8 +20,8 @@ from imixs_archive.archive.sync_records import ClaimBook
 from imixs_archive.archive.verify import verify
 from imixs_archive.cli import main
 from imixs_archive.document.xml_writer import to_xml
-from imixs_archive.services.sync_status import sync_status
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
+from imixs_archive.sync.status import sync_status
 from support.workflow_double import JavaArchiveBeside, WorkflowDouble
 
 

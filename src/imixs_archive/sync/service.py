@@ -17,7 +17,7 @@ holds it: its ``lock`` is not exclusive (a second lock answers 200 too) and its
   the event removed, never retried.
 * ``snapshot.remove`` deletes the archived snapshot only with ``WORKFLOW_SYNC_REMOVE``;
   otherwise the event is removed and logged.
-* The **catch-up** (``services/catchup.py``) walks ``/snapshot/syncpoint`` behind the log
+* The **catch-up** (``sync/catchup.py``) walks ``/snapshot/syncpoint`` behind the log
   and archives whatever no event brought (a Java archive beside consumes events too).
 
 A failed event is never dropped: it is retried with a growing delay, and after
@@ -56,8 +56,8 @@ from imixs_archive.errors import (
     NotFoundError,
     StoreError,
 )
-from imixs_archive.services.catchup import CatchUp, InFlight
-from imixs_archive.services.sync_counters import (
+from imixs_archive.sync.catchup import CatchUp, InFlight
+from imixs_archive.sync.counters import (
     FIRST,
     NEXT,
     PAUSE,
@@ -66,8 +66,8 @@ from imixs_archive.services.sync_counters import (
     round_report,
     seconds,
 )
-from imixs_archive.services.sync_failures import now_ms, record_failure
-from imixs_archive.services.sync_status import forget_stale_instances
+from imixs_archive.sync.failures import now_ms, record_failure
+from imixs_archive.sync.status import forget_stale_instances
 from imixs_archive.workflow.client import WorkflowClient
 from imixs_archive.workflow.errors import WorkflowUnavailableError
 from imixs_archive.workflow.events import SYNC_TOPICS, TOPIC_REMOVE, Event, backup_topics

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from imixs_archive.archive.sync_records import InstanceBook, SyncInstance
-from imixs_archive.services.sync_failures import now_ms
+from imixs_archive.sync.failures import now_ms
 
 COUNTERS = ("events", "archived", "removed", "bytes", "failures", "retries", "dead_letters")
 REPORTED = (*COUNTERS, "gone", "caught_up")

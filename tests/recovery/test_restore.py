@@ -15,9 +15,9 @@ import pytest
 from imixs_archive.archive.service_state import load_state
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.model import Document
-from imixs_archive.services.backup import backup
-from imixs_archive.services.restore import Restorer, RestoreRange, matches, parse_filter
-from imixs_archive.services.restore_files import restore_tree
+from imixs_archive.recovery.backup import backup
+from imixs_archive.recovery.restore import Restorer, RestoreRange, matches, parse_filter
+from imixs_archive.recovery.restore_files import restore_tree
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.workflow.client import WorkflowClient
 from support.restore_data import DAY, archived_instances, file_hashes

@@ -14,9 +14,9 @@ from imixs_archive.archive.sync_records import ProgressBook
 from imixs_archive.config import load_settings
 from imixs_archive.document.model import Document
 from imixs_archive.services.jobs import Job
-from imixs_archive.services.resync import Resync, request_cancel, resync_status
-from imixs_archive.services.workflow_jobs import resync_job
 from imixs_archive.storage.base import Backend
+from imixs_archive.sync.jobs import resync_job
+from imixs_archive.sync.resync import Resync, request_cancel, resync_status
 from imixs_archive.workflow import WorkflowClient
 from support.workflow_double import WorkflowDouble
 

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 import pytest
 
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.services.sync import SyncConfig, SyncService
-from imixs_archive.services.sync_counters import FIRST, NEXT, activity, describe, pending_text
-from imixs_archive.services.sync_status import sync_status
+from imixs_archive.sync.counters import FIRST, NEXT, activity, describe, pending_text
+from imixs_archive.sync.service import SyncConfig, SyncService
+from imixs_archive.sync.status import sync_status
 from imixs_archive.workflow import WorkflowClient
 from support.workflow_double import WorkflowDouble
 

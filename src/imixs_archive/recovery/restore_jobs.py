@@ -24,11 +24,11 @@ from typing import Any
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.errors import ConfigError
-from imixs_archive.services.backup_ftps import restore_from_ftps
-from imixs_archive.services.ftps import FtpsLocation, FtpsTarget, is_ftps
+from imixs_archive.recovery.backup_ftps import restore_from_ftps
+from imixs_archive.recovery.ftps import FtpsLocation, FtpsTarget, is_ftps
+from imixs_archive.recovery.restore import Restorer, RestoreRange, RestoreReport
+from imixs_archive.recovery.restore_files import TreeRestoreReport, restore_tree
 from imixs_archive.services.jobs import MAX_LISTED, Job, JobFunction
-from imixs_archive.services.restore import Restorer, RestoreRange, RestoreReport
-from imixs_archive.services.restore_files import TreeRestoreReport, restore_tree
 from imixs_archive.workflow.client import WorkflowClient
 
 MAX_PLANNED = 1000

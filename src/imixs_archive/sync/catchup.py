@@ -10,7 +10,7 @@ to a ``$modified`` at least ``lag`` ms in the past, so that a snapshot whose tra
 commits after a later one's (or whose clock runs behind) is not passed by.
 
 ``GET /snapshot/syncpoint/{p}`` answers **500** when more than 16 snapshots share the
-next ``$modified``. A 500 that persists is located (``services/syncpoint_gap.py``); the
+next ``$modified``. A 500 that persists is located (``sync/syncpoint_gap.py``); the
 range is recorded as skipped (``sync --status``, the monitor) and the walk goes on after
 it. Those snapshots still come through the event log. A workflow that answers 500 for
 every ``q`` up to now is unavailable, not overflowing: nothing is skipped.
@@ -33,8 +33,8 @@ from xml.parsers import expat
 from imixs_archive.archive.snapshots import Archive, StoreResult
 from imixs_archive.document.xml_reader import discard_files, iter_xml_documents
 from imixs_archive.errors import ArchiveError, DocumentError
-from imixs_archive.services.sync_failures import now_ms, record_failure
-from imixs_archive.services.syncpoint_gap import GAP_NOTE, GapLocator, is_feed_failure
+from imixs_archive.sync.failures import now_ms, record_failure
+from imixs_archive.sync.syncpoint_gap import GAP_NOTE, GapLocator, is_feed_failure
 from imixs_archive.workflow.client import WorkflowClient
 from imixs_archive.workflow.errors import WorkflowUnavailableError
 from imixs_archive.workflow.events import TOPIC_ADD

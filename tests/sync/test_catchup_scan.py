@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from imixs_archive.document.model import Document
 from imixs_archive.document.xml_reader import read_xml
 from imixs_archive.document.xml_writer import to_xml
-from imixs_archive.services.catchup import _scan
+from imixs_archive.sync.catchup import _scan
 
 _TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=40)
 _FILE = st.binary(min_size=0, max_size=3000)

@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from imixs_archive.archive.snapshots import Archive
+from imixs_archive.config import Settings
 from imixs_archive.errors import ArchiveError, NotFoundError
-from imixs_archive.services.backup import BackupSummary, backup_path, newest_per_instance
-from imixs_archive.services.ftps import FtpsTarget
-from imixs_archive.services.restore_files import TreeRestoreReport, restore_stream
+from imixs_archive.recovery.backup import BackupSummary, backup_path, newest_per_instance
+from imixs_archive.recovery.ftps import FtpsLocation, FtpsTarget
+from imixs_archive.recovery.restore_files import TreeRestoreReport, restore_stream
 from imixs_archive.workflow.client import WorkflowClient
 from imixs_archive.workflow.errors import WorkflowError
 from imixs_archive.workflow.events import TOPIC_BACKUP
@@ -158,3 +159,34 @@ def restore_from_ftps(
         if on_progress is not None:
             on_progress(report)
     return report
+
+
+def consume_backup_events(
+    settings: Settings,
+    archive: Archive,
+    *,
+    once: bool = False,
+    stop: threading.Event | None = None,
+    on_round: Callable[[EventRound], None] | None = None,
+) -> EventRound | None:
+    """The FTPS backup of ``snapshot.backup`` events as the settings describe it (the
+    workflow, the FTPS target, the mirror, overwrite, batch and interval), for the CLI's
+    ``backup-events`` and for ``serve``: one round (``once``: its report), or rounds every
+    ``WORKFLOW_SYNC_INTERVAL`` until ``stop``, each reported to ``on_round``."""
+    with (
+        WorkflowClient.from_settings(settings) as client,
+        FtpsTarget(FtpsLocation.from_settings(settings)) as target,
+    ):
+        events = BackupEvents(
+            archive,
+            client,
+            target,
+            mirror=settings.backup_mirror_id.strip(),
+            overwrite=settings.backup_ftp_overwrite,
+            batch=settings.workflow_sync_batch,
+        )
+        if once:
+            return events.run_round()
+        report = on_round or (lambda _done: None)
+        events.run(settings.workflow_sync_interval / 1000, stop or threading.Event(), report)
+    return None

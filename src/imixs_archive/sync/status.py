@@ -13,7 +13,7 @@ from typing import Any
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.sync_records import FailedEvent, Gone
-from imixs_archive.services.sync_failures import now_ms
+from imixs_archive.sync.failures import now_ms
 from imixs_archive.workflow.client import WorkflowClient
 from imixs_archive.workflow.events import TOPIC_REMOVE
 

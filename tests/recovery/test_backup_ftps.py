@@ -18,9 +18,9 @@ from imixs_archive.config import load_settings
 from imixs_archive.document.model import Document
 from imixs_archive.document.xml_reader import read_xml_document
 from imixs_archive.errors import ArchiveError
-from imixs_archive.services.backup import backup
-from imixs_archive.services.backup_ftps import BackupEvents, backup_to_ftps, restore_from_ftps
-from imixs_archive.services.ftps import MANIFEST, FtpsLocation, FtpsTarget
+from imixs_archive.recovery.backup import backup
+from imixs_archive.recovery.backup_ftps import BackupEvents, backup_to_ftps, restore_from_ftps
+from imixs_archive.recovery.ftps import MANIFEST, FtpsLocation, FtpsTarget
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.workflow.client import WorkflowClient
 from support.ftps_server import PASSWORD, FtpsServer, serve

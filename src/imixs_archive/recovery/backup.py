@@ -38,7 +38,7 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import origin_id, snapshot_order
 from imixs_archive.document.xml_reader import discard_files, iter_xml_documents
 from imixs_archive.errors import ArchiveError, IntegrityError
-from imixs_archive.services.durable_files import Placed, Placer, existing_ancestor
+from imixs_archive.recovery.durable_files import Placed, Placer, existing_ancestor
 from imixs_archive.services.workers import Send, Spread, run_in_workers
 
 MANIFEST = ".imixs-archive-backup"

@@ -1,0 +1,6 @@
+"""The sync from Imixs-Workflow: the loop over the workflow's event log (``service.py``),
+its catch-up over ``/snapshot/syncpoint`` (``catchup.py``, ``syncpoint_gap.py``), the
+resync (``resync.py``), the rules for failures and dead letters (``failures.py``), its
+counters and status (``counters.py``, ``status.py``), and the one place that builds a sync
+or a resync from the settings (``jobs.py``). Its records live in the archive
+(``archive/sync_records.py``). See ``docs/sync.md``."""
