@@ -6,6 +6,7 @@ them all."""
 from __future__ import annotations
 
 import datetime as dt
+import time
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 DEFAULT_ZONE = "UTC"
@@ -46,3 +47,24 @@ def local_today(now: dt.datetime, tz: dt.tzinfo) -> dt.date:
 def zone_label(tz: dt.tzinfo) -> str:
     """The name to show beside dates: ``Europe/Berlin``, ``UTC``."""
     return getattr(tz, "key", None) or str(tz)
+
+
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_MILLISECOND = dt.timedelta(milliseconds=1)
+
+
+def epoch_ms(when: dt.datetime) -> int:
+    """Milliseconds since 1970 of a time (one without an offset is read as UTC), exactly:
+    integer arithmetic (a float timestamp times 1000 can fall a millisecond short)."""
+    aware = when if when.tzinfo is not None else when.replace(tzinfo=dt.UTC)
+    return (aware - EPOCH) // _MILLISECOND
+
+
+def from_epoch_ms(millis: int) -> dt.datetime:
+    """The UTC time of milliseconds since 1970."""
+    return EPOCH + dt.timedelta(milliseconds=millis)
+
+
+def now_ms() -> int:
+    """Now, in milliseconds since 1970."""
+    return time.time_ns() // 1_000_000

@@ -49,7 +49,7 @@ def test_instances_saved_listed_by_name_and_forgotten(backend: Backend) -> None:
     book.save(SyncInstance.of({"instance": "host-a", "updated": 4}))
     listed = book.all()
     assert [i.instance for i in listed] == ["host-a", "host-b"]
-    assert listed[0] == SyncInstance("host-a", updated=4)  # the rest 0 or empty
+    assert listed[0] == SyncInstance(instance="host-a", updated=4)  # the rest 0 or empty
     assert (listed[1].state, listed[1].archived, listed[1].bytes) == ("running", 3, 0)
     book.forget("host-a")
     assert [i.instance for i in book.all()] == ["host-b"]

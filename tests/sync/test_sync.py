@@ -24,9 +24,10 @@ from imixs_archive.storage.base import Backend
 from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import ARCHIVE_SYNC_INSTANCES, SNAPSHOTS, Table
 from imixs_archive.sync.counters import COUNTERS
-from imixs_archive.sync.failures import now_ms, retry_delay_ms
+from imixs_archive.sync.failures import retry_delay_ms
 from imixs_archive.sync.service import Outcome, SyncConfig, SyncService, _spread
 from imixs_archive.sync.status import retry_dead_letters, sync_status
+from imixs_archive.timezones import now_ms
 from imixs_archive.workflow import WorkflowClient
 from imixs_archive.workflow.events import Event
 from support.workflow_double import WorkflowDouble

@@ -26,6 +26,7 @@ from imixs_archive.storage.model import (
     DOCUMENTS_DATA,
     SNAPSHOTS_BY_DOCUMENT,
 )
+from imixs_archive.timezones import epoch_ms, from_epoch_ms
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ def place_hold(
     row = {
         "uniqueid": hold.uniqueid,
         "reason": hold.reason,
-        "placed": int(hold.placed.timestamp() * 1000),
+        "placed": epoch_ms(hold.placed),
         "placed_by": hold.placed_by,
     }
     backend.put(ARCHIVE_LEGAL_HOLDS, [row])
@@ -70,7 +71,7 @@ def release_hold(backend: Backend, uniqueid: str) -> bool:
 
 
 def _hold(row: dict[str, Any]) -> Hold:
-    placed = dt.datetime.fromtimestamp(int(row["placed"] or 0) / 1000, dt.UTC)
+    placed = from_epoch_ms(int(row["placed"] or 0))
     return Hold(row["uniqueid"], row["reason"] or "", placed, row["placed_by"] or "")
 
 

@@ -24,7 +24,6 @@ processes write at once without reading each other's rows first.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any
@@ -37,13 +36,10 @@ from imixs_archive.storage.model import (
     ARCHIVE_SYNC_INSTANCES,
     ARCHIVE_SYNC_PROGRESS,
 )
+from imixs_archive.timezones import now_ms
 
 CATCHUP = "catchup"
 SKIPPED = "skipped:"
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 @dataclass(frozen=True)
@@ -63,7 +59,7 @@ class ClaimBook:
 
     def take(self, claims: Iterable[tuple[str, str, str]], instance: str) -> None:
         """Record (event id, topic, ref) triples as taken by ``instance`` now."""
-        at = _now_ms()
+        at = now_ms()
         rows = [
             asdict(Claim(event_id, topic, ref, instance, at)) for event_id, topic, ref in claims
         ]
@@ -154,7 +150,7 @@ class GoneBook:
         self.backend = backend
 
     def record(self, ref: str, event_id: str, topic: str, instance: str) -> Gone:
-        gone = Gone(ref, event_id, topic, _now_ms(), instance)
+        gone = Gone(ref, event_id, topic, now_ms(), instance)
         self.backend.put(ARCHIVE_SYNC_GONE, [asdict(gone)])
         return gone
 
@@ -193,14 +189,14 @@ class ProgressBook:
         known = self.point()
         if known is not None and known.point > point:
             return known.point
-        row = Progress(CATCHUP, point, _now_ms(), owner, "")
+        row = Progress(CATCHUP, point, now_ms(), owner, "")
         self.backend.put(ARCHIVE_SYNC_PROGRESS, [asdict(row)])
         return point
 
     def skip(self, first: int, last: int, owner: str, note: str) -> None:
         """Record that snapshots with ``$modified`` in ``[first, last]`` could not be read
         from the syncpoint feed."""
-        row = Progress(f"{SKIPPED}{first}", last, _now_ms(), owner, note)
+        row = Progress(f"{SKIPPED}{first}", last, now_ms(), owner, note)
         self.backend.put(ARCHIVE_SYNC_PROGRESS, [asdict(row)])
 
     def skipped(self) -> list[Progress]:
@@ -208,14 +204,11 @@ class ProgressBook:
         return sorted((r for r in rows if r.name.startswith(SKIPPED)), key=lambda r: r.point)
 
 
-@dataclass(frozen=True)
-class SyncInstance:
-    """One sync process's counters since it started (times in epoch ms)."""
+@dataclass(kw_only=True)
+class SyncTotals:
+    """What a sync process counts, declared once: kept in memory by the process
+    (``sync/counters.py``), saved per process (``SyncInstance``), shown everywhere."""
 
-    instance: str
-    started: int = 0
-    updated: int = 0
-    state: str = ""
     events: int = 0
     archived: int = 0
     removed: int = 0
@@ -223,6 +216,19 @@ class SyncInstance:
     failures: int = 0
     retries: int = 0
     dead_letters: int = 0
+
+
+TOTALS = tuple(f.name for f in fields(SyncTotals))
+
+
+@dataclass(kw_only=True)
+class SyncInstance(SyncTotals):
+    """One sync process's counters since it started (times in epoch ms), as saved."""
+
+    instance: str
+    started: int = 0
+    updated: int = 0
+    state: str = ""
     lag_ms: int = 0
 
     @classmethod

@@ -22,6 +22,7 @@ from imixs_archive.sync.jobs import new_resync, open_sync
 from imixs_archive.sync.resync import request_cancel, resync_status, to_millis
 from imixs_archive.sync.service import Outcome, SyncService
 from imixs_archive.sync.status import SyncStatus, retry_dead_letters, sync_status
+from imixs_archive.timezones import from_epoch_ms
 from imixs_archive.workflow.client import WorkflowClient
 
 
@@ -164,7 +165,7 @@ def _ago(millis: int) -> str:
 def _point(millis: int | None) -> str:
     if not millis:
         return "none"
-    when = dt.datetime.fromtimestamp(millis / 1000, dt.UTC)
+    when = from_epoch_ms(millis)
     return f"{when.isoformat(timespec='milliseconds')} ({millis})"
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from imixs_archive.document.model import Document
 from imixs_archive.errors import DocumentError
+from imixs_archive.timezones import epoch_ms, from_epoch_ms
 
 SNAPSHOT_ID = re.compile(
     r"^[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}-[0-9]{13,15}$"
@@ -75,7 +76,7 @@ def snapshot_order(snapshot_id: str) -> tuple[int, str]:
 
 def snapshot_time(snapshot_id: str) -> dt.datetime:
     """The creation time encoded in a snapshot id, in UTC."""
-    return dt.datetime.fromtimestamp(snapshot_millis(snapshot_id) / 1000, tz=dt.UTC)
+    return from_epoch_ms(snapshot_millis(snapshot_id))
 
 
 EARLIEST_SNAPSHOT = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
@@ -107,7 +108,7 @@ def make_snapshot_id(origin: str, when: dt.datetime | int) -> str:
     if isinstance(when, dt.datetime):
         if when.tzinfo is None:
             raise ValueError("a snapshot time must carry an offset")
-        millis = int(when.timestamp() * 1000)
+        millis = epoch_ms(when)
     else:
         millis = int(when)
     return require_snapshot_id(f"{origin}-{millis}")

@@ -33,6 +33,7 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import iter_files, origin_id
 from imixs_archive.document.model import Document
 from imixs_archive.errors import ArchiveError, ConfigError, IntegrityError, NotFoundError
+from imixs_archive.timezones import epoch_ms, from_epoch_ms
 from imixs_archive.workflow.client import WorkflowClient
 from imixs_archive.workflow.errors import WorkflowError, WorkflowUnavailableError
 
@@ -292,7 +293,7 @@ class Restorer:
         point = state.get_first("restore.point")
         if not isinstance(point, int):
             return None
-        return dt.datetime.fromtimestamp(point / 1000, dt.UTC).date()
+        return from_epoch_ms(point).date()
 
     def _save(
         self, wanted: RestoreRange, report: RestoreReport, point: dt.date | None, status: str
@@ -324,4 +325,4 @@ def _utc(when: dt.datetime) -> dt.datetime:
 
 
 def _millis(when: dt.datetime) -> int:
-    return int(_utc(when).timestamp() * 1000)
+    return epoch_ms(when)

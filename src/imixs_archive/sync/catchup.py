@@ -33,8 +33,9 @@ from xml.parsers import expat
 from imixs_archive.archive.snapshots import Archive, StoreResult
 from imixs_archive.document.xml_reader import discard_files, iter_xml_documents
 from imixs_archive.errors import ArchiveError, DocumentError
-from imixs_archive.sync.failures import now_ms, record_failure
+from imixs_archive.sync.failures import record_failure
 from imixs_archive.sync.syncpoint_gap import GAP_NOTE, GapLocator, is_feed_failure
+from imixs_archive.timezones import epoch_ms, now_ms
 from imixs_archive.workflow.client import WorkflowClient
 from imixs_archive.workflow.errors import WorkflowUnavailableError
 from imixs_archive.workflow.events import TOPIC_ADD
@@ -57,9 +58,7 @@ class CatchUpResult:
 def _millis(value: object) -> int | None:
     if not isinstance(value, dt.datetime):
         return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=dt.UTC)
-    return int(value.timestamp() * 1000)
+    return epoch_ms(value)
 
 
 def _scan(blocks: Iterable[bytes]) -> list[tuple[str, int | None]] | None:

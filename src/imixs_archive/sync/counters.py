@@ -13,10 +13,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from imixs_archive.archive.sync_records import InstanceBook, SyncInstance
-from imixs_archive.sync.failures import now_ms
+from imixs_archive.archive.sync_records import TOTALS, InstanceBook, SyncInstance, SyncTotals
+from imixs_archive.timezones import now_ms
 
-COUNTERS = ("events", "archived", "removed", "bytes", "failures", "retries", "dead_letters")
+COUNTERS = TOTALS
 REPORTED = (*COUNTERS, "gone", "caught_up")
 """Counters shown (status, monitor, metrics); ``COUNTERS`` are also saved per process."""
 
@@ -25,16 +25,10 @@ FIRST, NEXT, PAUSE = "first", "next", "pause"
 
 
 @dataclass
-class SyncCounters:
-    """Counters of one sync process since it started (the metrics endpoint reads them)."""
+class SyncCounters(SyncTotals):
+    """Counters of one sync process since it started (the metrics endpoint reads them):
+    the saved ``SyncTotals``, and more kept in memory."""
 
-    events: int = 0
-    archived: int = 0
-    removed: int = 0
-    bytes: int = 0
-    failures: int = 0
-    retries: int = 0
-    dead_letters: int = 0
     gone: int = 0
     """Events whose snapshot the workflow no longer held (404)."""
     caught_up: int = 0

@@ -15,16 +15,11 @@ workflow's log (``PUT /eventlog/{topic}/{ref}``) and removes the row.
 
 from __future__ import annotations
 
-import time
-
 from imixs_archive.archive.sync_records import DEAD, RETRY, FailedEvent, FailureBook
+from imixs_archive.timezones import now_ms
 
 MAX_ERROR = 2000
 """Characters of an error message kept."""
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def retry_delay_ms(attempts: int, base_ms: int) -> int:

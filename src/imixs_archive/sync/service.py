@@ -66,8 +66,9 @@ from imixs_archive.sync.counters import (
     round_report,
     seconds,
 )
-from imixs_archive.sync.failures import now_ms, record_failure
+from imixs_archive.sync.failures import record_failure
 from imixs_archive.sync.status import forget_stale_instances
+from imixs_archive.timezones import now_ms
 from imixs_archive.workflow.client import WorkflowClient
 from imixs_archive.workflow.errors import WorkflowUnavailableError
 from imixs_archive.workflow.events import SYNC_TOPICS, TOPIC_REMOVE, Event, backup_topics

@@ -13,7 +13,7 @@ from typing import Any
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.sync_records import FailedEvent, Gone
-from imixs_archive.sync.failures import now_ms
+from imixs_archive.timezones import epoch_ms, now_ms
 from imixs_archive.workflow.client import WorkflowClient
 from imixs_archive.workflow.events import TOPIC_REMOVE
 
@@ -77,7 +77,7 @@ def _int(value: Any) -> int | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, dt.datetime):
-        return int(value.timestamp() * 1000)
+        return epoch_ms(value)
     try:
         return int(value)
     except (TypeError, ValueError):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 
-from imixs_archive.sync.failures import now_ms
+from imixs_archive.timezones import now_ms
 from imixs_archive.workflow.client import WorkflowClient
 from imixs_archive.workflow.errors import WorkflowUnavailableError
 

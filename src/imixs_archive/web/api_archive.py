@@ -27,7 +27,7 @@ from imixs_archive.document.model import Document
 from imixs_archive.document.plain import as_text
 from imixs_archive.errors import NotFoundError
 from imixs_archive.services.statistics import archive_stats
-from imixs_archive.timezones import zone_label
+from imixs_archive.timezones import from_epoch_ms, zone_label
 from imixs_archive.web.api_analytics import Tz, request_zone
 from imixs_archive.web.dependencies import Manager, Reader, Svc
 from imixs_archive.web.problems import PROBLEM_RESPONSES, BadRequestError
@@ -149,7 +149,7 @@ def summary(archive: Archive, snapshot_id: str, tz: dt.tzinfo = dt.UTC) -> dict[
     """A snapshot in a listing; its times in ``tz`` (the listing names the zone)."""
     doc = archive.load(snapshot_id, with_files=False)
     modified = doc.get_first("$modified")
-    created = dt.datetime.fromtimestamp(snapshot_millis(snapshot_id) / 1000, dt.UTC)
+    created = from_epoch_ms(snapshot_millis(snapshot_id))
     return {
         "snapshot": snapshot_id,
         "uniqueid": origin_id(snapshot_id),

@@ -29,7 +29,7 @@ from imixs_archive.services.gc_schedule import GcSchedule
 from imixs_archive.services.jobs import JobRunner
 from imixs_archive.services.retention import retention_loop
 from imixs_archive.storage.base import Backend
-from imixs_archive.timezones import zone, zone_label
+from imixs_archive.timezones import from_epoch_ms, zone, zone_label
 from imixs_archive.web import (
     api_analytics,
     api_archive,
@@ -183,7 +183,7 @@ def local_time(value: Any, tz: dt.tzinfo) -> str:
     if isinstance(value, dt.datetime):
         when = value
     elif isinstance(value, int) and not isinstance(value, bool):
-        when = dt.datetime.fromtimestamp(value / 1000, dt.UTC)
+        when = from_epoch_ms(value)
     elif isinstance(value, str) and value:
         try:
             when = dt.datetime.fromisoformat(value)

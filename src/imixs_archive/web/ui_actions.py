@@ -22,7 +22,7 @@ from imixs_archive.errors import ArchiveError
 from imixs_archive.recovery import restore_jobs
 from imixs_archive.sync.jobs import resync_job
 from imixs_archive.sync.status import retry_dead_letters
-from imixs_archive.timezones import zone, zone_label
+from imixs_archive.timezones import epoch_ms, zone, zone_label
 from imixs_archive.web.api_jobs import BackupRequest, backup_job, verify_job, workflow
 from imixs_archive.web.api_restore import RestoreRequest, backup_source, require_instance
 from imixs_archive.web.auth import SESSION_COOKIE, SESSION_SECONDS, Principal, TooManyLoginsError
@@ -243,7 +243,7 @@ def _sync_point(text: str, tz: dt.tzinfo) -> int:
             " unless an offset is given)"
         ) from None
     when = when if when.tzinfo else when.replace(tzinfo=tz)
-    return int(when.timestamp() * 1000)
+    return epoch_ms(when)
 
 
 @router.post("/ui/actions/retry/{event_id}")
