@@ -32,6 +32,7 @@ from imixs_archive.archive.snapshot_xml import snapshot_xml, xml_size
 from imixs_archive.document.base64_stream import iter_base64
 from imixs_archive.document.lexical import parse_datetime
 from imixs_archive.document.model import BinaryStream, normalize_name
+from imixs_archive.document.xml_scan import DoctypeRefused, scanner
 from imixs_archive.errors import DocumentError, NotFoundError
 from imixs_archive.filestore.store import FileStore
 from imixs_archive.storage.base import Backend
@@ -84,7 +85,7 @@ def with_files(
     scan = _Scan(data, keys)
     try:
         scan.run()
-    except (_NotVouched, expat.ExpatError, DocumentError, ValueError):
+    except (_NotVouched, DoctypeRefused, expat.ExpatError, DocumentError, ValueError):
         return None
     created = scan.dates.get("$created") or scan.dates.get("$modified")
     if created is None:
@@ -117,18 +118,10 @@ class _Scan:
         self._file_values = 0
         self._entry_values = 0
         self._date_text: list[str] = []
-        self._parser = expat.ParserCreate()
-        self._parser.StartElementHandler = self._start
-        self._parser.EndElementHandler = self._end
-        self._parser.CharacterDataHandler = self._text
-        self._parser.StartDoctypeDeclHandler = self._refuse
-        self._parser.buffer_text = True
+        self._parser = scanner(self._start, self._end, self._text)
 
     def run(self) -> None:
         self._parser.Parse(self.data, True)
-
-    def _refuse(self, *_args: object) -> None:
-        raise _NotVouched
 
     def _at(self, tag: bytes) -> bool:
         """Whether the element starting now is written exactly so."""

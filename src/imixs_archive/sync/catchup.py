@@ -32,6 +32,7 @@ from xml.parsers import expat
 
 from imixs_archive.archive.snapshots import Archive, StoreResult
 from imixs_archive.document.xml_reader import discard_files, iter_xml_documents
+from imixs_archive.document.xml_scan import DoctypeRefused, scanner
 from imixs_archive.errors import ArchiveError, DocumentError
 from imixs_archive.sync.failures import record_failure
 from imixs_archive.sync.syncpoint_gap import GAP_NOTE, GapLocator, is_feed_failure
@@ -72,8 +73,6 @@ def _scan(blocks: Iterable[bytes]) -> list[tuple[str, int | None]] | None:
     mostly such text, which expat reads at a fifth of the rate of this skip."""
     found: list[tuple[str, int | None]] = []
     state: dict[str, Any] = {"depth": 0, "item": None, "text": [], "doc": {}, "cdata": False}
-    parser = expat.ParserCreate(namespace_separator=" ")
-    parser.buffer_text = True
 
     def start(tag: str, attrs: dict[str, str]) -> None:
         local = tag.rpartition(" ")[2]
@@ -104,15 +103,9 @@ def _scan(blocks: Iterable[bytes]) -> list[tuple[str, int | None]] | None:
     def cdata(inside: bool) -> None:
         state["cdata"] = inside
 
-    parser.StartElementHandler = start
-    parser.EndElementHandler = end
-    parser.CharacterDataHandler = text
+    parser = scanner(start, end, text, namespaces=True)
     parser.StartCdataSectionHandler = lambda: cdata(True)
     parser.EndCdataSectionHandler = lambda: cdata(False)
-    # A DTD could define entities that make up the very items read here: the full
-    # reader, which refuses it, says why.
-    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
-    parser.StartDoctypeDeclHandler = _doctype
     given = 0  # bytes expat was given
     try:
         for block in blocks:
@@ -125,19 +118,11 @@ def _scan(blocks: Iterable[bytes]) -> list[tuple[str, int | None]] | None:
         parser.Parse(b"", True)
     except expat.ExpatError as exc:
         raise DocumentError(f"malformed XML in the syncpoint answer: {exc}") from None
-    except _Doctype:
+    except DoctypeRefused:  # the full reader, which refuses it, says why
         return None
     if any(not sid or millis is None for sid, millis in found):
         return None
     return found
-
-
-class _Doctype(Exception):
-    """The answer declares a DTD."""
-
-
-def _doctype(*_: object) -> None:
-    raise _Doctype()
 
 
 def _iso_millis(text: str) -> int | None:
