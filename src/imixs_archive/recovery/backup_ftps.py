@@ -22,6 +22,7 @@ from pathlib import Path
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.errors import ArchiveError, NotFoundError
+from imixs_archive.periodic import Periodic
 from imixs_archive.recovery.backup import BackupSummary, backup_path, newest_per_instance
 from imixs_archive.recovery.ftps import FtpsLocation, FtpsTarget
 from imixs_archive.recovery.restore_files import TreeRestoreReport, restore_stream
@@ -121,8 +122,10 @@ class BackupEvents:
     def run(
         self, interval: float, stop: threading.Event, report: Callable[[EventRound], None]
     ) -> None:
-        """Rounds until ``stop``; a workflow or target that fails pauses for ``interval``."""
-        while not stop.is_set():
+        """Rounds until ``stop``, one every ``interval`` seconds (the first at once); a
+        workflow or target that fails pauses until the next."""
+
+        def one_round() -> None:
             try:
                 done = self.run_round()
             except WorkflowError as exc:
@@ -130,7 +133,8 @@ class BackupEvents:
             except ArchiveError as exc:  # the store failing: the events wait
                 done = EventRound(failed=[str(exc)])
             report(done)
-            stop.wait(interval)
+
+        Periodic("backup-events", interval, one_round, at_once=True, stop=stop).run()
 
 
 def restore_from_ftps(

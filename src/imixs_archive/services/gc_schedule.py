@@ -5,12 +5,12 @@ collection needs no lock and cannot race an ingest."""
 from __future__ import annotations
 
 import logging
-import threading
 
 from imixs_archive.config import Settings
 from imixs_archive.errors import ArchiveError
 from imixs_archive.filestore.gc import GcReport
 from imixs_archive.filestore.store import FileStore
+from imixs_archive.periodic import Periodic
 
 log = logging.getLogger(__name__)
 
@@ -25,18 +25,11 @@ class GcSchedule:
         self.grace = settings.gc_grace
         self.last: GcReport | None = None
         self.runs = 0
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._loop = Periodic("gc", self.interval, self._run)
 
     def start(self) -> None:
-        if self.interval <= 0 or self._thread is not None:
-            return
-        self._thread = threading.Thread(target=self._loop, name="gc", daemon=True)
-        self._thread.start()
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval):
-            self.run_once()
+        if self.interval > 0:
+            self._loop.start()
 
     def run_once(self) -> GcReport | None:
         try:
@@ -58,8 +51,8 @@ class GcSchedule:
             log.warning("garbage collection: %s", error)
         return report
 
+    def _run(self) -> None:
+        self.run_once()
+
     def close(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
-            self._thread = None
+        self._loop.close()

@@ -41,6 +41,7 @@ from imixs_archive.document.conventions import (
     snapshot_time,
 )
 from imixs_archive.errors import ConfigError, DocumentError, LegalHoldError, NotFoundError
+from imixs_archive.periodic import Periodic
 
 _RULE = re.compile(r"\s*(?:(group|type):(.+?)|(\*))\s*=\s*([0-9]+)\s*([yd])\s*", re.IGNORECASE)
 
@@ -273,30 +274,23 @@ class RetentionLoop:
     ) -> None:
         self._archive = archive
         self._policy = policy
-        self._interval = interval_ms / 1000
-        self._on_error = on_error
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self.runs = 0
         self.last: RetentionReport | None = None
+        self._loop = Periodic(
+            "retention", interval_ms / 1000, self._run, on_error=on_error or (lambda _e: None)
+        )
+
+    @property
+    def runs(self) -> int:
+        return self._loop.runs
+
+    def _run(self) -> None:
+        self.last = run_retention(self._archive, self._policy, stop=self._loop.stop)
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._loop, name="retention", daemon=True)
-        self._thread.start()
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self._interval):
-            try:
-                self.last = run_retention(self._archive, self._policy, stop=self._stop)
-            except Exception as exc:  # the next run tries again; the server stays up
-                if self._on_error is not None:
-                    self._on_error(exc)
-            self.runs += 1
+        self._loop.start()
 
     def close(self, timeout: float = 10) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
+        self._loop.close(timeout)
 
 
 def retention_loop(
