@@ -6,16 +6,13 @@ import datetime as dt
 import random
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from imixs_archive.archive.holds import place_hold
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.sync_records import Claim, FailureBook
-from imixs_archive.archive.verify import verify
 from imixs_archive.config import load_settings
 from imixs_archive.document.model import Document
 from imixs_archive.errors import StoreUnavailableError
@@ -28,49 +25,17 @@ from imixs_archive.sync.failures import retry_delay_ms
 from imixs_archive.sync.service import Outcome, SyncConfig, SyncService, _spread
 from imixs_archive.sync.status import retry_dead_letters, sync_status
 from imixs_archive.timezones import now_ms
-from imixs_archive.workflow import WorkflowClient
 from imixs_archive.workflow.events import Event
+from support.sync_harness import assert_archived, open_service
 from support.workflow_double import WorkflowDouble
 
-FAST = SyncConfig(
-    interval_ms=20,
-    initial_delay_ms=0,
-    deadlock_ms=60_000,
-    workers=4,
-    max_attempts=4,
-    retry_delay_ms=0,
-    batch=100,
-    pause_max_ms=100,
-    catchup=False,
-)
-
-
-@pytest.fixture
-def double() -> Iterator[WorkflowDouble]:
-    with WorkflowDouble(seed=7) as running:
-        yield running
-
-
-_OPEN: list[SyncService] = []
-
-
-@pytest.fixture(autouse=True)
-def _close_services() -> Iterator[None]:
-    yield
-    while _OPEN:
-        service = _OPEN.pop()
-        service.close(timeout=10)
-        service.client.close()
+SEED = 7
 
 
 def _service(
-    double: WorkflowDouble, archive: Archive, instance: str | None = None, **config: object
+    double: WorkflowDouble, archive: Archive, instance: str | None = None, **changes: object
 ) -> SyncService:
-    client = WorkflowClient(double.url, read_timeout=1.0, connect_timeout=1.0)
-    config = {**vars(FAST), **config}
-    service = SyncService(archive, client, SyncConfig(**config), instance=instance)  # type: ignore[arg-type]
-    _OPEN.append(service)
-    return service
+    return open_service(double, archive, instance=instance, **changes)
 
 
 def _populate(double: WorkflowDouble, count: int, seed: int = 1) -> list[Document]:
@@ -105,15 +70,6 @@ def _until(check: Any, limit: float = 20.0) -> None:
     assert check(), "not in time"
 
 
-def _assert_archived(archive: Archive, double: WorkflowDouble) -> None:
-    """Every snapshot the double holds is archived once, equal (files by hash) to it."""
-    ids = list(archive.iter_snapshot_ids())
-    assert sorted(ids) == sorted(double.snapshots)
-    for sid, snapshot in double.snapshots.items():
-        assert archive.load(sid) == snapshot
-    assert verify(archive.backend).ok
-
-
 def test_snapshots_arrive_equal_and_the_log_ends_empty(
     double: WorkflowDouble, archive: Archive
 ) -> None:
@@ -122,7 +78,7 @@ def test_snapshots_arrive_equal_and_the_log_ends_empty(
     result = service.run_round()
     assert result.count(Outcome.DONE) == 30
     assert double.events() == []
-    _assert_archived(archive, double)
+    assert_archived(archive, double)
     counters = service.counters.as_dict()
     assert counters["events"] == counters["archived"] == 30
     assert counters["bytes"] > 0 and counters["failures"] == 0
@@ -257,7 +213,7 @@ def test_random_faults_lose_nothing(double: WorkflowDouble, archive: Archive) ->
     # A failed unlock leaves a locked event; its claim brings it back after the deadlock.
     service = _service(double, archive, max_attempts=50, deadlock_ms=300)
     _drain(service, double, limit=60)
-    _assert_archived(archive, double)
+    assert_archived(archive, double)
     counters = service.counters.as_dict()
     assert counters["events"] >= 40 and counters["dead_letters"] == 0
     assert counters["failures"] > 0 and counters["retries"] > 0
@@ -322,7 +278,7 @@ def test_a_workflow_that_is_down_pauses_and_resumes(
         time.sleep(0.05)
     service.close(timeout=10)
     assert not thread.is_alive()
-    _assert_archived(archive, double)
+    assert_archived(archive, double)
     assert service.counters.failures == 0  # being down is no failure of any event
 
 
@@ -372,7 +328,7 @@ def test_two_services_archive_each_snapshot_once(double: WorkflowDouble, archive
         thread.start()
     for thread in threads:
         thread.join()
-    _assert_archived(archive, double)
+    assert_archived(archive, double)
     # The workflow's lock does not keep them apart: the archive's check before the
     # download does, except for a race now and then (harmless: writes are idempotent).
     done = sum(s.counters.archived for s in services)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
@@ -15,25 +16,11 @@ from imixs_archive.sync.counters import FIRST, NEXT, activity, describe, pending
 from imixs_archive.sync.service import SyncConfig, SyncService
 from imixs_archive.sync.status import sync_status
 from imixs_archive.workflow import WorkflowClient
+from support.sync_harness import FAST
 from support.workflow_double import WorkflowDouble
 
-CONFIG = SyncConfig(
-    interval_ms=60_000,
-    initial_delay_ms=0,
-    deadlock_ms=60_000,
-    workers=2,
-    max_attempts=10,
-    retry_delay_ms=60_000,
-    batch=100,
-    pause_max_ms=100,
-    catchup=False,
-)
-
-
-@pytest.fixture
-def double() -> Iterator[WorkflowDouble]:
-    with WorkflowDouble(seed=3) as running:
-        yield running
+CONFIG = replace(FAST, interval_ms=60_000, workers=2, max_attempts=10, retry_delay_ms=60_000)
+SEED = 3
 
 
 @pytest.fixture

@@ -10,63 +10,35 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.sync_records import ClaimBook, FailureBook, GoneBook, ProgressBook
-from imixs_archive.archive.verify import verify
 from imixs_archive.document.model import Document
-from imixs_archive.sync.service import Outcome, SyncConfig, SyncService
+from imixs_archive.sync.service import Outcome, SyncService
 from imixs_archive.sync.status import sync_status
-from imixs_archive.workflow import WorkflowClient
+from support.sync_harness import FAST, assert_archived, open_service
 from support.workflow_double import JavaArchiveBeside, WorkflowDouble
 
-FAST = SyncConfig(
-    interval_ms=20,
-    initial_delay_ms=0,
+CONFIG = replace(
+    FAST,
     deadlock_ms=300,
-    workers=4,
     max_attempts=100,
-    retry_delay_ms=0,
     batch=50,
-    pause_max_ms=100,
     catchup=True,
     catchup_lag_ms=0,
     catchup_from=0,
 )
+SEED = 13
 
 
-@pytest.fixture
-def double() -> Iterator[WorkflowDouble]:
-    with WorkflowDouble(seed=13) as running:
-        yield running
-
-
-_OPEN: list[SyncService] = []
-
-
-@pytest.fixture(autouse=True)
-def _close_services() -> Iterator[None]:
-    yield
-    while _OPEN:
-        service = _OPEN.pop()
-        service.close(timeout=10)
-        service.client.close()
-
-
-def _service(double: WorkflowDouble, archive: Archive, **config: object) -> SyncService:
-    client = WorkflowClient(double.url, read_timeout=2.0, connect_timeout=1.0)
-    instance = str(config.pop("instance", "test"))
-    service = SyncService(
-        archive,
-        client,
-        SyncConfig(**{**vars(FAST), **config}),  # type: ignore[arg-type]
-        instance=instance,
+def _service(double: WorkflowDouble, archive: Archive, **changes: object) -> SyncService:
+    instance = str(changes.pop("instance", "test"))
+    return open_service(
+        double, archive, config=CONFIG, read_timeout=2.0, instance=instance, **changes
     )
-    _OPEN.append(service)
-    return service
 
 
 def _populate(double: WorkflowDouble, count: int, seed: int = 1) -> list[Document]:
@@ -106,12 +78,6 @@ def _until_complete(
     assert complete(), (len(double.events()), len(list(services[0].claims.all())))
 
 
-def _assert_all_archived_and_equal(archive: Archive, double: WorkflowDouble) -> None:
-    for sid, snapshot in double.snapshots.items():
-        assert archive.load(sid) == snapshot
-    assert verify(archive.backend).ok
-
-
 def test_release_by_a_java_archive_beside_loses_nothing(
     double: WorkflowDouble, archive: Archive
 ) -> None:
@@ -126,7 +92,7 @@ def test_release_by_a_java_archive_beside_loses_nothing(
         _until_complete(services, double, archive)
     assert java.rounds > 0 and double.stats.released == 10
     assert double.stats.locks == 0  # this archive never locks: nothing of its own to delete
-    _assert_all_archived_and_equal(archive, double)
+    assert_archived(archive, double, only=False)
     assert sum(s.counters.dead_letters for s in services) == 0
     assert sum(s.counters.caught_up for s in services) >= 10
 
@@ -142,7 +108,7 @@ def test_a_java_archive_consuming_events_beside_the_catch_up_gets_them(
             time.sleep(0.01)
         _until_complete([service], double, archive)
     assert len(java.taken) >= 10, "the Java archive took some events itself"
-    _assert_all_archived_and_equal(archive, double)
+    assert_archived(archive, double, only=False)
     assert service.counters.caught_up >= 10
 
 
@@ -157,7 +123,7 @@ def test_failing_calls_and_release_beside_lose_nothing(
     services = [_service(double, archive, instance=f"p{n}") for n in range(3)]
     with JavaArchiveBeside(double, interval=0.1, consume=True):
         _until_complete(services, double, archive, limit=90)
-    _assert_all_archived_and_equal(archive, double)
+    assert_archived(archive, double, only=False)
     assert sum(s.counters.dead_letters for s in services) == 0
     assert sum(s.counters.failures for s in services) > 0
 
@@ -239,7 +205,7 @@ def test_catch_up_archives_snapshots_no_event_announced(
     result = service.run_round()
     assert result.read == 0
     assert sorted(archive.iter_snapshot_ids()) == sorted(double.snapshots)
-    _assert_all_archived_and_equal(archive, double)
+    assert_archived(archive, double, only=False)
     assert service.counters.caught_up == 30
     progress = ProgressBook(archive.backend).point()
     assert progress is not None and progress.point == base + 290
@@ -267,7 +233,7 @@ def test_catch_up_leaves_a_snapshot_the_event_path_is_archiving_to_it(
     service._in_flight.release([ids[1]])  # its worker is done (here: failed), the walk goes on
     service.run_round()
     assert set(archive.iter_snapshot_ids()) == set(ids)
-    _assert_all_archived_and_equal(archive, double)
+    assert_archived(archive, double, only=False)
 
 
 def test_the_event_path_leaves_a_snapshot_the_catch_up_is_archiving_to_it(
@@ -283,7 +249,7 @@ def test_the_event_path_leaves_a_snapshot_the_catch_up_is_archiving_to_it(
     service._in_flight.release([ref])
     result = service.run_round()
     assert result.count(Outcome.DONE) == 1 and double.events() == []
-    _assert_all_archived_and_equal(archive, double)
+    assert_archived(archive, double, only=False)
 
 
 def test_catch_up_stays_behind_by_the_lag(double: WorkflowDouble, archive: Archive) -> None:
@@ -312,7 +278,7 @@ def test_catch_up_passes_a_timestamp_shared_by_more_than_sixteen(
         time.monotonic() < deadline
     ):
         service.run_round()
-    _assert_all_archived_and_equal(archive, double)  # the crowd came by its events
+    assert_archived(archive, double, only=False)  # the crowd came by its events
     [skipped] = ProgressBook(archive.backend).skipped()
     assert (int(skipped.name.split(":")[1]), skipped.point) == (base - 1000 + 2 + 1, base)
     assert double.stats.syncpoint_overflows > 0
