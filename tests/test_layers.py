@@ -146,6 +146,7 @@ RANKS = {
     "humanize": 0,
     "timezones": 0,
     "budget": 0,
+    "jsonable": 0,
     "periodic": 0,
     "config": 1,
     "document": 2,

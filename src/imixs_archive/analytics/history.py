@@ -18,6 +18,7 @@ from imixs_archive.document.conventions import iter_files, snapshot_time
 from imixs_archive.document.model import Document, canonical_list
 from imixs_archive.document.plain import plain
 from imixs_archive.errors import NotFoundError
+from imixs_archive.jsonable import Jsonable
 from imixs_archive.timezones import zone_label
 
 DEFAULT_IGNORED = frozenset({"$uniqueid", "$modified", "$file"})
@@ -43,22 +44,13 @@ class ItemChange:
 
 
 @dataclass
-class FileChange:
+class FileChange(Jsonable):
     name: str
     kind: str
     """``added``, ``replaced`` or ``removed``."""
     key: str | None
     previous_key: str | None
     size: int | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "key": self.key,
-            "previous_key": self.previous_key,
-            "size": self.size,
-        }
 
 
 @dataclass

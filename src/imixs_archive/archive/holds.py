@@ -17,6 +17,7 @@ from imixs_archive.document.conventions import iter_files
 from imixs_archive.errors import ConfigError
 from imixs_archive.filestore.garbage import PIN
 from imixs_archive.filestore.reading import EMPTY_MD5
+from imixs_archive.jsonable import Jsonable
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,
@@ -30,19 +31,11 @@ from imixs_archive.timezones import epoch_ms, from_epoch_ms
 
 
 @dataclass(frozen=True)
-class Hold:
+class Hold(Jsonable):
     uniqueid: str
     reason: str
     placed: dt.datetime
     placed_by: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "uniqueid": self.uniqueid,
-            "reason": self.reason,
-            "placed": self.placed.isoformat(timespec="seconds"),
-            "placed_by": self.placed_by,
-        }
 
 
 def place_hold(

@@ -9,6 +9,7 @@ from typing import Any
 
 from imixs_archive.document.conventions import METADATA_ID
 from imixs_archive.filestore.gc import listed_bytes
+from imixs_archive.jsonable import Jsonable
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,
@@ -20,7 +21,7 @@ from imixs_archive.storage.model import (
 
 
 @dataclass
-class Stats:
+class Stats(Jsonable):
     snapshots: int = 0
     instances: int = 0
     files: int = 0
@@ -40,17 +41,7 @@ class Stats:
         return self.logical_bytes / self.stored_bytes if self.stored_bytes else 1.0
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "snapshots": self.snapshots,
-            "instances": self.instances,
-            "files": self.files,
-            "pieces": self.pieces,
-            "logical_bytes": self.logical_bytes,
-            "file_bytes": self.file_bytes,
-            "stored_bytes": self.stored_bytes,
-            "reclaimable_bytes": self.reclaimable_bytes,
-            "dedup_ratio": round(self.dedup_ratio, 3),
-        }
+        return {**super().to_json(), "dedup_ratio": round(self.dedup_ratio, 3)}
 
 
 def collect_stats(backend: Backend) -> Stats:

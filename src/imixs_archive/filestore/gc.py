@@ -45,6 +45,7 @@ from imixs_archive.filestore.garbage import (
     put_on_list,
 )
 from imixs_archive.filestore.reading import is_hashed
+from imixs_archive.jsonable import Jsonable
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,
@@ -59,8 +60,11 @@ CLOCK_SKEW_US = 60 * 1_000_000
 
 
 @dataclass
-class GcReport:
+class GcReport(Jsonable):
     """What one collection did (or, in a dry run, would do)."""
+
+    JSON_SKIP = ("listed_bytes", "waiting_bytes")
+    JSON_EXTRA = ("reclaimable_bytes",)
 
     dry_run: bool = False
     removed_files: int = 0
@@ -80,20 +84,6 @@ class GcReport:
     def reclaimable_bytes(self) -> int:
         """Bytes that unreferenced files and pieces hold (freed by later collections)."""
         return self.waiting_bytes + self.listed_bytes
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "dry_run": self.dry_run,
-            "removed_files": self.removed_files,
-            "removed_pieces": self.removed_pieces,
-            "bytes_freed": self.bytes_freed,
-            "listed_files": self.listed_files,
-            "listed_pieces": self.listed_pieces,
-            "waiting": self.waiting,
-            "kept": self.kept,
-            "reclaimable_bytes": self.reclaimable_bytes,
-            "errors": self.errors,
-        }
 
 
 def collect(

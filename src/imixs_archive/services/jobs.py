@@ -24,6 +24,7 @@ from enum import StrEnum
 from typing import Any
 
 from imixs_archive.errors import ArchiveError, NotFoundError
+from imixs_archive.jsonable import Jsonable
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +57,10 @@ class ShuttingDownError(ArchiveError):
 
 
 @dataclass
-class JobStatus:
+class JobStatus(Jsonable):
     """A snapshot of one run of a job, safe to hand out (a copy)."""
+
+    JSON_EXTRA = ("active",)
 
     name: str
     state: JobState
@@ -71,19 +74,6 @@ class JobStatus:
     @property
     def active(self) -> bool:
         return self.state in ACTIVE
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "state": self.state.value,
-            "active": self.active,
-            "started": self.started.isoformat(timespec="seconds"),
-            "finished": self.finished.isoformat(timespec="seconds") if self.finished else None,
-            "progress": dict(self.progress),
-            "message": self.message,
-            "error": self.error,
-            "result": self.result,
-        }
 
 
 class Job:
