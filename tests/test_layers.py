@@ -149,6 +149,7 @@ RANKS = {
     "jsonable": 0,
     "periodic": 0,
     "config": 1,
+    "logs": 1,
     "document": 2,
     "storage": 2,
     "workflow": 2,

@@ -59,6 +59,32 @@ def _choice(text: str, allowed: tuple[str, ...]) -> str:
     return lowered
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _log_level(text: str) -> str:
+    level = text.strip().upper()
+    if level not in LOG_LEVELS:
+        raise ValueError(f"{text!r} is not a level: {', '.join(LOG_LEVELS)}")
+    return level
+
+
+def _log_format(text: str) -> str:
+    kind = text.strip().lower()
+    if kind not in ("text", "json"):
+        raise ValueError(f"{text!r}: text or json")
+    return kind
+
+
+def _log_levels(text: str) -> str:
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, level = part.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"{part!r} is not logger=LEVEL")
+        _log_level(level)
+    return text.strip()
+
+
 def _setting(
     env: str, default: Any, help: str, parse: Callable[[str], Any] = str, secret: bool = False
 ) -> Any:
@@ -165,6 +191,36 @@ class Settings:
         "Address `serve` listens on. Any non-loopback address needs credentials configured.",
     )
     http_port: int = _setting("ARCHIVE_HTTP_PORT", 8080, "Port `serve` listens on.", int)
+    access_log: bool = _setting(
+        "ARCHIVE_ACCESS_LOG",
+        True,
+        "`serve` logs a line per request (logger uvicorn.access: client, method, path, "
+        "status); false: none.",
+        _bool,
+    )
+    log_format: str = _setting(
+        "ARCHIVE_LOG_FORMAT",
+        "text",
+        "How `serve` and `sync` write their log to standard error: text (a line per "
+        "record) or json (a JSON object per line: time, level, logger, message; a "
+        "request's client, method, path and status in the access log's).",
+        _log_format,
+    )
+    log_level: str = _setting(
+        "ARCHIVE_LOG_LEVEL",
+        "INFO",
+        "The least level logged: DEBUG, INFO, WARNING, ERROR.",
+        _log_level,
+    )
+    log_levels: str = _setting(
+        "ARCHIVE_LOG_LEVELS",
+        "",
+        "Levels per component, over ARCHIVE_LOG_LEVEL: a comma list of logger=LEVEL, e.g. "
+        "imixs_archive.sync=DEBUG,imixs_archive.cassandra=WARNING,uvicorn.access=WARNING "
+        "(the components: imixs_archive.<package>, imixs_archive.cassandra, "
+        "imixs_archive.sqlite, uvicorn.error, uvicorn.access).",
+        _log_levels,
+    )
     users: str = _setting(
         "ARCHIVE_USERS",
         "",

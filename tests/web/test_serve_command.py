@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -174,3 +175,31 @@ def _serving(env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
         except httpx.TransportError:
             assert time.monotonic() < deadline
             time.sleep(0.1)
+
+
+@pytest.mark.parametrize("access_log", ["true", "false"])
+def test_the_log_as_json_lines_with_an_access_line_per_request(
+    tmp_path: Path, access_log: str
+) -> None:
+    env = {
+        "ARCHIVE_DATA_DIR": str(tmp_path / "store"),
+        "ARCHIVE_LOG_FORMAT": "json",
+        "ARCHIVE_ACCESS_LOG": access_log,
+        "ARCHIVE_LOG_LEVELS": "uvicorn.error=WARNING",
+    }
+    process, url = _serving(env)
+    try:
+        assert httpx.get(f"{url}/api/stats", timeout=10).status_code == 200
+        assert httpx.get(f"{url}/no-such-page", timeout=10).status_code == 404
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _out, err = process.communicate(timeout=20)
+    records = [json.loads(line) for line in err.splitlines() if line.strip()]
+    assert all({"time", "level", "logger", "message"} <= set(r) for r in records)
+    access = [r for r in records if r["logger"] == "uvicorn.access"]
+    if access_log == "true":
+        seen = {(r["method"], r["path"], r["status"]) for r in access}
+        assert {("GET", "/api/stats", 200), ("GET", "/no-such-page", 404)} <= seen
+    else:
+        assert access == []
+    assert not [r for r in records if r["logger"] == "uvicorn.error" and r["level"] == "INFO"]

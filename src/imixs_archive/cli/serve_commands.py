@@ -15,6 +15,7 @@ from typing import Any
 from imixs_archive.cli.context import Context, store_options
 from imixs_archive.config import Settings
 from imixs_archive.errors import ConfigError
+from imixs_archive.logs import setup_logging
 from imixs_archive.runtime import open_store
 from imixs_archive.storage.base import Backend
 from imixs_archive.web.credentials import check_exposure, hash_password, new_token
@@ -77,6 +78,7 @@ def _serve(settings: Settings, store: Backend) -> None:
 
     from imixs_archive.web.app import create_app
 
+    setup_logging(settings)
     app = create_app(settings, store)
     archive = app.state.services.archive
     sock = bind(settings)
@@ -91,8 +93,8 @@ def _serve(settings: Settings, store: Backend) -> None:
     )
     config = uvicorn.Config(
         app,
-        log_level="info",
-        access_log=False,
+        log_config=None,  # the log is ours (logs.py): uvicorn's loggers flow into it
+        access_log=settings.access_log,
         proxy_headers=False,
         # SIGTERM waits this long for requests in flight (a client that stopped reading
         # would keep it waiting for ever), then cancels them.

@@ -18,6 +18,7 @@ from typing import Any
 from imixs_archive.cli.context import Context, in_zone, store_options
 from imixs_archive.cli.output import human_bytes, print_problems, print_table
 from imixs_archive.errors import ArchiveError, ConfigError
+from imixs_archive.logs import setup_logging
 from imixs_archive.sync.jobs import new_resync, open_sync
 from imixs_archive.sync.resync import request_cancel, resync_status, to_millis
 from imixs_archive.sync.service import Outcome, SyncService
@@ -133,6 +134,8 @@ def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
             raise ArchiveError(f"no dead letter {', '.join(args.retry)}")
         return 0
     _require_endpoint(ctx)
+    if not args.once:
+        setup_logging(ctx.settings)  # a long run: its log as the settings say
     service = open_sync(ctx.archive, ctx.settings, workers=args.workers)
     try:
         if args.once:
