@@ -21,8 +21,11 @@ from starlette.responses import JSONResponse, Response
 
 from imixs_archive import __version__
 from imixs_archive.errors import ArchiveError
+from imixs_archive.services.jobs import JobState
 from imixs_archive.sync.counters import REPORTED
+from imixs_archive.sync.status import dead_letters
 from imixs_archive.web.dependencies import Reader, Services, Svc
+from imixs_archive.web.integrations import WorkflowLink
 from imixs_archive.web.limits import workers_free
 
 router = APIRouter(tags=["operations"])
@@ -177,9 +180,20 @@ def scrape_gauges(svc: Services) -> Iterator[Gauge]:
         if int(counters["pending"]) >= 0:  # no lag to tell before the first round
             lag = int(counters["lag_ms"]) / 1000
             yield ("sync_event_lag_seconds", "Age of the oldest pending event.", lag, {})
-    yield from _state_gauges(svc)
+            pending = float(counters["pending"])
+            yield ("sync_pending_events", "Events the last round left in the log.", pending, {})
+        yield from _backup_gauges(link)
+    if store_ok:
+        yield from _state_gauges(svc)
+        yield from _store_gauges(svc)
     for status in svc.jobs.statuses():
         yield ("job_running", "1 while the job runs.", float(status.active), {"job": status.name})
+        failed = float(status.state == JobState.FAILED)
+        yield ("job_failed", "1 when the job's last run failed.", failed, {"job": status.name})
+        problems = status.result.get("problem_count") if status.name == "verify" else None
+        if isinstance(problems, int):
+            yield ("verify_problems", "Problems the last verify found.", problems, {})
+    yield from _disk_gauges(svc)
     board = svc.dashboard.peek()
     if board is not None:
         stats = board.stats
@@ -188,6 +202,41 @@ def scrape_gauges(svc: Services) -> Iterator[Gauge]:
             yield ("archive_bytes", BYTES_HELP, stats[f"{kind}_bytes"], {"kind": kind})
         ratio = stats["dedup_ratio"]
         yield ("archive_dedup_ratio", "Logical over stored bytes (last statistics).", ratio, {})
+
+
+def _backup_gauges(link: WorkflowLink) -> Iterator[Gauge]:
+    """The FTPS backup of snapshot.backup events (BACKUP_FTP_HOST), once it has run."""
+    done = link.backup_round
+    if done is None:
+        return
+    failures = float(len(done.failed))
+    yield ("backup_round_failures", "Failures in the last FTPS backup round.", failures, {})
+    if link.backup_success_at is not None:
+        at = link.backup_success_at.timestamp()
+        help_text = "Unix time of the last FTPS backup round without a failure."
+        yield ("backup_last_success_seconds", help_text, at, {})
+
+
+def _store_gauges(svc: Services) -> Iterator[Gauge]:
+    findings = float(len(svc.archive.findings()))
+    help_text = "Damage the store found on its own (a lost log): see verify and the Monitor."
+    yield ("store_findings", help_text, findings, {})
+    letters = float(len(dead_letters(svc.archive)))
+    yield ("sync_dead_letters", "Dead letters kept in the archive.", letters, {})
+
+
+def _disk_gauges(svc: Services) -> Iterator[Gauge]:
+    """The embedded store's disk (Cassandra's nodes report their own)."""
+    path = svc.archive.describe().get("path")
+    if not isinstance(path, str) or not path:
+        return
+    try:
+        free = shutil.disk_usage(Path(path).parent).free
+    except OSError:
+        return
+    yield ("disk_free_bytes", "Free bytes on the embedded store's disk.", float(free), {})
+    needed = float(svc.settings.min_free_mb * 2**20)
+    yield ("disk_min_free_bytes", "ARCHIVE_MIN_FREE_MB, in bytes.", needed, {})
 
 
 def _state_gauges(svc: Services) -> Iterator[Gauge]:

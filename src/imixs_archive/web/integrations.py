@@ -53,6 +53,8 @@ class WorkflowLink:
         self._backup_thread: threading.Thread | None = None
         self.backup_round: EventRound | None = None
         """The last round of the FTPS backup of snapshot.backup events (BACKUP_FTP_HOST)."""
+        self.backup_success_at: dt.datetime | None = None
+        """When a round last ended without a failure."""
 
     def start(self) -> None:
         self._thread = self.sync.start()
@@ -70,6 +72,8 @@ class WorkflowLink:
 
     def _noted(self, done: EventRound) -> None:
         self.backup_round = done
+        if not done.failed:
+            self.backup_success_at = dt.datetime.now(dt.UTC)
 
     @property
     def running(self) -> bool:
