@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from imixs_archive.archive.snapshots import Archive
+from imixs_archive.archive.versions import check_store_version
 from imixs_archive.config import Settings
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.factory import open_backend
@@ -21,9 +22,13 @@ def build_archive(
     *,
     wrap: Callable[[Backend], Backend] | None = None,
     owns_backend: bool = False,
+    writes: bool = True,
 ) -> Archive:
     """The archive over an open store (``wrap``: a layer around it, e.g. the web's metrics).
-    ``owns_backend``: closing the archive closes the store."""
+    ``owns_backend``: closing the archive closes the store. A store of a layout newer than
+    this version knows is refused (``archive/versions.py``); ``writes``: the version is
+    recorded where it is missing (a command that only reads records nothing)."""
+    check_store_version(backend, record=writes)
     store = wrap(backend) if wrap is not None else backend
     return Archive(
         store,
@@ -44,7 +49,7 @@ def open_archive(settings: Settings, *, create: bool = True) -> Archive:
     is a ``NotFoundError``, nothing is created), and the archive over it, which closes it."""
     backend = open_store(settings, create=create)
     try:
-        return build_archive(backend, settings, owns_backend=True)
+        return build_archive(backend, settings, owns_backend=True, writes=create)
     except BaseException:
         backend.close()
         raise

@@ -664,6 +664,8 @@ def test_plan_for_a_keyspace_the_java_service_created() -> None:
         "(uniqueid text, reason text, placed bigint, placed_by text, PRIMARY KEY (uniqueid))",
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_day_changes "
         "(year int, day date, writer text, stamp text, PRIMARY KEY (year, day, writer))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_versions "
+        "(name text, version int, written_by text, PRIMARY KEY (name))",
     ]
     assert [s.split()[5].split(".")[1] for s in plan] == EXTRA_NAMES
 

@@ -10,10 +10,12 @@ import datetime
 import os
 import tracemalloc
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from imixs_archive.errors import ConfigError
 from imixs_archive.storage.base import Backend, Row, key_of
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,
@@ -416,3 +418,15 @@ def test_describe(backend: Backend) -> None:
     info = backend.describe()
     assert isinstance(info.get("kind"), str)
     assert info["kind"] == backend.name
+
+
+def test_a_copy_of_the_store_is_the_embedded_stores_alone(backend: Backend, tmp_path: Path) -> None:
+    target = tmp_path / "copy"
+    if backend.name == "cassandra":
+        with pytest.raises(ConfigError, match="nodetool snapshot"):
+            backend.copy_to(target)
+        assert not target.exists()
+        return
+    backend.put(SNAPSHOTS, [{"snapshot": "a", "data": b"x"}])
+    copied = backend.copy_to(target)
+    assert copied == target / "archive.db" and copied.is_file()

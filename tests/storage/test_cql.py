@@ -46,6 +46,7 @@ TABLE_IDS: dict[str, str] = {
     "archive_garbage": "16fb8389-0090-5f00-86de-7a45403a624d",
     "archive_legal_holds": "83a2263e-3a9b-599d-8412-978d8ba72b65",
     "archive_day_changes": "6324d7a4-77fc-527c-aed1-0a4a8bb1e973",
+    "archive_versions": "d6f4d50b-f450-5bc3-b924-6dc2d4b52288",
 }
 
 # Per table: CREATE (without its ID), INSERT, SELECT row, DELETE row, DELETE partition.
@@ -224,6 +225,15 @@ EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
         "WHERE year = ? AND day = ? AND writer = ?",
         "DELETE FROM imixs_archive.archive_day_changes USING TIMESTAMP ? WHERE year = ?",
     ),
+    "archive_versions": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_versions "
+        "(name text, version int, written_by text, PRIMARY KEY (name))",
+        "INSERT INTO imixs_archive.archive_versions (name, version, written_by) "
+        "VALUES (?, ?, ?) USING TIMESTAMP ?",
+        "SELECT name, version, written_by FROM imixs_archive.archive_versions WHERE name = ?",
+        "DELETE FROM imixs_archive.archive_versions USING TIMESTAMP ? WHERE name = ?",
+        "DELETE FROM imixs_archive.archive_versions USING TIMESTAMP ? WHERE name = ?",
+    ),
     "archive_sync_claims": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_sync_claims "
         "(event_id text, topic text, ref text, instance text, claimed bigint, "
@@ -368,6 +378,11 @@ PARTITION: dict[str, tuple[str, str]] = {
         "SELECT year, day, writer, stamp FROM imixs_archive.archive_day_changes "
         "WHERE year = ? AND (day, writer) < (?, ?) ORDER BY day DESC, writer DESC LIMIT ?",
     ),
+    "archive_versions": (
+        "SELECT name, version, written_by FROM imixs_archive.archive_versions WHERE name = ?",
+        "SELECT name, version, written_by FROM imixs_archive.archive_versions "
+        "WHERE name = ? LIMIT ?",
+    ),
     "archive_sync_claims": (
         "SELECT " + CLAIM_COLS + " FROM imixs_archive.archive_sync_claims WHERE event_id = ?",
         "SELECT "
@@ -455,6 +470,7 @@ WHOLE_TABLE: dict[str, str] = {
     "archive_day_changes": (
         "SELECT year, day, writer, stamp FROM imixs_archive.archive_day_changes"
     ),
+    "archive_versions": "SELECT name, version, written_by FROM imixs_archive.archive_versions",
     "archive_sync_claims": "SELECT " + CLAIM_COLS + " FROM imixs_archive.archive_sync_claims",
     "archive_sync_gone": "SELECT " + GONE_COLS + " FROM imixs_archive.archive_sync_gone",
     "archive_sync_progress": "SELECT "

@@ -252,3 +252,61 @@ def test_the_monitor_shows_a_lost_log(tmp_path: Path) -> None:
     finally:
         live.stop()
         backend.close()
+
+
+# --- a copy of the store while it is written ----------------------------------------------
+
+
+def test_a_copy_taken_while_another_process_writes_is_whole_and_verifies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``copy-store`` copies the store at one moment (SQLite's online backup) while an import
+    goes on writing in another process: each copy opens, holds every snapshot whole, and
+    verifies clean."""
+    store = tmp_path / "store"
+    _import(tmp_path, store, 20)
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).parents[1])!r})
+        from pathlib import Path
+        from imixs_archive.archive.snapshots import Archive
+        from imixs_archive.storage.sqlite.backend import SQLiteBackend
+        from support.snapshots import make_snapshot
+        with SQLiteBackend(Path({str(store)!r})) as backend, Archive(backend) as archive:
+            print("writing", flush=True)
+            for n in range(400):
+                archive.store(make_snapshot(1000 + n, files={{"f.bin": bytes([n % 250]) * 40_000}}))
+        """
+    )
+    writer = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert writer.stdout is not None and writer.stdout.readline() == "writing\n"
+    counts = []
+    try:
+        for n in range(3):
+            target = tmp_path / f"copy-{n}"
+            assert main(["copy-store", str(target), "--verify", "--data-dir", str(store)]) == 0
+            said = capsys.readouterr().out
+            assert f"copied the store to {target / 'archive.db'}" in said and ": clean" in said
+            with SQLiteBackend(target) as copy:
+                counts.append(sum(1 for _ in Archive(copy).iter_snapshot_ids()))
+                assert copy.findings() == []
+    finally:
+        writer.communicate(timeout=120)
+    assert writer.returncode == 0
+    assert 20 <= counts[0] <= counts[1] <= counts[2] <= 420
+    assert counts[0] < 420  # taken while the writer was at work
+    assert sorted(p.name for p in (tmp_path / "copy-0").iterdir()) == ["archive.db"]
+
+
+def test_a_copy_never_overwrites_a_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "store"
+    _import(tmp_path, store, 2)
+    target = tmp_path / "copy"
+    assert main(["copy-store", str(target), "--data-dir", str(store)]) == 0
+    before = (target / "archive.db").read_bytes()
+    assert main(["copy-store", str(target), "--data-dir", str(store)]) == 6
+    assert "exists" in capsys.readouterr().err
+    assert (target / "archive.db").read_bytes() == before

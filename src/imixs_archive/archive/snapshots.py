@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from imixs_archive.archive import snapshot_reads as reads
@@ -164,6 +165,11 @@ class Archive:
     def findings(self) -> list[str]:
         """Damage the store found on its own, below the rows (``Backend.findings``)."""
         return self.backend.findings()
+
+    def copy_store(self, folder: Path) -> Path:
+        """A consistent copy of the whole store in ``folder``, taken while others write
+        (``Backend.copy_to``); the path of the copy."""
+        return self.backend.copy_to(folder)
 
     @property
     def store_name(self) -> str:

@@ -38,7 +38,8 @@ COMMAND_MODULES = (  # in the order of the help
 )
 COMMANDS = {  # each command and the module registering it (a test holds them together)
     **dict.fromkeys(
-        ("import", "get", "file", "list", "delete", "verify", "gc", "stats"), "archive_commands"
+        ("import", "get", "file", "list", "delete", "verify", "copy-store", "gc", "stats"),
+        "archive_commands",
     ),
     **dict.fromkeys(("backup", "restore", "export"), "recovery_commands"),
     **dict.fromkeys(("analyze", "export-table"), "analyze_commands"),

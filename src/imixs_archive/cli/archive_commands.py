@@ -7,6 +7,7 @@ import datetime as dt
 import json
 import sys
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -28,6 +29,7 @@ from imixs_archive.document.json_codec import to_json
 from imixs_archive.document.model import BinaryStream
 from imixs_archive.document.xml_writer import iter_xml
 from imixs_archive.errors import ConfigError, LegalHoldError
+from imixs_archive.runtime import open_archive
 from imixs_archive.services.importer import import_in_workers, import_sources
 from imixs_archive.services.sources import find_sources
 from imixs_archive.timezones import zone, zone_label
@@ -71,6 +73,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser("verify", parents=[common], help="check every piece, file and reference")
     p.set_defaults(handler=cmd_verify, reads_only=True)
+
+    p = sub.add_parser(
+        "copy-store",
+        parents=[common],
+        help="copy the embedded store, consistent, while the service goes on writing",
+    )
+    p.add_argument("directory", type=Path, metavar="DIR", help="a folder without an archive")
+    p.add_argument("--verify", action="store_true", help="then verify the copy (reads it all)")
+    p.set_defaults(handler=cmd_copy_store, reads_only=True)
 
     p = sub.add_parser(
         "gc",
@@ -283,3 +294,18 @@ def cmd_stats(args: argparse.Namespace, ctx: Context) -> int:
     for day, count in data["by_day"].items():
         print(f"{day:>14}: {count}")
     return 0
+
+
+def cmd_copy_store(args: argparse.Namespace, ctx: Context) -> int:
+    archive = ctx.archive
+    target = archive.copy_store(args.directory)
+    print(f"copied the store to {target}")
+    if not args.verify:
+        return 0
+    with open_archive(replace(ctx.settings, data_dir=target.parent), create=False) as copy:
+        report = copy.verify()
+    for problem in report.problems:
+        print(f"PROBLEM: {problem}")
+    verdict = "clean" if report.ok else f"{len(report.problems)} problems"
+    print(f"the copy: {report.snapshots} snapshots, {report.files} files: {verdict}")
+    return 0 if report.ok else 5

@@ -13,8 +13,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
 from typing import Any
 
+from imixs_archive.errors import ConfigError
 from imixs_archive.storage.model import Table
 
 Row = dict[str, Any]
@@ -108,6 +110,15 @@ class Backend(ABC):
         removes an event once the snapshot is stored). Where the store cannot defer, each
         write stays durable when its call returns."""
         return nullcontext()
+
+    def copy_to(self, folder: Path) -> Path:
+        """A consistent copy of the whole store in ``folder`` while others go on writing;
+        the path of the copy. The embedded store does it (SQLite's online backup); a store
+        that cannot answers why and what to use instead."""
+        raise ConfigError(
+            f"a {self.name} store is not copied by the archive: use the store's own tools "
+            "(Cassandra: nodetool snapshot on every node, docs/cassandra.md)"
+        )
 
     def findings(self) -> list[str]:
         """Damage the store found on its own, below the rows (the embedded store: a

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any
 
 from imixs_archive.storage.base import Backend, Row
@@ -70,6 +71,9 @@ class DelegatingBackend(Backend):
 
     def findings(self) -> list[str]:
         return self.inner.findings()
+
+    def copy_to(self, folder: Path) -> Path:
+        return self.inner.copy_to(folder)
 
     def describe(self) -> dict[str, Any]:
         return self.inner.describe()

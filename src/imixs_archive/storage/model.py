@@ -374,6 +374,18 @@ ARCHIVE_LEGAL_HOLDS = Table(
     java=False,
 )
 
+# The version of what this archive keeps in a store (its own tables and the form of its
+# rows), so that an older version of the archive refuses a store a newer one changed instead
+# of misreading it (archive/versions.py). One row; the Java service ignores the table.
+ARCHIVE_VERSIONS = Table(
+    "archive_versions",
+    _cols(("name", T), ("version", N), ("written_by", T)),
+    partition_key=("name",),
+    serves="Q22: the version of the store's layout ('store'), raised by an archive version "
+    "that changes it, and the archive version that wrote it.",
+    java=False,
+)
+
 TABLES: tuple[Table, ...] = (
     SNAPSHOTS,
     SNAPSHOTS_BY_UNIQUEID,
@@ -396,6 +408,7 @@ TABLES: tuple[Table, ...] = (
     ARCHIVE_SYNC_PROGRESS,
     ARCHIVE_LEGAL_HOLDS,
     ARCHIVE_DAY_CHANGES,
+    ARCHIVE_VERSIONS,
 )
 JAVA_TABLES = tuple(table for table in TABLES if table.java)
 

@@ -57,7 +57,12 @@ from imixs_archive.storage import packing
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.model import TABLES, ColumnType, Table
 from imixs_archive.storage.sqlite import statements as sql
-from imixs_archive.storage.sqlite.store_file import LogGuard, check_ours, create_atomically
+from imixs_archive.storage.sqlite.store_file import (
+    LogGuard,
+    check_ours,
+    copy_store,
+    create_atomically,
+)
 
 MiB = 1024 * 1024
 DB_FILE = "archive.db"
@@ -620,6 +625,9 @@ class SQLiteBackend(Backend):
 
     def findings(self) -> list[str]:
         return self._log.findings() if self._log is not None else []
+
+    def copy_to(self, folder: Path) -> Path:
+        return copy_store(self.path, folder)
 
     def close(self) -> None:
         """Merge the log into the database where it can (``store_file.LogGuard.merge``),

@@ -187,3 +187,42 @@ class LogGuard:
         if not self.wal.exists():
             with suppress(OSError):
                 self.mark.unlink(missing_ok=True)
+
+
+def copy_store(path: Path, folder: Path) -> Path:
+    """A consistent copy of the store at ``path`` as ``folder/archive.db`` (SQLite's online
+    backup: one read transaction, so it is the store at one moment, and in WAL mode the
+    writers go on meanwhile; what only the log held is in it too). Written under a name of
+    its own, made durable and then linked in place: the copy is whole or not there. A
+    folder that already holds a store is refused."""
+    target = folder / path.name
+    if target.exists():
+        raise StoreError(f"{target} exists: copy into a folder without an archive")
+    folder.mkdir(parents=True, exist_ok=True)
+    temporary = folder / f".{path.name}.copy-{os.getpid()}-{time.monotonic_ns()}"
+    try:
+        source = sqlite3.connect(path)
+        try:
+            copy = sqlite3.connect(temporary)
+            try:
+                source.backup(copy)  # all pages in one step: one consistent read
+            finally:
+                copy.close()
+        finally:
+            source.close()
+        fd = os.open(temporary, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.link(temporary, target)
+        sync_folder(folder)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot copy the store {path}: {exc}") from exc
+    except FileExistsError:
+        raise StoreError(f"{target} exists: copy into a folder without an archive") from None
+    finally:
+        for leftover in (temporary, *_companions(temporary)):
+            with suppress(FileNotFoundError):
+                leftover.unlink()
+    return target

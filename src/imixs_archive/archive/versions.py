@@ -1,0 +1,41 @@
+"""The version of the store's layout: what this archive keeps in a store and how (its own
+tables, the form of its rows: snapshot rows sealed, pieces packed ...). A version of the
+archive that changes the layout raises ``STORE_VERSION``; one that finds a store of a higher
+version than it knows refuses it, with a clear message, before it reads or writes anything
+(an older archive would misread a newer store, or write rows a newer one no longer reads).
+
+The row (``archive_versions``, name ``store``) is written when an archive that may write
+opens a store without it (a new store, or one an earlier version or the Java service made)
+or with a lower version (after upgrading what needs it: nothing so far); a command that only
+reads writes nothing.
+
+Versions: 1, this layout (the seals of snapshot rows, the archive_versions row itself).
+"""
+
+from __future__ import annotations
+
+from imixs_archive import __version__
+from imixs_archive.errors import StoreError
+from imixs_archive.storage.base import Backend
+from imixs_archive.storage.model import ARCHIVE_VERSIONS
+
+STORE_VERSION = 1
+KEY = {"name": "store"}
+
+
+def check_store_version(backend: Backend, *, record: bool) -> int:
+    """The store's layout version (0: not recorded yet); a StoreError for one newer than
+    this archive knows. ``record``: write this version where it is missing or lower."""
+    row = backend.get(ARCHIVE_VERSIONS, KEY)
+    found = int(row["version"]) if row is not None else 0
+    if found > STORE_VERSION:
+        by = f" by imixs-archive {row['written_by']}" if row and row["written_by"] else ""
+        raise StoreError(
+            f"the store was written{by} in a newer layout (version {found}; this version, "
+            f"imixs-archive {__version__}, knows up to {STORE_VERSION}): upgrade imixs-archive "
+            "to use it (nothing was read or changed)"
+        )
+    if record and found < STORE_VERSION:
+        row = {**KEY, "version": STORE_VERSION, "written_by": __version__}
+        backend.put(ARCHIVE_VERSIONS, [row])
+    return found
