@@ -74,16 +74,21 @@ def _meet(folder: Path, parties: int) -> None:
 
 class FailOn(_Plain):
     """Reports items; at ``item`` fails as ``how`` says: ``store`` (StoreError), ``missing``
-    (NotFoundError), ``bug`` (ValueError) or ``die`` (SIGKILL)."""
+    (NotFoundError), ``bug`` (ValueError) or ``die`` (SIGKILL). Items after it take
+    ``later`` seconds each, so that a run that goes on after the failure shows: trivial
+    items, all done in the moment the failure takes to reach the parent, would not."""
 
-    def __init__(self, item: Any, how: str) -> None:
+    def __init__(self, item: Any, how: str, later: float = 0.1) -> None:
         self.item = item
         self.how = how
+        self.later = later
 
     def run(self, archive: Archive, batch: list[Any], send: Send) -> None:
         for item in batch:
             if item == self.item:
                 self._fail()
+            if item > self.item:
+                time.sleep(self.later)
             send(("done", item, os.getpid()))
 
     def _fail(self) -> None:
