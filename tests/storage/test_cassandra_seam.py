@@ -666,6 +666,19 @@ def test_plan_for_a_keyspace_the_java_service_created() -> None:
         "(year int, day date, writer text, stamp text, PRIMARY KEY (year, day, writer))",
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_versions "
         "(name text, version int, written_by text, PRIMARY KEY (name))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_ledger_queue "
+        "(slot int, subject text, entry_key text, entry text, "
+        "PRIMARY KEY (slot, subject, entry_key))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_ledger_entries "
+        "(bucket int, idx bigint, entry text, hash blob, PRIMARY KEY (bucket, idx))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_ledger_nodes "
+        "(level int, bucket int, idx bigint, hash blob, PRIMARY KEY ((level, bucket), idx))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_ledger_head "
+        "(name text, state text, PRIMARY KEY (name))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_ledger_subjects "
+        "(subject text, idx bigint, kind text, digest text, PRIMARY KEY (subject))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_ledger_checkpoints "
+        "(year int, size bigint, note text, written bigint, PRIMARY KEY (year, size))",
     ]
     assert [s.split()[5].split(".")[1] for s in plan] == EXTRA_NAMES
 

@@ -19,6 +19,8 @@ from imixs_archive.errors import ConfigError
 from imixs_archive.storage.base import Backend, Row, key_of
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,
+    ARCHIVE_LEDGER_ENTRIES,
+    ARCHIVE_LEDGER_HEAD,
     DOCUMENTS,
     DOCUMENTS_DATA,
     SNAPSHOTS,
@@ -316,6 +318,34 @@ def test_replace_never_brings_a_deleted_row_back(backend: Backend) -> None:
     assert backend.get(SNAPSHOTS, {"snapshot": "a"}) is None
     assert backend.replace(SNAPSHOTS, {"snapshot": "never"}, "data", b"", b"new") is False
     assert list(backend.scan(SNAPSHOTS)) == []
+
+
+def test_put_if_absent_writes_once_and_answers_what_is_there(backend: Backend) -> None:
+    first = {"bucket": 0, "idx": 7, "entry": "first", "hash": b"\x01" * 32}
+    assert backend.put_if_absent(ARCHIVE_LEDGER_ENTRIES, first) is None
+    second = {**first, "entry": "second", "hash": b"\x02" * 32}
+    assert backend.put_if_absent(ARCHIVE_LEDGER_ENTRIES, second) == first  # left as it was
+    assert backend.get(ARCHIVE_LEDGER_ENTRIES, {"bucket": 0, "idx": 7}) == first
+    assert backend.put_if_absent(ARCHIVE_LEDGER_ENTRIES, first) == first  # a retry finds itself
+    other = {**second, "idx": 8}
+    assert backend.put_if_absent(ARCHIVE_LEDGER_ENTRIES, other) is None
+    assert [row["entry"] for row in backend.scan(ARCHIVE_LEDGER_ENTRIES, {"bucket": 0})] == [
+        "first",
+        "second",
+    ]
+
+
+def test_put_if_absent_of_many_writers_lets_one_win(backend: Backend) -> None:
+    """Threads racing for one key: exactly one writes, every other is told what it wrote."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rows = [{"name": "head", "state": f"writer {n}"} for n in range(8)]
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda row: backend.put_if_absent(ARCHIVE_LEDGER_HEAD, row), rows))
+    winners = [row for row, answer in zip(rows, answers, strict=True) if answer is None]
+    assert len(winners) == 1
+    assert all(answer in (None, winners[0]) for answer in answers)
+    assert backend.get(ARCHIVE_LEDGER_HEAD, {"name": "head"}) == winners[0]
 
 
 def test_replace_takes_a_value_column_only(backend: Backend) -> None:

@@ -47,6 +47,12 @@ TABLE_IDS: dict[str, str] = {
     "archive_legal_holds": "83a2263e-3a9b-599d-8412-978d8ba72b65",
     "archive_day_changes": "6324d7a4-77fc-527c-aed1-0a4a8bb1e973",
     "archive_versions": "d6f4d50b-f450-5bc3-b924-6dc2d4b52288",
+    "archive_ledger_queue": "ce475a28-98fd-534a-b1b2-3e5c4ba8050f",
+    "archive_ledger_entries": "d032258c-46ee-5bd8-b0b0-4cabe022f14c",
+    "archive_ledger_nodes": "54f7acca-2dd7-5b91-9752-af2cc4cfe96c",
+    "archive_ledger_head": "138579a0-dc54-585a-8d5d-2913107ad977",
+    "archive_ledger_subjects": "33130fef-ac39-5706-bda5-9ca822e8dc78",
+    "archive_ledger_checkpoints": "67972ab6-4dff-5a32-afcc-1cf46c0da6b1",
 }
 
 # Per table: CREATE (without its ID), INSERT, SELECT row, DELETE row, DELETE partition.
@@ -275,6 +281,70 @@ EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
         "DELETE FROM imixs_archive.archive_legal_holds USING TIMESTAMP ? WHERE uniqueid = ?",
         "DELETE FROM imixs_archive.archive_legal_holds USING TIMESTAMP ? WHERE uniqueid = ?",
     ),
+    "archive_ledger_queue": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_ledger_queue (slot"
+        " int, subject text, entry_key text, entry text, PRIMARY KEY (slot, subject, entry_key))",
+        "INSERT INTO imixs_archive.archive_ledger_queue (slot, subject,"
+        " entry_key, entry) VALUES (?, ?, ?, ?) USING TIMESTAMP ?",
+        "SELECT slot, subject, entry_key, entry FROM"
+        " imixs_archive.archive_ledger_queue WHERE slot = ? AND subject = ? AND entry_key = ?",
+        "DELETE FROM imixs_archive.archive_ledger_queue USING TIMESTAMP ?"
+        " WHERE slot = ? AND subject = ? AND entry_key = ?",
+        "DELETE FROM imixs_archive.archive_ledger_queue USING TIMESTAMP ? WHERE slot = ?",
+    ),
+    "archive_ledger_entries": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_ledger_entries"
+        " (bucket int, idx bigint, entry text, hash blob, PRIMARY KEY (bucket, idx))",
+        "INSERT INTO imixs_archive.archive_ledger_entries (bucket, idx, entry,"
+        " hash) VALUES (?, ?, ?, ?) USING TIMESTAMP ?",
+        "SELECT bucket, idx, entry, hash FROM"
+        " imixs_archive.archive_ledger_entries WHERE bucket = ? AND idx = ?",
+        "DELETE FROM imixs_archive.archive_ledger_entries USING TIMESTAMP ?"
+        " WHERE bucket = ? AND idx = ?",
+        "DELETE FROM imixs_archive.archive_ledger_entries USING TIMESTAMP ? WHERE bucket = ?",
+    ),
+    "archive_ledger_nodes": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_ledger_nodes (level"
+        " int, bucket int, idx bigint, hash blob, PRIMARY KEY ((level, bucket), idx))",
+        "INSERT INTO imixs_archive.archive_ledger_nodes (level, bucket, idx,"
+        " hash) VALUES (?, ?, ?, ?) USING TIMESTAMP ?",
+        "SELECT level, bucket, idx, hash FROM"
+        " imixs_archive.archive_ledger_nodes WHERE level = ? AND bucket = ? AND idx = ?",
+        "DELETE FROM imixs_archive.archive_ledger_nodes USING TIMESTAMP ?"
+        " WHERE level = ? AND bucket = ? AND idx = ?",
+        "DELETE FROM imixs_archive.archive_ledger_nodes USING TIMESTAMP ?"
+        " WHERE level = ? AND bucket = ?",
+    ),
+    "archive_ledger_head": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_ledger_head (name"
+        " text, state text, PRIMARY KEY (name))",
+        "INSERT INTO imixs_archive.archive_ledger_head (name, state) VALUES"
+        " (?, ?) USING TIMESTAMP ?",
+        "SELECT name, state FROM imixs_archive.archive_ledger_head WHERE name = ?",
+        "DELETE FROM imixs_archive.archive_ledger_head USING TIMESTAMP ? WHERE name = ?",
+        "DELETE FROM imixs_archive.archive_ledger_head USING TIMESTAMP ? WHERE name = ?",
+    ),
+    "archive_ledger_subjects": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_ledger_subjects"
+        " (subject text, idx bigint, kind text, digest text, PRIMARY KEY (subject))",
+        "INSERT INTO imixs_archive.archive_ledger_subjects (subject, idx,"
+        " kind, digest) VALUES (?, ?, ?, ?) USING TIMESTAMP ?",
+        "SELECT subject, idx, kind, digest FROM"
+        " imixs_archive.archive_ledger_subjects WHERE subject = ?",
+        "DELETE FROM imixs_archive.archive_ledger_subjects USING TIMESTAMP ? WHERE subject = ?",
+        "DELETE FROM imixs_archive.archive_ledger_subjects USING TIMESTAMP ? WHERE subject = ?",
+    ),
+    "archive_ledger_checkpoints": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_ledger_checkpoints"
+        " (year int, size bigint, note text, written bigint, PRIMARY KEY (year, size))",
+        "INSERT INTO imixs_archive.archive_ledger_checkpoints (year, size,"
+        " note, written) VALUES (?, ?, ?, ?) USING TIMESTAMP ?",
+        "SELECT year, size, note, written FROM"
+        " imixs_archive.archive_ledger_checkpoints WHERE year = ? AND size = ?",
+        "DELETE FROM imixs_archive.archive_ledger_checkpoints USING TIMESTAMP"
+        " ? WHERE year = ? AND size = ?",
+        "DELETE FROM imixs_archive.archive_ledger_checkpoints USING TIMESTAMP ? WHERE year = ?",
+    ),
 }
 
 # Per table: the partition query ascending, and descending after a bound with a limit.
@@ -405,6 +475,44 @@ PARTITION: dict[str, tuple[str, str]] = {
         "SELECT uniqueid, reason, placed, placed_by FROM imixs_archive.archive_legal_holds "
         "WHERE uniqueid = ? LIMIT ?",
     ),
+    "archive_ledger_queue": (
+        "SELECT slot, subject, entry_key, entry FROM"
+        " imixs_archive.archive_ledger_queue WHERE slot = ? ORDER BY subject ASC, entry_key ASC",
+        "SELECT slot, subject, entry_key, entry FROM"
+        " imixs_archive.archive_ledger_queue WHERE slot = ? AND (subject, entry_key) < (?,"
+        " ?) ORDER BY subject DESC, entry_key DESC LIMIT ?",
+    ),
+    "archive_ledger_entries": (
+        "SELECT bucket, idx, entry, hash FROM"
+        " imixs_archive.archive_ledger_entries WHERE bucket = ? ORDER BY idx ASC",
+        "SELECT bucket, idx, entry, hash FROM"
+        " imixs_archive.archive_ledger_entries WHERE bucket = ? AND idx < ? ORDER BY idx"
+        " DESC LIMIT ?",
+    ),
+    "archive_ledger_nodes": (
+        "SELECT level, bucket, idx, hash FROM"
+        " imixs_archive.archive_ledger_nodes WHERE level = ? AND bucket = ? ORDER BY idx ASC",
+        "SELECT level, bucket, idx, hash FROM"
+        " imixs_archive.archive_ledger_nodes WHERE level = ? AND bucket = ? AND idx < ?"
+        " ORDER BY idx DESC LIMIT ?",
+    ),
+    "archive_ledger_head": (
+        "SELECT name, state FROM imixs_archive.archive_ledger_head WHERE name = ?",
+        "SELECT name, state FROM imixs_archive.archive_ledger_head WHERE name = ? LIMIT ?",
+    ),
+    "archive_ledger_subjects": (
+        "SELECT subject, idx, kind, digest FROM"
+        " imixs_archive.archive_ledger_subjects WHERE subject = ?",
+        "SELECT subject, idx, kind, digest FROM"
+        " imixs_archive.archive_ledger_subjects WHERE subject = ? LIMIT ?",
+    ),
+    "archive_ledger_checkpoints": (
+        "SELECT year, size, note, written FROM"
+        " imixs_archive.archive_ledger_checkpoints WHERE year = ? ORDER BY size ASC",
+        "SELECT year, size, note, written FROM"
+        " imixs_archive.archive_ledger_checkpoints WHERE year = ? AND size < ? ORDER BY"
+        " size DESC LIMIT ?",
+    ),
 }
 
 NAMES = [t.name for t in TABLES]
@@ -478,6 +586,22 @@ WHOLE_TABLE: dict[str, str] = {
     + " FROM imixs_archive.archive_sync_progress",
     "archive_legal_holds": (
         "SELECT uniqueid, reason, placed, placed_by FROM imixs_archive.archive_legal_holds"
+    ),
+    "archive_ledger_queue": (
+        "SELECT slot, subject, entry_key, entry FROM imixs_archive.archive_ledger_queue"
+    ),
+    "archive_ledger_entries": (
+        "SELECT bucket, idx, entry, hash FROM imixs_archive.archive_ledger_entries"
+    ),
+    "archive_ledger_nodes": (
+        "SELECT level, bucket, idx, hash FROM imixs_archive.archive_ledger_nodes"
+    ),
+    "archive_ledger_head": "SELECT name, state FROM imixs_archive.archive_ledger_head",
+    "archive_ledger_subjects": (
+        "SELECT subject, idx, kind, digest FROM imixs_archive.archive_ledger_subjects"
+    ),
+    "archive_ledger_checkpoints": (
+        "SELECT year, size, note, written FROM imixs_archive.archive_ledger_checkpoints"
     ),
 }
 

@@ -231,6 +231,30 @@ def test_no_loss_is_reported_when_the_log_was_merged(tmp_path: Path) -> None:
     assert not (store / f"archive.db{LOST_SUFFIX}").exists()
 
 
+def test_a_program_that_ends_without_closing_the_store_leaves_no_false_loss(
+    tmp_path: Path,
+) -> None:
+    """A script that writes and ends without closing: as the interpreter goes, SQLite would
+    merge and delete the log behind the archive's back and leave the mark, read as a lost
+    log at the next open. The store is closed at exit instead."""
+    store = tmp_path / "store"
+    script = textwrap.dedent(
+        f"""
+        from pathlib import Path
+        from imixs_archive.storage.model import SNAPSHOTS
+        from imixs_archive.storage.sqlite.backend import SQLiteBackend
+        backend = SQLiteBackend(Path({str(store)!r}))
+        backend.put(SNAPSHOTS, [{{"snapshot": "w", "data": b"x" * 5000}}])
+        """
+    )
+    assert subprocess.run([sys.executable, "-c", script]).returncode == 0
+    assert not (store / "archive.db-wal").exists()
+    assert not (store / f"archive.db{MARK_SUFFIX}").exists()
+    with SQLiteBackend(store) as backend:
+        assert backend.findings() == []
+        assert backend.get(SNAPSHOTS, {"snapshot": "w"}) is not None
+
+
 def test_a_store_that_cannot_be_opened_says_so_before_anything_else(tmp_path: Path) -> None:
     (tmp_path / "archive.db").write_bytes(b"")
     with pytest.raises(StoreError, match="not an archive"):

@@ -85,6 +85,15 @@ class Backend(ABC):
         return True
 
     @abstractmethod
+    def put_if_absent(self, table: Table, row: Mapping[str, Any]) -> Row | None:
+        """Write ``row`` unless a row with its key is there, exactly, whatever the cost (a
+        lightweight transaction on Cassandra, one transaction on SQLite): None when this
+        call wrote it, else the row that is there (every column), which this call left as
+        it was. For rows written once and never changed (the ledger's log): a writer that
+        finds a row compares it with its own. A retry after a timeout may find the row its
+        own first attempt wrote: equal, as a caller's comparison shows."""
+
+    @abstractmethod
     def replace(
         self, table: Table, key: Mapping[str, Any], column: str, expected: Any, value: Any
     ) -> bool:

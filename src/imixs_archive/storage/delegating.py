@@ -58,6 +58,9 @@ class DelegatingBackend(Backend):
     def put_new(self, table: Table, row: Mapping[str, Any]) -> bool:
         return self.inner.put_new(table, row)
 
+    def put_if_absent(self, table: Table, row: Mapping[str, Any]) -> Row | None:
+        return self.inner.put_if_absent(table, row)
+
     def replace(
         self, table: Table, key: Mapping[str, Any], column: str, expected: Any, value: Any
     ) -> bool:

@@ -386,6 +386,73 @@ ARCHIVE_VERSIONS = Table(
     java=False,
 )
 
+# The ledger (archive/ledger_books.py, ledger/, docs/ledger.md): an append-only log of what
+# the archive did, the leaves of an RFC 6962 Merkle tree whose heads are signed. An entry is
+# queued with the change it records (a store or delete of a snapshot, a hold placed or
+# released), then sequenced into the log by one process at a time; the log's rows are
+# written once (insert if absent: a lightweight transaction on Cassandra), and the head
+# row, which alone says how long the log is, moves by compare and set.
+ARCHIVE_LEDGER_QUEUE = Table(
+    "archive_ledger_queue",
+    _cols(("slot", N), ("subject", T), ("entry_key", T), ("entry", T)),
+    partition_key=("slot",),
+    clustering_key=("subject", "entry_key"),
+    serves="Q23: ledger entries written with their change and not yet in the log, by the "
+    "minute they were written (slot: epoch minutes), then subject (a snapshot id, or "
+    "'hold:' and a process instance) and the order they were made in (the key starts with "
+    "the time, epoch ms). The sequencer reads the minutes since the oldest it has not "
+    "finished (and always the last five), deleting what it logged: the deletes of minutes "
+    "it has finished are never read again.",
+    java=False,
+)
+ARCHIVE_LEDGER_ENTRIES = Table(
+    "archive_ledger_entries",
+    _cols(("bucket", N), ("idx", BI), ("entry", T), ("hash", B)),
+    partition_key=("bucket",),
+    clustering_key=("idx",),
+    serves="Q24: the log: entry number idx (bucket idx >> 14, 16,384 to a partition) and its "
+    "RFC 6962 leaf hash, in log order. Written once; only entries below the head's size are "
+    "in the log (rows past it were written by a sequencer that stopped before moving it, "
+    "and are taken over as they are by the next one).",
+    java=False,
+)
+ARCHIVE_LEDGER_NODES = Table(
+    "archive_ledger_nodes",
+    _cols(("level", N), ("bucket", N), ("idx", BI), ("hash", B)),
+    partition_key=("level", "bucket"),
+    clustering_key=("idx",),
+    serves="Q25: the hash of each complete subtree of the log's tree with 2**level entries "
+    "(level >= 1) starting at entry idx * 2**level: proofs read log2(size) of them.",
+    java=False,
+)
+ARCHIVE_LEDGER_HEAD = Table(
+    "archive_ledger_head",
+    _cols(("name", T), ("state", T)),
+    partition_key=("name",),
+    serves="Q26: the ledger's small books as JSON, by name: 'tree' (size, root, the "
+    "compact range of its subtrees, origin, the last checkpoint), 'lease' (which process "
+    "sequences, until when), 'verify' (the last ledger verify).",
+    java=False,
+)
+ARCHIVE_LEDGER_SUBJECTS = Table(
+    "archive_ledger_subjects",
+    _cols(("subject", T), ("idx", BI), ("kind", T), ("digest", T)),
+    partition_key=("subject",),
+    serves="Q27: the last log entry about each subject (a snapshot id, or 'hold:' and a "
+    "process instance): its number, kind and digest. Derived from the log, checked "
+    "against it by ledger verify.",
+    java=False,
+)
+ARCHIVE_LEDGER_CHECKPOINTS = Table(
+    "archive_ledger_checkpoints",
+    _cols(("year", N), ("size", BI), ("note", T), ("written", BI)),
+    partition_key=("year",),
+    clustering_key=("size",),
+    serves="Q28: every signed checkpoint (a C2SP signed note) by the year it was written "
+    "and the tree size it signs, and when (epoch ms).",
+    java=False,
+)
+
 TABLES: tuple[Table, ...] = (
     SNAPSHOTS,
     SNAPSHOTS_BY_UNIQUEID,
@@ -409,6 +476,12 @@ TABLES: tuple[Table, ...] = (
     ARCHIVE_LEGAL_HOLDS,
     ARCHIVE_DAY_CHANGES,
     ARCHIVE_VERSIONS,
+    ARCHIVE_LEDGER_QUEUE,
+    ARCHIVE_LEDGER_ENTRIES,
+    ARCHIVE_LEDGER_NODES,
+    ARCHIVE_LEDGER_HEAD,
+    ARCHIVE_LEDGER_SUBJECTS,
+    ARCHIVE_LEDGER_CHECKPOINTS,
 )
 JAVA_TABLES = tuple(table for table in TABLES if table.java)
 

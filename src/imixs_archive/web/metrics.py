@@ -138,6 +138,10 @@ class MeteredBackend(DelegatingBackend):
         with self._timed("put", table):
             return self.inner.put_new(table, row)
 
+    def put_if_absent(self, table: Table, row: Mapping[str, Any]) -> Row | None:
+        with self._timed("put", table):
+            return self.inner.put_if_absent(table, row)
+
     def replace(
         self, table: Table, key: Mapping[str, Any], column: str, expected: Any, value: Any
     ) -> bool:

@@ -38,7 +38,7 @@ from cassandra.util import Date
 
 from imixs_archive.config import Settings
 from imixs_archive.errors import ConfigError, NotFoundError, StoreError, StoreUnavailableError
-from imixs_archive.storage.base import Backend, Row
+from imixs_archive.storage.base import Backend, Row, key_of
 from imixs_archive.storage.cassandra import cql
 from imixs_archive.storage.cassandra.config import (
     CassandraConfig,
@@ -336,6 +336,21 @@ class CassandraBackend(Backend):
         self._retrying(
             f"deleting from {table.name}", partial(self._session.execute, statement, params)
         )
+
+    def put_if_absent(self, table: Table, row: Mapping[str, Any]) -> Row | None:
+        statement = self._statement(cql.insert_if_absent(self._keyspace, table), write=True)
+        params = [_bind(table, name, row[name]) for name in table.column_names]
+        for _attempt in range(3):
+            page = self._retrying(
+                f"writing {table.name}", partial(self._session.execute, statement, params)
+            )
+            if page.rows and page.rows[0][0]:
+                return None
+            found = self.get(table, key_of(table, row))
+            if found is not None:
+                return found
+            # Not written, and gone when read: deleted in between. Try again.
+        raise StoreError(f"writing {table.name}: the row kept changing under this write")
 
     def replace(
         self, table: Table, key: Mapping[str, Any], column: str, expected: Any, value: Any

@@ -160,6 +160,17 @@ def insert(keyspace: str, table: Table) -> str:
     )
 
 
+def insert_if_absent(keyspace: str, table: Table) -> str:
+    """An insert of every column, bound in declaration order, applied only where no row has
+    its key (a lightweight transaction; no write timestamp: Paxos orders it). Its first
+    result column, ``[applied]``, says whether it was written."""
+    markers = ", ".join("?" for _ in table.columns)
+    return (
+        f"INSERT INTO {_qualified(keyspace, table)} "
+        f"({', '.join(table.column_names)}) VALUES ({markers}) IF NOT EXISTS"
+    )
+
+
 def select_row(keyspace: str, table: Table, columns: Sequence[str] | None = None) -> str:
     """One row by its full primary key, bound in key order."""
     return (
