@@ -63,7 +63,7 @@ def test_analytics_read_through_the_archive_not_table_rows(path: Path) -> None:
 
 ABOVE_THE_ARCHIVE = sorted(
     path
-    for area in ("analytics", "services", "sync", "recovery", "cli", "web")
+    for area in ("analytics", "services", "sync", "recovery", "ledger", "cli", "web")
     for path in PACKAGE.glob(f"{area}/*.py")
 )
 TABLE_CALLS = {"get", "scan", "put", "delete", "grouped", "count"}
@@ -153,6 +153,7 @@ RANKS = {
     "document": 2,
     "storage": 2,
     "workflow": 2,
+    "tlog": 2,
     "filestore": 3,
     "archive": 4,
     "runtime": 5,
@@ -160,6 +161,7 @@ RANKS = {
     "services": 6,
     "sync": 6,
     "recovery": 6,
+    "ledger": 6,
     "cli": 8,
     "web": 8,
     "__main__": 9,

@@ -313,6 +313,45 @@ class Settings:
         "Seconds between the garbage collections `serve` runs (0: none; run `gc` instead).",
         float,
     )
+    # --- the ledger (ledger/, docs/ledger.md) ---
+    ledger_key: str = _setting(
+        "ARCHIVE_LEDGER_KEY",
+        "",
+        "File of the ledger's Ed25519 signing key (a C2SP note key); empty: ledger.key in "
+        "ARCHIVE_DATA_DIR. Created on first start when the ledger has no key yet: back it "
+        "up, and give every process that signs checkpoints the same file.",
+    )
+    ledger_origin: str = _setting(
+        "ARCHIVE_LEDGER_ORIGIN",
+        "",
+        "The name checkpoints carry for this archive's log (its origin line), fixed when the "
+        "ledger starts; empty: imixs-archive/ and the host name.",
+    )
+    ledger_checkpoint_entries: int = _setting(
+        "ARCHIVE_LEDGER_CHECKPOINT_ENTRIES",
+        1000,
+        "A signed checkpoint at least every this many new log entries.",
+        int,
+    )
+    ledger_checkpoint_seconds: float = _setting(
+        "ARCHIVE_LEDGER_CHECKPOINT_SECONDS",
+        60.0,
+        "A signed checkpoint at least this often (seconds) while the log grows.",
+        float,
+    )
+    ledger_witness_dir: str = _setting(
+        "ARCHIVE_LEDGER_WITNESS_DIR",
+        "",
+        "Folder (e.g. a WORM mount) every checkpoint is also written to, as a new file, with "
+        "the public key; ledger verify checks the log against the newest there.",
+    )
+    ledger_interval: float = _setting(
+        "ARCHIVE_LEDGER_INTERVAL",
+        5.0,
+        "Seconds between the ledger's sequencing rounds in `serve` (0: none; run "
+        "`imixs-archive ledger sequence` instead).",
+        float,
+    )
     timezone: str = _setting(
         "ARCHIVE_TIMEZONE",
         "UTC",

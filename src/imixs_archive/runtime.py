@@ -5,6 +5,9 @@ snapshots), so none can differ by where it was made."""
 
 from __future__ import annotations
 
+import getpass
+import os
+import socket
 from collections.abc import Callable
 
 from imixs_archive.archive.snapshots import Archive
@@ -35,7 +38,17 @@ def build_archive(
         gc_grace=settings.gc_grace,
         read_memory=settings.read_memory_mb * MiB,
         owns_backend=owns_backend,
+        actor=process_actor(),
     )
+
+
+def process_actor() -> str:
+    """Who this process acts for, as the ledger names it: ``user@host``."""
+    try:
+        user = getpass.getuser()
+    except (OSError, KeyError):
+        user = str(os.getuid()) if hasattr(os, "getuid") else "unknown"
+    return f"{user}@{socket.gethostname()}"
 
 
 def open_store(settings: Settings, *, create: bool = True) -> Backend:

@@ -8,14 +8,16 @@ from pathlib import Path
 import pytest
 
 from imixs_archive import __version__
-from imixs_archive.archive.versions import STORE_VERSION, check_store_version
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.archive.versions import BEFORE_LEDGER, STORE_VERSION, check_store_version
 from imixs_archive.cli import main
 from imixs_archive.config import load_settings
 from imixs_archive.errors import StoreError
 from imixs_archive.runtime import open_archive
 from imixs_archive.storage.base import Backend
-from imixs_archive.storage.model import ARCHIVE_VERSIONS
+from imixs_archive.storage.model import ARCHIVE_LEDGER_HEAD, ARCHIVE_VERSIONS
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
+from support.snapshots import make_snapshot
 
 KEY = {"name": "store"}
 
@@ -32,9 +34,30 @@ def test_recorded_when_missing_by_an_archive_that_writes(backend: Backend) -> No
 def test_a_newer_layout_is_refused(backend: Backend) -> None:
     backend.put(ARCHIVE_VERSIONS, [{**KEY, "version": STORE_VERSION + 1, "written_by": "9.0"}])
     for record in (False, True):
-        with pytest.raises(StoreError, match=r"newer layout \(version 2; .* upgrade imixs-archive"):
+        newer = rf"newer layout \(version {STORE_VERSION + 1}; .* upgrade imixs-archive"
+        with pytest.raises(StoreError, match=newer):
             check_store_version(backend, record=record)
     assert backend.get(ARCHIVE_VERSIONS, KEY)["version"] == STORE_VERSION + 1  # type: ignore[index]
+
+
+def test_a_store_from_before_the_ledger_is_marked_for_ledger_init(archive: Archive) -> None:
+    """Snapshots stored by a version before the ledger were logged by no entry: the store
+    says so, so that ledger verify reports them as not logged (and logs them as found)
+    instead of as written around the archive."""
+    backend = archive.backend
+    archive.store(make_snapshot(1))
+    backend.put(ARCHIVE_VERSIONS, [{**KEY, "version": 1, "written_by": "0.0.9"}])
+    assert archive.ledger.book(BEFORE_LEDGER) is None
+    assert check_store_version(backend, record=True) == 1
+    assert archive.ledger.book(BEFORE_LEDGER) is not None
+    backend.delete(ARCHIVE_LEDGER_HEAD, {"name": BEFORE_LEDGER})
+    assert check_store_version(backend, record=True) == STORE_VERSION  # upgraded: no mark
+    assert archive.ledger.book(BEFORE_LEDGER) is None
+
+
+def test_a_new_store_is_not_marked(backend: Backend) -> None:
+    assert check_store_version(backend, record=True) == 0
+    assert backend.get(ARCHIVE_LEDGER_HEAD, {"name": BEFORE_LEDGER}) is None
 
 
 def test_every_command_refuses_a_newer_store(

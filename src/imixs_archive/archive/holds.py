@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from imixs_archive.archive import snapshot_reads as reads
+from imixs_archive.archive.ledger_books import LedgerBooks
+from imixs_archive.archive.ledger_entries import HOLD_PLACED, HOLD_RELEASED, Entry
 from imixs_archive.document.conventions import iter_files
 from imixs_archive.errors import ConfigError
 from imixs_archive.filestore.garbage import PIN
@@ -27,7 +29,7 @@ from imixs_archive.storage.model import (
     DOCUMENTS_DATA,
     SNAPSHOTS_BY_DOCUMENT,
 )
-from imixs_archive.timezones import epoch_ms, from_epoch_ms
+from imixs_archive.timezones import epoch_ms, from_epoch_ms, now_ms
 
 
 @dataclass(frozen=True)
@@ -134,10 +136,13 @@ def bytes_only_in(backend: Backend, snapshot_ids: Iterable[str]) -> tuple[int, i
 
 
 class Holds:
-    """The legal holds of one archive (``Archive.holds``)."""
+    """The legal holds of one archive (``Archive.holds``); each hold placed or released is
+    an entry of the ledger, queued before the hold's row changes."""
 
-    def __init__(self, backend: Backend) -> None:
+    def __init__(self, backend: Backend, ledger: LedgerBooks, actor: str = "") -> None:
         self._backend = backend
+        self._ledger = ledger
+        self._actor = actor
 
     def get(self, uniqueid: str) -> Hold | None:
         return get_hold(self._backend, uniqueid)
@@ -146,9 +151,20 @@ class Holds:
         return list_holds(self._backend)
 
     def place(self, uniqueid: str, reason: str, placed_by: str, now: dt.datetime) -> Hold:
+        target = uniqueid.strip()
+        if target:
+            by = placed_by or self._actor
+            entry = Entry(HOLD_PLACED, target, epoch_ms(now), by, reason=reason.strip())
+            self._ledger.enqueue(entry)
         return place_hold(self._backend, uniqueid, reason, placed_by, now)
 
-    def release(self, uniqueid: str) -> bool:
+    def release(self, uniqueid: str, released_by: str = "") -> bool:
+        """Remove a hold; False when there was none."""
+        target = uniqueid.strip()
+        if not target or get_hold(self._backend, target) is None:
+            return False
+        entry = Entry(HOLD_RELEASED, target, now_ms(), released_by or self._actor)
+        self._ledger.enqueue(entry)
         return release_hold(self._backend, uniqueid)
 
     def bytes_only_in(self, snapshot_ids: Iterable[str]) -> tuple[int, int]:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from imixs_archive.document.model import Document
@@ -72,7 +72,11 @@ def digest(xml: bytes) -> str:
 
 def seal(xml: bytes) -> bytes:
     """``xml`` followed by its seal (see the module's text)."""
-    return xml + SEAL_HEAD + digest(xml).encode() + SEAL_TAIL
+    return _sealed(xml, digest(xml))
+
+
+def _sealed(xml: bytes, xml_digest: str) -> bytes:
+    return xml + SEAL_HEAD + xml_digest.encode() + SEAL_TAIL
 
 
 def unseal(snapshot_id: str, data: bytes) -> StoredXml:
@@ -121,12 +125,18 @@ class _Parts:
 
 
 def put_snapshot_xml(
-    backend: Backend, snapshot_id: str, xml: Iterable[bytes], *, replace: bool = False
+    backend: Backend,
+    snapshot_id: str,
+    xml: Iterable[bytes],
+    *,
+    replace: bool = False,
+    before_row: Callable[[str], None] | None = None,
 ) -> bool:
     """Write the ``snapshots`` row of ``snapshot_id`` (after its parts, when the XML is
     larger than :data:`INLINE_LIMIT`) unless another process wrote it meanwhile
     (``replace``: write it all the same, over a damaged one). True when this call wrote
-    it (``Backend.put_new``)."""
+    it (``Backend.put_new``). ``before_row`` is given the XML's SHA-256 (hex) right
+    before the row is written (the ledger's entry goes first)."""
     buffer = bytearray()
     pending: list[bytes] = []
     parts: _Parts | None = None
@@ -141,12 +151,17 @@ def put_snapshot_xml(
             if len(pending) >= BATCH_PARTS:
                 parts.write(pending)
     if parts is None:
-        row = {"snapshot": snapshot_id, "data": seal(bytes(buffer))}
+        whole = bytes(buffer)
+        xml_digest = digest(whole)
+        row = {"snapshot": snapshot_id, "data": _sealed(whole, xml_digest)}
     else:
         if buffer:
             pending.append(bytes(buffer))
         parts.write(pending)
+        xml_digest = parts.digest.hexdigest()
         row = {"snapshot": snapshot_id, "data": parts.marker()}
+    if before_row is not None:
+        before_row(xml_digest)
     if replace:
         backend.put(SNAPSHOTS, [row])
         return True

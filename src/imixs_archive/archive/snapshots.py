@@ -31,8 +31,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from imixs_archive.archive import snapshot_reads as reads
+from imixs_archive.archive.content_digest import StoredDigest, stored_digest
 from imixs_archive.archive.days import day_stamps, days_in, record_day, stamp_day
 from imixs_archive.archive.holds import Hold, Holds, get_hold
+from imixs_archive.archive.ledger_books import LedgerBooks
+from imixs_archive.archive.ledger_entries import DELETED, FOUND, STORED, Entry, snapshot_digest
 from imixs_archive.archive.read_gate import DEFAULT_LIMIT as DEFAULT_READ_MEMORY
 from imixs_archive.archive.read_gate import ReadGate
 from imixs_archive.archive.service_state import ServiceState
@@ -85,6 +88,7 @@ from imixs_archive.storage.model import (
     SNAPSHOTS_BY_MODIFIED,
     SNAPSHOTS_BY_UNIQUEID,
 )
+from imixs_archive.timezones import now_ms
 
 HISTORY_HORIZON_MS = 3600 * 1000
 """How far before its window the history cleanup looks for snapshots to delete."""
@@ -129,18 +133,24 @@ class Archive:
         gc_grace: float = DEFAULT_GC_GRACE,
         read_memory: int = DEFAULT_READ_MEMORY,
         owns_backend: bool = False,
+        actor: str = "",
     ) -> None:
         """``gc_grace``: the collector's grace period (seconds); an ingest that takes more
         than half of it checks the pieces it reused before it refers to them.
         ``read_memory``: bytes that loads of large snapshots may take together
         (``read_gate.py``). ``owns_backend``: closing the archive closes the store too (an
-        archive the runtime opened, ``runtime.py``). Programs build it with the runtime."""
+        archive the runtime opened, ``runtime.py``). ``actor``: who this process acts for, in
+        the ledger's entries where a caller names no one (``user@host``). Programs build
+        it with the runtime."""
         self.backend = backend
         self._owns_backend = owns_backend
         """The store: for the archive layer's own modules; nothing above it reaches it."""
         self.files = FileStore(backend)
         """The piece store: every file this archive reads or writes goes through it."""
-        self.holds = Holds(backend)
+        self.actor = actor
+        self.ledger = LedgerBooks(backend)
+        """The ledger's tables: its queue, log, tree and checkpoints (``ledger/``)."""
+        self.holds = Holds(backend, self.ledger, actor)
         self.state = ServiceState(backend)
         """The service state ('0' row): the sync point, restore.*, resync.*."""
         self.sync_records = SyncRecords(backend)
@@ -248,6 +258,7 @@ class Archive:
                 damaged = exc  # the archived copy failed its check: this one replaces it
             else:
                 # Complete: nothing to write. A cleanup that died part-way is finished, though.
+                self._log_if_unlogged(snapshot_id)
                 result = StoreResult(snapshot_id, new=False, logical_bytes=counters.logical_bytes)
                 if _emptied(archived) != _emptied(doc):
                     result.warnings.append(
@@ -290,9 +301,27 @@ class Archive:
             record_day(self.backend, day)
             put(SNAPSHOTS_BY_MODIFIED, [{"modified": day, "snapshot": snapshot_id}])
             stamp_day(self.backend, day)  # the day changed (figures of it are stale)
+
+            queued: list[tuple[int, str]] = []
+
+            def log_it(xml_digest: str) -> None:  # the ledger's entry, before the row
+                files = [
+                    (r["name"], self.files.ledger_digest(r["md5"], where=r["md5"]))
+                    for r in file_rows
+                ]
+                content = snapshot_digest(snapshot_id, xml_digest, files)
+                entry = Entry(STORED, snapshot_id, now_ms(), self.actor, content)
+                queued.append(self.ledger.enqueue(entry))
+
             written = put_snapshot_xml(
-                self.backend, snapshot_id, iter_xml(_emptied(doc)), replace=damaged is not None
+                self.backend,
+                snapshot_id,
+                iter_xml(_emptied(doc)),
+                replace=damaged is not None,
+                before_row=log_it,
             )
+            if not written:  # another process stored it first: its entry logs it
+                self.ledger.unqueue(queued[0][0], snapshot_id, queued[0][1])
         result.new = result.new and written  # else another process stored it first
         result.files = len(file_rows)
         result.logical_bytes = counters.logical_bytes
@@ -366,7 +395,7 @@ class Archive:
         ]
         for index, old in enumerate(doomed):
             try:
-                self.delete(old)
+                self.delete(old, reason="history")
             except LegalHoldError as held:
                 result.warnings.append(
                     f"$snapshot.history={keep}: {len(doomed) - index} older snapshot(s) of "
@@ -433,6 +462,35 @@ class Archive:
         for name, key in self.file_keys(snapshot_id, doc).items():
             digests[name] = (key, self.files.digest(key))
         return digests
+
+    def stored_digest(self, snapshot_id: str, *, read_all: bool = False) -> StoredDigest | None:
+        """The snapshot's content digest from what is stored now (``content_digest.py``);
+        None when it is not complete."""
+        return stored_digest(self.backend, self.files, snapshot_id, read_all=read_all)
+
+    def log_found(self, snapshot_id: str, by: str = "") -> StoredDigest | None:
+        """Queue a ``found`` entry for a complete snapshot the ledger has not logged (one
+        stored before the ledger existed, or by the Java service); its digest, or None
+        when the snapshot is not complete."""
+        found = self.stored_digest(snapshot_id)
+        if found is not None:
+            entry = Entry(FOUND, snapshot_id, now_ms(), by or self.actor, found.digest)
+            self.ledger.enqueue(entry)
+        return found
+
+    def _log_if_unlogged(self, snapshot_id: str) -> None:
+        """A snapshot met again (the sync, an import) that a row without a seal holds and
+        the ledger never logged: the Java service wrote it into a shared keyspace. Logged
+        as found. (A sealed row this archive wrote is logged with its store.)"""
+        if self.ledger.subject(snapshot_id) is not None:
+            return
+        try:
+            found = self.stored_digest(snapshot_id)
+        except IntegrityError:
+            return  # damaged: verify names it
+        if found is not None and not found.sealed:
+            entry = Entry(FOUND, snapshot_id, now_ms(), self.actor, found.digest)
+            self.ledger.enqueue(entry)
 
     def file_by_md5(self, md5: str) -> StoredContent:
         return self.files.by_md5(md5)
@@ -567,10 +625,12 @@ class Archive:
 
     # ---- delete ---------------------------------------------------------------------
 
-    def delete(self, snapshot_id: str) -> DeleteResult:
+    def delete(self, snapshot_id: str, *, reason: str = "delete", by: str = "") -> DeleteResult:
         """Remove a snapshot and its references; the files and pieces nothing refers to
         any more are left to the collector (``filestore/gc.py``). ``LegalHoldError`` (nothing
-        changed) when the snapshot's process instance is under legal hold."""
+        changed) when the snapshot's process instance is under legal hold. ``reason`` and
+        ``by`` go into the ledger's entry (``ledger_entries.DELETE_REASONS``; ``by``: the
+        archive's actor when not given)."""
         origin = origin_id(snapshot_id)
         hold = get_hold(self.backend, origin)
         if hold is not None:
@@ -589,6 +649,8 @@ class Archive:
             keys = self._keys_for_delete(snapshot_id, doc)
             if row is None and indexed is None and not keys:
                 return DeleteResult(snapshot_id, existed=False)
+            entry = Entry(DELETED, snapshot_id, now_ms(), by or self.actor, reason=reason)
+            self.ledger.enqueue(entry)  # first: the sequencer logs it once the row is gone
             if row is not None:
                 # A row that failed its check names no day: the days about its id's time.
                 days = [modified_day(doc)] if doc is not None else _days_about(snapshot_id)

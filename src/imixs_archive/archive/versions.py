@@ -9,17 +9,27 @@ opens a store without it (a new store, or one an earlier version or the Java ser
 or with a lower version (after upgrading what needs it: nothing so far); a command that only
 reads writes nothing.
 
-Versions: 1, this layout (the seals of snapshot rows, the archive_versions row itself).
+Versions: 1, the seals of snapshot rows and the archive_versions row itself; 2, the ledger
+(its tables; every store and delete of a snapshot, every hold placed or released, queues an
+entry: an archive of version 1 writing into the store would leave changes no entry logs).
 """
 
 from __future__ import annotations
 
+import json
+
 from imixs_archive import __version__
+from imixs_archive.document.conventions import METADATA_ID
 from imixs_archive.errors import StoreError
 from imixs_archive.storage.base import Backend
-from imixs_archive.storage.model import ARCHIVE_VERSIONS
+from imixs_archive.storage.model import ARCHIVE_LEDGER_HEAD, ARCHIVE_VERSIONS, SNAPSHOTS
+from imixs_archive.timezones import now_ms
 
-STORE_VERSION = 1
+STORE_VERSION = 2
+LEDGER_VERSION = 2
+BEFORE_LEDGER = "before-ledger"
+"""The ledger's book saying the store held snapshots before the ledger existed: until a
+``ledger init`` (or a ledger verify) has logged them, they are reported as not logged."""
 KEY = {"name": "store"}
 
 
@@ -36,6 +46,15 @@ def check_store_version(backend: Backend, *, record: bool) -> int:
             "to use it (nothing was read or changed)"
         )
     if record and found < STORE_VERSION:
+        if found < LEDGER_VERSION and _holds_snapshots(backend):
+            # Stored before the ledger: not logged, and not tampering (``ledger init``).
+            note = json.dumps({"from_version": found, "since": now_ms()})
+            backend.put(ARCHIVE_LEDGER_HEAD, [{"name": BEFORE_LEDGER, "state": note}])
         row = {**KEY, "version": STORE_VERSION, "written_by": __version__}
         backend.put(ARCHIVE_VERSIONS, [row])
     return found
+
+
+def _holds_snapshots(backend: Backend) -> bool:
+    rows = backend.scan(SNAPSHOTS, columns=["snapshot"], limit=2)
+    return any(row["snapshot"] != METADATA_ID for row in rows)

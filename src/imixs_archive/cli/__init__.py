@@ -35,6 +35,7 @@ COMMAND_MODULES = (  # in the order of the help
     "serve_commands",
     "doctor_commands",
     "ftps_commands",
+    "ledger_commands",
 )
 COMMANDS = {  # each command and the module registering it (a test holds them together)
     **dict.fromkeys(
@@ -48,6 +49,7 @@ COMMANDS = {  # each command and the module registering it (a test holds them to
     **dict.fromkeys(("serve", "hash-password"), "serve_commands"),
     "doctor": "doctor_commands",
     "backup-events": "ftps_commands",
+    "ledger": "ledger_commands",
 }
 _DATA_DIR = "--data-dir"
 

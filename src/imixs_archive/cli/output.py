@@ -10,7 +10,14 @@ from typing import Any
 
 from imixs_archive.humanize import human_bytes, human_duration
 
-__all__ = ["human_bytes", "human_duration", "import_progress", "print_problems", "print_table"]
+__all__ = [
+    "count_progress",
+    "human_bytes",
+    "human_duration",
+    "import_progress",
+    "print_problems",
+    "print_table",
+]
 
 
 @contextmanager
@@ -25,6 +32,22 @@ def import_progress(total: int) -> Iterator[Callable[[int], None] | None]:
     columns = (BarColumn(), DownloadColumn(), TransferSpeedColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task("import", total=total or None)
+        yield lambda count: progress.advance(task, count)
+
+
+@contextmanager
+def count_progress(what: str, total: int | None = None) -> Iterator[Callable[[int], None]]:
+    """A callback advancing a counter of ``what`` (a bar when ``total`` is known); a no-op
+    when not on a terminal."""
+    if not sys.stderr.isatty():
+        yield lambda _count: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    columns = (TextColumn(what), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task(what, total=total)
         yield lambda count: progress.advance(task, count)
 
 

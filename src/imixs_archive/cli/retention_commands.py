@@ -84,7 +84,7 @@ def cmd_hold_place(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_hold_release(args: argparse.Namespace, ctx: Context) -> int:
-    if not ctx.archive.holds.release(args.uniqueid):
+    if not ctx.archive.holds.release(args.uniqueid, _who()):
         print(f"{args.uniqueid}: no hold", file=sys.stderr)
         return 1
     print(f"{args.uniqueid}: released")

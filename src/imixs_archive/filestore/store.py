@@ -10,6 +10,7 @@ only this class is used from outside the package.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 
 from imixs_archive.errors import NotFoundError, StoreUnavailableError
@@ -23,7 +24,7 @@ from imixs_archive.filestore.content import (
 from imixs_archive.filestore.files import link_stored, register_file
 from imixs_archive.filestore.garbage import PIECE, listed
 from imixs_archive.filestore.gc import GcReport, collect
-from imixs_archive.filestore.reading import StoredContent
+from imixs_archive.filestore.reading import StoredContent, is_hashed, pieces_digest, read_piece
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import ARCHIVE_FILES, DOCUMENTS, DOCUMENTS_DATA
 
@@ -92,6 +93,23 @@ class FileStore:
         """The digest over a file's piece ids, when this archive recorded one."""
         row = self._backend.get(ARCHIVE_FILES, {"md5": key}, ["digest"])
         return row["digest"] if row is not None else None
+
+    def ledger_digest(self, key: str, *, read_all: bool = False, where: str = "") -> str:
+        """The file's digest as the ledger records it (``archive/ledger_entries.py``): the
+        SHA-256 over the SHA-256s (hex) of its pieces in order, as the store lists them.
+        A piece whose id is its SHA-256 is taken by its id (its bytes are checked against
+        it on every read; ``read_all`` reads and checks them here too); a piece the Java
+        service cut (a random id) is read and hashed. A file with no pieces listed has the
+        digest of none. IntegrityError when a piece read is missing or corrupt."""
+        hashes = []
+        for row in self._backend.scan(DOCUMENTS, {"md5": key}, columns=["data_id"]):
+            data_id = row["data_id"]
+            if is_hashed(data_id) and not read_all:
+                hashes.append(data_id)
+                continue
+            data = read_piece(self._backend, data_id, where)
+            hashes.append(data_id if is_hashed(data_id) else hashlib.sha256(data).hexdigest())
+        return pieces_digest(hashes)
 
     def content(self, key: str, where: str = "") -> StoredContent:
         """A stored file's bytes, read piece by piece and checked as they come

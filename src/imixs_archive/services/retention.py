@@ -239,7 +239,7 @@ def run_retention(
         files, size = archive.holds.bytes_only_in(expired.snapshots)
         for snapshot_id in expired.snapshots:  # oldest first: the newest goes last
             try:  # Archive.delete refuses (changing nothing) once a hold is placed
-                result = archive.delete(snapshot_id)
+                result = archive.delete(snapshot_id, reason="retention")
             except LegalHoldError:
                 report.skipped.append(expired.uniqueid)
                 break

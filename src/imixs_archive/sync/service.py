@@ -495,7 +495,7 @@ class SyncService:
                 log.info("snapshot.remove %s: kept in the archive (WORKFLOW_SYNC_REMOVE off)", ref)
                 return {}
             try:
-                self.archive.delete(ref)
+                self.archive.delete(ref, reason="snapshot.remove", by="sync")
             except LegalHoldError as exc:  # the workflow may drop it; the archive keeps it
                 log.warning("snapshot.remove %s: kept in the archive (%s)", ref, exc.why)
                 return {}

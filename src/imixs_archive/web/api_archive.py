@@ -238,8 +238,8 @@ def list_by_modified(
 
 
 @router.delete("/archive/snapshot/{snapshot_id}", summary="Delete a snapshot and unused files")
-def delete_snapshot(snapshot_id: str, svc: Svc, _who: Manager) -> dict[str, Any]:
-    result = svc.archive.delete(snapshot_id)
+def delete_snapshot(snapshot_id: str, svc: Svc, who: Manager) -> dict[str, Any]:
+    result = svc.archive.delete(snapshot_id, by=who.name)
     if not result.existed:
         raise NotFoundError(f"snapshot {snapshot_id} is not in the archive")
     return {

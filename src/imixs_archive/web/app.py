@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from imixs_archive import __version__
 from imixs_archive.config import Settings
 from imixs_archive.humanize import human_bytes
+from imixs_archive.ledger.schedule import LedgerSchedule
 from imixs_archive.runtime import build_archive
 from imixs_archive.services.gc_schedule import GcSchedule
 from imixs_archive.services.jobs import JobRunner
@@ -34,6 +35,7 @@ from imixs_archive.web import (
     api_analytics,
     api_archive,
     api_jobs,
+    api_ledger,
     api_restore,
     health,
     ui,
@@ -72,6 +74,7 @@ def create_app(
     metrics = Metrics()
     archive = build_archive(backend, settings, wrap=lambda store: MeteredBackend(store, metrics))
     collector = GcSchedule(archive.files, settings)
+    ledger = LedgerSchedule(archive, settings)
     runner = jobs or JobRunner()
     verifier = oidc if oidc is not None else oidc_verifier(settings)
     svc = Services(
@@ -83,6 +86,7 @@ def create_app(
         templates=_templates(zone(settings.timezone)),
         dashboard=DashboardCache(archive, tz=zone(settings.timezone)),
         started=dt.datetime.now(dt.UTC),
+        ledger=ledger,
     )
     if settings.workflow_service_endpoint.strip():
         svc.workflow = WorkflowLink(settings, archive)
@@ -94,6 +98,7 @@ def create_app(
         if svc.workflow is not None and run_sync:
             svc.workflow.start()
         collector.start()
+        ledger.start()
         if retention is not None:
             retention.start()
         yield
@@ -101,6 +106,7 @@ def create_app(
             retention.close()
         collector.close()
         left = runner.shutdown(timeout=10)
+        ledger.close()  # after the jobs: what they changed is logged
         if left:
             log.warning("jobs still running at shutdown: %s", ", ".join(left))
         if svc.workflow is not None:
@@ -118,7 +124,17 @@ def create_app(
     app.state.services = svc
     app.state.gc = collector
     install_problem_handlers(app)
-    routers = (api_archive, api_jobs, api_restore, api_analytics, health, ui, ui_stats, ui_actions)
+    routers = (
+        api_archive,
+        api_jobs,
+        api_restore,
+        api_analytics,
+        api_ledger,
+        health,
+        ui,
+        ui_stats,
+        ui_actions,
+    )
     for module in routers:
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")

@@ -13,6 +13,7 @@ from starlette.requests import HTTPConnection, Request
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
+from imixs_archive.ledger.schedule import LedgerSchedule
 from imixs_archive.services.jobs import JobRunner
 from imixs_archive.web.auth import Authenticator, Principal
 from imixs_archive.web.credentials import Role
@@ -34,6 +35,8 @@ class Services:
     started: dt.datetime
     workflow: WorkflowLink | None = None
     """The workflow client and sync loop (None without WORKFLOW_SERVICE_ENDPOINT)."""
+    ledger: LedgerSchedule | None = None
+    """The ledger's sequencing (``ARCHIVE_LEDGER_INTERVAL``) and what it last did."""
     analytics: TimedCache = field(default_factory=TimedCache)
     """The Statistics page's analytics (aggregates, lead times) per range, for a minute."""
 

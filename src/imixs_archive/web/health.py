@@ -21,6 +21,7 @@ from starlette.responses import JSONResponse, Response
 
 from imixs_archive import __version__
 from imixs_archive.errors import ArchiveError
+from imixs_archive.ledger.schedule import ledger_status
 from imixs_archive.services.jobs import JobState
 from imixs_archive.sync.counters import REPORTED
 from imixs_archive.sync.status import dead_letters
@@ -194,6 +195,8 @@ def scrape_gauges(svc: Services) -> Iterator[Gauge]:
         if isinstance(problems, int):
             yield ("verify_problems", "Problems the last verify found.", problems, {})
     yield from _disk_gauges(svc)
+    if store_ok:
+        yield from _ledger_gauges(svc)
     board = svc.dashboard.peek()
     if board is not None:
         stats = board.stats
@@ -202,6 +205,29 @@ def scrape_gauges(svc: Services) -> Iterator[Gauge]:
             yield ("archive_bytes", BYTES_HELP, stats[f"{kind}_bytes"], {"kind": kind})
         ratio = stats["dedup_ratio"]
         yield ("archive_dedup_ratio", "Logical over stored bytes (last statistics).", ratio, {})
+
+
+def _ledger_gauges(svc: Services) -> Iterator[Gauge]:
+    """The ledger (docs/ledger.md): its size, its last checkpoint, its last verify."""
+    try:
+        status = ledger_status(svc.archive, svc.ledger)
+    except ArchiveError:
+        return
+    yield ("ledger_entries", "Entries in the ledger's log.", float(status["size"]), {})
+    if status["checkpoint_at"]:
+        at = status["checkpoint_at"] / 1000
+        yield ("ledger_checkpoint_seconds", "Unix time of the last signed checkpoint.", at, {})
+        signed = float(status["checkpoint_size"])
+        yield ("ledger_checkpoint_entries", "Entries the last checkpoint signs.", signed, {})
+    verify = status["last_verify"]
+    if verify:
+        problems = float(verify.get("problems", 0)) + float(verify.get("altered", 0))
+        yield ("ledger_verify_problems", "Problems the last ledger verify found.", problems, {})
+        done = float(verify.get("finished", 0)) / 1000
+        yield ("ledger_verify_seconds", "Unix time the last ledger verify finished.", done, {})
+    if svc.ledger is not None:
+        signs = float(bool(status.get("signs_here")))
+        yield ("ledger_signs", "1 when this process holds the ledger's key.", signs, {})
 
 
 def _backup_gauges(link: WorkflowLink) -> Iterator[Gauge]:

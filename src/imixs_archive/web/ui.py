@@ -20,6 +20,7 @@ from imixs_archive.document.conventions import SNAPSHOT_ID, is_snapshot_id, iter
 from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.errors import ArchiveError
 from imixs_archive.humanize import human_bytes
+from imixs_archive.ledger.schedule import ledger_status
 from imixs_archive.timezones import zone
 from imixs_archive.web.api_archive import doc_rows, list_by_modified, list_instance
 from imixs_archive.web.auth import Principal
@@ -89,12 +90,18 @@ def monitor(request: Request, svc: Svc, user: User) -> Response:
             dead_letters=[],
         )
         sync["sync.count"] = "–"
+    try:
+        ledger, ledger_error = ledger_status(svc.archive, svc.ledger), ""
+    except ArchiveError as exc:  # the store is down, or the ledger's head damaged
+        ledger, ledger_error = {}, f"ledger state unknown: {exc}"
     return page(
         request,
         svc,
         user,
         "monitor.html",
         nav="monitor",
+        ledger=ledger,
+        ledger_error=ledger_error,
         store=store,
         store_error=store_error,
         findings=findings,

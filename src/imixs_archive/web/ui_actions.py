@@ -116,12 +116,12 @@ async def logout(request: Request) -> Response:
 
 
 @router.post("/ui/actions/delete/{snapshot_id}")
-async def delete(request: Request, snapshot_id: str, svc: Svc, _who: UiManager) -> Response:
+async def delete(request: Request, snapshot_id: str, svc: Svc, who: UiManager) -> Response:
     form = await read_form(request)
     if form.get("confirm") != "yes":
         return back(f"/ui/snapshot/{snapshot_id}", error="tick the box to confirm the delete")
     try:
-        result = svc.archive.delete(snapshot_id)
+        result = svc.archive.delete(snapshot_id, by=who.name)
     except ArchiveError as exc:
         return back(f"/ui/snapshot/{snapshot_id}", error=str(exc))
     uniqueid = origin_id(snapshot_id)

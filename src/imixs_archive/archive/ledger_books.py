@@ -1,0 +1,231 @@
+"""The ledger's tables (``Archive.ledger``): its queue, its log, its tree's nodes, the last
+entry about each subject, its checkpoints and its small books.
+
+What each table holds and why is in ``storage/model.py`` (Q23 to Q28); how they are used
+in ``ledger/`` (the sequencer, ledger verify, proofs) and ``docs/ledger.md``. This module
+only reads and writes rows, typed; it decides nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from imixs_archive.archive.ledger_entries import Entry
+from imixs_archive.errors import IntegrityError
+from imixs_archive.storage.base import Backend
+from imixs_archive.storage.model import (
+    ARCHIVE_LEDGER_CHECKPOINTS,
+    ARCHIVE_LEDGER_ENTRIES,
+    ARCHIVE_LEDGER_HEAD,
+    ARCHIVE_LEDGER_NODES,
+    ARCHIVE_LEDGER_QUEUE,
+    ARCHIVE_LEDGER_SUBJECTS,
+)
+from imixs_archive.timezones import from_epoch_ms, now_ms
+
+log = logging.getLogger(__name__)
+
+BUCKET_BITS = 14
+"""Log entries (and nodes of one level) to a partition: 16,384."""
+_RANK = {"stored": 0, "found": 0, "hold-placed": 0, "deleted": 1, "hold-released": 1}
+"""Of two changes to one subject in the same millisecond, the store comes first."""
+
+
+@dataclass(frozen=True)
+class Queued:
+    """An entry waiting to be sequenced."""
+
+    slot: int
+    subject: str
+    entry_key: str
+    entry: Entry | None
+    """None: a queue row that is not an entry (damaged); it is dropped."""
+
+
+@dataclass(frozen=True)
+class Logged:
+    """Entry number ``idx`` of the log, as stored (its text and leaf hash)."""
+
+    idx: int
+    text: str
+    leaf: bytes
+
+
+@dataclass(frozen=True)
+class Subject:
+    """The last log entry about a subject."""
+
+    subject: str
+    idx: int
+    kind: str
+    digest: str
+
+
+def bucket(idx: int) -> int:
+    return idx >> BUCKET_BITS
+
+
+class LedgerBooks:
+    """Typed rows of the ledger's tables in one store."""
+
+    def __init__(self, backend: Backend) -> None:
+        self._backend = backend
+
+    # ---- the queue ----------------------------------------------------------------------
+
+    def enqueue(self, entry: Entry) -> tuple[int, str]:
+        """Queue an entry, with the change it records (before the change's last row); its
+        place in the queue (slot, key)."""
+        slot = now_ms() // 60_000
+        key = f"{entry.at:013d}.{_RANK[entry.kind]}.{secrets.token_hex(6)}"
+        row = {"slot": slot, "subject": entry.subject, "entry_key": key, "entry": entry.encode()}
+        self._backend.put(ARCHIVE_LEDGER_QUEUE, [row])
+        return slot, key
+
+    def first_slot(self) -> int | None:
+        """The oldest minute of the queue holding an entry (a pass over the whole queue:
+        only when a ledger starts, to take in what was queued before)."""
+        first: int | None = None
+        for row in self._backend.scan(ARCHIVE_LEDGER_QUEUE, columns=["slot"]):
+            slot = int(row["slot"])
+            first = slot if first is None else min(first, slot)
+        return first
+
+    def queued(self, slot: int) -> Iterator[Queued]:
+        """The entries queued in one minute (``slot``), by subject and in the order made."""
+        for row in self._backend.scan(ARCHIVE_LEDGER_QUEUE, {"slot": slot}):
+            try:
+                entry: Entry | None = Entry.decode(row["entry"] or "")
+            except ValueError:
+                entry = None
+            if entry is not None and entry.subject != row["subject"]:
+                entry = None
+            yield Queued(slot, row["subject"], row["entry_key"], entry)
+
+    def unqueue(self, slot: int, subject: str, entry_key: str) -> None:
+        key = {"slot": slot, "subject": subject, "entry_key": entry_key}
+        self._backend.delete(ARCHIVE_LEDGER_QUEUE, key)
+
+    # ---- the log ------------------------------------------------------------------------
+
+    def write_entry(self, idx: int, text: str, leaf: bytes) -> Logged | None:
+        """Write entry ``idx`` unless it is written: None when this call wrote it, else
+        the entry there (never changed: the log is written once)."""
+        row = {"bucket": bucket(idx), "idx": idx, "entry": text, "hash": leaf}
+        found = self._backend.put_if_absent(ARCHIVE_LEDGER_ENTRIES, row)
+        return None if found is None else Logged(idx, found["entry"], found["hash"])
+
+    def entry(self, idx: int) -> Logged | None:
+        row = self._backend.get(ARCHIVE_LEDGER_ENTRIES, {"bucket": bucket(idx), "idx": idx})
+        return None if row is None else Logged(idx, row["entry"], row["hash"])
+
+    def entries(self, start: int = 0, stop: int | None = None) -> Iterator[Logged]:
+        """The stored entries from number ``start`` on, in order, up to ``stop``
+        (exclusive; None: as long as they follow each other without a gap). Entries
+        missing in between are skipped: callers check the numbers."""
+        expected = start
+        part = bucket(start)
+        while True:
+            after = {"idx": start - 1} if start > part << BUCKET_BITS else None
+            rows = self._backend.scan(ARCHIVE_LEDGER_ENTRIES, {"bucket": part}, start_after=after)
+            for row in rows:
+                idx = int(row["idx"])
+                if stop is not None and idx >= stop:
+                    return
+                if stop is None and idx != expected:
+                    return  # a gap: the entries past the head end there
+                expected = idx + 1
+                yield Logged(idx, row["entry"], row["hash"])
+            part += 1
+            if stop is None and expected != part << BUCKET_BITS:
+                return  # the partition ended short: so does the run
+            if stop is not None and part << BUCKET_BITS >= stop:
+                return
+
+    # ---- the tree's nodes ---------------------------------------------------------------
+
+    def put_nodes(self, nodes: Iterable[tuple[int, int, bytes]]) -> None:
+        """(level, index, hash) of complete subtrees (level >= 1); written again as they
+        are when a sequencer repeats the work of one that stopped."""
+        rows = [
+            {"level": level, "bucket": bucket(idx), "idx": idx, "hash": digest}
+            for level, idx, digest in nodes
+        ]
+        if rows:
+            self._backend.put(ARCHIVE_LEDGER_NODES, rows)
+
+    def node(self, level: int, idx: int) -> bytes:
+        """The hash of the complete subtree of ``2**level`` entries starting at entry
+        ``idx * 2**level`` (level 0: the entry's leaf hash). IntegrityError when the store
+        lacks it."""
+        if level == 0:
+            logged = self.entry(idx)
+            if logged is None:
+                raise IntegrityError(f"ledger entry {idx} is missing from the store")
+            return logged.leaf
+        key = {"level": level, "bucket": bucket(idx), "idx": idx}
+        row = self._backend.get(ARCHIVE_LEDGER_NODES, key)
+        if row is None:
+            raise IntegrityError(f"ledger tree node {level}/{idx} is missing from the store")
+        digest: bytes = row["hash"]
+        return digest
+
+    # ---- small books (JSON by name) -----------------------------------------------------
+
+    def book(self, name: str) -> str | None:
+        row = self._backend.get(ARCHIVE_LEDGER_HEAD, {"name": name})
+        return None if row is None else str(row["state"])
+
+    def open_book(self, name: str, state: str) -> str | None:
+        """Write a book unless it is there: None when this call wrote it, else what is
+        there."""
+        found = self._backend.put_if_absent(ARCHIVE_LEDGER_HEAD, {"name": name, "state": state})
+        return None if found is None else str(found["state"])
+
+    def turn_book(self, name: str, expected: str, state: str) -> bool:
+        """Set a book to ``state`` if it holds ``expected`` (compare and set)."""
+        return self._backend.replace(ARCHIVE_LEDGER_HEAD, {"name": name}, "state", expected, state)
+
+    def write_book(self, name: str, state: str) -> None:
+        """Set a book whatever it holds (records nothing else depends on: the last verify)."""
+        self._backend.put(ARCHIVE_LEDGER_HEAD, [{"name": name, "state": state}])
+
+    def drop_book(self, name: str) -> None:
+        self._backend.delete(ARCHIVE_LEDGER_HEAD, {"name": name})
+
+    # ---- the last entry about each subject ----------------------------------------------
+
+    def subject(self, subject: str) -> Subject | None:
+        row = self._backend.get(ARCHIVE_LEDGER_SUBJECTS, {"subject": subject})
+        return None if row is None else _subject(row)
+
+    def put_subjects(self, subjects: Iterable[Subject]) -> None:
+        rows = [
+            {"subject": s.subject, "idx": s.idx, "kind": s.kind, "digest": s.digest}
+            for s in subjects
+        ]
+        if rows:
+            self._backend.put(ARCHIVE_LEDGER_SUBJECTS, rows)
+
+    def subjects(self) -> Iterator[Subject]:
+        for row in self._backend.scan(ARCHIVE_LEDGER_SUBJECTS):
+            yield _subject(row)
+
+    # ---- checkpoints --------------------------------------------------------------------
+
+    def add_checkpoint(self, size: int, note: str, written: int) -> None:
+        row = {"year": from_epoch_ms(written).year, "size": size, "note": note, "written": written}
+        self._backend.put(ARCHIVE_LEDGER_CHECKPOINTS, [row])
+
+    def checkpoints(self, year: int) -> Iterator[tuple[int, str, int]]:
+        """(size, note, written) of the checkpoints written in a year, newest first."""
+        rows = self._backend.scan(ARCHIVE_LEDGER_CHECKPOINTS, {"year": year}, descending=True)
+        for row in rows:
+            yield int(row["size"]), str(row["note"]), int(row["written"])
+
+
+def _subject(row: dict[str, object]) -> Subject:
+    return Subject(str(row["subject"]), int(str(row["idx"])), str(row["kind"]), str(row["digest"]))

@@ -1,0 +1,79 @@
+"""Signed checkpoints (C2SP tlog-checkpoint notes) and the witness folder.
+
+A checkpoint says, signed: the log named ``origin`` had ``size`` entries and this root
+hash. Whoever keeps one can later check that the log still begins with exactly those
+entries (a consistency proof) and that an entry is in it (an inclusion proof).
+
+The witness folder (``ARCHIVE_LEDGER_WITNESS_DIR``, for instance a WORM mount or another
+host's share) gets every checkpoint as a new file, ``checkpoint-<size, 12 digits>``, never
+overwritten, and the log's public key as ``ledger.pub``: what the archive's operator alone
+cannot take back. ``ledger verify`` checks the log against the newest checkpoint there.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from imixs_archive.errors import ConfigError, IntegrityError
+from imixs_archive.tlog.note import Checkpoint, NoteError, Signer, Verifier, open_note, sign_note
+
+_NAME = re.compile(r"checkpoint-(\d{12})\Z")
+PUBLIC_KEY_FILE = "ledger.pub"
+
+
+def sign_checkpoint(signer: Signer, origin: str, size: int, root: bytes) -> str:
+    """The signed note of a checkpoint."""
+    return sign_note(Checkpoint(origin, size, root).body(), signer)
+
+
+def open_checkpoint(note: str, verifiers: Sequence[Verifier], where: str) -> Checkpoint:
+    """The checkpoint a note holds, once a given key's signature verifies; IntegrityError
+    naming ``where`` otherwise (a note signed by another key, or changed)."""
+    try:
+        opened = open_note(note, verifiers)
+        return Checkpoint.parse(opened.text)
+    except NoteError as exc:
+        raise IntegrityError(f"{where}: {exc}") from None
+
+
+def witness(folder: Path, note: str, size: int, vkey: str) -> Path:
+    """Write a checkpoint into the witness folder as a new file (and the public key, once);
+    the file's path. A file of that size already there is left as it is."""
+    folder.mkdir(parents=True, exist_ok=True)
+    _write_new(folder / PUBLIC_KEY_FILE, vkey + "\n")
+    path = folder / f"checkpoint-{size:012d}"
+    _write_new(path, note)
+    return path
+
+
+def witnessed(folder: Path) -> list[tuple[int, Path]]:
+    """(size, path) of the checkpoints in the witness folder, largest first."""
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise ConfigError(f"the ledger's witness folder {folder}: {exc}") from None
+    found = [(int(m.group(1)), folder / name) for name in names if (m := _NAME.match(name))]
+    return sorted(found, reverse=True)
+
+
+def _write_new(path: Path, text: str) -> None:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+    except FileExistsError:
+        return
+    except OSError as exc:
+        raise ConfigError(f"the ledger's witness folder: cannot write {path}: {exc}") from None
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)
+        out.flush()
+        os.fsync(out.fileno())
+    fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,89 @@
+"""The sequencing ``serve`` runs every ``ARCHIVE_LEDGER_INTERVAL`` seconds, and what the
+API, the Monitor and /metrics show of the ledger (:func:`ledger_status`). Safe in every
+replica at once: one holds the lease and sequences, the others skip their round."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.config import Settings
+from imixs_archive.errors import ArchiveError
+from imixs_archive.ledger.sequencer import RoundReport, Sequencer
+from imixs_archive.ledger.tree import read_tree
+from imixs_archive.ledger.verify import last_verify
+from imixs_archive.periodic import Periodic
+from imixs_archive.timezones import now_ms
+
+log = logging.getLogger(__name__)
+
+
+class LedgerSchedule:
+    """A thread that sequences the ledger every ``interval`` seconds until :meth:`close`,
+    which logs what is queued once more and gives the lease up."""
+
+    def __init__(self, archive: Archive, settings: Settings) -> None:
+        self.sequencer = Sequencer(archive, settings)
+        self.interval = settings.ledger_interval
+        self.last: RoundReport | None = None
+        self.last_error = ""
+        self.last_round = 0
+        self._loop = Periodic("ledger", self.interval, self._run, at_once=True)
+
+    def start(self) -> None:
+        if self.interval > 0:
+            self._loop.start()
+
+    def run_once(self) -> RoundReport | None:
+        try:
+            report = self.sequencer.drain(rounds=20)
+        except ArchiveError as exc:  # the store went away: the next round tries again
+            if str(exc) != self.last_error:
+                log.warning("ledger: sequencing failed: %s", exc)
+            self.last_error = str(exc)
+            return None
+        self.last, self.last_error, self.last_round = report, "", now_ms()
+        if report.logged or report.checkpoint is not None:
+            log.info(
+                "ledger: %d entries logged, %d in the log%s",
+                report.logged,
+                report.size,
+                f", checkpoint signed at {report.checkpoint}" if report.checkpoint else "",
+            )
+        return report
+
+    def _run(self) -> None:
+        self.run_once()
+
+    def close(self) -> None:
+        self._loop.close()
+        if self.interval > 0:
+            self.run_once()
+        try:
+            self.sequencer.release()
+        except ArchiveError as exc:
+            log.warning("ledger: could not give up the lease: %s", exc)
+
+
+def ledger_status(archive: Archive, schedule: LedgerSchedule | None) -> dict[str, Any]:
+    """The ledger as the API and the Monitor show it: its size, origin and key, the last
+    checkpoint, the last ledger verify, this process's last round."""
+    sequencer = schedule.sequencer if schedule is not None else None
+    tree = read_tree(archive.ledger)
+    status: dict[str, Any] = {
+        "started": tree is not None,
+        "size": tree.size if tree is not None else 0,
+        "origin": tree.origin if tree is not None else None,
+        "public_key": tree.key if tree is not None else None,
+        "checkpoint": tree.checkpoint or None if tree is not None else None,
+        "checkpoint_size": tree.checkpoint_size if tree is not None else None,
+        "checkpoint_at": tree.checkpoint_at or None if tree is not None else None,
+        "last_verify": last_verify(archive),
+    }
+    if schedule is not None:
+        status["signs_here"] = sequencer is not None and sequencer.signer is not None
+        status["key_note"] = sequencer.key_note if sequencer is not None else ""
+        status["last_round"] = schedule.last_round or None
+        status["last_error"] = schedule.last_error or None
+    return status

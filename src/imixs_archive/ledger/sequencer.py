@@ -1,0 +1,406 @@
+"""The sequencer: queued entries into the log, one process at a time, and checkpoints.
+
+Entries are queued with the change they record (``archive/snapshots.py``,
+``archive/holds.py``); a round takes them into the log (``archive_ledger_entries``), in the
+order they were made, as Trillian separates its queue from its sequencer:
+
+1. **The lease** (the ``lease`` book, set by compare and set: a lightweight transaction on
+   Cassandra) names the one process that sequences for the next 30 seconds; others skip
+   their round. It only saves work: what keeps the log whole is below.
+2. **Entries past the head** (written by a round that stopped before moving it) are taken
+   over as they are: the log's rows are written once (insert if absent), so whoever
+   moves the head next agrees with them.
+3. **The queue** of the minutes since the oldest unfinished one (and always the last five,
+   for writers whose clocks run behind) is read, up to a few thousand entries a round. A
+   subject's entries are taken in order; one that repeats the last logged state of its
+   subject (a store of the same content, a second delete) is dropped; the last of a
+   subject is logged only once the store agrees with it (the snapshot is there, or gone;
+   the hold placed, or released): a change still being made waits, one that never
+   happened (its process died first) is dropped after ten minutes.
+4. **The entries, their tree nodes and each subject's last entry** are written, then the
+   head moves by compare and set from the state read at the start to the new one (with a
+   new checkpoint when one is due). A head another process moved meanwhile ends the round:
+   nothing it wrote is lost (step 2), its queue rows stay for the next round.
+5. **After the head moved**, the checkpoint goes to the checkpoints table and the witness
+   folder, and the queue rows of what was logged or dropped are deleted.
+
+A crash anywhere leaves a state the next round completes: entries past the head are
+taken over, queue rows still there are dropped as repeats.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import os
+import secrets
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from imixs_archive.archive.ledger_books import LedgerBooks, Queued, Subject
+from imixs_archive.archive.ledger_entries import (
+    DELETED,
+    FOUND,
+    HOLD_PLACED,
+    HOLD_RELEASED,
+    STORED,
+    Entry,
+)
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.config import Settings
+from imixs_archive.errors import IntegrityError
+from imixs_archive.jsonable import Jsonable
+from imixs_archive.ledger.checkpoints import sign_checkpoint, witness
+from imixs_archive.ledger.keys import create_signer, key_path, load_signer, origin_of
+from imixs_archive.ledger.tree import TREE, TreeState, read_tree
+from imixs_archive.runtime import process_actor
+from imixs_archive.timezones import now_ms
+from imixs_archive.tlog.merkle import leaf_hash
+from imixs_archive.tlog.note import Signer
+
+log = logging.getLogger(__name__)
+
+LEASE = "lease"
+LEASE_MS = 30_000
+SETTLE_MS = 10 * 60 * 1000
+"""How long an entry whose change the store does not show waits before it is dropped."""
+BEHIND_SLOTS = 5
+"""Minutes of the queue always read again (writers whose clocks run behind)."""
+ROUND_ENTRIES = 5000
+"""Queued entries one round reads at most (whole minutes: it may read more)."""
+
+
+@dataclass
+class RoundReport(Jsonable):
+    """What a round (or several, :meth:`Sequencer.drain`) did."""
+
+    size: int = 0
+    logged: int = 0
+    adopted: int = 0
+    repeated: int = 0
+    abandoned: int = 0
+    damaged: int = 0
+    waiting: int = 0
+    checkpoint: int | None = None
+    """The size a new checkpoint signed, when one was."""
+    busy: str = ""
+    """Why the round did nothing: another process sequences, or moved the head."""
+    more: bool = False
+    """The round stopped at its limit: more is queued."""
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, other: RoundReport) -> None:
+        for name in ("logged", "adopted", "repeated", "abandoned", "damaged"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.size, self.waiting, self.more = other.size, other.waiting, other.more
+        self.busy = other.busy
+        self.checkpoint = other.checkpoint if other.checkpoint is not None else self.checkpoint
+        self.notes += [note for note in other.notes if note not in self.notes]
+
+
+def state_of(entry: Entry) -> tuple[str, str]:
+    """What an entry leaves its subject in: present with a digest, absent, held for a
+    reason, free. Two entries leaving the same state record one change."""
+    if entry.kind in (STORED, FOUND):
+        return "present", entry.digest
+    if entry.kind == DELETED:
+        return "absent", ""
+    if entry.kind == HOLD_PLACED:
+        return "held", entry.reason
+    return "free", ""
+
+
+def subject_row(entry: Entry, idx: int) -> Subject:
+    """The subjects-table row of an entry logged as number ``idx``."""
+    state, detail = state_of(entry)
+    digest = detail if state == "present" else (_reason_digest(detail) if detail else "")
+    return Subject(entry.subject, idx, entry.kind, digest)
+
+
+def _reason_digest(reason: str) -> str:
+    return hashlib.sha256(reason.encode("utf-8")).hexdigest()
+
+
+def _same_state(last: Subject, entry: Entry) -> bool:
+    state, _detail = state_of(entry)
+    kinds = {
+        "present": (STORED, FOUND),
+        "absent": (DELETED,),
+        "held": (HOLD_PLACED,),
+        "free": (HOLD_RELEASED,),
+    }[state]
+    return last.kind in kinds and last.digest == subject_row(entry, last.idx).digest
+
+
+class Sequencer:
+    """Sequences the ledger of one archive; signs checkpoints when it holds the key."""
+
+    def __init__(self, archive: Archive, settings: Settings) -> None:
+        self.archive = archive
+        self.books: LedgerBooks = archive.ledger
+        self.settings = settings
+        self.holder = f"{process_actor()}:{os.getpid()}:{secrets.token_hex(4)}"
+        self.signer: Signer | None = None
+        self.key_note = ""
+        """Why this process signs no checkpoints (no key here, or another key)."""
+        self._key_checked = False
+        self._lock = threading.Lock()
+
+    # ---- the head ---------------------------------------------------------------------
+
+    def tree(self) -> TreeState | None:
+        return read_tree(self.books)
+
+    def start(self) -> TreeState:
+        """The ledger's head; a new, empty one (and its key) when there is none."""
+        state = self.tree()
+        if state is None:
+            path = key_path(self.settings)
+            signer = load_signer(path) or create_signer(path, origin_of(self.settings))
+            first = self.books.first_slot()
+            initial = TreeState.empty(
+                signer.name, signer.vkey(), first if first is not None else now_ms() // 60_000
+            )
+            found = self.books.open_book(TREE, initial.encode())
+            state = initial if found is None else TreeState.decode(found)
+        self._check_key(state)
+        return state
+
+    def _check_key(self, state: TreeState) -> None:
+        if self._key_checked:
+            return
+        path = key_path(self.settings)
+        signer = load_signer(path)
+        if signer is None:
+            self.key_note = (
+                f"no ledger key in {path}: this process signs no checkpoints (the ledger's "
+                f"key is {state.key}; copy its file here to sign)"
+            )
+        elif signer.vkey() != state.key:
+            self.key_note = (
+                f"the key in {path} ({signer.vkey()}) is not the ledger's ({state.key}): "
+                "this process signs no checkpoints"
+            )
+        else:
+            self.signer = signer
+        if self.key_note:
+            log.warning("%s", self.key_note)
+        self._key_checked = True
+
+    # ---- the lease --------------------------------------------------------------------
+
+    def _take_lease(self) -> str:
+        """'' when this process holds the lease now, else who does."""
+        now = now_ms()
+        mine = json.dumps({"holder": self.holder, "until": now + LEASE_MS})
+        text = self.books.book(LEASE)
+        if text is None:
+            text = self.books.open_book(LEASE, mine)
+            if text is None:
+                return ""
+        try:
+            held = json.loads(text)
+            holder, until = str(held["holder"]), int(held["until"])
+        except (ValueError, KeyError, TypeError):
+            holder, until = "", 0  # damaged: taken over
+        if holder != self.holder and until > now:
+            return holder
+        if self.books.turn_book(LEASE, text, mine):
+            return ""
+        return "another process (it took the lease just now)"
+
+    def release(self) -> None:
+        """Give the lease up (a process that stops), so another takes over at once."""
+        text = self.books.book(LEASE)
+        try:
+            mine = text is not None and json.loads(text).get("holder") == self.holder
+        except (ValueError, AttributeError):
+            mine = False
+        if mine and text is not None:
+            self.books.turn_book(LEASE, text, json.dumps({"holder": "", "until": 0}))
+
+    def __enter__(self) -> Sequencer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    # ---- rounds -----------------------------------------------------------------------
+
+    def drain(self, *, checkpoint: bool = False, rounds: int = 1000) -> RoundReport:
+        """Rounds until nothing more is queued that can be logged now (or another process
+        sequences); ``checkpoint``: sign one at the end whatever is due."""
+        total = RoundReport()
+        for number in range(rounds):
+            last = self.run(checkpoint=False)
+            total.add(last)
+            if last.busy or not last.more:
+                break
+            if number == rounds - 1:
+                total.notes.append(f"stopped after {rounds} rounds: more is queued")
+        if checkpoint and not total.busy:
+            total.add(self.run(checkpoint=True))
+        return total
+
+    def run(self, *, checkpoint: bool = False, limit: int = ROUND_ENTRIES) -> RoundReport:
+        """One round (see the module's text)."""
+        with self._lock:
+            report = RoundReport()
+            holder = self._take_lease()
+            if holder:
+                report.busy = f"{holder} sequences the ledger"
+                tree = self.tree()
+                report.size = tree.size if tree is not None else 0
+                return report
+            self.start()
+            return self._round(report, checkpoint, limit)
+
+    def _round(self, report: RoundReport, checkpoint: bool, limit: int) -> RoundReport:
+        books = self.books
+        text = books.book(TREE)
+        assert text is not None  # start() made it
+        state = TreeState.decode(text)
+        frontier = state.frontier_of()
+        nodes: list[tuple[int, int, bytes]] = []
+        latest: dict[str, Subject] = {}
+        for logged in books.entries(start=state.size):  # 2. past the head
+            adopted = _checked(logged.idx, logged.text, logged.leaf)
+            nodes += frontier.append(logged.leaf)
+            latest[adopted.subject] = subject_row(adopted, logged.idx)
+            report.adopted += 1
+        now = now_ms()
+        now_slot = now // 60_000
+        pending: dict[str, list[Queued]] = {}
+        slot, read = state.queue_from, 0
+        last_read = slot - 1
+        while slot <= now_slot + 1:  # 3. the queue
+            for queued in books.queued(slot):
+                pending.setdefault(queued.subject, []).append(queued)
+                read += 1
+            last_read = slot
+            slot += 1
+            if read >= limit and slot <= now_slot + 1:
+                report.more = True
+                break
+        done: list[Queued] = []
+        to_log: list[Entry] = []
+        unfinished: set[int] = set()
+        # In the order made (a subject's entries, and across subjects), each subject's
+        # entries after one that waits waiting with it.
+        last_of = {subject: max(q.entry_key for q in items) for subject, items in pending.items()}
+        everything = sorted((q for items in pending.values() for q in items), key=_made)
+        current: dict[str, Subject | None] = {}
+        waiting: set[str] = set()
+        for queued in everything:
+            subject, entry = queued.subject, queued.entry
+            if subject in waiting:
+                unfinished.add(queued.slot)
+                continue
+            if entry is None:
+                report.damaged += 1
+                done.append(queued)
+                continue
+            if subject not in current:
+                current[subject] = latest.get(subject) or books.subject(subject)
+            last = current[subject]
+            if last is not None and _same_state(last, entry):
+                report.repeated += 1
+                done.append(queued)
+                continue
+            if queued.entry_key == last_of[subject] and not self._agrees(entry):
+                if now - entry.at < SETTLE_MS:
+                    report.waiting += 1
+                    unfinished.add(queued.slot)
+                    waiting.add(subject)
+                    continue
+                report.abandoned += 1
+                done.append(queued)
+                continue
+            to_log.append(entry)
+            done.append(queued)
+            current[subject] = subject_row(entry, -1)
+        for item in to_log:  # 4. the entries
+            idx = frontier.size
+            entry_text = item.encode()
+            leaf = leaf_hash(entry_text.encode("utf-8"))
+            there = books.write_entry(idx, entry_text, leaf)
+            if there is not None and (there.text, there.leaf) != (entry_text, leaf):
+                report.busy = "another process wrote the log meanwhile"
+                report.size = state.size
+                return report  # what was written is taken over by the next round
+            nodes += frontier.append(leaf)
+            latest[item.subject] = subject_row(item, idx)
+            report.logged += 1
+        books.put_nodes(nodes)
+        books.put_subjects(latest.values())
+        resume = min(
+            unfinished | {now_slot - BEHIND_SLOTS, last_read + 1 if report.more else now_slot}
+        )
+        new_state = dataclasses.replace(state.grown(frontier), queue_from=resume)
+        new_state, note = self._maybe_checkpoint(state, new_state, now, checkpoint)
+        new_text = new_state.encode()
+        moved = new_text == text or books.turn_book(TREE, text, new_text)
+        if not moved and books.book(TREE) != new_text:  # not our own write, answered as failed
+            report.busy = "another process moved the ledger's head meanwhile"
+            report.size = state.size
+            return report
+        report.size = new_state.size
+        if note is not None:  # 5. after the head moved
+            report.checkpoint = new_state.size
+            books.add_checkpoint(new_state.size, note, now)
+            if self.settings.ledger_witness_dir:
+                folder = Path(self.settings.ledger_witness_dir)
+                witness(folder, note, new_state.size, new_state.key)
+        for queued in done:
+            books.unqueue(queued.slot, queued.subject, queued.entry_key)
+        if self.key_note and self.key_note not in report.notes:
+            report.notes.append(self.key_note)
+        return report
+
+    def _maybe_checkpoint(
+        self, old: TreeState, new: TreeState, now: int, wanted: bool
+    ) -> tuple[TreeState, str | None]:
+        if self.signer is None:
+            return new, None
+        signed = bool(old.checkpoint)
+        grown = new.size - old.checkpoint_size if signed else new.size
+        seconds = self.settings.ledger_checkpoint_seconds * 1000
+        due = (
+            grown >= self.settings.ledger_checkpoint_entries
+            or (grown > 0 and now - old.checkpoint_at >= seconds)
+            or (not signed and new.size > 0)
+        )
+        if not (due or (wanted and (grown > 0 or not signed))):
+            return new, None
+        note = sign_checkpoint(self.signer, new.origin, new.size, new.root)
+        return (
+            dataclasses.replace(new, checkpoint=note, checkpoint_size=new.size, checkpoint_at=now),
+            note,
+        )
+
+    def _agrees(self, entry: Entry) -> bool:
+        """Whether the store shows the change an entry records (made, not only begun)."""
+        if entry.kind in (STORED, FOUND):
+            return self.archive.exists(entry.target)
+        if entry.kind == DELETED:
+            return not self.archive.exists(entry.target)
+        held = self.archive.holds.get(entry.target) is not None
+        return held if entry.kind == HOLD_PLACED else not held
+
+
+def _made(queued: Queued) -> tuple[str, str]:
+    """The order entries were made in: their time (the key starts with it), then subject."""
+    return queued.entry_key, queued.subject
+
+
+def _checked(idx: int, text: str, leaf: bytes) -> Entry:
+    """A stored log entry, checked against its leaf hash."""
+    if leaf_hash(text.encode("utf-8")) != leaf:
+        raise IntegrityError(f"ledger entry {idx} does not match its hash")
+    try:
+        return Entry.decode(text)
+    except ValueError as exc:
+        raise IntegrityError(f"ledger entry {idx} is not an entry: {exc}") from None

@@ -1,0 +1,554 @@
+"""``ledger verify``: the log against its signed checkpoints, the store against the log.
+
+One pass over the log, in order (it streams, reports progress and resumes: the state of
+the pass is kept in the ``verify-progress`` book every few thousand entries):
+
+- every entry is checked against its leaf hash and read back; the tree is computed again
+  from the leaves, and its root compared with every checkpoint it must agree with: the
+  ledger's last one, one given (``--since``: an auditor's earlier copy), and the newest
+  in the witness folder. Each must be signed by a trusted key (``--key``, the ledger key
+  file here, the witness folder's ``ledger.pub``); a log that is shorter than one of them,
+  or differs within it, was truncated, reordered or rewritten;
+- the last entry about each subject is checked against the store: a snapshot logged as
+  stored must be there with the content digest logged (computed again from its rows and
+  its files' pieces), one logged as deleted must be gone, a hold logged as placed must be
+  there and one released gone;
+- the store is then checked against the log: every snapshot must be logged. One stored
+  without an entry is named: when its row carries this archive's seal it was written
+  around the archive (tampering); when it does not (the Java service writes no seal, and
+  an archive before the ledger wrote rows of its own) it is reported apart, as *not
+  logged*, and logged as found.
+
+The subjects table (each subject's last entry) makes this one pass: it is checked against
+the log as the pass goes (a row behind the log, or pointing at an entry of another
+subject, is a finding and is put right), and counting tells whether the store holds
+snapshots the log does not know, so that only then are the snapshots walked one by one.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from imixs_archive.archive.ledger_books import Subject
+from imixs_archive.archive.ledger_entries import DELETED, FOUND, HOLD_PLACED, STORED, Entry
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.archive.versions import BEFORE_LEDGER
+from imixs_archive.config import Settings
+from imixs_archive.errors import ArchiveError, IntegrityError
+from imixs_archive.jsonable import Jsonable
+from imixs_archive.ledger.checkpoints import PUBLIC_KEY_FILE, open_checkpoint, witnessed
+from imixs_archive.ledger.keys import key_path, load_signer
+from imixs_archive.ledger.sequencer import Sequencer, state_of, subject_row
+from imixs_archive.ledger.tree import TREE, TreeState
+from imixs_archive.timezones import now_ms
+from imixs_archive.tlog.merkle import Frontier, leaf_hash
+from imixs_archive.tlog.note import Checkpoint, Verifier
+
+log = logging.getLogger(__name__)
+
+PROGRESS = "verify-progress"
+LAST = "verify"
+SAVE_EVERY = 5000
+LISTED = 1000
+"""Ids of one kind kept in a saved pass (the report of a resumed pass counts the rest)."""
+
+Progress = Callable[[str, int], None]
+"""progress(stage, count): 'entries' as the log is walked, 'snapshots' as the store is."""
+
+
+@dataclass
+class LedgerReport(Jsonable):
+    """What ``ledger verify`` found."""
+
+    size: int = 0
+    """Entries in the log (the head when the pass started)."""
+    checked: int = 0
+    """Entries checked (by this pass and the one it resumed)."""
+    snapshots: int = 0
+    """Snapshots in the store."""
+    checkpoints: list[str] = field(default_factory=list)
+    """What each checkpoint checked against was, and its size."""
+    altered: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    unlogged: list[str] = field(default_factory=list)
+    """Snapshots with this archive's seal stored without an entry."""
+    not_logged: list[str] = field(default_factory=list)
+    """Snapshots without a seal and without an entry (the Java service's, or stored
+    before the ledger): logged as found now."""
+    pending: int = 0
+    """Changes still queued (made while the pass ran, or waiting for their store)."""
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    resumed_at: int | None = None
+    finished: int = 0
+    """When (epoch ms)."""
+
+    @property
+    def ok(self) -> bool:
+        return not (self.problems or self.altered or self.removed or self.unlogged)
+
+    JSON_EXTRA = ("ok",)
+
+
+@dataclass
+class _Pass:
+    """A pass's state, saved to resume it."""
+
+    target: int
+    next: int = 0
+    frontier: bytes = b""
+    matched: int = 0
+    present: int = 0
+    held: int = 0
+    fix: dict[str, list[str | int]] = field(default_factory=dict)
+    """Subjects whose row is behind the log: their last entry seen (idx, text)."""
+    report: dict[str, list[str]] = field(default_factory=dict)
+
+    def encode(self) -> str:
+        fields = {
+            "target": self.target,
+            "next": self.next,
+            "frontier": base64.b64encode(self.frontier).decode(),
+            "matched": self.matched,
+            "present": self.present,
+            "held": self.held,
+            "fix": self.fix,
+            "report": {name: ids[:LISTED] for name, ids in self.report.items()},
+        }
+        return json.dumps(fields)
+
+    @classmethod
+    def decode(cls, text: str) -> _Pass | None:
+        try:
+            fields = json.loads(text)
+            return cls(
+                target=int(fields["target"]),
+                next=int(fields["next"]),
+                frontier=base64.b64decode(fields["frontier"]),
+                matched=int(fields["matched"]),
+                present=int(fields["present"]),
+                held=int(fields["held"]),
+                fix={str(k): list(v) for k, v in fields["fix"].items()},
+                report={str(k): list(v) for k, v in fields["report"].items()},
+            )
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
+
+
+@dataclass
+class _Against:
+    """A checkpoint the recomputed tree must agree with."""
+
+    what: str
+    checkpoint: Checkpoint
+
+
+def trusted_keys(settings: Settings, given: Sequence[Verifier]) -> tuple[list[Verifier], list[str]]:
+    """The keys checkpoints are checked with: those given, the ledger key file's public
+    half, the witness folder's ``ledger.pub``; and findings (a witness key that is not the
+    key file's)."""
+    keys = list(given)
+    problems: list[str] = []
+    signer = None
+    try:
+        signer = load_signer(key_path(settings))
+    except ArchiveError as exc:
+        problems.append(str(exc))
+    if signer is not None and not given:
+        keys.append(signer.verifier())
+    if settings.ledger_witness_dir:
+        path = Path(settings.ledger_witness_dir) / PUBLIC_KEY_FILE
+        try:
+            witness_key = Verifier.from_vkey(path.read_text(encoding="utf-8").strip())
+        except FileNotFoundError:
+            witness_key = None
+        except (OSError, ValueError) as exc:
+            problems.append(f"the witness folder's public key {path}: {exc}")
+            witness_key = None
+        if witness_key is not None:
+            if signer is not None and witness_key.vkey() != signer.vkey():
+                problems.append(
+                    f"the ledger key in {key_path(settings)} is not the key the witness "
+                    f"folder recorded ({witness_key.vkey()}): the key was replaced"
+                )
+            if not given and witness_key not in keys:
+                keys.append(witness_key)
+    return keys, problems
+
+
+def verify_ledger(
+    archive: Archive,
+    settings: Settings,
+    *,
+    keys: Sequence[Verifier] = (),
+    since: str | None = None,
+    read_all: bool = False,
+    progress: Progress | None = None,
+    restart: bool = False,
+    log_found: bool = True,
+) -> LedgerReport:
+    """Check the log and the store (see the module's text). ``keys``: trusted public keys
+    (else the key file's and the witness folder's); ``since``: a checkpoint note kept
+    earlier; ``read_all``: read every piece, not only those without a content address;
+    ``restart``: begin again instead of resuming an unfinished pass; ``log_found``: log the
+    snapshots found without an entry and without a seal."""
+    tick = progress or (lambda _stage, _count: None)
+    books = archive.ledger
+    with Sequencer(archive, settings) as sequencer:
+        drained = sequencer.drain()
+        head = sequencer.tree() or sequencer.start()
+    report = LedgerReport()
+    if drained.busy:
+        report.warnings.append(f"not sequenced first: {drained.busy}")
+    trusted, problems = trusted_keys(settings, keys)
+    report.problems += problems
+    if not trusted:
+        report.problems.append(
+            "no trusted public key to check the checkpoints with: give --key (the ledger's "
+            "public key, as `imixs-archive ledger key` printed it where the key is)"
+        )
+    against = _checkpoints(head, trusted, since, settings, report)
+    saved = None if restart else _Pass.decode(books.book(PROGRESS) or "")
+    if saved is not None and saved.target <= head.size:
+        state = saved
+        report.resumed_at = state.next
+    else:
+        state = _Pass(target=head.size)
+    report.size = state.target
+    _walk_log(archive, state, against, report, tick, read_all)
+    books.write_book(PROGRESS, state.encode())
+    _settle_fixes(archive, state, report, read_all)
+    _walk_store(archive, state, report, tick, log_found)
+    for name, ids in state.report.items():
+        getattr(report, name)[:0] = [i for i in ids if i not in getattr(report, name)]
+    report.pending = _pending(archive, head)
+    report.finished = now_ms()
+    books.drop_book(PROGRESS)
+    books.write_book(LAST, json.dumps(_summary(report)))
+    return report
+
+
+def _checkpoints(
+    head: TreeState,
+    trusted: Sequence[Verifier],
+    since: str | None,
+    settings: Settings,
+    report: LedgerReport,
+) -> list[_Against]:
+    """The checkpoints the log must agree with, each opened with a trusted key."""
+    notes: list[tuple[str, str]] = []
+    if head.checkpoint:
+        notes.append(("the ledger's last checkpoint", head.checkpoint))
+    elif head.size:
+        report.problems.append("the ledger has entries but no signed checkpoint")
+    if since is not None:
+        notes.append(("the checkpoint given (--since)", since))
+    if settings.ledger_witness_dir:
+        newest = witnessed(Path(settings.ledger_witness_dir))
+        if newest:
+            _size, path = newest[0]
+            notes.append(
+                (f"the witness folder's newest checkpoint ({path.name})", path.read_text())
+            )
+        else:
+            report.warnings.append("the witness folder holds no checkpoint yet")
+    against = []
+    for what, note in notes:
+        if not trusted:
+            continue
+        try:
+            checkpoint = open_checkpoint(note, trusted, what)
+        except IntegrityError as exc:
+            report.problems.append(f"{exc} (signed by another key, or changed)")
+            continue
+        if checkpoint.origin != head.origin:
+            report.problems.append(
+                f"{what} is of another log ({checkpoint.origin!r}, this one is {head.origin!r})"
+            )
+            continue
+        if checkpoint.size > head.size:
+            report.problems.append(
+                f"{what} signed {checkpoint.size} entries, the log now holds {head.size}: "
+                "entries were removed (the log, or the whole store, was put back or cut)"
+            )
+            continue
+        report.checkpoints.append(f"{what}: {checkpoint.size} entries")
+        against.append(_Against(what, checkpoint))
+    return against
+
+
+def _walk_log(
+    archive: Archive,
+    state: _Pass,
+    against: list[_Against],
+    report: LedgerReport,
+    tick: Progress,
+    read_all: bool,
+) -> None:
+    books = archive.ledger
+    frontier = Frontier.from_bytes(state.next, state.frontier) if state.next else Frontier()
+    _compare_roots(frontier, against, report)
+    expected = state.next
+    for logged in books.entries(start=state.next, stop=state.target):
+        if logged.idx != expected:
+            report.problems.append(
+                f"ledger entries {expected} to {logged.idx - 1} are missing from the log"
+            )
+            break
+        if leaf_hash(logged.text.encode("utf-8")) != logged.leaf:
+            report.problems.append(f"ledger entry {logged.idx} does not match its hash")
+        try:
+            entry = Entry.decode(logged.text)
+        except ValueError as exc:
+            report.problems.append(f"ledger entry {logged.idx} is not an entry: {exc}")
+            entry = None
+        frontier.append(leaf_hash(logged.text.encode("utf-8")))
+        if entry is not None:
+            _check_entry(archive, state, logged.idx, entry, logged.text, report, read_all)
+        expected = logged.idx + 1
+        _compare_roots(frontier, against, report)
+        state.next, report.checked = expected, expected
+        if expected % SAVE_EVERY == 0:
+            state.frontier = frontier.to_bytes()
+            books.write_book(PROGRESS, state.encode())
+        tick("entries", 1)
+    else:
+        if expected < state.target:
+            report.problems.append(
+                f"ledger entries {expected} to {state.target - 1} are missing from the log"
+            )
+    state.frontier = frontier.to_bytes()
+
+
+def _compare_roots(frontier: Frontier, against: list[_Against], report: LedgerReport) -> None:
+    for item in against:
+        if item.checkpoint.size == frontier.size and item.checkpoint.root_hash != frontier.root():
+            report.problems.append(
+                f"the log's first {frontier.size} entries are not those {item.what} signed: "
+                "the log was changed, reordered or rewritten"
+            )
+
+
+def _check_entry(
+    archive: Archive,
+    state: _Pass,
+    idx: int,
+    entry: Entry,
+    text: str,
+    report: LedgerReport,
+    read_all: bool,
+) -> None:
+    """An entry, as the pass meets it: against its subject's row, and (when it is the
+    subject's last) against the store."""
+    row = archive.ledger.subject(entry.subject)
+    if row is None or row.idx < idx or (row.idx == idx and not _row_matches(row, entry)):
+        state.fix[entry.subject] = [idx, text]  # the row is behind: put right at the end
+        return
+    if row.idx > idx:
+        return  # a later entry is the subject's last
+    state.matched += 1
+    _check_store(archive, state, idx, entry, read_all)
+
+
+def _row_matches(row: Subject, entry: Entry) -> bool:
+    expected = subject_row(entry, row.idx)
+    return (row.kind, row.digest) == (expected.kind, expected.digest)
+
+
+def _check_store(archive: Archive, state: _Pass, idx: int, entry: Entry, read_all: bool) -> None:
+    """The store against a subject's last entry."""
+    found = state.report
+    target = entry.target
+    kind, _detail = state_of(entry)
+    if kind == "present":
+        try:
+            stored = archive.stored_digest(target, read_all=read_all)
+        except IntegrityError as exc:
+            found.setdefault("altered", []).append(target)
+            found.setdefault("problems", []).append(f"{target}: {exc}")
+            state.present += 1
+            return
+        if stored is None:
+            if _changed_since(archive, entry.subject, state.target):
+                return
+            found.setdefault("removed", []).append(target)
+            found.setdefault("problems", []).append(
+                f"snapshot {target}: removed without a logged deletion (logged as "
+                f"{entry.kind} by entry {idx})"
+            )
+            return
+        state.present += 1
+        if stored.digest != entry.digest and not _changed_since(
+            archive, entry.subject, state.target
+        ):
+            found.setdefault("altered", []).append(target)
+            found.setdefault("problems", []).append(
+                f"snapshot {target}: its content is not what entry {idx} logged (altered)"
+            )
+    elif kind == "absent":
+        if archive.exists(target) and not _changed_since(archive, entry.subject, state.target):
+            found.setdefault("unlogged", []).append(target)
+            found.setdefault("problems", []).append(
+                f"snapshot {target}: stored again without an entry (entry {idx} logged its "
+                "deletion)"
+            )
+    else:
+        held = archive.holds.get(target) is not None
+        if kind == "held":
+            state.held += 1
+        if held != (kind == "held") and not _changed_since(archive, entry.subject, state.target):
+            found.setdefault("problems", []).append(
+                f"legal hold of {target}: {'placed' if held else 'released'} without an entry "
+                f"(entry {idx} logged it {entry.kind})"
+            )
+
+
+def _settle_fixes(archive: Archive, state: _Pass, report: LedgerReport, read_all: bool) -> None:
+    """Subjects whose row was behind the log: checked against their last entry, and their
+    row put right."""
+    rows = []
+    for _subject, (idx, text) in sorted(state.fix.items()):
+        entry = Entry.decode(str(text))
+        _check_store(archive, state, int(idx), entry, read_all)
+        rows.append(subject_row(entry, int(idx)))
+    if rows:
+        report.warnings.append(
+            f"{len(rows)} subject(s) of the ledger's index did not name their last entry: "
+            "put right (the index is derived from the log)"
+        )
+        archive.ledger.put_subjects(rows)
+    counted = sum(1 for _ in archive.ledger.subjects())
+    stray = counted - state.matched - len(rows)
+    if stray > 0:
+        _report_strays(archive, state, report)
+    state.fix.clear()
+
+
+def _report_strays(archive: Archive, state: _Pass, report: LedgerReport) -> None:
+    """Rows of the index that no entry of the log bears out (pointing at an entry of
+    another subject, or past the log)."""
+    for row in list(archive.ledger.subjects()):
+        logged = archive.ledger.entry(row.idx) if row.idx < state.target else None
+        try:
+            entry = Entry.decode(logged.text) if logged is not None else None
+        except ValueError:
+            entry = None
+        if entry is None or entry.subject != row.subject:
+            report.problems.append(
+                f"the ledger's index names entry {row.idx} for {row.subject}, which the log "
+                "does not bear out (the index was changed)"
+            )
+
+
+def _walk_store(
+    archive: Archive, state: _Pass, report: LedgerReport, tick: Progress, log_found: bool
+) -> None:
+    """Snapshots the log does not know, walked one by one only when the counts differ."""
+    count = 0
+    for _snapshot_id in archive.iter_snapshot_ids():
+        count += 1
+    report.snapshots = count
+    holds = archive.holds.list()
+    before = archive.ledger.book(BEFORE_LEDGER) is not None
+    if count == state.present and len(holds) == state.held:
+        if before:
+            archive.ledger.drop_book(BEFORE_LEDGER)
+        return
+    if before:
+        report.warnings.append(
+            "the store holds snapshots from before the ledger: those not logged are logged "
+            "as found now (as `imixs-archive ledger init` does)"
+        )
+    for snapshot_id in archive.iter_snapshot_ids():
+        tick("snapshots", 1)
+        row = archive.ledger.subject(snapshot_id)
+        if row is not None and row.kind in (STORED, FOUND):
+            continue
+        try:
+            stored = archive.stored_digest(snapshot_id)
+        except IntegrityError as exc:
+            report.problems.append(f"snapshot {snapshot_id}: not logged, and {exc}")
+            continue
+        if stored is None:
+            continue  # deleted meanwhile
+        if row is not None and row.kind == DELETED:
+            continue  # named by the pass over the log
+        if _changed_since(archive, snapshot_id, state.target):
+            continue  # stored while the pass ran: its entry is queued
+        if stored.sealed and not before:
+            report.unlogged.append(snapshot_id)
+            report.problems.append(
+                f"snapshot {snapshot_id}: stored with this archive's seal but without an "
+                "entry (written around the archive)"
+            )
+        else:
+            report.not_logged.append(snapshot_id)
+            if log_found:
+                archive.log_found(snapshot_id, by="ledger verify")
+    for hold in holds:
+        row = archive.ledger.subject("hold:" + hold.uniqueid)
+        if row is None or row.kind != HOLD_PLACED:
+            report.warnings.append(f"legal hold of {hold.uniqueid}: not logged")
+    if before and log_found and not report.unlogged:
+        archive.ledger.drop_book(BEFORE_LEDGER)
+
+
+def _changed_since(archive: Archive, subject: str, target: int) -> bool:
+    """Whether a subject changed since the pass began: its last entry is past the log the
+    pass checks, or an entry about it is queued (a change being made right now). Checked
+    only where the store and the log disagree."""
+    row = archive.ledger.subject(subject)
+    if row is not None and row.idx >= target:
+        return True
+    head = archive.ledger.book(TREE)
+    if head is None:
+        return False
+    slot = TreeState.decode(head).queue_from
+    while slot <= now_ms() // 60_000 + 1:
+        if any(q.subject == subject for q in archive.ledger.queued(slot)):
+            return True
+        slot += 1
+    return False
+
+
+def _pending(archive: Archive, head: TreeState) -> int:
+    count = 0
+    slot = head.queue_from
+    last = now_ms() // 60_000 + 1
+    while slot <= last:
+        count += sum(1 for _ in archive.ledger.queued(slot))
+        slot += 1
+    return count
+
+
+def _summary(report: LedgerReport) -> dict[str, object]:
+    return {
+        "ok": report.ok,
+        "finished": report.finished,
+        "size": report.size,
+        "checked": report.checked,
+        "snapshots": report.snapshots,
+        "altered": len(report.altered),
+        "removed": len(report.removed),
+        "unlogged": len(report.unlogged),
+        "not_logged": len(report.not_logged),
+        "problems": len(report.problems),
+        "first_problems": report.problems[:5],
+    }
+
+
+def last_verify(archive: Archive) -> dict[str, object] | None:
+    """The summary of the last finished ``ledger verify`` (any process), or None."""
+    text = archive.ledger.book(LAST)
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None

@@ -1,0 +1,104 @@
+"""``/api/ledger``: the signed log of what the archive did (docs/ledger.md): its state, the
+latest checkpoint, inclusion and consistency proofs, ledger verify as a job. The same
+service functions as ``imixs-archive ledger``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from fastapi.responses import PlainTextResponse
+
+from imixs_archive.errors import NotFoundError
+from imixs_archive.ledger.proofs import consistency, inclusion
+from imixs_archive.ledger.schedule import LedgerSchedule, ledger_status
+from imixs_archive.ledger.sequencer import Sequencer
+from imixs_archive.ledger.verify import verify_ledger
+from imixs_archive.services.jobs import MAX_LISTED, Job
+from imixs_archive.web.dependencies import Manager, Reader, Services, Svc
+from imixs_archive.web.problems import PROBLEM_RESPONSES
+
+router = APIRouter(prefix="/api/ledger", tags=["ledger"], responses=PROBLEM_RESPONSES)
+JOB = "ledger-verify"
+
+
+def _sequencer(svc: Services) -> Sequencer:
+    schedule: LedgerSchedule | None = svc.ledger
+    if schedule is None:
+        raise NotFoundError("the ledger is not run by this service")
+    return schedule.sequencer
+
+
+@router.get("", summary="The ledger: size, origin, public key, last checkpoint, last verify")
+def get_ledger(svc: Svc, _who: Reader) -> dict[str, Any]:
+    return ledger_status(svc.archive, svc.ledger)
+
+
+@router.get(
+    "/checkpoint",
+    summary="The latest signed checkpoint (a C2SP signed note, text/plain)",
+    response_class=PlainTextResponse,
+)
+def get_checkpoint(svc: Svc, _who: Reader) -> PlainTextResponse:
+    tree = _sequencer(svc).tree()
+    if tree is None or not tree.checkpoint:
+        raise NotFoundError("the ledger has no signed checkpoint yet")
+    return PlainTextResponse(tree.checkpoint)
+
+
+@router.post(
+    "/checkpoint",
+    summary="Log what is queued and sign a checkpoint now",
+    response_class=PlainTextResponse,
+)
+def sign_checkpoint(svc: Svc, _who: Manager) -> PlainTextResponse:
+    sequencer = _sequencer(svc)
+    report = sequencer.drain(checkpoint=True)
+    tree = sequencer.tree()
+    if tree is None or not tree.checkpoint:
+        why = report.busy or sequencer.key_note or "nothing to sign"
+        raise NotFoundError(f"no checkpoint signed: {why}")
+    return PlainTextResponse(tree.checkpoint)
+
+
+@router.get("/proof/{snapshot_id}", summary="Inclusion proof of a snapshot's last entry")
+def get_proof(snapshot_id: str, svc: Svc, _who: Reader) -> dict[str, Any]:
+    return inclusion(svc.archive, _sequencer(svc), snapshot_id)
+
+
+@router.get("/consistency", summary="Proof that an older log is the start of today's")
+def get_consistency(
+    svc: Svc, _who: Reader, old: Annotated[int, Query(alias="from", ge=0)] = 0
+) -> dict[str, Any]:
+    return consistency(svc.archive, _sequencer(svc), old)
+
+
+def verify_job(svc: Services) -> Any:
+    def run(job: Job) -> str:
+        def tick(stage: str, count: int) -> None:
+            job.add(**{stage: count})
+            job.check_stop()
+
+        report = verify_ledger(svc.archive, svc.settings, progress=tick)
+        result = report.to_json()
+        for name in ("altered", "removed", "unlogged", "not_logged", "problems", "warnings"):
+            result[f"{name}_count"] = len(result[name])
+            result[name] = result[name][:MAX_LISTED]
+        job.set_result(result)
+        verdict = "everything holds" if report.ok else f"{len(report.problems)} problems"
+        return f"checked {report.checked} entries, {report.snapshots} snapshots: {verdict}"
+
+    return run
+
+
+@router.post("/verify", status_code=202, summary="Start ledger verify (resumes a stopped one)")
+def start_verify(svc: Svc, _who: Manager) -> dict[str, Any]:
+    return svc.jobs.start(JOB, verify_job(svc), message="verifying the ledger").to_json()
+
+
+@router.get("/verify", summary="Status and findings of the last ledger verify of this service")
+def get_verify(svc: Svc, _who: Reader) -> dict[str, Any]:
+    status = svc.jobs.status(JOB)
+    if status is None:
+        raise NotFoundError("ledger verify has not run since the service started")
+    return status.to_json()

@@ -1,0 +1,135 @@
+"""``imixs-archive ledger``: head, checkpoint, verify, proof, check-proof, init, key, as a
+user runs them: exit codes and what they print."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from imixs_archive.archive.snapshot_xml import seal, snapshot_xml
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.cli import main
+from imixs_archive.storage.model import ARCHIVE_LEDGER_QUEUE, SNAPSHOTS
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
+from imixs_archive.tlog.note import generate_signer
+from support.snapshots import make_snapshot
+
+
+def _sid(step: int) -> str:
+    return str(make_snapshot(step).get_first("$uniqueid"))
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A store of four snapshots; the ledger's key beside it."""
+    monkeypatch.setenv("ARCHIVE_DATA_DIR", str(tmp_path / "store"))
+    with SQLiteBackend(tmp_path / "store") as backend, Archive(backend) as archive:
+        for step in range(4):
+            archive.store(make_snapshot(step))
+    return tmp_path / "store"
+
+
+def test_checkpoint_head_and_key(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ledger", "head"]) == 0  # the queue is logged and signed first
+    head = capsys.readouterr().out
+    lines = head.splitlines()
+    assert lines[1] == "4" and lines[3] == "" and lines[4].startswith("— imixs-archive/")
+    assert main(["ledger", "key"]) == 0
+    key = capsys.readouterr().out.strip()
+    assert key.startswith(lines[0] + "+") and (store / "ledger.key").exists()
+    with SQLiteBackend(store) as backend, Archive(backend) as archive:
+        archive.store(make_snapshot(9))
+    assert main(["ledger", "checkpoint"]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == "5"
+
+
+def test_verify_says_everything_holds_then_names_what_was_altered(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["ledger", "verify"]) == 0
+    out = capsys.readouterr().out
+    assert "checked 4 ledger entries and 4 snapshots: everything holds" in out
+    with SQLiteBackend(store) as backend:
+        row = backend.get(SNAPSHOTS, {"snapshot": _sid(2)})
+        assert row is not None
+        forged = snapshot_xml(backend, row).replace(b">snapshot-workitem<", b">forged<")
+        backend.put(SNAPSHOTS, [{"snapshot": _sid(2), "data": seal(forged)}])
+        backend.delete(SNAPSHOTS, {"snapshot": _sid(3)})
+    assert main(["ledger", "verify", "--restart"]) == 5
+    out = capsys.readouterr().out
+    assert f"altered: {_sid(2)}" in out
+    assert f"removed without a logged deletion: {_sid(3)}" in out
+    assert "PROBLEMS FOUND" in out
+    assert main(["ledger", "verify", "--json"]) == 5
+    found = json.loads(capsys.readouterr().out)
+    assert found["ok"] is False and found["altered"] == [_sid(2)]
+
+
+def test_verify_since_a_checkpoint_and_with_a_key(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["ledger", "head"]) == 0
+    kept = tmp_path / "checkpoint.txt"
+    kept.write_text(capsys.readouterr().out)
+    assert main(["ledger", "key"]) == 0
+    key = capsys.readouterr().out.strip()
+    with SQLiteBackend(store) as backend, Archive(backend) as archive:
+        archive.store(make_snapshot(7))
+    assert main(["ledger", "verify", "--since", str(kept), "--key", key]) == 0
+    out = capsys.readouterr().out
+    assert "checked against the checkpoint given (--since): 4 entries" in out
+    os.unlink(store / "ledger.key")  # another host: only the key given is trusted
+    stranger = "imixs-archive/x+00000000+" + "A" * 44
+    assert main(["ledger", "verify", "--key", stranger]) == 2  # a configuration error
+    assert "public key" in capsys.readouterr().err
+    other = generate_signer("imixs-archive/elsewhere").vkey()
+    assert main(["ledger", "verify", "--key", other]) == 5
+    assert "(signed by another key, or changed)" in capsys.readouterr().out
+
+
+def test_proof_and_check_proof_the_auditors_way(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["ledger", "proof", _sid(1)]) == 0
+    proof = tmp_path / "proof.json"
+    proof.write_text(capsys.readouterr().out)
+    assert main(["ledger", "key"]) == 0
+    key = tmp_path / "ledger.pub"
+    key.write_text(capsys.readouterr().out)
+    # the auditor's side: no store at all
+    assert main(["ledger", "check-proof", str(proof), "--key", str(key)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("holds: entry ") and f"stored {_sid(1)} sha256:" in out
+    tampered = json.loads(proof.read_text())
+    tampered["entry"] = tampered["entry"].replace(_sid(1), _sid(2))
+    proof.write_text(json.dumps(tampered))
+    assert main(["ledger", "check-proof", str(proof), "--key", str(key)]) == 5
+    assert "the entry is not in the signed log" in capsys.readouterr().err
+    proof.write_text("not json")
+    assert main(["ledger", "check-proof", str(proof), "--key", str(key)]) == 5
+    assert main(["ledger", "proof", _sid(50)]) == 4
+
+
+def test_init_logs_what_was_stored_before_the_ledger(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with SQLiteBackend(store) as backend:
+        backend.delete(
+            ARCHIVE_LEDGER_QUEUE,
+            {"slot": next(int(row["slot"]) for row in backend.scan(ARCHIVE_LEDGER_QUEUE))},
+        )  # as if an archive without a ledger had stored them
+    assert main(["ledger", "init"]) == 0
+    out = capsys.readouterr().out
+    assert "4 snapshots in the store: 4 logged as found now" in out
+    assert "the log holds 4 entries" in out
+    assert main(["ledger", "init"]) == 0  # again: nothing left to log
+    assert "0 logged as found now" in capsys.readouterr().out
+    assert main(["ledger", "verify"]) == 0
+
+
+def test_key_before_the_ledger_started(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ledger", "key", "--data-dir", str(tmp_path / "none")]) == 1
+    assert "no ledger key in" in capsys.readouterr().err

@@ -1,0 +1,352 @@
+"""The ledger's sequencer: every change logged once, in order, in a tree whose head and
+checkpoints agree with its entries, on both stores."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import logging
+import os
+import stat
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from imixs_archive.archive.ledger_entries import DELETED, STORED, Entry
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.config import Settings, load_settings
+from imixs_archive.ledger import sequencer as sequencer_module
+from imixs_archive.ledger.checkpoints import open_checkpoint, witnessed
+from imixs_archive.ledger.keys import key_path, load_signer
+from imixs_archive.ledger.sequencer import Sequencer
+from imixs_archive.storage.base import Backend
+from imixs_archive.timezones import now_ms
+from imixs_archive.tlog.merkle import Frontier, leaf_hash, root_of
+from support.snapshots import ORIGIN, make_snapshot
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return load_settings({"ARCHIVE_DATA_DIR": str(tmp_path / "keys")})
+
+
+def _sid(step: int, origin: str = ORIGIN) -> str:
+    return str(make_snapshot(step, origin=origin).get_first("$uniqueid"))
+
+
+def _log(archive: Archive) -> list[Entry]:
+    return [Entry.decode(logged.text) for logged in archive.ledger.entries(0)]
+
+
+def _kinds(archive: Archive) -> list[tuple[str, str]]:
+    return [(entry.kind, entry.target) for entry in _log(archive)]
+
+
+def test_every_change_is_logged_once_in_the_order_made(
+    archive: Archive, settings: Settings
+) -> None:
+    changes = [
+        lambda: archive.store(make_snapshot(1, files={"a.pdf": b"%PDF one"})),
+        lambda: archive.store(make_snapshot(2)),
+        lambda: archive.store(make_snapshot(1, files={"a.pdf": b"%PDF one"})),  # no change
+        lambda: archive.delete(_sid(1)),
+        lambda: archive.holds.place(ORIGIN, "case 4711", "mia", dt.datetime.now(dt.UTC)),
+        lambda: archive.holds.release(ORIGIN, "mia"),
+    ]
+    for change in changes:
+        change()
+        time.sleep(0.002)  # the log's order is the order made, to the millisecond
+    with Sequencer(archive, settings) as sequencer:
+        report = sequencer.run()
+    assert report.logged == 5 and report.size == 5 and not report.busy
+    assert _kinds(archive) == [
+        (STORED, _sid(1)),
+        (STORED, _sid(2)),
+        (DELETED, _sid(1)),
+        ("hold-placed", ORIGIN),
+        ("hold-released", ORIGIN),
+    ]
+    entries = _log(archive)
+    assert (entries[2].reason == "delete" and entries[2].by == archive.actor) or entries[2].by
+    assert entries[3].reason == "case 4711" and entries[3].by == "mia"
+    assert archive.ledger.subject(_sid(1)).kind == DELETED  # type: ignore[union-attr]
+    assert archive.ledger.subject(_sid(2)).idx == 1  # type: ignore[union-attr]
+    assert (
+        sum(
+            1
+            for slot in range(now_ms() // 60_000 - 5, now_ms() // 60_000 + 2)
+            for _ in archive.ledger.queued(slot)
+        )
+        == 0
+    )  # the queue is empty
+
+
+def test_the_head_is_the_tree_of_the_entries_and_every_node_is_stored(
+    archive: Archive, settings: Settings
+) -> None:
+    for step in range(13):
+        archive.store(make_snapshot(step))
+    with Sequencer(archive, settings) as sequencer:
+        sequencer.run(limit=1)  # a round per minute of the queue at least: all here
+        sequencer.drain()
+        head = sequencer.tree()
+    assert head is not None and head.size == 13
+    leaves = [leaf_hash(logged.text.encode()) for logged in archive.ledger.entries(0)]
+    assert [logged.leaf for logged in archive.ledger.entries(0)] == leaves
+    assert head.root == root_of(leaves)
+    # every complete subtree is stored: level 3 (8 entries), level 2 (4) ...
+    assert archive.ledger.node(3, 0) == root_of(leaves[:8])
+    assert archive.ledger.node(2, 2) == root_of(leaves[8:12])
+    assert archive.ledger.node(1, 5) == root_of(leaves[10:12])
+
+
+def test_a_store_of_the_same_content_again_after_a_delete_is_logged_again(
+    archive: Archive, settings: Settings
+) -> None:
+    snapshot = make_snapshot(1, files={"a.pdf": b"%PDF one"})
+    with Sequencer(archive, settings) as sequencer:
+        archive.store(snapshot)
+        sequencer.run()
+        archive.delete(_sid(1), reason="retention")
+        sequencer.run()
+        archive.store(snapshot)
+        sequencer.run()
+    entries = _log(archive)
+    assert [(e.kind, e.reason) for e in entries] == [
+        (STORED, ""),
+        (DELETED, "retention"),
+        (STORED, ""),
+    ]
+    assert entries[0].digest == entries[2].digest
+
+
+def test_a_change_not_yet_made_waits_and_one_never_made_is_dropped(
+    archive: Archive, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An entry is queued before its change's last row: a store that died between the two
+    leaves an entry for a snapshot that is not there. It waits (the store may still be
+    under way), and is dropped once it is older than the wait."""
+    entry = Entry(STORED, _sid(7), now_ms(), "tester", "ab" * 32)
+    archive.ledger.enqueue(entry)
+    with Sequencer(archive, settings) as sequencer:
+        report = sequencer.run()
+        assert (report.logged, report.waiting, report.abandoned) == (0, 1, 0)
+        monkeypatch.setattr(sequencer_module, "SETTLE_MS", 0)
+        report = sequencer.run()
+    assert (report.logged, report.waiting, report.abandoned) == (0, 0, 1)
+    assert _log(archive) == []
+
+
+def test_a_change_followed_by_another_is_logged_even_when_the_store_shows_only_the_last(
+    archive: Archive, settings: Settings
+) -> None:
+    archive.store(make_snapshot(1))
+    archive.delete(_sid(1), reason="history")
+    with Sequencer(archive, settings) as sequencer:
+        sequencer.run()
+    assert _kinds(archive) == [(STORED, _sid(1)), (DELETED, _sid(1))]
+
+
+def test_entries_past_the_head_are_taken_over_not_doubled(
+    archive: Archive, settings: Settings
+) -> None:
+    """A round that wrote entries and died before moving the head: the next takes them as
+    they are, and drops their queue rows as repeats."""
+    for step in range(3):
+        archive.store(make_snapshot(step))
+    queued = [
+        q
+        for slot in range(now_ms() // 60_000 - 1, now_ms() // 60_000 + 2)
+        for q in archive.ledger.queued(slot)
+    ]
+    assert len(queued) == 3
+    with Sequencer(archive, settings) as sequencer:
+        sequencer.start()
+        first = sorted(queued, key=lambda q: q.entry_key)[0]
+        assert first.entry is not None
+        text = first.entry.encode()
+        assert archive.ledger.write_entry(0, text, leaf_hash(text.encode())) is None
+        report = sequencer.run()
+    assert report.adopted == 1 and report.logged == 2 and report.repeated == 1
+    targets = [e.target for e in _log(archive)]
+    assert targets[0] == first.entry.target
+    assert sorted(targets) == [_sid(0), _sid(1), _sid(2)]
+
+
+def test_a_round_never_overwrites_an_entry_another_wrote(
+    archive: Archive, settings: Settings
+) -> None:
+    """Two sequencers that both think they hold the lease: the log is written once, so
+    the second finds the entry there, another than its own, and stops its round."""
+    archive.store(make_snapshot(1))
+    archive.store(make_snapshot(2))
+    with Sequencer(archive, settings) as sequencer:
+        sequencer.start()
+        intruder = Entry(STORED, _sid(9), now_ms(), "other", "cd" * 32).encode()
+        archive.ledger.write_entry(1, intruder, leaf_hash(intruder.encode()))
+        report = sequencer.run()
+        assert report.busy == "another process wrote the log meanwhile"
+        assert sequencer.tree().size == 0  # type: ignore[union-attr]
+        assert archive.ledger.entry(1).text == intruder  # type: ignore[union-attr]
+
+
+def test_sequencers_in_many_threads_at_once_log_each_change_once(
+    archive: Archive, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the lease (each thread ignores it), what keeps the log whole is writing
+    each entry once and moving the head by compare and set."""
+    monkeypatch.setattr(Sequencer, "_take_lease", lambda self: "")
+    for step in range(40):
+        archive.store(make_snapshot(step))
+    errors: list[BaseException] = []
+
+    def rounds() -> None:
+        try:
+            sequencer = Sequencer(archive, settings)
+            for _ in range(15):
+                sequencer.run(limit=7)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=rounds) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    Sequencer(archive, settings).drain()
+    targets = [entry.target for entry in _log(archive)]
+    assert sorted(targets) == sorted(_sid(step) for step in range(40))  # each once
+    head = Sequencer(archive, settings).tree()
+    assert head is not None and head.size == 40
+    assert head.root == root_of(
+        [leaf_hash(logged.text.encode()) for logged in archive.ledger.entries(0)]
+    )
+
+
+def test_the_lease_lets_one_process_sequence_at_a_time(
+    archive: Archive, settings: Settings
+) -> None:
+    archive.store(make_snapshot(1))
+    first, second = Sequencer(archive, settings), Sequencer(archive, settings)
+    assert first.run().logged == 1
+    archive.store(make_snapshot(2))
+    busy = second.run()
+    assert busy.busy.endswith("sequences the ledger") and busy.logged == 0
+    first.release()  # a process that stops gives it up: the other takes over at once
+    assert second.run().logged == 1
+    second.release()
+
+
+def test_the_key_is_created_once_with_a_message_and_signs_every_checkpoint(
+    archive: Archive, settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    archive.store(make_snapshot(1))
+    with caplog.at_level(logging.WARNING), Sequencer(archive, settings) as sequencer:
+        report = sequencer.run()
+    path = key_path(settings)
+    assert f"created the ledger's signing key in {path}: back it up" in caplog.text
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    signer = load_signer(path)
+    assert signer is not None
+    head = sequencer.tree()
+    assert head is not None and report.checkpoint == 1 and head.key == signer.vkey()
+    checkpoint = open_checkpoint(head.checkpoint, [signer.verifier()], "the head")
+    assert (checkpoint.origin, checkpoint.size, checkpoint.root_hash) == (
+        signer.name,
+        1,
+        head.root,
+    )
+    notes = list(archive.ledger.checkpoints(dt.datetime.now(dt.UTC).year))
+    assert [(size, note) for size, note, _at in notes] == [(1, head.checkpoint)]
+
+
+def test_checkpoints_come_every_n_entries_every_t_seconds_and_on_demand(
+    archive: Archive, tmp_path: Path
+) -> None:
+    settings = load_settings(
+        {
+            "ARCHIVE_DATA_DIR": str(tmp_path / "keys"),
+            "ARCHIVE_LEDGER_CHECKPOINT_ENTRIES": "3",
+            "ARCHIVE_LEDGER_CHECKPOINT_SECONDS": "3600",
+            "ARCHIVE_LEDGER_WITNESS_DIR": str(tmp_path / "witness"),
+        }
+    )
+    with Sequencer(archive, settings) as sequencer:
+        signed = []
+        for step in range(7):
+            archive.store(make_snapshot(step))
+            signed.append(sequencer.run().checkpoint)
+        assert signed == [1, None, None, 4, None, None, 7]  # the first, then every 3
+        assert sequencer.run(checkpoint=True).checkpoint is None  # 7 is signed already
+        archive.store(make_snapshot(8))
+        assert sequencer.run().checkpoint is None
+        assert sequencer.run(checkpoint=True).checkpoint == 8  # on demand
+        head = sequencer.tree()
+        assert head is not None
+        sequencer.settings = dataclasses.replace(settings, ledger_checkpoint_seconds=0.0)
+        archive.store(make_snapshot(9))
+        assert sequencer.run().checkpoint == 9  # the time has come
+    folder = tmp_path / "witness"
+    assert [size for size, _path in witnessed(folder)] == [9, 8, 7, 4, 1]
+    assert (folder / "ledger.pub").read_text().strip() == head.key
+    assert (folder / "checkpoint-000000000008").read_text() == head.checkpoint
+    assert not os.access(folder / "checkpoint-000000000008", os.W_OK) or os.getuid() == 0
+
+
+def test_a_process_without_the_ledgers_key_sequences_but_signs_nothing(
+    archive: Archive, settings: Settings, tmp_path: Path
+) -> None:
+    archive.store(make_snapshot(1))
+    with Sequencer(archive, settings) as sequencer:
+        sequencer.run()
+    elsewhere = load_settings({"ARCHIVE_DATA_DIR": str(tmp_path / "other-host")})
+    archive.store(make_snapshot(2))
+    with Sequencer(archive, elsewhere) as other:
+        report = other.run(checkpoint=True)
+    assert report.logged == 1 and report.checkpoint is None
+    assert "this process signs no checkpoints" in report.notes[0]
+    assert not key_path(elsewhere).exists()  # no second key made
+
+
+def test_a_damaged_queue_row_is_dropped_and_named(
+    archive: Archive, backend: Backend, settings: Settings
+) -> None:
+    from imixs_archive.storage.model import ARCHIVE_LEDGER_QUEUE
+
+    slot = now_ms() // 60_000
+    backend.put(
+        ARCHIVE_LEDGER_QUEUE,
+        [{"slot": slot, "subject": "x", "entry_key": "1", "entry": json.dumps({"kind": "?"})}],
+    )
+    with Sequencer(archive, settings) as sequencer:
+        report = sequencer.run()
+    assert report.damaged == 1 and report.logged == 0
+    assert list(archive.ledger.queued(slot)) == []
+
+
+def test_the_queue_is_read_from_its_oldest_unfinished_minute(
+    archive: Archive, backend: Backend, settings: Settings
+) -> None:
+    """Entries queued long before the ledger started are taken in at its start; later, a
+    round reads only the last minutes (and any it has not finished)."""
+    from imixs_archive.storage.model import ARCHIVE_LEDGER_QUEUE
+
+    archive.store(make_snapshot(3))
+    three_hours_ago = now_ms() - 3 * 3600_000
+    entry = Entry(STORED, _sid(2), three_hours_ago, "t", "ab" * 32)
+    row = {"subject": entry.subject, "entry_key": f"{three_hours_ago:013d}.0.x"}
+    backend.put(
+        ARCHIVE_LEDGER_QUEUE, [{**row, "slot": three_hours_ago // 60_000, "entry": entry.encode()}]
+    )
+    with Sequencer(archive, settings) as sequencer:
+        head = sequencer.start()
+        assert head.queue_from == three_hours_ago // 60_000
+        report = sequencer.run()
+        head = sequencer.tree()
+    assert report.logged == 1 and report.abandoned == 1  # snapshot 2 was never stored
+    assert head is not None and head.queue_from == now_ms() // 60_000 - 5
+    assert Frontier.from_bytes(head.size, head.frontier).root() == head.root
