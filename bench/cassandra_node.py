@@ -48,7 +48,8 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 from imixs_archive.archive.snapshots import Archive  # noqa: E402
 from imixs_archive.config import load_settings  # noqa: E402
 from imixs_archive.document.xml_writer import iter_xml  # noqa: E402
-from imixs_archive.services.importer import find_sources, import_sources  # noqa: E402
+from imixs_archive.services.importer import import_sources  # noqa: E402
+from imixs_archive.services.sources import find_sources  # noqa: E402
 from imixs_archive.storage.base import Backend  # noqa: E402
 from imixs_archive.storage.cassandra.backend import CassandraBackend  # noqa: E402
 from imixs_archive.storage.delegating import DelegatingBackend  # noqa: E402

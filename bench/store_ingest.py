@@ -32,7 +32,8 @@ from typing import Any
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.model import BinaryStream, Document
 from imixs_archive.document.xml_writer import iter_xml, write_xml
-from imixs_archive.services.importer import find_sources, import_sources
+from imixs_archive.services.importer import import_sources
+from imixs_archive.services.sources import find_sources
 from imixs_archive.storage.sqlite.backend import SQLiteBackend, Tuning
 
 MB = 1024 * 1024

@@ -8,6 +8,7 @@ The workflow double runs in a child process (its CPU is not counted). Not a test
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import multiprocessing
 import multiprocessing.connection
@@ -85,4 +86,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__).parse_args()
     main()

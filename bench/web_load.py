@@ -37,7 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from imixs_archive.archive.snapshots import Archive  # noqa: E402
-from imixs_archive.services.importer import find_sources, import_sources  # noqa: E402
+from imixs_archive.services.importer import import_sources  # noqa: E402
+from imixs_archive.services.sources import find_sources  # noqa: E402
 from imixs_archive.storage.sqlite.backend import SQLiteBackend  # noqa: E402
 from imixs_archive.web.credentials import token_hash  # noqa: E402
 from support.snapshots import make_snapshot  # noqa: E402
