@@ -340,7 +340,7 @@ def test_the_queue_is_read_from_its_oldest_unfinished_minute(
     entry = Entry(STORED, _sid(2), three_hours_ago, "t", "ab" * 32)
     row = {"subject": entry.subject, "entry_key": f"{three_hours_ago:013d}.0.x"}
     backend.put(
-        ARCHIVE_LEDGER_QUEUE, [{**row, "slot": three_hours_ago // 60_000, "entry": entry.encode()}]
+        ARCHIVE_LEDGER_QUEUE, [{**row, "slot": three_hours_ago // 60_000, "entry": entry.queued()}]
     )
     with Sequencer(archive, settings) as sequencer:
         head = sequencer.start()

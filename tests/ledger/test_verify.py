@@ -354,3 +354,35 @@ def test_a_holds_change_without_an_entry_is_named(logged: Archive, settings: Set
     report = _verify(logged, settings)
     assert not report.ok
     assert any(f"legal hold of {ORIGIN}: released without an entry" in p for p in report.problems)
+
+
+def test_files_the_java_service_cut_are_logged_by_their_bytes(
+    archive: Archive, backend: Backend, settings: Settings
+) -> None:
+    """A snapshot the Java service wrote, its file in 1 MiB pieces under random ids: the
+    digest logged is that of the bytes as this archive would cut them, the same as when
+    this archive stores the same content; a byte changed in a Java piece is found."""
+    import random
+
+    from support.java_rows import java_store_snapshot
+
+    content = random.Random(5).randbytes(2_500_000)
+    java_doc = make_snapshot(60, files={"scan.tif": content})
+    java_id = java_store_snapshot(backend, java_doc)
+    ours = make_snapshot(61, files={"scan.tif": content})  # later, by this archive
+    archive.store(ours)
+    report = _verify(archive, settings)
+    assert report.ok and report.not_logged == [java_id]
+    Sequencer(archive, settings).drain()
+    entries = {Entry.decode(e.text).target: Entry.decode(e.text) for e in archive.ledger.entries(0)}
+    assert entries[java_id].kind == FOUND
+    assert _verify(archive, settings, read_all=True).ok
+    key = hashlib.md5(content).hexdigest().upper()
+    first = next(iter(backend.scan(DOCUMENTS, {"md5": key})))
+    piece = backend.get(DOCUMENTS_DATA, {"data_id": first["data_id"]})
+    assert piece is not None and len(first["data_id"]) == 36  # a Java piece, a random id
+    changed = bytearray(piece["data"])
+    changed[1000] ^= 0xFF
+    backend.put(DOCUMENTS_DATA, [{"data_id": first["data_id"], "data": bytes(changed)}])
+    report = _verify(archive, settings, read_all=True)
+    assert not report.ok and java_id in report.altered

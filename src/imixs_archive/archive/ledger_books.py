@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from imixs_archive.archive.ledger_entries import Entry
@@ -74,16 +75,26 @@ class LedgerBooks:
     def __init__(self, backend: Backend) -> None:
         self._backend = backend
 
+    def grouped(self) -> AbstractContextManager[None]:
+        """The writes of the block in one commit where the store can (``Backend.grouped``)."""
+        return self._backend.grouped()
+
     # ---- the queue ----------------------------------------------------------------------
 
     def enqueue(self, entry: Entry) -> tuple[int, str]:
         """Queue an entry, with the change it records (before the change's last row); its
         place in the queue (slot, key)."""
+        place, wait = self.enqueue_soon(entry)
+        wait()
+        return place
+
+    def enqueue_soon(self, entry: Entry) -> tuple[tuple[int, str], Callable[[], None]]:
+        """Start queueing an entry: its place, and what waits until it is queued
+        (``Backend.put_soon``)."""
         slot = now_ms() // 60_000
         key = f"{entry.at:013d}.{_RANK[entry.kind]}.{secrets.token_hex(6)}"
-        row = {"slot": slot, "subject": entry.subject, "entry_key": key, "entry": entry.encode()}
-        self._backend.put(ARCHIVE_LEDGER_QUEUE, [row])
-        return slot, key
+        row = {"slot": slot, "subject": entry.subject, "entry_key": key, "entry": entry.queued()}
+        return (slot, key), self._backend.put_soon(ARCHIVE_LEDGER_QUEUE, [row])
 
     def first_slot(self) -> int | None:
         """The oldest minute of the queue holding an entry (a pass over the whole queue:
@@ -98,7 +109,7 @@ class LedgerBooks:
         """The entries queued in one minute (``slot``), by subject and in the order made."""
         for row in self._backend.scan(ARCHIVE_LEDGER_QUEUE, {"slot": slot}):
             try:
-                entry: Entry | None = Entry.decode(row["entry"] or "")
+                entry: Entry | None = Entry.from_queue(row["entry"] or "")
             except ValueError:
                 entry = None
             if entry is not None and entry.subject != row["subject"]:

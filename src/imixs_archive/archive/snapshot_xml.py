@@ -28,9 +28,10 @@ does not match, a damaged seal or marker, or a row that is not XML at all is an
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from imixs_archive.document.model import Document
@@ -124,6 +125,22 @@ class _Parts:
         return MARKER + json.dumps(fields, sort_keys=True).encode()
 
 
+def render_inline(xml: Iterable[bytes]) -> tuple[bytes | None, Iterator[bytes]]:
+    """The XML whole when it stays inline (up to :data:`INLINE_LIMIT`), so its digest is
+    known before anything is written; else None. Either way the bytes to write, from the
+    start (what was read ahead, then the rest)."""
+    pieces = iter(xml)
+    ahead: list[bytes] = []
+    size = 0
+    for piece in pieces:
+        ahead.append(piece)
+        size += len(piece)
+        if size > INLINE_LIMIT:
+            return None, itertools.chain(ahead, pieces)
+    whole = b"".join(ahead)
+    return whole, iter((whole,))
+
+
 def put_snapshot_xml(
     backend: Backend,
     snapshot_id: str,
@@ -131,12 +148,14 @@ def put_snapshot_xml(
     *,
     replace: bool = False,
     before_row: Callable[[str], None] | None = None,
+    known_digest: str | None = None,
 ) -> bool:
     """Write the ``snapshots`` row of ``snapshot_id`` (after its parts, when the XML is
     larger than :data:`INLINE_LIMIT`) unless another process wrote it meanwhile
     (``replace``: write it all the same, over a damaged one). True when this call wrote
     it (``Backend.put_new``). ``before_row`` is given the XML's SHA-256 (hex) right
-    before the row is written (the ledger's entry goes first)."""
+    before the row is written (the ledger's entry goes first); ``known_digest``: that
+    SHA-256, when the caller has it already (the XML rendered whole first)."""
     buffer = bytearray()
     pending: list[bytes] = []
     parts: _Parts | None = None
@@ -152,7 +171,7 @@ def put_snapshot_xml(
                 parts.write(pending)
     if parts is None:
         whole = bytes(buffer)
-        xml_digest = digest(whole)
+        xml_digest = known_digest or digest(whole)
         row = {"snapshot": snapshot_id, "data": _sealed(whole, xml_digest)}
     else:
         if buffer:

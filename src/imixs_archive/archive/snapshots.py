@@ -35,7 +35,8 @@ from imixs_archive.archive.content_digest import StoredDigest, stored_digest
 from imixs_archive.archive.days import day_stamps, days_in, record_day, stamp_day
 from imixs_archive.archive.holds import Hold, Holds, get_hold
 from imixs_archive.archive.ledger_books import LedgerBooks
-from imixs_archive.archive.ledger_entries import DELETED, FOUND, STORED, Entry, snapshot_digest
+from imixs_archive.archive.ledger_entries import DELETED, FOUND, Entry
+from imixs_archive.archive.ledger_writes import StoreEntry
 from imixs_archive.archive.read_gate import DEFAULT_LIMIT as DEFAULT_READ_MEMORY
 from imixs_archive.archive.read_gate import ReadGate
 from imixs_archive.archive.service_state import ServiceState
@@ -43,8 +44,10 @@ from imixs_archive.archive.snapshot_xml import (
     delete_snapshot_xml,
     load_row,
     put_snapshot_xml,
+    render_inline,
     xml_size,
 )
+from imixs_archive.archive.snapshot_xml import digest as xml_digest
 from imixs_archive.archive.stats import Stats, collect_stats
 from imixs_archive.archive.stored_xml import StoredXml, load_with_files
 from imixs_archive.archive.sync_records import SyncRecords
@@ -288,6 +291,12 @@ class Archive:
                 }
                 for entry, content in contents
             ]
+            stored_files = [(e, c, r["md5"]) for (e, c), r in zip(contents, file_rows, strict=True)]
+            logged = StoreEntry(self.ledger, self.files, snapshot_id, self.actor, stored_files)
+            whole, xml = render_inline(iter_xml(_emptied(doc)))
+            whole_digest = xml_digest(whole) if whole is not None else None
+            if whole_digest is not None:
+                logged.start(whole_digest)  # alongside the index rows, where it can
             put = self.backend.put
             put(
                 SNAPSHOTS_BY_DOCUMENT,
@@ -301,27 +310,16 @@ class Archive:
             record_day(self.backend, day)
             put(SNAPSHOTS_BY_MODIFIED, [{"modified": day, "snapshot": snapshot_id}])
             stamp_day(self.backend, day)  # the day changed (figures of it are stale)
-
-            queued: list[tuple[int, str]] = []
-
-            def log_it(xml_digest: str) -> None:  # the ledger's entry, before the row
-                files = [
-                    (r["name"], self.files.ledger_digest(r["md5"], where=r["md5"]))
-                    for r in file_rows
-                ]
-                content = snapshot_digest(snapshot_id, xml_digest, files)
-                entry = Entry(STORED, snapshot_id, now_ms(), self.actor, content)
-                queued.append(self.ledger.enqueue(entry))
-
             written = put_snapshot_xml(
                 self.backend,
                 snapshot_id,
-                iter_xml(_emptied(doc)),
+                xml,
                 replace=damaged is not None,
-                before_row=log_it,
+                before_row=logged.finish,  # the ledger's entry, queued before the row
+                known_digest=whole_digest,
             )
             if not written:  # another process stored it first: its entry logs it
-                self.ledger.unqueue(queued[0][0], snapshot_id, queued[0][1])
+                logged.withdraw()
         result.new = result.new and written  # else another process stored it first
         result.files = len(file_rows)
         result.logical_bytes = counters.logical_bytes

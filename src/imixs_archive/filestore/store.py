@@ -13,7 +13,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 
-from imixs_archive.errors import NotFoundError, StoreUnavailableError
+from imixs_archive.errors import IntegrityError, NotFoundError, StoreUnavailableError
+from imixs_archive.filestore.chunking import StreamChunker
 from imixs_archive.filestore.content import (
     IngestCounters,
     IngestedContent,
@@ -95,20 +96,32 @@ class FileStore:
         return row["digest"] if row is not None else None
 
     def ledger_digest(self, key: str, *, read_all: bool = False, where: str = "") -> str:
-        """The file's digest as the ledger records it (``archive/ledger_entries.py``): the
-        SHA-256 over the SHA-256s (hex) of its pieces in order, as the store lists them.
-        A piece whose id is its SHA-256 is taken by its id (its bytes are checked against
-        it on every read; ``read_all`` reads and checks them here too); a piece the Java
-        service cut (a random id) is read and hashed. A file with no pieces listed has the
-        digest of none. IntegrityError when a piece read is missing or corrupt."""
-        hashes = []
-        for row in self._backend.scan(DOCUMENTS, {"md5": key}, columns=["data_id"]):
-            data_id = row["data_id"]
-            if is_hashed(data_id) and not read_all:
-                hashes.append(data_id)
-                continue
-            data = read_piece(self._backend, data_id, where)
-            hashes.append(data_id if is_hashed(data_id) else hashlib.sha256(data).hexdigest())
+        """The file's content digest as the ledger records it: the SHA-256 over the
+        SHA-256s (hex) of its bytes as this archive's chunker cuts them (``chunking.py``),
+        which is the digest ``archive_files`` records for every file this archive
+        registered (the ingest's ``IngestedContent.digest``). Checked against what is
+        stored: pieces with content addresses must make that digest (their bytes are
+        checked on every read; ``read_all`` reads them here too); a file whose pieces the
+        Java service cut (random ids) is cut again from its bytes with ``read_all``, and
+        always when only the Java service stored it. IntegrityError when a piece read is
+        missing or corrupt, or a piece list does not make its digest."""
+        info = self._backend.get(ARCHIVE_FILES, {"md5": key}, ["digest"])
+        rows = self._backend.scan(DOCUMENTS, {"md5": key}, columns=["data_id"])
+        ids = [row["data_id"] for row in rows]
+        if info is not None and all(is_hashed(data_id) for data_id in ids):
+            if pieces_digest(ids) != info["digest"]:
+                raise IntegrityError(f"{where}: its piece list does not match its digest")
+            for data_id in ids if read_all else ():
+                read_piece(self._backend, data_id, where)
+            return str(info["digest"])
+        if info is not None and not read_all:
+            return str(info["digest"])
+        chunker = StreamChunker()
+        hashes: list[str] = []
+        for data_id in ids:
+            cut = chunker.feed(read_piece(self._backend, data_id, where))
+            hashes += [hashlib.sha256(chunk).hexdigest() for chunk in cut]
+        hashes += [hashlib.sha256(chunk).hexdigest() for chunk in chunker.finish()]
         return pieces_digest(hashes)
 
     def content(self, key: str, where: str = "") -> StoredContent:

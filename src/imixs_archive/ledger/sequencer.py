@@ -322,31 +322,41 @@ class Sequencer:
             to_log.append(entry)
             done.append(queued)
             current[subject] = subject_row(entry, -1)
-        for item in to_log:  # 4. the entries
-            idx = frontier.size
-            entry_text = item.encode()
-            leaf = leaf_hash(entry_text.encode("utf-8"))
-            there = books.write_entry(idx, entry_text, leaf)
-            if there is not None and (there.text, there.leaf) != (entry_text, leaf):
-                report.busy = "another process wrote the log meanwhile"
+        new_state = state
+        note: str | None = None
+
+        def write() -> bool:  # 4. the entries, nodes, subjects; the head
+            nonlocal nodes, new_state, note
+            for item in to_log:  # 4. the entries
+                idx = frontier.size
+                entry_text = item.encode()
+                leaf = leaf_hash(entry_text.encode("utf-8"))
+                there = books.write_entry(idx, entry_text, leaf)
+                if there is not None and (there.text, there.leaf) != (entry_text, leaf):
+                    report.busy = "another process wrote the log meanwhile"
+                    report.size = state.size
+                    return False  # what was written is taken over by the next round
+                nodes += frontier.append(leaf)
+                latest[item.subject] = subject_row(item, idx)
+                report.logged += 1
+            books.put_nodes(nodes)
+            books.put_subjects(latest.values())
+            resume = min(
+                unfinished | {now_slot - BEHIND_SLOTS, last_read + 1 if report.more else now_slot}
+            )
+            new_state = dataclasses.replace(state.grown(frontier), queue_from=resume)
+            new_state, note = self._maybe_checkpoint(state, new_state, now, checkpoint)
+            new_text = new_state.encode()
+            moved = new_text == text or books.turn_book(TREE, text, new_text)
+            if not moved and books.book(TREE) != new_text:  # not our own write, answered as failed
+                report.busy = "another process moved the ledger's head meanwhile"
                 report.size = state.size
-                return report  # what was written is taken over by the next round
-            nodes += frontier.append(leaf)
-            latest[item.subject] = subject_row(item, idx)
-            report.logged += 1
-        books.put_nodes(nodes)
-        books.put_subjects(latest.values())
-        resume = min(
-            unfinished | {now_slot - BEHIND_SLOTS, last_read + 1 if report.more else now_slot}
-        )
-        new_state = dataclasses.replace(state.grown(frontier), queue_from=resume)
-        new_state, note = self._maybe_checkpoint(state, new_state, now, checkpoint)
-        new_text = new_state.encode()
-        moved = new_text == text or books.turn_book(TREE, text, new_text)
-        if not moved and books.book(TREE) != new_text:  # not our own write, answered as failed
-            report.busy = "another process moved the ledger's head meanwhile"
-            report.size = state.size
-            return report
+                return False
+            return True
+
+        with books.grouped():  # one commit on the embedded store
+            if not write():
+                return report
         report.size = new_state.size
         if note is not None:  # 5. after the head moved
             report.checkpoint = new_state.size
@@ -354,8 +364,9 @@ class Sequencer:
             if self.settings.ledger_witness_dir:
                 folder = Path(self.settings.ledger_witness_dir)
                 witness(folder, note, new_state.size, new_state.key)
-        for queued in done:
-            books.unqueue(queued.slot, queued.subject, queued.entry_key)
+        with books.grouped():
+            for queued in done:
+                books.unqueue(queued.slot, queued.subject, queued.entry_key)
         if self.key_note and self.key_note not in report.notes:
             report.notes.append(self.key_note)
         return report

@@ -11,7 +11,7 @@ Rows are ``dict``s keyed by column name; values are ``str``, ``bytes``, ``int`` 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -75,6 +75,13 @@ class Backend(ABC):
         two arrive in) survives. Stores that keep write times honour it (Cassandra's
         ``USING TIMESTAMP``); SQLite orders writes by its transactions instead, and the
         garbage collector re-checks inside one there (see ``filestore/gc.py``)."""
+
+    def put_soon(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> Callable[[], None]:
+        """Start writing ``rows``; the function returned waits until they are durable (and
+        raises what the write met). A store that writes no faster that way (SQLite, where
+        a group makes one commit) writes them now."""
+        self.put(table, rows)
+        return _written
 
     def put_new(self, table: Table, row: Mapping[str, Any]) -> bool:
         """Write ``row`` unless a row with its key is there; True when this call wrote it,
@@ -147,6 +154,10 @@ class Backend(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _written() -> None:
+    """Nothing to wait for: the rows were written."""
 
 
 def key_of(table: Table, row: Mapping[str, Any]) -> Row:

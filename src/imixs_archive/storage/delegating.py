@@ -3,7 +3,7 @@ alter calls (metrics, fault injection in tests) without re-implementing the cont
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -54,6 +54,9 @@ class DelegatingBackend(Backend):
         self, table: Table, key: Mapping[str, Any], *, written_before: int | None = None
     ) -> None:
         self.inner.delete(table, key, written_before=written_before)
+
+    def put_soon(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> Callable[[], None]:
+        return self.inner.put_soon(table, rows)
 
     def put_new(self, table: Table, row: Mapping[str, Any]) -> bool:
         return self.inner.put_new(table, row)

@@ -260,6 +260,26 @@ class CassandraBackend(Backend):
             raise
         return written
 
+    def put_soon(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> Callable[[], None]:
+        statement = self._inserts.get(table.name)
+        if statement is None:
+            statement = self._statement(cql.insert(self._keyspace, table), write=True)
+            self._inserts[table.name] = statement
+        what = f"writing {table.name}"
+        window: dict[Future[Any], tuple[list[list[Any]], int]] = {}
+        for group in _requests(table, rows, self._clock):
+            window[self._start(statement, group, what)] = (group, 1)
+
+        def settle() -> None:
+            try:
+                while window:
+                    self._settle(window, statement, what)
+            except BaseException:
+                wait(window)
+                raise
+
+        return settle
+
     def get(
         self, table: Table, key: Mapping[str, Any], columns: Sequence[str] | None = None
     ) -> Row | None:
