@@ -348,8 +348,8 @@ class Settings:
     ledger_interval: float = _setting(
         "ARCHIVE_LEDGER_INTERVAL",
         5.0,
-        "Seconds between the ledger's sequencing rounds in `serve` (0: none; run "
-        "`imixs-archive ledger sequence` instead).",
+        "Seconds between the ledger's sequencing rounds in `serve` and a running `sync` "
+        "(0: none; `imixs-archive ledger checkpoint` sequences what is queued).",
         float,
     )
     timezone: str = _setting(

@@ -105,6 +105,7 @@ def test_proof_and_check_proof_the_auditors_way(
     assert out.startswith("holds: entry ") and f"stored {_sid(1)} sha256:" in out
     tampered = json.loads(proof.read_text())
     tampered["entry"] = tampered["entry"].replace(_sid(1), _sid(2))
+    tampered["snapshot"] = _sid(2)  # relabelled too, so that only the tree can tell
     proof.write_text(json.dumps(tampered))
     assert main(["ledger", "check-proof", str(proof), "--key", str(key)]) == 5
     assert "the entry is not in the signed log" in capsys.readouterr().err

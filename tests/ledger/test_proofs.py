@@ -11,7 +11,7 @@ import pytest
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings, load_settings
-from imixs_archive.errors import IntegrityError, NotFoundError, StoreError
+from imixs_archive.errors import ConfigError, IntegrityError, NotFoundError
 from imixs_archive.ledger.keys import key_path, load_signer
 from imixs_archive.ledger.proofs import check_inclusion, consistency, inclusion
 from imixs_archive.ledger.sequencer import Sequencer
@@ -76,6 +76,7 @@ def test_a_changed_proof_does_not_hold(
     _fails({**proof, "tree_size": 12}, settings, "its checkpoint signs 11")
     _fails({"format": "something else"}, settings, "not an inclusion proof")
     _fails({**proof, "proof": ["not base64!"]}, settings, "not a readable inclusion proof")
+    _fails({**proof, "snapshot": _sid(3)}, settings, f"names snapshot {_sid(3)}")
 
 
 def test_a_proof_signed_by_another_key_does_not_hold(
@@ -99,7 +100,9 @@ def test_a_proof_waits_for_a_checkpoint_where_no_key_signs(
 ) -> None:
     archive.store(make_snapshot(40))
     keyless = Sequencer(archive, load_settings({"ARCHIVE_DATA_DIR": str(tmp_path / "no")}))
-    with pytest.raises(StoreError, match="no signed checkpoint covers ledger entry 11"):
+    with pytest.raises(
+        ConfigError, match=r"no signed checkpoint covers ledger entry 11.*no ledger key"
+    ):
         inclusion(archive, keyless, _sid(40))
     keyless.release()
 

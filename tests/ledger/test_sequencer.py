@@ -350,3 +350,64 @@ def test_the_queue_is_read_from_its_oldest_unfinished_minute(
     assert report.logged == 1 and report.abandoned == 1  # snapshot 2 was never stored
     assert head is not None and head.queue_from == now_ms() // 60_000 - 5
     assert Frontier.from_bytes(head.size, head.frontier).root() == head.root
+
+
+def test_an_entry_queued_by_a_clock_far_behind_is_logged_late_not_lost(
+    archive: Archive, backend: Backend, settings: Settings
+) -> None:
+    """A writer whose clock runs twenty minutes behind queues into a minute the rounds have
+    passed: the next pass over the whole queue logs it, and verify finds nothing wrong."""
+    from imixs_archive.ledger import sequencer as sequencer_module
+    from imixs_archive.ledger.verify import verify_ledger
+    from imixs_archive.storage.model import ARCHIVE_LEDGER_QUEUE
+
+    archive.store(make_snapshot(1))
+    with Sequencer(archive, settings) as sequencer:
+        sequencer.drain()
+        late = make_snapshot(2)
+        archive.store(late)
+        late_id = _sid(2)
+        queued = [row for row in backend.scan(ARCHIVE_LEDGER_QUEUE) if row["subject"] == late_id]
+        assert len(queued) == 1
+        behind = now_ms() - 20 * 60_000  # as that writer's clock had it
+        backend.delete(
+            ARCHIVE_LEDGER_QUEUE, {k: queued[0][k] for k in ("slot", "subject", "entry_key")}
+        )
+        moved = Entry.from_queue(queued[0]["entry"])
+        backend.put(
+            ARCHIVE_LEDGER_QUEUE,
+            [
+                {
+                    "slot": behind // 60_000,
+                    "subject": late_id,
+                    "entry_key": f"{behind:013d}.0.late",
+                    "entry": Entry(
+                        moved.kind, moved.target, behind, moved.by, moved.digest
+                    ).queued(),
+                }
+            ],
+        )
+        assert sequencer.run().logged == 0  # the minutes since the last round only
+        sequencer._last_full_pass -= sequencer_module.FULL_PASS_MS  # ten minutes later
+        assert sequencer.run().logged == 1
+    assert archive.ledger.subject(late_id) is not None
+    assert verify_ledger(archive, settings).ok
+
+
+def test_a_replica_without_the_key_leaves_the_lease_to_one_that_signs(
+    archive: Archive, settings: Settings, tmp_path: Path
+) -> None:
+    """Two serve replicas, one without the key: its rounds log, then give the lease up, so
+    the one with the key signs at its next round instead of finding the lease taken."""
+    from imixs_archive.ledger.schedule import LedgerSchedule
+
+    with Sequencer(archive, settings) as first:
+        first.drain(checkpoint=True)  # the ledger and its key, made where the key is
+    archive.store(make_snapshot(1))
+    keyless = LedgerSchedule(archive, load_settings({"ARCHIVE_DATA_DIR": str(tmp_path / "o")}))
+    done = keyless.run_once()
+    assert done is not None and done.logged == 1 and done.checkpoint is None
+    with Sequencer(archive, settings) as signing:
+        report = signing.run(checkpoint=True)
+    assert not report.busy and report.checkpoint == 1
+    keyless.close()

@@ -21,6 +21,7 @@ from imixs_archive.storage.model import (
     ARCHIVE_FILES,
     ARCHIVE_LEDGER_ENTRIES,
     ARCHIVE_LEDGER_HEAD,
+    ARCHIVE_LEDGER_QUEUE,
     DOCUMENTS,
     DOCUMENTS_DATA,
     SNAPSHOTS,
@@ -346,6 +347,17 @@ def test_put_if_absent_of_many_writers_lets_one_win(backend: Backend) -> None:
     assert len(winners) == 1
     assert all(answer in (None, winners[0]) for answer in answers)
     assert backend.get(ARCHIVE_LEDGER_HEAD, {"name": "head"}) == winners[0]
+
+
+def test_put_soon_has_written_when_waited_for(backend: Backend) -> None:
+    rows = [
+        {"slot": 5, "subject": f"s{n}", "entry_key": f"k{n}", "entry": f"e{n}"} for n in range(3)
+    ]
+    waits = [backend.put_soon(ARCHIVE_LEDGER_QUEUE, [row]) for row in rows]
+    for wait in waits:
+        wait()
+    found = list(backend.scan(ARCHIVE_LEDGER_QUEUE, {"slot": 5}))
+    assert [row["entry"] for row in found] == ["e0", "e1", "e2"]
 
 
 def test_replace_takes_a_value_column_only(backend: Backend) -> None:

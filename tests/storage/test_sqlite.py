@@ -20,10 +20,11 @@ import pytest
 
 from imixs_archive.config import Settings, load_settings
 from imixs_archive.errors import IntegrityError, StoreError, StoreUnavailableError
-from imixs_archive.storage.base import Row
+from imixs_archive.storage.base import Row, key_of
 from imixs_archive.storage.factory import open_backend
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,
+    ARCHIVE_LEDGER_QUEUE,
     DOCUMENTS,
     DOCUMENTS_DATA,
     SNAPSHOTS,
@@ -723,3 +724,21 @@ def test_a_group_of_writes_commits_once_and_atomically(tmp_path: Path) -> None:
         assert backend.get(SNAPSHOTS, {"snapshot": "u-2"}) is None
         backend.put(SNAPSHOTS, [{"snapshot": "u-3", "data": b"after"}])  # back to normal
         assert reader.get(SNAPSHOTS, {"snapshot": "u-3"}) is not None
+
+
+def test_a_write_started_soon_lands_in_the_group_it_is_waited_in(tmp_path: Path) -> None:
+    """put_soon on the embedded store writes when waited for: inside a group, in the
+    group's one commit (the ledger's entry with its snapshot's row), or not at all."""
+    row = {"slot": 1, "subject": "u-1", "entry_key": "k", "entry": "e"}
+    with SQLiteBackend(tmp_path / "store") as backend, SQLiteBackend(tmp_path / "store") as reader:
+        wait = backend.put_soon(ARCHIVE_LEDGER_QUEUE, [row])
+        with pytest.raises(RuntimeError), backend.grouped():
+            wait()
+            backend.put(SNAPSHOTS, [{"snapshot": "u-1", "data": b"x"}])
+            assert reader.get(ARCHIVE_LEDGER_QUEUE, key_of(ARCHIVE_LEDGER_QUEUE, row)) is None
+            raise RuntimeError("the process dies before the commit")
+        assert backend.get(ARCHIVE_LEDGER_QUEUE, key_of(ARCHIVE_LEDGER_QUEUE, row)) is None
+        with backend.grouped():
+            wait()
+            backend.put(SNAPSHOTS, [{"snapshot": "u-1", "data": b"x"}])
+        assert reader.get(ARCHIVE_LEDGER_QUEUE, key_of(ARCHIVE_LEDGER_QUEUE, row)) == row

@@ -380,3 +380,31 @@ def test_counters_of_processes_gone_for_a_week_are_deleted_at_start(
 
 def test_config_defaults_are_the_settings_defaults() -> None:
     assert SyncConfig.from_settings(load_settings({})) == SyncConfig()
+
+
+def test_a_snapshot_the_java_service_archived_first_is_logged_as_found(
+    double: WorkflowDouble, archive: Archive, tmp_path: Path
+) -> None:
+    """Both services beside each other on one keyspace: the Java service archived the
+    snapshot before the sync met its event, so the sync stores nothing, but the ledger
+    logs it as found (on a keyspace the Java service can write; nowhere else)."""
+    from imixs_archive.archive.ledger_entries import FOUND, STORED, Entry
+    from imixs_archive.ledger.sequencer import Sequencer
+    from support.java_rows import java_store_snapshot
+
+    first, second = double.save(subject="by java"), double.save(subject="by us")
+    java_id = java_store_snapshot(archive.backend, first)
+    service = _service(double, archive)
+    service.run_round()
+    service.close()
+    settings = load_settings({"ARCHIVE_DATA_DIR": str(tmp_path / "keys")})
+    with Sequencer(archive, settings) as sequencer:
+        sequencer.drain()
+    logged = {
+        e.target: e.kind for e in map(Entry.decode, (r.text for r in archive.ledger.entries(0)))
+    }
+    assert logged[str(second.get_first("$uniqueid"))] == STORED
+    if archive.java_may_write:
+        assert logged[java_id] == FOUND
+    else:
+        assert java_id not in logged

@@ -159,7 +159,12 @@ def serve_store(
 ) -> Iterator[LiveServer]:
     backend = SQLiteBackend(tmp / "store")
     settings = load_settings(
-        {"ARCHIVE_MAX_UPLOAD_MB": "1", "ARCHIVE_BACKUP_DIR": str(tmp / "backups"), **env}
+        {
+            "ARCHIVE_MAX_UPLOAD_MB": "1",
+            "ARCHIVE_BACKUP_DIR": str(tmp / "backups"),
+            "ARCHIVE_DATA_DIR": str(tmp / "store"),  # the ledger's key beside the store
+            **env,
+        }
     )
     app = create_app(settings, backend, oidc=oidc)
     archive: Archive = app.state.services.archive

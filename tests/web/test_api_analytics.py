@@ -55,7 +55,13 @@ def gen_live(
 ) -> Iterator[LiveServer]:
     tmp = Path(tmp_path_factory.mktemp("analytics"))
     backend = SQLiteBackend(tmp / "store")
-    settings = load_settings({"ARCHIVE_BACKUP_DIR": str(tmp / "backups"), **credentials_env()})
+    settings = load_settings(
+        {
+            "ARCHIVE_BACKUP_DIR": str(tmp / "backups"),
+            "ARCHIVE_DATA_DIR": str(tmp / "data"),
+            **credentials_env(),
+        }
+    )
     app = create_app(settings, backend)
     archive = app.state.services.archive
     for p in planned:

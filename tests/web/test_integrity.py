@@ -28,7 +28,7 @@ MD5 = hashlib.md5(BIG).hexdigest().upper()
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[tuple[LiveServer, SQLiteBackend, str]]:
     backend = SQLiteBackend(tmp_path / "store")
-    settings = load_settings({})
+    settings = load_settings({"ARCHIVE_DATA_DIR": str(tmp_path / "data")})
     app = create_app(settings, backend)
     archive = app.state.services.archive
     snapshot_id = archive.store(make_snapshot(files={"big.bin": BIG})).snapshot_id

@@ -45,7 +45,9 @@ def slow(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[LiveS
     inner = SQLiteBackend(tmp_path / "store")
     backend = SlowDays(inner)
     budget = getattr(request, "param", "0.6")
-    settings = load_settings({"ARCHIVE_REQUEST_TIMEOUT": budget})
+    settings = load_settings(
+        {"ARCHIVE_REQUEST_TIMEOUT": budget, "ARCHIVE_DATA_DIR": str(tmp_path / "data")}
+    )
     app = create_app(settings, backend)
     live = start_server(app, settings, app.state.services.archive)
     try:
@@ -108,7 +110,9 @@ def test_concurrent_reads_of_a_large_snapshot_share_a_memory_budget(tmp_path: Pa
     from support.snapshots import make_snapshot
 
     inner = SQLiteBackend(tmp_path / "store")
-    settings = load_settings({"ARCHIVE_REQUEST_TIMEOUT": "1"})
+    settings = load_settings(
+        {"ARCHIVE_REQUEST_TIMEOUT": "1", "ARCHIVE_DATA_DIR": str(tmp_path / "data")}
+    )
     app = create_app(settings, inner)
     archive = app.state.services.archive
     text = "t" * (3 * 2**20)
@@ -155,7 +159,9 @@ def test_a_push_is_not_cut_by_the_time_budget(tmp_path: Path) -> None:
     from support.snapshots import make_snapshot
 
     inner = SQLiteBackend(tmp_path / "store")
-    settings = load_settings({"ARCHIVE_REQUEST_TIMEOUT": "0.3"})
+    settings = load_settings(
+        {"ARCHIVE_REQUEST_TIMEOUT": "0.3", "ARCHIVE_DATA_DIR": str(tmp_path / "data")}
+    )
     app = create_app(settings, SlowStore(inner))
     live = start_server(app, settings, app.state.services.archive)
     try:

@@ -25,6 +25,7 @@ def test_serve_deletes_expired_instances_on_its_schedule(tmp_path: Path) -> None
         "ARCHIVE_RETENTION": "*=1y",
         "ARCHIVE_RETENTION_INTERVAL": "100ms",
         "ARCHIVE_BACKUP_DIR": str(tmp_path / "backups"),
+        "ARCHIVE_DATA_DIR": str(tmp_path / "data"),
         **credentials_env(),
     }
     settings = load_settings(env)
@@ -48,6 +49,12 @@ def test_serve_deletes_expired_instances_on_its_schedule(tmp_path: Path) -> None
 
 
 def test_a_bad_policy_stops_the_server_from_starting(tmp_path: Path) -> None:
-    settings = load_settings({"ARCHIVE_RETENTION": "forever", "ARCHIVE_RETENTION_INTERVAL": "1h"})
+    settings = load_settings(
+        {
+            "ARCHIVE_RETENTION": "forever",
+            "ARCHIVE_RETENTION_INTERVAL": "1h",
+            "ARCHIVE_DATA_DIR": str(tmp_path / "data"),
+        }
+    )
     with pytest.raises(ConfigError, match="retention rule"):
         create_app(settings, SQLiteBackend(tmp_path / "store"))

@@ -52,7 +52,9 @@ class Switchable(DelegatingBackend):
 def test_readyz_monitor_and_metrics_show_an_unavailable_store(tmp_path: Path) -> None:
     with SQLiteBackend(tmp_path / "store") as inner:
         store = Switchable(inner)
-        settings = load_settings({"ARCHIVE_BACKUP_DIR": str(tmp_path / "b")})
+        settings = load_settings(
+            {"ARCHIVE_BACKUP_DIR": str(tmp_path / "b"), "ARCHIVE_DATA_DIR": str(tmp_path / "d")}
+        )
         app = create_app(settings, store)
         live = start_server(app, settings, app.state.services.archive)
         try:

@@ -179,12 +179,13 @@ def put_snapshot_xml(
         parts.write(pending)
         xml_digest = parts.digest.hexdigest()
         row = {"snapshot": snapshot_id, "data": parts.marker()}
-    if before_row is not None:
-        before_row(xml_digest)
-    if replace:
-        backend.put(SNAPSHOTS, [row])
-        return True
-    return backend.put_new(SNAPSHOTS, row)
+    with backend.grouped():  # on the embedded store, the entry commits with the row
+        if before_row is not None:
+            before_row(xml_digest)
+        if replace:
+            backend.put(SNAPSHOTS, [row])
+            return True
+        return backend.put_new(SNAPSHOTS, row)
 
 
 def xml_size(row: Row) -> int:

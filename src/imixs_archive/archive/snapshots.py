@@ -96,6 +96,8 @@ from imixs_archive.timezones import now_ms
 HISTORY_HORIZON_MS = 3600 * 1000
 """How far before its window the history cleanup looks for snapshots to delete."""
 DEFAULT_GC_GRACE = 24 * 3600.0
+MAX_DAYS_KEPT = 100_000
+"""Days an archive remembers having indexed (about 270 years of days)."""
 """Seconds (the setting ``ARCHIVE_GC_GRACE``, see ``config.py``)."""
 
 
@@ -159,6 +161,9 @@ class Archive:
         self.sync_records = SyncRecords(backend)
         """The sync's books: claims, failures, gone snapshots, catch-up, counters."""
         self.max_ingest = gc_grace / 2
+        self._days_indexed: set[dt.date] = set()
+        """Days whose ``archive_modified_days`` row this process wrote (rows never removed):
+        not written again with every snapshot of the day."""
         self.read_gate = ReadGate(read_memory)
         """Memory for loading large snapshots at once (``read_gate.py``)."""
 
@@ -183,6 +188,12 @@ class Archive:
         """A consistent copy of the whole store in ``folder``, taken while others write
         (``Backend.copy_to``); the path of the copy."""
         return self.backend.copy_to(folder)
+
+    @property
+    def java_may_write(self) -> bool:
+        """Whether the Java service can write into this store (a Cassandra keyspace): rows
+        without this archive's seal are then its snapshots, not forgeries."""
+        return self.backend.name == "cassandra"
 
     @property
     def store_name(self) -> str:
@@ -261,7 +272,7 @@ class Archive:
                 damaged = exc  # the archived copy failed its check: this one replaces it
             else:
                 # Complete: nothing to write. A cleanup that died part-way is finished, though.
-                self._log_if_unlogged(snapshot_id)
+                self.log_if_unlogged(snapshot_id)
                 result = StoreResult(snapshot_id, new=False, logical_bytes=counters.logical_bytes)
                 if _emptied(archived) != _emptied(doc):
                     result.warnings.append(
@@ -307,7 +318,8 @@ class Archive:
                 SNAPSHOTS_BY_UNIQUEID,
                 [{"uniqueid": origin_id(snapshot_id), "snapshot": snapshot_id}],
             )
-            record_day(self.backend, day)
+            if day not in self._days_indexed:
+                record_day(self.backend, day)
             put(SNAPSHOTS_BY_MODIFIED, [{"modified": day, "snapshot": snapshot_id}])
             stamp_day(self.backend, day)  # the day changed (figures of it are stale)
             written = put_snapshot_xml(
@@ -320,6 +332,9 @@ class Archive:
             )
             if not written:  # another process stored it first: its entry logs it
                 logged.withdraw()
+        if len(self._days_indexed) > MAX_DAYS_KEPT:
+            self._days_indexed.clear()
+        self._days_indexed.add(day)  # committed
         result.new = result.new and written  # else another process stored it first
         result.files = len(file_rows)
         result.logical_bytes = counters.logical_bytes
@@ -476,17 +491,17 @@ class Archive:
             self.ledger.enqueue(entry)
         return found
 
-    def _log_if_unlogged(self, snapshot_id: str) -> None:
+    def log_if_unlogged(self, snapshot_id: str) -> None:
         """A snapshot met again (the sync, an import) that a row without a seal holds and
         the ledger never logged: the Java service wrote it into a shared keyspace. Logged
         as found. (A sealed row this archive wrote is logged with its store.)"""
-        if self.ledger.subject(snapshot_id) is not None:
+        if not self.java_may_write or self.ledger.subject(snapshot_id) is not None:
             return
         try:
             found = self.stored_digest(snapshot_id)
         except IntegrityError:
             return  # damaged: verify names it
-        if found is not None and not found.sealed:
+        if found is not None and not found.sealed and self.java_may_write:
             entry = Entry(FOUND, snapshot_id, now_ms(), self.actor, found.digest)
             self.ledger.enqueue(entry)
 

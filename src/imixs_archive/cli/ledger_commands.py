@@ -19,6 +19,7 @@ from imixs_archive.errors import ConfigError, IntegrityError
 from imixs_archive.ledger.found import init_ledger
 from imixs_archive.ledger.keys import key_path, load_signer, read_verifier
 from imixs_archive.ledger.proofs import check_inclusion, inclusion
+from imixs_archive.ledger.schedule import sign_now
 from imixs_archive.ledger.sequencer import Sequencer
 from imixs_archive.ledger.verify import LedgerReport, verify_ledger
 
@@ -118,16 +119,10 @@ def cmd_head(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_checkpoint(args: argparse.Namespace, ctx: Context) -> int:
     with Sequencer(ctx.archive, ctx.settings) as sequencer:
-        report = sequencer.drain(checkpoint=True)
-    for note in report.notes:
-        print(f"warning: {note}", file=sys.stderr)
-    if report.busy:
-        print(f"imixs-archive: {report.busy}: try again shortly", file=sys.stderr)
-        return 1
-    head = sequencer.tree()
-    if head is None or not head.checkpoint:
-        return 1
-    sys.stdout.write(head.checkpoint)
+        note, notes = sign_now(sequencer)
+    for line in notes:
+        print(f"warning: {line}", file=sys.stderr)
+    sys.stdout.write(note)
     return 0
 
 

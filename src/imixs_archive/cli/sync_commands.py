@@ -18,6 +18,7 @@ from typing import Any
 from imixs_archive.cli.context import Context, in_zone, store_options
 from imixs_archive.cli.output import human_bytes, print_problems, print_table
 from imixs_archive.errors import ArchiveError, ConfigError
+from imixs_archive.ledger.schedule import LedgerSchedule
 from imixs_archive.logs import setup_logging
 from imixs_archive.sync.jobs import new_resync, open_sync
 from imixs_archive.sync.resync import request_cancel, resync_status, to_millis
@@ -141,8 +142,13 @@ def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
         if args.once:
             return _once(service)
         _logging()
-        with _stop_on_signals(service.stop):
-            service.run()
+        ledger = LedgerSchedule(ctx.archive, ctx.settings)  # as serve: the ledger sequenced
+        ledger.start()
+        try:
+            with _stop_on_signals(service.stop):
+                service.run()
+        finally:
+            ledger.close()
     finally:
         service.close()
         service.client.close()

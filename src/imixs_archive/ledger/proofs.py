@@ -18,7 +18,12 @@ from typing import Any
 
 from imixs_archive.archive.ledger_entries import Entry
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.errors import IntegrityError, NotFoundError, StoreError
+from imixs_archive.errors import (
+    ConfigError,
+    IntegrityError,
+    NotFoundError,
+    StoreUnavailableError,
+)
 from imixs_archive.ledger.checkpoints import open_checkpoint
 from imixs_archive.ledger.sequencer import Sequencer
 from imixs_archive.ledger.tree import TreeState
@@ -42,11 +47,13 @@ def _head_with_checkpoint(sequencer: Sequencer, covering: int) -> TreeState:
         sequencer.drain(checkpoint=True)
         head = sequencer.tree()
     if head is None or not head.checkpoint or head.checkpoint_size < covering:
-        note = f" ({sequencer.key_note})" if sequencer.key_note else ""
-        raise StoreError(
+        why = (
             f"no signed checkpoint covers ledger entry {covering - 1} yet: it is signed with "
-            f"the next checkpoint (imixs-archive ledger checkpoint, where the key is){note}"
+            "the next checkpoint (imixs-archive ledger checkpoint, where the key is)"
         )
+        if sequencer.key_note:  # this process cannot sign
+            raise ConfigError(f"{why}; {sequencer.key_note}")
+        raise StoreUnavailableError(f"{why}; another process sequences: try again shortly")
     return head
 
 
@@ -104,6 +111,7 @@ def check_inclusion(proof: Any, keys: Sequence[Verifier]) -> CheckedProof:
         if proof.get("format") != FORMAT:
             raise IntegrityError(f"not an inclusion proof of this archive ({FORMAT!r})")
         text, index, size = str(proof["entry"]), int(proof["index"]), int(proof["tree_size"])
+        named = str(proof["snapshot"])
         path = [base64.b64decode(item, validate=True) for item in proof["proof"]]
         note = str(proof["checkpoint"])
     except (AttributeError, KeyError, TypeError, ValueError, binascii.Error) as exc:
@@ -117,6 +125,10 @@ def check_inclusion(proof: Any, keys: Sequence[Verifier]) -> CheckedProof:
         entry = Entry.decode(text)
     except ValueError as exc:
         raise IntegrityError(f"the proof's entry: {exc}") from None
+    if entry.target != named:
+        raise IntegrityError(
+            f"the proof names snapshot {named}, its entry is about {entry.subject}"
+        )
     try:
         verify_inclusion(leaf_hash(text.encode("utf-8")), index, size, path, checkpoint.root_hash)
     except ProofError as exc:

@@ -9,11 +9,12 @@ from typing import Any
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
-from imixs_archive.errors import ArchiveError
+from imixs_archive.errors import ArchiveError, ConfigError, NotFoundError
 from imixs_archive.ledger.sequencer import RoundReport, Sequencer
 from imixs_archive.ledger.tree import read_tree
 from imixs_archive.ledger.verify import last_verify
 from imixs_archive.periodic import Periodic
+from imixs_archive.services.jobs import JobBusyError
 from imixs_archive.timezones import now_ms
 
 log = logging.getLogger(__name__)
@@ -29,7 +30,9 @@ class LedgerSchedule:
         self.last: RoundReport | None = None
         self.last_error = ""
         self.last_round = 0
-        self._loop = Periodic("ledger", self.interval, self._run, at_once=True)
+        self._loop = Periodic(
+            "ledger", self.interval, self._run, at_once=True, on_error=self._failed
+        )
 
     def start(self) -> None:
         if self.interval > 0:
@@ -44,6 +47,8 @@ class LedgerSchedule:
             self.last_error = str(exc)
             return None
         self.last, self.last_error, self.last_round = report, "", now_ms()
+        if self.sequencer.signer is None:  # a replica without the key: one with it signs
+            self.sequencer.release()
         if report.logged or report.checkpoint is not None:
             log.info(
                 "ledger: %d entries logged, %d in the log%s",
@@ -56,6 +61,12 @@ class LedgerSchedule:
     def _run(self) -> None:
         self.run_once()
 
+    def _failed(self, exc: Exception) -> None:
+        """A fault of the code, not of the store: logged with its trace, the next round
+        tries again."""
+        self.last_error = f"{type(exc).__name__}: {exc}"
+        log.error("ledger: sequencing failed", exc_info=exc)
+
     def close(self) -> None:
         self._loop.close()
         if self.interval > 0:
@@ -64,6 +75,27 @@ class LedgerSchedule:
             self.sequencer.release()
         except ArchiveError as exc:
             log.warning("ledger: could not give up the lease: %s", exc)
+
+
+def sign_now(sequencer: Sequencer) -> tuple[str, list[str]]:
+    """Log what is queued and sign a checkpoint now (``ledger checkpoint``, ``POST
+    /api/ledger/checkpoint``): the new checkpoint's note, and what the rounds noted.
+    Never an older checkpoint passed off as the one asked for: JobBusyError while another
+    process sequences, ConfigError where this process cannot sign, NotFoundError when the
+    log is empty."""
+    report = sequencer.drain(checkpoint=True)
+    if report.busy:
+        raise JobBusyError(
+            f"no checkpoint signed: {report.busy}: try again shortly (a running serve signs "
+            "every ARCHIVE_LEDGER_CHECKPOINT_ENTRIES entries or "
+            "ARCHIVE_LEDGER_CHECKPOINT_SECONDS seconds; POST /api/ledger/checkpoint asks it now)"
+        )
+    if sequencer.signer is None:
+        raise ConfigError(f"no checkpoint signed: {sequencer.key_note}")
+    tree = sequencer.tree()
+    if tree is None or not tree.checkpoint:
+        raise NotFoundError("no checkpoint signed: nothing to sign")
+    return tree.checkpoint, report.notes
 
 
 def ledger_status(archive: Archive, schedule: LedgerSchedule | None) -> dict[str, Any]:
@@ -82,7 +114,7 @@ def ledger_status(archive: Archive, schedule: LedgerSchedule | None) -> dict[str
         "last_verify": last_verify(archive),
     }
     if schedule is not None:
-        status["signs_here"] = sequencer is not None and sequencer.signer is not None
+        status["signs_here"] = sequencer is not None and sequencer.can_sign(tree)
         status["key_note"] = sequencer.key_note if sequencer is not None else ""
         status["last_round"] = schedule.last_round or None
         status["last_error"] = schedule.last_error or None

@@ -11,12 +11,12 @@ order they were made, as Trillian separates its queue from its sequencer:
    over as they are: the log's rows are written once (insert if absent), so whoever
    moves the head next agrees with them.
 3. **The queue** of the minutes since the oldest unfinished one (and always the last five,
-   for writers whose clocks run behind) is read, up to a few thousand entries a round. A
-   subject's entries are taken in order; one that repeats the last logged state of its
-   subject (a store of the same content, a second delete) is dropped; the last of a
-   subject is logged only once the store agrees with it (the snapshot is there, or gone;
-   the hold placed, or released): a change still being made waits, one that never
-   happened (its process died first) is dropped after ten minutes.
+   for writers whose clocks run behind; every ten minutes all of it) is read, up to a few
+   thousand entries a round. A subject's entries are taken in order; one that repeats the
+   last logged state of its subject (a store of the same content, a second delete) is
+   dropped; the last of a subject is logged only once the store agrees with it (the
+   snapshot is there, or gone; the hold placed, or released): a change still being made
+   waits, one that never happened (its process died first) is dropped after ten minutes.
 4. **The entries, their tree nodes and each subject's last entry** are written, then the
    head moves by compare and set from the state read at the start to the new one (with a
    new checkpoint when one is due). A head another process moved meanwhile ends the round:
@@ -25,7 +25,8 @@ order they were made, as Trillian separates its queue from its sequencer:
    folder, and the queue rows of what was logged or dropped are deleted.
 
 A crash anywhere leaves a state the next round completes: entries past the head are
-taken over, queue rows still there are dropped as repeats.
+taken over, queue rows still there are dropped as taken (``Sequencer._taken``), and a
+process's first round records the head's checkpoint (step 5) again.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import os
 import secrets
 import threading
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 
 from imixs_archive.archive.ledger_books import LedgerBooks, Queued, Subject
@@ -53,13 +55,23 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.errors import IntegrityError
 from imixs_archive.jsonable import Jsonable
-from imixs_archive.ledger.checkpoints import sign_checkpoint, witness
+from imixs_archive.ledger.checkpoints import (
+    open_checkpoint,
+    sign_checkpoint,
+    witness,
+    witnessed,
+)
 from imixs_archive.ledger.keys import create_signer, key_path, load_signer, origin_of
 from imixs_archive.ledger.tree import TREE, TreeState, read_tree
 from imixs_archive.runtime import process_actor
 from imixs_archive.timezones import now_ms
-from imixs_archive.tlog.merkle import leaf_hash
-from imixs_archive.tlog.note import Signer
+from imixs_archive.tlog.merkle import (
+    ProofError,
+    consistency_proof,
+    leaf_hash,
+    verify_consistency,
+)
+from imixs_archive.tlog.note import Signer, Verifier
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +81,10 @@ SETTLE_MS = 10 * 60 * 1000
 """How long an entry whose change the store does not show waits before it is dropped."""
 BEHIND_SLOTS = 5
 """Minutes of the queue always read again (writers whose clocks run behind)."""
+FULL_PASS_MS = 10 * 60 * 1000
+"""How often a process's rounds read the whole queue, not only the minutes since the
+oldest unfinished one: an entry a writer whose clock ran more than the five minutes
+behind queued is logged late, not lost."""
 ROUND_ENTRIES = 5000
 """Queued entries one round reads at most (whole minutes: it may read more)."""
 
@@ -147,7 +163,10 @@ class Sequencer:
         self.key_note = ""
         """Why this process signs no checkpoints (no key here, or another key)."""
         self._key_checked = False
+        self._recorded = False
+        """Whether this process recorded the head's checkpoint (its first round does)."""
         self._lock = threading.Lock()
+        self._last_full_pass = 0
 
     # ---- the head ---------------------------------------------------------------------
 
@@ -168,6 +187,14 @@ class Sequencer:
             state = initial if found is None else TreeState.decode(found)
         self._check_key(state)
         return state
+
+    def can_sign(self, state: TreeState | None) -> bool:
+        """Whether this process holds the ledger's key (before its first round too: a
+        ledger not started yet is signed by whoever starts it with a key)."""
+        if state is None:
+            return self.signer is not None or load_signer(key_path(self.settings)) is not None
+        self._check_key(state)
+        return self.signer is not None
 
     def _check_key(self, state: TreeState) -> None:
         if self._key_checked:
@@ -266,15 +293,21 @@ class Sequencer:
         frontier = state.frontier_of()
         nodes: list[tuple[int, int, bytes]] = []
         latest: dict[str, Subject] = {}
+        adopted_texts: dict[str, str] = {}
         for logged in books.entries(start=state.size):  # 2. past the head
             adopted = _checked(logged.idx, logged.text, logged.leaf)
             nodes += frontier.append(logged.leaf)
             latest[adopted.subject] = subject_row(adopted, logged.idx)
+            adopted_texts[adopted.subject] = logged.text
             report.adopted += 1
         now = now_ms()
         now_slot = now // 60_000
         pending: dict[str, list[Queued]] = {}
         slot, read = state.queue_from, 0
+        if now - self._last_full_pass >= FULL_PASS_MS:  # writers whose clocks run behind
+            self._last_full_pass = now
+            first = books.first_slot()
+            slot = min(slot, first) if first is not None else slot
         last_read = slot - 1
         while slot <= now_slot + 1:  # 3. the queue
             for queued in books.queued(slot):
@@ -291,13 +324,19 @@ class Sequencer:
         # In the order made (a subject's entries, and across subjects), each subject's
         # entries after one that waits waiting with it.
         last_of = {subject: max(q.entry_key for q in items) for subject, items in pending.items()}
+        again = _made_again(pending)
         everything = sorted((q for items in pending.values() for q in items), key=_made)
         current: dict[str, Subject | None] = {}
+        taken = self._taken(pending, adopted_texts, current)
         waiting: set[str] = set()
         for queued in everything:
             subject, entry = queued.subject, queued.entry
             if subject in waiting:
                 unfinished.add(queued.slot)
+                continue
+            if (subject, queued.entry_key) in taken:
+                report.repeated += 1  # logged (or dropped) by a round that stopped
+                done.append(queued)
                 continue
             if entry is None:
                 report.damaged += 1
@@ -308,6 +347,10 @@ class Sequencer:
             last = current[subject]
             if last is not None and _same_state(last, entry):
                 report.repeated += 1
+                done.append(queued)
+                continue
+            if (subject, queued.entry_key) in again:
+                report.repeated += 1  # the next entry stands for it (and waits, if need be)
                 done.append(queued)
                 continue
             if queued.entry_key == last_of[subject] and not self._agrees(entry):
@@ -360,16 +403,60 @@ class Sequencer:
         report.size = new_state.size
         if note is not None:  # 5. after the head moved
             report.checkpoint = new_state.size
-            books.add_checkpoint(new_state.size, note, now)
-            if self.settings.ledger_witness_dir:
-                folder = Path(self.settings.ledger_witness_dir)
-                witness(folder, note, new_state.size, new_state.key)
+            self._record(new_state, report)
+        elif not self._recorded:  # a process's first round: what one that stopped left out
+            self._record(state, report)
         with books.grouped():
             for queued in done:
                 books.unqueue(queued.slot, queued.subject, queued.entry_key)
         if self.key_note and self.key_note not in report.notes:
             report.notes.append(self.key_note)
         return report
+
+    def _record(self, state: TreeState, report: RoundReport) -> None:
+        """The head's checkpoint into the checkpoints table and the witness folder (again,
+        as it is, when they have it)."""
+        if state.checkpoint:
+            self.books.add_checkpoint(state.checkpoint_size, state.checkpoint, state.checkpoint_at)
+            if self.settings.ledger_witness_dir:
+                folder = Path(self.settings.ledger_witness_dir)
+                refused = self._fork_from_witness(folder, state)
+                if refused:
+                    log.error("ledger: %s", refused)
+                    report.notes.append(refused)
+                else:
+                    witness(folder, state.checkpoint, state.checkpoint_size, state.key)
+        self._recorded = True
+
+    def _fork_from_witness(self, folder: Path, state: TreeState) -> str:
+        """Why the head's checkpoint must not go to the witness folder ('' when it may): the
+        log is not an extension of the newest checkpoint there (the store was put back or
+        rewritten). The witness then keeps the last checkpoint of the true log, and ledger
+        verify names the difference."""
+        newest = witnessed(folder)
+        if not newest:
+            return ""
+        _size, path = newest[0]
+        refused = (
+            f"the log is not an extension of the witness folder's newest checkpoint "
+            f"({path.name}): the store was put back or its log rewritten; the witness "
+            f"keeps it and gets no new checkpoint (run imixs-archive ledger verify)"
+        )
+        verifiers = [Verifier.from_vkey(state.key)]
+        ours = open_checkpoint(state.checkpoint, verifiers, "the ledger's checkpoint")
+        try:
+            text = path.read_text(encoding="utf-8")
+            theirs = open_checkpoint(text, verifiers, path.name)
+        except (OSError, ValueError, IntegrityError):
+            return refused  # another key's, unreadable or changed: not this log's
+        if theirs.size > ours.size:
+            return refused
+        try:
+            proof = consistency_proof(theirs.size, ours.size, self.books.node)
+            verify_consistency(theirs.size, ours.size, theirs.root_hash, ours.root_hash, proof)
+        except ProofError:
+            return refused
+        return ""
 
     def _maybe_checkpoint(
         self, old: TreeState, new: TreeState, now: int, wanted: bool
@@ -392,6 +479,37 @@ class Sequencer:
             note,
         )
 
+    def _taken(
+        self,
+        pending: dict[str, list[Queued]],
+        adopted_texts: dict[str, str],
+        current: dict[str, Subject | None],
+    ) -> set[tuple[str, str]]:
+        """(subject, key) of queued entries a round took already: it logged them (or
+        dropped them) and stopped before their queue rows were deleted, or another
+        sequencer's round is under way. A subject's entries are taken in the order made,
+        so when the log ends the subject with one of its queued entries (the same text),
+        that one and those made before it were all taken. A subject with one queued entry
+        needs no look: taken, it repeats its subject's last state. (Comparing states alone,
+        the first of several, a store and the deletion after it, would be logged again.)
+        ``current``: the subjects' rows read here, for the round."""
+        taken: set[tuple[str, str]] = set()
+        for subject, items in pending.items():
+            if len(items) < 2:
+                continue
+            text = adopted_texts.get(subject)
+            if text is None:
+                row = current[subject] = self.books.subject(subject)
+                logged = self.books.entry(row.idx) if row is not None else None
+                text = logged.text if logged is not None else None
+            if text is None:
+                continue
+            made = sorted(items, key=lambda q: q.entry_key)
+            last = [q.entry_key for q in made if q.entry is not None and q.entry.encode() == text]
+            if last:
+                taken |= {(subject, q.entry_key) for q in made if q.entry_key <= last[-1]}
+        return taken
+
     def _agrees(self, entry: Entry) -> bool:
         """Whether the store shows the change an entry records (made, not only begun)."""
         if entry.kind in (STORED, FOUND):
@@ -400,6 +518,24 @@ class Sequencer:
             return not self.archive.exists(entry.target)
         held = self.archive.holds.get(entry.target) is not None
         return held if entry.kind == HOLD_PLACED else not held
+
+
+def _made_again(pending: dict[str, list[Queued]]) -> set[tuple[str, str]]:
+    """(subject, key) of the queued entries whose subject's next entry records the same
+    change again (the same kind, leaving the same state). Only the last of such a run is
+    taken: it is checked against the store when it is its subject's last. Else a store that
+    died before its row and died again when made again would log the first entry, though
+    the snapshot never came, and ``ledger verify`` would name it removed around the
+    archive (``tests/ledger/test_kills.py``)."""
+    found: set[tuple[str, str]] = set()
+    for subject, items in pending.items():
+        made = sorted(
+            ((q.entry_key, q.entry) for q in items if q.entry is not None), key=lambda m: m[0]
+        )
+        for (key, entry), (_next_key, following) in pairwise(made):
+            if entry.kind == following.kind and state_of(entry) == state_of(following):
+                found.add((subject, key))
+    return found
 
 
 def _made(queued: Queued) -> tuple[str, str]:

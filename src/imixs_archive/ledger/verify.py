@@ -31,6 +31,7 @@ import base64
 import json
 import logging
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -191,17 +192,19 @@ def verify_ledger(
     progress: Progress | None = None,
     restart: bool = False,
     log_found: bool = True,
+    sequencer: Sequencer | None = None,
 ) -> LedgerReport:
     """Check the log and the store (see the module's text). ``keys``: trusted public keys
     (else the key file's and the witness folder's); ``since``: a checkpoint note kept
     earlier; ``read_all``: read every piece, not only those without a content address;
     ``restart``: begin again instead of resuming an unfinished pass; ``log_found``: log the
-    snapshots found without an entry and without a seal."""
+    snapshots found without an entry and without a seal; ``sequencer``: the one of this
+    process, when it runs one (``serve``), else one for this pass."""
     tick = progress or (lambda _stage, _count: None)
     books = archive.ledger
-    with Sequencer(archive, settings) as sequencer:
-        drained = sequencer.drain()
-        head = sequencer.tree() or sequencer.start()
+    with nullcontext(sequencer) if sequencer else Sequencer(archive, settings) as sequencing:
+        drained = sequencing.drain()
+        head = sequencing.tree() or sequencing.start()
     report = LedgerReport()
     if drained.busy:
         report.warnings.append(f"not sequenced first: {drained.busy}")
@@ -213,6 +216,13 @@ def verify_ledger(
             "public key, as `imixs-archive ledger key` printed it where the key is)"
         )
     against = _checkpoints(head, trusted, since, settings, report)
+    unsigned = head.size - head.checkpoint_size
+    if unsigned and now_ms() - head.checkpoint_at > 2000 * settings.ledger_checkpoint_seconds:
+        report.warnings.append(
+            f"{unsigned} entries are signed by no checkpoint, the last one is older than "
+            f"{2 * settings.ledger_checkpoint_seconds:g} s: no process signs (is the key "
+            "missing where serve runs?)"
+        )
     saved = None if restart else _Pass.decode(books.book(PROGRESS) or "")
     if saved is not None and saved.target <= head.size:
         state = saved
@@ -480,13 +490,11 @@ def _walk_store(
             continue  # named by the pass over the log
         if _changed_since(archive, snapshot_id, state.target):
             continue  # stored while the pass ran: its entry is queued
-        if stored.sealed and not before:
+        forged = "" if before else _written_around(archive, stored.sealed)
+        if forged:
             report.unlogged.append(snapshot_id)
-            report.problems.append(
-                f"snapshot {snapshot_id}: stored with this archive's seal but without an "
-                "entry (written around the archive)"
-            )
-        else:
+            report.problems.append(f"snapshot {snapshot_id}: {forged}")
+        else:  # stored before the ledger, or by the Java service: logged as found
             report.not_logged.append(snapshot_id)
             if log_found:
                 archive.log_found(snapshot_id, by="ledger verify")
@@ -496,6 +504,19 @@ def _walk_store(
             report.warnings.append(f"legal hold of {hold.uniqueid}: not logged")
     if before and log_found and not report.unlogged:
         archive.ledger.drop_book(BEFORE_LEDGER)
+
+
+def _written_around(archive: Archive, sealed: bool) -> str:
+    """Why a complete snapshot without an entry was written around the archive ('' when
+    it may be the Java service's: no seal, in a keyspace it can write)."""
+    if sealed:
+        return "stored with this archive's seal but without an entry (written around the archive)"
+    if not archive.java_may_write:
+        return (
+            "stored without an entry and without a seal in a store the Java service cannot "
+            f"write ({archive.store_name}): written around the archive"
+        )
+    return ""
 
 
 def _changed_since(archive: Archive, subject: str, target: int) -> bool:

@@ -78,8 +78,9 @@ class Backend(ABC):
 
     def put_soon(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> Callable[[], None]:
         """Start writing ``rows``; the function returned waits until they are durable (and
-        raises what the write met). A store that writes no faster that way (SQLite, where
-        a group makes one commit) writes them now."""
+        raises what the write met): call it, the rows are written when it returns. A store
+        that writes no faster that way writes them now, or when the function is called
+        (SQLite: inside a ``grouped`` block, in the group's one commit)."""
         self.put(table, rows)
         return _written
 

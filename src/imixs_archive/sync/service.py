@@ -500,8 +500,9 @@ class SyncService:
                 log.warning("snapshot.remove %s: kept in the archive (%s)", ref, exc.why)
                 return {}
             return {"removed": 1}
-        if self.archive.exists(ref):
-            return {}  # archived already: by another process, the catch-up, or a retry
+        if self.archive.exists(ref):  # by another process, the catch-up, or a retry ...
+            self.archive.log_if_unlogged(ref)  # ... or by the Java service: logged as found
+            return {}
         received = [0]
         if not self._in_flight.take([ref]):
             raise _Busy()  # the catch-up is downloading it: the event waits a round

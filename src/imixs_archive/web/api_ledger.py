@@ -11,7 +11,7 @@ from fastapi.responses import PlainTextResponse
 
 from imixs_archive.errors import NotFoundError
 from imixs_archive.ledger.proofs import consistency, inclusion
-from imixs_archive.ledger.schedule import LedgerSchedule, ledger_status
+from imixs_archive.ledger.schedule import LedgerSchedule, ledger_status, sign_now
 from imixs_archive.ledger.sequencer import Sequencer
 from imixs_archive.ledger.verify import verify_ledger
 from imixs_archive.services.jobs import MAX_LISTED, Job
@@ -20,6 +20,11 @@ from imixs_archive.web.problems import PROBLEM_RESPONSES
 
 router = APIRouter(prefix="/api/ledger", tags=["ledger"], responses=PROBLEM_RESPONSES)
 JOB = "ledger-verify"
+
+
+def _conflict(text: str) -> dict[int | str, dict[str, Any]]:
+    """A 409 problem answer, for the OpenAPI description (PROBLEM_RESPONSES has none)."""
+    return {409: {**PROBLEM_RESPONSES[400], "description": text}}
 
 
 def _sequencer(svc: Services) -> Sequencer:
@@ -50,15 +55,11 @@ def get_checkpoint(svc: Svc, _who: Reader) -> PlainTextResponse:
     "/checkpoint",
     summary="Log what is queued and sign a checkpoint now",
     response_class=PlainTextResponse,
+    responses=_conflict("another process sequences the ledger right now: try again shortly"),
 )
 def sign_checkpoint(svc: Svc, _who: Manager) -> PlainTextResponse:
-    sequencer = _sequencer(svc)
-    report = sequencer.drain(checkpoint=True)
-    tree = sequencer.tree()
-    if tree is None or not tree.checkpoint:
-        why = report.busy or sequencer.key_note or "nothing to sign"
-        raise NotFoundError(f"no checkpoint signed: {why}")
-    return PlainTextResponse(tree.checkpoint)
+    note, _notes = sign_now(_sequencer(svc))  # the notes are in the log
+    return PlainTextResponse(note)
 
 
 @router.get("/proof/{snapshot_id}", summary="Inclusion proof of a snapshot's last entry")
@@ -79,7 +80,8 @@ def verify_job(svc: Services) -> Any:
             job.add(**{stage: count})
             job.check_stop()
 
-        report = verify_ledger(svc.archive, svc.settings, progress=tick)
+        sequencer = svc.ledger.sequencer if svc.ledger is not None else None
+        report = verify_ledger(svc.archive, svc.settings, progress=tick, sequencer=sequencer)
         result = report.to_json()
         for name in ("altered", "removed", "unlogged", "not_logged", "problems", "warnings"):
             result[f"{name}_count"] = len(result[name])
@@ -91,7 +93,12 @@ def verify_job(svc: Services) -> Any:
     return run
 
 
-@router.post("/verify", status_code=202, summary="Start ledger verify (resumes a stopped one)")
+@router.post(
+    "/verify",
+    status_code=202,
+    summary="Start ledger verify (resumes a stopped one)",
+    responses=_conflict("ledger verify is running already"),
+)
 def start_verify(svc: Svc, _who: Manager) -> dict[str, Any]:
     return svc.jobs.start(JOB, verify_job(svc), message="verifying the ledger").to_json()
 

@@ -221,7 +221,7 @@ def _ledger_gauges(svc: Services) -> Iterator[Gauge]:
         yield ("ledger_checkpoint_entries", "Entries the last checkpoint signs.", signed, {})
     verify = status["last_verify"]
     if verify:
-        problems = float(verify.get("problems", 0)) + float(verify.get("altered", 0))
+        problems = float(verify.get("problems", 0))  # each altered snapshot is one of them
         yield ("ledger_verify_problems", "Problems the last ledger verify found.", problems, {})
         done = float(verify.get("finished", 0)) / 1000
         yield ("ledger_verify_seconds", "Unix time the last ledger verify finished.", done, {})

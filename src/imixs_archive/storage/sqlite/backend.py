@@ -47,7 +47,7 @@ import sqlite3
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -572,6 +572,16 @@ class SQLiteBackend(Backend):
         connection = self._connection()
         with self._transaction(connection, f"delete from {table.name}"):
             connection.execute(sql.delete(table, names), codec.encode_key(key, names))
+
+    def put_soon(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> Callable[[], None]:
+        """Written when the function returned is called: one writer at a time gains nothing
+        from writing early, and a ``grouped`` block around the call commits the rows with
+        the block's other writes (the ledger's entry with its snapshot's row)."""
+
+        def write() -> None:
+            self.put(table, rows)
+
+        return write
 
     def put_new(self, table: Table, row: Mapping[str, Any]) -> bool:
         values = self._codec(table).encode_row(row)
