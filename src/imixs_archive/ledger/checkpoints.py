@@ -61,6 +61,19 @@ def witnessed(folder: Path) -> list[tuple[int, Path]]:
     return sorted(found, reverse=True)
 
 
+def newest_witnessed(folder: Path) -> Path | None:
+    """The newest checkpoint file in the witness folder. An empty one is passed over: a
+    process that died between making the file and writing it (``_write_new``) left it so;
+    its checkpoint is the head's, kept in the store, and the next one is witnessed."""
+    for _size, path in witnessed(folder):
+        try:
+            if path.stat().st_size:
+                return path
+        except FileNotFoundError:
+            continue
+    return None
+
+
 def _write_new(path: Path, text: str) -> None:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)

@@ -56,10 +56,10 @@ from imixs_archive.config import Settings
 from imixs_archive.errors import IntegrityError
 from imixs_archive.jsonable import Jsonable
 from imixs_archive.ledger.checkpoints import (
+    newest_witnessed,
     open_checkpoint,
     sign_checkpoint,
     witness,
-    witnessed,
 )
 from imixs_archive.ledger.keys import create_signer, key_path, load_signer, origin_of
 from imixs_archive.ledger.tree import TREE, TreeState, read_tree
@@ -433,10 +433,9 @@ class Sequencer:
         log is not an extension of the newest checkpoint there (the store was put back or
         rewritten). The witness then keeps the last checkpoint of the true log, and ledger
         verify names the difference."""
-        newest = witnessed(folder)
-        if not newest:
+        path = newest_witnessed(folder)
+        if path is None:
             return ""
-        _size, path = newest[0]
         refused = (
             f"the log is not an extension of the witness folder's newest checkpoint "
             f"({path.name}): the store was put back or its log rewritten; the witness "

@@ -42,7 +42,7 @@ from imixs_archive.archive.versions import BEFORE_LEDGER
 from imixs_archive.config import Settings
 from imixs_archive.errors import ArchiveError, IntegrityError
 from imixs_archive.jsonable import Jsonable
-from imixs_archive.ledger.checkpoints import PUBLIC_KEY_FILE, open_checkpoint, witnessed
+from imixs_archive.ledger.checkpoints import PUBLIC_KEY_FILE, newest_witnessed, open_checkpoint
 from imixs_archive.ledger.keys import key_path, load_signer
 from imixs_archive.ledger.sequencer import Sequencer, state_of, subject_row
 from imixs_archive.ledger.tree import TREE, TreeState
@@ -165,7 +165,9 @@ def trusted_keys(settings: Settings, given: Sequence[Verifier]) -> tuple[list[Ve
     if settings.ledger_witness_dir:
         path = Path(settings.ledger_witness_dir) / PUBLIC_KEY_FILE
         try:
-            witness_key = Verifier.from_vkey(path.read_text(encoding="utf-8").strip())
+            text = path.read_text(encoding="utf-8").strip()
+            # empty: a process died between making the file and writing it
+            witness_key = Verifier.from_vkey(text) if text else None
         except FileNotFoundError:
             witness_key = None
         except (OSError, ValueError) as exc:
@@ -259,9 +261,8 @@ def _checkpoints(
     if since is not None:
         notes.append(("the checkpoint given (--since)", since))
     if settings.ledger_witness_dir:
-        newest = witnessed(Path(settings.ledger_witness_dir))
-        if newest:
-            _size, path = newest[0]
+        path = newest_witnessed(Path(settings.ledger_witness_dir))
+        if path is not None:
             notes.append(
                 (f"the witness folder's newest checkpoint ({path.name})", path.read_text())
             )
