@@ -1,7 +1,7 @@
 """What ``serve`` exposes at /metrics when everything it can report on runs: the sync (over
-the workflow double), the FTPS backup of events (over the test FTPS server), a verify and a
-backup job, the embedded store. The deploy files (alerting rules, dashboard) may name only
-these metrics."""
+the workflow double), the FTPS backup of events (over the test FTPS server), a verify, a
+backup and a ledger verify job, the ledger's checkpoints, the embedded store. The deploy
+files (alerting rules, dashboard) may name only these metrics."""
 
 from __future__ import annotations
 
@@ -43,14 +43,20 @@ def exposed(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
 def _serving(tmp: Path, env: dict[str, str]) -> Iterator[str]:
     for live in serve_store(tmp, env):
         with live.client() as client:
-            for job in ("verify", "backup"):
+            for job in ("verify", "backup", "ledger/verify"):
                 assert client.post(f"/api/{job}", json={}).status_code == 202
             assert client.get("/api/stats/dashboard").status_code == 200  # the totals
             deadline = time.monotonic() + 30
             text = ""
             while time.monotonic() < deadline:
                 text = client.get("/metrics").text
-                wanted = ("sync_pending_events", "backup_round_failures", "verify_problems")
+                wanted = (
+                    "sync_pending_events",
+                    "backup_round_failures",
+                    "verify_problems",
+                    "ledger_verify_problems",
+                    "ledger_checkpoint_seconds",
+                )
                 if all(f"imixs_archive_{name}" in text for name in wanted):
                     break
                 time.sleep(0.1)
