@@ -13,6 +13,7 @@ service keeps it: an XML document in the ``snapshots`` row with id ``'0'``
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -70,17 +71,22 @@ class Table:
     tombstones are purged after 3 hours instead of 10 days (``gc_grace_seconds``), so a
     scan never walks more than a few hours of deletes."""
 
-    @property
+    # Derived once: every row written or read asks (a frozen dataclass keeps them in its
+    # __dict__), and a table hashes by its name (the stores key caches by table).
+    @functools.cached_property
     def primary_key(self) -> tuple[str, ...]:
         return self.partition_key + self.clustering_key
 
-    @property
+    @functools.cached_property
     def column_names(self) -> tuple[str, ...]:
         return tuple(column.name for column in self.columns)
 
-    @property
+    @functools.cached_property
     def value_columns(self) -> tuple[str, ...]:
         return tuple(name for name in self.column_names if name not in self.primary_key)
+
+    def __hash__(self) -> int:
+        return hash(self.name)
 
     def column(self, name: str) -> Column:
         for column in self.columns:

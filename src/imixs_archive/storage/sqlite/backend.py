@@ -440,7 +440,7 @@ class SQLiteBackend(Backend):
 
     def _codec(self, table: Table) -> sql.Codec:
         codec = self._codecs.get(table.name)
-        if codec is None or codec.table != table:
+        if codec is None or (codec.table is not table and codec.table != table):
             raise KeyError(f"{table.name} is not a table of this store")
         return codec
 
