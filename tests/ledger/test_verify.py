@@ -238,24 +238,34 @@ def test_a_log_rewritten_and_signed_with_another_key_is_found(
     assert any("are not those the witness folder's" in p for p in report.problems)
 
 
-def test_an_older_copy_of_the_store_put_back_is_found(tmp_path: Path, settings: Settings) -> None:
-    """A copy taken at three snapshots, the archive grows to six, the copy is put back:
-    the witness folder (or a checkpoint the auditor kept) signed six."""
-    store = tmp_path / "store"
+def _put_back_older_copy(
+    store: Path, settings: Settings, kept_steps: range, later_steps: range
+) -> str:
+    """Store and sign ``kept_steps``, copy the store, store and sign ``later_steps``, put
+    the copy back; the checkpoint the later log had."""
     with SQLiteBackend(store) as backend, Archive(backend) as archive:
-        for step in range(3):
+        for step in kept_steps:
             archive.store(make_snapshot(step))
         with Sequencer(archive, settings) as sequencer:
             sequencer.drain(checkpoint=True)
-    shutil.copytree(store, tmp_path / "copy")
+    copy = store.with_name("copy")
+    shutil.copytree(store, copy)
     with SQLiteBackend(store) as backend, Archive(backend) as archive:
-        for step in range(3, 6):
+        for step in later_steps:
             archive.store(make_snapshot(step))
         with Sequencer(archive, settings) as sequencer:
             sequencer.drain(checkpoint=True)
             kept = sequencer.tree().checkpoint  # type: ignore[union-attr]
     shutil.rmtree(store)
-    shutil.copytree(tmp_path / "copy", store)
+    shutil.copytree(copy, store)
+    return kept
+
+
+def test_an_older_copy_of_the_store_put_back_is_found(tmp_path: Path, settings: Settings) -> None:
+    """A copy taken at three snapshots, the archive grows to six, the copy is put back:
+    the witness folder (or a checkpoint the auditor kept) signed six."""
+    store = tmp_path / "store"
+    kept = _put_back_older_copy(store, settings, range(3), range(3, 6))
     with SQLiteBackend(store) as backend, Archive(backend) as archive:
         report = _verify(archive, settings)
         assert not report.ok
@@ -273,19 +283,7 @@ def test_an_older_copy_put_back_and_grown_past_the_witness_is_found(
     sequencer says why), and verify finds the log's first five entries are not those the
     witness signed."""
     store = tmp_path / "store"
-    with SQLiteBackend(store) as backend, Archive(backend) as archive:
-        for step in range(3):
-            archive.store(make_snapshot(step))
-        with Sequencer(archive, settings) as sequencer:
-            sequencer.drain(checkpoint=True)
-    shutil.copytree(store, tmp_path / "copy")
-    with SQLiteBackend(store) as backend, Archive(backend) as archive:
-        for step in range(3, 5):
-            archive.store(make_snapshot(step))
-        with Sequencer(archive, settings) as sequencer:
-            sequencer.drain(checkpoint=True)
-    shutil.rmtree(store)
-    shutil.copytree(tmp_path / "copy", store)
+    _put_back_older_copy(store, settings, range(3), range(3, 5))
     witness = Path(str(settings.ledger_witness_dir))
     before = sorted(path.name for path in witness.iterdir())
     with SQLiteBackend(store) as backend, Archive(backend) as archive:

@@ -14,7 +14,10 @@ chunk at every cut (about a tenth more scanning).
 
 Parameters: pieces are 32 KiB to 1 MiB (a small Cassandra cell), about 160 KiB on
 average (pyfastcdc's average is ``avg_size + min_size``). Pieces are identified by their
-SHA-256, so changing these parameters later only costs deduplication, never correctness.
+SHA-256, so changing these parameters would cost deduplication, not the stored data's
+correctness; but a file's digest (``archive_files.digest``, the digest over its pieces'
+SHA-256s) depends on where they cut, and the ledger logs that digest for every file
+(docs/ledger.md): they are fixed for the life of an archive.
 """
 
 from __future__ import annotations

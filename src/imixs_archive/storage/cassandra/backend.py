@@ -236,11 +236,16 @@ class CassandraBackend(Backend):
 
     # --- the storage contract ---
 
-    def put(self, table: Table, rows: Iterable[Mapping[str, Any]]) -> int:
+    def _insert(self, table: Table) -> Any:
+        """The prepared insert of ``table`` (prepared once)."""
         statement = self._inserts.get(table.name)
         if statement is None:
             statement = self._statement(cql.insert(self._keyspace, table), write=True)
             self._inserts[table.name] = statement
+        return statement
+
+    def put(self, table: Table, rows: Iterable[Mapping[str, Any]]) -> int:
+        statement = self._insert(table)
         what = f"writing {table.name}"
         window: dict[Future[Any], tuple[list[list[Any]], int]] = {}
         written = 0
@@ -261,10 +266,7 @@ class CassandraBackend(Backend):
         return written
 
     def put_soon(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> Callable[[], None]:
-        statement = self._inserts.get(table.name)
-        if statement is None:
-            statement = self._statement(cql.insert(self._keyspace, table), write=True)
-            self._inserts[table.name] = statement
+        statement = self._insert(table)
         what = f"writing {table.name}"
         window: dict[Future[Any], tuple[list[list[Any]], int]] = {}
         for group in _requests(table, rows, self._clock):
