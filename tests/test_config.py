@@ -44,7 +44,7 @@ def test_target_stores() -> None:
     cluster = settings_for_store(load_settings({}), "cassandra://db1:9042,db2/archive_copy")
     assert cluster.cluster_contactpoints == "db1:9042,db2"
     assert cluster.cluster_keyspace == "archive_copy"
-    for bad in ("cassandra://db1", "cassandra:///ks", " "):
+    for bad in ("cassandra://db1", "cassandra:///ks", " ", "cassandra:/ks", "cassandra:ks"):
         with pytest.raises(ConfigError):
             settings_for_store(base, bad)
 

@@ -27,16 +27,46 @@ def _bool(text: str) -> bool:
     raise ValueError(f"expected true or false, got {text!r}")
 
 
-_DURATION = re.compile(r"\s*([0-9]+)\s*(ms|s|m|min|h)?\s*", re.IGNORECASE)
-_UNIT_MS = {"": 1, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000}
+_DURATION = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|min|h|d)?\s*", re.IGNORECASE)
+_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+DURATION_UNITS = "ms, s, m, h or d"
+
+
+def _duration_ms(text: str, bare: str) -> float:
+    """Milliseconds of a duration: a number in the unit ``bare`` (``ms`` or ``s``), or a
+    number with a unit (``500ms``, ``30s``, ``5m``, ``24h``, ``7d``)."""
+    match = _DURATION.fullmatch(text)
+    if match is None:
+        what = "milliseconds" if bare == "ms" else "seconds"
+        raise ValueError(f"expected {what} or a number with {DURATION_UNITS}, got {text!r}")
+    return float(match[1]) * _UNIT_MS[(match[2] or bare).lower()]
 
 
 def _millis(text: str) -> int:
     """Milliseconds: a number, or a number with a unit (``300s``, ``2m``, ``500ms``, ``24h``)."""
-    match = _DURATION.fullmatch(text)
-    if match is None:
-        raise ValueError(f"expected milliseconds or a number with ms, s, m or h, got {text!r}")
-    return int(match[1]) * _UNIT_MS[(match[2] or "").lower()]
+    return round(_duration_ms(text, "ms"))
+
+
+def _seconds(text: str) -> float:
+    """Seconds: a number, or a number with a unit (``500ms``, ``30s``, ``5m``, ``1h``, ``1d``)."""
+    return _duration_ms(text, "s") / 1000
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise ValueError(f"expected a whole number, got {text!r}") from None
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text.strip())
+    except ValueError:
+        port = 0
+    if not 0 < port < 65536:
+        raise ValueError(f"expected a port number from 1 to 65535, got {text!r}")
+    return port
 
 
 def _timeout_millis(text: str) -> int:
@@ -44,7 +74,8 @@ def _timeout_millis(text: str) -> int:
     (``WORKFLOW_REST_READTIMEOUT=300``); a bare number below 1000 is refused rather than
     taken as a sub-second timeout."""
     millis = _millis(text)
-    if text.strip().isdigit() and 0 < millis < 1000:
+    bare = not text.strip()[-1:].isalpha()  # no unit given
+    if bare and 0 < float(text) < 1000:
         raise ValueError(
             f"{text.strip()} ms is implausibly short (the Java backup service reads this name "
             f"in seconds): write {text.strip()}s for seconds, or the value in milliseconds"
@@ -65,29 +96,39 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 def _log_level(text: str) -> str:
     level = text.strip().upper()
     if level not in LOG_LEVELS:
-        raise ValueError(f"{text!r} is not a level: {', '.join(LOG_LEVELS)}")
+        raise ValueError(f"expected one of {', '.join(LOG_LEVELS)}, got {text!r}")
     return level
 
 
 def _log_format(text: str) -> str:
     kind = text.strip().lower()
     if kind not in ("text", "json"):
-        raise ValueError(f"{text!r}: text or json")
+        raise ValueError(f"expected text or json, got {text!r}")
     return kind
 
 
 def _log_levels(text: str) -> str:
     for part in filter(None, (p.strip() for p in text.split(","))):
         name, sep, level = part.partition("=")
-        if not sep or not name.strip():
-            raise ValueError(f"{part!r} is not logger=LEVEL")
-        _log_level(level)
+        if not sep or not name.strip() or level.strip().upper() not in LOG_LEVELS:
+            raise ValueError(
+                "expected a comma list of logger=LEVEL (e.g. imixs_archive.sync=DEBUG), "
+                f"got {part!r}"
+            )
     return text.strip()
+
+
+_DURATION_HELP: dict[Callable[[str], Any], str] = {
+    _seconds: " A duration: a bare number is seconds; or with a unit: 500ms, 30s, 5m, 1h, 1d.",
+    _millis: " A duration: a bare number is milliseconds; or with a unit: 500ms, 30s, 5m, 1h, 1d.",
+    _timeout_millis: " A duration: a bare number is milliseconds; or with a unit: 30s, 5m.",
+}
 
 
 def _setting(
     env: str, default: Any, help: str, parse: Callable[[str], Any] = str, secret: bool = False
 ) -> Any:
+    help += _DURATION_HELP.get(parse, "")
     return field(
         default=default, metadata={"env": env, "help": help, "parse": parse, "secret": secret}
     )
@@ -163,25 +204,25 @@ class Settings:
     cluster_request_timeout: float = _setting(
         "ARCHIVE_CLUSTER_REQUEST_TIMEOUT",
         30.0,
-        "Seconds before a Cassandra request times out.",
-        float,
+        "Time before a Cassandra request times out.",
+        _seconds,
     )
     cluster_write_concurrency: int = _setting(
         "ARCHIVE_CLUSTER_WRITE_CONCURRENCY",
         8,
         "Piece writes (and reads ahead) in flight at once. Bounds memory: each piece is at "
         "most 1 MiB, held about twice while in flight (8: under 20 MiB).",
-        int,
+        _int,
     )
     cluster_retries: int = _setting(
-        "ARCHIVE_CLUSTER_RETRIES", 5, "Attempts for a request that timed out.", int
+        "ARCHIVE_CLUSTER_RETRIES", 5, "Attempts for a request that timed out.", _int
     )
     cluster_protocol_version: int = _setting(
         "ARCHIVE_CLUSTER_PROTOCOL_VERSION",
         4,
         "Native protocol version spoken to Cassandra, pinned rather than negotiated "
         "(4: Cassandra 2.2 and later, ScyllaDB; 5: Cassandra 4.0 and later).",
-        int,
+        _int,
     )
 
     # --- the service: HTTP, access control (see docs/web.md) ---
@@ -190,7 +231,7 @@ class Settings:
         "127.0.0.1",
         "Address `serve` listens on. Any non-loopback address needs credentials configured.",
     )
-    http_port: int = _setting("ARCHIVE_HTTP_PORT", 8080, "Port `serve` listens on.", int)
+    http_port: int = _setting("ARCHIVE_HTTP_PORT", 8080, "Port `serve` listens on.", _port)
     access_log: bool = _setting(
         "ARCHIVE_ACCESS_LOG",
         True,
@@ -257,27 +298,27 @@ class Settings:
         "ARCHIVE_MAX_UPLOAD_MB",
         1024,
         "Largest request body accepted by POST /api/archive/snapshot (MiB); more gets 413.",
-        int,
+        _int,
     )
     request_timeout: float = _setting(
         "ARCHIVE_REQUEST_TIMEOUT",
         60.0,
-        "Seconds a request may work before its answer starts; past it the work stops and "
+        "Time a request may work before its answer starts; past it the work stops and "
         "the answer is 503 (0: no limit). Work also stops when the client goes away.",
-        float,
+        _seconds,
     )
     read_memory_mb: int = _setting(
         "ARCHIVE_READ_MEMORY_MB",
         1024,
         "Memory (MiB) that requests reading large snapshots (rows over 1 MiB) may take "
         "together; more wait their turn (within ARCHIVE_REQUEST_TIMEOUT).",
-        int,
+        _int,
     )
     min_free_mb: int = _setting(
         "ARCHIVE_MIN_FREE_MB",
         100,
         "Free disk space (MiB) the embedded store needs; with less, /readyz says not ready.",
-        int,
+        _int,
     )
     trusted_proxies: str = _setting(
         "ARCHIVE_TRUSTED_PROXIES",
@@ -302,16 +343,16 @@ class Settings:
     gc_grace: float = _setting(
         "ARCHIVE_GC_GRACE",
         86400.0,
-        "Seconds an unreferenced file or piece stays listed before `gc` removes it; longer "
+        "Time an unreferenced file or piece stays listed before `gc` removes it; longer "
         "than any ingest (one longer than half of it re-checks what it reused). The same "
         "value for every process on one store.",
-        float,
+        _seconds,
     )
     gc_interval: float = _setting(
         "ARCHIVE_GC_INTERVAL",
         3600.0,
-        "Seconds between the garbage collections `serve` runs (0: none; run `gc` instead).",
-        float,
+        "Time between the garbage collections `serve` runs (0: none; run `gc` instead).",
+        _seconds,
     )
     # --- the ledger (ledger/, docs/ledger.md) ---
     ledger_key: str = _setting(
@@ -331,13 +372,13 @@ class Settings:
         "ARCHIVE_LEDGER_CHECKPOINT_ENTRIES",
         1000,
         "A signed checkpoint at least every this many new log entries.",
-        int,
+        _int,
     )
     ledger_checkpoint_seconds: float = _setting(
         "ARCHIVE_LEDGER_CHECKPOINT_SECONDS",
         60.0,
-        "A signed checkpoint at least this often (seconds) while the log grows.",
-        float,
+        "A signed checkpoint at least this often while the log grows.",
+        _seconds,
     )
     ledger_witness_dir: str = _setting(
         "ARCHIVE_LEDGER_WITNESS_DIR",
@@ -348,9 +389,9 @@ class Settings:
     ledger_interval: float = _setting(
         "ARCHIVE_LEDGER_INTERVAL",
         5.0,
-        "Seconds between the ledger's sequencing rounds in `serve` and a running `sync` "
+        "Time between the ledger's sequencing rounds in `serve` and a running `sync` "
         "(0: none; `imixs-archive ledger checkpoint` sequences what is queued).",
-        float,
+        _seconds,
     )
     timezone: str = _setting(
         "ARCHIVE_TIMEZONE",
@@ -368,7 +409,7 @@ class Settings:
     retention_interval: int = _setting(
         "ARCHIVE_RETENTION_INTERVAL",
         0,
-        "serve applies ARCHIVE_RETENTION this often (ms, or 24h); 0: never (run "
+        "serve applies ARCHIVE_RETENTION this often (e.g. 24h); 0: never (run "
         "imixs-archive retention yourself).",
         _millis,
     )
@@ -409,14 +450,14 @@ class Settings:
     workflow_rest_connecttimeout: int = _setting(
         "WORKFLOW_REST_CONNECTTIMEOUT",
         10000,
-        "Connect timeout to the workflow (ms, or with a unit: 10s). A bare number below 1000 is "
-        "refused: the Java backup service reads this name in seconds.",
+        "Connect timeout to the workflow (e.g. 10s). A bare number below 1000 is refused: the "
+        "Java backup service reads this name in seconds.",
         _timeout_millis,
     )
     workflow_rest_readtimeout: int = _setting(
         "WORKFLOW_REST_READTIMEOUT",
         120000,
-        "Read timeout (ms, or with a unit: 300s): the longest pause between two pieces of an "
+        "Read timeout (e.g. 300s): the longest pause between two pieces of an "
         "answer. A bare number below 1000 is refused (seconds in the Java backup service).",
         _timeout_millis,
     )
@@ -427,15 +468,15 @@ class Settings:
         " (empty: the system's).",
     )
     workflow_sync_interval: int = _setting(
-        "WORKFLOW_SYNC_INTERVAL", 5000, "Pause between sync rounds when idle (ms).", _millis
+        "WORKFLOW_SYNC_INTERVAL", 5000, "Pause between sync rounds when idle.", _millis
     )
     workflow_sync_initialdelay: int = _setting(
-        "WORKFLOW_SYNC_INITIALDELAY", 30000, "Delay before the first sync round (ms).", _millis
+        "WORKFLOW_SYNC_INITIALDELAY", 30000, "Delay before the first sync round.", _millis
     )
     workflow_sync_deadlock: int = _setting(
         "WORKFLOW_SYNC_DEADLOCK",
         60000,
-        "A taken event not done after this (ms) is finished by any sync process (its holder "
+        "A taken event not done after this is finished by any sync process (its holder "
         "died or the workflow deleted the event); also the age sent with "
         "WORKFLOW_SYNC_RELEASE.",
         _millis,
@@ -463,27 +504,27 @@ class Settings:
     workflow_sync_catchup_lag: int = _setting(
         "WORKFLOW_SYNC_CATCHUP_LAG",
         300000,
-        "How far (ms) the catch-up stays behind the present: longer than the workflow's "
+        "How far the catch-up stays behind the present: longer than the workflow's "
         "longest transaction plus the clock difference between it and the archive.",
         _millis,
     )
     workflow_sync_workers: int = _setting(
-        "WORKFLOW_SYNC_WORKERS", 4, "Events archived concurrently by one sync process.", int
+        "WORKFLOW_SYNC_WORKERS", 4, "Events archived concurrently by one sync process.", _int
     )
     workflow_sync_maxattempts: int = _setting(
         "WORKFLOW_SYNC_MAXATTEMPTS",
         8,
         "Attempts at one event before it goes to the dead-letter list.",
-        int,
+        _int,
     )
     workflow_sync_retrydelay: int = _setting(
         "WORKFLOW_SYNC_RETRYDELAY",
         10000,
-        "Wait before retrying a failed event (ms); doubles with each attempt, at most 64x.",
+        "Wait before retrying a failed event; doubles with each attempt, at most 64x.",
         _millis,
     )
     workflow_sync_batch: int = _setting(
-        "WORKFLOW_SYNC_BATCH", 100, "Events read per round (maxCount).", int
+        "WORKFLOW_SYNC_BATCH", 100, "Events read per round (maxCount).", _int
     )
     backup_service_endpoint: str = _setting(
         "BACKUP_SERVICE_ENDPOINT",
@@ -499,7 +540,7 @@ class Settings:
     backup_ftp_host: str = _setting(
         "BACKUP_FTP_HOST", "", "FTPS server of the backup target (explicit TLS, as in Java)."
     )
-    backup_ftp_port: int = _setting("BACKUP_FTP_PORT", 21, "Port of the FTPS server.", int)
+    backup_ftp_port: int = _setting("BACKUP_FTP_PORT", 21, "Port of the FTPS server.", _port)
     backup_ftp_path: str = _setting(
         "BACKUP_FTP_PATH", "/", "Folder on the FTPS server holding the yyyy/MM tree (must exist)."
     )
@@ -632,14 +673,25 @@ def describe_settings() -> list[tuple[str, str, str]]:
     ]
 
 
+_URL_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")
+"""The start of a URL (``scheme:``); two letters at least, so ``C:\\store`` is a folder."""
+
+
 def settings_for_store(settings: Settings, target: str) -> Settings:
     """The same settings pointed at another store: a folder (embedded store) or
-    ``cassandra://host[:port][,host...]/keyspace`` (other cluster settings kept)."""
+    ``cassandra://host[:port][,host...]/keyspace`` (other cluster settings kept). A target
+    that starts like a URL (``scheme:``) and is not that one is refused, never taken for a
+    folder: ``cassandra:/ks`` would otherwise become a local store in ``./cassandra:/ks``."""
+    expected = "expected a folder or cassandra://host[:port]/keyspace"
     if target.startswith("cassandra://"):
         hosts, _, keyspace = target.removeprefix("cassandra://").partition("/")
-        if not hosts or not keyspace:
-            raise ConfigError(f"expected cassandra://host[:port]/keyspace, got {target!r}")
+        if not hosts or not keyspace or "/" in keyspace:
+            raise ConfigError(f"{expected}, got {target!r}")
         return replace(settings, cluster_contactpoints=hosts, cluster_keyspace=keyspace)
+    if _URL_LIKE.match(target):
+        raise ConfigError(
+            f"{expected}, got {target!r} (a folder whose name has a colon: write ./{target})"
+        )
     if not target.strip():
         raise ConfigError("no target store given")
     return replace(settings, cluster_contactpoints="", data_dir=Path(target))

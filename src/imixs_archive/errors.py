@@ -67,6 +67,13 @@ class StoreUnavailableError(StoreError):
     """The store is (temporarily) unreachable: callers pause and retry rather than drop work."""
 
 
+class TargetUnavailableError(ArchiveError):
+    """A backup target (the FTPS server) that cannot be reached or refuses the session:
+    the work stops at the first such failure rather than failing every item alike."""
+
+    exit_code = 6
+
+
 class LegalHoldError(ArchiveError):
     """A deletion refused because the process instance is under legal hold: nothing was
     changed (the web app answers 409 Conflict). ``why`` names the hold."""

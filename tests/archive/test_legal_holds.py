@@ -16,7 +16,7 @@ from imixs_archive.archive.holds import bytes_only_in, place_hold, release_hold
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.verify import verify
 from imixs_archive.cli import main
-from imixs_archive.errors import LegalHoldError
+from imixs_archive.errors import LegalHoldError, NotFoundError
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import TABLES
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
@@ -144,3 +144,31 @@ def test_the_bytes_a_delete_releases_count_the_files_of_snapshots_java_wrote(
     assert bytes_only_in(backend, [java_id]) == (1, len(own))
     ours = archive.store(make_snapshot(3, origin=OTHER, files={"x.bin": own[:5000]}))
     assert bytes_only_in(backend, [java_id, ours.snapshot_id]) == (2, len(own) + 5000)
+
+
+def test_a_hold_on_an_id_the_archive_does_not_hold_is_refused_unless_ahead(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A mistyped id is not "held" while the real instance stays unprotected: exit 4 and
+    nothing placed; ``--ahead`` holds it all the same and says so."""
+    store = tmp_path / "store"
+    with SQLiteBackend(store) as backend, Archive(backend) as archive:
+        snapshot_id = archive.store(make_snapshot(0)).snapshot_id
+    data = ["--data-dir", str(store)]
+    typo = ORIGIN[:-1] + "2"
+    for wrong in (typo, snapshot_id):
+        assert main(["legal-hold", "place", wrong, "--reason", "case 4711", *data]) == 4
+        out, err = capsys.readouterr()
+        assert out == "" and len(err.strip().splitlines()) == 1
+        assert "holds no snapshot of this process instance" in err and "--ahead" in err
+    assert f"its process instance is {ORIGIN}" in err
+    assert main(["legal-hold", "list", "--json", *data]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+    assert main(["legal-hold", "place", typo, "--reason", "case 4711", "--ahead", *data]) == 0
+    assert "ahead of its data" in capsys.readouterr().out
+    assert main(["legal-hold", "place", ORIGIN, "--reason", "case 4711", *data]) == 0
+    assert "ahead" not in capsys.readouterr().out
+    with SQLiteBackend(store) as backend, Archive(backend) as archive:
+        assert [h.uniqueid for h in archive.holds.list()] == sorted([ORIGIN, typo])
+        with pytest.raises(NotFoundError):
+            archive.holds.place(OTHER, "x", "mia", NOW)

@@ -67,7 +67,8 @@ def test_every_command_refuses_a_newer_store(
     open_archive(settings).close()
     with SQLiteBackend(tmp_path) as backend:
         backend.put(ARCHIVE_VERSIONS, [{**KEY, "version": 99, "written_by": "9.0"}])
-    for command in (["stats"], ["verify"], ["import", str(tmp_path / "none.xml")]):
+    sample = Path(__file__).resolve().parents[2] / "samples" / "ticket-1.xml"
+    for command in (["stats"], ["verify"], ["import", str(sample)]):
         assert main([*command, "--data-dir", str(tmp_path)]) == 6
         err = capsys.readouterr().err
         assert "written by imixs-archive 9.0 in a newer layout (version 99" in err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 import json
 from pathlib import Path
@@ -190,3 +191,27 @@ def test_aggregates_in_the_configured_zone_and_with_tz(
     monkeypatch.setenv("ARCHIVE_TIMEZONE", "Nowhere/Land")
     code, _, err = run(capsys, store, "analyze", "aggregates", "--from", FROM)
     assert code != 0 and "ARCHIVE_TIMEZONE" in err and "Traceback" not in err
+
+
+def test_aggregates_without_to_end_at_the_last_day_with_snapshots(
+    capsys: pytest.CaptureFixture[str], store: Path
+) -> None:
+    """Not a row of zeros for every day up to today (the README's own example printed a
+    thousand); empty days before the last with data stay: a time axis is a time axis."""
+    want = expected_days(PLANNED)
+    last = max(day for day, v in want.items() if v["total"][0])
+    code, out, err = run(capsys, store, "analyze", "aggregates", "--from", FROM, "--csv")
+    assert code == 0, err
+    periods = [row["period"] for row in csv.DictReader(io.StringIO(out))]
+    assert periods[0] == FROM and periods[-1] == last.isoformat()
+    assert len(periods) == (last - START).days + 1
+    code, out, _ = run(
+        capsys, store, "analyze", "aggregates", "--from", FROM, "--per", "total", "--json"
+    )
+    data = json.loads(out)
+    assert data["to"] == last.isoformat()
+    assert data["rows"][0]["period"] == f"{FROM}..{last.isoformat()}"
+    assert data["rows"][0]["snapshots"] == len(PLANNED)
+    after = (last + dt.timedelta(days=1)).isoformat()
+    code, out, err = run(capsys, store, "analyze", "aggregates", "--from", after)
+    assert code == 0 and len(out.splitlines()) == 1 and f"no snapshots from {after}" in err

@@ -142,7 +142,7 @@ def test_errors_are_messages_not_tracebacks(
     code, _, err = run(capsys, "list", "--data-dir", str(blocker))
     assert code == 4 and err.startswith("imixs-archive: no archive in")
     code, _, err = run(capsys, "import", "-", "--data-dir", str(blocker))
-    assert code == 6 and err.startswith("imixs-archive:")
+    assert code == 2 and err.startswith("imixs-archive:")  # a folder to correct, as for backup
     code, _, err = run(capsys, "import", str(tmp_path / "missing"), "--data-dir", str(store))
     assert code == 4 and "no such file or folder" in err
 

@@ -16,6 +16,7 @@ import pytest
 from imixs_archive.cli import main
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "demo_month.py"
+README = SCRIPT.parents[1] / "README.md"
 
 
 def _generate() -> bytes:
@@ -43,3 +44,16 @@ def test_the_demo_month_imports_and_shows_something(
     groups = json.loads(capsys.readouterr().out)["groups"]
     assert len(groups) >= 4 and sum(g["count"] for g in groups) >= 25
     assert main(["verify", "--data-dir", store]) == 0
+    capsys.readouterr()
+
+    # the README's counts are this data's
+    args = ["analyze", "aggregates", "--from", "2024-03-01", "--per", "month", "--json"]
+    assert main([*args, "--data-dir", store]) == 0
+    months = {r["period"]: r["snapshots"] for r in json.loads(capsys.readouterr().out)["rows"]}
+    readme = " ".join(README.read_text(encoding="utf-8").split())
+    said = (
+        f"{stats['snapshots']} snapshots of {stats['instances']} process instances in four "
+        f"workflow groups, {months['2024-04']} in April 2024 and {months['2024-05']} in May"
+    )
+    assert said in readme
+    assert set(months) == {"2024-03", "2024-04", "2024-05"}  # no month past the data

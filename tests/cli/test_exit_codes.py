@@ -47,6 +47,20 @@ def test_import_of_a_missing_file_is_4(
     assert "no such file or folder" in _err(capsys)
 
 
+def test_import_of_a_folder_with_nothing_to_import_is_4(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing found is not a success, and no archive is created for it."""
+    empty = tmp_path / "emptydir"
+    (empty / "sub").mkdir(parents=True)
+    (empty / "notes.txt").write_text("not an input")
+    monkeypatch.setenv("ARCHIVE_DATA_DIR", str(tmp_path / "store"))
+    assert main(["import", str(empty)]) == 4
+    err = _err(capsys)
+    assert err == f"imixs-archive: nothing to import: no .xml or .json files in {empty}\n"
+    assert not (tmp_path / "store").exists()
+
+
 @pytest.mark.parametrize("command", [["restore", "--uniqueid", "x"], ["sync", "--once"]])
 def test_a_missing_workflow_endpoint_is_2_for_restore_and_sync(
     store: Path, capsys: pytest.CaptureFixture[str], command: list[str]

@@ -3,6 +3,7 @@ on a schedule, and commands that only read refusing a folder that holds no archi
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import time
@@ -69,7 +70,7 @@ def test_gc_lists_then_removes_after_the_grace_period(
     assert code == 0 and dry["dry_run"] and dry["listed_files"] == 1
     assert dry["reclaimable_bytes"] == len(DATA)
     code, out, _ = run(capsys, "stats", "--json", "--data-dir", str(store))
-    assert json.loads(out)["reclaimable_bytes"] == 0  # a dry run lists nothing
+    assert json.loads(out)["reclaimable_bytes"] == len(DATA)  # unused, listed or not
     code, out, _ = run(capsys, "gc", "--data-dir", str(store))
     assert code == 0 and "listed 1 files" in out
     code, out, _ = run(capsys, "stats", "--json", "--data-dir", str(store))
@@ -89,6 +90,76 @@ def test_gc_lists_then_removes_after_the_grace_period(
         assert next(backend.scan(DOCUMENTS_DATA), None) is None
     code, out, _ = run(capsys, "verify", "--data-dir", str(store))
     assert code == 0 and f"{human_bytes(0)} reclaimable" in out
+
+
+def test_gc_stats_and_verify_agree_after_a_delete(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Snapshots stored, one deleted: at every step of the collection (listed, its file
+    removed, its pieces removed) the three name the same files, pieces and bytes."""
+    folder = tmp_path / "store"
+    shared, own = random.Random(5).randbytes(300_000), random.Random(6).randbytes(200_000)
+    with SQLiteBackend(folder) as backend, Archive(backend) as archive:
+        doomed = make_snapshot(0, files={"a.bin": own, "b.bin": shared})
+        archive.store(doomed)
+        archive.store(make_snapshot(1, files={"b.bin": shared}))
+        archive.store(make_snapshot(2, origin="0abcdef0-0000-4000-8000-000000000009"))
+        archive.delete(doomed["$uniqueid"][0])
+    monkeypatch.setenv("ARCHIVE_GC_GRACE", "60")
+    clock = _Clock()
+    monkeypatch.setattr(garbage, "time", clock)
+    data = ["--data-dir", str(folder)]
+    seen = []
+    for step in ("deleted", "listed", "file removed", "pieces removed"):
+        if step != "deleted":
+            clock.wait(61)
+            code, out, _ = run(capsys, "gc", "--json", *data)
+            gc = json.loads(out)
+            assert code == 0
+        code, out, _ = run(capsys, "stats", "--json", *data)
+        stats = json.loads(out)
+        code, out, _ = run(capsys, "verify", *data)
+        assert code == 0
+        unused = (stats["unused_files"], stats["unused_pieces"], stats["reclaimable_bytes"])
+        assert out.splitlines()[-1] == (
+            f"checked {stats['snapshots']} snapshots, {stats['files']} files, "
+            f"{stats['pieces']} pieces: clean; {unused[0]} files and {unused[1]} pieces "
+            f"unused, {human_bytes(unused[2])} reclaimable by gc"
+        ), step
+        if step == "deleted":
+            code, out, _ = run(capsys, "gc", "--dry-run", "--json", *data)
+            gc = json.loads(out)
+        assert (gc["unused_files"], gc["unused_pieces"], gc["reclaimable_bytes"]) == unused
+        seen.append((stats["files"], stats["pieces"], *unused))
+        assert stats["stored_bytes"] >= stats["reclaimable_bytes"]
+    pieces, own_pieces = seen[0][1], seen[0][3]
+    assert 0 < own_pieces < pieces
+    assert seen == [
+        (2, pieces, 1, own_pieces, len(own)),  # a.bin: only the deleted snapshot had it
+        (2, pieces, 1, own_pieces, len(own)),
+        (1, pieces, 0, own_pieces, len(own)),  # its pieces wait, listed in its stead
+        (1, pieces - own_pieces, 0, 0, 0),  # b.bin and its pieces stay
+    ]
+
+
+def test_stats_and_verify_count_a_piece_an_aborted_write_left(
+    capsys: pytest.CaptureFixture[str], store: Path
+) -> None:
+    """A piece no file refers to and the collector has not listed yet is stored and
+    reclaimable for both."""
+    loose = random.Random(8).randbytes(5_000)
+    with SQLiteBackend(store) as backend:
+        backend.put(DOCUMENTS_DATA, [{"data_id": hashlib.sha256(loose).hexdigest(), "data": loose}])
+    code, out, _ = run(capsys, "stats", "--json", "--data-dir", str(store))
+    stats = json.loads(out)
+    assert stats["reclaimable_bytes"] == len(DATA) + len(loose)
+    assert stats["unused_files"] == 1 and stats["unused_pieces"] >= 2
+    code, out, _ = run(capsys, "verify", "--data-dir", str(store))
+    assert code == 0
+    assert out.splitlines()[-1].endswith(
+        f"{stats['pieces']} pieces: clean; 1 files and {stats['unused_pieces']} pieces unused, "
+        f"{human_bytes(len(DATA) + len(loose))} reclaimable by gc"
+    )
 
 
 def test_serve_collects_on_a_schedule(store: Path) -> None:

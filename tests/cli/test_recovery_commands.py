@@ -42,3 +42,22 @@ def test_import_and_backup_with_worker_processes(
     with pytest.raises(SystemExit, match="2"):
         main([*args[:-1], "0"])
     assert "--jobs: must be at least 1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("target", ["cassandra:/oops", "cassandra:oops", "casandra://db/ks"])
+def test_export_refuses_a_target_that_is_not_a_valid_url(
+    target: str,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One slash missing is not a folder named ``cassandra:``: exit 2, nothing created."""
+    store = tmp_path / "store"
+    assert main(["import", str(SAMPLES), "--data-dir", str(store)]) == 0
+    capsys.readouterr()
+    monkeypatch.chdir(tmp_path)
+    assert main(["export", "--to", target, "--data-dir", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert "expected a folder or cassandra://host[:port]/keyspace" in err
+    assert len(err.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["store"]

@@ -9,6 +9,8 @@ import pytest
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli import main
+from imixs_archive.cli.output import human_bytes
+from imixs_archive.document.conventions import iter_files
 from imixs_archive.recovery.backup import backup
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from support.restore_data import archived_instances
@@ -106,3 +108,35 @@ def test_options_of_a_range_are_refused_elsewhere(
     assert main(["restore", mode, "x", *extra]) == 2
     assert "only apply to a range restore (--from)" in capsys.readouterr().err
     assert double.stats.requests == 0
+
+
+def test_dry_run_totals_the_sizes_it_lists(
+    double: WorkflowDouble, store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The last line's attachment bytes are the sum of the sizes each line shows."""
+    for args in (["--uniqueid", UID], ["--from", "2023-11-01", "--to", "2023-12-01"]):
+        _posts, out = _dry_run(double, capsys, *args)
+        lines = out.strip().splitlines()
+        sizes = [line.rsplit("(", 1)[1].rstrip(")") for line in lines[:-1]]
+        assert sizes and all(size != "0 B" for size in sizes)
+        with SQLiteBackend(store) as backend, Archive(backend) as archive:
+            expected = sum(
+                entry.size or 0
+                for sid in archive.list_instance(UID)
+                for entry in iter_files(archive.load(sid, with_files=False))
+            )
+        total = lines[-1].rsplit("; ", 1)[1]
+        assert total != "0 B of attachments"
+        if args[0] == "--uniqueid":
+            assert total == f"{human_bytes(expected)} of attachments"
+
+
+def test_restore_of_an_instance_the_archive_does_not_hold_is_not_found(
+    double: WorkflowDouble, store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for dry_run in (["--dry-run"], []):
+        assert main(["restore", "--uniqueid", "nope", *dry_run]) == 4
+        out, err = capsys.readouterr()
+        assert out == "" and len(err.strip().splitlines()) == 1
+        assert "nope: the archive holds no snapshot of this process instance" in err
+    assert double.stats.posts == 0

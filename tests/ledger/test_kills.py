@@ -360,7 +360,7 @@ def _queue_changes(archive: Archive, settings: Settings, grown: bool) -> Counter
         for step in (0, 1):
             archive.store(_doc(step))
             expected[STORED, _sid(_doc(step))] += 1
-        archive.holds.place(HELD, "case 4711", "mia", now)
+        archive.holds.place(HELD, "case 4711", "mia", now, ahead=True)
         expected[HOLD_PLACED, HELD] += 1
         _drain(archive, settings)
     for step in (2, 3, 4):
@@ -374,7 +374,7 @@ def _queue_changes(archive: Archive, settings: Settings, grown: bool) -> Counter
         archive.holds.release(HELD, "mia")
         expected[HOLD_RELEASED, HELD] += 1
     else:
-        archive.holds.place(HELD, "case 4711", "mia", now)
+        archive.holds.place(HELD, "case 4711", "mia", now, ahead=True)
         expected[HOLD_PLACED, HELD] += 1
     return expected
 

@@ -5,6 +5,8 @@ connection midway."""
 
 from __future__ import annotations
 
+import ftplib
+import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,7 +19,7 @@ from imixs_archive.cli import main
 from imixs_archive.config import load_settings
 from imixs_archive.document.model import Document
 from imixs_archive.document.xml_reader import read_xml_document
-from imixs_archive.errors import ArchiveError
+from imixs_archive.errors import ArchiveError, TargetUnavailableError
 from imixs_archive.recovery.backup import backup
 from imixs_archive.recovery.backup_ftps import BackupEvents, backup_to_ftps, restore_from_ftps
 from imixs_archive.recovery.ftps import MANIFEST, FtpsLocation, FtpsTarget
@@ -266,3 +268,49 @@ def test_serve_backs_up_what_the_sync_archives(
         assert not double.log, [entry.topic for entry in double.log.values()]
         (path,) = (ftps.root / "backup").rglob("0badcafe-*.xml")
         assert read_xml_document(path.read_bytes()) == live.archive.load(snapshot_id)
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_an_unreachable_target_stops_the_backup_at_the_first_failure(
+    double: WorkflowDouble,
+    archive: Archive,
+    client: WorkflowClient,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Not one identical failure per instance: one message, and the events stay."""
+    newest = archived_instances(double, archive, instances=3)
+    url = f"ftps://backup@127.0.0.1:{_closed_port()}/backup"
+    unreachable = FtpsLocation.from_settings(load_settings({}), url)
+    connects: list[object] = []
+    real_connect = ftplib.FTP_TLS.connect
+
+    def counted(self: ftplib.FTP_TLS, *args: object, **kwargs: object) -> str:
+        connects.append(args)
+        return real_connect(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ftplib.FTP_TLS, "connect", counted)
+    with FtpsTarget(unreachable) as target:
+        with pytest.raises(TargetUnavailableError, match=r"backup stopped: 0 written"):
+            backup_to_ftps(archive, target)
+        assert len(connects) == 1
+        for snapshot_id in newest.values():
+            client.put_event("snapshot.backup", snapshot_id)
+        done = BackupEvents(archive, client, target).run_round()
+        assert done.written == 0 and len(done.failed) == 1 and len(double.log) == 3
+    assert len(connects) == 2
+
+    store = tmp_path / "store"
+    with SQLiteBackend(store) as backend, Archive(backend) as copy:
+        archived_instances(double, copy, instances=3)
+    capsys.readouterr()
+    assert main(["backup", url, "--data-dir", str(store)]) == 6
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1 and "backup stopped" in captured.err, captured.err
+    assert captured.err.startswith(f"imixs-archive: FTPS {url}: ")

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from imixs_archive.config import Settings, load_settings
-from imixs_archive.errors import IntegrityError, StoreError, StoreUnavailableError
+from imixs_archive.errors import ConfigError, IntegrityError, StoreError, StoreUnavailableError
 from imixs_archive.storage.base import Row, key_of
 from imixs_archive.storage.factory import open_backend
 from imixs_archive.storage.model import (
@@ -450,9 +450,9 @@ def test_put_commits_in_byte_bounded_transactions(tmp_path: Path) -> None:
 def test_data_directory_that_cannot_be_created(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
-    with pytest.raises(StoreError, match="cannot create the data directory"):
+    with pytest.raises(ConfigError, match="cannot create the data directory"):
         SQLiteBackend(blocker / "store")
-    with pytest.raises(StoreError, match="cannot create the data directory"):
+    with pytest.raises(ConfigError, match="cannot create the data directory"):
         SQLiteBackend(blocker)
 
 
@@ -462,7 +462,7 @@ def test_data_directory_that_is_not_writable(tmp_path: Path) -> None:
     store.mkdir()
     store.chmod(0o500)
     try:
-        with pytest.raises(StoreError, match="is not writable"):
+        with pytest.raises(ConfigError, match="is not writable"):
             SQLiteBackend(store)
     finally:
         store.chmod(0o700)

@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from imixs_archive.cli import main
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from support.workflow_double import WorkflowDouble
 from web.live import BIG, PASSWORDS, LiveServer, credentials_env
 
@@ -56,6 +57,7 @@ def test_doctor_names_what_the_workflow_needs_and_that_call_works(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     env = {**credentials_env(), **workflow_env(basic_double)}
+    SQLiteBackend(tmp_path / "store").close()  # doctor finds an archive; it creates none
     code, out = doctor(
         monkeypatch,
         capsys,

@@ -78,6 +78,15 @@ class AggregateReport:
     unreadable: int = 0
     """Snapshots left out because they could not be read (``verify`` says why)."""
 
+    def drop_empty_tail(self) -> None:
+        """Leave out the days after the last one with snapshots (``last`` becomes that
+        day): a range open to today ends where the data does. Empty days before it stay
+        (a time axis is a time axis)."""
+        while self.days and self.days[-1].total.snapshots == 0:
+            self.days.pop()
+        if self.days:
+            self.last = self.days[-1].day
+
     def count(self, source: str) -> int:
         """How many days came from ``stored``, ``computed`` or ``live``."""
         return sum(1 for day in self.days if day.source == source)

@@ -15,8 +15,13 @@ from typing import Any
 from imixs_archive.archive import snapshot_reads as reads
 from imixs_archive.archive.ledger_books import LedgerBooks
 from imixs_archive.archive.ledger_entries import HOLD_PLACED, HOLD_RELEASED, Entry
-from imixs_archive.document.conventions import iter_files
-from imixs_archive.errors import ConfigError
+from imixs_archive.document.conventions import (
+    is_snapshot_id,
+    iter_files,
+    origin_id,
+    snapshot_millis,
+)
+from imixs_archive.errors import ConfigError, NotFoundError
 from imixs_archive.filestore.garbage import PIN
 from imixs_archive.filestore.reading import EMPTY_MD5
 from imixs_archive.jsonable import Jsonable
@@ -27,7 +32,9 @@ from imixs_archive.storage.model import (
     ARCHIVE_SNAPSHOT_FILES,
     DOCUMENTS,
     DOCUMENTS_DATA,
+    SNAPSHOTS,
     SNAPSHOTS_BY_DOCUMENT,
+    SNAPSHOTS_BY_UNIQUEID,
 )
 from imixs_archive.timezones import epoch_ms, from_epoch_ms, now_ms
 
@@ -135,6 +142,23 @@ def bytes_only_in(backend: Backend, snapshot_ids: Iterable[str]) -> tuple[int, i
     return files, size
 
 
+def holds_snapshots_of(backend: Backend, uniqueid: str) -> bool:
+    """Whether the archive holds a complete snapshot of the process instance."""
+    for row in backend.scan(SNAPSHOTS_BY_UNIQUEID, {"uniqueid": uniqueid}, columns=["snapshot"]):
+        if backend.get(SNAPSHOTS, {"snapshot": row["snapshot"]}, ["snapshot"]) is not None:
+            return True
+    return False
+
+
+def _not_held(uniqueid: str) -> str:
+    """Why a hold is refused: the id, and what it may be instead (how to ask for a hold
+    ahead of the data is the caller's to say: a flag, a box on a form)."""
+    hint = ""
+    if is_snapshot_id(uniqueid) and snapshot_millis(uniqueid):
+        hint = f" (a snapshot id? its process instance is {origin_id(uniqueid)})"
+    return f"{uniqueid}: the archive holds no snapshot of this process instance{hint}; nothing held"
+
+
 class Holds:
     """The legal holds of one archive (``Archive.holds``); each hold placed or released is
     an entry of the ledger, queued before the hold's row changes."""
@@ -150,13 +174,41 @@ class Holds:
     def list(self) -> list[Hold]:
         return list_holds(self._backend)
 
-    def place(self, uniqueid: str, reason: str, placed_by: str, now: dt.datetime) -> Hold:
+    def place(
+        self,
+        uniqueid: str,
+        reason: str,
+        placed_by: str,
+        now: dt.datetime,
+        *,
+        ahead: bool = False,
+    ) -> Hold:
+        """Hold a process instance the archive holds snapshots of: an id it holds none of
+        (unknown, mistyped, a snapshot id) is a ``NotFoundError`` and nothing is placed,
+        unless ``ahead`` (a hold placed ahead of the data it is to protect)."""
         target = uniqueid.strip()
+        if target and not ahead and not holds_snapshots_of(self._backend, target):
+            raise NotFoundError(_not_held(target))
         if target:
             by = placed_by or self._actor
             entry = Entry(HOLD_PLACED, target, epoch_ms(now), by, reason=reason.strip())
             self._ledger.enqueue(entry)
         return place_hold(self._backend, uniqueid, reason, placed_by, now)
+
+    def adopt(self, holds: Iterable[Hold]) -> int:
+        """Place the holds of another archive (an archive copied, ``recovery/export.py``)
+        with their reason, time and who placed them, also ahead of the data; a hold this
+        archive already has is kept as it is. The number placed."""
+        placed = 0
+        for hold in holds:
+            if self.get(hold.uniqueid) is None:
+                self.place(hold.uniqueid, hold.reason, hold.placed_by, hold.placed, ahead=True)
+                placed += 1
+        return placed
+
+    def holds_snapshots_of(self, uniqueid: str) -> bool:
+        """Whether the archive holds a complete snapshot of the process instance."""
+        return holds_snapshots_of(self._backend, uniqueid.strip())
 
     def release(self, uniqueid: str, released_by: str = "") -> bool:
         """Remove a hold; False when there was none."""

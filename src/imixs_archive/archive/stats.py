@@ -1,6 +1,13 @@
 """``stats``: what the archive holds, counted from the store itself (never from counters
 that a crash could have left wrong). Every count is one streaming pass over a table. The
-figures per day are the analytics' (``services/statistics.py`` adds them)."""
+figures per day are the analytics' (``services/statistics.py`` adds them).
+
+``stats``, ``verify`` and ``gc`` count the same things: ``files`` and ``pieces`` are what
+the store holds, in use or not (``verify`` checks each of them); of them ``unused_files``
+and ``unused_pieces`` are what collections free, and ``reclaimable_bytes`` their bytes
+(``filestore/gc.py``: :func:`unused_now`). ``stored_bytes`` are the bytes of every stored
+piece, reclaimable ones included; a delete changes none of these but the unused ones,
+a collection that removes them lowers them all."""
 
 from __future__ import annotations
 
@@ -8,13 +15,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from imixs_archive.document.conventions import METADATA_ID
-from imixs_archive.filestore.gc import listed_bytes
+from imixs_archive.filestore.gc import unused_now
+from imixs_archive.filestore.reading import is_hashed
 from imixs_archive.jsonable import Jsonable
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,
     ARCHIVE_PIECE_REFS,
     ARCHIVE_SNAPSHOT_FILES,
+    DOCUMENTS_DATA,
     SNAPSHOTS,
     SNAPSHOTS_BY_UNIQUEID,
 )
@@ -25,16 +34,21 @@ class Stats(Jsonable):
     snapshots: int = 0
     instances: int = 0
     files: int = 0
+    """Files stored (in use or not)."""
     pieces: int = 0
+    """Pieces stored (in use or not)."""
+    unused_files: int = 0
+    """Of the files: those no snapshot uses (collections remove them)."""
+    unused_pieces: int = 0
+    """Of the pieces: those only unused files use, or no file uses."""
     logical_bytes: int = 0
     """Attachment bytes as the snapshots carry them (a file in 10 snapshots counts 10 times)."""
     file_bytes: int = 0
     """Bytes of the distinct files."""
     stored_bytes: int = 0
-    """Bytes of the distinct pieces: what attachments really take."""
+    """Bytes of the stored pieces: what attachments really take (reclaimable included)."""
     reclaimable_bytes: int = 0
-    """Bytes the collector has listed as unused (as of its last run; ``verify`` counts
-    everything unused now)."""
+    """Bytes of the unused pieces: what collections free (as ``verify`` and ``gc`` say)."""
 
     @property
     def dedup_ratio(self) -> float:
@@ -56,13 +70,20 @@ def collect_stats(backend: Backend) -> Stats:
     stats.file_bytes = sum(sizes.values())
     for row in backend.scan(ARCHIVE_SNAPSHOT_FILES, columns=["md5"]):
         stats.logical_bytes += sizes.get(row["md5"], 0)
-    last = None
+    last, referenced = None, 0
     for row in backend.scan(ARCHIVE_PIECE_REFS):
         if row["data_id"] != last:
-            stats.pieces += 1
+            referenced += 1
             stats.stored_bytes += row["size"]
             last = row["data_id"]
-    stats.reclaimable_bytes = listed_bytes(backend)
+    hashed = 0
+    for row in backend.scan(DOCUMENTS_DATA, columns=["data_id"]):
+        stats.pieces += 1
+        hashed += is_hashed(row["data_id"])
+    unused = unused_now(backend, orphans=max(hashed - referenced, 0))
+    stats.unused_files, stats.unused_pieces = unused.files, unused.pieces
+    stats.reclaimable_bytes = unused.bytes
+    stats.stored_bytes += unused.loose_bytes  # pieces no file refers to: not in the refs
     return stats
 
 

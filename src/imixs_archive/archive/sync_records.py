@@ -264,8 +264,27 @@ class SyncRecords:
     """The sync's books of one archive (``Archive.sync_records``)."""
 
     def __init__(self, backend: Backend) -> None:
+        self.backend = backend
         self.claims = ClaimBook(backend)
         self.failures = FailureBook(backend)
         self.gone = GoneBook(backend)
         self.progress = ProgressBook(backend)
         self.instances = InstanceBook(backend)
+
+    def adopt(self, other: SyncRecords) -> int:
+        """Copy the records of another archive that say what its sync knows (an archive
+        copied, ``recovery/export.py``): failed events and dead letters, snapshots gone,
+        the catch-up point and the ranges it skipped; a row this archive already has (the
+        same key) is kept as it is. Claims and process counters belong to running
+        processes and are not copied. The number of rows copied."""
+        copied = 0
+        for table, key in (
+            (ARCHIVE_SYNC_FAILURES, "event_id"),
+            (ARCHIVE_SYNC_GONE, "ref"),
+            (ARCHIVE_SYNC_PROGRESS, "name"),
+        ):
+            for row in other.backend.scan(table):
+                if self.backend.get(table, {key: row[key]}, [key]) is None:
+                    self.backend.put(table, [dict(row)])
+                    copied += 1
+        return copied

@@ -16,7 +16,7 @@ from imixs_archive.archive.snapshot_reads import snapshot_file_keys
 from imixs_archive.archive.snapshot_xml import parse_stored, read_stored, seal_row
 from imixs_archive.document.conventions import METADATA_ID, modified_day, origin_id
 from imixs_archive.errors import ArchiveError, IntegrityError
-from imixs_archive.filestore.gc import unused_files
+from imixs_archive.filestore.gc import unused_now
 from imixs_archive.filestore.reading import EMPTY_MD5, pieces_digest
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.model import (
@@ -45,7 +45,14 @@ class VerifyReport:
     problems: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     reclaimable_bytes: int = 0
-    """Bytes of pieces no file uses plus those only unused files use (``gc`` frees them)."""
+    """Bytes of pieces no file uses plus those only unused files use (``gc`` frees them;
+    ``filestore/gc.py``: :func:`unused_now`, as ``stats`` and ``gc`` count them)."""
+    unused_files: int = 0
+    """Of the files checked: those no snapshot uses."""
+    unused_pieces: int = 0
+    """Of the pieces checked: those only unused files use, or no file uses."""
+    loose_pieces: int = 0
+    """Pieces no file refers to, met in the pass over the pieces."""
 
     @property
     def ok(self) -> bool:
@@ -63,7 +70,9 @@ def verify(backend: Backend, progress: Progress | None = None) -> VerifyReport:
     keys = _check_snapshots(backend, report, tick)
     _check_files(backend, keys, report, tick)
     _check_incomplete(backend, report)
-    report.reclaimable_bytes += sum(size for _key, size in unused_files(backend))
+    unused = unused_now(backend, orphans=report.loose_pieces)
+    report.unused_files, report.unused_pieces = unused.files, unused.pieces
+    report.reclaimable_bytes = unused.bytes
     if report.unverified:
         report.warnings.append(
             f"{report.unverified} snapshot row(s) had no digest (written by the Java service "
@@ -91,7 +100,7 @@ def _check_pieces(backend: Backend, report: VerifyReport, tick: Progress) -> Non
             SHA256_ID.match(data_id)
             and next(backend.scan(ARCHIVE_PIECE_REFS, {"data_id": data_id}, limit=1), None) is None
         ):
-            report.reclaimable_bytes += len(row["data"])
+            report.loose_pieces += 1
             report.warnings.append(
                 f"piece {data_id}: no file uses it (an aborted write, or a file removed by "
                 "gc: the next gc runs remove it)"

@@ -18,7 +18,7 @@ import traceback
 from collections.abc import Sequence
 from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from imixs_archive import __version__
 from imixs_archive.errors import ArchiveError
@@ -74,9 +74,39 @@ def _command_at(argv: Sequence[str]) -> int | None:
     return None
 
 
+_PARSED_BY = "_usage_parser"
+
+
+class Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose usage errors are one line, as every error of this CLI:
+    ``imixs-archive import: error: ... (see imixs-archive import --help)``, exit 2. The
+    parsers of the commands are of this class too (``add_subparsers`` makes them so)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if not hasattr(parsed, _PARSED_BY):  # the innermost (sub)command's parser
+            setattr(parsed, _PARSED_BY, self)
+        return parsed, extras
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        parsed, extras = self.parse_known_args(args, namespace)
+        parser: argparse.ArgumentParser = getattr(parsed, _PARSED_BY, self)
+        delattr(parsed, _PARSED_BY)
+        if extras:  # named by the command they were given to
+            parser.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command; with ``command`` (a known one) of that one only."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="imixs-archive",
         description="Archive Imixs-Workflow snapshots on SQLite or Cassandra.",
     )

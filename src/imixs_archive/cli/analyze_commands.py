@@ -107,7 +107,12 @@ def _register_aggregates(
         help="snapshots, instances, new files and bytes per day",
     )
     p.add_argument("--from", dest="from_day", type=day_arg, required=True, help="first day (--tz)")
-    p.add_argument("--to", dest="to_day", type=day_arg, help="last day (--tz; default today)")
+    p.add_argument(
+        "--to",
+        dest="to_day",
+        type=day_arg,
+        help="last day (--tz; default: the last day with snapshots)",
+    )
     p.add_argument("--by", choices=list(DIMENSIONS), help="one line per value of this item")
     p.add_argument("--per", choices=PERIODS, default="day", help="period of a line (day)")
     p.add_argument("--recompute", action="store_true", help="recompute stored days")
@@ -161,6 +166,11 @@ def cmd_aggregates(args: argparse.Namespace, ctx: Context) -> int:
     tz = _zone(args, ctx)
     last = args.to_day or dt.datetime.now(tz).date()
     check_range(args.from_day, last)
+    only_days = None
+    if args.to_day is None:  # the UTC days the index has: the others are empty, not read
+        around = dt.timedelta(days=1)
+        found = ctx.archive.days_with_snapshots(args.from_day - around, last + around)
+        only_days = set(found)
     report = aggregate_days(
         ctx.archive,
         args.from_day,
@@ -169,7 +179,12 @@ def cmd_aggregates(args: argparse.Namespace, ctx: Context) -> int:
         workers=args.workers,
         recompute=args.recompute,
         tz=tz,
+        only_days=only_days,
     )
+    if args.to_day is None:  # up to the last day with snapshots, not to today
+        report.drop_empty_tail()
+        if not report.days:
+            print(f"no snapshots from {args.from_day} to {last}", file=sys.stderr)
     if args.json:
         print(json.dumps(report.to_json(args.by, args.per), indent=2))
         return 0

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
 from imixs_archive.archive.snapshots import Archive
@@ -28,7 +28,7 @@ from imixs_archive.document.conventions import iter_files, modified_time
 from imixs_archive.document.json_codec import to_json
 from imixs_archive.document.model import BinaryStream
 from imixs_archive.document.xml_writer import iter_xml
-from imixs_archive.errors import ConfigError, LegalHoldError
+from imixs_archive.errors import ConfigError, LegalHoldError, NotFoundError
 from imixs_archive.runtime import open_archive
 from imixs_archive.services.importer import import_in_workers, import_sources
 from imixs_archive.services.sources import find_sources
@@ -69,7 +69,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser("delete", parents=[common], help="delete snapshots and unused files")
     p.add_argument("snapshot_ids", nargs="+", metavar="SNAPSHOT_ID")
-    p.set_defaults(handler=cmd_delete)
+    p.set_defaults(handler=cmd_delete, reads_only=True)  # nothing to delete from no archive
 
     p = sub.add_parser("verify", parents=[common], help="check every piece, file and reference")
     p.set_defaults(handler=cmd_verify, reads_only=True)
@@ -110,8 +110,11 @@ SPREAD_FROM_BYTES = 32 * 1024 * 1024
 
 
 def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
-    archive = ctx.archive  # the store exists (created) before any worker opens it
     sources = find_sources(args.paths)
+    if not sources:  # folders without one input: a wrong path, not a success
+        named = ", ".join(args.paths)
+        raise NotFoundError(f"nothing to import: no .xml or .json files in {named}")
+    archive = ctx.archive  # the store exists (created) before any worker opens it
     total = sum(source.size or 0 for source in sources)
     workers = spread(args, ctx, least=2)
     in_workers = (
@@ -250,8 +253,7 @@ def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
     unverified = f" ({report.unverified} without a digest)" if report.unverified else ""
     print(
         f"checked {report.snapshots} snapshots{unverified}, {report.files} files, "
-        f"{report.pieces} pieces: {verdict}; {human_bytes(report.reclaimable_bytes)} "
-        "reclaimable by gc"
+        f"{report.pieces} pieces: {verdict}; {_unused(report)}"
     )
     return 0 if report.ok else 5
 
@@ -270,10 +272,26 @@ def cmd_gc(args: argparse.Namespace, ctx: Context) -> int:
         f"removed by a run {ctx.settings.gc_grace:g} s later; {report.waiting} listed "
         f"earlier still waiting; {report.kept} in use again"
     )
-    print(f"reclaimable: {human_bytes(report.reclaimable_bytes)}")
+    print(f"{'now' if args.dry_run else 'after this run'}: {_unused(report)}")
     for error in report.errors:
         print(f"error: {error}", file=sys.stderr)
     return 1 if report.errors else 0
+
+
+class _Unused(Protocol):
+    unused_files: int
+    unused_pieces: int
+
+    @property
+    def reclaimable_bytes(self) -> int: ...
+
+
+def _unused(counts: _Unused) -> str:
+    """What collections free, in the words ``verify``, ``gc`` and ``stats`` share."""
+    return (
+        f"{counts.unused_files} files and {counts.unused_pieces} pieces unused, "
+        f"{human_bytes(counts.reclaimable_bytes)} reclaimable by gc"
+    )
 
 
 def cmd_stats(args: argparse.Namespace, ctx: Context) -> int:
@@ -284,11 +302,11 @@ def cmd_stats(args: argparse.Namespace, ctx: Context) -> int:
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
-    for key in ("snapshots", "instances", "files", "pieces"):
-        print(f"{key:>14}: {data[key]}")
+    for key in ("snapshots", "instances", "files", "pieces", "unused_files", "unused_pieces"):
+        print(f"{key:>17}: {data[key]}")
     for key in ("logical_bytes", "file_bytes", "stored_bytes", "reclaimable_bytes"):
-        print(f"{key:>14}: {human_bytes(data[key])}")
-    print(f"{'dedup_ratio':>14}: {data['dedup_ratio']}")
+        print(f"{key:>17}: {human_bytes(data[key])}")
+    print(f"{'dedup_ratio':>17}: {data['dedup_ratio']}")
     if data["by_day"]:
         print(f"snapshots per day ({data['tz']}):")
     for day, count in data["by_day"].items():

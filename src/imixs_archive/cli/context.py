@@ -26,9 +26,11 @@ class Context:
     def __init__(
         self, settings: Settings, *, existing_store: bool = False, standby: Standby | None = None
     ) -> None:
-        """``existing_store``: the command only reads, so a missing store is an error
-        (exit 4) rather than an empty one created on the spot. ``standby``: workers started
-        ahead for this command (``cli.standby_workers``)."""
+        """``existing_store``: the command only reads, or changes only what an archive
+        holds (``delete``, ``retention``, ``legal-hold release``), so a missing store is
+        an error (exit 4) rather than an empty one created on the spot (the parser's
+        ``reads_only``; a command may set it before it opens the archive). ``standby``:
+        workers started ahead for this command (``cli.standby_workers``)."""
         self.settings = settings
         self.existing_store = existing_store
         self.standby = standby

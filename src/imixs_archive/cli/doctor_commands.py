@@ -98,6 +98,9 @@ def _configuration(settings: Settings, found: Diagnosis) -> None:
 def _store(open_archive: Callable[[], Archive], found: Diagnosis) -> None:
     try:
         state = open_archive().state.load()
+    except NotFoundError as exc:  # no archive there: said, not created
+        found.add("store", FAIL, f"{exc}; the first import, sync or serve creates one")
+        return
     except ArchiveError as exc:
         found.add("store", FAIL, str(exc))
         return
@@ -222,7 +225,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="read that user's password from standard input and check it",
     )
-    p.set_defaults(handler=cmd_doctor)
+    p.set_defaults(handler=cmd_doctor, reads_only=True)  # "no archive here" is a finding
 
 
 def cmd_doctor(args: argparse.Namespace, ctx: Context) -> int:

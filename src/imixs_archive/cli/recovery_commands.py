@@ -154,9 +154,10 @@ def _print_restore(report: RestoreReport, dry_run: bool) -> int:
         print(f"would restore {instance}: {snapshot_id} ({human_bytes(size)})")
     print_problems(failures=(f"{o}: {why}" for o, why in sorted(report.failed.items())))
     sent = f"{len(report.planned)} would be restored" if dry_run else f"{report.restored} restored"
+    size = report.planned_bytes if dry_run else report.bytes
     print(
         f"{sent}, {report.skipped} already current, {report.filtered} filtered out, "
-        f"{len(report.failed)} failed; {human_bytes(report.bytes)} of attachments"
+        f"{len(report.failed)} failed; {human_bytes(size)} of attachments"
         + (" (stopped)" if report.stopped else "")
     )
     return _exit_code(report.failed, report.corrupt)
@@ -202,6 +203,7 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
     print_problems(failures=summary.failures)
     print(
         f"{summary.copied} copied, {summary.present} already there, {summary.failed} failed; "
-        f"{human_bytes(summary.bytes_copied)} of attachments"
+        f"{human_bytes(summary.bytes_copied)} of attachments; {summary.holds} legal holds "
+        f"placed, {summary.sync_records} sync records copied"
     )
     return _exit_code(summary.failed, summary.corrupt)

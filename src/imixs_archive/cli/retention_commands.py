@@ -11,6 +11,7 @@ import sys
 
 from imixs_archive.cli.context import Context, store_options
 from imixs_archive.cli.output import human_bytes, print_table
+from imixs_archive.errors import NotFoundError
 from imixs_archive.services.retention import Policy, run_retention
 from imixs_archive.timezones import zone, zone_label
 
@@ -25,20 +26,25 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--dry-run", action="store_true", help="report what would go; delete nothing")
     p.add_argument("--policy", help="rules instead of ARCHIVE_RETENTION (group:X=10y,*=30y)")
     p.add_argument("--json", action="store_true", help="the report as JSON")
-    p.set_defaults(handler=cmd_retention)
+    p.set_defaults(handler=cmd_retention, reads_only=True)
 
     p = sub.add_parser("legal-hold", help="legal holds: instances retention never deletes")
     what = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     q = what.add_parser("place", parents=[common], help="hold a process instance")
     q.add_argument("uniqueid", metavar="UNIQUEID")
     q.add_argument("--reason", required=True, help="why (a case number, a court order)")
+    q.add_argument(
+        "--ahead",
+        action="store_true",
+        help="hold an instance the archive holds no snapshot of yet (ahead of its data)",
+    )
     q.set_defaults(handler=cmd_hold_place)
     q = what.add_parser("release", parents=[common], help="release a hold")
     q.add_argument("uniqueid", metavar="UNIQUEID")
-    q.set_defaults(handler=cmd_hold_release)
+    q.set_defaults(handler=cmd_hold_release, reads_only=True)
     q = what.add_parser("list", parents=[common], help="every hold")
     q.add_argument("--json", action="store_true", help="as JSON")
-    q.set_defaults(handler=cmd_hold_list)
+    q.set_defaults(handler=cmd_hold_list, reads_only=True)
 
 
 def cmd_retention(args: argparse.Namespace, ctx: Context) -> int:
@@ -78,8 +84,17 @@ def cmd_retention(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_hold_place(args: argparse.Namespace, ctx: Context) -> int:
-    hold = ctx.archive.holds.place(args.uniqueid, args.reason, _who(), dt.datetime.now(dt.UTC))
-    print(f"{hold.uniqueid}: held ({hold.reason})")
+    # An archive that is not there holds nothing: only a hold ahead of the data makes one.
+    ctx.existing_store = not args.ahead
+    holds = ctx.archive.holds
+    now = dt.datetime.now(dt.UTC)
+    try:
+        hold = holds.place(args.uniqueid, args.reason, _who(), now, ahead=args.ahead)
+    except NotFoundError as exc:
+        raise NotFoundError(f"{exc} (to hold it ahead of its data: --ahead)") from None
+    ahead = args.ahead and not holds.holds_snapshots_of(hold.uniqueid)
+    note = "; ahead of its data: the archive holds no snapshot of it yet" if ahead else ""
+    print(f"{hold.uniqueid}: held ({hold.reason}){note}")
     return 0
 
 

@@ -121,6 +121,8 @@ def _client(ctx: Context) -> WorkflowClient:
 
 
 def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
+    # Status and dead letters are read from an archive that is there: none is created.
+    ctx.existing_store = bool(args.status or args.retry or args.retry_all)
     if args.status:
         _print_status(sync_status(ctx.archive), as_json=args.json)
         return 0
@@ -156,8 +158,7 @@ def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _once(service: SyncService) -> int:
-    result = service.run_round()
-    service.save_counters()
+    result = service.once()
     counts = ", ".join(f"{n} {o.value}" for o, n in sorted(result.outcomes.items()) if n)
     print(f"{result.read} events read{': ' + counts if counts else ''}")
     if result.pause:

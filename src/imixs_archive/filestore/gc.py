@@ -63,7 +63,7 @@ CLOCK_SKEW_US = 60 * 1_000_000
 class GcReport(Jsonable):
     """What one collection did (or, in a dry run, would do)."""
 
-    JSON_SKIP = ("listed_bytes", "waiting_bytes")
+    JSON_SKIP = ("listed_bytes", "waiting_bytes", "unused_bytes")
     JSON_EXTRA = ("reclaimable_bytes",)
 
     dry_run: bool = False
@@ -79,11 +79,17 @@ class GcReport(Jsonable):
     kept: int = 0
     """Listed earlier and in use again: taken off the list."""
     errors: list[str] = field(default_factory=list)
+    unused_files: int = 0
+    """After the collection (a dry run: now), the files no snapshot uses ..."""
+    unused_pieces: int = 0
+    """... and the pieces only they use or no file uses (:func:`unused_now`, counted as
+    ``stats`` and ``verify`` count them)."""
+    unused_bytes: int = 0
 
     @property
     def reclaimable_bytes(self) -> int:
-        """Bytes that unreferenced files and pieces hold (freed by later collections)."""
-        return self.waiting_bytes + self.listed_bytes
+        """Bytes later collections free: those of the unused pieces, after this one."""
+        return self.unused_bytes
 
 
 def collect(
@@ -124,6 +130,10 @@ def collect(
         report.listed_bytes += size
         if not dry_run:
             put_on_list(backend, PIECE, data_id, size, now)
+    # After a run every piece no file refers to is listed; a dry run listed none of them.
+    unused = unused_now(backend, orphans=None if dry_run else 0)
+    report.unused_files, report.unused_pieces = unused.files, unused.pieces
+    report.unused_bytes = unused.bytes
     return report
 
 
@@ -221,6 +231,57 @@ def _orphan_pieces(backend: Backend) -> Iterator[tuple[str, int]]:
         piece = backend.get(DOCUMENTS_DATA, {"data_id": data_id})
         if piece is not None:
             yield data_id, len(piece["data"])
+
+
+@dataclass(frozen=True)
+class Unused:
+    """What collections free, as of now: the files no snapshot uses (``files``), and the
+    pieces (``pieces``, ``bytes``) that only those files use or that no file uses. What
+    ``stats``, ``verify`` and ``gc`` call reclaimable."""
+
+    files: int = 0
+    file_pieces: int = 0
+    """Pieces only unused files use (and their ``file_bytes``)."""
+    file_bytes: int = 0
+    loose_pieces: int = 0
+    """Pieces no file refers to (and their ``loose_bytes``): a removed file's, listed in
+    its stead, or an aborted write's."""
+    loose_bytes: int = 0
+
+    @property
+    def pieces(self) -> int:
+        return self.file_pieces + self.loose_pieces
+
+    @property
+    def bytes(self) -> int:
+        return self.file_bytes + self.loose_bytes
+
+
+def unused_now(backend: Backend, orphans: int | None = None) -> Unused:
+    """:class:`Unused`, counted now. ``orphans``: how many content-addressed pieces no
+    file refers to are stored, when the caller counted them (``stats``, ``verify``): they
+    are then read from the collector's list, where a collection puts them, and looked for
+    piece by piece only when the list holds fewer (an aborted write leaves one unlisted)."""
+    files = pieces = size = 0
+    for _key, own in _unused_file_pieces(backend):
+        files += 1
+        pieces += len(own)
+        size += sum(own)
+    found = [
+        (row["id"], int(row["size"]))
+        for row in backend.scan(ARCHIVE_GARBAGE)
+        if row["kind"] == PIECE and not piece_used(backend, row["id"])
+    ]
+    if orphans is None or sum(is_hashed(data_id) for data_id, _size in found) < orphans:
+        found += list(_orphan_pieces(backend))
+    return Unused(files, pieces, size, len(found), sum(piece for _id, piece in found))
+
+
+def _unused_file_pieces(backend: Backend) -> Iterator[tuple[str, list[int]]]:
+    """(key, sizes of the pieces only it holds) of every stored file no snapshot uses."""
+    for key in _file_keys(backend):
+        if not file_used(backend, key):
+            yield key, [piece for _data_id, piece in _own_pieces(backend, key)]
 
 
 def listed_bytes(backend: Backend) -> int:

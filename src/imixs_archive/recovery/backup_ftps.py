@@ -21,7 +21,7 @@ from pathlib import Path
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
-from imixs_archive.errors import ArchiveError, NotFoundError
+from imixs_archive.errors import ArchiveError, NotFoundError, TargetUnavailableError
 from imixs_archive.periodic import Periodic
 from imixs_archive.recovery.backup import BackupSummary, backup_path, newest_per_instance
 from imixs_archive.recovery.ftps import FtpsLocation, FtpsTarget
@@ -54,10 +54,19 @@ def backup_to_ftps(
     tz: dt.tzinfo = dt.UTC,
     overwrite: bool = False,
 ) -> BackupSummary:
+    """The newest snapshot of each instance to the FTPS tree. A target that cannot be
+    reached stops the backup at once (``TargetUnavailableError``, saying what was done):
+    every other instance would fail alike."""
     summary = BackupSummary()
     for snapshot_id in newest_per_instance(archive, first, last, tz):
         try:
             sent = put_snapshot(archive, target, snapshot_id, overwrite=overwrite)
+        except TargetUnavailableError as exc:
+            raise TargetUnavailableError(
+                f"{exc} (backup stopped: {summary.written} written, {summary.current} already "
+                f"current, {summary.failed} failed before it; run it again when the server "
+                "answers)"
+            ) from None
         except ArchiveError as exc:
             summary.failed += 1
             summary.failures.append(f"{snapshot_id}: {exc}")
@@ -147,7 +156,8 @@ def restore_from_ftps(
 ) -> TreeRestoreReport:
     """Post every snapshot of the FTPS tree the workflow lacks (``dry_run``: list them).
     A file that cannot be read (the connection dropped) is reported and the walk goes on
-    on a new connection."""
+    on a new connection; a new connection that cannot be had stops it
+    (``TargetUnavailableError``)."""
     report = TreeRestoreReport()
     for relative in list(target.backup_files()):
         if stop is not None and stop.is_set():
@@ -158,6 +168,10 @@ def restore_from_ftps(
                 target.retrieve(relative, spool)
                 spool.seek(0)
                 restore_stream(client, spool, report, dry_run=dry_run)
+            except TargetUnavailableError as exc:  # every other file would fail alike
+                raise TargetUnavailableError(
+                    f"{exc} (restore stopped: {report.restored} restored before it)"
+                ) from None
             except ArchiveError as exc:
                 report.failed.append(f"{relative}: {exc}")
         if on_progress is not None:

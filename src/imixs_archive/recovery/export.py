@@ -4,6 +4,23 @@ Snapshot by snapshot, files streamed from the source store through the target's 
 and hasher. Resumable: a snapshot the target already holds completely is skipped, and one
 whose copy died part-way is completed (archiving is idempotent). Verified as it goes: each
 file's MD5, and its digest where the source recorded it, must match on both sides.
+
+The archive's state travels with its snapshots (``docs/operations.md``, "Exporting to
+another store"):
+
+* **legal holds**, first (before any snapshot, so a copy that dies part-way never holds a
+  held instance unprotected), with their reason, time and who placed them, also holds
+  placed ahead of their data; a hold the target already has is kept;
+* the **service state** (the ``'0'`` document: sync point and counts, restore progress),
+  when the target has none yet;
+* the **sync's records**: failed events and dead letters, snapshots gone from the
+  workflow, the catch-up point and the ranges it skipped; rows the target has are kept.
+
+What does not travel: the ledger (the target logs its own: each snapshot copied is a
+stored entry, each hold a hold-placed entry, in a log of its own under its own key), the
+sync's claims and each sync process's counters (they belong to running processes: stop
+the sync before an export), the analytics' day figures (computed again from the
+snapshots), and files and pieces no snapshot refers to (garbage the collector removes).
 """
 
 from __future__ import annotations
@@ -24,12 +41,17 @@ class ExportSummary:
     failures: list[str] = field(default_factory=list)
     corrupt: int = 0
     """Of the failed: stored bytes that did not check out (an IntegrityError)."""
+    holds: int = 0
+    """Legal holds placed on the target (those it had are kept)."""
+    sync_records: int = 0
+    """The sync's records copied (failed events, dead letters, gone, catch-up progress)."""
 
 
 def export(
     source: Archive, target: Archive, on_snapshot: Callable[[str], None] | None = None
 ) -> ExportSummary:
     summary = ExportSummary()
+    summary.holds = target.holds.adopt(source.holds.list())  # first: nothing held goes bare
     for snapshot_id in source.iter_snapshot_ids():
         try:
             _copy(source, target, snapshot_id, summary)
@@ -44,6 +66,7 @@ def export(
     state = source.state.load()
     if len(state) and not len(target.state.load()):
         target.state.save(state)
+    summary.sync_records = target.sync_records.adopt(source.sync_records)
     return summary
 
 

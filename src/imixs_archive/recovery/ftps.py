@@ -26,7 +26,7 @@ from urllib.parse import unquote, urlsplit
 
 from imixs_archive.config import Settings
 from imixs_archive.document.conventions import snapshot_millis
-from imixs_archive.errors import ArchiveError, ConfigError
+from imixs_archive.errors import ArchiveError, ConfigError, TargetUnavailableError
 
 MANIFEST = ".imixs-archive-backup"
 BLOCK = 64 * 1024
@@ -112,7 +112,9 @@ class _PieceReader(io.RawIOBase):
 
 
 class FtpsTarget:
-    """One FTPS session (reconnected after a failure); every error is an ``ArchiveError``."""
+    """One FTPS session (reconnected after a failure); every error is an ``ArchiveError``,
+    a session that cannot be opened (unreachable, refused, login or TLS failing) a
+    ``TargetUnavailableError``."""
 
     def __init__(self, location: FtpsLocation) -> None:
         self.location = location
@@ -147,7 +149,7 @@ class FtpsTarget:
             ftp.voidcmd("TYPE I")
         except ftplib.all_errors as exc:
             ftp.close()
-            raise ArchiveError(f"FTPS {where}: {_reason(exc)}") from None
+            raise TargetUnavailableError(f"FTPS {where}: {_reason(exc)}") from None
         self._ftp = ftp
         return ftp
 

@@ -97,7 +97,8 @@ def matches(doc: Document, filters: tuple[Filter, ...], *, strict: bool = False)
 
 @dataclass
 class RestoreReport:
-    """Counts and what failed; ``planned`` lists (instance, snapshot, bytes) in a dry run."""
+    """Counts and what failed; ``planned`` lists (instance, snapshot, bytes) in a dry run.
+    ``bytes``: the attachments sent (a dry run sends none: ``planned_bytes``)."""
 
     restored: int = 0
     skipped: int = 0
@@ -109,6 +110,11 @@ class RestoreReport:
     planned: list[tuple[str, str, int]] = field(default_factory=list)
     stopped: bool = False
     point: dt.date | None = None
+
+    @property
+    def planned_bytes(self) -> int:
+        """The attachments a dry run would send: the sum of the sizes in ``planned``."""
+        return sum(size for _origin, _snapshot, size in self.planned)
 
 
 Progress = Callable[[RestoreReport], None]
@@ -216,9 +222,13 @@ class Restorer:
 
     def restore_instance(self, origin: str, *, dry_run: bool = False) -> RestoreReport:
         """Every archived snapshot of one instance the workflow does not hold, oldest first;
-        ``dry_run`` lists them in ``planned`` and sends nothing."""
+        ``dry_run`` lists them in ``planned`` and sends nothing. An instance the archive
+        holds no snapshot of is a ``NotFoundError`` (a mistyped id restores nothing)."""
         report = RestoreReport()
-        for snapshot_id in self.archive.list_instance(origin, newest_first=False):
+        snapshot_ids = self.archive.list_instance(origin, newest_first=False)
+        if not snapshot_ids:
+            raise NotFoundError(f"{origin}: the archive holds no snapshot of this process instance")
+        for snapshot_id in snapshot_ids:
             if self.stop.is_set():
                 report.stopped = True
                 break

@@ -123,7 +123,7 @@ def plan_json(report: RestoreReport) -> dict[str, Any]:
     planned = sorted(report.planned)
     return {
         "planned_count": len(planned),
-        "planned_bytes": sum(size for _o, _s, size in planned),
+        "planned_bytes": report.planned_bytes,
         "planned": [
             {"instance": origin, "snapshot": snapshot_id, "bytes": size}
             for origin, snapshot_id, size in planned[:MAX_PLANNED]

@@ -260,6 +260,15 @@ class SyncService:
             self._walker.join()
         self._stopped()
 
+    def once(self) -> RoundResult:
+        """One round and no more (``sync --once``). Its outcome is saved as the process's
+        state, so the Monitor and ``sync --status`` show a finished round, not a process
+        still "starting"."""
+        result = self.run_round()
+        self.counters.wait("", 0, once_state(result))
+        self.save_counters()
+        return result
+
     def _stopped(self) -> None:
         self.counters.wait("", 0, "stopped")
         self.save_counters()
@@ -611,6 +620,19 @@ class SyncService:
             self.counters.save(self.archive.sync_records.instances, self.instance)
         except StoreError as exc:
             log.warning("could not save the sync counters: %s", exc)
+
+
+ONCE_PREFIX = "finished one round"
+"""The saved state of a one-shot round (``sync --once``) that ended; a paused one is saved
+as ``paused: ...``, as the loop says it."""
+
+
+def once_state(result: RoundResult) -> str:
+    """A one-shot round's outcome as the process's saved state."""
+    if result.pause:
+        return f"paused: {result.pause}"
+    report = round_report(result.read, result.outcomes.items(), result.left, result.more)
+    return f"{ONCE_PREFIX}: {report.removeprefix('round: ')}"
 
 
 class _Gone(Exception):

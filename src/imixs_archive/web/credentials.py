@@ -89,12 +89,25 @@ def _role(text: str, where: str) -> Role:
         raise ConfigError(f"{where}: role must be reader or manager, not {text!r}") from None
 
 
+_EXAMPLES = {
+    "ARCHIVE_USERS": f"ann:manager:{SCHEME}$600000$...;bob:reader:{SCHEME}$... "
+    "(hashes from `imixs-archive hash-password`)",
+    "ARCHIVE_API_TOKENS": "ci:reader:<64 hex digits>;ops:manager:<64 hex digits> "
+    "(from `imixs-archive hash-password --token`)",
+}
+
+
 def _entries(text: str, setting: str) -> list[tuple[str, Role, str]]:
     found: list[tuple[str, Role, str]] = []
     for number, entry in enumerate(filter(None, (e.strip() for e in text.split(";"))), 1):
         parts = entry.split(":")
         if len(parts) != 3 or not parts[0].strip() or not parts[2].strip():
-            raise ConfigError(f"{setting}: entry {number} is not 'name:role:hash'")
+            several = len(parts) > 3 or "," in entry
+            separator = " (entries are separated by ';')" if several else ""
+            raise ConfigError(
+                f"{setting}: entry {number} is not name:role:hash{separator}: expected "
+                f"name:role:hash;name:role:hash, e.g. {_EXAMPLES[setting]}"
+            )
         name, role, secret = (part.strip() for part in parts)
         found.append((name, _role(role, f"{setting} entry {number}"), secret))
     return found

@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from imixs_archive.errors import IntegrityError, StoreError, StoreUnavailableError
+from imixs_archive.errors import ConfigError, IntegrityError, StoreError, StoreUnavailableError
 from imixs_archive.storage import packing
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.model import TABLES, ColumnType, Table
@@ -181,10 +181,12 @@ class SQLiteBackend(Backend):
     # --- connections, transactions, errors ----------------------------------------------
 
     def _make_directory(self) -> None:
+        """A folder that cannot be made or written is a setting or argument to correct
+        (exit 2, as any other path a command cannot write), not a store fault."""
         try:
             self.data_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise StoreError(
+            raise ConfigError(
                 f"cannot create the data directory {self.data_dir}: {exc.strerror or exc}"
             ) from exc
         try:
@@ -192,7 +194,7 @@ class SQLiteBackend(Backend):
             with tempfile.NamedTemporaryFile(dir=self.data_dir, prefix=".write-probe-"):
                 pass
         except OSError as exc:
-            raise StoreError(
+            raise ConfigError(
                 f"the data directory {self.data_dir} is not writable: {exc.strerror or exc}"
             ) from exc
 
@@ -632,10 +634,10 @@ class SQLiteBackend(Backend):
             page_size = connection.execute("PRAGMA page_size").fetchone()[0]
             journal_mode = connection.execute("PRAGMA journal_mode").fetchone()[0]
             synchronous = connection.execute("PRAGMA synchronous").fetchone()[0]
-        size = 0
-        for suffix in ("", "-wal"):
+        sizes = {"": 0, "-wal": 0}  # the database file and its write-ahead log, apart
+        for suffix in sizes:
             with suppress(FileNotFoundError):
-                size += self.path.with_name(self.path.name + suffix).stat().st_size
+                sizes[suffix] = self.path.with_name(self.path.name + suffix).stat().st_size
         return {
             "kind": "sqlite",
             "path": str(self.path),
@@ -643,7 +645,9 @@ class SQLiteBackend(Backend):
             "page_size": page_size,
             "journal_mode": journal_mode,
             "synchronous": _SYNCHRONOUS[synchronous] if 0 <= synchronous < 4 else synchronous,
-            "size_bytes": size,
+            "size_bytes": sizes[""] + sizes["-wal"],
+            "data_bytes": sizes[""],
+            "log_bytes": sizes["-wal"],
         }
 
     def __enter__(self) -> SQLiteBackend:
