@@ -23,3 +23,23 @@ def human_duration(seconds: float) -> str:
     if hours:
         return f"{hours}h {minutes}m"
     return f"{minutes}m {secs}s" if minutes else f"{secs}s"
+
+
+def human_age(seconds: float) -> str:
+    """How long ago, for people: ``12 s ago``, ``5 min ago``, ``3 h ago``, ``12 days ago``,
+    ``4 months ago``, ``2 years ago`` (a time ahead: ``in 5 min``)."""
+    ahead = seconds < 0
+    whole = abs(round(seconds))
+    if whole < 120:
+        text = f"{whole} s"
+    elif whole < 7200:
+        text = f"{whole // 60} min"
+    elif whole < 2 * 86_400:
+        text = f"{whole // 3600} h"
+    elif whole < 61 * 86_400:
+        text = f"{whole // 86_400} days"
+    elif whole < 730 * 86_400:
+        text = f"{whole // (30 * 86_400)} months"
+    else:
+        text = f"{whole // (365 * 86_400)} years"
+    return f"in {text}" if ahead else f"{text} ago"

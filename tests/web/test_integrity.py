@@ -6,7 +6,9 @@ snapshot row gets the integrity problem on every route that reads it."""
 from __future__ import annotations
 
 import hashlib
+import logging
 import random
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -111,3 +113,69 @@ def test_a_damaged_snapshot_row_gets_the_integrity_problem(
     if path.startswith("/api/"):
         assert headers["content-type"] == "application/problem+json"
         assert b"urn:imixs-archive:problem:integrity" in body
+
+
+class Records(logging.Handler):
+    """The records of a logger that does not propagate to the root (the server's)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@pytest.fixture
+def server_log() -> Iterator[list[logging.LogRecord]]:
+    handler = Records()
+    logger = logging.getLogger("uvicorn.error")
+    logger.addHandler(handler)
+    try:
+        yield handler.records
+    finally:
+        logger.removeHandler(handler)
+
+
+def test_a_cut_answer_logs_one_line_not_a_traceback(
+    server: tuple[LiveServer, SQLiteBackend, str],
+    caplog: pytest.LogCaptureFixture,
+    server_log: list[logging.LogRecord],
+) -> None:
+    live, backend, _snapshot_id = server
+    corrupt(backend, 5)
+    with caplog.at_level(logging.INFO), pytest.raises(httpx.RemoteProtocolError):
+        download(live, "/api/archive/md5/" + MD5)
+    lines = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(lines) == 1, [r.getMessage() for r in lines]
+    assert f"/api/archive/md5/{MD5} cut short" in lines[0].getMessage()
+    assert "is corrupt" in lines[0].getMessage() and lines[0].exc_info is None
+    assert [r.getMessage() for r in server_log if r.levelno >= logging.WARNING] == []
+
+
+@pytest.mark.parametrize("packed", [None, 3_000], ids=["as-given", "packed"])
+def test_a_piece_overwritten_with_text_is_corrupt_not_an_internal_error(
+    server: tuple[LiveServer, SQLiteBackend, str],
+    caplog: pytest.LogCaptureFixture,
+    server_log: list[logging.LogRecord],
+    packed: int | None,
+) -> None:
+    """A hand at the store (sqlite3) leaving text or NULL where a piece's bytes were."""
+    live, backend, _snapshot_id = server
+    first = next(iter(backend.scan(DOCUMENTS, {"md5": MD5})))["data_id"]
+    with sqlite3.connect(backend.path) as raw:
+        raw.execute(
+            f"UPDATE {DOCUMENTS_DATA.name} SET data = 'garbage', raw_size = ? WHERE data_id = ?",
+            (packed, first),
+        )
+    with caplog.at_level(logging.INFO):
+        status, headers, body = download(live, "/api/archive/md5/" + MD5)
+    assert status == 502
+    assert headers["content-type"] == "application/problem+json"
+    assert b"urn:imixs-archive:problem:integrity" in body and first.encode() in body
+    lines = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(lines) == 1 and lines[0].exc_info is None, [r.getMessage() for r in lines]
+    said = lines[0].getMessage()
+    assert f"/api/archive/md5/{MD5}" in said and f"file {MD5}" in said and first in said
+    assert "not bytes" in said or "not a zstd frame" in said
+    assert [r.getMessage() for r in server_log if r.levelno >= logging.WARNING] == []

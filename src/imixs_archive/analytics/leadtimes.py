@@ -64,11 +64,14 @@ class LeadTimes:
         return percentile(sorted(self.samples), q)
 
     def to_json(self) -> dict[str, Any]:
+        """Seconds to the millisecond (the precision of the snapshots' times): no
+        ``528679.6433500001`` from interpolating percentiles."""
         ordered = sorted(self.samples)
         data: dict[str, Any] = {"group": self.group, "count": len(ordered)}
         if ordered:
-            data.update(min=ordered[0], max=ordered[-1], mean=sum(ordered) / len(ordered))
-            data.update({f"p{q}": percentile(ordered, q) for q in PERCENTILES})
+            figures = {"min": ordered[0], "max": ordered[-1], "mean": sum(ordered) / len(ordered)}
+            figures.update({f"p{q}": percentile(ordered, q) for q in PERCENTILES})
+            data.update({name: round(value, 3) for name, value in figures.items()})
         return data
 
 

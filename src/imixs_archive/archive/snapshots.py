@@ -58,6 +58,7 @@ from imixs_archive.document.conventions import (
     METADATA_ID,
     FileEntry,
     implausible_time,
+    is_snapshot_id,
     item_integer,
     iter_files,
     modified_day,
@@ -586,12 +587,16 @@ class Archive:
                 yield row["snapshot"]
 
     def iter_days(self, first: dt.date, last: dt.date) -> Iterator[tuple[dt.date, str]]:
-        """(day, snapshot id) of complete snapshots whose $modified is in [first, last]."""
+        """(day, snapshot id) of complete snapshots whose $modified is in [first, last]:
+        by day, and within a day in time order (:func:`snapshot_order`: the id's
+        millisecond suffix is the time the snapshot was taken; the store files a day's ids
+        by id, i.e. by process instance, so a day's ids, keys only, are read and sorted)."""
         for day in days_in(self.backend, first, last):
             checkpoint()
-            for row in self.backend.scan(SNAPSHOTS_BY_MODIFIED, {"modified": day}):
-                if self.exists(row["snapshot"]):
-                    yield day, row["snapshot"]
+            rows = self.backend.scan(SNAPSHOTS_BY_MODIFIED, {"modified": day}, columns=["snapshot"])
+            for snapshot_id in sorted((row["snapshot"] for row in rows), key=_time_order):
+                if self.exists(snapshot_id):
+                    yield day, snapshot_id
 
     def iter_local_days(
         self,
@@ -624,7 +629,11 @@ class Archive:
         if resume is not None:
             first = max(first, resume[0])
         for day, snapshot_id in self.iter_days(first, last):
-            if resume is not None and day == resume[0] and snapshot_id <= resume[1]:
+            if (
+                resume is not None
+                and day == resume[0]
+                and _time_order(snapshot_id) <= _time_order(resume[1])
+            ):
                 continue
             midnight = dt.datetime.combine(day, dt.time(0), dt.UTC)
             if not start <= midnight or midnight + dt.timedelta(days=1) > end:
@@ -756,3 +765,8 @@ def _snapshot_id_of(doc: Document) -> str:
     if not isinstance(uid, str) or not uid:
         raise DocumentError("the document has no $uniqueid", "item '$uniqueid'")
     return require_snapshot_id(uid)
+
+
+def _time_order(snapshot_id: str) -> tuple[int, str]:
+    """:func:`snapshot_order`, also for an id of another form a Java service filed (first)."""
+    return snapshot_order(snapshot_id) if is_snapshot_id(snapshot_id) else (0, snapshot_id)

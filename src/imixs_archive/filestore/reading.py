@@ -87,11 +87,17 @@ _verified = RecentPieces(VERIFIED_BYTES)
 def read_piece(backend: Backend, data_id: str, where: str = "", *, check: bool = True) -> bytes:
     """A stored piece, checked against its id when the id is its SHA-256 (``check``:
     false only where the bytes are compared with others anyway, as a twin's are)."""
-    row = backend.get(DOCUMENTS_DATA, {"data_id": data_id})
     prefix = f"{where}: " if where else ""
+    try:
+        row = backend.get(DOCUMENTS_DATA, {"data_id": data_id})
+    except IntegrityError as exc:  # a cell the store cannot unpack: name the file too
+        raise IntegrityError(f"{prefix}{exc.message}") from None
     if row is None:
         raise IntegrityError(f"{prefix}piece {data_id} is missing from the store")
-    data: bytes = row["data"]
+    data = row["data"]
+    if not isinstance(data, bytes):  # a cell overwritten with text or NULL
+        kind = "NULL" if data is None else type(data).__name__
+        raise IntegrityError(f"{prefix}piece {data_id} is corrupt (it holds {kind}, not bytes)")
     if check and is_hashed(data_id) and not _verified.holds(data_id, data):
         if hashlib.sha256(data).hexdigest() != data_id:
             raise IntegrityError(f"{prefix}piece {data_id} is corrupt (its SHA-256 differs)")

@@ -111,6 +111,8 @@ def unpack(cell: Any, marker: int | None, *, again: bool = False) -> Any:
     is the same, byte for byte."""
     if marker is None or cell is None:
         return cell
+    if not isinstance(cell, bytes | bytearray | memoryview):  # overwritten with text
+        raise UnpackError(f"it holds {type(cell).__name__}, not a zstd frame")
     if not again:
         return _decompress(cell, marker)
     frame = bytes(cell)

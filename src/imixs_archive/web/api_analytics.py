@@ -200,7 +200,20 @@ def export_filename(spec: ExportSpec) -> str:
     return "-".join(parts) + f".{spec.format}"
 
 
-@router.get("/export", summary="Chosen items of every snapshot as Parquet or CSV (streamed)")
+@router.get(
+    "/export",
+    summary="Chosen items of every snapshot as Parquet or CSV (streamed)",
+    response_class=Response,
+    responses={
+        200: {
+            "description": "the table, as a download",
+            "content": {
+                media: {"schema": {"type": "string", "format": "binary"}}
+                for media in MEDIA_TYPES.values()
+            },
+        }
+    },
+)
 async def get_export(
     svc: Svc,
     _who: Reader,

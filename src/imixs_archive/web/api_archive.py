@@ -26,9 +26,19 @@ from imixs_archive.document.json_codec import iter_json
 from imixs_archive.document.model import Document
 from imixs_archive.document.plain import as_text
 from imixs_archive.errors import NotFoundError
+from imixs_archive.services.listing_counts import count_modified
 from imixs_archive.services.statistics import archive_stats
-from imixs_archive.timezones import from_epoch_ms, zone_label
+from imixs_archive.timezones import day_bounds, from_epoch_ms, zone_label
 from imixs_archive.web.api_analytics import Tz, request_zone
+from imixs_archive.web.api_models import (
+    DOCUMENT_RESPONSES,
+    FILE_RESPONSES,
+    HELD,
+    DayListing,
+    Deleted,
+    InstanceListing,
+    PushReport,
+)
 from imixs_archive.web.dependencies import Manager, Reader, Svc
 from imixs_archive.web.problems import PROBLEM_RESPONSES, BadRequestError
 from imixs_archive.web.push import PUSH_BODY, receive_snapshots
@@ -86,14 +96,24 @@ def _text(value: Any, tz: dt.tzinfo | None = None) -> str:
 # ---- section 6: the Java service's API -----------------------------------------------
 
 
-@router.get("/archive/snapshot/{snapshot_id}", summary="A snapshot, files merged back")
+@router.get(
+    "/archive/snapshot/{snapshot_id}",
+    summary="A snapshot, files merged back",
+    response_class=Response,
+    responses=DOCUMENT_RESPONSES,
+)
 def get_snapshot(
     request: Request, snapshot_id: str, svc: Svc, _who: Reader, format: Format = None
 ) -> Response:
     return document_response(request, svc, svc.archive.load(snapshot_id, with_files=True), format)
 
 
-@router.get("/archive/snapshot/{snapshot_id}/file/{name:anyname}", summary="One attachment")
+@router.get(
+    "/archive/snapshot/{snapshot_id}/file/{name:anyname}",
+    summary="One attachment",
+    response_class=Response,
+    responses=FILE_RESPONSES,
+)
 def get_snapshot_file(
     request: Request, snapshot_id: str, name: str, svc: Svc, _who: Reader, download: bool = False
 ) -> Response:
@@ -115,7 +135,12 @@ ContentType = Annotated[
 ]
 
 
-@router.get("/archive/md5/{md5}", summary="The bytes of the file with this MD5")
+@router.get(
+    "/archive/md5/{md5}",
+    summary="The bytes of the file with this MD5",
+    response_class=Response,
+    responses=FILE_RESPONSES,
+)
 def get_file_by_md5(
     request: Request, md5: str, svc: Svc, _who: Reader, content_type: ContentType = None
 ) -> Response:
@@ -128,14 +153,29 @@ def get_file_by_md5(
     return file_response(request, content, media_type, etag=content.key)
 
 
-@router.get("/archive/metadata", summary="The service state document")
+@router.get(
+    "/archive/metadata",
+    summary="The service state document",
+    response_class=Response,
+    responses=DOCUMENT_RESPONSES,
+)
 def get_metadata(request: Request, svc: Svc, _who: Reader, format: Format = None) -> Response:
     return document_response(request, svc, svc.archive.state.load(), format)
 
 
 @router.get("/metadata", summary="syncpoint and count as text", include_in_schema=False)
-@router.get("/metadata/", summary="syncpoint and count as text")
+@router.get(
+    "/metadata/",
+    summary="The resync's syncpoint and count as text (as the Java service)",
+    response_class=PlainTextResponse,
+    responses={200: {"content": {"text/plain": {"example": "syncpoint=0\ncount=0\n"}}}},
+)
 def get_metadata_text(svc: Svc, _who: Reader) -> PlainTextResponse:
+    """Two lines, ``syncpoint`` (milliseconds) and ``count``, each as name=value: the
+    service state's ``sync.point`` and ``sync.count``, as the Java service answers them.
+    ``count`` counts the snapshots the resync (the syncpoint walk) went through since it
+    last started afresh; it is not the number of snapshots archived (the event sync,
+    imports and pushes do not add to it): that is ``snapshots`` in ``/api/stats``."""
     state = svc.archive.state.load()
     point = state.get_first("sync.point", 0)
     count = state.get_first("sync.count", 0)
@@ -167,7 +207,12 @@ def summary(archive: Archive, snapshot_id: str, tz: dt.tzinfo = dt.UTC) -> dict[
     }
 
 
-@router.get("/archive/instances/{uniqueid}/snapshots", summary="Snapshots of one instance")
+@router.get(
+    "/archive/instances/{uniqueid}/snapshots",
+    summary="Snapshots of one instance",
+    response_model=None,
+    responses={200: {"model": InstanceListing}},
+)
 def list_instance(
     uniqueid: str,
     svc: Svc,
@@ -203,7 +248,12 @@ def _decode_cursor(cursor: str) -> tuple[dt.date, str]:
         raise BadRequestError(f"not a cursor from this API: {cursor!r}") from None
 
 
-@router.get("/archive/snapshots", summary="Snapshots by $modified day range")
+@router.get(
+    "/archive/snapshots",
+    summary="Snapshots by $modified day range",
+    response_model=None,
+    responses={200: {"model": DayListing}},
+)
 def list_by_modified(
     svc: Svc,
     _who: Reader,
@@ -215,8 +265,10 @@ def list_by_modified(
 ) -> dict[str, Any]:
     """Snapshots whose ``$modified`` falls on the days ``from``..``to`` of the time zone
     ``tz`` (default ``ARCHIVE_TIMEZONE``; a day from local midnight to local midnight);
-    times in that zone, named in the answer's ``tz``. In the order of the store's UTC
-    days, then snapshot id; ``next`` is the cursor of the following page."""
+    times in that zone, named in the answer's ``tz``. In time order (by UTC day, within
+    a day by the time the snapshot was taken, its id's millisecond suffix); ``next`` is
+    the cursor of the following page; ``total``: how many the whole listing holds
+    (``services/listing_counts.py``: counted without reading the snapshots)."""
     zone_info = request_zone(svc, tz)
     last = to_day or dt.datetime.now(zone_info).date()
     if last < from_day:
@@ -228,16 +280,24 @@ def list_by_modified(
         if len(found) > limit:
             break
     page = found[:limit]
+    start, end = day_bounds(from_day, zone_info)[0], day_bounds(last, zone_info)[1]
+    total = len(found) if cursor is None and len(found) <= limit else None
     return {
         "from": from_day.isoformat(),
         "to": last.isoformat(),
         "tz": zone_label(zone_info),
+        "total": total if total is not None else count_modified(svc.archive, start, end),
         "snapshots": [summary(svc.archive, sid, zone_info) for _day, sid in page],
         "next": _encode_cursor(*page[-1]) if len(found) > limit else None,
     }
 
 
-@router.delete("/archive/snapshot/{snapshot_id}", summary="Delete a snapshot and unused files")
+@router.delete(
+    "/archive/snapshot/{snapshot_id}",
+    summary="Delete a snapshot and unused files",
+    response_model=None,
+    responses={200: {"model": Deleted}, 409: HELD},
+)
 def delete_snapshot(snapshot_id: str, svc: Svc, who: Manager) -> dict[str, Any]:
     result = svc.archive.delete(snapshot_id, by=who.name)
     if not result.existed:
@@ -252,7 +312,11 @@ def delete_snapshot(snapshot_id: str, svc: Svc, who: Manager) -> dict[str, Any]:
     "/archive/snapshot",
     summary="Archive pushed snapshots (XML or JSON body)",
     status_code=201,
-    responses={200: {"description": "every document was archived already"}},
+    response_model=None,
+    responses={
+        201: {"model": PushReport, "description": "something new was archived"},
+        200: {"model": PushReport, "description": "every document was archived already"},
+    },
     openapi_extra={"requestBody": PUSH_BODY},
 )
 async def push_snapshot(request: Request, svc: Svc, _who: Manager) -> JSONResponse:

@@ -16,6 +16,7 @@ from imixs_archive.sync.jobs import resync_job
 from imixs_archive.sync.resync import request_cancel
 from imixs_archive.sync.status import dead_letters, retry_dead_letters
 from imixs_archive.timezones import zone
+from imixs_archive.web.api_models import CONFLICT, JobStatusAnswer
 from imixs_archive.web.backup_folders import inside_backup_dir
 from imixs_archive.web.dependencies import Manager, Reader, Services, Svc
 from imixs_archive.web.integrations import WorkflowLink, not_configured, sync_overview
@@ -24,25 +25,75 @@ from imixs_archive.web.problems import PROBLEM_RESPONSES, BadRequestError
 router = APIRouter(prefix="/api", tags=["jobs"], responses=PROBLEM_RESPONSES)
 
 
-def _status(svc: Services, name: str) -> dict[str, Any]:
+JOB_NAMES = ("verify", "backup", "resync", "restore", "ledger-verify")
+"""The jobs this service runs (``/api/jobs/{name}``; any other name is a 404)."""
+
+NOT_RUN = "not_run"
+"""The state of a job that has not run since the service started (runs are kept in
+memory: a restart forgets them)."""
+
+
+def job_status(svc: Services, name: str, last: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The current or last run of ``name``; before its first run since the service started,
+    state ``not_run`` (200, not 404: nothing is missing) with the fields of a run empty,
+    and ``last``, the last result the store keeps of it, where it keeps one."""
     status = svc.jobs.status(name)
-    if status is None:
-        raise NotFoundError(f"{name} has not run since the service started")
-    return status.to_json()
+    if status is not None:
+        return status.to_json()
+    if name not in JOB_NAMES:
+        raise NotFoundError(f"there is no job {name!r} (jobs: {', '.join(JOB_NAMES)})")
+    answer: dict[str, Any] = {
+        "name": name,
+        "state": NOT_RUN,
+        "started": None,
+        "finished": None,
+        "progress": {},
+        "message": f"{name} has not run since the service started",
+        "error": None,
+        "result": {},
+        "active": False,
+    }
+    if last is not None:
+        answer["last"] = last
+    return answer
 
 
-@router.get("/jobs", summary="Every job's current or last run")
+def _status(svc: Services, name: str) -> dict[str, Any]:
+    return job_status(svc, name)
+
+
+@router.get(
+    "/jobs",
+    summary="Every job's current or last run",
+    response_model=None,
+    responses={200: {"model": list[JobStatusAnswer]}},
+)
 def list_jobs(svc: Svc, _who: Reader) -> list[dict[str, Any]]:
-    return [status.to_json() for status in svc.jobs.statuses()]
+    """Every job this service runs, in the order of ``JOB_NAMES``; one that has not run
+    since the service started has state ``not_run``."""
+    return [job_status(svc, name) for name in JOB_NAMES]
 
 
-@router.get("/jobs/{name}", summary="One job's current or last run")
+@router.get(
+    "/jobs/{name}",
+    summary="One job's current or last run",
+    response_model=None,
+    responses={200: {"model": JobStatusAnswer}},
+)
 def get_job(name: str, svc: Svc, _who: Reader) -> dict[str, Any]:
     return _status(svc, name)
 
 
-@router.post("/jobs/{name}/stop", summary="Ask a running job to stop")
+@router.post(
+    "/jobs/{name}/stop",
+    summary="Ask a running job to stop",
+    response_model=None,
+    responses={200: {"model": JobStatusAnswer}},
+)
 def stop_job(name: str, svc: Svc, _who: Manager) -> dict[str, Any]:
+    """A no-op for a job that is not running (its status is answered as is)."""
+    if svc.jobs.status(name) is None:
+        return job_status(svc, name)
     return svc.jobs.stop(name).to_json()
 
 
@@ -79,12 +130,23 @@ def verify_job(svc: Services) -> Any:
     return run
 
 
-@router.post("/verify", status_code=202, summary="Start verifying the whole archive")
+@router.post(
+    "/verify",
+    status_code=202,
+    summary="Start verifying the whole archive",
+    response_model=None,
+    responses={202: {"model": JobStatusAnswer}, **CONFLICT},
+)
 def start_verify(svc: Svc, _who: Manager) -> dict[str, Any]:
     return svc.jobs.start("verify", verify_job(svc), message="verifying").to_json()
 
 
-@router.get("/verify", summary="Status and findings of the last verify")
+@router.get(
+    "/verify",
+    summary="Status and findings of the last verify",
+    response_model=None,
+    responses={200: {"model": JobStatusAnswer}},
+)
 def get_verify(svc: Svc, _who: Reader) -> dict[str, Any]:
     return _status(svc, "verify")
 
@@ -145,14 +207,25 @@ def backup_job(svc: Services, request: BackupRequest) -> Any:
     return run
 
 
-@router.post("/backup", status_code=202, summary="Start a backup to ARCHIVE_BACKUP_DIR")
+@router.post(
+    "/backup",
+    status_code=202,
+    summary="Start a backup to ARCHIVE_BACKUP_DIR",
+    response_model=None,
+    responses={202: {"model": JobStatusAnswer}, **CONFLICT},
+)
 def start_backup(body: BackupRequest, svc: Svc, _who: Manager) -> dict[str, Any]:
     if body.from_day and body.to_day and body.from_day > body.to_day:
         raise BadRequestError("from is after to")
     return svc.jobs.start("backup", backup_job(svc, body), message="backing up").to_json()
 
 
-@router.get("/backup", summary="Status of the last backup")
+@router.get(
+    "/backup",
+    summary="Status of the last backup",
+    response_model=None,
+    responses={200: {"model": JobStatusAnswer}},
+)
 def get_backup(svc: Svc, _who: Reader) -> dict[str, Any]:
     return _status(svc, "backup")
 
@@ -197,7 +270,13 @@ def retry_dead_letter(event_id: str, svc: Svc, _who: Manager) -> dict[str, Any]:
     return {"requeued": [vars(letter) for letter in letters]}
 
 
-@router.post("/sync/resync", status_code=202, summary="Start a resync (syncpoint walk)")
+@router.post(
+    "/sync/resync",
+    status_code=202,
+    summary="Start a resync (syncpoint walk)",
+    response_model=None,
+    responses={202: {"model": JobStatusAnswer}, **CONFLICT},
+)
 def start_resync(body: ResyncRequest, svc: Svc, _who: Manager) -> dict[str, Any]:
     link = workflow(svc, "resync")
     job = resync_job(link.archive, link.client, link.settings, body.from_millis)

@@ -13,8 +13,10 @@ from imixs_archive.errors import NotFoundError
 from imixs_archive.ledger.proofs import consistency, inclusion
 from imixs_archive.ledger.schedule import LedgerSchedule, ledger_status, sign_now
 from imixs_archive.ledger.sequencer import Sequencer
-from imixs_archive.ledger.verify import verify_ledger
+from imixs_archive.ledger.verify import last_verify, verify_ledger
 from imixs_archive.services.jobs import MAX_LISTED, Job
+from imixs_archive.web.api_jobs import job_status
+from imixs_archive.web.api_models import JobStatusAnswer
 from imixs_archive.web.dependencies import Manager, Reader, Services, Svc
 from imixs_archive.web.problems import PROBLEM_RESPONSES
 
@@ -97,15 +99,18 @@ def verify_job(svc: Services) -> Any:
     "/verify",
     status_code=202,
     summary="Start ledger verify (resumes a stopped one)",
-    responses=_conflict("ledger verify is running already"),
+    response_model=None,
+    responses={202: {"model": JobStatusAnswer}, **_conflict("ledger verify is running already")},
 )
 def start_verify(svc: Svc, _who: Manager) -> dict[str, Any]:
     return svc.jobs.start(JOB, verify_job(svc), message="verifying the ledger").to_json()
 
 
-@router.get("/verify", summary="Status and findings of the last ledger verify of this service")
+@router.get(
+    "/verify",
+    summary="Status and findings of the last ledger verify of this service",
+    response_model=None,
+    responses={200: {"model": JobStatusAnswer}},
+)
 def get_verify(svc: Svc, _who: Reader) -> dict[str, Any]:
-    status = svc.jobs.status(JOB)
-    if status is None:
-        raise NotFoundError("ledger verify has not run since the service started")
-    return status.to_json()
+    return job_status(svc, JOB, last=last_verify(svc.archive))

@@ -20,7 +20,8 @@ from imixs_archive.errors import ConfigError, NotFoundError
 from imixs_archive.recovery import restore_jobs
 from imixs_archive.recovery.restore import RestoreRange, parse_filter
 from imixs_archive.timezones import zone
-from imixs_archive.web.api_jobs import workflow
+from imixs_archive.web.api_jobs import job_status, workflow
+from imixs_archive.web.api_models import CONFLICT, JobStatusAnswer, RestoreOne
 from imixs_archive.web.backup_folders import inside_backup_dir
 from imixs_archive.web.dependencies import Manager, Reader, Services, Svc
 from imixs_archive.web.integrations import restore_overview
@@ -89,7 +90,13 @@ def get_restore(svc: Svc, _who: Reader) -> dict[str, Any]:
     }
 
 
-@router.post("", status_code=202, summary="Start a restore (or dry run) of a $modified range")
+@router.post(
+    "",
+    status_code=202,
+    summary="Start a restore (or dry run) of a $modified range",
+    response_model=None,
+    responses={202: {"model": JobStatusAnswer}, **CONFLICT},
+)
 def start_restore(body: RestoreRequest, svc: Svc, _who: Manager) -> dict[str, Any]:
     """The job's result holds the counts; a dry run's also ``planned`` (instance,
     snapshot, bytes; the first 1,000), ``planned_count`` and ``planned_bytes``."""
@@ -100,13 +107,25 @@ def start_restore(body: RestoreRequest, svc: Svc, _who: Manager) -> dict[str, An
     return svc.jobs.start(JOB, job, message=message).to_json()
 
 
-@router.post("/stop", summary="Stop a running restore (any kind)")
+@router.post(
+    "/stop",
+    summary="Stop a running restore (any kind)",
+    response_model=None,
+    responses={200: {"model": JobStatusAnswer}},
+)
 def stop_restore(svc: Svc, _who: Manager) -> dict[str, Any]:
     workflow(svc, "restore")
+    if svc.jobs.status(JOB) is None:  # nothing to stop
+        return job_status(svc, JOB)
     return svc.jobs.stop(JOB).to_json()
 
 
-@router.post("/snapshot/{snapshot_id}", summary="Restore one snapshot")
+@router.post(
+    "/snapshot/{snapshot_id}",
+    summary="Restore one snapshot",
+    response_model=None,
+    responses={200: {"model": RestoreOne}},
+)
 def restore_snapshot(snapshot_id: str, svc: Svc, _who: Manager) -> dict[str, Any]:
     svc.archive.load(snapshot_id, with_files=False)  # 404 for an unknown snapshot first
     link = workflow(svc, "restore")
@@ -119,7 +138,11 @@ def restore_snapshot(snapshot_id: str, svc: Svc, _who: Manager) -> dict[str, Any
 
 
 @router.post(
-    "/instance/{uniqueid}", status_code=202, summary="Restore every snapshot of one instance"
+    "/instance/{uniqueid}",
+    status_code=202,
+    summary="Restore every snapshot of one instance",
+    response_model=None,
+    responses={202: {"model": JobStatusAnswer}, **CONFLICT},
 )
 def restore_instance(uniqueid: str, svc: Svc, _who: Manager) -> dict[str, Any]:
     """Oldest first, each snapshot the workflow does not hold (404 for an instance with no
@@ -130,7 +153,13 @@ def restore_instance(uniqueid: str, svc: Svc, _who: Manager) -> dict[str, Any]:
     return svc.jobs.start(JOB, job, message=f"restoring {uniqueid}").to_json()
 
 
-@router.post("/source", status_code=202, summary="Restore from a backup folder on the server")
+@router.post(
+    "/source",
+    status_code=202,
+    summary="Restore from a backup folder on the server",
+    response_model=None,
+    responses={202: {"model": JobStatusAnswer}, **CONFLICT},
+)
 def restore_source(body: SourceRequest, svc: Svc, _who: Manager) -> dict[str, Any]:
     """Posts each snapshot of the folder's XML files that the workflow does not have."""
     root = backup_source(svc.settings, body.path)

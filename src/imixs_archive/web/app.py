@@ -40,6 +40,7 @@ from imixs_archive.web import (
     health,
     ui,
     ui_actions,
+    ui_holds,
     ui_stats,
 )
 from imixs_archive.web.auth import Authenticator, TokenVerifier
@@ -49,7 +50,7 @@ from imixs_archive.web.integrations import WorkflowLink
 from imixs_archive.web.limits import RequestBudget
 from imixs_archive.web.metrics import MeteredBackend, Metrics, RequestMetrics
 from imixs_archive.web.oidc import oidc_verifier
-from imixs_archive.web.problems import install_problem_handlers
+from imixs_archive.web.problems import CutShort, install_problem_handlers
 
 log = logging.getLogger(__name__)
 
@@ -134,6 +135,7 @@ def create_app(
         ui,
         ui_stats,
         ui_actions,
+        ui_holds,
     )
     for module in routers:
         app.include_router(module.router)
@@ -141,6 +143,7 @@ def create_app(
     app.add_middleware(SecurityHeaders)
     app.add_middleware(RequestMetrics, metrics=metrics)
     app.add_middleware(RequestBudget, seconds=settings.request_timeout or None)
+    app.add_middleware(CutShort)
     return app
 
 

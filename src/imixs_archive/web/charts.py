@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 
 from markupsafe import Markup, escape
 
+from imixs_archive.humanize import human_duration
+
 WIDTH, HEIGHT = 640, 240
 NARROW = 360
 """Each chart is drawn twice: 640 units wide for a desktop, 360 for a phone (the style
@@ -33,6 +35,26 @@ def _fit(text: str, room: float) -> str:
     return text if len(text) <= chars else text[: max(chars - 1, 1)] + "\u2026"
 
 
+LINE = 13
+"""Units between the lines of a label under a chart."""
+MAX_LINES = 3
+
+
+def _wrap(text: str, room: float) -> list[str]:
+    """``text`` in lines of at most ``room`` units, broken between words (at most
+    ``MAX_LINES``; a word longer than a line, or what does not fit in them, shortened with
+    an ellipsis: the whole text is the label's tooltip)."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and _room(f"{lines[-1]} {word}") <= room:
+            lines[-1] = f"{lines[-1]} {word}"
+        else:
+            lines.append(word)
+    if len(lines) > MAX_LINES:
+        lines = [*lines[: MAX_LINES - 1], " ".join(lines[MAX_LINES - 1 :])]
+    return [_fit(line, room) for line in lines] or [""]
+
+
 def _both(draw: Callable[[int], str]) -> Markup:
     """The chart drawn for both widths."""
     return Markup(draw(WIDTH).replace('class="chart"', 'class="chart wide"', 1)) + Markup(
@@ -46,9 +68,48 @@ def _number(value: float) -> str:
     return f"{value:.1f}"  # the axis of a chart whose peak is small (1.5, 2.5)
 
 
+MINUTE, HOUR, DAY = 60, 3600, 86_400
+DURATION_STEPS = (
+    [1, 2, 5, 10, 15, 30]
+    + [MINUTE * n for n in (1, 2, 5, 10, 15, 30)]
+    + [HOUR * n for n in (1, 2, 3, 6, 12)]
+    + [DAY * n for n in (1, 2, 3, 4, 5, 7, 10, 14, 20, 30, 60, 90, 120, 180, 365)]
+)
+"""Steps of a time axis (seconds): whole units people count in."""
+
+
+def _duration_step(step: float) -> float:
+    """The smallest round duration of at least ``step`` seconds."""
+    for nice in DURATION_STEPS:
+        if nice >= step:
+            return float(nice)
+    years = math.ceil(step / (365 * DAY))
+    return float(years * 365 * DAY)
+
+
+def duration_tick(seconds: float) -> str:
+    """A round duration as an axis label: ``0``, ``45s``, ``30m``, ``6h``, ``4d``,
+    ``1d 12h`` (:func:`human_duration` for one that is not round)."""
+    whole = round(seconds)
+    if whole == 0:
+        return "0"
+    for unit, name in ((DAY, "d"), (HOUR, "h"), (MINUTE, "m"), (1, "s")):
+        if whole % unit == 0:
+            return f"{whole // unit}{name}"
+    return human_duration(seconds)
+
+
+def _tick_format(fmt: Format) -> Format:
+    return duration_tick if fmt is human_duration else fmt
+
+
 def _axis_peak(peak: float, values: Sequence[float], fmt: Format) -> float:
     """The top of the axis. Counts get whole-number ticks: the four steps are a whole
-    1, 2 or 5 times a power of ten (a peak of 3 draws 0 1 2 3 4, not 0.8 1.5 2.2)."""
+    1, 2 or 5 times a power of ten (a peak of 3 draws 0 1 2 3 4, not 0.8 1.5 2.2);
+    durations (:func:`human_duration`) round steps of seconds, minutes, hours or days
+    (a peak of 12 days draws 0 4d 8d 12d 16d, not 3d 0h 6d 1h 9d 2h)."""
+    if fmt is human_duration:
+        return _duration_step(peak / 4) * 4
     if fmt is not _number or not all(float(v).is_integer() for v in values):
         return peak
     step = max(math.ceil(peak / 4), 1)
@@ -58,7 +119,8 @@ def _axis_peak(peak: float, values: Sequence[float], fmt: Format) -> float:
 
 
 def _ticks(peak: float, fmt: Format) -> list[str]:
-    return [fmt(peak * step / 4) for step in range(5)]
+    tick = _tick_format(fmt)
+    return [tick(peak * step / 4) for step in range(5)]
 
 
 def _left(peak: float, fmt: Format) -> float:
@@ -66,7 +128,17 @@ def _left(peak: float, fmt: Format) -> float:
     return max(_room(tick) for tick in _ticks(peak, fmt)) + 12
 
 
-def _frame(label: str, body: list[str], peak: float, fmt: Format, width: int, left: float) -> str:
+def _frame(
+    label: str,
+    body: list[str],
+    peak: float,
+    fmt: Format,
+    width: int,
+    left: float,
+    height: int = HEIGHT,
+) -> str:
+    """Grid, tick labels and ``body`` in an SVG ``height`` high (the plot is the same
+    height: more room below it is for labels of more than one line)."""
     plot_h = HEIGHT - TOP - BOTTOM
     grid = []
     for step, tick in enumerate(_ticks(peak, fmt)):
@@ -77,7 +149,7 @@ def _frame(label: str, body: list[str], peak: float, fmt: Format, width: int, le
             f"{escape(tick)}</text>"
         )
     return (
-        f'<svg class="chart" viewBox="0 0 {width} {HEIGHT}" role="img" '
+        f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" '
         f'aria-label="{escape(label)}" preserveAspectRatio="xMidYMid meet">'
         + "".join(grid)
         + "".join(body)
@@ -183,29 +255,41 @@ def line_chart(
 
 
 def hbar_chart(label: str, points: Sequence[tuple[str, float]], fmt: Format = _number) -> Markup:
-    """Horizontal bars with their labels, largest first (e.g. snapshot types)."""
+    """Horizontal bars with their labels, largest first (e.g. snapshot types). A label is
+    left of its bar when every label fits there, else above it (a phone's width): whole,
+    not shortened, as long as it fits the chart's width."""
     if not points:
         return Markup('<p class="empty">No data yet.</p>')
     rows = list(points)[:12]
     peak = max(value for _, value in rows) or 1
-    row_h = 26
-    height = row_h * len(rows) + 8
     values = [fmt(value) for _, value in rows]
     value_room = max(_room(text) for text in values) + 10
 
     def draw(width: int) -> str:
         names = width * 0.3  # the labels' column
-        bar_room = width - names - 8 - value_room - 4
+        above = any(_room(name) > names - 4 for name, _ in rows)
+        row_h = 40 if above else 26
+        height = row_h * len(rows) + 8
+        start = 4 if above else names + 8  # where the bars start
+        bar_room = width - start - value_room - 4
         body = []
         for index, (name, value) in enumerate(rows):
-            y = 4 + index * row_h
+            y = 4 + index * row_h + (14 if above else 0)
             bar = bar_room * value / peak
+            if above:
+                body.append(
+                    f'<text class="axis" x="4" y="{y + 1}">{escape(_fit(name, width - 8))}'
+                    f"<title>{escape(name)}</title></text>"
+                )
+            else:
+                body.append(
+                    f'<text class="axis" x="{names:.1f}" y="{y + 17}" text-anchor="end">'
+                    f"{escape(_fit(name, names - 4))}</text>"
+                )
             body.append(
-                f'<text class="axis" x="{names:.1f}" y="{y + 17}" text-anchor="end">'
-                f"{escape(_fit(name, names - 4))}</text>"
-                f'<rect class="bar" x="{names + 8:.1f}" y="{y + 4}" width="{max(bar, 1):.1f}" '
+                f'<rect class="bar" x="{start:.1f}" y="{y + 4}" width="{max(bar, 1):.1f}" '
                 f'height="18"><title>{escape(name)}: {escape(values[index])}</title></rect>'
-                f'<text class="axis" x="{names + 14 + bar:.1f}" y="{y + 17}">'
+                f'<text class="axis" x="{start + 6 + bar:.1f}" y="{y + 17}">'
                 f"{escape(values[index])}</text>"
             )
         return (
@@ -227,12 +311,15 @@ def grouped_bar_chart(
     if not categories or not series:
         return Markup('<p class="empty">No data yet.</p>')
     peak = max((max(values) for _, values in series if values), default=0) or 1
+    peak = _axis_peak(peak, [v for _, values in series for v in values], fmt)
     left = _left(peak, fmt)
 
     def draw(width: int) -> str:
         plot_w, plot_h = width - left - RIGHT, HEIGHT - TOP - BOTTOM
         slot = plot_w / len(categories)
         bar_w = slot * 0.8 / len(series)
+        names = [_wrap(name, slot - 6) for name in categories]
+        extra = (max(len(lines) for lines in names) - 1) * LINE
         body = []
         for index, category in enumerate(categories):
             for number, (name, values) in enumerate(series):
@@ -245,11 +332,17 @@ def grouped_bar_chart(
                     f'height="{height:.1f}"><title>{escape(category)} {escape(name)}: '
                     f"{escape(fmt(value))}</title></rect>"
                 )
-        body += [
-            f'<text class="axis" x="{left + (i + 0.5) * slot:.1f}" y="{HEIGHT - 12}" '
-            f'text-anchor="middle">{escape(_fit(name, slot - 4))}</text>'
-            for i, name in enumerate(categories)
-        ]
-        return _frame(label, body, peak, fmt, width, left)
+        for i, lines in enumerate(names):
+            x = left + (i + 0.5) * slot
+            body.append(
+                f'<text class="axis" x="{x:.1f}" y="{HEIGHT - 12}" text-anchor="middle">'
+                f"<title>{escape(categories[i])}</title>"
+                + "".join(
+                    f'<tspan x="{x:.1f}" dy="{0 if n == 0 else LINE}">{escape(line)}</tspan>'
+                    for n, line in enumerate(lines)
+                )
+                + "</text>"
+            )
+        return _frame(label, body, peak, fmt, width, left, HEIGHT + extra)
 
     return _both(draw)

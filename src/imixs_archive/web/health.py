@@ -28,11 +28,47 @@ from imixs_archive.sync.status import dead_letters
 from imixs_archive.web.dependencies import Reader, Services, Svc
 from imixs_archive.web.integrations import WorkflowLink
 from imixs_archive.web.limits import workers_free
+from imixs_archive.web.problems import PROBLEM_RESPONSES
 
 router = APIRouter(tags=["operations"])
 
 PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
 
+
+_STATUS = {
+    "type": "object",
+    "properties": {
+        "status": {"type": "string", "enum": ["ok", "stuck"]},
+        "message": {"type": "string"},
+    },
+    "required": ["status"],
+}
+_CHECK = {
+    "type": "object",
+    "properties": {"ok": {"type": "boolean"}, "message": {"type": "string"}},
+    "required": ["ok", "message"],
+}
+_READY = {
+    "type": "object",
+    "properties": {
+        "ready": {"type": "boolean"},
+        "checks": {"type": "object", "additionalProperties": _CHECK},
+    },
+    "required": ["ready", "checks"],
+}
+_MP = {
+    "type": "object",
+    "properties": {
+        "status": {"type": "string", "enum": ["UP", "DOWN"]},
+        "checks": {"type": "array", "items": {"type": "object"}},
+    },
+    "required": ["status", "checks"],
+}
+MP_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"description": "UP", "content": {"application/json": {"schema": _MP}}},
+    503: {"description": "DOWN: a check failed", "content": {"application/json": {"schema": _MP}}},
+}
+"""The MicroProfile Health answers (as the Java service's WildFly probe)."""
 
 LIVENESS_WAIT = 5.0
 """Seconds /healthz waits for a free worker thread before it says the service is stuck."""
@@ -41,7 +77,13 @@ LIVENESS_WAIT = 5.0
 @router.get(
     "/healthz",
     summary="The process is up and can still work",
-    responses={503: {"description": "every worker thread has been busy for seconds"}},
+    responses={
+        200: {"description": "ok", "content": {"application/json": {"schema": _STATUS}}},
+        503: {
+            "description": "every worker thread has been busy for seconds",
+            "content": {"application/json": {"schema": _STATUS}},
+        },
+    },
 )
 async def healthz() -> JSONResponse:
     waited = await workers_free(LIVENESS_WAIT)
@@ -89,17 +131,23 @@ async def _readiness(svc: Services) -> dict[str, Any]:
     }
 
 
-@router.get("/health", summary="MicroProfile Health: liveness and readiness (Java's probe path)")
+@router.get(
+    "/health",
+    summary="MicroProfile Health: liveness and readiness (Java's probe path)",
+    responses=MP_RESPONSES,
+)
 async def health(svc: Svc) -> JSONResponse:
     return _mp_health([_liveness(), await _readiness(svc)])
 
 
-@router.get("/health/live", summary="MicroProfile Health liveness")
+@router.get(
+    "/health/live", summary="MicroProfile Health liveness", responses={200: MP_RESPONSES[200]}
+)
 async def health_live() -> JSONResponse:
     return _mp_health([_liveness()])
 
 
-@router.get("/health/ready", summary="MicroProfile Health readiness")
+@router.get("/health/ready", summary="MicroProfile Health readiness", responses=MP_RESPONSES)
 async def health_ready(svc: Svc) -> JSONResponse:
     return _mp_health([await _readiness(svc)])
 
@@ -118,7 +166,17 @@ def store_check(svc: Services) -> tuple[bool, str, float]:
     return True, "reachable", time.perf_counter() - start
 
 
-@router.get("/readyz", summary="The store is reachable and sync is not stalled")
+@router.get(
+    "/readyz",
+    summary="The store is reachable and sync is not stalled",
+    responses={
+        200: {"description": "ready", "content": {"application/json": {"schema": _READY}}},
+        503: {
+            "description": "not ready: the failing check says why (`ok`: false)",
+            "content": {"application/json": {"schema": _READY}},
+        },
+    },
+)
 async def readyz(svc: Svc) -> JSONResponse:
     ok, message, seconds = await run_in_threadpool(store_check, svc)
     sync_ok, sync_message = _sync_check(svc)
@@ -142,7 +200,16 @@ def _sync_check(svc: Services) -> tuple[bool, str]:
     return True, state
 
 
-@router.get("/metrics", summary="Prometheus metrics")
+@router.get(
+    "/metrics",
+    summary="Prometheus metrics",
+    response_class=Response,
+    responses={
+        200: {"description": "Prometheus text format", "content": {PROMETHEUS_TEXT: {}}},
+        401: PROBLEM_RESPONSES[401],
+        403: PROBLEM_RESPONSES[403],
+    },
+)
 def metrics(svc: Svc, _who: Reader) -> Response:
     return Response(svc.metrics.render(), media_type=PROMETHEUS_TEXT)
 

@@ -203,6 +203,7 @@ class RequestMetrics:
             return
         start = time.perf_counter()
         status = 500
+        root_path = str(scope.get("root_path", ""))
 
         async def send_status(message: Message) -> None:
             nonlocal status
@@ -213,7 +214,16 @@ class RequestMetrics:
         try:
             await self.app(scope, receive, send_status)
         finally:
-            route = getattr(scope.get("route"), "path", None) or "unmatched"
+            route = getattr(scope.get("route"), "path", None) or _mount(scope, root_path)
             method = str(scope.get("method", ""))
             self.metrics.requests.labels(method, route, str(status)).inc()
             self.metrics.latency.labels(method, route).observe(time.perf_counter() - start)
+
+
+def _mount(scope: Scope, root_path: str) -> str:
+    """The mount a request was routed to (``/static``: its files are one route, not one
+    label each), else ``unmatched``: a mount adds its path to the scope's ``root_path``."""
+    mounted = str(scope.get("root_path", ""))
+    if mounted != root_path and mounted.startswith(root_path):
+        return mounted[len(root_path) :]
+    return "unmatched"

@@ -1,13 +1,16 @@
 """Errors as JSON problem details, mapped once for the whole app.
 
-Every error answer is ``application/problem+json``:
-``{"type": "about:blank", "title": "Not Found", "status": 404, "message": "..."}``
-(plus fields an error adds, e.g. ``failures``). Never a stack trace: an unexpected
+Every error answer is ``application/problem+json`` (RFC 9457):
+``{"type": "about:blank", "title": "Not Found", "status": 404, "detail": "...",
+"message": "..."}`` (plus fields an error adds, e.g. ``failures``). ``detail`` is RFC 9457's
+member for the explanation; ``message`` carries the same text for clients written against
+earlier versions, which had only it. Never a stack trace: an unexpected
 exception is logged and answered with status 500 and a one-line message.
 """
 
 from __future__ import annotations
 
+import contextvars
 import logging
 from http import HTTPStatus
 from typing import Any
@@ -18,6 +21,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from imixs_archive.budget import BudgetSpentError, ClientGoneError
 from imixs_archive.errors import (
@@ -90,9 +94,10 @@ _PROBLEM_SCHEMA = {
         "type": {"type": "string"},
         "title": {"type": "string"},
         "status": {"type": "integer"},
-        "message": {"type": "string"},
+        "detail": {"type": "string", "description": "what went wrong (RFC 9457)"},
+        "message": {"type": "string", "description": "the same as detail (older clients)"},
     },
-    "required": ["type", "title", "status", "message"],
+    "required": ["type", "title", "status", "detail", "message"],
 }
 
 
@@ -144,6 +149,7 @@ def problem(
         "type": kind_type,
         "title": title,
         "status": status,
+        "detail": brief(message),
         "message": brief(message),
         **extra,
     }
@@ -153,6 +159,8 @@ def problem(
 def _archive_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ArchiveError)
     status = status_of(exc)
+    if isinstance(exc, IntegrityError):  # the operator's concern: one line, no traceback
+        log.error("%s %s: %s", request.method, request.url.path, brief(exc.message))
     if request.url.path.startswith("/ui/") and status != 401:
         return error_page(request, status, exc.message)
     headers = {"WWW-Authenticate": REALM} if status == 401 else None
@@ -193,13 +201,18 @@ def _http_error(request: Request, exc: Exception) -> Response:
     return problem(exc.status_code, message, dict(exc.headers or {}))
 
 
-def _validation_error(_request: Request, exc: Exception) -> Response:
+def _validation_error(request: Request, exc: Exception) -> Response:
+    """400 for a parameter or body that does not validate (FastAPI's 422): a problem for
+    the API, the error page for a web page."""
     assert isinstance(exc, RequestValidationError)
     parts = []
     for error in exc.errors():
         where = ".".join(str(p) for p in error.get("loc", ()) if p not in ("query", "path"))
         parts.append(f"{where}: {error.get('msg', 'invalid')}")
-    return problem(400, "; ".join(parts) or "invalid request")
+    message = "; ".join(parts) or "invalid request"
+    if request.url.path.startswith("/ui/"):
+        return error_page(request, 400, brief(message))
+    return problem(400, message)
 
 
 def _login_required(_request: Request, exc: Exception) -> Response:
@@ -215,14 +228,93 @@ def _client_gone(request: Request, _exc: Exception) -> Response:
 
 
 def _unexpected(request: Request, exc: Exception) -> Response:
-    log.exception("unexpected error in %s %s", request.method, request.url.path)
+    """A 500. The handler runs after the error was caught (on a worker thread, where
+    ``log.exception`` finds no exception: it logged "NoneType: None"); the error is named
+    here, and the server logs its traceback when Starlette raises it on."""
+    error = f"{type(exc).__name__}: {exc}"
+    log.error("unexpected error in %s %s: %s", request.method, request.url.path, brief(error))
     return problem(500, f"internal error: {type(exc).__name__}")
 
 
+def _declare_400_not_422(app: FastAPI) -> None:
+    """The OpenAPI description as the app answers: FastAPI declares 422 for any route with
+    parameters or a body, but a request that does not validate is answered 400 here
+    (``_validation_error``). Every 422 goes; a route that had one declares 400."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        fresh = app.openapi_schema is None
+        schema = generate()
+        if fresh:
+            for operations in schema.get("paths", {}).values():
+                for operation in operations.values():
+                    answers = operation.get("responses", {})
+                    if answers.pop("422", None) is not None:
+                        answers.setdefault("400", PROBLEM_RESPONSES[400])
+            schemas = schema.get("components", {}).get("schemas", {})
+            for name in ("HTTPValidationError", "ValidationError"):
+                schemas.pop(name, None)
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
 def install_problem_handlers(app: FastAPI) -> None:
+    _declare_400_not_422(app)
     app.add_exception_handler(ArchiveError, _archive_error)
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(LoginRequiredError, _login_required)
     app.add_exception_handler(ClientDisconnect, _client_gone)
     app.add_exception_handler(Exception, _unexpected)
+
+
+_cut_short: contextvars.ContextVar[bool] = contextvars.ContextVar("cut_short", default=False)
+_UNFINISHED = "ASGI callable returned without completing response."
+
+
+class _QuietCut(logging.Filter):
+    """Drops the server's line about an answer left unfinished when :class:`CutShort` left
+    it so on purpose (it logged the reason already)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.msg == _UNFINISHED and _cut_short.get())
+
+
+_QUIET_CUT = _QuietCut()
+
+
+class CutShort:
+    """ASGI middleware: an archive error (stored data failing its check) once an answer
+    has started streaming can no longer become a problem answer. The answer is left
+    unfinished, so the server closes the connection short of its ``Content-Length`` (or
+    last chunk) and no client takes it for complete; the log gets one line naming the
+    request and the fault, not a traceback."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        server_log = logging.getLogger("uvicorn.error")
+        if _QUIET_CUT not in server_log.filters:
+            server_log.addFilter(_QUIET_CUT)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def watch(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watch)
+        except Exception as exc:
+            # Starlette wraps an error with a handler once the answer started.
+            cause = exc if isinstance(exc, ArchiveError) else exc.__cause__
+            if not started or not isinstance(cause, ArchiveError):
+                raise
+            log.error("%s %s cut short: %s", scope.get("method"), scope.get("path"), cause.message)
+            _cut_short.set(True)

@@ -1,7 +1,8 @@
 """The web UI: server-rendered pages (Jinja2), a little progressive JavaScript.
 
 Pages: Monitor, Inspect (search, list, one snapshot), Resync, Restore, Backup, and the API
-reference; Statistics and an instance's history are in ``ui_stats.py``. Every page needs a
+reference; Statistics and an instance's history are in ``ui_stats.py``, Legal holds and
+the retention preview in ``ui_holds.py``. Every page needs a
 reader; buttons that change something are shown to managers only (and the actions check
 again: ``ui_actions.py``).
 """
@@ -19,15 +20,18 @@ from starlette.responses import RedirectResponse, Response
 from imixs_archive.document.conventions import SNAPSHOT_ID, is_snapshot_id, iter_files, origin_id
 from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.errors import ArchiveError
-from imixs_archive.humanize import human_bytes
+from imixs_archive.humanize import human_age, human_bytes, human_duration
 from imixs_archive.ledger.schedule import ledger_status
 from imixs_archive.timezones import zone
 from imixs_archive.web.api_archive import doc_rows, list_by_modified, list_instance
 from imixs_archive.web.auth import Principal
 from imixs_archive.web.dependencies import Services, Svc, services
+from imixs_archive.web.flash import shown
 from imixs_archive.web.health import store_check
 from imixs_archive.web.integrations import restore_overview, sync_overview
 from imixs_archive.web.problems import LoginRequiredError
+from imixs_archive.web.ui_labels import hold_badge, snapshot_entry
+from imixs_archive.web.ui_monitor import glance, store_details
 
 router = APIRouter(include_in_schema=False)
 
@@ -52,8 +56,8 @@ def page(request: Request, svc: Services, user: Principal, name: str, **context:
         {
             "user": user,
             "open_mode": svc.auth.open,
-            "notice": request.query_params.get("notice", ""),
-            "error": request.query_params.get("error", ""),
+            "notice": shown(request.query_params, "notice"),
+            "error": shown(request.query_params, "error"),
             "tz": svc.settings.timezone,
             **context,
         },
@@ -94,12 +98,17 @@ def monitor(request: Request, svc: Svc, user: User) -> Response:
         ledger, ledger_error = ledger_status(svc.archive, svc.ledger), ""
     except ArchiveError as exc:  # the store is down, or the ledger's head damaged
         ledger, ledger_error = {}, f"ledger state unknown: {exc}"
+    local = svc.templates.env.filters["local"]
     return page(
         request,
         svc,
         user,
         "monitor.html",
         nav="monitor",
+        glance=glance(svc, sync, ledger, store, local),
+        store_details=store_details(store),
+        human_age=human_age,
+        human_duration=human_duration,
         ledger=ledger,
         ledger_error=ledger_error,
         store=store,
@@ -128,8 +137,10 @@ def inspect(
         return RedirectResponse(f"/ui/snapshot/{q}", status_code=303)
     listing: dict[str, Any] | None = None
     live: tuple[str | None, str | None] = (None, None)
+    held = None
     if q:
         listing = list_instance(q, svc, user, limit=25, after=after)
+        held = hold_badge(svc.archive, q, zone(svc.settings.timezone))
         if listing["snapshots"] and svc.workflow is not None:
             live = svc.workflow.live_snapshot_id(q)
     elif from_day is not None:
@@ -147,6 +158,7 @@ def inspect(
         restore_configured=svc.workflow is not None,
         live_snapshot=live[0],
         live_unknown=live[1],
+        held=held,
     )
 
 
@@ -161,7 +173,11 @@ def snapshot(request: Request, snapshot_id: str, svc: Svc, user: User) -> Respon
             {"name": entry.name, "type": entry.content_type, "size": entry.size, "md5": key[:32]}
         )
     xml = to_xml(doc).decode("utf-8", "replace")
-    others = svc.archive.list_instance(origin_id(snapshot_id), limit=50)
+    tz = zone(svc.settings.timezone)
+    others = [  # each by its time and task and status; the id is the link and tooltip
+        snapshot_entry(svc.archive, other, tz, doc if other == snapshot_id else None)
+        for other in svc.archive.list_instance(origin_id(snapshot_id), limit=50)
+    ]
     return page(
         request,
         svc,
@@ -169,12 +185,13 @@ def snapshot(request: Request, snapshot_id: str, svc: Svc, user: User) -> Respon
         "snapshot.html",
         nav="inspect",
         snapshot_id=snapshot_id,
-        rows=doc_rows(doc, zone(svc.settings.timezone)),
+        rows=doc_rows(doc, tz),
         files=files,
         xml=xml,
         uniqueid=origin_id(snapshot_id),
         others=others,
         restore=restore_overview(svc.archive, svc.workflow),
+        held=hold_badge(svc.archive, origin_id(snapshot_id), tz),
     )
 
 

@@ -27,6 +27,7 @@ from imixs_archive.web.api_jobs import BackupRequest, backup_job, verify_job, wo
 from imixs_archive.web.api_restore import RestoreRequest, backup_source, require_instance
 from imixs_archive.web.auth import SESSION_COOKIE, SESSION_SECONDS, Principal, TooManyLoginsError
 from imixs_archive.web.dependencies import Svc, manager, services
+from imixs_archive.web.flash import flash_query, shown
 from imixs_archive.web.problems import BadRequestError, PayloadTooLargeError
 
 router = APIRouter(include_in_schema=False)
@@ -48,7 +49,9 @@ async def read_form(request: Request) -> dict[str, str]:
 
 
 def back(path: str, *, notice: str = "", error: str = "") -> RedirectResponse:
-    query = f"notice={quote(notice)}" if notice else f"error={quote(error)}" if error else ""
+    query = (
+        flash_query("notice", notice) if notice else flash_query("error", error) if error else ""
+    )
     return RedirectResponse(f"{path}?{query}" if query else path, status_code=303)
 
 
@@ -68,7 +71,7 @@ def login_page(request: Request, svc: Svc) -> Response:
             "user": None,
             "nav": "",
             "next": _safe_next(request.query_params.get("next", "")),
-            "error": request.query_params.get("error", ""),
+            "error": shown(request.query_params, "error"),
             "open_mode": svc.auth.open,
         },
     )
@@ -88,7 +91,7 @@ async def login(request: Request, svc: Svc) -> Response:
         principal, error = None, exc.message
     if principal is None:
         return RedirectResponse(
-            f"/login?error={quote(error)}&next={quote(target)}", status_code=303
+            f"/login?{flash_query('error', error)}&next={quote(target)}", status_code=303
         )
     response = RedirectResponse(target, status_code=303)
     response.set_cookie(
@@ -128,7 +131,7 @@ async def delete(request: Request, snapshot_id: str, svc: Svc, who: UiManager) -
     if not result.existed:
         return back("/ui/inspect", error=f"snapshot {snapshot_id} is not in the archive")
     return RedirectResponse(
-        f"/ui/inspect?q={quote(uniqueid)}&notice={quote(f'deleted {snapshot_id}')}",
+        f"/ui/inspect?q={quote(uniqueid)}&{flash_query('notice', f'deleted {snapshot_id}')}",
         status_code=303,
     )
 
@@ -191,7 +194,8 @@ async def restore_instance(request: Request, uniqueid: str, svc: Svc, _who: UiMa
     here = f"/ui/inspect?q={quote(uniqueid)}"
     if form.get("confirm") != "yes":
         return RedirectResponse(
-            f"{here}&error={quote('tick the box to confirm the restore')}", status_code=303
+            f"{here}&{flash_query('error', 'tick the box to confirm the restore')}",
+            status_code=303,
         )
     try:
         uniqueid = require_instance(svc, uniqueid)
@@ -199,7 +203,7 @@ async def restore_instance(request: Request, uniqueid: str, svc: Svc, _who: UiMa
         job = restore_jobs.instance_job(link.archive, link.client, uniqueid)
         svc.jobs.start("restore", job, message=f"restoring {uniqueid}")
     except ArchiveError as exc:
-        return RedirectResponse(f"{here}&error={quote(str(exc))}", status_code=303)
+        return RedirectResponse(f"{here}&{flash_query('error', str(exc))}", status_code=303)
     return back("/ui/restore", notice=f"restore of every snapshot of {uniqueid} started")
 
 

@@ -10,7 +10,6 @@ inline SVG (``charts.py``); the range is a plain GET form, so no script is neede
 from __future__ import annotations
 
 import datetime as dt
-import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
@@ -22,13 +21,13 @@ from starlette.responses import Response
 from imixs_archive.analytics.aggregates import aggregate_days
 from imixs_archive.analytics.history import InstanceHistory, instance_history
 from imixs_archive.analytics.leadtimes import lead_times
-from imixs_archive.document.plain import plain
 from imixs_archive.humanize import human_bytes, human_duration
 from imixs_archive.timezones import zone, zone_label
 from imixs_archive.web import charts
 from imixs_archive.web.dashboard import Dashboard
 from imixs_archive.web.dependencies import Services, Svc
 from imixs_archive.web.ui import User, page
+from imixs_archive.web.ui_labels import local_time, values_text
 
 router = APIRouter(include_in_schema=False)
 
@@ -40,12 +39,44 @@ LEAD_PERCENTILES = (50, 75, 90, 95)
 Day = Annotated[dt.date | None, Query()]
 
 
-def dashboard_charts(data: dict[str, Any]) -> dict[str, Markup]:
-    per_day = [(day, float(count)) for day, count in data["per_day"].items()]
-    growth = data["growth"]
+def time_axis(
+    data: dict[str, Any], today: dt.date
+) -> tuple[str, list[tuple[str, int]], list[dict[str, Any]]]:
+    """The overview's time axis: every day from the first with snapshots to ``today`` (or
+    the newest day, should it be later), a day without snapshots drawn as 0 and the growth
+    carried forward through it, so a stop of the archiving shows. Spans longer than
+    ``LONGEST_DAILY`` days are drawn per month (the growth at each month's end). Returns
+    the unit ("day" or "month"), the snapshots per period and the growth per period."""
+    per_day: dict[str, int] = data["per_day"]
+    growth = {point["day"]: point for point in data["growth"]}
+    if not per_day and not growth:
+        return "day", [], []
+    days = sorted({*per_day, *growth})
+    first = dt.date.fromisoformat(days[0])
+    last = max(dt.date.fromisoformat(days[-1]), today)
+    unit = "day" if (last - first).days < LONGEST_DAILY else "month"
+    counts: dict[str, int] = {}
+    carried: dict[str, dict[str, Any]] = {}
+    point: dict[str, Any] = {"snapshots": 0, "logical_bytes": 0, "file_bytes": 0}
+    day = first
+    while day <= last:
+        key = day.isoformat()
+        period = key if unit == "day" else key[:7]
+        counts[period] = counts.get(period, 0) + per_day.get(key, 0)
+        point = {**growth.get(key, point), "day": period}
+        carried[period] = point
+        day += dt.timedelta(days=1)
+    return unit, list(counts.items()), list(carried.values())
+
+
+def dashboard_charts(data: dict[str, Any], today: dt.date | None = None) -> dict[str, Markup]:
+    unit, periods, growth = time_axis(data, today or dt.datetime.now(dt.UTC).date())
     s = data["stats"]
     return {
-        "per_day": charts.bar_chart("Snapshots per day", per_day),
+        "unit": Markup(unit),
+        "per_day": charts.bar_chart(
+            f"Snapshots per {unit}", [(period, float(n)) for period, n in periods]
+        ),
         "growth": charts.line_chart(
             "Storage growth",
             [point["day"] for point in growth],
@@ -156,7 +187,7 @@ async def stats(
         "stats.html",
         nav="stats",
         data=data,
-        charts=dashboard_charts(data),
+        charts=dashboard_charts(data, dt.datetime.now(zone(svc.settings.timezone)).date()),
         analytics=analytics_charts(figures),
         figures=figures,
         first=first,
@@ -168,33 +199,38 @@ async def stats(
 
 
 def history_rows(history: InstanceHistory, tz: dt.tzinfo = dt.UTC) -> list[dict[str, Any]]:
-    """The steps as the history page shows them (values as short text, times in ``tz``)."""
+    """The steps as the history page shows them: each snapshot by its time in ``tz`` (the
+    page names the zone) and task and status, values whole and their times in ``tz``
+    (``ui_labels.py``)."""
     rows = []
     for step in history.steps:
+        items = []
+        for c in step.items:
+            old, old_whole = values_text(c.old, tz)
+            new, new_whole = values_text(c.new, tz)
+            items.append(
+                {
+                    "name": c.name,
+                    "kind": c.kind,
+                    "old": old,
+                    "new": new,
+                    "whole": (old_whole, new_whole),
+                }
+            )
         rows.append(
             {
                 "index": step.index,
                 "snapshot": step.snapshot_id,
-                "time": step.time.astimezone(tz).isoformat(timespec="seconds"),
+                "time": local_time(step.time, tz),
+                "label": " · ".join(part for part in (step.task, step.status) if part),
                 "after": "" if step.since_previous is None else human_duration(step.since_previous),
                 "task": step.task,
                 "status": step.status,
-                "items": [
-                    {"name": c.name, "kind": c.kind, "old": _short(c.old), "new": _short(c.new)}
-                    for c in step.items
-                ],
+                "items": items,
                 "files": step.files,
             }
         )
     return rows
-
-
-def _short(values: list[Any], limit: int = 80) -> str:
-    text = ", ".join(
-        json.dumps(v, ensure_ascii=False) if isinstance(v, list | dict) else str(v)
-        for v in plain(values)
-    )
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @router.get("/ui/history/{uniqueid}")
@@ -208,6 +244,7 @@ async def history(request: Request, uniqueid: str, svc: Svc, user: User) -> Resp
         nav="inspect",
         uniqueid=found.uniqueid,
         steps=history_rows(found, zone(svc.settings.timezone)),
+        tz=zone_label(zone(svc.settings.timezone)),
         duration=human_duration(found.duration),
         human=human_bytes,
     )

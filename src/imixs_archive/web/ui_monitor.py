@@ -1,0 +1,226 @@
+"""The Monitor's answer to "is my archive complete and current?", at a glance.
+
+Every row comes from what is already at hand, so the page (drawn again every 15 s) stays
+cheap: the counts from the Statistics' cached day figures (``dashboard.py``) and today's
+from the listing counts (stored day figures, else the ids of a day, no snapshot read);
+the newest snapshot from the ids of its day; the sync from its saved per-process rows
+and this process's counters; backup and verify from the jobs of this process; the store's
+size from its files (data and write-ahead log apart); the holds from their table.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from imixs_archive.document.conventions import is_snapshot_id, snapshot_millis
+from imixs_archive.errors import ArchiveError
+from imixs_archive.humanize import human_age, human_bytes, human_duration
+from imixs_archive.services.listing_counts import count_modified
+from imixs_archive.timezones import day_bounds, from_epoch_ms, zone
+from imixs_archive.web.dependencies import Services
+
+Local = Callable[[Any], str]
+
+
+@dataclass
+class Row:
+    key: str
+    label: str
+    value: str
+    bad: bool = False
+
+
+def when(at: dt.datetime | None, local: Local, now: dt.datetime | None = None) -> str:
+    """``2026-11-27 11:38:57 Europe/Berlin (3 min ago)``; ``–`` for none."""
+    if at is None:
+        return "–"
+    now = now or dt.datetime.now(dt.UTC)
+    return f"{local(at)} ({human_age((now - at).total_seconds())})"
+
+
+def glance(
+    svc: Services, sync: dict[str, Any], ledger: dict[str, Any], store: dict[str, Any], local: Local
+) -> list[Row]:
+    tz = zone(svc.settings.timezone)
+    rows = [_snapshots(svc, tz), _newest(svc, tz, local), _lag(sync)]
+    rows.append(_last_round(sync, local))
+    rows.append(_job(svc, "backup", "Last backup", local))
+    rows.append(_verify(svc, ledger, local))
+    rows.append(Row("size", "Store size", store_size(store)))
+    rows.append(_holds(svc))
+    return rows
+
+
+def _snapshots(svc: Services, tz: dt.tzinfo) -> Row:
+    try:
+        total = int(svc.dashboard.get().stats["snapshots"])
+        start, end = day_bounds(dt.datetime.now(tz).date(), tz)
+        today = count_modified(svc.archive, start, end)
+    except ArchiveError as exc:
+        return Row("snapshots", "Snapshots archived", f"unknown: {exc}", bad=True)
+    return Row("snapshots", "Snapshots archived", f"{total:,} in all, {today:,} today")
+
+
+def newest_snapshot(svc: Services) -> tuple[str, dt.datetime] | None:
+    """The newest snapshot (by the time it was taken) and that time: the ids filed under
+    the UTC days around the newest day with snapshots, keys only."""
+    board = svc.dashboard.get()
+    if not board.growth:
+        return None
+    day = board.growth[-1].day
+    found: tuple[int, str] | None = None
+    for utc_day in svc.archive.days_with_snapshots(day - dt.timedelta(1), day + dt.timedelta(1)):
+        for sid in svc.archive.day_snapshot_ids(utc_day):
+            if is_snapshot_id(sid) and (found is None or snapshot_millis(sid) > found[0]):
+                found = (snapshot_millis(sid), sid)
+    return None if found is None else (found[1], from_epoch_ms(found[0]))
+
+
+def _newest(svc: Services, tz: dt.tzinfo, local: Local) -> Row:
+    try:
+        newest = newest_snapshot(svc)
+    except ArchiveError as exc:
+        return Row("newest", "Newest snapshot", f"unknown: {exc}", bad=True)
+    if newest is None:
+        return Row("newest", "Newest snapshot", "none yet")
+    return Row("newest", "Newest snapshot", f"{when(newest[1], local)} · {newest[0]}")
+
+
+def _lag(sync: dict[str, Any]) -> Row:
+    label = "Behind the workflow"
+    if not sync.get("configured"):
+        return Row("lag", label, "not known: sync is not configured (WORKFLOW_SERVICE_ENDPOINT)")
+    lag = sync.get("lag_seconds")
+    pending = sync.get("pending")
+    if lag is None:
+        return Row("lag", label, "not known yet: no round has read the event log")
+    if pending in ("0", 0):
+        return Row("lag", label, "nothing: no event pending")
+    return Row("lag", label, f"{pending} events pending, the oldest {human_duration(lag)} old")
+
+
+def _last_round(sync: dict[str, Any], local: Local) -> Row:
+    rows = [row for row in sync.get("instances") or [] if row.get("updated")]
+    if not rows:
+        return Row("round", "Last sync round", "none recorded")
+    row = max(rows, key=lambda r: int(r["updated"]))
+    state = str(row.get("state") or "–")
+    text = (
+        f"{state} · {when(from_epoch_ms(int(row['updated'])), local)} · process "
+        f"{row.get('instance')}: {row.get('archived', 0)} archived, "
+        f"{row.get('failures', 0)} failures since it started"
+    )
+    return Row("round", "Last sync round", text, bad=state.startswith("paused"))
+
+
+def _job(svc: Services, name: str, label: str, local: Local) -> Row:
+    status = svc.jobs.status(name)
+    if status is None:
+        return Row(name, label, f"none since the service started ({local(svc.started)})")
+    if status.active:
+        return Row(name, label, f"running since {when(status.started, local)}")
+    outcome = status.error or status.message or str(status.state)
+    text = f"{status.state}: {outcome} · {when(status.finished, local)}"
+    return Row(name, label, text, bad=status.error is not None or status.state == "failed")
+
+
+def _verify(svc: Services, ledger: dict[str, Any], local: Local) -> Row:
+    row = _job(svc, "verify", "Last verification", local)
+    status = svc.jobs.status("verify")
+    if status is not None and not status.active and status.result:
+        result = status.result
+        board = svc.dashboard.peek()
+        held = f" of {int(board.stats['snapshots']):,}" if board is not None else ""
+        found = int(result.get("problem_count", 0))
+        row.value = (
+            f"checked {result.get('snapshots', 0):,}{held} snapshots, "
+            f"{result.get('files', 0):,} files, {result.get('pieces', 0):,} pieces: "
+            f"{'no problems' if not found else f'{found} problems'} · "
+            f"{when(status.finished, local)}"
+        )
+        row.bad = found > 0
+    verify = ledger.get("last_verify")
+    if verify:
+        finished = from_epoch_ms(int(verify.get("finished", 0)))
+        verdict = "everything holds" if verify.get("ok") else f"{verify.get('problems')} problems"
+        row.value += (
+            f"; ledger verify: {verify.get('checked', 0):,} entries, "
+            f"{verify.get('snapshots', 0):,} snapshots, {verdict} · {when(finished, local)}"
+        )
+        row.bad = row.bad or not verify.get("ok")
+    return row
+
+
+def store_size(store: dict[str, Any]) -> str:
+    if "data_bytes" in store:
+        return (
+            f"{human_bytes(store['data_bytes'])} data, "
+            f"{human_bytes(store.get('log_bytes', 0))} write-ahead log"
+        )
+    if store.get("kind") == "cassandra":
+        return "kept by the cluster's nodes (nodetool tablestats)"
+    return "–"
+
+
+def _holds(svc: Services) -> Row:
+    try:
+        count = len(svc.archive.holds.list())
+    except ArchiveError as exc:
+        return Row("holds", "Legal holds", f"unknown: {exc}", bad=True)
+    held = f"{count} process instance{'s' if count > 1 else ''} held"
+    return Row("holds", "Legal holds", held if count else "none")
+
+
+LABELS = {
+    "kind": "Kind of store",
+    "path": "Database file",
+    "sqlite_version": "SQLite version",
+    "page_size": "Page size",
+    "journal_mode": "Journal mode",
+    "synchronous": "Synchronous writes",
+    "data_bytes": "Database file size",
+    "log_bytes": "Write-ahead log size",
+    "contact_points": "Contact points",
+    "keyspace": "Keyspace",
+    "replication": "Replication",
+    "consistency": "Consistency",
+    "cluster_name": "Cluster",
+    "release_versions": "Cassandra versions",
+    "local_dc": "Local data centre",
+    "hosts": "Hosts",
+    "zstd": "zstd compression",
+}
+HIDDEN = ("size_bytes",)
+"""Shown apart (data and log) in the rows above."""
+
+
+def store_details(store: dict[str, Any]) -> list[tuple[str, str]]:
+    """What the store says of itself, with labels for people and sizes in units."""
+    rows = []
+    for key, value in store.items():
+        if key in HIDDEN:
+            continue
+        label = LABELS.get(key, key.replace("_", " ").capitalize())
+        rows.append((label, _text(key, value)))
+    return rows
+
+
+def _text(key: str, value: Any) -> str:
+    if value is None or value == "":
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int) and (key.endswith("_bytes") or key == "page_size"):
+        return human_bytes(value)
+    if key == "kind":
+        return {"sqlite": "SQLite (embedded)", "cassandra": "Cassandra"}.get(str(value), str(value))
+    if key == "journal_mode":
+        return str(value).upper()
+    if isinstance(value, list):
+        return ", ".join(map(str, value)) or "none"
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_text(str(k), v)}" for k, v in value.items()) or "none"
+    return str(value)
