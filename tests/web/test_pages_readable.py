@@ -220,3 +220,23 @@ def test_lead_time_chart_has_round_ticks_whole_names_and_no_long_floats() -> Non
     ticks = re.findall(r'text-anchor="end">([^<]*)</text>', svg)
     assert ticks[:5] == ["0", "4d", "8d", "12d", "16d"]  # on both drawings
     assert "\u2026" not in svg and "Purchase</tspan>" in svg  # wrapped, not shortened
+
+
+def test_the_resync_page_names_its_state_in_words(live: LiveServer) -> None:
+    """No raw keys or values ("Cancel False"): the resync's state under labels, a stop
+    asked for said in words."""
+    archive: Archive = live.archive
+    state = archive.state.load()
+    state["resync.status"] = "finished"
+    state["resync.cancel"] = False
+    state["resync.started"] = dt.datetime(2024, 3, 5, 8, 15, 0, 123456, tzinfo=dt.UTC)
+    archive.state.save(state)
+    with live.client("manager") as client:
+        text = client.get("/ui/resync").text
+    assert "Cancel" not in text and "False" not in text
+    assert "<th>Last resync</th><td>finished</td>" in text
+    assert "123456" not in text and ".123" not in text  # no microseconds
+    state["resync.cancel"] = True
+    archive.state.save(state)
+    with live.client("manager") as client:
+        assert "the resync stops after the step in hand" in client.get("/ui/resync").text
