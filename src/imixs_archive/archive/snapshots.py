@@ -482,11 +482,13 @@ class Archive:
         None when it is not complete."""
         return stored_digest(self.backend, self.files, snapshot_id, read_all=read_all)
 
-    def log_found(self, snapshot_id: str, by: str = "") -> StoredDigest | None:
+    def log_found(
+        self, snapshot_id: str, by: str = "", digest: StoredDigest | None = None
+    ) -> StoredDigest | None:
         """Queue a ``found`` entry for a complete snapshot the ledger has not logged (one
         stored before the ledger existed, or by the Java service); its digest, or None
-        when the snapshot is not complete."""
-        found = self.stored_digest(snapshot_id)
+        when the snapshot is not complete. ``digest``: the one just read, not read again."""
+        found = digest or self.stored_digest(snapshot_id)
         if found is not None:
             entry = Entry(FOUND, snapshot_id, now_ms(), by or self.actor, found.digest)
             self.ledger.enqueue(entry)
@@ -502,9 +504,8 @@ class Archive:
             found = self.stored_digest(snapshot_id)
         except IntegrityError:
             return  # damaged: verify names it
-        if found is not None and not found.sealed and self.java_may_write:
-            entry = Entry(FOUND, snapshot_id, now_ms(), self.actor, found.digest)
-            self.ledger.enqueue(entry)
+        if found is not None and not found.sealed:
+            self.log_found(snapshot_id, digest=found)
 
     def file_by_md5(self, md5: str) -> StoredContent:
         return self.files.by_md5(md5)

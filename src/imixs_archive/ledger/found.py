@@ -9,9 +9,10 @@ is still not logged, so an interrupted pass is completed by the next.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from imixs_archive.archive.ledger_books import Subject
 from imixs_archive.archive.ledger_entries import FOUND, HOLD_PLACED, STORED, Entry
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.versions import BEFORE_LEDGER
@@ -33,6 +34,18 @@ class InitReport(Jsonable):
     problems: list[str] = field(default_factory=list)
 
 
+def not_logged_as_present(
+    archive: Archive, counted: Callable[[], None]
+) -> Iterator[tuple[str, Subject | None]]:
+    """Each stored snapshot whose last entry does not log it as present (none, or a
+    deletion), with that entry; ``counted`` is called for every snapshot walked."""
+    for snapshot_id in archive.iter_snapshot_ids():
+        counted()
+        row = archive.ledger.subject(snapshot_id)
+        if row is None or row.kind not in (STORED, FOUND):
+            yield snapshot_id, row
+
+
 def init_ledger(
     archive: Archive, settings: Settings, progress: Callable[[int], None] | None = None
 ) -> InitReport:
@@ -46,13 +59,13 @@ def _init(
 ) -> InitReport:
     sequencer.start()
     report = InitReport()
-    for snapshot_id in archive.iter_snapshot_ids():
+
+    def counted() -> None:
         report.snapshots += 1
         if progress is not None:
             progress(1)
-        row = archive.ledger.subject(snapshot_id)
-        if row is not None and row.kind in (STORED, FOUND):
-            continue
+
+    for snapshot_id, _row in not_logged_as_present(archive, counted):
         try:
             found = archive.log_found(snapshot_id)
         except IntegrityError as exc:

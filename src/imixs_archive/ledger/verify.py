@@ -36,13 +36,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from imixs_archive.archive.ledger_books import Subject
-from imixs_archive.archive.ledger_entries import DELETED, FOUND, HOLD_PLACED, STORED, Entry
+from imixs_archive.archive.ledger_entries import DELETED, HOLD_PLACED, Entry
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.versions import BEFORE_LEDGER
 from imixs_archive.config import Settings
 from imixs_archive.errors import ArchiveError, IntegrityError
 from imixs_archive.jsonable import Jsonable
 from imixs_archive.ledger.checkpoints import PUBLIC_KEY_FILE, newest_witnessed, open_checkpoint
+from imixs_archive.ledger.found import not_logged_as_present
 from imixs_archive.ledger.keys import key_path, load_signer
 from imixs_archive.ledger.sequencer import Sequencer, state_of, subject_row
 from imixs_archive.ledger.tree import TREE, TreeState
@@ -475,11 +476,7 @@ def _walk_store(
             "the store holds snapshots from before the ledger: those not logged are logged "
             "as found now (as `imixs-archive ledger init` does)"
         )
-    for snapshot_id in archive.iter_snapshot_ids():
-        tick("snapshots", 1)
-        row = archive.ledger.subject(snapshot_id)
-        if row is not None and row.kind in (STORED, FOUND):
-            continue
+    for snapshot_id, row in not_logged_as_present(archive, lambda: tick("snapshots", 1)):
         try:
             stored = archive.stored_digest(snapshot_id)
         except IntegrityError as exc:
@@ -498,7 +495,7 @@ def _walk_store(
         else:  # stored before the ledger, or by the Java service: logged as found
             report.not_logged.append(snapshot_id)
             if log_found:
-                archive.log_found(snapshot_id, by="ledger verify")
+                archive.log_found(snapshot_id, by="ledger verify", digest=stored)
     for hold in holds:
         row = archive.ledger.subject("hold:" + hold.uniqueid)
         if row is None or row.kind != HOLD_PLACED:
