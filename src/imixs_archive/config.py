@@ -354,6 +354,14 @@ class Settings:
         "Time between the garbage collections `serve` runs (0: none; run `gc` instead).",
         _seconds,
     )
+    census_interval: float = _setting(
+        "ARCHIVE_CENSUS_INTERVAL",
+        86400.0,
+        "How old the store's census (pieces, stored bytes, unused files and pieces: one pass "
+        "over the piece tables) may get before `serve` counts it again (0: never; run "
+        "`stats --full` instead). Checked every 5 minutes.",
+        _seconds,
+    )
     # --- the ledger (ledger/, docs/ledger.md) ---
     ledger_key: str = _setting(
         "ARCHIVE_LEDGER_KEY",

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import datetime as dt
 import statistics
+from zoneinfo import ZoneInfo
 
 import pytest
 
+from analytics.conftest import CountingBackend
 from analytics.generated_archive import STEP_HOURS, Planned
 from imixs_archive.analytics.leadtimes import Finished, lead_times, percentile
 from imixs_archive.archive.snapshots import Archive
+from imixs_archive.document.conventions import snapshot_time
 from support.snapshots import make_snapshot
 
 
@@ -68,3 +71,33 @@ def test_percentile_interpolates_between_ranks() -> None:
     assert percentile([7.0], 90) == 7.0
     with pytest.raises(ValueError):
         percentile([], 50)
+
+
+@pytest.mark.parametrize("tz", [dt.UTC, ZoneInfo("Pacific/Auckland")])
+def test_a_range_reads_its_days_and_agrees_with_the_whole_archive(
+    generated: Archive, counting: CountingBackend, tz: dt.tzinfo
+) -> None:
+    """A range is answered from its days (their facts, one instance partition per
+    instance met), not from every instance: the same groups and samples as the whole
+    archive's instances filtered by the day of their last snapshot."""
+    whole = {ids[-1]: ids for ids in generated.iter_instances()}
+    days = sorted({snapshot_time(last).astimezone(tz).date() for last in whole})
+    first = last = days[len(days) // 2]
+    counting.reset()
+    ranged = {
+        g.group: sorted(g.samples)
+        for g in lead_times(generated, finished_from=first, finished_to=last, tz=tz)
+    }
+    assert counting.scans["snapshots_by_uniqueid"] < len(whole)  # not every instance
+    assert counting.gets["snapshots"] == 0  # status, type and group from the facts
+    expected_groups: dict[str, list[float]] = {}
+    for newest, ids in whole.items():
+        if not first <= snapshot_time(newest).astimezone(tz).date() <= last:
+            continue
+        doc = generated.load(newest, with_files=False)
+        if Finished().matches(str(doc.get_first("$workflowstatus")), str(doc.get_first("type"))):
+            seconds = (snapshot_time(newest) - snapshot_time(ids[0])).total_seconds()
+            group = str(doc.get_first("$workflowgroup"))
+            expected_groups.setdefault(group, []).append(seconds)
+    assert ranged == {group: sorted(samples) for group, samples in expected_groups.items()}
+    assert ranged  # the range holds finished instances

@@ -36,7 +36,7 @@ def test_the_demo_month_imports_and_shows_something(
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(xml)))
     assert main(["import", "-", "--data-dir", store]) == 0
     assert "0 failed" in capsys.readouterr().out
-    assert main(["stats", "--json", "--data-dir", store]) == 0
+    assert main(["stats", "--full", "--json", "--data-dir", store]) == 0
     stats = json.loads(capsys.readouterr().out)
     assert stats["instances"] >= 36 and stats["snapshots"] >= 100
     assert stats["logical_bytes"] > 2 * stats["stored_bytes"]  # carried files dedup

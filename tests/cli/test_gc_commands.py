@@ -69,11 +69,11 @@ def test_gc_lists_then_removes_after_the_grace_period(
     dry = json.loads(out)
     assert code == 0 and dry["dry_run"] and dry["listed_files"] == 1
     assert dry["reclaimable_bytes"] == len(DATA)
-    code, out, _ = run(capsys, "stats", "--json", "--data-dir", str(store))
+    code, out, _ = run(capsys, "stats", "--full", "--json", "--data-dir", str(store))
     assert json.loads(out)["reclaimable_bytes"] == len(DATA)  # unused, listed or not
     code, out, _ = run(capsys, "gc", "--data-dir", str(store))
     assert code == 0 and "listed 1 files" in out
-    code, out, _ = run(capsys, "stats", "--json", "--data-dir", str(store))
+    code, out, _ = run(capsys, "stats", "--full", "--json", "--data-dir", str(store))
     assert json.loads(out)["reclaimable_bytes"] == len(DATA)
     code, out, _ = run(capsys, "gc", "--data-dir", str(store))
     assert "removed 0 files" in out and "1 listed earlier still waiting" in out
@@ -116,13 +116,13 @@ def test_gc_stats_and_verify_agree_after_a_delete(
             code, out, _ = run(capsys, "gc", "--json", *data)
             gc = json.loads(out)
             assert code == 0
-        code, out, _ = run(capsys, "stats", "--json", *data)
+        code, out, _ = run(capsys, "stats", "--full", "--json", *data)
         stats = json.loads(out)
         code, out, _ = run(capsys, "verify", *data)
         assert code == 0
         unused = (stats["unused_files"], stats["unused_pieces"], stats["reclaimable_bytes"])
         assert out.splitlines()[-1] == (
-            f"checked {stats['snapshots']} snapshots, {stats['files']} files, "
+            f"checked {stats['snapshots']} snapshots, {stats['stored_files']} files, "
             f"{stats['pieces']} pieces: clean; {unused[0]} files and {unused[1]} pieces "
             f"unused, {human_bytes(unused[2])} reclaimable by gc"
         ), step
@@ -130,7 +130,7 @@ def test_gc_stats_and_verify_agree_after_a_delete(
             code, out, _ = run(capsys, "gc", "--dry-run", "--json", *data)
             gc = json.loads(out)
         assert (gc["unused_files"], gc["unused_pieces"], gc["reclaimable_bytes"]) == unused
-        seen.append((stats["files"], stats["pieces"], *unused))
+        seen.append((stats["stored_files"], stats["pieces"], *unused))
         assert stats["stored_bytes"] >= stats["reclaimable_bytes"]
     pieces, own_pieces = seen[0][1], seen[0][3]
     assert 0 < own_pieces < pieces
@@ -150,7 +150,7 @@ def test_stats_and_verify_count_a_piece_an_aborted_write_left(
     loose = random.Random(8).randbytes(5_000)
     with SQLiteBackend(store) as backend:
         backend.put(DOCUMENTS_DATA, [{"data_id": hashlib.sha256(loose).hexdigest(), "data": loose}])
-    code, out, _ = run(capsys, "stats", "--json", "--data-dir", str(store))
+    code, out, _ = run(capsys, "stats", "--full", "--json", "--data-dir", str(store))
     stats = json.loads(out)
     assert stats["reclaimable_bytes"] == len(DATA) + len(loose)
     assert stats["unused_files"] == 1 and stats["unused_pieces"] >= 2

@@ -679,6 +679,14 @@ def test_plan_for_a_keyspace_the_java_service_created() -> None:
         "(subject text, idx bigint, kind text, digest text, PRIMARY KEY (subject))",
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_ledger_checkpoints "
         "(year int, size bigint, note text, written bigint, PRIMARY KEY (year, size))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_snapshot_facts "
+        "(day date, snapshot text, data blob, PRIMARY KEY (day, snapshot))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_day_summaries "
+        "(year int, day date, version int, data blob, PRIMARY KEY (year, day))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_census "
+        "(name text, data blob, PRIMARY KEY (name))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_month_figures "
+        "(zone text, month text, data blob, PRIMARY KEY (zone, month))",
     ]
     assert [s.split()[5].split(".")[1] for s in plan] == EXTRA_NAMES
 

@@ -53,6 +53,10 @@ TABLE_IDS: dict[str, str] = {
     "archive_ledger_head": "138579a0-dc54-585a-8d5d-2913107ad977",
     "archive_ledger_subjects": "33130fef-ac39-5706-bda5-9ca822e8dc78",
     "archive_ledger_checkpoints": "67972ab6-4dff-5a32-afcc-1cf46c0da6b1",
+    "archive_snapshot_facts": "95491dbb-2fe5-5f32-92d0-6ae32ef2e098",
+    "archive_day_summaries": "13f8a1c1-375a-5a5d-9847-583c0bf061c7",
+    "archive_census": "a180ea3c-a464-56bf-89f0-a7fdde476010",
+    "archive_month_figures": "2a25c9d1-724f-5cd9-ae7b-31a54c24bd27",
 }
 
 # Per table: CREATE (without its ID), INSERT, SELECT row, DELETE row, DELETE partition.
@@ -345,6 +349,47 @@ EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
         " ? WHERE year = ? AND size = ?",
         "DELETE FROM imixs_archive.archive_ledger_checkpoints USING TIMESTAMP ? WHERE year = ?",
     ),
+    "archive_snapshot_facts": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_snapshot_facts"
+        " (day date, snapshot text, data blob, PRIMARY KEY (day, snapshot))",
+        "INSERT INTO imixs_archive.archive_snapshot_facts (day, snapshot, data)"
+        " VALUES (?, ?, ?) USING TIMESTAMP ?",
+        "SELECT day, snapshot, data FROM imixs_archive.archive_snapshot_facts"
+        " WHERE day = ? AND snapshot = ?",
+        "DELETE FROM imixs_archive.archive_snapshot_facts USING TIMESTAMP ?"
+        " WHERE day = ? AND snapshot = ?",
+        "DELETE FROM imixs_archive.archive_snapshot_facts USING TIMESTAMP ? WHERE day = ?",
+    ),
+    "archive_day_summaries": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_day_summaries"
+        " (year int, day date, version int, data blob, PRIMARY KEY (year, day))",
+        "INSERT INTO imixs_archive.archive_day_summaries (year, day, version, data)"
+        " VALUES (?, ?, ?, ?) USING TIMESTAMP ?",
+        "SELECT year, day, version, data FROM imixs_archive.archive_day_summaries"
+        " WHERE year = ? AND day = ?",
+        "DELETE FROM imixs_archive.archive_day_summaries USING TIMESTAMP ?"
+        " WHERE year = ? AND day = ?",
+        "DELETE FROM imixs_archive.archive_day_summaries USING TIMESTAMP ? WHERE year = ?",
+    ),
+    "archive_census": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_census"
+        " (name text, data blob, PRIMARY KEY (name))",
+        "INSERT INTO imixs_archive.archive_census (name, data) VALUES (?, ?) USING TIMESTAMP ?",
+        "SELECT name, data FROM imixs_archive.archive_census WHERE name = ?",
+        "DELETE FROM imixs_archive.archive_census USING TIMESTAMP ? WHERE name = ?",
+        "DELETE FROM imixs_archive.archive_census USING TIMESTAMP ? WHERE name = ?",
+    ),
+    "archive_month_figures": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_month_figures"
+        " (zone text, month text, data blob, PRIMARY KEY (zone, month))",
+        "INSERT INTO imixs_archive.archive_month_figures (zone, month, data)"
+        " VALUES (?, ?, ?) USING TIMESTAMP ?",
+        "SELECT zone, month, data FROM imixs_archive.archive_month_figures"
+        " WHERE zone = ? AND month = ?",
+        "DELETE FROM imixs_archive.archive_month_figures USING TIMESTAMP ?"
+        " WHERE zone = ? AND month = ?",
+        "DELETE FROM imixs_archive.archive_month_figures USING TIMESTAMP ? WHERE zone = ?",
+    ),
 }
 
 # Per table: the partition query ascending, and descending after a bound with a limit.
@@ -513,6 +558,28 @@ PARTITION: dict[str, tuple[str, str]] = {
         " imixs_archive.archive_ledger_checkpoints WHERE year = ? AND size < ? ORDER BY"
         " size DESC LIMIT ?",
     ),
+    "archive_snapshot_facts": (
+        "SELECT day, snapshot, data FROM imixs_archive.archive_snapshot_facts"
+        " WHERE day = ? ORDER BY snapshot ASC",
+        "SELECT day, snapshot, data FROM imixs_archive.archive_snapshot_facts"
+        " WHERE day = ? AND snapshot < ? ORDER BY snapshot DESC LIMIT ?",
+    ),
+    "archive_day_summaries": (
+        "SELECT year, day, version, data FROM imixs_archive.archive_day_summaries"
+        " WHERE year = ? ORDER BY day ASC",
+        "SELECT year, day, version, data FROM imixs_archive.archive_day_summaries"
+        " WHERE year = ? AND day < ? ORDER BY day DESC LIMIT ?",
+    ),
+    "archive_census": (
+        "SELECT name, data FROM imixs_archive.archive_census WHERE name = ?",
+        "SELECT name, data FROM imixs_archive.archive_census WHERE name = ? LIMIT ?",
+    ),
+    "archive_month_figures": (
+        "SELECT zone, month, data FROM imixs_archive.archive_month_figures"
+        " WHERE zone = ? ORDER BY month ASC",
+        "SELECT zone, month, data FROM imixs_archive.archive_month_figures"
+        " WHERE zone = ? AND month < ? ORDER BY month DESC LIMIT ?",
+    ),
 }
 
 NAMES = [t.name for t in TABLES]
@@ -603,6 +670,14 @@ WHOLE_TABLE: dict[str, str] = {
     "archive_ledger_checkpoints": (
         "SELECT year, size, note, written FROM imixs_archive.archive_ledger_checkpoints"
     ),
+    "archive_snapshot_facts": (
+        "SELECT day, snapshot, data FROM imixs_archive.archive_snapshot_facts"
+    ),
+    "archive_day_summaries": (
+        "SELECT year, day, version, data FROM imixs_archive.archive_day_summaries"
+    ),
+    "archive_census": "SELECT name, data FROM imixs_archive.archive_census",
+    "archive_month_figures": "SELECT zone, month, data FROM imixs_archive.archive_month_figures",
 }
 
 

@@ -12,7 +12,6 @@ and the grace period are computed live each time. Counting rules: ``figures.py``
 from __future__ import annotations
 
 import datetime as dt
-import threading
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,18 +29,14 @@ from imixs_archive.analytics.figures import (
     DayCounter,
     DayFigures,
     Measures,
-    dimension_labels,
 )
-from imixs_archive.analytics.localtime import SLOTS_PER_DAY, segments, slot_of
+from imixs_archive.analytics.localtime import SLOTS_PER_DAY, segments
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.document.conventions import iter_files, origin_id, snapshot_order
-from imixs_archive.document.model import Document
+from imixs_archive.document.conventions import origin_id
 from imixs_archive.errors import ArchiveError
 from imixs_archive.timezones import local_today, zone, zone_label
 
 PERIODS = ("day", "month", "year", "total")
-RECENT_DAYS = 62
-"""``whole_archive`` counts every one of these last days, the older ones from the index."""
 
 
 @dataclass
@@ -174,35 +169,6 @@ def aggregate_days(
     return report
 
 
-def whole_archive(
-    archive: Archive,
-    *,
-    tz: dt.tzinfo | str | None = None,
-    now: dt.datetime | None = None,
-    workers: int = DEFAULT_WORKERS,
-) -> AggregateReport:
-    """The figures of every day from the archive's first day with snapshots to today,
-    in the time zone ``tz``: the one per-day count behind ``stats``, ``/api/stats``, the
-    Statistics page and the analytics (``aggregate_days``, over stored days)."""
-    now = now or dt.datetime.now(dt.UTC)
-    zone_info = tz if isinstance(tz, dt.tzinfo) else zone(tz)
-    days = archive.days_with_snapshots()
-    first_utc = next(days, None)
-    if first_utc is None:
-        return AggregateReport(now.date(), now.date(), zone=zone_label(zone_info))
-    # Older days from the day index (a span with a stray date decades back costs what it
-    # holds), the recent ones every one (a Java service beside may have added days).
-    recent = now.astimezone(dt.UTC).date() - dt.timedelta(days=RECENT_DAYS)
-    may = {first_utc, *(day for day in days if day < recent)}
-    may.update(recent + dt.timedelta(days=n) for n in range(RECENT_DAYS + 2))
-    # the snapshots of the first UTC day may fall on the local day before it
-    first = first_utc - dt.timedelta(days=1) if first_utc > dt.date.min else first_utc
-    last = local_today(now, zone_info)
-    return aggregate_days(
-        archive, first, last, now=now, tz=zone_info, workers=workers, only_days=may
-    )
-
-
 def _utc_days(
     archive: Archive,
     needed: list[dt.date],
@@ -221,11 +187,10 @@ def _utc_days(
     stored = {} if recompute else read_stored(archive, needed, workers=workers)
     found = {day: c for day, c in stored.items() if c.stamp == stamps.get(day, "")}
     missing = [day for day in needed if day not in found]
-    first_seen = FirstSeen(archive)
 
     def compute(day: dt.date) -> DayCells:
         final = is_final(day, today, grace_days)
-        cells = compute_cells(archive, day, first_seen, "computed" if final else "live", now)
+        cells = compute_cells(archive, day, "computed" if final else "live", now)
         cells.stamp = stamps.get(day, "")
         if final and cells.settled:
             store_day(archive, cells)
@@ -268,110 +233,50 @@ def _days(first: dt.date, last: dt.date) -> Iterator[dt.date]:
 def compute_day(
     archive: Archive,
     day: dt.date,
-    first_seen: FirstSeen | None = None,
     source: str = "live",
     now: dt.datetime | None = None,
 ) -> DayFigures:
     """The figures of one whole UTC day, counted from the archive."""
     now = now or dt.datetime.now(dt.UTC)
     counter = DayCounter(day)
-    compute_cells(archive, day, first_seen, source, now).add_to(counter, 0, SLOTS_PER_DAY)
+    compute_cells(archive, day, source, now).add_to(counter, 0, SLOTS_PER_DAY)
     return counter.finish(source, now)
 
 
 def compute_cells(
     archive: Archive,
     day: dt.date,
-    first_seen: FirstSeen | None = None,
     source: str = "live",
     now: dt.datetime | None = None,
 ) -> DayCells:
     """Count one UTC day from the archive, per quarter-hour of ``$modified``: its index
-    partition and each of its snapshots."""
-    first_seen = first_seen or FirstSeen(archive)
+    partition and its snapshots' facts (``archive/facts.py``; no XML is read). A snapshot
+    without a fact has it counted from its XML and written; figures that needed one, or
+    met a snapshot being written or deleted, are not kept (``settled``)."""
     collector = CellCollector(day)
-    settled, unreadable = True, 0
-    for snapshot_id in archive.day_snapshot_ids(day):
-        try:
-            doc = archive.load_complete(snapshot_id)
-        except ArchiveError:
-            settled, unreadable = False, unreadable + 1
-            continue
-        if doc is None:
-            settled = False  # not complete: being written, or being deleted
-            continue
-        new_files, new_bytes = _new_files(archive, snapshot_id, doc, first_seen)
-        logical = sum(entry.size or 0 for entry in iter_files(doc))
-        labels = dimension_labels(doc)
+    settled, unreadable, firsts = True, 0, 0
+    ids = archive.day_snapshot_ids(day)  # first: a fact read after its id was is complete
+    facts = archive.day_facts(day)
+    for snapshot_id in ids:
+        fact = facts.get(snapshot_id)
+        if fact is None:
+            settled = False  # counted from its XML now: kept the next time
+            try:
+                fact = archive.repair_fact(snapshot_id, day)
+            except ArchiveError:
+                unreadable += 1
+                continue
+            if fact is None:
+                continue  # not complete: being written, or being deleted
+        firsts += fact.first
         collector.add(
-            _slot(doc, day), origin_id(snapshot_id), labels, new_files, new_bytes, logical
+            fact.slot,
+            origin_id(snapshot_id),
+            fact.label_map(),
+            len(fact.new_files),
+            fact.new_bytes,
+            fact.logical,
         )
     cells = collector.finish(source, now or dt.datetime.now(dt.UTC))
-    cells.settled, cells.unreadable = settled, unreadable
+    cells.settled, cells.unreadable, cells.new_instances = settled, unreadable, firsts
     return cells
-
-
-def _slot(doc: Document, day: dt.date) -> int:
-    """The quarter-hour of ``$modified`` within the UTC day the index files it under."""
-    modified = doc.get_first("$modified")
-    if not isinstance(modified, dt.datetime):
-        return 0
-    if modified.tzinfo is None:
-        modified = modified.replace(tzinfo=dt.UTC)
-    if modified.astimezone(dt.UTC).date() != day:
-        return 0 if modified.astimezone(dt.UTC).date() < day else SLOTS_PER_DAY - 1
-    return slot_of(modified)
-
-
-def _new_files(
-    archive: Archive, snapshot_id: str, doc: Document, first_seen: FirstSeen
-) -> tuple[int, int]:
-    keys = archive.file_keys(snapshot_id, doc)
-    if not keys:
-        return 0, 0
-    sizes = {entry.name: entry.size for entry in iter_files(doc)}
-    # The instance's snapshot before this one is earlier: a file it carries is not new
-    # here (two small reads that spare most index scans).
-    carried = archive.previous_file_keys(snapshot_id)
-    count = size = 0
-    for name, key in sorted(keys.items()):
-        if key in carried or not first_seen.is_first(key, snapshot_id):
-            continue
-        carried.add(key)  # the same content under two names is one file
-        count += 1
-        stored = archive.stored_file_size(key)
-        size += stored if stored is not None else (sizes.get(name) or 0)
-    return count, size
-
-
-class FirstSeen:
-    """Answers "is snapshot S the first to carry file key K?" from ``snapshots_by_document``
-    (K's partition), stopping at the first earlier carrier found. When a whole partition
-    was read, its earliest carrier is remembered (thread-safe, bounded), so a file carried
-    by many snapshots is scanned once per report, not once per snapshot."""
-
-    def __init__(self, archive: Archive, capacity: int = 100_000) -> None:
-        self._archive = archive
-        self._capacity = capacity
-        self._earliest: dict[str, tuple[int, str]] = {}
-        self._lock = threading.Lock()
-
-    def is_first(self, key: str, snapshot_id: str) -> bool:
-        order = snapshot_order(snapshot_id)
-        with self._lock:
-            known = self._earliest.get(key)
-        if known is not None:
-            return order <= known
-        for other in self._archive.snapshots_with_file(key):
-            if other == snapshot_id:
-                continue
-            try:
-                if snapshot_order(other) < order:
-                    return False
-            except (ArchiveError, ValueError):
-                continue  # not a snapshot id: cannot be ordered, cannot be first
-        with self._lock:
-            if len(self._earliest) >= self._capacity:
-                self._earliest.clear()
-            self._earliest[key] = order
-        return True

@@ -40,6 +40,8 @@ class DayCells:
     or could not be read: such figures are not stored."""
     unreadable: int = 0
     """Snapshots of the day that could not be read (left out; ``verify`` says why)."""
+    new_instances: int = 0
+    """Process instances the day's snapshots brought into the archive (``facts.py``)."""
 
     def add_to(self, counter: DayCounter, first_slot: int, end_slot: int) -> None:
         """Count the cells whose slot is in ``[first_slot, end_slot)``."""
@@ -62,6 +64,7 @@ class DayCells:
             "dimensions": list(_DIMENSION_NAMES),
             "computed_at": self.computed_at.isoformat() if self.computed_at else None,
             "stamp": self.stamp,
+            "new_instances": self.new_instances,
             "origins": self.origins,
             "labels": self.labels,
             "cells": self.cells,
@@ -82,6 +85,7 @@ class DayCells:
             source=source,
             computed_at=dt.datetime.fromisoformat(computed) if computed else None,
             stamp=str(data["stamp"]),
+            new_instances=int(data["new_instances"]),
         )
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from imixs_archive.analytics.labels import utc
+from imixs_archive.document.labels import utc
 from imixs_archive.document.model import Document, normalize_name
 from imixs_archive.document.plain import as_text, plain
 from imixs_archive.errors import ConfigError

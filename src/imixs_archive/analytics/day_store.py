@@ -1,4 +1,4 @@
-# table module: archive_day_aggregates, the analytics' own (storage/model.py)
+# table module: the analytics' own tables (storage/model.py): day aggregates, summaries, census
 """Stored day figures: one ``archive_day_aggregates`` row per finished UTC day. The one
 module of the analytics that touches a table, its own (declared in ``storage/model.py``);
 everything else they read through the ``Archive``.
@@ -12,11 +12,18 @@ by any process, changed the stamp, and the day is computed again and stored anew
 that met a snapshot half written are not stored. Snapshots the Java service writes stamp
 nothing: ``recompute=True`` (CLI ``--recompute``) counts every finished day again.
 
+Beside each day's cells, its summary (``day_summary.py``: the same sums without process
+instance ids, a few KB whatever the day holds) goes into ``archive_day_summaries``, written
+after the cells with the same stamp: whole-archive views read the summaries only. The
+store's census (``archive_census``: what ``stats --full`` counted of pieces and stored
+bytes, and when) is kept here too.
+
 The row holds the day's cells (``cells.py``: quarter-hour slots, from which the days of
 any time zone are assembled) and the stamp as JSON in ``data``; ``version`` is the format
 of that JSON and of the counting rules: a row of another version is ignored and
 recomputed. Version 1 held whole UTC days' figures; version 2 the quarter-hour cells;
-version 3 adds the stamp and each cell's logical bytes.
+version 3 adds the stamp and each cell's logical bytes; version 4 the day's new process
+instances, with files and instances counted from the snapshots' facts.
 """
 
 from __future__ import annotations
@@ -24,14 +31,22 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Iterator
+from typing import Any
 
 from imixs_archive.analytics._pool import ordered_map
 from imixs_archive.analytics.cells import DayCells
+from imixs_archive.analytics.day_summary import DaySummary
 from imixs_archive.archive.snapshots import Archive
+from imixs_archive.archive.stats import Stats
 from imixs_archive.storage.base import Backend
-from imixs_archive.storage.model import ARCHIVE_DAY_AGGREGATES
+from imixs_archive.storage.model import (
+    ARCHIVE_CENSUS,
+    ARCHIVE_DAY_AGGREGATES,
+    ARCHIVE_DAY_SUMMARIES,
+    ARCHIVE_MONTH_FIGURES,
+)
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 DEFAULT_GRACE_DAYS = 1
 
 
@@ -40,20 +55,98 @@ def is_final(day: dt.date, today: dt.date, grace_days: int = DEFAULT_GRACE_DAYS)
     return (today - day).days > grace_days
 
 
-def store_day(archive: Archive, figures: DayCells) -> None:
-    """Write one UTC day's cells: a single row, so it is there whole or not at all."""
-    data = json.dumps(figures.to_json(), separators=(",", ":"), sort_keys=True)
-    archive.backend.put(
-        ARCHIVE_DAY_AGGREGATES,
-        [
-            {
-                "year": figures.day.year,
-                "day": figures.day,
-                "version": FORMAT_VERSION,
-                "data": data.encode("utf-8"),
-            }
-        ],
-    )
+def store_day(archive: Archive, figures: DayCells) -> DaySummary:
+    """Write one UTC day's cells, then its summary: a single row each, so each is there
+    whole or not at all. Returns the summary."""
+    summary = DaySummary.of(figures)
+    for table, data in (
+        (ARCHIVE_DAY_AGGREGATES, figures.to_json()),
+        (ARCHIVE_DAY_SUMMARIES, summary.to_json()),
+    ):
+        row = {
+            "year": figures.day.year,
+            "day": figures.day,
+            "version": FORMAT_VERSION,
+            "data": json.dumps(data, separators=(",", ":"), sort_keys=True).encode(),
+        }
+        archive.backend.put(table, [row])
+    return summary
+
+
+def read_summaries(archive: Archive, first: dt.date, last: dt.date) -> Iterator[DaySummary]:
+    """The stored summaries of the days in ``[first, last]``, in order: one partition
+    read per year, streamed (unreadable rows and rows of another version left out)."""
+    for year in range(first.year, last.year + 1):
+        after = (
+            {"day": first - dt.timedelta(days=1)}
+            if first.year == year and first > dt.date(year, 1, 1)
+            else None
+        )
+        for row in archive.backend.scan(ARCHIVE_DAY_SUMMARIES, {"year": year}, start_after=after):
+            if row["day"] > last:
+                return
+            if row["version"] != FORMAT_VERSION:
+                continue
+            try:
+                yield DaySummary.from_json(json.loads(row["data"]))
+            except (ValueError, KeyError, TypeError, AttributeError):
+                continue  # counted again, and the row rewritten
+
+
+def read_months(archive: Archive, zone: str) -> dict[str, dict[str, Any]]:
+    """The kept month figures of a time zone, by UTC month (``2025-03``): one partition."""
+    months: dict[str, dict[str, Any]] = {}
+    for row in archive.backend.scan(ARCHIVE_MONTH_FIGURES, {"zone": zone}):
+        try:
+            data = json.loads(row["data"])
+        except ValueError:
+            continue
+        if isinstance(data, dict) and data.get("version") == FORMAT_VERSION:
+            months[row["month"]] = data
+    return months
+
+
+def store_month(archive: Archive, zone: str, month: str, data: dict[str, Any]) -> None:
+    """Keep one UTC month's figures in the days of ``zone`` (one row)."""
+    text = json.dumps({**data, "version": FORMAT_VERSION}, separators=(",", ":"))
+    row = {"zone": zone, "month": month, "data": text.encode()}
+    archive.backend.put(ARCHIVE_MONTH_FIGURES, [row])
+
+
+def store_census(archive: Archive, stats: Stats, counted: dt.datetime) -> None:
+    """Keep a whole count of the store (``stats --full``) with the time it ended."""
+    keep(archive, "store", {"counted": counted.isoformat(), "stats": stats.to_json()})
+
+
+def read_census(archive: Archive) -> tuple[Stats, dt.datetime] | None:
+    """The last census of the store and when it was counted; None before the first."""
+    data = kept(archive, "store")
+    try:
+        assert data is not None
+        fields = {k: int(v) for k, v in data["stats"].items() if k in Stats.__dataclass_fields__}
+        return Stats(**fields), dt.datetime.fromisoformat(data["counted"])
+    except (AssertionError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def keep(archive: Archive, name: str, data: dict[str, Any] | None) -> None:
+    """Keep a small JSON record under ``name`` in ``archive_census`` (None: drop it)."""
+    if data is None:
+        archive.backend.delete(ARCHIVE_CENSUS, {"name": name})
+        return
+    archive.backend.put(ARCHIVE_CENSUS, [{"name": name, "data": json.dumps(data).encode()}])
+
+
+def kept(archive: Archive, name: str) -> dict[str, Any] | None:
+    """The record kept under ``name``; None when there is none or it cannot be read."""
+    row = archive.backend.get(ARCHIVE_CENSUS, {"name": name})
+    if row is None:
+        return None
+    try:
+        data = json.loads(row["data"])
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def read_stored(

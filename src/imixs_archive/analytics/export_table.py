@@ -31,9 +31,9 @@ from typing import IO, Any, Protocol
 
 from imixs_archive.analytics._pool import DEFAULT_WORKERS, ordered_map
 from imixs_archive.analytics.columns import Column, ColumnSpec, cell, infer
-from imixs_archive.analytics.labels import utc
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import origin_id, snapshot_time
+from imixs_archive.document.labels import utc
 from imixs_archive.document.model import Document
 from imixs_archive.document.plain import plain
 from imixs_archive.errors import ConfigError

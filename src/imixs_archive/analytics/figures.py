@@ -7,15 +7,15 @@ A snapshot belongs to the day of its ``$modified`` in the report's time zone
 * ``instances``: distinct process instances (origin ids) with a snapshot that day (with
   that value). An instance whose status changed during the day counts once under each
   status, and once in the day's total;
-* ``new_files`` / ``new_bytes``: attachments whose **first** snapshot is one of the
-  day's snapshots (with that value), and their sizes. A file is identified by its stored
+* ``new_files`` / ``new_bytes``: attachments that one of the day's snapshots (with that
+  value) brought into the archive, and their sizes. A file is identified by its stored
   key (``archive_snapshot_files.md5``: its MD5, or a collision key), so the same content
-  attached to two instances is new once. "First" is the order of snapshot ids (epoch
-  millis, then id): a file is new in snapshot S when no snapshot with an earlier id
-  carries the same key. Sizes come from ``archive_files`` (the ``size`` attribute for
-  files the Java service wrote);
-* ``logical_bytes``: the attachment bytes the day's snapshots carry (each file's ``size``
-  attribute, a file in ten snapshots ten times).
+  attached to two instances is new once. A snapshot brings a file when no other snapshot
+  referred to it as it was stored; when that snapshot is deleted, another one carrying the
+  file brings it in its place (``archive/facts.py``). Sizes come from ``archive_files``
+  (the ``size`` attribute for files the Java service wrote);
+* ``logical_bytes``: the attachment bytes the day's snapshots carry (each file's stored
+  size, else its ``size`` attribute; a file in ten snapshots ten times).
 
 Dimensions are items of the snapshot, first value, as text (missing: ``""``); ``creator``
 is ``$creator``, else ``namcreator`` (older data).
@@ -27,30 +27,9 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from imixs_archive.analytics.labels import label
-from imixs_archive.document.model import Document
+from imixs_archive.archive.facts import DIMENSIONS, dimension_labels
 
-DIMENSIONS: dict[str, tuple[str, ...]] = {
-    "type": ("type",),
-    "group": ("$workflowgroup",),
-    "status": ("$workflowstatus",),
-    "task": ("$taskid",),
-    "creator": ("$creator", "namcreator"),
-}
-"""Dimension name -> the items it reads, first non-empty wins."""
-
-
-def dimension_labels(doc: Document) -> dict[str, str]:
-    """The value of every dimension for one snapshot."""
-    labels: dict[str, str] = {}
-    for dimension, items in DIMENSIONS.items():
-        labels[dimension] = ""
-        for item in items:
-            text = label(doc.get_first(item))
-            if text:
-                labels[dimension] = text
-                break
-    return labels
+__all__ = ["DIMENSIONS", "DayCounter", "DayFigures", "Measures", "dimension_labels"]
 
 
 @dataclass

@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from imixs_archive.analytics.labels import label
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import iter_files, snapshot_time
+from imixs_archive.document.labels import label
 from imixs_archive.document.model import Document, canonical_list
 from imixs_archive.document.plain import plain
 from imixs_archive.errors import NotFoundError

@@ -8,23 +8,29 @@ An instance is *finished* when its newest snapshot matches :class:`Finished`: it
 instance whose older snapshots were removed (``$snapshot.history``) reports the time
 from its oldest snapshot still archived.
 
-One streaming pass over ``snapshots_by_uniqueid`` (paged; the rows of an instance come
-together), then one snapshot read per instance, several at a time.
+Over the whole archive: one streaming pass over ``snapshots_by_uniqueid`` (paged; the
+rows of an instance come together), then one snapshot read per instance, several at a
+time. Over a range of days (``finished_from`` / ``finished_to``): the snapshots of the
+range's days (the day index and their facts, ``archive/facts.py``), then one partition
+read per process instance met there to find its first and last snapshot; the newest
+snapshot's status, type and group come from its fact (its XML is read only when it has
+none). That costs what the range holds, not what the archive does.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from imixs_archive.analytics._pool import DEFAULT_WORKERS, ordered_map
-from imixs_archive.analytics.labels import label
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.document.conventions import snapshot_time
+from imixs_archive.document.conventions import is_snapshot_id, origin_id, snapshot_time
+from imixs_archive.document.labels import label
 from imixs_archive.document.model import Document
+from imixs_archive.timezones import day_bounds
 
 DEFAULT_FINISHED_STATUSES = ("completed", "closed", "finished", "archived")
 DEFAULT_FINISHED_TYPES = ("snapshot-workitemarchive",)
@@ -119,12 +125,57 @@ def lead_times(
         seconds = (snapshot_time(newest_id) - snapshot_time(ids[0])).total_seconds()
         return name, seconds
 
+    labels: dict[str, tuple[str, str, str]] = {}
+    if finished_from is not None and finished_to is not None:
+        instances = _instances_of_range(archive, finished_from, finished_to, tz, labels)
+    else:
+        instances = (ids for ids in archive.iter_instances() if in_range(ids))
+
+    def judge(ids: list[str]) -> tuple[str, float] | None:
+        known = labels.get(ids[-1])
+        if known is None:
+            return evaluate(ids)
+        status, kind, name = known
+        if not finished.matches(status, kind) or (wanted and name.lower() != wanted):
+            return None
+        seconds = (snapshot_time(ids[-1]) - snapshot_time(ids[0])).total_seconds()
+        return name, seconds
+
     groups: dict[str, LeadTimes] = {}
-    instances = (ids for ids in archive.iter_instances() if in_range(ids))
-    for result in ordered_map(evaluate, instances, workers=workers):
+    ranged = (ids for ids in instances if in_range(ids))
+    for result in ordered_map(judge, ranged, workers=workers):
         if result is not None:
             groups.setdefault(result[0], LeadTimes(result[0])).samples.append(result[1])
     return sorted(groups.values(), key=lambda g: (-g.count, g.group))
+
+
+def _instances_of_range(
+    archive: Archive,
+    first: dt.date,
+    last: dt.date,
+    tz: dt.tzinfo,
+    labels: dict[str, tuple[str, str, str]],
+) -> Iterator[list[str]]:
+    """The ids (oldest first) of each process instance with a snapshot on the UTC days
+    about the local days ``[first, last]``; ``labels`` gets (status, type, group) of each
+    snapshot met there that has a fact (its newest, when that is in the range)."""
+    start = day_bounds(first, tz)[0].date() - dt.timedelta(days=1)
+    end = day_bounds(last, tz)[1].date() + dt.timedelta(days=1)
+    origins: set[str] = set()
+    for day in archive.days_with_snapshots(start, end):
+        facts = archive.day_facts(day)
+        for snapshot_id in archive.day_snapshot_ids(day):
+            if not is_snapshot_id(snapshot_id):
+                continue
+            origins.add(origin_id(snapshot_id))
+            fact = facts.get(snapshot_id)
+            if fact is not None:
+                values = fact.label_map()
+                labels[snapshot_id] = (values["status"], values["type"], values["group"])
+    for origin in sorted(origins):
+        ids = archive.instance_ids(origin)
+        if ids:
+            yield ids
 
 
 def _newest_complete(archive: Archive, ids: list[str]) -> tuple[Document, str] | None:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import datetime as dt
 
+from imixs_archive.archive.facts import SLOT_MINUTES, SLOTS_PER_DAY
 from imixs_archive.timezones import day_bounds
 
-SLOT_MINUTES = 15
-SLOTS_PER_DAY = 24 * 60 // SLOT_MINUTES
+__all__ = ["SLOTS_PER_DAY", "SLOT_MINUTES", "segments", "slot_of"]
 
 
 def slot_of(moment: dt.datetime) -> int:

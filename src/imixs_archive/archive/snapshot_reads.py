@@ -81,6 +81,15 @@ def iter_complete(backend: Backend) -> Iterator[tuple[str, Document]]:
             yield row["snapshot"], load_row(backend, row)
 
 
+def instance_ids(backend: Backend, uniqueid: str) -> list[str]:
+    """The snapshot ids of one process instance, oldest first (complete ones and any
+    being written or deleted, as :func:`iter_instances` gives them): one partition."""
+    rows = backend.scan(SNAPSHOTS_BY_UNIQUEID, {"uniqueid": uniqueid}, columns=["snapshot"])
+    return sorted(
+        (r["snapshot"] for r in rows if is_snapshot_id(r["snapshot"])), key=snapshot_order
+    )
+
+
 def day_snapshot_ids(backend: Backend, day: dt.date) -> list[str]:
     """The ids filed under one UTC day of ``$modified`` (complete ones and any being
     written or deleted: ``load_complete`` tells)."""

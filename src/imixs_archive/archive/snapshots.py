@@ -33,6 +33,18 @@ from typing import Any, Protocol
 from imixs_archive.archive import snapshot_reads as reads
 from imixs_archive.archive.content_digest import StoredDigest, stored_digest
 from imixs_archive.archive.days import day_stamps, days_in, record_day, stamp_day
+from imixs_archive.archive.facts import (
+    EarliestCarrier,
+    Fact,
+    count_fact,
+    day_facts,
+    days_about,
+    delete_fact,
+    drop_fact,
+    exact_fact,
+    put_fact,
+    repair_fact,
+)
 from imixs_archive.archive.holds import Hold, Holds, get_hold
 from imixs_archive.archive.ledger_books import LedgerBooks
 from imixs_archive.archive.ledger_entries import DELETED, FOUND, Entry
@@ -67,7 +79,6 @@ from imixs_archive.document.conventions import (
     require_snapshot_id,
     snapshot_millis,
     snapshot_order,
-    snapshot_time,
 )
 from imixs_archive.document.model import BinaryStream, Document
 from imixs_archive.document.xml_reader import BinarySink, iter_xml_documents
@@ -333,6 +344,14 @@ class Archive:
             )
             if not written:  # another process stored it first: its entry logs it
                 logged.withdraw()
+            else:  # after the row: a fact names a complete snapshot (facts.py)
+                keys = {r["name"]: r["md5"] for r in file_rows}
+                put_fact(
+                    self.backend,
+                    day,
+                    snapshot_id,
+                    count_fact(self.backend, snapshot_id, doc, day, keys),
+                )
         if len(self._days_indexed) > MAX_DAYS_KEPT:
             self._days_indexed.clear()
         self._days_indexed.add(day)  # committed
@@ -542,6 +561,11 @@ class Archive:
         time (complete ones and any being written or deleted: ``exists`` tells)."""
         return reads.iter_instances(self.backend)
 
+    def instance_ids(self, uniqueid: str) -> list[str]:
+        """The snapshot ids of one process instance, oldest first, as :meth:`iter_instances`
+        gives them (complete ones and any being written or deleted)."""
+        return reads.instance_ids(self.backend, uniqueid)
+
     def iter_complete(self) -> Iterator[tuple[str, Document]]:
         """(id, snapshot without file contents) of every complete snapshot."""
         return reads.iter_complete(self.backend)
@@ -564,6 +588,47 @@ class Archive:
     def day_snapshot_ids(self, day: dt.date) -> list[str]:
         """The ids filed under one UTC day of ``$modified`` (complete or not)."""
         return reads.day_snapshot_ids(self.backend, day)
+
+    def day_facts(self, day: dt.date) -> dict[str, Fact]:
+        """The facts of one UTC day's snapshots by id (``facts.py``): what day figures sum."""
+        return day_facts(self.backend, day)
+
+    def repair_fact(self, snapshot_id: str, day: dt.date) -> Fact | None:
+        """The fact of a snapshot of ``day`` that has none, counted from its XML and
+        written; None when the snapshot is not complete (being written or deleted)."""
+        doc = self.load_complete(snapshot_id)
+        if doc is None:
+            return None
+        keys = self.file_keys(snapshot_id, doc)
+        return repair_fact(self.backend, snapshot_id, doc, day, keys)
+
+    def earliest_carriers(self) -> EarliestCarrier:
+        """File key -> its earliest complete carrier, remembered: one per reconcile."""
+        return EarliestCarrier(self.backend, self.exists)
+
+    def reconcile_facts(self, day: dt.date, carriers: EarliestCarrier | None = None) -> int:
+        """Count the facts of one UTC day again from its snapshots' XML by the whole
+        count's rules (``facts.exact_fact``), rewrite those that differ, drop those whose
+        snapshot is gone, and stamp the day when anything changed. How many changed."""
+        carriers = carriers or self.earliest_carriers()
+        ids = self.day_snapshot_ids(day)
+        facts = day_facts(self.backend, day)
+        changed = 0
+        for snapshot_id in ids:
+            doc = self.load_complete(snapshot_id)
+            if doc is None:
+                continue  # being written or deleted: its writer finishes its fact
+            keys = self.file_keys(snapshot_id, doc)
+            fact = exact_fact(self.backend, snapshot_id, doc, day, keys, carriers)
+            if facts.get(snapshot_id) != fact:
+                put_fact(self.backend, day, snapshot_id, fact)
+                changed += 1
+        for snapshot_id in set(facts) - set(ids):
+            delete_fact(self.backend, day, snapshot_id)
+            changed += 1
+        if changed:
+            stamp_day(self.backend, day)
+        return changed
 
     def file_keys(self, snapshot_id: str, doc: Document) -> dict[str, str]:
         """File name -> stored key of a snapshot's files."""
@@ -674,9 +739,10 @@ class Archive:
                 return DeleteResult(snapshot_id, existed=False)
             entry = Entry(DELETED, snapshot_id, now_ms(), by or self.actor, reason=reason)
             self.ledger.enqueue(entry)  # first: the sequencer logs it once the row is gone
+            # A row that failed its check names no day: the days about its id's time.
+            days = [modified_day(doc)] if doc is not None else days_about(snapshot_id)
+            drop_fact(self.backend, snapshot_id, days)  # before the rows: facts.py
             if row is not None:
-                # A row that failed its check names no day: the days about its id's time.
-                days = [modified_day(doc)] if doc is not None else _days_about(snapshot_id)
                 for day in days:
                     self.backend.delete(
                         SNAPSHOTS_BY_MODIFIED, {"modified": day, "snapshot": snapshot_id}
@@ -724,16 +790,6 @@ def _readable(backend: Backend, row: Row | None) -> Document | None:
         return load_row(backend, row)
     except IntegrityError:
         return None
-
-
-def _days_about(snapshot_id: str) -> list[dt.date]:
-    """The UTC days a snapshot whose XML cannot be read may be filed under: the day of its
-    id's time (when its snapshot was taken, its ``$modified``) and the days beside it."""
-    try:
-        taken = snapshot_time(snapshot_id).date()
-    except (ValueError, OverflowError, OSError):
-        return []
-    return [taken + dt.timedelta(days=shift) for shift in (-1, 0, 1)]
 
 
 def _held(hold: Hold) -> str:

@@ -11,7 +11,10 @@ reads writes nothing.
 
 Versions: 1, the seals of snapshot rows and the archive_versions row itself; 2, the ledger
 (its tables; every store and delete of a snapshot, every hold placed or released, queues an
-entry: an archive of version 1 writing into the store would leave changes no entry logs).
+entry: an archive of version 1 writing into the store would leave changes no entry logs);
+3, the snapshots' facts (``archive/facts.py``: written with every snapshot, passed on by
+every delete: an archive of version 2 writing into the store would leave the kept figures
+off until a ``stats --reconcile``).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import ARCHIVE_LEDGER_HEAD, ARCHIVE_VERSIONS, SNAPSHOTS
 from imixs_archive.timezones import now_ms
 
-STORE_VERSION = 2
+STORE_VERSION = 3
 LEDGER_VERSION = 2
 BEFORE_LEDGER = "before-ledger"
 """The ledger's book saying the store held snapshots before the ledger existed: until a

@@ -29,7 +29,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from imixs_archive.analytics.labels import label
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.document.conventions import (
@@ -40,6 +39,7 @@ from imixs_archive.document.conventions import (
     snapshot_millis,
     snapshot_time,
 )
+from imixs_archive.document.labels import label
 from imixs_archive.errors import ConfigError, DocumentError, LegalHoldError, NotFoundError
 from imixs_archive.periodic import Periodic
 

@@ -256,6 +256,64 @@ ARCHIVE_DAY_AGGREGATES = Table(
     java=False,
 )
 
+# What the analytics count of each snapshot, kept when it is stored (archive/facts.py):
+# its quarter-hour, dimension values, attachment bytes, the files it brought into the archive
+# and whether it brought its process instance. Partitioned like snapshots_by_modified (one
+# partition per UTC day, a row per snapshot, ~150 bytes), so a day's figures are one
+# partition read and never a parse of its snapshots' XML.
+ARCHIVE_SNAPSHOT_FACTS = Table(
+    "archive_snapshot_facts",
+    _cols(("day", D), ("snapshot", T), ("data", B)),
+    partition_key=("day",),
+    clustering_key=("snapshot",),
+    serves="Q29: the figures of each snapshot of one UTC day of $modified (slot, dimension "
+    "values, logical bytes, new files, first of its instance), written with the snapshot, "
+    "so day figures are counted without reading any snapshot (see archive/facts.py).",
+    java=False,
+)
+
+# The analytics' whole-day figures without process instance ids (analytics/day_summary.py):
+# quarter-hour sums and per dimension value sums of one UTC day, a few KB whatever the
+# day's snapshots. Whole-archive views (stats, the Statistics page, the Monitor) read these
+# only: a row per day, ~3,650 for ten years. Stored with the day's change stamp like the
+# day aggregates, and counted again from the day's facts when the stamp differs.
+ARCHIVE_DAY_SUMMARIES = Table(
+    "archive_day_summaries",
+    _cols(("year", N), ("day", D), ("version", N), ("data", B)),
+    partition_key=("year",),
+    clustering_key=("day",),
+    serves="Q30: per UTC day of $modified, the day's figures summed per quarter-hour and "
+    "per dimension value, with new process instances, and the change stamp they were "
+    "counted at (see analytics/day_store.py).",
+    java=False,
+)
+
+# The whole-archive figures of one UTC month in the days of one time zone, kept once all its
+# days are over (analytics/archive_figures.py): a view of ten years reads ~120 of these and
+# the day stamps, whatever the archive holds. Valid while the month's day stamps are the
+# ones it was counted at (a digest of them is kept with it).
+ARCHIVE_MONTH_FIGURES = Table(
+    "archive_month_figures",
+    _cols(("zone", T), ("month", T), ("data", B)),
+    partition_key=("zone",),
+    clustering_key=("month",),
+    serves="Q32: per time zone and UTC month, the month's snapshots, files and bytes per "
+    "local day, per dimension value and its new instances, with the digest of the day "
+    "stamps they were counted at.",
+    java=False,
+)
+
+# The last whole count of the store's own tables (pieces, stored bytes, unused files and
+# pieces): ``stats --full``, and serve once a day, write it; views show it with its time.
+ARCHIVE_CENSUS = Table(
+    "archive_census",
+    _cols(("name", T), ("data", B)),
+    partition_key=("name",),
+    serves="Q31: the last census of the store (what stats --full counted, and when), by "
+    "name ('store').",
+    java=False,
+)
+
 # The archive's own record that a day's snapshots changed, so that whoever keeps figures of
 # a day (the analytics' archive_day_aggregates) knows when they are stale without the
 # archive touching their table. Every store and delete of a snapshot writes its day's row
@@ -488,6 +546,10 @@ TABLES: tuple[Table, ...] = (
     ARCHIVE_LEDGER_HEAD,
     ARCHIVE_LEDGER_SUBJECTS,
     ARCHIVE_LEDGER_CHECKPOINTS,
+    ARCHIVE_SNAPSHOT_FACTS,
+    ARCHIVE_DAY_SUMMARIES,
+    ARCHIVE_CENSUS,
+    ARCHIVE_MONTH_FIGURES,
 )
 JAVA_TABLES = tuple(table for table in TABLES if table.java)
 

@@ -26,6 +26,7 @@ from imixs_archive.config import Settings
 from imixs_archive.humanize import human_bytes
 from imixs_archive.ledger.schedule import LedgerSchedule
 from imixs_archive.runtime import build_archive
+from imixs_archive.services.figures_schedule import FiguresSchedule
 from imixs_archive.services.gc_schedule import GcSchedule
 from imixs_archive.services.jobs import JobRunner
 from imixs_archive.services.retention import retention_loop
@@ -93,6 +94,7 @@ def create_app(
         svc.workflow = WorkflowLink(settings, archive)
     metrics.add_gauges(lambda: health.scrape_gauges(svc))
     retention = retention_loop(settings, archive, log)
+    figures = FiguresSchedule(archive, settings, lambda: svc.dashboard.get(refresh=True))
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -100,12 +102,14 @@ def create_app(
             svc.workflow.start()
         collector.start()
         ledger.start()
+        figures.start()
         if retention is not None:
             retention.start()
         yield
         if retention is not None:
             retention.close()
         collector.close()
+        figures.close()
         left = runner.shutdown(timeout=10)
         ledger.close()  # after the jobs: what they changed is logged
         if left:

@@ -1,10 +1,10 @@
-"""The figures behind the Statistics page, computed from the store and cached briefly.
+"""The figures behind the Statistics page and the Monitor, cached briefly.
 
-Counts and bytes come from :func:`archive_stats` (the store's own tables). Types and the
-growth over time per day of ``ARCHIVE_TIMEZONE`` (snapshots, the attachment bytes they
-carry, the bytes of files first seen that day) are the analytics' day figures over the
-whole archive (:func:`whole_archive`, finished days read from their stored cells): the
-same count as ``stats --json``, ``/api/stats`` and ``/api/analytics/aggregates``.
+Counts and bytes come from :func:`archive_stats`; types and the growth over time per day
+of ``ARCHIVE_TIMEZONE`` (snapshots, the attachment bytes they carry, the bytes of the
+files they brought) from the same day summaries (:func:`archive_figures`): the same count
+as ``stats --json`` and ``/api/stats``, at a cost that follows the days the archive
+spans, not its snapshots.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from imixs_archive.analytics.aggregates import AggregateReport, whole_archive
+from imixs_archive.analytics.archive_figures import ArchiveFigures, archive_figures
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.services.statistics import archive_stats
 
@@ -78,28 +78,24 @@ class Dashboard:
         }
 
 
-def growth_of(report: AggregateReport) -> list[GrowthPoint]:
-    """The days of a report that have snapshots or new bytes, as growth points."""
-    return [
-        GrowthPoint(d.day, d.total.snapshots, d.total.logical_bytes, d.total.new_bytes)
-        for d in report.days
-        if d.total.snapshots or d.total.new_bytes
-    ]
+def growth_of(figures: ArchiveFigures) -> list[GrowthPoint]:
+    """The days with snapshots, as growth points."""
+    return [GrowthPoint(d.day, d.snapshots, d.logical_bytes, d.new_bytes) for d in figures.days]
 
 
 def compute_dashboard(archive: Archive, tz: dt.tzinfo = dt.UTC) -> Dashboard:
     start = time.perf_counter()
-    report = whole_archive(archive, tz=tz)
-    stats = archive_stats(archive, report=report)
-    types = [(r.value or "(none)", r.measures.snapshots) for r in report.rows("type", "total")]
+    figures = archive_figures(archive, tz=tz)
+    stats = archive_stats(archive, figures=figures)
+    types = [(value or "(none)", count) for value, count in figures.ranked("type")]
     return Dashboard(
         computed=dt.datetime.now(dt.UTC),
         seconds=time.perf_counter() - start,
         stats=stats,
         types=types,
-        growth=growth_of(report),
-        unreadable=report.unreadable,
-        tz=report.zone,
+        growth=growth_of(figures),
+        unreadable=figures.unreadable,
+        tz=figures.zone,
     )
 
 
@@ -115,13 +111,20 @@ class DashboardCache:
         self._lock = threading.Lock()
 
     def get(self, *, refresh: bool = False) -> Dashboard:
+        """The dashboard: the kept one while fresh, or while another thread counts a new
+        one (a viewer does not wait for it); else counted now."""
+        value = self._value
+        if value is not None and not refresh and (self._fresh() or self._lock.locked()):
+            return value
         with self._lock:
-            fresh = self._value is not None and time.monotonic() - self._at < self.ttl
-            if self._value is not None and fresh and not refresh:
-                return self._value
+            if self._value is not None and not refresh and self._fresh():
+                return self._value  # counted while this one waited
             self._value = compute_dashboard(self.archive, self.tz)
             self._at = time.monotonic()
             return self._value
+
+    def _fresh(self) -> bool:
+        return time.monotonic() - self._at < self.ttl
 
     def peek(self) -> Dashboard | None:
         return self._value

@@ -269,9 +269,12 @@ def scrape_gauges(svc: Services) -> Iterator[Gauge]:
         stats = board.stats
         yield ("archive_snapshots", "Snapshots held (last statistics).", stats["snapshots"], {})
         for kind in ("logical", "file", "stored"):
-            yield ("archive_bytes", BYTES_HELP, stats[f"{kind}_bytes"], {"kind": kind})
+            if stats[f"{kind}_bytes"] is not None:  # stored: once the store's census ran
+                yield ("archive_bytes", BYTES_HELP, stats[f"{kind}_bytes"], {"kind": kind})
         ratio = stats["dedup_ratio"]
-        yield ("archive_dedup_ratio", "Logical over stored bytes (last statistics).", ratio, {})
+        if ratio is not None:
+            help_text = "Logical over stored bytes (the store's last census)."
+            yield ("archive_dedup_ratio", help_text, ratio, {})
 
 
 def _ledger_gauges(svc: Services) -> Iterator[Gauge]:

@@ -18,8 +18,11 @@ LONGEST_VALUE = 400
 """Longer values are shortened on a page, the whole text in the tooltip."""
 
 
-def local_time(when: dt.datetime, tz: dt.tzinfo) -> str:
-    """``2024-03-10 09:15:00`` in ``tz`` (the page names the zone)."""
+def local_time(when: dt.datetime | str, tz: dt.tzinfo) -> str:
+    """``2024-03-10 09:15:00`` in ``tz`` (the page names the zone); ``when`` may be ISO
+    text (as JSON figures carry it)."""
+    if isinstance(when, str):
+        when = dt.datetime.fromisoformat(when)
     aware = when if when.tzinfo else when.replace(tzinfo=dt.UTC)
     return aware.astimezone(tz).strftime("%Y-%m-%d %H:%M:%S")
 

@@ -91,7 +91,7 @@ def dashboard_charts(data: dict[str, Any], today: dt.date | None = None) -> dict
             [
                 ("logical (as carried)", s["logical_bytes"]),
                 ("distinct files", s["file_bytes"]),
-                ("stored pieces", s["stored_bytes"]),
+                *([("stored pieces", s["stored_bytes"])] if s["stored_bytes"] is not None else []),
             ],
             human_bytes,
         ),

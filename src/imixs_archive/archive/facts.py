@@ -1,0 +1,331 @@
+"""What the analytics count of each snapshot, kept when it is stored
+(``archive_snapshot_facts``, a row per snapshot in its UTC day's partition).
+
+A fact holds a snapshot's quarter-hour of ``$modified`` within the UTC day the index
+files it under, its dimension values (``DIMENSIONS``), the attachment bytes it carries
+(``logical``: each file's stored size, a file in ten snapshots ten times), the files it
+brought into the archive (``new_files``: key -> size) and whether it brought its process
+instance (``first``). Day figures are sums of the day's facts: counting a day reads one
+partition and parses no XML, whatever the archive holds.
+
+**Who brought what.** When a snapshot is stored, a file is new when no other snapshot
+refers to its key, and the instance is new when no other snapshot of it is indexed. When
+a snapshot is deleted, what it brought passes to another snapshot that still carries the
+file (or belongs to the instance), whose fact is rewritten and whose day is stamped. So
+at any time every file in use is new in exactly one fact, and every instance first in
+exactly one: the sums over all days are the files and instances the archive holds. On
+SQLite all of this happens in the snapshot's own transaction. On Cassandra two processes
+storing the first two snapshots of one instance (or file) at the same moment may both
+count it, and a process that dies between a snapshot's row and its fact leaves the fact
+to be written when the day is next counted: the reconcile (``stats --reconcile``) finds
+and repairs such drift, as it does for snapshots the Java service wrote (they have no
+fact until one is counted from their XML: :func:`repair_fact`).
+
+**Order.** A fact is written after its snapshot's row, and a delete removes it before
+anything else: a fact always names a complete snapshot. An id in the day's index without
+a fact is being written or deleted, died part-way, or came from the Java service.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+
+from imixs_archive.archive.days import stamp_day
+from imixs_archive.document.conventions import (
+    is_snapshot_id,
+    iter_files,
+    modified_time,
+    origin_id,
+    snapshot_order,
+    snapshot_time,
+)
+from imixs_archive.document.labels import label
+from imixs_archive.document.model import Document
+from imixs_archive.storage.base import Backend
+from imixs_archive.storage.model import (
+    ARCHIVE_FILES,
+    ARCHIVE_SNAPSHOT_FACTS,
+    SNAPSHOTS_BY_DOCUMENT,
+    SNAPSHOTS_BY_UNIQUEID,
+    Table,
+)
+
+DIMENSIONS: dict[str, tuple[str, ...]] = {
+    "type": ("type",),
+    "group": ("$workflowgroup",),
+    "status": ("$workflowstatus",),
+    "task": ("$taskid",),
+    "creator": ("$creator", "namcreator"),
+}
+"""Dimension name -> the items it reads, first non-empty wins."""
+SLOT_MINUTES = 15
+SLOTS_PER_DAY = 24 * 60 // SLOT_MINUTES
+
+
+def dimension_labels(doc: Document) -> dict[str, str]:
+    """The value of every dimension for one snapshot (first value, as text; ``""``)."""
+    labels: dict[str, str] = {}
+    for dimension, items in DIMENSIONS.items():
+        labels[dimension] = ""
+        for item in items:
+            text = label(doc.get_first(item))
+            if text:
+                labels[dimension] = text
+                break
+    return labels
+
+
+@dataclass(frozen=True)
+class Fact:
+    slot: int
+    labels: tuple[str, ...]
+    """In the order of ``DIMENSIONS``."""
+    logical: int
+    new_files: dict[str, int] = field(default_factory=dict)
+    first: bool = False
+
+    @property
+    def new_bytes(self) -> int:
+        return sum(self.new_files.values())
+
+    def label_map(self) -> dict[str, str]:
+        return dict(zip(DIMENSIONS, self.labels, strict=True))
+
+    def encode(self) -> bytes:
+        data = [self.slot, list(self.labels), self.logical, self.new_files, int(self.first)]
+        return json.dumps(data, separators=(",", ":")).encode()
+
+    @classmethod
+    def decode(cls, data: bytes) -> Fact:
+        slot, labels, logical, new_files, first = json.loads(data)
+        if len(labels) != len(DIMENSIONS):
+            raise ValueError("a fact of other dimensions")
+        return cls(
+            int(slot),
+            tuple(str(v) for v in labels),
+            int(logical),
+            {str(k): int(v) for k, v in new_files.items()},
+            bool(first),
+        )
+
+
+def slot_in_day(doc: Document, day: dt.date) -> int:
+    """The quarter-hour of ``$modified`` within the UTC day the index files it under."""
+    try:
+        modified = modified_time(doc).astimezone(dt.UTC)
+    except ValueError:
+        return 0
+    if modified.date() != day:
+        return 0 if modified.date() < day else SLOTS_PER_DAY - 1
+    return (modified.hour * 60 + modified.minute) // SLOT_MINUTES
+
+
+def count_fact(
+    backend: Backend,
+    snapshot_id: str,
+    doc: Document,
+    day: dt.date,
+    keys: Mapping[str, str],
+) -> Fact:
+    """The fact of a snapshot whose rows are written (``keys``: file name -> stored key):
+    what it brought is what no other snapshot refers to."""
+    sizes = file_sizes(backend, doc, keys)
+    logical = sum(sizes.get(keys.get(entry.name, ""), 0) for entry in iter_files(doc))
+    new_files = {
+        key: size
+        for key, size in sorted(sizes.items())
+        if not _others(backend, SNAPSHOTS_BY_DOCUMENT, {"md5": key}, snapshot_id)
+    }
+    first = not _others(
+        backend, SNAPSHOTS_BY_UNIQUEID, {"uniqueid": origin_id(snapshot_id)}, snapshot_id
+    )
+    labels = dimension_labels(doc)
+    return Fact(slot_in_day(doc, day), tuple(labels.values()), logical, new_files, first)
+
+
+def file_sizes(backend: Backend, doc: Document, keys: Mapping[str, str]) -> dict[str, int]:
+    """Stored key -> size of a snapshot's files: as stored, else (a file the Java service
+    wrote) the ``size`` attribute of the first entry naming it, else 0."""
+    sizes: dict[str, int] = {}
+    for entry in iter_files(doc):
+        key = keys.get(entry.name)
+        if key is not None and key not in sizes:
+            stored = _size(backend, key)
+            sizes[key] = stored if stored is not None else entry.size or 0
+    return sizes
+
+
+def put_fact(backend: Backend, day: dt.date, snapshot_id: str, fact: Fact) -> None:
+    backend.put(
+        ARCHIVE_SNAPSHOT_FACTS, [{"day": day, "snapshot": snapshot_id, "data": fact.encode()}]
+    )
+
+
+def day_facts(backend: Backend, day: dt.date) -> dict[str, Fact]:
+    """The facts of one UTC day by snapshot id (unreadable ones left out: counted again)."""
+    facts: dict[str, Fact] = {}
+    for row in backend.scan(ARCHIVE_SNAPSHOT_FACTS, {"day": day}):
+        try:
+            facts[row["snapshot"]] = Fact.decode(row["data"])
+        except (ValueError, TypeError, KeyError):
+            continue
+    return facts
+
+
+def drop_fact(backend: Backend, snapshot_id: str, days: Iterable[dt.date]) -> None:
+    """Before a snapshot is deleted: remove its fact and pass what it brought to another
+    snapshot carrying the same file or of the same instance (their days are stamped)."""
+    found = _find(backend, snapshot_id, days)
+    if found is None:
+        return
+    day, fact = found
+    backend.delete(ARCHIVE_SNAPSHOT_FACTS, {"day": day, "snapshot": snapshot_id})
+    if fact.first:
+        partition = {"uniqueid": origin_id(snapshot_id)}
+        heir = _earliest(_others(backend, SNAPSHOTS_BY_UNIQUEID, partition, snapshot_id, None))
+        if heir is not None:
+            _pass_on(backend, heir, lambda f: replace(f, first=True))
+    for key, size in fact.new_files.items():
+        others = _others(backend, SNAPSHOTS_BY_DOCUMENT, {"md5": key}, snapshot_id)
+        if others:
+            _pass_on(backend, others[0], _with_file(key, size))
+
+
+def repair_fact(
+    backend: Backend, snapshot_id: str, doc: Document, day: dt.date, keys: Mapping[str, str]
+) -> Fact:
+    """The fact of a complete snapshot that has none (the Java service's, or one whose
+    writer died after its row): counted from its XML and written. It brought its instance
+    when it is the earliest snapshot of it, and a file when no other snapshot refers to it."""
+    fact = count_fact(backend, snapshot_id, doc, day, keys)
+    partition = {"uniqueid": origin_id(snapshot_id)}
+    earliest = _earliest(
+        [*_others(backend, SNAPSHOTS_BY_UNIQUEID, partition, snapshot_id, None), snapshot_id]
+    )
+    fact = replace(fact, first=earliest == snapshot_id)
+    put_fact(backend, day, snapshot_id, fact)
+    return fact
+
+
+def _with_file(key: str, size: int) -> Callable[[Fact], Fact]:
+    def change(fact: Fact) -> Fact:
+        return replace(fact, new_files={**fact.new_files, key: size})
+
+    return change
+
+
+def _pass_on(backend: Backend, heir: str, change: Callable[[Fact], Fact]) -> None:
+    found = _find(backend, heir, days_about(heir))
+    if found is None:
+        return  # no fact yet: counted when its day is (the reconcile repairs the rest)
+    day, fact = found
+    put_fact(backend, day, heir, change(fact))
+    stamp_day(backend, day)
+
+
+def _find(
+    backend: Backend, snapshot_id: str, days: Iterable[dt.date]
+) -> tuple[dt.date, Fact] | None:
+    for day in days:
+        row = backend.get(ARCHIVE_SNAPSHOT_FACTS, {"day": day, "snapshot": snapshot_id})
+        if row is not None:
+            try:
+                return day, Fact.decode(row["data"])
+            except (ValueError, TypeError, KeyError):
+                return None
+    return None
+
+
+def _others(
+    backend: Backend,
+    table: Table,
+    partition: Mapping[str, object],
+    snapshot_id: str,
+    limit: int | None = 1,
+) -> list[str]:
+    """Snapshot ids of the partition other than ``snapshot_id``; at most ``limit`` of them
+    (one is all a "no other" question needs). A first read of a few rows answers it
+    unless markers (``!archive``) or ids of another form fill them."""
+    if limit is not None:
+        rows = list(backend.scan(table, partition, limit=limit + 2, columns=["snapshot"]))
+        found = [r["snapshot"] for r in rows if _other(r["snapshot"], snapshot_id)]
+        if len(found) >= limit or len(rows) < limit + 2:
+            return found[:limit]
+    found = []
+    for row in backend.scan(table, partition, columns=["snapshot"]):
+        if _other(row["snapshot"], snapshot_id):
+            found.append(row["snapshot"])
+            if limit is not None and len(found) >= limit:
+                break
+    return found
+
+
+def _other(candidate: str, snapshot_id: str) -> bool:
+    return candidate != snapshot_id and is_snapshot_id(candidate)
+
+
+def _earliest(ids: list[str]) -> str | None:
+    return min(ids, key=snapshot_order) if ids else None
+
+
+def _size(backend: Backend, key: str) -> int | None:
+    row = backend.get(ARCHIVE_FILES, {"md5": key}, ["size"])
+    return int(row["size"]) if row is not None else None
+
+
+def days_about(snapshot_id: str) -> list[dt.date]:
+    """The UTC days a snapshot's fact may be filed under: its id's day (when it was taken:
+    its ``$modified``) first, then the days beside it."""
+    try:
+        taken = snapshot_time(snapshot_id).date()
+    except (ValueError, OverflowError, OSError):
+        return []
+    return [taken, taken - dt.timedelta(days=1), taken + dt.timedelta(days=1)]
+
+
+class EarliestCarrier:
+    """The earliest complete snapshot (in :func:`snapshot_order`) referring to a file key,
+    by a pass over the key's ``snapshots_by_document`` partition; remembered (bounded),
+    so a file carried by many snapshots is scanned once per reconcile."""
+
+    def __init__(self, backend: Backend, is_complete: Callable[[str], bool]) -> None:
+        self._backend = backend
+        self._is_complete = is_complete
+        self._known: dict[str, str | None] = {}
+
+    def __call__(self, key: str) -> str | None:
+        if key not in self._known:
+            if len(self._known) >= 100_000:
+                self._known.clear()
+            carriers = _others(self._backend, SNAPSHOTS_BY_DOCUMENT, {"md5": key}, "", None)
+            complete = [c for c in sorted(carriers, key=snapshot_order) if self._is_complete(c)][:1]
+            self._known[key] = complete[0] if complete else None
+        return self._known[key]
+
+
+def exact_fact(
+    backend: Backend,
+    snapshot_id: str,
+    doc: Document,
+    day: dt.date,
+    keys: Mapping[str, str],
+    earliest_carrier: Callable[[str], str | None],
+) -> Fact:
+    """A snapshot's fact by the rules a whole count applies (``stats --reconcile``): it
+    brought its instance when it is the instance's earliest snapshot, and a file when it
+    is the earliest snapshot carrying it."""
+    fact = count_fact(backend, snapshot_id, doc, day, keys)
+    partition = {"uniqueid": origin_id(snapshot_id)}
+    others = _others(backend, SNAPSHOTS_BY_UNIQUEID, partition, snapshot_id, None)
+    first = _earliest([*others, snapshot_id]) == snapshot_id
+    sizes = file_sizes(backend, doc, keys)
+    new_files = {k: s for k, s in sorted(sizes.items()) if earliest_carrier(k) == snapshot_id}
+    return replace(fact, first=first, new_files=new_files)
+
+
+def delete_fact(backend: Backend, day: dt.date, snapshot_id: str) -> None:
+    """Remove a fact whose snapshot is gone from the day (a reconcile's cleanup)."""
+    backend.delete(ARCHIVE_SNAPSHOT_FACTS, {"day": day, "snapshot": snapshot_id})

@@ -1,0 +1,54 @@
+"""What ``serve`` keeps counted in the background, so that no view waits for a count:
+every ``EVERY`` seconds the whole-archive figures (the days changed since, from their
+facts: ``analytics/archive_figures.py``; the caller's ``refresh`` keeps the result for
+the pages), and the store's census once it is older than ``ARCHIVE_CENSUS_INTERVAL``."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable
+
+from imixs_archive.analytics.day_store import read_census
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.config import Settings
+from imixs_archive.periodic import Periodic
+from imixs_archive.services.statistics import take_census
+
+log = logging.getLogger(__name__)
+
+EVERY = 300.0
+
+
+class FiguresSchedule:
+    def __init__(self, archive: Archive, settings: Settings, refresh: Callable[[], object]) -> None:
+        self.archive = archive
+        self.census_interval = settings.census_interval
+        self._refresh = refresh
+        self._loop = Periodic("figures", EVERY, self.run_once, on_error=self._failed, at_once=True)
+
+    def start(self) -> None:
+        self._loop.start()
+
+    def run_once(self) -> None:
+        if self.census_due(dt.datetime.now(dt.UTC)):  # first: the figures then carry it
+            stats = take_census(self.archive)
+            log.info(
+                "store census: %d pieces, %d bytes stored, %d bytes reclaimable",
+                stats.pieces,
+                stats.stored_bytes,
+                stats.reclaimable_bytes,
+            )
+        self._refresh()
+
+    def census_due(self, now: dt.datetime) -> bool:
+        if self.census_interval <= 0:
+            return False
+        census = read_census(self.archive)
+        return census is None or (now - census[1]).total_seconds() >= self.census_interval
+
+    def _failed(self, exc: Exception) -> None:
+        log.warning("counting the archive's figures failed (tried again later): %s", exc)
+
+    def close(self) -> None:
+        self._loop.close()

@@ -1,0 +1,38 @@
+"""What ``serve`` keeps counted in the background: the figures, and the store's census
+once it is older than ``ARCHIVE_CENSUS_INTERVAL``."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from imixs_archive.analytics.day_store import read_census
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.config import load_settings
+from imixs_archive.services.figures_schedule import FiguresSchedule
+from imixs_archive.services.statistics import archive_stats
+from support.snapshots import make_snapshot
+
+
+def test_a_run_counts_the_figures_and_a_census_when_due(archive: Archive) -> None:
+    archive.store(make_snapshot(0, files={"a.pdf": b"a" * 3000}))
+    refreshed: list[int] = []
+    settings = load_settings({"ARCHIVE_CENSUS_INTERVAL": "1h"})
+    schedule = FiguresSchedule(archive, settings, lambda: refreshed.append(1))
+    now = dt.datetime.now(dt.UTC)
+    assert schedule.census_due(now) and read_census(archive) is None
+    schedule.run_once()
+    assert refreshed == [1]
+    census = read_census(archive)
+    assert census is not None and census[0].pieces >= 1 and census[0].stored_bytes == 3000
+    assert not schedule.census_due(now + dt.timedelta(minutes=59))
+    assert schedule.census_due(now + dt.timedelta(minutes=61))
+    stats = archive_stats(archive)
+    assert stats["stored_bytes"] == 3000 and stats["counted"] is not None
+
+
+def test_no_census_when_the_interval_is_zero(archive: Archive) -> None:
+    settings = load_settings({"ARCHIVE_CENSUS_INTERVAL": "0"})
+    schedule = FiguresSchedule(archive, settings, lambda: None)
+    schedule.run_once()
+    assert not schedule.census_due(dt.datetime.now(dt.UTC))
+    assert read_census(archive) is None
