@@ -16,6 +16,10 @@ the smallest. Not a test: figures depend on the machine; results go to bench/REA
 
     .venv/bin/python bench/scale.py --keep /tmp                      # 1e4 and 1e5
     .venv/bin/python bench/scale.py --keep /tmp --sizes 10000,1000000
+    .venv/bin/python bench/scale.py --cassandra 127.0.0.1:9042       # keyspaces scale_N
+
+On Cassandra the store of each size is the keyspace ``scale_<N>`` on the node (replication
+1, consistency ONE), generated once and reused.
 """
 
 from __future__ import annotations
@@ -34,32 +38,56 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from imixs_archive.archive.snapshots import Archive
+from imixs_archive.config import load_settings
 from imixs_archive.services.statistics import refresh_figures
-from imixs_archive.storage.sqlite.backend import SQLiteBackend
+from imixs_archive.storage.base import Backend
+from imixs_archive.storage.factory import open_backend
 from scale_data import END, generate
+from serving import start_serve
 
 EXE = [sys.executable, "-m", "imixs_archive"]
 MONTH = ("2026-09-01", "2026-09-30")
 
 
-def build(folder: Path, size: int) -> dict[str, float]:
+def store_env(folder: Path, cassandra: str | None, size: int) -> dict[str, str]:
+    """The settings naming the store of one size (for commands and ``serve``)."""
+    if cassandra is None:
+        return {"ARCHIVE_DATA_DIR": str(folder)}
+    return {
+        "ARCHIVE_DATA_DIR": str(folder),
+        "ARCHIVE_CLUSTER_CONTACTPOINTS": cassandra,
+        "ARCHIVE_CLUSTER_KEYSPACE": f"scale_{size}",
+        "ARCHIVE_CLUSTER_REPLICATION_FACTOR": "1",
+        "ARCHIVE_CLUSTER_CONSISTENCY_READ": "ONE",
+        "ARCHIVE_CLUSTER_CONSISTENCY_WRITE": "ONE",
+    }
+
+
+def open_store(env: dict[str, str]) -> Backend:
+    settings = load_settings(env)
+    return open_backend(settings)
+
+
+def build(env: dict[str, str], size: int) -> dict[str, float]:
     """The store of ``size`` snapshots (generated unless there); the finishing count."""
     figures: dict[str, float] = {}
-    if not (folder / "archive.db").exists():
+    with open_store(env) as backend, Archive(backend) as archive:
+        empty = next(archive.days_with_snapshots(), None) is None
+    if empty:
         started = time.perf_counter()
-        with SQLiteBackend(folder) as backend:
+        with open_store(env) as backend:
             generate(backend, size, years=2.0, progress=True)
         figures["generate s"] = time.perf_counter() - started
-    with SQLiteBackend(folder) as backend, Archive(backend) as archive:
+    with open_store(env) as backend, Archive(backend) as archive:
         started = time.perf_counter()
         refresh_figures(archive)
         figures["finish import (count changed days) s"] = time.perf_counter() - started
     return figures
 
 
-def samples(folder: Path) -> dict[str, str]:
+def samples(env: dict[str, str]) -> dict[str, str]:
     """A snapshot id, its instance and a day that has snapshots, from the middle."""
-    with SQLiteBackend(folder) as backend, Archive(backend) as archive:
+    with open_store(env) as backend, Archive(backend) as archive:
         days = list(archive.days_with_snapshots())
         day = days[len(days) // 2]
         snapshot_id = sorted(archive.day_snapshot_ids(day))[0]
@@ -116,8 +144,8 @@ def best_of(runs: int, action: Callable[[], None]) -> float:
     return min(times)
 
 
-def time_cli(folder: Path, commands: dict[str, list[str]]) -> dict[str, float]:
-    env = {**os.environ, "ARCHIVE_DATA_DIR": str(folder)}
+def time_cli(store: dict[str, str], commands: dict[str, list[str]]) -> dict[str, float]:
+    env = {**os.environ, **store}
     out: dict[str, float] = {}
     for name, args in commands.items():
 
@@ -128,34 +156,10 @@ def time_cli(folder: Path, commands: dict[str, list[str]]) -> dict[str, float]:
     return out
 
 
-def serve(folder: Path) -> tuple[subprocess.Popen[str], str]:
-    env = {**os.environ, "ARCHIVE_DATA_DIR": str(folder), "ARCHIVE_ACCESS_LOG": "false"}
-    process = subprocess.Popen(
-        [*EXE, "serve", "--port", "0"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    if "serving" not in line:
-        process.kill()
-        raise SystemExit(f"serve did not start: {line!r}")
-    url = line.split()[2].rstrip("/")
-    for _ in range(400):
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                return process, url
-        except httpx.TransportError:
-            time.sleep(0.05)
-    raise SystemExit("serve did not answer")
-
-
 def time_http(
-    folder: Path, paths: dict[str, str]
+    store: dict[str, str], paths: dict[str, str]
 ) -> tuple[dict[str, float], dict[str, float], float]:
-    process, url = serve(folder)
+    process, url = start_serve({**store, "ARCHIVE_ACCESS_LOG": "false"})
     first: dict[str, float] = {}
     warm: dict[str, float] = {}
     try:
@@ -202,6 +206,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--keep", type=Path, default=Path("/tmp"), help="where the stores live")
     parser.add_argument("--no-cli", action="store_true")
+    parser.add_argument("--cassandra", help="host:port of a Cassandra node (else SQLite)")
     args = parser.parse_args()
     sizes = [int(n) for n in args.sizes.split(",")]
     build_rows: dict[str, dict[int, float]] = {}
@@ -210,16 +215,18 @@ def main() -> None:
     warm_rows: dict[str, dict[int, float]] = {}
     memory: dict[str, dict[int, float]] = {"serve peak RSS after every page": {}}
     for size in sizes:
-        folder = args.keep / f"scale-{size}"
+        folder = args.keep / (f"scale-{size}" if args.cassandra is None else f"scale-c{size}")
         folder.mkdir(parents=True, exist_ok=True)
-        print(f"{size:,} snapshots in {folder} (data up to {END:%Y-%m-%d})", file=sys.stderr)
-        for name, value in build(folder, size).items():
+        env = store_env(folder, args.cassandra, size)
+        where = env.get("ARCHIVE_CLUSTER_KEYSPACE", str(folder))
+        print(f"{size:,} snapshots in {where} (data up to {END:%Y-%m-%d})", file=sys.stderr)
+        for name, value in build(env, size).items():
             build_rows.setdefault(name, {})[size] = value
-        s = samples(folder)
+        s = samples(env)
         if not args.no_cli:
-            for name, value in time_cli(folder, cli_commands(s)).items():
+            for name, value in time_cli(env, cli_commands(s)).items():
                 cli_rows.setdefault(name, {})[size] = value
-        first, warm, peak = time_http(folder, http_paths(s))
+        first, warm, peak = time_http(env, http_paths(s))
         for name, value in first.items():
             first_rows.setdefault(name, {})[size] = value
         for name, value in warm.items():

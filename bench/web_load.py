@@ -20,7 +20,6 @@ Not a test: it prints figures. What it does:
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import statistics
 import subprocess
@@ -43,6 +42,9 @@ from imixs_archive.storage.sqlite.backend import SQLiteBackend  # noqa: E402
 from imixs_archive.web.credentials import token_hash  # noqa: E402
 from support.snapshots import make_snapshot  # noqa: E402
 from support.workflow_double import WorkflowDouble  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "bench"))
+from serving import start_serve  # noqa: E402
 
 TOKEN = "bench-token-0123456789abcdef"
 
@@ -67,34 +69,16 @@ def build_store(folder: Path, count: int, file_kb: int) -> list[tuple[str, str]]
 
 
 def start_service(folder: Path, workflow_url: str) -> tuple[subprocess.Popen[str], str]:
-    env = {
-        **os.environ,
-        "ARCHIVE_DATA_DIR": str(folder),
-        "ARCHIVE_API_TOKENS": f"bench:manager:{token_hash(TOKEN)}",
-        "WORKFLOW_SERVICE_ENDPOINT": workflow_url,
-        "WORKFLOW_SYNC_INITIALDELAY": "0",
-        "WORKFLOW_SYNC_INTERVAL": "200",
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "imixs_archive", "serve", "--port", "0"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
+    return start_serve(
+        {
+            "ARCHIVE_DATA_DIR": str(folder),
+            "ARCHIVE_API_TOKENS": f"bench:manager:{token_hash(TOKEN)}",
+            "WORKFLOW_SERVICE_ENDPOINT": workflow_url,
+            "WORKFLOW_SYNC_INITIALDELAY": "0",
+            "WORKFLOW_SYNC_INTERVAL": "200",
+        },
+        tries=200,
     )
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    if "serving" not in line:
-        process.kill()
-        raise SystemExit(f"serve did not start: {line!r}")
-    url = line.split()[2].rstrip("/")
-    for _ in range(200):
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                return process, url
-        except httpx.TransportError:
-            time.sleep(0.05)
-    raise SystemExit("serve did not answer")
 
 
 def feed(double: WorkflowDouble, stop: threading.Event, file_kb: int, saved: list[int]) -> None:

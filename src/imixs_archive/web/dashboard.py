@@ -17,19 +17,11 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from imixs_archive.analytics.archive_figures import ArchiveFigures, archive_figures
+from imixs_archive.analytics.archive_figures import DayPoint, archive_figures
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.services.statistics import archive_stats
 
 T = TypeVar("T")
-
-
-@dataclass
-class GrowthPoint:
-    day: dt.date
-    snapshots: int = 0
-    logical_bytes: int = 0
-    new_file_bytes: int = 0
 
 
 @dataclass
@@ -38,7 +30,8 @@ class Dashboard:
     seconds: float
     stats: dict[str, Any]
     types: list[tuple[str, int]] = field(default_factory=list)
-    growth: list[GrowthPoint] = field(default_factory=list)
+    growth: list[DayPoint] = field(default_factory=list)
+    """The days with snapshots."""
     unreadable: int = 0
     tz: str = "UTC"
     """The time zone of the days (``ARCHIVE_TIMEZONE``)."""
@@ -50,7 +43,7 @@ class Dashboard:
         for point in self.growth:
             snapshots += point.snapshots
             logical += point.logical_bytes
-            stored += point.new_file_bytes
+            stored += point.new_bytes
             out.append((point.day, snapshots, logical, stored))
         return out
 
@@ -60,9 +53,7 @@ class Dashboard:
             "seconds": round(self.seconds, 3),
             "tz": self.tz,
             "per_day": {point.day.isoformat(): point.snapshots for point in self.growth},
-            "new_bytes_per_day": {
-                point.day.isoformat(): point.new_file_bytes for point in self.growth
-            },
+            "new_bytes_per_day": {point.day.isoformat(): point.new_bytes for point in self.growth},
             "stats": self.stats,
             "types": [{"type": name, "snapshots": count} for name, count in self.types],
             "growth": [
@@ -78,11 +69,6 @@ class Dashboard:
         }
 
 
-def growth_of(figures: ArchiveFigures) -> list[GrowthPoint]:
-    """The days with snapshots, as growth points."""
-    return [GrowthPoint(d.day, d.snapshots, d.logical_bytes, d.new_bytes) for d in figures.days]
-
-
 def compute_dashboard(archive: Archive, tz: dt.tzinfo = dt.UTC) -> Dashboard:
     start = time.perf_counter()
     figures = archive_figures(archive, tz=tz)
@@ -93,7 +79,7 @@ def compute_dashboard(archive: Archive, tz: dt.tzinfo = dt.UTC) -> Dashboard:
         seconds=time.perf_counter() - start,
         stats=stats,
         types=types,
-        growth=growth_of(figures),
+        growth=figures.days,
         unreadable=figures.unreadable,
         tz=figures.zone,
     )
