@@ -14,11 +14,20 @@ from imixs_archive.archive.holds import get_hold, list_holds, place_hold, releas
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli import main
 from imixs_archive.config import load_settings
+from imixs_archive.document.conventions import snapshot_time
 from imixs_archive.document.model import Document
 from imixs_archive.errors import ConfigError, DocumentError
-from imixs_archive.services.retention import Period, Policy, RetentionLoop, plan, run_retention
+from imixs_archive.services.retention import (
+    Period,
+    Policy,
+    RetentionLoop,
+    instance_retention,
+    plan,
+    retention_sentence,
+    run_retention,
+)
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
-from support.snapshots import make_snapshot
+from support.snapshots import ORIGIN, make_snapshot
 
 NOW = dt.datetime(2024, 6, 1, tzinfo=dt.UTC)
 POLICY = Policy.parse("group:Invoice=10y, type:snapshot-workitemarchive=1y, *=30y")
@@ -205,3 +214,26 @@ def test_a_new_snapshot_whose_id_has_an_impossible_time_is_refused(
         archive.store(doc)
     assert not archive.exists(f"{origin}-{suffix}")
     assert archive.store(doc, copy=True).new  # copying an archive takes what it holds
+
+
+def test_the_retention_of_one_instance(archive: Archive) -> None:
+    """What the policy decides for one instance: its rule, when its snapshots go, a hold."""
+    archive.store(make_snapshot(0))
+    archive.store(make_snapshot(1))
+    policy = Policy.parse("group:Invoice=10y")
+    found = instance_retention(archive, policy, ORIGIN, now=NOW)
+    assert found is not None and found.due is not None and not found.held
+    newest = str(make_snapshot(1)["$uniqueid"][0])
+    assert found.due.rule == "group:Invoice=10y"
+    assert found.due.last == snapshot_time(newest)
+    assert found.due.ends == found.due.last.replace(year=found.due.last.year + 10)
+    said = retention_sentence(found, dt.UTC)
+    assert said.startswith(f"its snapshots go on {found.due.ends:%Y-%m-%d %H:%M} (UTC)")
+    assert "group:Invoice=10y" in said
+    kept = instance_retention(archive, Policy.parse("group:Ticket=1y"), ORIGIN, now=NOW)
+    assert kept is not None and kept.due is None
+    assert "no rule" in retention_sentence(kept, dt.UTC)
+    place_hold(archive.backend, ORIGIN, "case 7", "tester", NOW)
+    held = instance_retention(archive, policy, ORIGIN, now=NOW)
+    assert held is not None and held.held and "legal hold" in retention_sentence(held, dt.UTC)
+    assert instance_retention(archive, policy, "00000000-0000-4000-8000-00000000dead") is None

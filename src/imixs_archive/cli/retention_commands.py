@@ -12,7 +12,12 @@ import sys
 from imixs_archive.cli.context import Context, store_options
 from imixs_archive.cli.output import human_bytes, print_table
 from imixs_archive.errors import NotFoundError
-from imixs_archive.services.retention import Policy, run_retention
+from imixs_archive.services.retention import (
+    Policy,
+    instance_retention,
+    retention_sentence,
+    run_retention,
+)
 from imixs_archive.timezones import zone, zone_label
 
 
@@ -26,6 +31,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--dry-run", action="store_true", help="report what would go; delete nothing")
     p.add_argument("--policy", help="rules instead of ARCHIVE_RETENTION (group:X=10y,*=30y)")
     p.add_argument("--json", action="store_true", help="the report as JSON")
+    p.add_argument(
+        "--uniqueid",
+        help="only say what the policy decides for this process instance (deletes nothing)",
+    )
     p.set_defaults(handler=cmd_retention, reads_only=True)
 
     p = sub.add_parser("legal-hold", help="legal holds: instances retention never deletes")
@@ -50,6 +59,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def cmd_retention(args: argparse.Namespace, ctx: Context) -> int:
     text = args.policy if args.policy is not None else ctx.settings.retention
     policy = Policy.parse(text)
+    if args.uniqueid is not None:
+        return _one_instance(args, ctx, policy)
     if policy.empty:
         print("no retention policy (ARCHIVE_RETENTION is empty): nothing to do", file=sys.stderr)
     report = run_retention(ctx.archive, policy, dry_run=args.dry_run)
@@ -80,6 +91,17 @@ def cmd_retention(args: argparse.Namespace, ctx: Context) -> int:
             f"--uniqueid {uniqueid})",
             file=sys.stderr,
         )
+    return 0
+
+
+def _one_instance(args: argparse.Namespace, ctx: Context, policy: Policy) -> int:
+    found = instance_retention(ctx.archive, policy, args.uniqueid)
+    if found is None:
+        raise NotFoundError(f"the archive holds no snapshot of {args.uniqueid}")
+    if args.json:
+        print(json.dumps(found.to_json(), indent=2))
+        return 0
+    print(f"{found.uniqueid}: {retention_sentence(found, zone(ctx.settings.timezone))}")
     return 0
 
 

@@ -42,6 +42,7 @@ from imixs_archive.document.conventions import (
 from imixs_archive.document.labels import label
 from imixs_archive.errors import ConfigError, DocumentError, LegalHoldError, NotFoundError
 from imixs_archive.periodic import Periodic
+from imixs_archive.timezones import zone_label
 
 _RULE = re.compile(r"\s*(?:(group|type):(.+?)|(\*))\s*=\s*([0-9]+)\s*([yd])\s*", re.IGNORECASE)
 
@@ -184,11 +185,22 @@ def plan(archive: Archive, policy: Policy, now: dt.datetime) -> RetentionReport:
     return report
 
 
-def _expired(
-    archive: Archive, policy: Policy, ids: list[str], now: dt.datetime
-) -> Expired | str | None:
-    """The instance when the policy lets it go; its uniqueid when the time of its newest
-    snapshot is not plausible (nothing is decided on a time that cannot be right)."""
+@dataclass
+class Due:
+    """When the policy lets an instance go: the rule that names it, the time of its
+    newest snapshot and when its keeping period ends."""
+
+    group: str
+    type: str
+    rule: str
+    last: dt.datetime
+    ends: dt.datetime
+
+
+def _due(archive: Archive, policy: Policy, ids: list[str], now: dt.datetime) -> Due | str | None:
+    """:class:`Due` of the instance of ``ids`` (oldest first); its uniqueid when the time
+    of its newest snapshot is not plausible (nothing is decided on a time that cannot be
+    right); None when no rule names it, or its newest snapshot is being written."""
     newest = ids[-1]
     try:
         doc = archive.load(newest, with_files=False)
@@ -205,10 +217,75 @@ def _expired(
         return origin_id(newest)
     if not EARLIEST_SNAPSHOT <= last <= now + CLOCK_SKEW:
         return origin_id(newest)
-    ends = period.after(last)
-    if ends > now:
+    return Due(group, kind, f"{name}={period}", last, period.after(last))
+
+
+def _expired(
+    archive: Archive, policy: Policy, ids: list[str], now: dt.datetime
+) -> Expired | str | None:
+    """The instance when the policy lets it go now (see :func:`_due`)."""
+    due = _due(archive, policy, ids, now)
+    if due is None or isinstance(due, str) or due.ends > now:
+        return due if isinstance(due, str) else None
+    return Expired(origin_id(ids[-1]), ids, due.group, due.type, due.rule, due.last, due.ends)
+
+
+@dataclass
+class InstanceRetention:
+    """What the policy says of one process instance (the retention preview of one)."""
+
+    uniqueid: str
+    due: Due | None
+    """None: no rule names it (kept), or its newest snapshot is being written."""
+    untimed: bool = False
+    held: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        due = self.due
+        return {
+            "uniqueid": self.uniqueid,
+            "rule": due.rule if due else None,
+            "last_snapshot": due.last.isoformat(timespec="seconds") if due else None,
+            "ends": due.ends.isoformat(timespec="seconds") if due else None,
+            "held": self.held,
+            "untimed": self.untimed,
+        }
+
+
+def retention_sentence(found: InstanceRetention, tz: dt.tzinfo) -> str:
+    """What the policy decides for one instance, in words (times in ``tz``), e.g. "its
+    snapshots go on 2034-03-01 10:00 (Europe/Berlin) (group:Invoice=10y, ...)"."""
+    due = found.due
+    if found.untimed:
+        said = "its newest snapshot has no plausible time: retention never deletes it"
+    elif due is None:
+        said = "no rule of the retention policy names it: kept"
+    else:
+        ends = f"{due.ends.astimezone(tz):%Y-%m-%d %H:%M} ({zone_label(tz)})"
+        if due.ends <= dt.datetime.now(dt.UTC):
+            said = f"its snapshots are due to go since {ends}: the next retention run deletes them"
+        else:
+            said = f"its snapshots go on {ends}"
+        said += f" ({due.rule}, counted from its newest snapshot)"
+    if found.held:
+        said += "; under legal hold: kept while it is"
+    return said
+
+
+def instance_retention(
+    archive: Archive, policy: Policy, uniqueid: str, now: dt.datetime | None = None
+) -> InstanceRetention | None:
+    """What the policy says of one instance now: one partition and its newest snapshot
+    read, whatever the archive holds. None when the archive holds none of it."""
+    now = now or dt.datetime.now(dt.UTC)
+    ids = archive.instance_ids(uniqueid)
+    if not ids:
         return None
-    return Expired(origin_id(newest), ids, group, kind, f"{name}={period}", last, ends)
+    due = _due(archive, policy, ids, now) if not policy.empty else None
+    held = archive.holds.get(uniqueid) is not None
+    if isinstance(due, str):
+        return InstanceRetention(uniqueid, None, untimed=True, held=held)
+    return InstanceRetention(uniqueid, due, held=held)
 
 
 def run_retention(

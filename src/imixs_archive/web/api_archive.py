@@ -27,6 +27,7 @@ from imixs_archive.document.model import Document
 from imixs_archive.document.plain import as_text
 from imixs_archive.errors import NotFoundError
 from imixs_archive.services.listing_counts import count_modified
+from imixs_archive.services.retention import Policy, instance_retention
 from imixs_archive.services.statistics import archive_stats
 from imixs_archive.timezones import day_bounds, from_epoch_ms, zone_label
 from imixs_archive.web.api_analytics import Tz, request_zone
@@ -232,6 +233,21 @@ def list_instance(
         "snapshots": [summary(svc.archive, sid, zone_info) for sid in page],
         "next": page[-1] if len(ids) > limit else None,
     }
+
+
+@router.get(
+    "/archive/instances/{uniqueid}/retention",
+    summary="What the retention policy decides for one instance",
+    responses={404: {"description": "the archive holds no snapshot of it"}},
+)
+def instance_retention_of(uniqueid: str, svc: Svc, _who: Reader) -> dict[str, Any]:
+    """The rule of ``ARCHIVE_RETENTION`` that names the instance (null: none, kept), the
+    time of its newest snapshot, when its snapshots go (``ends``), and whether a legal
+    hold keeps them: ``retention --uniqueid``. One partition and one snapshot read."""
+    found = instance_retention(svc.archive, Policy.parse(svc.settings.retention), uniqueid)
+    if found is None:
+        raise NotFoundError(f"the archive holds no snapshot of {uniqueid}")
+    return found.to_json()
 
 
 def _encode_cursor(day: dt.date, snapshot_id: str) -> str:

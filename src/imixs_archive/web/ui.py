@@ -22,6 +22,7 @@ from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.errors import ArchiveError
 from imixs_archive.humanize import human_age, human_bytes, human_duration
 from imixs_archive.ledger.schedule import ledger_status
+from imixs_archive.services.retention import Policy, instance_retention, retention_sentence
 from imixs_archive.timezones import zone
 from imixs_archive.web.api_archive import doc_rows, list_by_modified, list_instance
 from imixs_archive.web.auth import Principal
@@ -138,9 +139,13 @@ def inspect(
     listing: dict[str, Any] | None = None
     live: tuple[str | None, str | None] = (None, None)
     held = None
+    retention = None
     if q:
         listing = list_instance(q, svc, user, limit=25, after=after)
         held = hold_badge(svc.archive, q, zone(svc.settings.timezone))
+        found = instance_retention(svc.archive, Policy.parse(svc.settings.retention), q)
+        if found is not None:
+            retention = retention_sentence(found, zone(svc.settings.timezone))
         if listing["snapshots"] and svc.workflow is not None:
             live = svc.workflow.live_snapshot_id(q)
     elif from_day is not None:
@@ -159,6 +164,7 @@ def inspect(
         live_snapshot=live[0],
         live_unknown=live[1],
         held=held,
+        retention=retention,
     )
 
 
