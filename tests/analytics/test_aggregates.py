@@ -57,12 +57,13 @@ def test_a_stored_day_is_read_not_recomputed(
     generated: Archive, counting: CountingBackend, planned: list[Planned]
 ) -> None:
     first = aggregate_days(generated, START, LAST, now=LATER)
-    assert counting.scans["snapshots_by_modified"] == 7
+    assert counting.scans["snapshots_by_modified"] == 31  # its month, counted whole once
     counting.reset()
     again = aggregate_days(generated, START, LAST, now=LATER)
     assert counting.scans["snapshots_by_modified"] == 0
     assert counting.gets["snapshots"] == 0
-    assert counting.scans["archive_day_aggregates"] == 1  # one year, one partition
+    assert counting.scans["archive_day_aggregates"] == 0  # the month's kept figures
+    assert counting.scans["archive_month_figures"] == 1  # one zone, one partition
     assert [d.source for d in again.days] == ["stored"] * 7
     assert as_expected(again.days) == as_expected(first.days) == expected_days(planned)
     counting.reset()
@@ -139,7 +140,9 @@ def test_a_range_over_years_reads_one_partition_per_year(
     aggregate_days(generated, dt.date(2021, 12, 30), dt.date(2023, 3, 2), now=LATER)
     counting.reset()
     report = aggregate_days(generated, dt.date(2021, 12, 30), dt.date(2023, 3, 2), now=LATER)
-    assert counting.scans["archive_day_aggregates"] == 3
+    assert counting.scans["archive_month_figures"] == 1  # 15 months kept, one partition
+    assert counting.scans["archive_day_changes"] == 3  # the stamps: one partition a year
+    assert counting.scans["archive_day_aggregates"] == 0
     assert counting.scans["snapshots_by_modified"] == 0
     assert len(report.days) == 428 and report.count("stored") == 428
 
@@ -194,7 +197,8 @@ def test_a_snapshot_stored_while_its_day_is_counted_is_counted_next_time(
 
     def list_then_store(on: dt.date) -> list[str]:
         ids = listed(on)
-        archive.store(make_snapshot(1, modified=day + dt.timedelta(hours=1)))
+        if on == day.date():  # right after the day's ids were read
+            archive.store(make_snapshot(1, modified=day + dt.timedelta(hours=1)))
         return ids
 
     monkeypatch.setattr(archive, "day_snapshot_ids", list_then_store)

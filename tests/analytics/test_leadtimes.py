@@ -78,18 +78,12 @@ def test_a_range_reads_its_days_and_agrees_with_the_whole_archive(
     generated: Archive, counting: CountingBackend, tz: dt.tzinfo
 ) -> None:
     """A range is answered from its days (their facts, one instance partition per
-    instance met), not from every instance: the same groups and samples as the whole
-    archive's instances filtered by the day of their last snapshot."""
+    instance met), not from every instance, while its month is not over; a finished month
+    is counted once and its samples kept. Either way: the same groups and samples as the
+    whole archive's instances filtered by the day of their last snapshot."""
     whole = {ids[-1]: ids for ids in generated.iter_instances()}
     days = sorted({snapshot_time(last).astimezone(tz).date() for last in whole})
     first = last = days[len(days) // 2]
-    counting.reset()
-    ranged = {
-        g.group: sorted(g.samples)
-        for g in lead_times(generated, finished_from=first, finished_to=last, tz=tz)
-    }
-    assert counting.scans["snapshots_by_uniqueid"] < len(whole)  # not every instance
-    assert counting.gets["snapshots"] == 0  # status, type and group from the facts
     expected_groups: dict[str, list[float]] = {}
     for newest, ids in whole.items():
         if not first <= snapshot_time(newest).astimezone(tz).date() <= last:
@@ -99,5 +93,20 @@ def test_a_range_reads_its_days_and_agrees_with_the_whole_archive(
             seconds = (snapshot_time(newest) - snapshot_time(ids[0])).total_seconds()
             group = str(doc.get_first("$workflowgroup"))
             expected_groups.setdefault(group, []).append(seconds)
-    assert ranged == {group: sorted(samples) for group, samples in expected_groups.items()}
-    assert ranged  # the range holds finished instances
+    want = {group: sorted(samples) for group, samples in expected_groups.items()}
+    assert want  # the range holds finished instances
+
+    def ranged(now: dt.datetime | None = None) -> dict[str, list[float]]:
+        found = lead_times(generated, finished_from=first, finished_to=last, tz=tz, now=now)
+        return {g.group: sorted(g.samples) for g in found}
+
+    during = dt.datetime.combine(days[-1], dt.time(12), dt.UTC)  # the month not over yet
+    counting.reset()
+    assert ranged(now=during) == want
+    assert counting.scans["snapshots_by_uniqueid"] < len(whole)  # not every instance
+    assert counting.gets["snapshots"] == 0  # status, type and group from the facts
+    assert ranged() == want  # the month over: counted whole, kept
+    counting.reset()
+    assert ranged() == want
+    assert counting.scans["snapshots_by_uniqueid"] == 0  # the kept samples
+    assert counting.scans["archive_month_figures"] == 1

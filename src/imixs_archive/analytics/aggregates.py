@@ -31,6 +31,7 @@ from imixs_archive.analytics.figures import (
     Measures,
 )
 from imixs_archive.analytics.localtime import SLOTS_PER_DAY, segments
+from imixs_archive.analytics.month_cache import MonthCache, local_months
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import origin_id
 from imixs_archive.errors import ArchiveError
@@ -72,6 +73,8 @@ class AggregateReport:
     """The time zone of the days, months and years (an IANA name)."""
     unreadable: int = 0
     """Snapshots left out because they could not be read (``verify`` says why)."""
+    settled: bool = True
+    """False when a day met a snapshot being written or deleted (not to be kept)."""
 
     def drop_empty_tail(self) -> None:
         """Leave out the days after the last one with snapshots (``last`` becomes that
@@ -144,7 +147,91 @@ def aggregate_days(
 ) -> AggregateReport:
     """The figures of every day in ``[first, last]`` of the time zone ``tz`` (default
     UTC; days after today there are left out). ``only_days``: the UTC days that may have
-    snapshots; the others are counted empty without asking the store.
+    snapshots; the others are counted empty without asking the store. Finished local
+    months come whole from their kept figures (``month_cache.py``: counted once, from the
+    days' cells); the others are counted (:func:`count_days`). ``recompute``: count and store every
+    finished UTC day again, keeping no month."""
+    zone_info = tz if isinstance(tz, dt.tzinfo) else zone(tz)
+    now = now or dt.datetime.now(dt.UTC)
+    last = min(last, local_today(now, zone_info))
+    if recompute or first > last:
+        return count_days(
+            archive,
+            first,
+            last,
+            now=now,
+            grace_days=grace_days,
+            workers=workers,
+            recompute=recompute,
+            tz=zone_info,
+            only_days=only_days,
+        )
+    report = AggregateReport(first, last, zone=zone_label(zone_info))
+    months = MonthCache(archive, zone_info, now, grace_days)
+
+    def count(a: dt.date, b: dt.date) -> AggregateReport:
+        return count_days(
+            archive, a, b, now=now, grace_days=grace_days, workers=workers, tz=zone_info,
+            only_days=only_days,
+        )  # fmt: skip
+
+    for month_first, month_last, part_first, part_last in local_months(first, last):
+        counted: list[AggregateReport] = []
+
+        def count_month(
+            a: dt.date = month_first, b: dt.date = month_last, into: list[Any] = counted
+        ) -> tuple[Any, bool]:
+            into.append(count(a, b))
+            whole = into[0]
+            return [_day_json(d) for d in whole.days], whole.settled and not whole.unreadable
+
+        kept = months.get("days", (month_first, month_last), count_month)
+        if kept is None:  # not over: the range's days of it, counted now
+            counted.append(count(part_first, part_last))
+        if counted:  # counted now: the days as counted, with their sources
+            report.days += [d for d in counted[0].days if part_first <= d.day <= part_last]
+            report.unreadable += counted[0].unreadable
+            report.settled = report.settled and counted[0].settled
+        elif kept is not None:
+            days = map(_day_of, kept)
+            report.days += [day for day in days if part_first <= day.day <= part_last]
+    return report
+
+
+def _day_json(day: DayFigures) -> list[Any]:
+    """A day's figures in a month's kept row: [day, total, {dimension: {value: sums}}]."""
+    by = {d: {v: _sums(m) for v, m in values.items()} for d, values in day.by.items()}
+    return [day.day.isoformat(), _sums(day.total), by]
+
+
+def _sums(m: Measures) -> list[int]:
+    return [m.snapshots, m.instances, m.new_files, m.new_bytes, m.logical_bytes]
+
+
+def _day_of(data: list[Any]) -> DayFigures:
+    day, total, by = data
+    return DayFigures(
+        dt.date.fromisoformat(day),
+        Measures(*total),
+        {d: {v: Measures(*sums) for v, sums in values.items()} for d, values in by.items()},
+        source="stored",
+    )
+
+
+def count_days(
+    archive: Archive,
+    first: dt.date,
+    last: dt.date,
+    *,
+    now: dt.datetime | None = None,
+    grace_days: int = DEFAULT_GRACE_DAYS,
+    workers: int = DEFAULT_WORKERS,
+    recompute: bool = False,
+    tz: dt.tzinfo | str | None = None,
+    only_days: Collection[dt.date] | None = None,
+) -> AggregateReport:
+    """The figures of every day in ``[first, last]`` of the time zone ``tz``, counted
+    from the cells of the UTC days they cover (``only_days``: as :func:`aggregate_days`).
 
     The UTC days the local days cover are read from the store; the others are computed,
     and stored when they are over (``recompute``: compute and store every finished UTC
@@ -166,6 +253,7 @@ def aggregate_days(
         cells.setdefault(utc_day, DayCells(utc_day, source="stored"))
     report.days = [_assemble(day, pieces[day], cells, now) for day in _days(first, last)]
     report.unreadable = sum(c.unreadable for c in cells.values())
+    report.settled = all(c.settled for c in cells.values())
     return report
 
 

@@ -113,6 +113,15 @@ def store_month(archive: Archive, zone: str, month: str, data: dict[str, Any]) -
     archive.backend.put(ARCHIVE_MONTH_FIGURES, [row])
 
 
+def drop_months(archive: Archive) -> int:
+    """Forget every kept month of every zone (counted again at their next use): how many
+    zones had some."""
+    zones = {row["zone"] for row in archive.backend.scan(ARCHIVE_MONTH_FIGURES, columns=["zone"])}
+    for name in sorted(zones):
+        archive.backend.delete(ARCHIVE_MONTH_FIGURES, {"zone": name})
+    return len(zones)
+
+
 def store_census(archive: Archive, stats: Stats, counted: dt.datetime) -> None:
     """Keep a whole count of the store (``stats --full``) with the time it ended."""
     keep(archive, "store", {"counted": counted.isoformat(), "stats": stats.to_json()})

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from imixs_archive.analytics._pool import DEFAULT_WORKERS, ordered_map
+from imixs_archive.analytics.month_cache import MonthCache, local_months
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import is_snapshot_id, origin_id, snapshot_time
 from imixs_archive.document.labels import label
@@ -100,53 +101,110 @@ def lead_times(
     finished_to: dt.date | None = None,
     workers: int = DEFAULT_WORKERS,
     tz: dt.tzinfo = dt.UTC,
+    now: dt.datetime | None = None,
 ) -> list[LeadTimes]:
     """Lead times per workflow group (only ``group`` when given), largest group first.
     ``finished_from`` / ``finished_to`` keep instances whose last snapshot (its day in
-    the time zone ``tz``) is in that range."""
+    the time zone ``tz``) is in that range. With both, and the default rule of what is
+    finished, finished local months come from their kept samples (``month_cache.py``)."""
     finished = finished or Finished()
     wanted = (group or "").strip().lower() or None
+    if finished_from is not None and finished_to is not None:
+        samples = _range_samples(archive, (finished_from, finished_to), tz, finished, workers, now)
+    else:
+        samples = _samples(
+            archive,
+            archive.iter_instances(),
+            {},
+            (finished_from, finished_to),
+            tz,
+            finished,
+            workers,
+        )
+    groups: dict[str, LeadTimes] = {}
+    for _day, name, seconds in samples:
+        if wanted is None or name.lower() == wanted:
+            groups.setdefault(name, LeadTimes(name)).samples.append(seconds)
+    return sorted(groups.values(), key=lambda g: (-g.count, g.group))
+
+
+Sample = tuple[str, str, float]
+"""(local day of the last snapshot, ISO; workflow group; seconds from first to last)."""
+
+
+def _range_samples(
+    archive: Archive,
+    bounds: tuple[dt.date, dt.date],
+    tz: dt.tzinfo,
+    finished: Finished,
+    workers: int,
+    now: dt.datetime | None,
+) -> list[Sample]:
+    """The samples of the instances finished in a range: per local month, the kept ones
+    of a finished month (default rule only), else counted from the month's days."""
+
+    def count(first: dt.date, last: dt.date) -> list[Sample]:
+        labels: dict[str, tuple[str, str, str]] = {}
+        ids = _instances_of_range(archive, first, last, tz, labels)
+        return _samples(archive, ids, labels, (first, last), tz, finished, workers)
+
+    months = MonthCache(archive, tz, now or dt.datetime.now(dt.UTC))
+    found: list[Sample] = []
+    for month_first, month_last, part_first, part_last in local_months(*bounds):
+        kept = None
+        if finished == Finished():
+
+            def count_month(a: dt.date = month_first, b: dt.date = month_last) -> Any:
+                return count(a, b), True  # a month's samples need no settled days
+
+            kept = months.get("leads", (month_first, month_last), count_month)
+        samples = kept if kept is not None else count(part_first, part_last)
+        first, last = part_first.isoformat(), part_last.isoformat()
+        found += [(d, g, float(s)) for d, g, s in samples if first <= d <= last]
+    return found
+
+
+def _samples(
+    archive: Archive,
+    instances: Iterable[list[str]],
+    labels: dict[str, tuple[str, str, str]],
+    bounds: tuple[dt.date | None, dt.date | None],
+    tz: dt.tzinfo,
+    finished: Finished,
+    workers: int,
+) -> list[Sample]:
+    """A sample per finished instance of ``instances`` (ids oldest first) whose last
+    snapshot's local day is within ``bounds``; ``labels``: (status, type, group) of
+    snapshots known from their facts (else the newest complete one is read)."""
+
+    def day_of(ids: list[str]) -> dt.date:
+        return snapshot_time(ids[-1]).astimezone(tz).date()
 
     def in_range(ids: list[str]) -> bool:
-        day = snapshot_time(ids[-1]).astimezone(tz).date()
-        return (finished_from is None or day >= finished_from) and (
-            finished_to is None or day <= finished_to
-        )
+        day = day_of(ids)
+        return (bounds[0] is None or day >= bounds[0]) and (bounds[1] is None or day <= bounds[1])
 
-    def evaluate(ids: list[str]) -> tuple[str, float] | None:
-        newest = _newest_complete(archive, ids)
-        if newest is None:
-            return None
-        doc, newest_id = newest
-        status, kind = label(doc.get_first("$workflowstatus")), label(doc.get_first("type"))
-        name = label(doc.get_first("$workflowgroup"))
-        if not finished.matches(status, kind) or (wanted and name.lower() != wanted):
+    def judge(ids: list[str]) -> Sample | None:
+        newest_id = ids[-1]
+        known = labels.get(newest_id)
+        if known is None:
+            newest = _newest_complete(archive, ids)
+            if newest is None:
+                return None
+            doc, newest_id = newest
+            known = (
+                label(doc.get_first("$workflowstatus")),
+                label(doc.get_first("type")),
+                label(doc.get_first("$workflowgroup")),
+            )
+        status, kind, name = known
+        if not finished.matches(status, kind):
             return None
         seconds = (snapshot_time(newest_id) - snapshot_time(ids[0])).total_seconds()
-        return name, seconds
+        return day_of(ids).isoformat(), name, seconds
 
-    labels: dict[str, tuple[str, str, str]] = {}
-    if finished_from is not None and finished_to is not None:
-        instances = _instances_of_range(archive, finished_from, finished_to, tz, labels)
-    else:
-        instances = (ids for ids in archive.iter_instances() if in_range(ids))
-
-    def judge(ids: list[str]) -> tuple[str, float] | None:
-        known = labels.get(ids[-1])
-        if known is None:
-            return evaluate(ids)
-        status, kind, name = known
-        if not finished.matches(status, kind) or (wanted and name.lower() != wanted):
-            return None
-        seconds = (snapshot_time(ids[-1]) - snapshot_time(ids[0])).total_seconds()
-        return name, seconds
-
-    groups: dict[str, LeadTimes] = {}
     ranged = (ids for ids in instances if in_range(ids))
-    for result in ordered_map(judge, ranged, workers=workers):
-        if result is not None:
-            groups.setdefault(result[0], LeadTimes(result[0])).samples.append(result[1])
-    return sorted(groups.values(), key=lambda g: (-g.count, g.group))
+    return [s for s in ordered_map(judge, ranged, workers=workers) if s is not None]
 
 
 def _instances_of_range(

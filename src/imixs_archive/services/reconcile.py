@@ -8,9 +8,11 @@ fact, no day stamp), a writer that died between a snapshot's row and its fact, t
 processes bringing the same new file or instance at the same moment on Cassandra. The
 reconcile reads every snapshot of every day of the day index, rewrites each fact that
 differs from a whole count's (``facts.exact_fact``), counts the days that changed again,
-and takes the store's census. It reports the totals before and after: equal totals mean
-nothing had drifted (facts may still be rewritten when a file or instance was attributed
-to another of its snapshots than the earliest).
+forgets the kept months (``analytics/month_cache.py``: lead times kept for a finished
+month do not see an instance that changed after it) and takes the store's census. It
+reports the totals before and after: equal totals mean nothing had drifted (facts may
+still be rewritten when a file or instance was attributed to another of its snapshots
+than the earliest).
 
 A job over everything: it shows progress, and resumes after the last finished day when
 it was stopped (Ctrl-C, a kill); it is safe while other processes write (a day written
@@ -25,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from imixs_archive.analytics.archive_figures import archive_figures
-from imixs_archive.analytics.day_store import keep, kept
+from imixs_archive.analytics.day_store import drop_months, keep, kept
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.budget import checkpoint
 from imixs_archive.services.statistics import take_census
@@ -105,6 +107,7 @@ def reconcile(
         keep(archive, PROGRESS, {"before": report.before, "done": day.isoformat()})
         if progress is not None:
             progress(done, len(days))
+    drop_months(archive)  # counted again from the repaired days (lead times too)
     take_census(archive)
     report.after = _totals(archive)
     keep(archive, PROGRESS, None)  # finished: the next one starts from the beginning
