@@ -17,7 +17,12 @@ from imixs_archive.analytics.aggregates import (
 from imixs_archive.analytics.archive_figures import RECENT_DAYS, archive_figures
 from imixs_archive.analytics.day_store import is_final, store_day
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.storage.model import ARCHIVE_DAY_AGGREGATES, ARCHIVE_SNAPSHOT_FACTS, SNAPSHOTS
+from imixs_archive.storage.model import (
+    ARCHIVE_DAY_AGGREGATES,
+    ARCHIVE_MONTH_FIGURES,
+    ARCHIVE_SNAPSHOT_FACTS,
+    SNAPSHOTS,
+)
 from support.snapshots import make_snapshot
 
 LAST = START + dt.timedelta(days=6)
@@ -63,7 +68,7 @@ def test_a_stored_day_is_read_not_recomputed(
     assert counting.scans["snapshots_by_modified"] == 0
     assert counting.gets["snapshots"] == 0
     assert counting.scans["archive_day_aggregates"] == 0  # the month's kept figures
-    assert counting.scans["archive_month_figures"] == 1  # one zone, one partition
+    assert counting.gets["archive_month_figures"] == 1  # its month, one row
     assert [d.source for d in again.days] == ["stored"] * 7
     assert as_expected(again.days) == as_expected(first.days) == expected_days(planned)
     counting.reset()
@@ -140,7 +145,7 @@ def test_a_range_over_years_reads_one_partition_per_year(
     aggregate_days(generated, dt.date(2021, 12, 30), dt.date(2023, 3, 2), now=LATER)
     counting.reset()
     report = aggregate_days(generated, dt.date(2021, 12, 30), dt.date(2023, 3, 2), now=LATER)
-    assert counting.scans["archive_month_figures"] == 1  # 15 months kept, one partition
+    assert counting.gets["archive_month_figures"] == 16  # 16 months kept, a row each
     assert counting.scans["archive_day_changes"] == 3  # the stamps: one partition a year
     assert counting.scans["archive_day_aggregates"] == 0
     assert counting.scans["snapshots_by_modified"] == 0
@@ -260,3 +265,22 @@ def test_the_whole_archive_reads_the_days_it_holds_not_every_calendar_day(
     # the old day, and the last RECENT_DAYS days (one scan each), not 12,000 days
     assert counting.scans["snapshots_by_modified"] <= RECENT_DAYS + 3
     assert counting.scans["archive_day_changes"] <= 3  # the years asked for: 1990, 2023
+
+
+def test_finished_days_of_a_month_not_over_are_kept_one_by_one(
+    generated: Archive, counting: CountingBackend, planned: list[Planned]
+) -> None:
+    """While its month goes on, a range's finished days are each counted once and kept;
+    when the month is over it is counted whole, and its days' rows go."""
+    during = dt.datetime.combine(START + dt.timedelta(days=19), dt.time(12), dt.UTC)
+    first = aggregate_days(generated, START, LAST, now=during)
+    assert as_expected(first.days) == expected_days(planned)
+    counting.reset()
+    again = aggregate_days(generated, START, LAST, now=during)
+    assert as_expected(again.days) == expected_days(planned)
+    assert counting.scans["snapshots_by_modified"] == 0  # the days' kept rows, a get each
+    assert counting.gets["archive_month_figures"] == 7
+    assert [d.source for d in again.days] == ["stored"] * 7
+    aggregate_days(generated, START, LAST, now=LATER)  # the month over: kept whole
+    rows = list(generated.backend.scan(ARCHIVE_MONTH_FIGURES))
+    assert [row["month"] for row in rows] == [f"{START:%Y-%m}"]

@@ -135,7 +135,8 @@ def test_days_across_clock_changes_in_two_zones(backend: Backend) -> None:
         counting.reset()
         assert report_days(archive, "America/New_York") == expected(stored, NEW_YORK)
         assert counting.scans["snapshots_by_modified"] == 0
-        assert counting.scans["archive_month_figures"] == 1  # its finished months, kept
+        assert counting.gets["archive_month_figures"] > 0  # its finished months, kept
+        assert counting.scans["archive_day_aggregates"] == 0
 
 
 def test_the_23_and_25_hour_days_hold_all_their_hours(archive: Archive) -> None:

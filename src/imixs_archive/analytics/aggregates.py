@@ -31,7 +31,7 @@ from imixs_archive.analytics.figures import (
     Measures,
 )
 from imixs_archive.analytics.localtime import SLOTS_PER_DAY, segments
-from imixs_archive.analytics.month_cache import MonthCache, local_months
+from imixs_archive.analytics.month_cache import PeriodCache
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import origin_id
 from imixs_archive.errors import ArchiveError
@@ -167,7 +167,7 @@ def aggregate_days(
             only_days=only_days,
         )
     report = AggregateReport(first, last, zone=zone_label(zone_info))
-    months = MonthCache(archive, zone_info, now, grace_days)
+    months = PeriodCache(archive, zone_info, now, grace_days)
 
     def count(a: dt.date, b: dt.date) -> AggregateReport:
         return count_days(
@@ -175,7 +175,7 @@ def aggregate_days(
             only_days=only_days,
         )  # fmt: skip
 
-    for month_first, month_last, part_first, part_last in local_months(first, last):
+    for month_first, month_last, part_first, part_last in months.units(first, last):
         counted: list[AggregateReport] = []
 
         def count_month(

@@ -129,7 +129,7 @@ def archive_figures(
     by_month: dict[str, list[dt.date]] = {}
     for day in days:
         by_month.setdefault(f"{day:%Y-%m}", []).append(day)
-    kept = read_months(archive, figures.zone)
+    kept = read_months(archive, figures.zone, "sums")
     total = _Sums()
     for month, month_days in by_month.items():
         closed = is_final(_month_end(month_days[0]), today, grace_days)
@@ -145,7 +145,7 @@ def archive_figures(
             source = summary.source if summary.settled else "live"
             figures.counted[source] = figures.counted.get(source, 0) + 1
         if closed and sums.settled:
-            store_month(archive, figures.zone, month, {**sums.to_json(), "digest": digest})
+            store_month(archive, figures.zone, "sums", month, {**sums.to_json(), "digest": digest})
         total.add(sums)
     total.finish(figures)
     return figures

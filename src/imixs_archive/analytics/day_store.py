@@ -93,24 +93,41 @@ def read_summaries(archive: Archive, first: dt.date, last: dt.date) -> Iterator[
                 continue  # counted again, and the row rewritten
 
 
-def read_months(archive: Archive, zone: str) -> dict[str, dict[str, Any]]:
-    """The kept month figures of a time zone, by UTC month (``2025-03``): one partition."""
+def read_months(archive: Archive, zone: str, kind: str) -> dict[str, dict[str, Any]]:
+    """The kept periods of one kind for a time zone, by key (``2025-03``): one partition
+    (``<kind>@<zone>``)."""
     months: dict[str, dict[str, Any]] = {}
-    for row in archive.backend.scan(ARCHIVE_MONTH_FIGURES, {"zone": zone}):
-        try:
-            data = json.loads(row["data"])
-        except ValueError:
-            continue
-        if isinstance(data, dict) and data.get("version") == FORMAT_VERSION:
+    for row in archive.backend.scan(ARCHIVE_MONTH_FIGURES, {"zone": f"{kind}@{zone}"}):
+        data = _kept_json(row["data"])
+        if data is not None:
             months[row["month"]] = data
     return months
 
 
-def store_month(archive: Archive, zone: str, month: str, data: dict[str, Any]) -> None:
-    """Keep one UTC month's figures in the days of ``zone`` (one row)."""
+def read_month(archive: Archive, zone: str, kind: str, key: str) -> dict[str, Any] | None:
+    """One kept period (a month ``2025-03`` or a day ``2025-03-07``); None when none."""
+    row = archive.backend.get(ARCHIVE_MONTH_FIGURES, {"zone": f"{kind}@{zone}", "month": key})
+    return _kept_json(row["data"]) if row is not None else None
+
+
+def _kept_json(raw: bytes) -> dict[str, Any] | None:
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    ok = isinstance(data, dict) and data.get("version") == FORMAT_VERSION
+    return data if ok else None
+
+
+def store_month(archive: Archive, zone: str, kind: str, key: str, data: dict[str, Any]) -> None:
+    """Keep one period's figures in the days of ``zone`` (one row)."""
     text = json.dumps({**data, "version": FORMAT_VERSION}, separators=(",", ":"))
-    row = {"zone": zone, "month": month, "data": text.encode()}
+    row = {"zone": f"{kind}@{zone}", "month": key, "data": text.encode()}
     archive.backend.put(ARCHIVE_MONTH_FIGURES, [row])
+
+
+def drop_period(archive: Archive, zone: str, kind: str, key: str) -> None:
+    archive.backend.delete(ARCHIVE_MONTH_FIGURES, {"zone": f"{kind}@{zone}", "month": key})
 
 
 def drop_months(archive: Archive) -> int:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from imixs_archive.analytics._pool import DEFAULT_WORKERS, ordered_map
-from imixs_archive.analytics.month_cache import MonthCache, local_months
+from imixs_archive.analytics.month_cache import PeriodCache
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import is_snapshot_id, origin_id, snapshot_time
 from imixs_archive.document.labels import label
@@ -148,9 +148,9 @@ def _range_samples(
         ids = _instances_of_range(archive, first, last, tz, labels)
         return _samples(archive, ids, labels, (first, last), tz, finished, workers)
 
-    months = MonthCache(archive, tz, now or dt.datetime.now(dt.UTC))
+    months = PeriodCache(archive, tz, now or dt.datetime.now(dt.UTC))
     found: list[Sample] = []
-    for month_first, month_last, part_first, part_last in local_months(*bounds):
+    for month_first, month_last, part_first, part_last in months.units(*bounds):
         kept = None
         if finished == Finished():
 

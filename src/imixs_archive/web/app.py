@@ -94,7 +94,7 @@ def create_app(
         svc.workflow = WorkflowLink(settings, archive)
     metrics.add_gauges(lambda: health.scrape_gauges(svc))
     retention = retention_loop(settings, archive, log)
-    figures = FiguresSchedule(archive, settings, lambda: svc.dashboard.get(refresh=True))
+    figures = FiguresSchedule(archive, settings, lambda: ui_stats.warm(svc))
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:

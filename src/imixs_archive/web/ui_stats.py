@@ -116,8 +116,11 @@ def chosen_range(
     return first, last, ""
 
 
-def range_analytics(svc: Services, first: dt.date, last: dt.date) -> dict[str, Any]:
-    """Aggregates and lead times of one range, as chart inputs (cached a minute)."""
+def range_analytics(
+    svc: Services, first: dt.date, last: dt.date, *, refresh: bool = False
+) -> dict[str, Any]:
+    """Aggregates and lead times of one range, as chart inputs (cached a minute;
+    ``refresh``: counted now)."""
 
     tz = zone(svc.settings.timezone)
 
@@ -141,8 +144,18 @@ def range_analytics(svc: Services, first: dt.date, last: dt.date) -> dict[str, A
             ],
         }
 
-    figures: dict[str, Any] = svc.analytics.get(("range", first, last, str(tz)), compute)
+    key = ("range", first, last, str(tz))
+    figures: dict[str, Any] = svc.analytics.get(key, compute, refresh=refresh)
     return figures
+
+
+def warm(svc: Services) -> None:
+    """Count what the Statistics page shows first (the whole archive, and its default
+    range), so that a viewer reads kept figures: ``serve`` calls this in the background."""
+    board = svc.dashboard.get(refresh=True)
+    if board.growth:  # an empty archive has no range to count
+        first, last, _error = chosen_range(board, None, None)
+        range_analytics(svc, first, last, refresh=True)
 
 
 def analytics_charts(figures: dict[str, Any]) -> dict[str, Markup]:
