@@ -18,8 +18,8 @@ the smallest. Not a test: figures depend on the machine; results go to bench/REA
     .venv/bin/python bench/scale.py --keep /tmp --sizes 10000,1000000
     .venv/bin/python bench/scale.py --cassandra 127.0.0.1:9042       # keyspaces scale_N
 
-On Cassandra the store of each size is the keyspace ``scale_<N>`` on the node (replication
-1, consistency ONE), generated once and reused.
+On Cassandra the store of each size is a keyspace on the node (``scale_baaaa`` for 10,000:
+the digits as letters; replication 1, consistency ONE), generated once and reused.
 """
 
 from __future__ import annotations
@@ -56,11 +56,16 @@ def store_env(folder: Path, cassandra: str | None, size: int) -> dict[str, str]:
     return {
         "ARCHIVE_DATA_DIR": str(folder),
         "ARCHIVE_CLUSTER_CONTACTPOINTS": cassandra,
-        "ARCHIVE_CLUSTER_KEYSPACE": f"scale_{size}",
+        "ARCHIVE_CLUSTER_KEYSPACE": keyspace_of(size),
         "ARCHIVE_CLUSTER_REPLICATION_FACTOR": "1",
         "ARCHIVE_CLUSTER_CONSISTENCY_READ": "ONE",
         "ARCHIVE_CLUSTER_CONSISTENCY_WRITE": "ONE",
     }
+
+
+def keyspace_of(size: int) -> str:
+    """``scale_`` and the size's digits as letters (a keyspace name takes letters only)."""
+    return "scale_" + "".join("abcdefghij"[int(digit)] for digit in str(size))
 
 
 def open_store(env: dict[str, str]) -> Backend:

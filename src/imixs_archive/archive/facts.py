@@ -129,10 +129,12 @@ def count_fact(
     doc: Document,
     day: dt.date,
     keys: Mapping[str, str],
+    known: Mapping[str, int] | None = None,
 ) -> Fact:
-    """The fact of a snapshot whose rows are written (``keys``: file name -> stored key):
-    what it brought is what no other snapshot refers to."""
-    sizes = file_sizes(backend, doc, keys)
+    """The fact of a snapshot whose rows are written (``keys``: file name -> stored key;
+    ``known``: sizes of keys the caller knows, not read again): what it brought is what
+    no other snapshot refers to."""
+    sizes = file_sizes(backend, doc, keys, known)
     logical = sum(sizes.get(keys.get(entry.name, ""), 0) for entry in iter_files(doc))
     new_files = {
         key: size
@@ -146,14 +148,20 @@ def count_fact(
     return Fact(slot_in_day(doc, day), tuple(labels.values()), logical, new_files, first)
 
 
-def file_sizes(backend: Backend, doc: Document, keys: Mapping[str, str]) -> dict[str, int]:
-    """Stored key -> size of a snapshot's files: as stored, else (a file the Java service
-    wrote) the ``size`` attribute of the first entry naming it, else 0."""
+def file_sizes(
+    backend: Backend,
+    doc: Document,
+    keys: Mapping[str, str],
+    known: Mapping[str, int] | None = None,
+) -> dict[str, int]:
+    """Stored key -> size of a snapshot's files: as stored (``known``, else read), else (a
+    file the Java service wrote) the ``size`` attribute of the first entry naming it, else
+    0."""
     sizes: dict[str, int] = {}
     for entry in iter_files(doc):
         key = keys.get(entry.name)
         if key is not None and key not in sizes:
-            stored = _size(backend, key)
+            stored = known[key] if known and key in known else _size(backend, key)
             sizes[key] = stored if stored is not None else entry.size or 0
     return sizes
 

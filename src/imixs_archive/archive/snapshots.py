@@ -346,12 +346,9 @@ class Archive:
                 logged.withdraw()
             else:  # after the row: a fact names a complete snapshot (facts.py)
                 keys = {r["name"]: r["md5"] for r in file_rows}
-                put_fact(
-                    self.backend,
-                    day,
-                    snapshot_id,
-                    count_fact(self.backend, snapshot_id, doc, day, keys),
-                )
+                known = {k: c.size for _e, c, k in stored_files if not isinstance(c, str)}
+                fact = count_fact(self.backend, snapshot_id, doc, day, keys, known)
+                put_fact(self.backend, day, snapshot_id, fact)
         if len(self._days_indexed) > MAX_DAYS_KEPT:
             self._days_indexed.clear()
         self._days_indexed.add(day)  # committed
