@@ -187,3 +187,18 @@ def test_several_writers_at_once_keep_the_figures_exact(
     if archive.java_may_write:  # Cassandra: two first carriers at one moment may both count
         reconcile(archive)
     assert kept(archive) == whole_count(archive)
+
+
+def test_a_process_that_deleted_what_it_stored_counts_the_next_one_anew(
+    archive: Archive,
+) -> None:
+    """What a process remembers of the instances and files it stored (no read needed for
+    the next snapshot of them) is forgotten when it deletes that snapshot."""
+    file = {"only.pdf": b"only here " * 50}
+    first = snap(A, at(7, 9), file)
+    archive.store(first)
+    assert kept(archive) == whole_count(archive)
+    archive.delete(first["$uniqueid"][0])
+    archive.store(snap(A, at(7, 10), file))  # the instance and the file anew
+    assert kept(archive) == whole_count(archive)
+    assert kept(archive)["instances"] == 1 and kept(archive)["files"] == 1

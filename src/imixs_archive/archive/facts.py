@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
@@ -123,6 +124,35 @@ def slot_in_day(doc: Document, day: dt.date) -> int:
     return (modified.hour * 60 + modified.minute) // SLOT_MINUTES
 
 
+class Carriers:
+    """Instances and file keys this process stored a snapshot of lately, with that
+    snapshot's id (bounded: the oldest go first). While that snapshot is there, a new one
+    of the instance, or carrying the file, brought neither: no read is needed to know.
+    A delete by this process forgets what the deleted snapshot carried; one by another
+    process at the same moment can leave a count off, which the reconcile repairs."""
+
+    def __init__(self, capacity: int = 100_000) -> None:
+        self._by: OrderedDict[str, str] = OrderedDict()
+        self._capacity = capacity
+
+    def other_than(self, key: str, snapshot_id: str) -> bool:
+        """True when a snapshot other than ``snapshot_id`` carried ``key`` here."""
+        carrier = self._by.get(key)
+        return carrier is not None and carrier != snapshot_id
+
+    def note(self, keys: Iterable[str], snapshot_id: str) -> None:
+        for key in keys:
+            self._by[key] = snapshot_id
+            self._by.move_to_end(key)
+        while len(self._by) > self._capacity:
+            self._by.popitem(last=False)
+
+    def forget(self, keys: Iterable[str], snapshot_id: str) -> None:
+        for key in keys:
+            if self._by.get(key) == snapshot_id:
+                del self._by[key]
+
+
 def count_fact(
     backend: Backend,
     snapshot_id: str,
@@ -130,20 +160,25 @@ def count_fact(
     day: dt.date,
     keys: Mapping[str, str],
     known: Mapping[str, int] | None = None,
+    carriers: Carriers | None = None,
 ) -> Fact:
     """The fact of a snapshot whose rows are written (``keys``: file name -> stored key;
     ``known``: sizes of keys the caller knows, not read again): what it brought is what
-    no other snapshot refers to."""
+    no other snapshot refers to (``carriers``: what this process knows of that)."""
+    carriers = carriers or Carriers(0)
+    origin = origin_id(snapshot_id)
     sizes = file_sizes(backend, doc, keys, known)
     logical = sum(sizes.get(keys.get(entry.name, ""), 0) for entry in iter_files(doc))
     new_files = {
         key: size
         for key, size in sorted(sizes.items())
-        if not _others(backend, SNAPSHOTS_BY_DOCUMENT, {"md5": key}, snapshot_id)
+        if not carriers.other_than(key, snapshot_id)
+        and not _others(backend, SNAPSHOTS_BY_DOCUMENT, {"md5": key}, snapshot_id)
     }
-    first = not _others(
-        backend, SNAPSHOTS_BY_UNIQUEID, {"uniqueid": origin_id(snapshot_id)}, snapshot_id
+    first = not carriers.other_than(origin, snapshot_id) and not _others(
+        backend, SNAPSHOTS_BY_UNIQUEID, {"uniqueid": origin}, snapshot_id
     )
+    carriers.note([origin, *sizes], snapshot_id)
     labels = dimension_labels(doc)
     return Fact(slot_in_day(doc, day), tuple(labels.values()), logical, new_files, first)
 

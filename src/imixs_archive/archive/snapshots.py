@@ -34,6 +34,7 @@ from imixs_archive.archive import snapshot_reads as reads
 from imixs_archive.archive.content_digest import StoredDigest, stored_digest
 from imixs_archive.archive.days import day_stamps, days_in, record_day, stamp_day
 from imixs_archive.archive.facts import (
+    Carriers,
     EarliestCarrier,
     Fact,
     count_fact,
@@ -176,6 +177,8 @@ class Archive:
         self._days_indexed: set[dt.date] = set()
         """Days whose ``archive_modified_days`` row this process wrote (rows never removed):
         not written again with every snapshot of the day."""
+        self._carriers = Carriers()
+        """What this process stored lately: a store needs no read to know it is not first."""
         self.read_gate = ReadGate(read_memory)
         """Memory for loading large snapshots at once (``read_gate.py``)."""
 
@@ -347,7 +350,7 @@ class Archive:
             else:  # after the row: a fact names a complete snapshot (facts.py)
                 keys = {r["name"]: r["md5"] for r in file_rows}
                 known = {k: c.size for _e, c, k in stored_files if not isinstance(c, str)}
-                fact = count_fact(self.backend, snapshot_id, doc, day, keys, known)
+                fact = count_fact(self.backend, snapshot_id, doc, day, keys, known, self._carriers)
                 put_fact(self.backend, day, snapshot_id, fact)
         if len(self._days_indexed) > MAX_DAYS_KEPT:
             self._days_indexed.clear()
@@ -739,6 +742,7 @@ class Archive:
             # A row that failed its check names no day: the days about its id's time.
             days = [modified_day(doc)] if doc is not None else days_about(snapshot_id)
             drop_fact(self.backend, snapshot_id, days)  # before the rows: facts.py
+            self._carriers.forget([origin, *keys], snapshot_id)
             if row is not None:
                 for day in days:
                     self.backend.delete(
