@@ -459,6 +459,21 @@ ARCHIVE_LEDGER_CHECKPOINTS = Table(
     java=False,
 )
 
+# The books of verify and the scrub (archive/check_books.py, archive/scrub.py): where a
+# stopped verify goes on, how a verify split into parts is cut, how far the scrub is, what
+# it covered and found. A few small rows, written every few thousand rows checked.
+ARCHIVE_CHECKS = Table(
+    "archive_checks",
+    _cols(("name", T), ("state", T)),
+    partition_key=("name",),
+    serves="Q29: the books of verify and the scrub as JSON, by name: 'verify/K/N' (where "
+    "part K of N of an unfinished verify stands, with what it found so far), 'verify-plan/N' "
+    "(where the parts of a verify split N ways are cut), 'scrub' (the scrub's cycle: where it "
+    "stands in each table, what it covered when, its findings), 'scrub-lease' (which process "
+    "scrubs, until when).",
+    java=False,
+)
+
 TABLES: tuple[Table, ...] = (
     SNAPSHOTS,
     SNAPSHOTS_BY_UNIQUEID,
@@ -488,6 +503,7 @@ TABLES: tuple[Table, ...] = (
     ARCHIVE_LEDGER_HEAD,
     ARCHIVE_LEDGER_SUBJECTS,
     ARCHIVE_LEDGER_CHECKPOINTS,
+    ARCHIVE_CHECKS,
 )
 JAVA_TABLES = tuple(table for table in TABLES if table.java)
 

@@ -117,11 +117,11 @@ def verify_job(svc: Services) -> Any:
                 "sealed": report.sealed,
                 "problems": report.problems[:MAX_LISTED],
                 "warnings": report.warnings[:MAX_LISTED],
-                "problem_count": len(report.problems),
-                "warning_count": len(report.warnings),
+                "problem_count": report.problem_count,
+                "warning_count": len(report.warnings) + report.unlisted_warnings,
             }
         )
-        verdict = "clean" if report.ok else f"{len(report.problems)} problems"
+        verdict = "clean" if report.ok else f"{report.problem_count} problems"
         return (
             f"checked {report.snapshots} snapshots, {report.files} files, "
             f"{report.pieces} pieces: {verdict}"

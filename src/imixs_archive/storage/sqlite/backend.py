@@ -575,8 +575,8 @@ class SQLiteBackend(Backend):
             if position is None or not count:
                 return 1.0 if position is None else 0.0
             statement = sql.count_partitions(table, upto=True)
-            before = connection.execute(statement, tuple(position)).fetchone()[0]
-        return float(before) / count
+            before = int(connection.execute(statement, tuple(position)).fetchone()[0])
+        return before / int(count)
 
     def _pages(
         self, plan: _Scan, limit: int | None, bound: tuple[Any, ...] | None = None
