@@ -7,10 +7,10 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
+from tests.storage.test_contract import rows_of
 
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import ARCHIVE_FILES, DOCUMENTS, DOCUMENTS_DATA, SNAPSHOTS, Table
-from tests.storage.test_contract import rows_of
 
 
 def _keys(table: Table, rows: list[dict[str, object]]) -> list[tuple[object, ...]]:

@@ -8,6 +8,8 @@ module only reads and writes them.
 from __future__ import annotations
 
 import json
+import os
+import socket
 from typing import Any
 
 from imixs_archive.storage.base import Backend
@@ -74,7 +76,7 @@ class CheckBooks:
             other, until = str(held["holder"]), int(held["until"])
         except (ValueError, KeyError, TypeError):
             other, until = "", 0  # damaged: taken over
-        if other != holder and until > now:
+        if other != holder and until > now and not _gone(other):
             return other
         return "" if self.turn(name, text, mine) else "another process"
 
@@ -83,3 +85,21 @@ class CheckBooks:
         held = self.read(name)
         if text is not None and held is not None and held.get("holder") == holder:
             self.turn(name, text, {"holder": "", "until": 0})
+
+
+def _gone(holder: str) -> bool:
+    """Whether a lease's holder (``user@host:pid:token``, ``Archive``'s) was a process of
+    this machine that is gone (killed): its lease is then free at once, not when it runs
+    out, so a verify killed and run again goes on straight away."""
+    parts = holder.rsplit(":", 2)
+    if len(parts) != 3 or not parts[1].isdigit():
+        return False
+    if parts[0].rpartition("@")[2] != socket.gethostname():
+        return False
+    try:
+        os.kill(int(parts[1]), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
