@@ -135,25 +135,27 @@ def _run(run: _Slice, period: float, interval: float, now: Callable[[], int]) ->
             if cursors.get(walk.name) == END:
                 continue
             upto = None if due >= 1 else run.backend.position_at(walk.table, due)
-            done = _done(run, walk.name, now)
-            walk_range(run.backend, walk, cursors.get(walk.name), upto, run.report, done)
+            after = cursors.get(walk.name)
+            if after is not None and upto is not None and not _within(upto, after, None):
+                continue  # a stopped slice went past what is due now
+            walk_range(run.backend, walk, after, upto, run.report, _done(run, walk.name))
             _merge(run, walk.name, cursors.get(walk.name), upto)
             cursors[walk.name] = END if upto is None else upto
     except Stopped:
         report.stopped = True
-    finished = not report.stopped
-    if finished:
-        _covered(state, float(state["share"]), float(due), now(), period)
-        state["share"] = float(due)
+    reached = float(state["share"])
+    if not report.stopped:
+        _covered(state, reached, float(due), now(), period)
+        state["share"] = reached = float(due)
         if due >= 1:
             report.cycle_finished = True
             _next_cycle(state, now())
     state["last_run"] = {"at": now(), "problems": run.report.problem_count}
     run.books.write(BOOK, state)
-    return _summary(report, run.report, float(state["share"]), started_ms, now())
+    return _summary(report, run.report, reached, started_ms, now())
 
 
-def _done(run: _Slice, walk: str, now: Callable[[], int]) -> Callable[[Position], None]:
+def _done(run: _Slice, walk: str) -> Callable[[Position], None]:
     """After each partition: keep to the rate, record where the slice stands now and
     then, stop when asked."""
 
