@@ -29,6 +29,7 @@ from imixs_archive.runtime import build_archive
 from imixs_archive.services.gc_schedule import GcSchedule
 from imixs_archive.services.jobs import JobRunner
 from imixs_archive.services.retention import retention_loop
+from imixs_archive.services.scrub_schedule import ScrubSchedule
 from imixs_archive.storage.base import Backend
 from imixs_archive.timezones import from_epoch_ms, zone, zone_label
 from imixs_archive.web import (
@@ -76,6 +77,7 @@ def create_app(
     archive = build_archive(backend, settings, wrap=lambda store: MeteredBackend(store, metrics))
     collector = GcSchedule(archive.files, settings)
     ledger = LedgerSchedule(archive, settings)
+    scrub = ScrubSchedule(archive, settings)
     runner = jobs or JobRunner()
     verifier = oidc if oidc is not None else oidc_verifier(settings)
     svc = Services(
@@ -88,6 +90,7 @@ def create_app(
         dashboard=DashboardCache(archive, tz=zone(settings.timezone)),
         started=dt.datetime.now(dt.UTC),
         ledger=ledger,
+        scrub=scrub,
     )
     if settings.workflow_service_endpoint.strip():
         svc.workflow = WorkflowLink(settings, archive)
@@ -100,11 +103,13 @@ def create_app(
             svc.workflow.start()
         collector.start()
         ledger.start()
+        scrub.start()
         if retention is not None:
             retention.start()
         yield
         if retention is not None:
             retention.close()
+        scrub.close()
         collector.close()
         left = runner.shutdown(timeout=10)
         ledger.close()  # after the jobs: what they changed is logged
