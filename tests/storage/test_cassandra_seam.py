@@ -679,6 +679,8 @@ def test_plan_for_a_keyspace_the_java_service_created() -> None:
         "(subject text, idx bigint, kind text, digest text, PRIMARY KEY (subject))",
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_ledger_checkpoints "
         "(year int, size bigint, note text, written bigint, PRIMARY KEY (year, size))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_checks "
+        "(name text, state text, PRIMARY KEY (name))",
     ]
     assert [s.split()[5].split(".")[1] for s in plan] == EXTRA_NAMES
 

@@ -53,6 +53,7 @@ TABLE_IDS: dict[str, str] = {
     "archive_ledger_head": "138579a0-dc54-585a-8d5d-2913107ad977",
     "archive_ledger_subjects": "33130fef-ac39-5706-bda5-9ca822e8dc78",
     "archive_ledger_checkpoints": "67972ab6-4dff-5a32-afcc-1cf46c0da6b1",
+    "archive_checks": "b03b13a6-d05b-5271-a428-d5b527c692b1",
 }
 
 # Per table: CREATE (without its ID), INSERT, SELECT row, DELETE row, DELETE partition.
@@ -315,6 +316,14 @@ EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
         "DELETE FROM imixs_archive.archive_ledger_nodes USING TIMESTAMP ?"
         " WHERE level = ? AND bucket = ?",
     ),
+    "archive_checks": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_checks (name"
+        " text, state text, PRIMARY KEY (name))",
+        "INSERT INTO imixs_archive.archive_checks (name, state) VALUES (?, ?) USING TIMESTAMP ?",
+        "SELECT name, state FROM imixs_archive.archive_checks WHERE name = ?",
+        "DELETE FROM imixs_archive.archive_checks USING TIMESTAMP ? WHERE name = ?",
+        "DELETE FROM imixs_archive.archive_checks USING TIMESTAMP ? WHERE name = ?",
+    ),
     "archive_ledger_head": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_ledger_head (name"
         " text, state text, PRIMARY KEY (name))",
@@ -500,6 +509,10 @@ PARTITION: dict[str, tuple[str, str]] = {
         "SELECT name, state FROM imixs_archive.archive_ledger_head WHERE name = ?",
         "SELECT name, state FROM imixs_archive.archive_ledger_head WHERE name = ? LIMIT ?",
     ),
+    "archive_checks": (
+        "SELECT name, state FROM imixs_archive.archive_checks WHERE name = ?",
+        "SELECT name, state FROM imixs_archive.archive_checks WHERE name = ? LIMIT ?",
+    ),
     "archive_ledger_subjects": (
         "SELECT subject, idx, kind, digest FROM"
         " imixs_archive.archive_ledger_subjects WHERE subject = ?",
@@ -597,6 +610,7 @@ WHOLE_TABLE: dict[str, str] = {
         "SELECT level, bucket, idx, hash FROM imixs_archive.archive_ledger_nodes"
     ),
     "archive_ledger_head": "SELECT name, state FROM imixs_archive.archive_ledger_head",
+    "archive_checks": "SELECT name, state FROM imixs_archive.archive_checks",
     "archive_ledger_subjects": (
         "SELECT subject, idx, kind, digest FROM imixs_archive.archive_ledger_subjects"
     ),

@@ -126,7 +126,8 @@ def scrub_slice(
 def _run(run: _Slice, period: float, interval: float, now: Callable[[], int]) -> ScrubReport:
     state = run.state
     started_ms = now()
-    elapsed = (started_ms - int(state["cycle_started"])) / 1000 + max(interval, 0.0)
+    # a clock set back (or a cycle begun by another machine's clock ahead) counts as now
+    elapsed = max(0, started_ms - int(state["cycle_started"])) / 1000 + max(interval, 0.0)
     due = min(Fraction(1), Fraction(elapsed / max(period, 1.0)).limit_denominator(10**9))
     report = ScrubReport(cycle=int(state["cycle"]), share_from=float(state["share"]))
     try:
@@ -268,7 +269,7 @@ def scrub_status(backend: Backend, period: float, at: int | None = None) -> dict
     at = now_ms() if at is None else at
     if state is None:
         return {"started": False, "period_seconds": period}
-    elapsed = (at - int(state["cycle_started"])) / 1000
+    elapsed = max(0, at - int(state["cycle_started"])) / 1000
     findings = list(state.get("findings", []))
     return {
         "started": True,

@@ -13,6 +13,7 @@ from imixs_archive.archive.verify_runs import VerifyRun, parse_part
 from imixs_archive.cli.context import Context
 from imixs_archive.cli.output import count_progress, human_bytes, human_duration
 from imixs_archive.errors import ConfigError
+from imixs_archive.humanize import human_period
 
 
 def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
@@ -107,7 +108,7 @@ def scrub_words(status: dict[str, Any]) -> str:
     )
     return (
         f"scrub: {status['covered_share']:.2%} checked within the last "
-        f"{human_duration(status['period_seconds'])}; the cycle is at "
+        f"{human_period(status['period_seconds'])}; the cycle is at "
         f"{status['cycle_share']:.2%} (due: {status['due_share']:.2%}); last full cycle "
         f"ended {ended}; {status['finding_count']} problems open"
     )

@@ -469,8 +469,8 @@ ARCHIVE_CHECKS = Table(
     serves="Q29: the books of verify and the scrub as JSON, by name: 'verify/K/N' (where "
     "part K of N of an unfinished verify stands, with what it found so far), 'verify-plan/N' "
     "(where the parts of a verify split N ways are cut), 'scrub' (the scrub's cycle: where it "
-    "stands in each table, what it covered when, its findings), 'scrub-lease' (which process "
-    "scrubs, until when).",
+    "stands in each table, what it covered when, its findings), 'scrub-lease' and "
+    "'verify-lease/K/N' (which process scrubs, or runs that part, until when).",
     java=False,
 )
 

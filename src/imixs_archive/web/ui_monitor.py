@@ -17,7 +17,7 @@ from typing import Any
 
 from imixs_archive.document.conventions import is_snapshot_id, snapshot_millis
 from imixs_archive.errors import ArchiveError
-from imixs_archive.humanize import human_age, human_bytes, human_duration
+from imixs_archive.humanize import human_age, human_bytes, human_duration, human_period
 from imixs_archive.services.listing_counts import count_modified
 from imixs_archive.timezones import day_bounds, from_epoch_ms, zone
 from imixs_archive.web.dependencies import Services
@@ -229,14 +229,6 @@ def _text(key: str, value: Any) -> str:
 FINDINGS_SHOWN = 20
 
 
-def period_words(seconds: float) -> str:
-    """``30 days``, ``12h 0m``: a period as settings give it."""
-    if seconds < 1:
-        return f"{seconds * 1000:.0f}ms"
-    days, rest = divmod(round(seconds), 86_400)
-    return f"{days} day{'s' if days != 1 else ''}" if days and not rest else human_duration(seconds)
-
-
 def scrub_card(svc: Services, local: Local) -> tuple[list[Row], list[str], str]:
     """The Scrub card: its rows, the findings shown (the first 20), and an error (the
     store unavailable). From the scrub's book (any process's slices) and this process's
@@ -247,8 +239,8 @@ def scrub_card(svc: Services, local: Local) -> tuple[list[Row], list[str], str]:
     except ArchiveError as exc:
         return [], [], f"scrub state unknown: {exc}"
     interval = svc.settings.scrub_interval
-    every = f"every {period_words(interval)}" if interval > 0 else "not in this process"
-    schedule = Row("schedule", "Slices", f"{every}; a cycle within {period_words(period)}")
+    every = f"every {human_period(interval)}" if interval > 0 else "not in this process"
+    schedule = Row("schedule", "Slices", f"{every}; a cycle within {human_period(period)}")
     if not status["started"]:
         note = "no slice yet (imixs-archive verify --slice, or serve's scrub)"
         return [schedule, Row("coverage", "Checked within the period", note)], [], ""
@@ -279,7 +271,7 @@ def scrub_card(svc: Services, local: Local) -> tuple[list[Row], list[str], str]:
 
 def _coverage(status: dict[str, Any], period: float) -> Row:
     share = float(status["covered_share"])
-    text = f"{share:.1%} of the archive in the last {period_words(period)}"
+    text = f"{share:.1%} of the archive in the last {human_period(period)}"
     return Row("coverage", "Checked within the period", text, bad=share < 1 and _overdue(status))
 
 
