@@ -141,7 +141,8 @@ def main() -> None:
             ARCHIVE_CLUSTER_CONTACTPOINTS=os.environ.get(
                 "ARCHIVE_TEST_CASSANDRA", "127.0.0.1:9042"
             ),
-            ARCHIVE_CLUSTER_KEYSPACE="bench_verify_" + secrets.token_hex(4),
+            ARCHIVE_CLUSTER_KEYSPACE="bench_verify_"
+            + "".join(secrets.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(8)),
             ARCHIVE_CLUSTER_REPLICATION_FACTOR="1",
         )
     print(f"store: {'sqlite ' + str(folder) if args.sqlite else env['ARCHIVE_CLUSTER_KEYSPACE']}")

@@ -23,10 +23,15 @@ def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
         part, parts = parse_part(args.part) if args.part else (1, 1)
     except ValueError as exc:
         raise ConfigError(f"--part: {exc}") from None
-    with count_progress("verifying: partitions checked") as tick:
-        run = ctx.archive.verify_part(
-            part, parts, restart=args.restart, progress=lambda _what: tick(1)
-        )
+    try:
+        with count_progress("verifying: partitions checked") as tick:
+            run = ctx.archive.verify_part(
+                part, parts, restart=args.restart, progress=lambda _what: tick(1)
+            )
+    except KeyboardInterrupt:
+        again = f"verify --part {part}/{parts}" if parts > 1 else "verify"
+        print(f"stopped: `{again}` goes on where it stopped (--restart begins again)")
+        raise
     report = run.report
     if args.json:
         print(json.dumps(verify_json(run), indent=2))
