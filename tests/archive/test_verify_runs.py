@@ -8,7 +8,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.archive.verify_fill import corrupt_a_piece, fill
@@ -19,7 +21,9 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.verify import VerifyReport
 from imixs_archive.config import Settings
 from imixs_archive.errors import BusyError
-from imixs_archive.storage.base import Backend
+from imixs_archive.storage.base import Backend, Row
+from imixs_archive.storage.delegating import DelegatingBackend
+from imixs_archive.storage.model import ARCHIVE_FILES, Table
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -147,3 +151,37 @@ def _store_env(settings: Settings) -> dict[str, str]:
             "ARCHIVE_CLUSTER_CONSISTENCY_WRITE": "ONE",
         }
     return {"ARCHIVE_DATA_DIR": str(settings.data_dir)}
+
+
+class _StopsAtARead(DelegatingBackend):
+    """Ctrl-C in the middle of a partition's check: at the n-th read of an archive_files
+    row (a snapshot's file looked for)."""
+
+    def __init__(self, inner: Backend, reads: int) -> None:
+        super().__init__(inner)
+        self.reads = reads
+
+    def get(
+        self, table: Table, key: Mapping[str, Any], columns: Sequence[str] | None = None
+    ) -> Row | None:
+        if table is ARCHIVE_FILES:
+            self.reads -= 1
+            if self.reads == 0:
+                raise KeyboardInterrupt
+        return self.inner.get(table, key, columns)
+
+
+def test_stopped_inside_a_partition_nothing_counts_twice(
+    archive: Archive, backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fill(archive)
+    corrupt_a_piece(backend, seed=3)
+    whole = archive.verify_part().report
+    monkeypatch.setattr(verify_runs, "SAVE_MS", 0)
+    stopping = Archive(_StopsAtARead(backend, reads=25))  # inside a snapshot's check
+    with pytest.raises(KeyboardInterrupt):
+        stopping.verify_part()
+    run = archive.verify_part()
+    assert run.resumed.startswith("snapshots")
+    assert _counts(run.report) == _counts(whole)
+    assert sorted(run.report.problems) == sorted(whole.problems)

@@ -163,8 +163,8 @@ def _done(run: _Slice, walk: str) -> Callable[[Position], None]:
     def done(at: Position) -> None:
         if run.rate > 0:
             ahead = run.report.bytes_read / run.rate - (time.monotonic() - run.started)
-            if ahead > 0 and run.stop.wait(min(ahead, 5.0)):
-                raise Stopped
+            if ahead > 0:
+                run.stop.wait(min(ahead, 5.0))
         if run.stop.is_set():
             _merge(run, walk, run.state["cursors"].get(walk), at)
             run.state["cursors"][walk] = at

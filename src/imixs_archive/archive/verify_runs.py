@@ -166,17 +166,16 @@ def _walk(
             renew()
             saved_at = time.monotonic()
 
-    try:
-        while state.walk < len(WALKS):
-            walk = WALKS[state.walk]
-            lower, upper = _bounds(state, walk.name)
-            after = state.after if state.after is not None else lower
-            walk_range(backend, walk, after, upper, state.report, done)
-            state.walk, state.after = state.walk + 1, None
-            books.write(state.name, state.saved())
-    except KeyboardInterrupt:
-        books.write(state.name, state.saved())  # where the last partition ended
-        raise
+    # Saved only between two partitions, where the report and the place agree: a stop
+    # (Ctrl-C, a kill) in the middle of one goes on from the last save, that partition
+    # and those after it checked again, none counted twice.
+    while state.walk < len(WALKS):
+        walk = WALKS[state.walk]
+        lower, upper = _bounds(state, walk.name)
+        after = state.after if state.after is not None else lower
+        walk_range(backend, walk, after, upper, state.report, done)
+        state.walk, state.after = state.walk + 1, None
+        books.write(state.name, state.saved())
 
 
 def _finished(books: CheckBooks, state: _State) -> None:
