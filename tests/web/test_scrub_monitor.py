@@ -64,16 +64,19 @@ def _after_a_cycle(live: LiveServer) -> str:
 
 
 def test_serve_scrubs_and_the_metrics_say_how_far(scrubbed: tuple[LiveServer, str]) -> None:
-    live, _data_id = scrubbed
+    live, data_id = scrubbed
     text = _after_a_cycle(live)
     # a moving window of 3 s: the share checked first may just have left it
     assert (_metric(text, "scrub_covered_ratio") or 0) >= 0.8
     assert (_metric(text, "scrub_findings") or 0) >= 1
     assert 0 <= (_metric(text, "scrub_cycle_ratio") or 0) <= 1
     assert _metric(text, "scrub_last_slice_seconds") is not None
-    status = live.archive.scrub_status(3.0)
-    assert status["last_cycle"]["problems"] >= 1
-    assert live.app.state.services.scrub.last is not None  # this process ran the slices
+    with live.socket_client("reader") as client:
+        status = client.get("/api/scrub").json()
+    assert status["started"] and status["period_seconds"] == 3.0
+    assert status["last_cycle"]["problems"] >= 1 and status["finding_count"] >= 1
+    assert any(data_id in finding["text"] for finding in status["findings"])
+    assert status["this_process"]["last_slice"] is not None  # this process ran the slices
 
 
 def _card(page: str) -> dict[str, str]:

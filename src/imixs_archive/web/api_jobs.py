@@ -151,6 +151,23 @@ def get_verify(svc: Svc, _who: Reader) -> dict[str, Any]:
     return _status(svc, "verify")
 
 
+@router.get(
+    "/scrub",
+    summary="The scrub: coverage within the period, its cycle and pace, findings",
+)
+def get_scrub(svc: Svc, _who: Reader) -> dict[str, Any]:
+    """What ``imixs-archive verify --slice`` and the Monitor's Scrub card show (any
+    process's slices), and this process's last slice."""
+    status = svc.archive.scrub_status(svc.settings.scrub_period)
+    schedule = svc.scrub
+    status["interval_seconds"] = svc.settings.scrub_interval
+    status["this_process"] = {
+        "last_slice": schedule.last.to_json() if schedule and schedule.last else None,
+        "last_error": (schedule.last_error or None) if schedule else None,
+    }
+    return status
+
+
 # ---- backup --------------------------------------------------------------------------
 
 
