@@ -133,3 +133,28 @@ def _finish(backend: Backend, clock: Clock) -> int:
         pieces += report.pieces
         if report.cycle_finished:
             return pieces
+
+
+def test_two_processes_at_once_scrub_one_slice(archive: Archive, backend: Backend) -> None:
+    fill(archive, instances=10)
+    clock = Clock()
+    reports: list[ScrubReport] = []
+
+    def slow() -> None:  # 200 KB a second: the slice takes a few seconds
+        reports.append(
+            scrub_slice(
+                backend, period=DAY, interval=DAY, holder="a@one:1:a", rate=200_000, now=clock
+            )
+        )
+
+    thread = threading.Thread(target=slow)
+    thread.start()
+    for _ in range(500):
+        if CheckBooks(backend).text(LEASE) is not None:
+            break
+        threading.Event().wait(0.01)
+    other = scrub_slice(backend, period=DAY, interval=DAY, holder="b@two:2:b", now=clock)
+    thread.join(60)
+    assert other.busy and "a@one" in other.busy and other.pieces == 0
+    assert reports and reports[0].cycle_finished and not reports[0].busy
+    assert reports[0].seconds >= 1.0  # it kept to its rate

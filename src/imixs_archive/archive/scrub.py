@@ -153,7 +153,7 @@ def _run(run: _Slice, period: float, interval: float, now: Callable[[], int]) ->
             _next_cycle(state, now())
     state["last_run"] = {"at": now(), "problems": run.report.problem_count}
     run.books.write(BOOK, state)
-    return _summary(report, run.report, reached, started_ms, now())
+    return _summary(report, run.report, reached, time.monotonic() - run.started)
 
 
 def _done(run: _Slice, walk: str) -> Callable[[Position], None]:
@@ -251,13 +251,13 @@ def _next_cycle(state: dict[str, Any], at: int) -> None:
 
 
 def _summary(
-    report: ScrubReport, checked: VerifyReport, share: float, started: int, ended: int
+    report: ScrubReport, checked: VerifyReport, share: float, seconds: float
 ) -> ScrubReport:
     report.share_to = share
     report.snapshots, report.files, report.pieces = checked.snapshots, checked.files, checked.pieces
     report.bytes_read = checked.bytes_read
     report.problems, report.problem_count = checked.problems, checked.problem_count
-    report.seconds = (ended - started) / 1000
+    report.seconds = seconds
     return report
 
 
