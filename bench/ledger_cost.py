@@ -4,7 +4,8 @@ Writes the workload (``--make DIR``): 500 process instances of 10 snapshots each
 of text items, no attachments (an attachment's bytes dwarf any per-snapshot cost), one
 ``<data>`` XML file per instance. The timing is an import of it into a fresh store by this
 code against the same import by the code before the ledger (a worktree of 58339d0), in
-turn (interleaved whole-process runs): commands and figures in bench/README.md ("The ledger's cost").
+turn (interleaved whole-process runs): commands and figures in bench/README.md ("The
+ledger's cost").
 """
 
 from __future__ import annotations

@@ -42,8 +42,8 @@ from imixs_archive.config import load_settings
 from imixs_archive.services.statistics import refresh_figures
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.factory import open_backend
+from lib.serving import start_serve
 from scale_data import END, generate
-from serving import start_serve
 
 EXE = [sys.executable, "-m", "imixs_archive"]
 MONTH = ("2026-09-01", "2026-09-30")
@@ -184,7 +184,7 @@ def time_http(
         peak = _peak_rss(process.pid)
     finally:
         process.terminate()
-        process.wait(30)
+        process.wait(120)  # its background counts finish first
     return first, warm, peak
 
 

@@ -44,7 +44,7 @@ from support.snapshots import make_snapshot  # noqa: E402
 from support.workflow_double import WorkflowDouble  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
-from serving import start_serve  # noqa: E402
+from lib.serving import start_serve  # noqa: E402
 
 TOKEN = "bench-token-0123456789abcdef"
 

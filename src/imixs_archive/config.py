@@ -59,6 +59,17 @@ def _int(text: str) -> int:
         raise ValueError(f"expected a whole number, got {text!r}") from None
 
 
+def _megabytes(text: str) -> float:
+    """Megabytes (10^6 bytes) per second, a number of them; 0: no limit."""
+    try:
+        value = float(text.strip())
+    except ValueError:
+        value = -1.0
+    if value < 0:
+        raise ValueError(f"expected megabytes per second (a number, 0: no limit), got {text!r}")
+    return value
+
+
 def _port(text: str) -> int:
     try:
         port = int(text.strip())
@@ -361,6 +372,30 @@ class Settings:
         "over the piece tables) may get before `serve` counts it again (0: never; run "
         "`stats --full` instead). Checked every 5 minutes.",
         _seconds,
+    )
+    # --- the scrub (archive/scrub.py, docs/operations.md) ---
+    scrub_period: float = _setting(
+        "ARCHIVE_SCRUB_PERIOD",
+        30 * 86400.0,
+        "The scrub reads everything stored again and checks it within this period (a "
+        "cycle), a slice at a time: in `serve` every ARCHIVE_SCRUB_INTERVAL, or with "
+        "`imixs-archive verify --slice`.",
+        _seconds,
+    )
+    scrub_interval: float = _setting(
+        "ARCHIVE_SCRUB_INTERVAL",
+        3600.0,
+        "Time between the scrub's slices in `serve` (0: none; run `imixs-archive verify "
+        "--slice` from a timer instead, as often as this says: each slice checks what is "
+        "due by then and one interval ahead).",
+        _seconds,
+    )
+    scrub_rate: float = _setting(
+        "ARCHIVE_SCRUB_RATE",
+        20.0,
+        "Megabytes per second the scrub reads at most (pieces and snapshot rows), so that "
+        "it never crowds out the sync and the readers; 0: no limit.",
+        _megabytes,
     )
     # --- the ledger (ledger/, docs/ledger.md) ---
     ledger_key: str = _setting(

@@ -74,6 +74,12 @@ class TargetUnavailableError(ArchiveError):
     exit_code = 6
 
 
+class BusyError(ArchiveError):
+    """Another process does this now (a part of a verify, a job): try again later."""
+
+    exit_code = 75
+
+
 class LegalHoldError(ArchiveError):
     """A deletion refused because the process instance is under legal hold: nothing was
     changed (the web app answers 409 Conflict). ``why`` names the hold."""

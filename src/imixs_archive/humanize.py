@@ -25,6 +25,14 @@ def human_duration(seconds: float) -> str:
     return f"{minutes}m {secs}s" if minutes else f"{secs}s"
 
 
+def human_period(seconds: float) -> str:
+    """A period as settings give it: ``30 days``, ``1 day``, ``2h 30m``, ``300ms``."""
+    if seconds < 1:
+        return f"{seconds * 1000:.0f}ms"
+    days, rest = divmod(round(seconds), 86_400)
+    return f"{days} day{'s' if days != 1 else ''}" if days and not rest else human_duration(seconds)
+
+
 def human_age(seconds: float) -> str:
     """How long ago, for people: ``12 s ago``, ``5 min ago``, ``3 h ago``, ``12 days ago``,
     ``4 months ago``, ``2 years ago`` (a time ahead: ``in 5 min``)."""

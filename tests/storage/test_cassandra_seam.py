@@ -687,6 +687,8 @@ def test_plan_for_a_keyspace_the_java_service_created() -> None:
         "(name text, data blob, PRIMARY KEY (name))",
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_month_figures "
         "(zone text, month text, data blob, PRIMARY KEY (zone, month))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_checks "
+        "(name text, state text, PRIMARY KEY (name))",
     ]
     assert [s.split()[5].split(".")[1] for s in plan] == EXTRA_NAMES
 

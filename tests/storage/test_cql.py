@@ -57,6 +57,7 @@ TABLE_IDS: dict[str, str] = {
     "archive_day_summaries": "13f8a1c1-375a-5a5d-9847-583c0bf061c7",
     "archive_census": "a180ea3c-a464-56bf-89f0-a7fdde476010",
     "archive_month_figures": "2a25c9d1-724f-5cd9-ae7b-31a54c24bd27",
+    "archive_checks": "b03b13a6-d05b-5271-a428-d5b527c692b1",
 }
 
 # Per table: CREATE (without its ID), INSERT, SELECT row, DELETE row, DELETE partition.
@@ -319,6 +320,14 @@ EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
         "DELETE FROM imixs_archive.archive_ledger_nodes USING TIMESTAMP ?"
         " WHERE level = ? AND bucket = ?",
     ),
+    "archive_checks": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_checks (name"
+        " text, state text, PRIMARY KEY (name))",
+        "INSERT INTO imixs_archive.archive_checks (name, state) VALUES (?, ?) USING TIMESTAMP ?",
+        "SELECT name, state FROM imixs_archive.archive_checks WHERE name = ?",
+        "DELETE FROM imixs_archive.archive_checks USING TIMESTAMP ? WHERE name = ?",
+        "DELETE FROM imixs_archive.archive_checks USING TIMESTAMP ? WHERE name = ?",
+    ),
     "archive_ledger_head": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_ledger_head (name"
         " text, state text, PRIMARY KEY (name))",
@@ -545,6 +554,10 @@ PARTITION: dict[str, tuple[str, str]] = {
         "SELECT name, state FROM imixs_archive.archive_ledger_head WHERE name = ?",
         "SELECT name, state FROM imixs_archive.archive_ledger_head WHERE name = ? LIMIT ?",
     ),
+    "archive_checks": (
+        "SELECT name, state FROM imixs_archive.archive_checks WHERE name = ?",
+        "SELECT name, state FROM imixs_archive.archive_checks WHERE name = ? LIMIT ?",
+    ),
     "archive_ledger_subjects": (
         "SELECT subject, idx, kind, digest FROM"
         " imixs_archive.archive_ledger_subjects WHERE subject = ?",
@@ -664,6 +677,7 @@ WHOLE_TABLE: dict[str, str] = {
         "SELECT level, bucket, idx, hash FROM imixs_archive.archive_ledger_nodes"
     ),
     "archive_ledger_head": "SELECT name, state FROM imixs_archive.archive_ledger_head",
+    "archive_checks": "SELECT name, state FROM imixs_archive.archive_checks",
     "archive_ledger_subjects": (
         "SELECT subject, idx, kind, digest FROM imixs_archive.archive_ledger_subjects"
     ),

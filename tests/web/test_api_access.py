@@ -20,6 +20,7 @@ READ_ENDPOINTS = [
     "/api/stats/dashboard",
     "/api/jobs",
     "/api/verify",
+    "/api/scrub",
     "/api/backup",
     "/api/sync/status",
     "/api/sync/deadletters",

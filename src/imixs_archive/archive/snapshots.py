@@ -23,6 +23,10 @@ other, and needs no lock.
 from __future__ import annotations
 
 import datetime as dt
+import os
+import secrets
+import socket
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
@@ -52,6 +56,7 @@ from imixs_archive.archive.ledger_entries import DELETED, FOUND, Entry
 from imixs_archive.archive.ledger_writes import StoreEntry
 from imixs_archive.archive.read_gate import DEFAULT_LIMIT as DEFAULT_READ_MEMORY
 from imixs_archive.archive.read_gate import ReadGate
+from imixs_archive.archive.scrub import ScrubReport, scrub_slice, scrub_status
 from imixs_archive.archive.service_state import ServiceState
 from imixs_archive.archive.snapshot_xml import (
     delete_snapshot_xml,
@@ -65,6 +70,7 @@ from imixs_archive.archive.stats import Stats, collect_stats
 from imixs_archive.archive.stored_xml import StoredXml, load_with_files
 from imixs_archive.archive.sync_records import SyncRecords
 from imixs_archive.archive.verify import VerifyReport, verify
+from imixs_archive.archive.verify_runs import VerifyRun, verify_part
 from imixs_archive.budget import checkpoint
 from imixs_archive.document.conventions import (
     FILE_ITEM,
@@ -179,6 +185,9 @@ class Archive:
         not written again with every snapshot of the day."""
         self._carriers = Carriers()
         """What this process stored lately: a store needs no read to know it is not first."""
+        who = actor if "@" in actor else f"{actor or 'archive'}@{socket.gethostname()}"
+        self._holder = f"{who}:{os.getpid()}:{secrets.token_hex(4)}"
+        """This archive object, as the leases of its jobs name it."""
         self.read_gate = ReadGate(read_memory)
         """Memory for loading large snapshots at once (``read_gate.py``)."""
 
@@ -186,6 +195,47 @@ class Archive:
         """Re-read everything and check it against its hashes and references
         (``verify.py``)."""
         return verify(self.backend, progress)
+
+    def verify_part(
+        self,
+        part: int = 1,
+        parts: int = 1,
+        *,
+        restart: bool = False,
+        progress: Callable[[str], None] | None = None,
+    ) -> VerifyRun:
+        """Verify everything (or part ``part`` of ``parts``), going on where a stopped
+        run ended unless ``restart`` (``verify_runs.py``)."""
+        return verify_part(
+            self.backend,
+            holder=self._holder,
+            part=part,
+            parts=parts,
+            restart=restart,
+            progress=progress,
+        )
+
+    def scrub_slice(
+        self,
+        *,
+        period: float,
+        interval: float,
+        rate: float = 0.0,
+        stop: threading.Event | None = None,
+    ) -> ScrubReport:
+        """Check the slice of the scrub's cycle that is due now (``scrub.py``)."""
+        return scrub_slice(
+            self.backend,
+            period=period,
+            interval=interval,
+            holder=self._holder,
+            rate=rate * 1_000_000,
+            stop=stop,
+        )
+
+    def scrub_status(self, period: float) -> dict[str, Any]:
+        """Where the scrub stands: its cycle, coverage and findings (``scrub.py``)."""
+        return scrub_status(self.backend, period)
 
     def stats(self) -> Stats:
         """Totals from the tables (``stats.py``)."""

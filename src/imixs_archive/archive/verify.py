@@ -3,14 +3,31 @@
 Problems (corrupt or missing data) make ``verify`` fail. Warnings are facts worth knowing
 that lose nothing: a document whose md5checksum was wrong, pieces no file uses, a
 snapshot write or delete that died part-way (re-run it).
+
+The checks are walks over five tables, each in the store's range order
+(``Backend.scan_range``: the token ring on Cassandra, the partition key on SQLite), one
+partition at a time, nothing gathered: a walk can be cut into ranges (parts of one verify,
+the scrub's slices, ``verify_runs.py`` and ``scrub.py``) and go on after the last partition
+it finished.
+
+- ``pieces`` (documents_data): every piece read; one with a SHA-256 id must hash to it,
+  and a file must use it;
+- ``snapshots``: every row read, checked against its digest (or parsed: the Java
+  service's rows carry none) and its index rows; its files must be stored;
+- ``files`` (documents): every file's pieces read in order, its MD5 and its digest and
+  size (archive_files) computed again;
+- ``file records`` (archive_files): each must have its pieces' list;
+- ``snapshot files`` (archive_snapshot_files): writes or deletes that did not finish, and
+  md5checksums that were wrong.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 from imixs_archive.archive.snapshot_reads import snapshot_file_keys
 from imixs_archive.archive.snapshot_xml import parse_stored, read_stored, seal_row
@@ -18,7 +35,7 @@ from imixs_archive.document.conventions import METADATA_ID, modified_day, origin
 from imixs_archive.errors import ArchiveError, IntegrityError
 from imixs_archive.filestore.gc import unused_now
 from imixs_archive.filestore.reading import EMPTY_MD5, pieces_digest
-from imixs_archive.storage.base import Backend, Row
+from imixs_archive.storage.base import Backend, Position, Row
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,
     ARCHIVE_PIECE_REFS,
@@ -28,9 +45,12 @@ from imixs_archive.storage.model import (
     SNAPSHOTS,
     SNAPSHOTS_BY_MODIFIED,
     SNAPSHOTS_BY_UNIQUEID,
+    Table,
 )
 
 SHA256_ID = re.compile(r"^[0-9a-f]{64}$")
+LISTED = 1000
+"""Problems (and warnings) a report lists; it counts the rest."""
 
 
 @dataclass
@@ -44,6 +64,9 @@ class VerifyReport:
     sealed: int = 0
     problems: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    unlisted_problems: int = 0
+    """Problems found beyond the first ``LISTED`` (counted, not kept)."""
+    unlisted_warnings: int = 0
     reclaimable_bytes: int = 0
     """Bytes of pieces no file uses plus those only unused files use (``gc`` frees them;
     ``filestore/gc.py``: :func:`unused_now`, as ``stats`` and ``gc`` count them)."""
@@ -53,28 +76,137 @@ class VerifyReport:
     """Of the pieces checked: those only unused files use, or no file uses."""
     loose_pieces: int = 0
     """Pieces no file refers to, met in the pass over the pieces."""
+    bytes_read: int = 0
+    """Bytes of pieces and snapshot rows read (the scrub paces itself by them)."""
+    where: tuple[str, Position] | None = field(default=None, repr=False)
+    """The walk and the partition being checked (set by :func:`walk_range`)."""
+    places: list[tuple[str, Position]] | None = field(default=None, repr=False)
+    """Where each listed problem was found, when asked for (the scrub: its findings)."""
 
     @property
     def ok(self) -> bool:
-        return not self.problems
+        return not self.problems and not self.unlisted_problems
+
+    @property
+    def problem_count(self) -> int:
+        return len(self.problems) + self.unlisted_problems
+
+    def problem(self, text: str) -> None:
+        if len(self.problems) >= LISTED:
+            self.unlisted_problems += 1
+            return
+        self.problems.append(text)
+        if self.places is not None:
+            self.places.append(self.where or ("", None))
+
+    def warn(self, text: str) -> None:
+        if len(self.warnings) >= LISTED:
+            self.unlisted_warnings += 1
+        else:
+            self.warnings.append(text)
+
+    def saved(self) -> dict[str, Any]:
+        """The report as JSON, to go on with later (:meth:`restored`)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.repr}
+
+    @classmethod
+    def restored(cls, saved: dict[str, Any]) -> VerifyReport:
+        names = {f.name for f in fields(cls) if f.repr}
+        return cls(**{name: value for name, value in saved.items() if name in names})
 
 
 Progress = Callable[[str], None]
+Check = Callable[[Backend, Sequence[Row], VerifyReport], None]
+
+
+@dataclass(frozen=True)
+class Walk:
+    """One table walked: the columns read in the walk, the check of each partition."""
+
+    name: str
+    table: Table
+    columns: tuple[str, ...]
+    check: Check
+    counts: str
+    """What one partition is, for progress: pieces, snapshots, files ('': not counted)."""
+
+
+def walk_range(
+    backend: Backend,
+    walk: Walk,
+    after: Position | None,
+    upto: Position | None,
+    report: VerifyReport,
+    done: Callable[[Position], None] | None = None,
+) -> None:
+    """Check the partitions of ``walk``'s table after ``after`` and up to ``upto``, one at
+    a time; ``done(position)`` after each (where a stopped walk goes on)."""
+    table = walk.table
+    group: list[Row] = []
+    key: tuple[Any, ...] | None = None
+    at: Position | None = None
+    for position, row in backend.scan_range(table, after, upto, columns=walk.columns):
+        this = tuple(row[name] for name in table.partition_key)
+        if group and this != key:
+            _check_group(backend, walk, at, group, report, done)
+            group = []
+        group.append(row)
+        key, at = this, position
+    if group:
+        _check_group(backend, walk, at, group, report, done)
+
+
+def _check_group(
+    backend: Backend,
+    walk: Walk,
+    at: Position,
+    rows: list[Row],
+    report: VerifyReport,
+    done: Callable[[Position], None] | None,
+) -> None:
+    report.where = (walk.name, at)
+    walk.check(backend, rows, report)
+    report.where = None
+    if done is not None:
+        done(at)
 
 
 def verify(backend: Backend, progress: Progress | None = None) -> VerifyReport:
+    """The whole archive, at once, remembering nothing (``verify_runs.py`` goes on where a
+    stopped one ended)."""
     report = VerifyReport()
-    report.problems.extend(backend.findings())
+    start_whole(backend, report)
     tick = progress or (lambda _stage: None)
-    _check_pieces(backend, report, tick)
-    keys = _check_snapshots(backend, report, tick)
-    _check_files(backend, keys, report, tick)
-    _check_incomplete(backend, report)
-    unused = unused_now(backend, orphans=report.loose_pieces)
-    report.unused_files, report.unused_pieces = unused.files, unused.pieces
-    report.reclaimable_bytes = unused.bytes
+    for walk in WALKS:
+        walk_range(backend, walk, None, None, report, ticker(walk, tick))
+    return finish(backend, report)
+
+
+def ticker(walk: Walk, tick: Progress) -> Callable[[Position], None]:
+    """``tick(what)`` for each partition of a walk that counts its partitions."""
+
+    def done(_at: Position) -> None:
+        if walk.counts:
+            tick(walk.counts)
+
+    return done
+
+
+def start_whole(backend: Backend, report: VerifyReport) -> None:
+    """What a whole verify checks before the walks: damage the store found on its own."""
+    for finding in backend.findings():
+        report.problem(finding)
+
+
+def finish(backend: Backend, report: VerifyReport, *, whole: bool = True) -> VerifyReport:
+    """What only a whole verify counts once the walks are done (``whole``), and the
+    warning about rows without a digest."""
+    if whole:
+        unused = unused_now(backend, orphans=report.loose_pieces)
+        report.unused_files, report.unused_pieces = unused.files, unused.pieces
+        report.reclaimable_bytes = unused.bytes
     if report.unverified:
-        report.warnings.append(
+        report.warn(
             f"{report.unverified} snapshot row(s) had no digest (written by the Java service "
             f"or an earlier version of this archive): checked as XML only; {report.sealed} "
             "sealed now, so every later read checks them"
@@ -82,82 +214,71 @@ def verify(backend: Backend, progress: Progress | None = None) -> VerifyReport:
     return report
 
 
-def _check_pieces(backend: Backend, report: VerifyReport, tick: Progress) -> None:
-    for id_row in backend.scan(DOCUMENTS_DATA, columns=["data_id"]):
-        report.pieces += 1
-        tick("pieces")
-        data_id = id_row["data_id"]
-        try:  # one at a time: a piece that cannot be unpacked is reported, not fatal
-            row = backend.get(DOCUMENTS_DATA, {"data_id": data_id})
-        except IntegrityError as exc:
-            report.problems.append(f"piece {data_id}: {exc}")
-            continue
-        if row is None:
-            continue  # removed since the scan
-        if SHA256_ID.match(data_id) and hashlib.sha256(row["data"]).hexdigest() != data_id:
-            report.problems.append(f"piece {data_id}: bytes do not match its SHA-256")
-        if (
-            SHA256_ID.match(data_id)
-            and next(backend.scan(ARCHIVE_PIECE_REFS, {"data_id": data_id}, limit=1), None) is None
-        ):
-            report.loose_pieces += 1
-            report.warnings.append(
-                f"piece {data_id}: no file uses it (an aborted write, or a file removed by "
-                "gc: the next gc runs remove it)"
-            )
+# ---- the checks, one partition each ----------------------------------------------------
 
 
-def _check_snapshots(backend: Backend, report: VerifyReport, tick: Progress) -> set[str]:
-    keys: set[str] = set()
-    for row in _snapshot_rows(backend, report, tick):
-        snapshot_id = row["snapshot"]
-        try:
-            stored = read_stored(backend, row)
-            doc = parse_stored(snapshot_id, stored)
-        except ArchiveError as exc:
-            report.problems.append(f"{_named(snapshot_id)}: {_without(snapshot_id, exc)}")
-            continue
-        if not stored.verified:
-            report.unverified += 1
-            report.sealed += seal_row(backend, row, stored)
-        if snapshot_id == METADATA_ID:
-            continue
-        try:
-            day = modified_day(doc)
-            origin = origin_id(snapshot_id)
-        except ArchiveError as exc:
-            report.problems.append(f"snapshot {snapshot_id}: unreadable: {exc}")
-            continue
-        for name, key in snapshot_file_keys(backend, snapshot_id, doc).items():
-            keys.add(key)
-            if not _file_present(backend, key):
-                report.problems.append(f"snapshot {snapshot_id}: file {name!r} ({key}) is missing")
-        if (
-            backend.get(SNAPSHOTS_BY_UNIQUEID, {"uniqueid": origin, "snapshot": snapshot_id})
-            is None
-        ):
-            report.problems.append(f"snapshot {snapshot_id}: missing from snapshots_by_uniqueid")
-        if backend.get(SNAPSHOTS_BY_MODIFIED, {"modified": day, "snapshot": snapshot_id}) is None:
-            report.problems.append(f"snapshot {snapshot_id}: missing from snapshots_by_modified")
-    return keys
+def _check_piece(backend: Backend, rows: Sequence[Row], report: VerifyReport) -> None:
+    data_id = rows[0]["data_id"]
+    report.pieces += 1
+    try:  # one at a time: a piece that cannot be unpacked is reported, not fatal
+        row = backend.get(DOCUMENTS_DATA, {"data_id": data_id})
+    except IntegrityError as exc:
+        report.problem(f"piece {data_id}: {exc}")
+        return
+    if row is None:
+        return  # removed since the scan
+    report.bytes_read += len(row["data"])
+    if SHA256_ID.match(data_id) and hashlib.sha256(row["data"]).hexdigest() != data_id:
+        report.problem(f"piece {data_id}: bytes do not match its SHA-256")
+    if (
+        SHA256_ID.match(data_id)
+        and next(backend.scan(ARCHIVE_PIECE_REFS, {"data_id": data_id}, limit=1), None) is None
+    ):
+        report.loose_pieces += 1
+        report.warn(
+            f"piece {data_id}: no file uses it (an aborted write, or a file removed by "
+            "gc: the next gc runs remove it)"
+        )
 
 
-def _snapshot_rows(backend: Backend, report: VerifyReport, tick: Progress) -> Iterator[Row]:
-    """Every ``snapshots`` row (counted), the service state's included; one whose packed
-    cell cannot be unpacked (the embedded store) is a problem named by its id, and the pass
-    goes on (the ids are scanned first, then each row read on its own)."""
-    for id_row in backend.scan(SNAPSHOTS, columns=["snapshot"]):
-        snapshot_id = id_row["snapshot"]
-        try:
-            row = backend.get(SNAPSHOTS, {"snapshot": snapshot_id})
-        except IntegrityError as exc:
-            row = None
-            report.problems.append(f"{_named(snapshot_id)}: damaged in the store: {exc}")
-        if snapshot_id != METADATA_ID:
-            report.snapshots += 1
-            tick("snapshots")
-        if row is not None:  # else deleted since the scan, or damaged
-            yield row
+def _check_snapshot(backend: Backend, rows: Sequence[Row], report: VerifyReport) -> None:
+    """A ``snapshots`` row (the service state's included); one whose packed cell cannot
+    be unpacked (the embedded store) is a problem named by its id."""
+    snapshot_id = rows[0]["snapshot"]
+    if snapshot_id != METADATA_ID:
+        report.snapshots += 1
+    try:
+        row = backend.get(SNAPSHOTS, {"snapshot": snapshot_id})
+    except IntegrityError as exc:
+        report.problem(f"{_named(snapshot_id)}: damaged in the store: {exc}")
+        return
+    if row is None:
+        return  # deleted since the scan
+    report.bytes_read += len(row["data"] or b"")
+    try:
+        stored = read_stored(backend, row)
+        doc = parse_stored(snapshot_id, stored)
+    except ArchiveError as exc:
+        report.problem(f"{_named(snapshot_id)}: {_without(snapshot_id, exc)}")
+        return
+    if not stored.verified:
+        report.unverified += 1
+        report.sealed += seal_row(backend, row, stored)
+    if snapshot_id == METADATA_ID:
+        return
+    try:
+        day = modified_day(doc)
+        origin = origin_id(snapshot_id)
+    except ArchiveError as exc:
+        report.problem(f"snapshot {snapshot_id}: unreadable: {exc}")
+        return
+    for name, key in snapshot_file_keys(backend, snapshot_id, doc).items():
+        if not _file_present(backend, key):
+            report.problem(f"snapshot {snapshot_id}: file {name!r} ({key}) is missing")
+    if backend.get(SNAPSHOTS_BY_UNIQUEID, {"uniqueid": origin, "snapshot": snapshot_id}) is None:
+        report.problem(f"snapshot {snapshot_id}: missing from snapshots_by_uniqueid")
+    if backend.get(SNAPSHOTS_BY_MODIFIED, {"modified": day, "snapshot": snapshot_id}) is None:
+        report.problem(f"snapshot {snapshot_id}: missing from snapshots_by_modified")
 
 
 def _named(snapshot_id: str) -> str:
@@ -179,54 +300,74 @@ def _file_present(backend: Backend, key: str) -> bool:
     return next(backend.scan(DOCUMENTS, {"md5": key}, limit=1), None) is not None  # Java data
 
 
-def _check_files(backend: Backend, keys: set[str], report: VerifyReport, tick: Progress) -> None:
-    infos = {row["md5"]: row for row in backend.scan(ARCHIVE_FILES)}
-    for key in sorted(keys | set(infos)):
-        report.files += 1
-        tick("files")
-        md5, size, ids = hashlib.md5(), 0, []
-        missing = False
-        for row in backend.scan(DOCUMENTS, {"md5": key}, columns=["data_id"]):
-            try:
-                piece = backend.get(DOCUMENTS_DATA, {"data_id": row["data_id"]})
-            except IntegrityError:
-                report.problems.append(f"file {key}: piece {row['data_id']} is damaged")
-                missing = True
-                continue
-            ids.append(row["data_id"])
-            if piece is None:
-                report.problems.append(f"file {key}: piece {row['data_id']} is missing")
-                missing = True
-                continue
-            md5.update(piece["data"])
-            size += len(piece["data"])
-        if missing:
+def _check_file(backend: Backend, rows: Sequence[Row], report: VerifyReport) -> None:
+    """A file: its ``documents`` rows (the pieces in order), each piece read."""
+    key = rows[0]["md5"]
+    report.files += 1
+    md5, size, ids = hashlib.md5(), 0, []
+    missing = False
+    for row in rows:
+        try:
+            piece = backend.get(DOCUMENTS_DATA, {"data_id": row["data_id"]})
+        except IntegrityError:
+            report.problem(f"file {key}: piece {row['data_id']} is damaged")
+            missing = True
             continue
-        if md5.hexdigest().upper() != key[:32]:
-            report.problems.append(f"file {key}: content has MD5 {md5.hexdigest().upper()}")
-        info = infos.get(key)
-        if info is None:
+        ids.append(row["data_id"])
+        if piece is None:
+            report.problem(f"file {key}: piece {row['data_id']} is missing")
+            missing = True
             continue
-        ours = all(SHA256_ID.match(data_id) for data_id in ids)  # else cut by the Java service
-        if info["size"] != size or (ours and info["digest"] != pieces_digest(ids)):
-            report.problems.append(f"file {key}: content does not match its digest or size")
+        md5.update(piece["data"])
+        size += len(piece["data"])
+    report.bytes_read += size
+    if missing:
+        return
+    if md5.hexdigest().upper() != key[:32]:
+        report.problem(f"file {key}: content has MD5 {md5.hexdigest().upper()}")
+    info = backend.get(ARCHIVE_FILES, {"md5": key})
+    if info is None:
+        return  # the Java service's: no digest to check
+    ours = all(SHA256_ID.match(data_id) for data_id in ids)  # else cut by the Java service
+    if info["size"] != size or (ours and info["digest"] != pieces_digest(ids)):
+        report.problem(f"file {key}: content does not match its digest or size")
 
 
-def _check_incomplete(backend: Backend, report: VerifyReport) -> None:
-    last = None
-    for row in backend.scan(ARCHIVE_SNAPSHOT_FILES):
-        snapshot_id = row["snapshot"]
-        if (
-            snapshot_id != last
-            and backend.get(SNAPSHOTS, {"snapshot": snapshot_id}, ["snapshot"]) is None
-        ):
-            report.warnings.append(
-                f"snapshot {snapshot_id}: a write or delete did not finish (import it again, "
-                "or delete it again)"
-            )
+def _check_file_record(backend: Backend, rows: Sequence[Row], report: VerifyReport) -> None:
+    """A file this archive recorded complete must have its pieces' list (checked, with
+    its pieces, by the ``files`` walk)."""
+    key = rows[0]["md5"]
+    if key == EMPTY_MD5 or next(backend.scan(DOCUMENTS, {"md5": key}, limit=1), None):
+        return
+    report.files += 1
+    report.problem(f"file {key}: its pieces are missing (no documents rows)")
+
+
+def _check_snapshot_files(backend: Backend, rows: Sequence[Row], report: VerifyReport) -> None:
+    snapshot_id = rows[0]["snapshot"]
+    if backend.get(SNAPSHOTS, {"snapshot": snapshot_id}, ["snapshot"]) is None:
+        report.warn(
+            f"snapshot {snapshot_id}: a write or delete did not finish (import it again, "
+            "or delete it again)"
+        )
+    for row in rows:
         if row["claimed_md5"] and row["claimed_md5"].upper() != row["md5"][:32]:
-            report.warnings.append(
+            report.warn(
                 f"snapshot {snapshot_id}: file {row['name']!r} claimed md5checksum "
                 f"{row['claimed_md5']} but has MD5 {row['md5'][:32]}"
             )
-        last = snapshot_id
+
+
+WALKS: tuple[Walk, ...] = (
+    Walk("pieces", DOCUMENTS_DATA, ("data_id",), _check_piece, "pieces"),
+    Walk("snapshots", SNAPSHOTS, ("snapshot",), _check_snapshot, "snapshots"),
+    Walk("files", DOCUMENTS, ("md5", "sort_id", "data_id"), _check_file, "files"),
+    Walk("file-records", ARCHIVE_FILES, ("md5",), _check_file_record, ""),
+    Walk(
+        "snapshot-files",
+        ARCHIVE_SNAPSHOT_FILES,
+        ("snapshot", "name", "md5", "claimed_md5"),
+        _check_snapshot_files,
+        "",
+    ),
+)

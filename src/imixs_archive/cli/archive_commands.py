@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from imixs_archive.archive.snapshots import Archive
@@ -30,6 +30,7 @@ from imixs_archive.cli.output import (
     print_problems,
     print_table,
 )
+from imixs_archive.cli.verify_commands import cmd_verify, unused_words
 from imixs_archive.document.conventions import iter_files, modified_time
 from imixs_archive.document.json_codec import to_json
 from imixs_archive.document.model import BinaryStream
@@ -77,7 +78,26 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("snapshot_ids", nargs="+", metavar="SNAPSHOT_ID")
     p.set_defaults(handler=cmd_delete, reads_only=True)  # nothing to delete from no archive
 
-    p = sub.add_parser("verify", parents=[common], help="check every piece, file and reference")
+    p = sub.add_parser(
+        "verify",
+        parents=[common],
+        help="check every piece, file and reference (goes on where a stopped verify ended)",
+    )
+    how = p.add_mutually_exclusive_group()
+    how.add_argument(
+        "--slice",
+        action="store_true",
+        help="check only the slice of the scrub's cycle due now (ARCHIVE_SCRUB_PERIOD)",
+    )
+    how.add_argument(
+        "--part",
+        metavar="K/N",
+        help="check part K of N (the token ring on Cassandra): N processes share one verify",
+    )
+    p.add_argument(
+        "--restart", action="store_true", help="begin again instead of going on where it stopped"
+    )
+    p.add_argument("--json", action="store_true", help="the report as JSON")
     p.set_defaults(handler=cmd_verify, reads_only=True)
 
     p = sub.add_parser(
@@ -272,22 +292,6 @@ def cmd_delete(args: argparse.Namespace, ctx: Context) -> int:
     return 8 if refused else 4 if missing else 0
 
 
-def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
-    archive = ctx.archive
-    report = archive.verify()
-    for warning in report.warnings:
-        print(f"warning: {warning}")
-    for problem in report.problems:
-        print(f"PROBLEM: {problem}")
-    verdict = "clean" if report.ok else f"{len(report.problems)} problems"
-    unverified = f" ({report.unverified} without a digest)" if report.unverified else ""
-    print(
-        f"checked {report.snapshots} snapshots{unverified}, {report.files} files, "
-        f"{report.pieces} pieces: {verdict}; {_unused(report)}"
-    )
-    return 0 if report.ok else 5
-
-
 def cmd_gc(args: argparse.Namespace, ctx: Context) -> int:
     report = ctx.archive.files.collect(grace=ctx.settings.gc_grace, dry_run=args.dry_run)
     if args.json:
@@ -302,26 +306,10 @@ def cmd_gc(args: argparse.Namespace, ctx: Context) -> int:
         f"removed by a run {ctx.settings.gc_grace:g} s later; {report.waiting} listed "
         f"earlier still waiting; {report.kept} in use again"
     )
-    print(f"{'now' if args.dry_run else 'after this run'}: {_unused(report)}")
+    print(f"{'now' if args.dry_run else 'after this run'}: {unused_words(report)}")
     for error in report.errors:
         print(f"error: {error}", file=sys.stderr)
     return 1 if report.errors else 0
-
-
-class _Unused(Protocol):
-    unused_files: int
-    unused_pieces: int
-
-    @property
-    def reclaimable_bytes(self) -> int: ...
-
-
-def _unused(counts: _Unused) -> str:
-    """What collections free, in the words ``verify``, ``gc`` and ``stats`` share."""
-    return (
-        f"{counts.unused_files} files and {counts.unused_pieces} pieces unused, "
-        f"{human_bytes(counts.reclaimable_bytes)} reclaimable by gc"
-    )
 
 
 def cmd_stats(args: argparse.Namespace, ctx: Context) -> int:

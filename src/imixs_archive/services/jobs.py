@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from imixs_archive.errors import ArchiveError, NotFoundError
+from imixs_archive.errors import ArchiveError, BusyError, NotFoundError
 from imixs_archive.jsonable import Jsonable
 
 log = logging.getLogger(__name__)
@@ -40,10 +40,8 @@ class JobState(StrEnum):
 ACTIVE = (JobState.RUNNING, JobState.STOPPING)
 
 
-class JobBusyError(ArchiveError):
+class JobBusyError(BusyError):
     """A job of that name is already running (the web app answers 409 Conflict)."""
-
-    exit_code = 75
 
 
 class JobStoppedError(ArchiveError):

@@ -13,6 +13,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,10 @@ from imixs_archive.errors import ConfigError
 from imixs_archive.storage.model import Table
 
 Row = dict[str, Any]
+Position = Any
+"""A place in a table's range order (:meth:`Backend.scan_range`), a JSON value only the
+backend that gave it interprets: a token on Cassandra, the partition key (a list) on the
+embedded store. Recorded by jobs that stop and go on (verify, the scrub)."""
 
 
 class Backend(ABC):
@@ -110,6 +115,34 @@ class Backend(ABC):
         transaction on Cassandra, one transaction on SQLite). False, and nothing written,
         when the row is gone or holds anything else: a row deleted or rewritten meanwhile
         is never brought back or overwritten."""
+
+    def scan_range(
+        self,
+        table: Table,
+        after: Position | None = None,
+        upto: Position | None = None,
+        *,
+        columns: Sequence[str] | None = None,
+    ) -> Iterator[tuple[Position, Row]]:
+        """The rows of the partitions that lie after ``after`` and up to ``upto`` (both
+        included: ``None`` is the start, the end) in the table's range order, each with its
+        partition's position; a partition's rows come together, partitions in that order.
+        The range order is the store's own (Cassandra: the token ring; the embedded store:
+        the partition key), so consecutive ranges cover every row exactly once, and several
+        processes each scanning a range of their own share one pass. Paged. The rows carry
+        the partition key whatever ``columns`` says."""
+        raise ConfigError(f"a {self.name} store cannot scan a table by ranges")
+
+    def position_at(self, table: Table, share: Fraction) -> Position:
+        """The position about ``share`` (0 to 1) of the way through ``table``'s range
+        order: the range up to it holds about that share of the table's partitions
+        (Cassandra: of the token ring; the embedded store: of the partitions there now)."""
+        raise ConfigError(f"a {self.name} store cannot scan a table by ranges")
+
+    def share_before(self, table: Table, position: Position) -> float:
+        """About what share (0 to 1) of ``table``'s range order lies up to ``position``
+        (:meth:`position_at` the other way round)."""
+        raise ConfigError(f"a {self.name} store cannot scan a table by ranges")
 
     def grouped(self) -> AbstractContextManager[None]:
         """Writes this thread makes inside the block become durable together when it ends

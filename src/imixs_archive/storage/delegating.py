@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from imixs_archive.storage.base import Backend, Row
+from imixs_archive.storage.base import Backend, Position, Row
 from imixs_archive.storage.model import Table
 
 
@@ -49,6 +50,22 @@ class DelegatingBackend(Backend):
             limit=limit,
             columns=columns,
         )
+
+    def scan_range(
+        self,
+        table: Table,
+        after: Position | None = None,
+        upto: Position | None = None,
+        *,
+        columns: Sequence[str] | None = None,
+    ) -> Iterator[tuple[Position, Row]]:
+        return self.inner.scan_range(table, after, upto, columns=columns)
+
+    def position_at(self, table: Table, share: Fraction) -> Position:
+        return self.inner.position_at(table, share)
+
+    def share_before(self, table: Table, position: Position) -> float:
+        return self.inner.share_before(table, position)
 
     def delete(
         self, table: Table, key: Mapping[str, Any], *, written_before: int | None = None

@@ -517,6 +517,21 @@ ARCHIVE_LEDGER_CHECKPOINTS = Table(
     java=False,
 )
 
+# The books of verify and the scrub (archive/check_books.py, archive/scrub.py): where a
+# stopped verify goes on, how a verify split into parts is cut, how far the scrub is, what
+# it covered and found. A few small rows, written every few thousand rows checked.
+ARCHIVE_CHECKS = Table(
+    "archive_checks",
+    _cols(("name", T), ("state", T)),
+    partition_key=("name",),
+    serves="Q33: the books of verify and the scrub as JSON, by name: 'verify/K/N' (where "
+    "part K of N of an unfinished verify stands, with what it found so far), 'verify-plan/N' "
+    "(where the parts of a verify split N ways are cut), 'scrub' (the scrub's cycle: where it "
+    "stands in each table, what it covered when, its findings), 'scrub-lease' and "
+    "'verify-lease/K/N' (which process scrubs, or runs that part, until when).",
+    java=False,
+)
+
 TABLES: tuple[Table, ...] = (
     SNAPSHOTS,
     SNAPSHOTS_BY_UNIQUEID,
@@ -550,6 +565,7 @@ TABLES: tuple[Table, ...] = (
     ARCHIVE_DAY_SUMMARIES,
     ARCHIVE_CENSUS,
     ARCHIVE_MONTH_FIGURES,
+    ARCHIVE_CHECKS,
 )
 JAVA_TABLES = tuple(table for table in TABLES if table.java)
 

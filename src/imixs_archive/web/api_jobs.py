@@ -117,11 +117,11 @@ def verify_job(svc: Services) -> Any:
                 "sealed": report.sealed,
                 "problems": report.problems[:MAX_LISTED],
                 "warnings": report.warnings[:MAX_LISTED],
-                "problem_count": len(report.problems),
-                "warning_count": len(report.warnings),
+                "problem_count": report.problem_count,
+                "warning_count": len(report.warnings) + report.unlisted_warnings,
             }
         )
-        verdict = "clean" if report.ok else f"{len(report.problems)} problems"
+        verdict = "clean" if report.ok else f"{report.problem_count} problems"
         return (
             f"checked {report.snapshots} snapshots, {report.files} files, "
             f"{report.pieces} pieces: {verdict}"
@@ -149,6 +149,23 @@ def start_verify(svc: Svc, _who: Manager) -> dict[str, Any]:
 )
 def get_verify(svc: Svc, _who: Reader) -> dict[str, Any]:
     return _status(svc, "verify")
+
+
+@router.get(
+    "/scrub",
+    summary="The scrub: coverage within the period, its cycle and pace, findings",
+)
+def get_scrub(svc: Svc, _who: Reader) -> dict[str, Any]:
+    """What ``imixs-archive verify --slice`` and the Monitor's Scrub card show (any
+    process's slices), and this process's last slice."""
+    status = svc.archive.scrub_status(svc.settings.scrub_period)
+    schedule = svc.scrub
+    status["interval_seconds"] = svc.settings.scrub_interval
+    status["this_process"] = {
+        "last_slice": schedule.last.to_json() if schedule and schedule.last else None,
+        "last_error": (schedule.last_error or None) if schedule else None,
+    }
+    return status
 
 
 # ---- backup --------------------------------------------------------------------------

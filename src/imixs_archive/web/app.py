@@ -30,6 +30,7 @@ from imixs_archive.services.figures_schedule import FiguresSchedule
 from imixs_archive.services.gc_schedule import GcSchedule
 from imixs_archive.services.jobs import JobRunner
 from imixs_archive.services.retention import retention_loop
+from imixs_archive.services.scrub_schedule import ScrubSchedule
 from imixs_archive.storage.base import Backend
 from imixs_archive.timezones import from_epoch_ms, zone, zone_label
 from imixs_archive.web import (
@@ -77,6 +78,7 @@ def create_app(
     archive = build_archive(backend, settings, wrap=lambda store: MeteredBackend(store, metrics))
     collector = GcSchedule(archive.files, settings)
     ledger = LedgerSchedule(archive, settings)
+    scrub = ScrubSchedule(archive, settings)
     runner = jobs or JobRunner()
     verifier = oidc if oidc is not None else oidc_verifier(settings)
     svc = Services(
@@ -89,6 +91,7 @@ def create_app(
         dashboard=DashboardCache(archive, tz=zone(settings.timezone)),
         started=dt.datetime.now(dt.UTC),
         ledger=ledger,
+        scrub=scrub,
     )
     if settings.workflow_service_endpoint.strip():
         svc.workflow = WorkflowLink(settings, archive)
@@ -103,11 +106,13 @@ def create_app(
         collector.start()
         ledger.start()
         figures.start()
+        scrub.start()
         if retention is not None:
             retention.start()
         yield
         if retention is not None:
             retention.close()
+        scrub.close()
         collector.close()
         figures.close()
         left = runner.shutdown(timeout=10)

@@ -15,6 +15,7 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.ledger.schedule import LedgerSchedule
 from imixs_archive.services.jobs import JobRunner
+from imixs_archive.services.scrub_schedule import ScrubSchedule
 from imixs_archive.web.auth import Authenticator, Principal
 from imixs_archive.web.credentials import Role
 from imixs_archive.web.dashboard import DashboardCache, TimedCache
@@ -37,6 +38,8 @@ class Services:
     """The workflow client and sync loop (None without WORKFLOW_SERVICE_ENDPOINT)."""
     ledger: LedgerSchedule | None = None
     """The ledger's sequencing (``ARCHIVE_LEDGER_INTERVAL``) and what it last did."""
+    scrub: ScrubSchedule | None = None
+    """The scrub (``ARCHIVE_SCRUB_INTERVAL``) and its last slice here."""
     analytics: TimedCache = field(default_factory=TimedCache)
     """The Statistics page's analytics (aggregates, lead times) per range, for a minute."""
 

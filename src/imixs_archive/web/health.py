@@ -264,6 +264,7 @@ def scrape_gauges(svc: Services) -> Iterator[Gauge]:
     yield from _disk_gauges(svc)
     if store_ok:
         yield from _ledger_gauges(svc)
+        yield from _scrub_gauges(svc)
     board = svc.dashboard.peek()
     if board is not None:
         stats = board.stats
@@ -298,6 +299,33 @@ def _ledger_gauges(svc: Services) -> Iterator[Gauge]:
     if svc.ledger is not None:
         signs = float(bool(status.get("signs_here")))
         yield ("ledger_signs", "1 when this process holds the ledger's key.", signs, {})
+
+
+def _scrub_gauges(svc: Services) -> Iterator[Gauge]:
+    """The scrub (docs/operations.md): coverage, pace, findings; the same in every replica
+    (its state is in the store)."""
+    try:
+        status = svc.archive.scrub_status(svc.settings.scrub_period)
+    except ArchiveError:
+        return
+    started = bool(status["started"])
+    covered = float(status["covered_share"]) if started else 0.0
+    help_text = "Share of the archive the scrub checked within ARCHIVE_SCRUB_PERIOD."
+    yield ("scrub_covered_ratio", help_text, covered, {})
+    cycle = float(status["cycle_share"]) if started else 0.0
+    yield ("scrub_cycle_ratio", "How far the scrub's current cycle is (0 to 1).", cycle, {})
+    due = float(status["due_share"]) if started else 0.0
+    help_text = "How far the scrub's current cycle should be by now to end within the period."
+    yield ("scrub_due_ratio", help_text, due, {})
+    findings = float(status["finding_count"]) if started else 0.0
+    yield ("scrub_findings", "Problems the scrub found and has not seen mended.", findings, {})
+    if started and status.get("last_run"):
+        at = int(status["last_run"]["at"]) / 1000
+        yield ("scrub_last_slice_seconds", "Unix time of the scrub's last slice.", at, {})
+    if started and status.get("last_cycle"):
+        at = int(status["last_cycle"]["finished"]) / 1000
+        help_text = "Unix time the scrub's last full cycle ended."
+        yield ("scrub_last_cycle_seconds", help_text, at, {})
 
 
 def _backup_gauges(link: WorkflowLink) -> Iterator[Gauge]:

@@ -32,7 +32,7 @@ from imixs_archive.web.health import store_check
 from imixs_archive.web.integrations import restore_overview, sync_overview
 from imixs_archive.web.problems import LoginRequiredError
 from imixs_archive.web.ui_labels import hold_badge, snapshot_entry
-from imixs_archive.web.ui_monitor import glance, store_details
+from imixs_archive.web.ui_monitor import glance, scrub_card, store_details
 
 router = APIRouter(include_in_schema=False)
 
@@ -100,12 +100,16 @@ def monitor(request: Request, svc: Svc, user: User) -> Response:
     except ArchiveError as exc:  # the store is down, or the ledger's head damaged
         ledger, ledger_error = {}, f"ledger state unknown: {exc}"
     local = svc.templates.env.filters["local"]
+    scrub_rows, scrub_findings, scrub_error = scrub_card(svc, local)
     return page(
         request,
         svc,
         user,
         "monitor.html",
         nav="monitor",
+        scrub_rows=scrub_rows,
+        scrub_findings=scrub_findings,
+        scrub_error=scrub_error,
         glance=glance(svc, sync, ledger, store, local),
         store_details=store_details(store),
         human_age=human_age,

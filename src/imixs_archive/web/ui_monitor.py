@@ -17,7 +17,7 @@ from typing import Any
 
 from imixs_archive.document.conventions import is_snapshot_id, snapshot_millis
 from imixs_archive.errors import ArchiveError
-from imixs_archive.humanize import human_age, human_bytes, human_duration
+from imixs_archive.humanize import human_age, human_bytes, human_duration, human_period
 from imixs_archive.services.listing_counts import count_modified
 from imixs_archive.timezones import day_bounds, from_epoch_ms, zone
 from imixs_archive.web.dependencies import Services
@@ -224,3 +224,70 @@ def _text(key: str, value: Any) -> str:
     if isinstance(value, dict):
         return ", ".join(f"{k} {_text(str(k), v)}" for k, v in value.items()) or "none"
     return str(value)
+
+
+FINDINGS_SHOWN = 20
+
+
+def scrub_card(svc: Services, local: Local) -> tuple[list[Row], list[str], str]:
+    """The Scrub card: its rows, the findings shown (the first 20), and an error (the
+    store unavailable). From the scrub's book (any process's slices) and this process's
+    last slice."""
+    period = svc.settings.scrub_period
+    try:
+        status = svc.archive.scrub_status(period)
+    except ArchiveError as exc:
+        return [], [], f"scrub state unknown: {exc}"
+    interval = svc.settings.scrub_interval
+    every = f"every {human_period(interval)}" if interval > 0 else "not in this process"
+    schedule = Row("schedule", "Slices", f"{every}; a cycle within {human_period(period)}")
+    if not status["started"]:
+        note = "no slice yet (imixs-archive verify --slice, or serve's scrub)"
+        return [schedule, Row("coverage", "Checked within the period", note)], [], ""
+    rows = [schedule, _coverage(status, period)]
+    started = from_epoch_ms(int(status["cycle_started"]))
+    behind = status["cycle_share"] + 0.02 < status["due_share"]
+    rows.append(
+        Row(
+            "cycle",
+            "This cycle",
+            f"cycle {status['cycle']}, {status['cycle_share']:.1%} done (due by now: "
+            f"{status['due_share']:.1%}), begun {when(started, local)}",
+            bad=behind,
+        )
+    )
+    rows.append(_last_cycle(status, local))
+    last_run = status.get("last_run")
+    if last_run:
+        text = f"{when(from_epoch_ms(int(last_run['at'])), local)}: {last_run['problems']} problems"
+        rows.append(Row("slice", "Last slice", text, bad=bool(last_run["problems"])))
+    count = int(status["finding_count"])
+    rows.append(Row("findings", "Problems found", f"{count}" if count else "none", bad=count > 0))
+    shown = [
+        f"{f['text']} (found {local(from_epoch_ms(int(f['found'])))})" for f in status["findings"]
+    ]
+    return rows, shown[:FINDINGS_SHOWN], ""
+
+
+def _coverage(status: dict[str, Any], period: float) -> Row:
+    share = float(status["covered_share"])
+    text = f"{share:.1%} of the archive in the last {human_period(period)}"
+    return Row("coverage", "Checked within the period", text, bad=share < 1 and _overdue(status))
+
+
+def _overdue(status: dict[str, Any]) -> bool:
+    """A whole period has passed since the scrub began and it has not covered it all."""
+    last = status.get("last_cycle")
+    return bool(last) or float(status["due_share"]) >= 1.0
+
+
+def _last_cycle(status: dict[str, Any], local: Local) -> Row:
+    last = status.get("last_cycle")
+    if not last:
+        return Row("last_cycle", "Last full cycle", "none finished yet")
+    took = (int(last["finished"]) - int(last["started"])) / 1000
+    text = (
+        f"ended {when(from_epoch_ms(int(last['finished'])), local)}, took "
+        f"{human_duration(took)}, {last['problems']} problems open at its end"
+    )
+    return Row("last_cycle", "Last full cycle", text, bad=bool(last["problems"]))

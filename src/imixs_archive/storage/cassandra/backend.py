@@ -18,6 +18,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from fractions import Fraction
 from functools import partial
 from typing import Any, TypeVar
 
@@ -38,8 +39,8 @@ from cassandra.util import Date
 
 from imixs_archive.config import Settings
 from imixs_archive.errors import ConfigError, NotFoundError, StoreError, StoreUnavailableError
-from imixs_archive.storage.base import Backend, Row, key_of
-from imixs_archive.storage.cassandra import cql
+from imixs_archive.storage.base import Backend, Position, Row, key_of
+from imixs_archive.storage.cassandra import cql, ranges
 from imixs_archive.storage.cassandra.config import (
     CassandraConfig,
     choose_replication,
@@ -337,6 +338,32 @@ class CassandraBackend(Backend):
         if limit is not None:
             fetch_size = min(fetch_size, limit)
         return self._pages(table, names, statement, params, fetch_size, limit)
+
+    def scan_range(
+        self,
+        table: Table,
+        after: Position | None = None,
+        upto: Position | None = None,
+        *,
+        columns: Sequence[str] | None = None,
+    ) -> Iterator[tuple[Position, Row]]:
+        # The range order is the token ring's (ranges.py): positions are tokens.
+        names = _selected(table, columns)
+        names += tuple(name for name in table.partition_key if name not in names)
+        text = ranges.select_token_range(self._keyspace, table, names)
+        statement = self._statement(text, write=False)
+        params = list(ranges.bounds(after, upto))
+        rows = self._pages(
+            table, ("token", *names), statement, params, _fetch_size(table, names), None
+        )
+        for row in rows:
+            yield row.pop("token"), row
+
+    def position_at(self, table: Table, share: Fraction) -> Position:
+        return ranges.token_at(share)
+
+    def share_before(self, table: Table, position: Position) -> float:
+        return 1.0 if position is None else ranges.share_before(position)
 
     def delete(
         self, table: Table, key: Mapping[str, Any], *, written_before: int | None = None

@@ -50,12 +50,13 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from imixs_archive.errors import ConfigError, IntegrityError, StoreError, StoreUnavailableError
 from imixs_archive.storage import packing
-from imixs_archive.storage.base import Backend, Row
+from imixs_archive.storage.base import Backend, Position, Row
 from imixs_archive.storage.model import TABLES, ColumnType, Table
 from imixs_archive.storage.sqlite import statements as sql
 from imixs_archive.storage.sqlite.store_file import (
@@ -522,6 +523,61 @@ class SQLiteBackend(Backend):
         plan = _Scan(table, names, table.partition_key, equal, table.clustering_key, descending)
         return self._pages(plan, limit, bound)
 
+    def scan_range(
+        self,
+        table: Table,
+        after: Position | None = None,
+        upto: Position | None = None,
+        *,
+        columns: Sequence[str] | None = None,
+    ) -> Iterator[tuple[Position, Row]]:
+        # The range order is the partition key's (positions: its stored values, a list).
+        codec, key = self._codec(table), table.partition_key
+        names = _projection(table, columns)
+        names += tuple(name for name in key if name not in names)
+        bound = None if after is None else self._after_partition(table, tuple(after))
+        last = None if upto is None else tuple(upto)
+        for row in self._pages(_Scan(table, names, (), (), table.primary_key), None, bound):
+            position = codec.encode_key(row, key)
+            if last is not None and position > last:
+                return
+            yield list(position), row
+
+    def _after_partition(self, table: Table, position: tuple[Any, ...]) -> tuple[Any, ...]:
+        """A bound on the whole primary key that every row of a later partition, and no
+        row of this one, lies after: this partition's last row (any clustering values
+        when it has none)."""
+        if not table.clustering_key:
+            return position
+        codec = self._codec(table)
+        partition = dict(zip(table.partition_key, position, strict=True))
+        decoded = {name: codec.decoders[name](value) for name, value in partition.items()}
+        found = self.scan(table, decoded, descending=True, limit=1, columns=table.primary_key)
+        last = next(found, None)
+        if last is None:
+            return (*position, *(0 for _ in table.clustering_key))
+        return codec.encode_key(last, table.primary_key)
+
+    def position_at(self, table: Table, share: Fraction) -> Position:
+        with self._errors(f"read {table.name}"):
+            connection = self._connection()
+            count = connection.execute(sql.count_partitions(table, upto=False)).fetchone()[0]
+            before = min(count, int(count * Fraction(share)))
+            if before <= 0:
+                return [_lowest(table.column(name).type) for name in table.partition_key]
+            found = connection.execute(sql.nth_partition(table), (before - 1,)).fetchone()
+        return list(found) if found is not None else None
+
+    def share_before(self, table: Table, position: Position) -> float:
+        with self._errors(f"read {table.name}"):
+            connection = self._connection()
+            count = connection.execute(sql.count_partitions(table, upto=False)).fetchone()[0]
+            if position is None or not count:
+                return 1.0 if position is None else 0.0
+            statement = sql.count_partitions(table, upto=True)
+            before = int(connection.execute(statement, tuple(position)).fetchone()[0])
+        return before / int(count)
+
     def _pages(
         self, plan: _Scan, limit: int | None, bound: tuple[Any, ...] | None = None
     ) -> Iterator[Row]:
@@ -703,6 +759,11 @@ class _Scan:
     equal_values: tuple[Any, ...]
     order: tuple[str, ...]
     descending: bool = False
+
+
+def _lowest(kind: ColumnType) -> Any:
+    """A stored value no key of this type sorts before."""
+    return "" if kind is ColumnType.TEXT else b"" if kind is ColumnType.BLOB else -(2**63)
 
 
 def _projection(table: Table, columns: Sequence[str] | None) -> tuple[str, ...]:

@@ -161,6 +161,21 @@ def select_page(
     return f"SELECT {_names(columns)} FROM {quote(table.name)}{where} ORDER BY {ordering} LIMIT ?"
 
 
+@functools.lru_cache(maxsize=64)
+def count_partitions(table: Table, *, upto: bool) -> str:
+    """How many partitions the table holds (``upto``: at or before a partition key)."""
+    key = table.partition_key
+    where = f" WHERE {_row_value(key)} <= {_placeholders(len(key))}" if upto else ""
+    return f"SELECT count(*) FROM (SELECT DISTINCT {_names(key)} FROM {quote(table.name)}{where})"
+
+
+@functools.lru_cache(maxsize=64)
+def nth_partition(table: Table) -> str:
+    """The partition key of the partition after the first ``?`` ones, in key order."""
+    key = _names(table.partition_key)
+    return f"SELECT DISTINCT {key} FROM {quote(table.name)} ORDER BY {key} LIMIT 1 OFFSET ?"
+
+
 # --- values -----------------------------------------------------------------------------
 
 Encoder = Callable[[Any], Any]

@@ -1,0 +1,135 @@
+"""``verify``: all of it (going on where a stopped one ended), a part of it (``--part K/N``),
+or the slice of the scrub's cycle due now (``--slice``); see ``archive/verify_runs.py`` and
+``archive/scrub.py``."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+from typing import Any, Protocol
+
+from imixs_archive.archive.verify_runs import VerifyRun, parse_part
+from imixs_archive.cli.context import Context
+from imixs_archive.cli.output import count_progress, human_bytes, human_duration
+from imixs_archive.errors import ConfigError
+from imixs_archive.humanize import human_period
+
+
+def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
+    if args.slice:
+        return verify_slice(args, ctx)
+    try:
+        part, parts = parse_part(args.part) if args.part else (1, 1)
+    except ValueError as exc:
+        raise ConfigError(f"--part: {exc}") from None
+    try:
+        with count_progress("verifying: partitions checked") as tick:
+            run = ctx.archive.verify_part(
+                part, parts, restart=args.restart, progress=lambda _what: tick(1)
+            )
+    except KeyboardInterrupt:
+        again = f"verify --part {part}/{parts}" if parts > 1 else "verify"
+        print(f"stopped: `{again}` goes on where it stopped (--restart begins again)")
+        raise
+    report = run.report
+    if args.json:
+        print(json.dumps(verify_json(run), indent=2))
+        return 0 if report.ok else 5
+    for warning in report.warnings:
+        print(f"warning: {warning}")
+    for problem in report.problems:
+        print(f"PROBLEM: {problem}")
+    more = report.unlisted_problems + report.unlisted_warnings
+    if more:
+        print(
+            f"... and {report.unlisted_problems} problems, {report.unlisted_warnings} warnings more"
+        )
+    verdict = "clean" if report.ok else f"{report.problem_count} problems"
+    unverified = f" ({report.unverified} without a digest)" if report.unverified else ""
+    which = f"part {part} of {parts}: " if parts > 1 else ""
+    resumed = f" (went on from {run.resumed})" if run.resumed else ""
+    unused = f"; {unused_words(report)}" if parts == 1 else ""
+    print(
+        f"{which}checked {report.snapshots} snapshots{unverified}, {report.files} files, "
+        f"{report.pieces} pieces{resumed}: {verdict}{unused}"
+    )
+    return 0 if report.ok else 5
+
+
+def verify_json(run: VerifyRun) -> dict[str, Any]:
+    report = run.report
+    return {
+        "ok": report.ok,
+        "part": run.part,
+        "parts": run.parts,
+        "resumed": run.resumed or None,
+        "snapshots": report.snapshots,
+        "files": report.files,
+        "pieces": report.pieces,
+        "unverified": report.unverified,
+        "sealed": report.sealed,
+        "problems": report.problems,
+        "warnings": report.warnings,
+        "problem_count": report.problem_count,
+        "warning_count": len(report.warnings) + report.unlisted_warnings,
+        "seconds": round(run.seconds, 3),
+    }
+
+
+def verify_slice(args: argparse.Namespace, ctx: Context) -> int:
+    settings = ctx.settings
+    interval = settings.scrub_interval or settings.scrub_period / 30
+    report = ctx.archive.scrub_slice(
+        period=settings.scrub_period, interval=interval, rate=settings.scrub_rate
+    )
+    if report.busy:
+        print(f"no slice checked: {report.busy}")
+        return 75
+    status = ctx.archive.scrub_status(settings.scrub_period)
+    if args.json:
+        print(json.dumps({"slice": report.to_json(), "scrub": status}, indent=2))
+        return 0 if not report.problem_count else 5
+    for problem in report.problems:
+        print(f"PROBLEM: {problem}")
+    verdict = "clean" if not report.problem_count else f"{report.problem_count} problems"
+    print(
+        f"cycle {report.cycle}: checked {report.share_from:.2%} to {report.share_to:.2%} of "
+        f"the archive ({report.snapshots} snapshots, {report.files} files, {report.pieces} "
+        f"pieces, {human_bytes(report.bytes_read)} in {human_duration(report.seconds)}): "
+        f"{verdict}"
+    )
+    print(scrub_words(status))
+    return 0 if not report.problem_count else 5
+
+
+def scrub_words(status: dict[str, Any]) -> str:
+    """Where the scrub stands, in a line (``verify --slice``)."""
+    last = status.get("last_cycle")
+    ended = (
+        dt.datetime.fromtimestamp(last["finished"] / 1000, dt.UTC).isoformat(timespec="seconds")
+        if last
+        else "none yet"
+    )
+    return (
+        f"scrub: {status['covered_share']:.2%} checked within the last "
+        f"{human_period(status['period_seconds'])}; the cycle is at "
+        f"{status['cycle_share']:.2%} (due: {status['due_share']:.2%}); last full cycle "
+        f"ended {ended}; {status['finding_count']} problems open"
+    )
+
+
+class _Unused(Protocol):
+    unused_files: int
+    unused_pieces: int
+
+    @property
+    def reclaimable_bytes(self) -> int: ...
+
+
+def unused_words(counts: _Unused) -> str:
+    """What collections free, in the words ``verify``, ``gc`` and ``stats`` share."""
+    return (
+        f"{counts.unused_files} files and {counts.unused_pieces} pieces unused, "
+        f"{human_bytes(counts.reclaimable_bytes)} reclaimable by gc"
+    )

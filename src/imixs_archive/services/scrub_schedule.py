@@ -1,0 +1,68 @@
+"""The scrub ``serve`` runs every ``ARCHIVE_SCRUB_INTERVAL`` (``archive/scrub.py``): a slice of
+the archive read again and checked each time, paced so that a cycle covers everything
+within ``ARCHIVE_SCRUB_PERIOD``, read at ``ARCHIVE_SCRUB_RATE`` at most. Safe in every
+replica at once: one holds the scrub's lease and checks the slice, the others skip their
+turn. Closing stops a slice between two partitions; the next goes on there."""
+
+from __future__ import annotations
+
+import logging
+
+from imixs_archive.archive.scrub import ScrubReport
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.config import Settings
+from imixs_archive.errors import ArchiveError
+from imixs_archive.periodic import Periodic
+
+log = logging.getLogger(__name__)
+
+
+class ScrubSchedule:
+    def __init__(self, archive: Archive, settings: Settings) -> None:
+        self.archive = archive
+        self.period = settings.scrub_period
+        self.interval = settings.scrub_interval
+        self.rate = settings.scrub_rate
+        self.last: ScrubReport | None = None
+        self.last_error = ""
+        self._loop = Periodic("scrub", self.interval, self._run, on_error=self._failed)
+
+    def start(self) -> None:
+        if self.interval > 0:
+            self._loop.start()
+
+    def run_once(self) -> ScrubReport | None:
+        try:
+            report = self.archive.scrub_slice(
+                period=self.period, interval=self.interval, rate=self.rate, stop=self._loop.stop
+            )
+        except ArchiveError as exc:  # the store went away: the next turn tries again
+            self.last_error = str(exc)
+            log.warning("scrub: slice failed: %s", exc)
+            return None
+        self.last, self.last_error = report, ""
+        if report.busy:
+            log.info("scrub: %s", report.busy)
+            return report
+        log.info(
+            "scrub: cycle %d at %.2f%% (%d snapshots, %d files, %d pieces checked, %d problems)",
+            report.cycle,
+            report.share_to * 100,
+            report.snapshots,
+            report.files,
+            report.pieces,
+            report.problem_count,
+        )
+        for problem in report.problems:
+            log.warning("scrub: %s", problem)
+        return report
+
+    def _run(self) -> None:
+        self.run_once()
+
+    def _failed(self, exc: Exception) -> None:
+        self.last_error = f"{type(exc).__name__}: {exc}"
+        log.error("scrub: slice failed", exc_info=exc)
+
+    def close(self) -> None:
+        self._loop.close()

@@ -1,0 +1,130 @@
+"""The scrub ``serve`` schedules (``services/scrub_schedule.py``), over real HTTP: slices run
+on their own, a cycle ends within the period, and its coverage and findings show on the
+Monitor's Scrub card, in /metrics, and in real headless Chromium."""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.archive.verify_fill import corrupt_a_piece, fill
+
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.config import load_settings
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
+from imixs_archive.web.app import create_app
+from web.live import PASSWORDS, LiveServer, credentials_env, start_server
+
+CHROMIUM = os.environ.get("ARCHIVE_TEST_CHROMIUM", "/usr/bin/chromium")
+
+
+@pytest.fixture(scope="module")
+def scrubbed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, str]]:
+    store = tmp_path_factory.mktemp("scrub") / "store"
+    backend = SQLiteBackend(store)
+    env = {
+        **credentials_env(),
+        "ARCHIVE_DATA_DIR": str(store),
+        "ARCHIVE_SCRUB_PERIOD": "3s",
+        "ARCHIVE_SCRUB_INTERVAL": "300ms",
+    }
+    settings = load_settings(env)
+    app = create_app(settings, backend)
+    archive: Archive = app.state.services.archive
+    fill(archive, instances=12)
+    data_id = corrupt_a_piece(archive.backend)
+    live = start_server(app, settings, archive)
+    try:
+        yield live, data_id
+    finally:
+        live.stop()
+        backend.close()
+
+
+def _metric(text: str, name: str) -> float | None:
+    found = re.search(rf"^imixs_archive_{name} ([0-9.e+-]+)$", text, re.M)
+    return float(found[1]) if found else None
+
+
+def _after_a_cycle(live: LiveServer) -> str:
+    deadline = time.monotonic() + 60
+    with live.socket_client("reader") as client:
+        while True:
+            text = client.get("/metrics").text
+            if _metric(text, "scrub_last_cycle_seconds") is not None:
+                return text
+            assert time.monotonic() < deadline, "no cycle ended within a minute"
+            time.sleep(0.2)
+
+
+def test_serve_scrubs_and_the_metrics_say_how_far(scrubbed: tuple[LiveServer, str]) -> None:
+    live, data_id = scrubbed
+    text = _after_a_cycle(live)
+    # a moving window of 3 s: the share checked first may just have left it
+    assert (_metric(text, "scrub_covered_ratio") or 0) >= 0.8
+    assert (_metric(text, "scrub_findings") or 0) >= 1
+    assert 0 <= (_metric(text, "scrub_cycle_ratio") or 0) <= 1
+    assert _metric(text, "scrub_last_slice_seconds") is not None
+    with live.socket_client("reader") as client:
+        status = client.get("/api/scrub").json()
+    assert status["started"] and status["period_seconds"] == 3.0
+    assert status["last_cycle"]["problems"] >= 1 and status["finding_count"] >= 1
+    assert any(data_id in finding["text"] for finding in status["findings"])
+    assert status["this_process"]["last_slice"] is not None  # this process ran the slices
+
+
+def _card(page: str) -> dict[str, str]:
+    card = page.split('id="scrub"', 1)[1].split("</section>", 1)[0]
+    return {
+        key: html.unescape(value)
+        for key, value in re.findall(r'<td data-scrub="(\w+)"[^>]*>(.*?)</td>', card, re.S)
+    }
+
+
+def test_the_monitor_shows_coverage_and_findings(scrubbed: tuple[LiveServer, str]) -> None:
+    live, data_id = scrubbed
+    _after_a_cycle(live)
+    with live.socket_client("reader") as client:
+        page = client.get("/ui/monitor").text
+    card = _card(page)
+    share = re.fullmatch(r"([\d.]+)% of the archive in the last 3s", card["coverage"])
+    assert share and float(share[1]) >= 80, card
+    assert card["schedule"] == "every 300ms; a cycle within 3s"
+    assert card["last_cycle"].startswith("ended ")
+    assert int(card["findings"]) >= 1
+    findings = page.split("data-scrub-findings", 1)[1].split("</ul>", 1)[0]
+    assert data_id in findings
+    assert "data-scrub-failed" in page
+
+
+def test_the_scrub_card_in_chromium(scrubbed: tuple[LiveServer, str]) -> None:
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {CHROMIUM}")
+    sync_api: Any = pytest.importorskip("playwright.sync_api")
+    live, data_id = scrubbed
+    _after_a_cycle(live)
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--no-first-run"]
+        )
+        try:
+            page = browser.new_page(base_url=live.url)
+            page.goto("/ui/monitor")
+            page.fill("input[name=username]", "rex")
+            page.fill("input[name=password]", PASSWORDS["rex"])
+            page.click("button[type=submit]")
+            page.wait_for_url("**/ui/monitor")
+            card = page.locator("#scrub")
+            assert card.locator("h2").inner_text() == "Scrub"
+            coverage = card.locator('[data-scrub="coverage"]').inner_text()
+            assert re.fullmatch(r"[\d.]+% of the archive in the last 3s", coverage)
+            assert data_id in card.locator("[data-scrub-findings]").inner_text()
+            assert card.locator('[data-scrub="findings"]').is_visible()
+        finally:
+            browser.close()
