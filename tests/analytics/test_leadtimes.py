@@ -110,3 +110,19 @@ def test_a_range_reads_its_days_and_agrees_with_the_whole_archive(
     assert ranged() == want
     assert counting.scans["snapshots_by_uniqueid"] == 0  # the kept samples
     assert counting.gets["archive_month_figures"] == 1  # its month's row
+
+
+def test_the_whole_archive_is_read_by_its_kept_months(
+    generated: Archive, counting: CountingBackend, planned: list[Planned]
+) -> None:
+    """Without a range, the default rule reads the archive's whole span by months: once
+    counted, a second answer reads the kept samples, no instance and no snapshot; another
+    rule still reads every instance."""
+    first = {g.group: sorted(g.samples) for g in lead_times(generated)}
+    counting.reset()
+    again = {g.group: sorted(g.samples) for g in lead_times(generated)}
+    assert again == first and first
+    assert counting.scans["snapshots_by_uniqueid"] == 0 and counting.gets["snapshots"] == 0
+    other = lead_times(generated, finished=Finished.of(["open", "completed"]))
+    assert sum(g.count for g in other) == len({p.origin for p in planned})
+    assert counting.scans["snapshots_by_uniqueid"] > 0

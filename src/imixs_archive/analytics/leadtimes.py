@@ -105,10 +105,19 @@ def lead_times(
 ) -> list[LeadTimes]:
     """Lead times per workflow group (only ``group`` when given), largest group first.
     ``finished_from`` / ``finished_to`` keep instances whose last snapshot (its day in
-    the time zone ``tz``) is in that range. With both, and the default rule of what is
-    finished, finished local months come from their kept samples (``month_cache.py``)."""
+    the time zone ``tz``) is in that range. With the default rule of what is finished,
+    the range (the archive's whole span when open) is read by local months, finished ones
+    from their kept samples (``month_cache.py``); another rule reads every instance."""
     finished = finished or Finished()
     wanted = (group or "").strip().lower() or None
+    if finished == Finished() and (finished_from is None or finished_to is None):
+        # the archive's whole span as a range: its finished months are kept
+        first_day = next(archive.days_with_snapshots(), None)
+        if first_day is None:
+            return []
+        today = (now or dt.datetime.now(dt.UTC)).astimezone(tz).date()
+        finished_from = finished_from or first_day - dt.timedelta(days=1)
+        finished_to = finished_to or today
     if finished_from is not None and finished_to is not None:
         samples = _range_samples(archive, (finished_from, finished_to), tz, finished, workers, now)
     else:
