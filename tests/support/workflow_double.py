@@ -120,6 +120,8 @@ class Stats:
     syncpoints: int = 0
     syncpoint_overflows: int = 0
     logins: int = 0
+    restored: dict[str, int] = field(default_factory=dict)
+    """Snapshot id -> how often ``POST /snapshot`` received it."""
     grants: dict[str, int] = field(default_factory=lambda: {"password": 0, "refresh_token": 0})
 
 
@@ -166,6 +168,9 @@ class WorkflowDouble:
         self._xml: dict[str, bytes] = {}
         self.log: dict[str, LogEntry] = {}
         self.faults: list[Fault] = []
+        self.delays: dict[str, float] = {}
+        """Seconds each API request of a method (``GET``, ``POST``) waits before it is
+        answered: a workflow that takes its time (requests wait in parallel)."""
         self.stats = Stats()
         self._sessions: dict[str, float] = {}
         self._tokens: dict[str, float] = {}
@@ -547,6 +552,7 @@ class WorkflowDouble:
         with self.lock:
             self._put_snapshot(snapshot)
             self.workitems[str(work.get_first("$uniqueid"))] = work
+            self.stats.restored[sid] = self.stats.restored.get(sid, 0) + 1
         return 200, {}, b""
 
 
@@ -586,6 +592,8 @@ class _Handler(LoopbackHandler):
         with double.lock:
             double.stats.requests += 1
             double.stats.posts += self.command == "POST"
+        if url.path.startswith(API + "/") and double.delays.get(self.command):
+            time.sleep(double.delays[self.command])
         fault = double._fault_for(self.command, url.path)
         if fault is not None and fault.kind in ("timeout", "drop"):
             if fault.kind == "timeout":

@@ -248,6 +248,15 @@ class Restorer:
 
     # ---- the workflow -------------------------------------------------------------------
 
+    def is_current(self, origin: str, snapshot_id: str) -> bool:
+        """Whether the workflow's instance ``origin`` is at ``snapshot_id`` (its live
+        ``$snapshotid``); waits while the workflow is down."""
+        return self._is_current(origin, snapshot_id)
+
+    def post(self, doc: Document) -> None:
+        """POST a snapshot (loaded with its files); waits while the workflow is down."""
+        self._retrying(lambda: self.client.post_snapshot(doc))
+
     def _is_current(self, origin: str, snapshot_id: str) -> bool:
         try:
             live = self._retrying(lambda: self.client.get_document(origin, ["$snapshotid"]))
