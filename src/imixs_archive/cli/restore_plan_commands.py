@@ -188,6 +188,7 @@ def _run(ctx: Context, args: argparse.Namespace, key: str, sends: list[Send]) ->
             workers=args.workers or 4,
             stop=stop,
             on_progress=progress,
+            save_every=ctx.settings.restore_save_every,
         )
         try:
             return runner.run(sends)
