@@ -74,6 +74,13 @@ class TargetUnavailableError(ArchiveError):
     exit_code = 6
 
 
+class ConflictError(ArchiveError):
+    """What was confirmed is not what would be done now (a restore plan that changed since
+    it was shown): nothing was done (the web app answers 409 Conflict)."""
+
+    exit_code = 9
+
+
 class LegalHoldError(ArchiveError):
     """A deletion refused because the process instance is under legal hold: nothing was
     changed (the web app answers 409 Conflict). ``why`` names the hold."""

@@ -114,9 +114,9 @@ def test_a_point_without_offset_is_read_in_archive_timezone(
     ("args", "code", "message"),
     [
         (["--as-of", "2999-01-01T00:00"], 2, "is in the future"),
-        (["--as-of", POINT, "--changed-until", POINT], 2, "is not after --as-of"),
+        (["--as-of", POINT, "--changed-until", POINT], 2, "is not after the as-of point"),
         (["--as-of", "2023-11-14T08:59:59Z"], 4, "before the archive's first snapshot"),
-        (["--as-of", POINT, "--group", "Invoce"], 4, "--group Invoce: no snapshot"),
+        (["--as-of", POINT, "--group", "Invoce"], 4, "group Invoce: no snapshot"),
         (["--as-of", "yesterday"], 2, "not a date or date-time"),
         (["--as-of", POINT, "--to", "2023-12-01"], 2, "only apply to a range restore"),
         (["--from", "2023-11-01", "--group", "Ticket"], 2, "only apply to --as-of"),

@@ -17,20 +17,18 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
-from imixs_archive.cli.context import Context, in_zone
+from imixs_archive.cli.context import Context
 from imixs_archive.cli.output import human_bytes, print_problems
 from imixs_archive.errors import ConfigError
 from imixs_archive.humanize import human_duration
-from imixs_archive.recovery.as_of import AsOf, AsOfPlan, NotYet, plan_as_of
-from imixs_archive.recovery.plan_run import (
-    PlanReport,
-    PlanRunner,
-    Send,
-    newest_of_every_instance,
-)
-from imixs_archive.recovery.restore import parse_filter
+from imixs_archive.recovery.as_of import AsOfPlan, NotYet
+from imixs_archive.recovery.as_of_jobs import parse_as_of, run_as_of
+from imixs_archive.recovery.plan_run import PlanReport, PlanRunner, newest_of_every_instance
 from imixs_archive.timezones import zone
 from imixs_archive.workflow.client import WorkflowClient
 
@@ -78,13 +76,19 @@ def refuse_plan_options(args: argparse.Namespace) -> None:
 
 
 def cmd_restore_as_of(args: argparse.Namespace, ctx: Context) -> int:
-    request = as_of_request(args, ctx.settings.timezone)
-    plan = plan_as_of(ctx.archive, request, workers=args.workers or 4)
+    request = parse_as_of(
+        args.as_of,
+        ctx.settings.timezone,
+        changed_until=args.changed_until,
+        groups=tuple(args.group),
+        filters=tuple(args.filter),
+        strict=args.strict_filters,
+    )
     tz = zone(ctx.settings.timezone)
     if args.dry_run:
+        plan = run_as_of(ctx.archive, None, request, dry_run=True, workers=args.workers or 4).plan
         print_plan(plan, tz)
-    listed = write_not_yet(plan, tz, args.not_yet_file)
-    if args.dry_run:
+        listed = write_not_yet(plan, tz, args.not_yet_file)
         print(
             f"{len(plan.back)} would go back to {_at(request.point, tz)}, "
             f"{len(plan.not_yet)} did not exist yet (not deleted), {plan.filtered} filtered "
@@ -92,10 +96,12 @@ def cmd_restore_as_of(args: argparse.Namespace, ctx: Context) -> int:
             + (f"; not yet existing listed in {listed}" if listed else "")
         )
         return 0
-    sends = [Send(entry.origin, entry.snapshot) for entry in plan.back]
-    report = _run(ctx, args, "as-of " + request.key(), sends)
+    with _progress(args, ctx) as (client, options):
+        done = run_as_of(ctx.archive, client, request, dry_run=False, **options)
+    listed = write_not_yet(done.plan, tz, args.not_yet_file)
+    report = done.report or PlanReport(total=0)
     print(
-        f"{_summary(report)}; {len(plan.not_yet)} did not exist yet (not deleted)"
+        f"{_summary(report)}; {len(done.plan.not_yet)} did not exist yet (not deleted)"
         + (f", listed in {listed}" if listed else "")
     )
     return _exit_code(report)
@@ -106,28 +112,10 @@ def cmd_restore_all(args: argparse.Namespace, ctx: Context) -> int:
     if args.dry_run:
         print(f"{len(sends)} instances would be restored (the newest snapshot of each)")
         return 0
-    report = _run(ctx, args, "all", sends)
+    with _progress(args, ctx) as (client, options):
+        report = PlanRunner(ctx.archive, client, key="all", **options).run(sends)
     print(_summary(report))
     return _exit_code(report)
-
-
-def as_of_request(args: argparse.Namespace, tz_name: str) -> AsOf:
-    point = in_zone(_instant(args.as_of, "--as-of"), tz_name)
-    until = args.changed_until
-    return AsOf(
-        point,
-        in_zone(_instant(until, "--changed-until"), tz_name) if until else None,
-        tuple(g.strip() for g in args.group if g.strip()),
-        tuple(parse_filter(f) for f in args.filter),
-        strict=args.strict_filters,
-    )
-
-
-def _instant(text: str, option: str) -> dt.datetime:
-    try:
-        return dt.datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise ConfigError(f"{option} {text!r}: not a date or date-time") from None
 
 
 def print_plan(plan: AsOfPlan, tz: dt.tzinfo) -> None:
@@ -170,7 +158,12 @@ def _not_yet_line(new: NotYet, tz: dt.tzinfo) -> str:
     return f"{new.origin}\t{_at(new.created, tz)}\t{new.group}\t{new.newest}"
 
 
-def _run(ctx: Context, args: argparse.Namespace, key: str, sends: list[Send]) -> PlanReport:
+@contextmanager
+def _progress(
+    args: argparse.Namespace, ctx: Context
+) -> Iterator[tuple[WorkflowClient, dict[str, Any]]]:
+    """The workflow client and the runner's options: ``--workers``, the save interval, a
+    stop on Ctrl-C and a progress line on standard error every ``PROGRESS_EVERY``."""
     stop = threading.Event()
     shown = [time.monotonic()]
 
@@ -180,18 +173,15 @@ def _run(ctx: Context, args: argparse.Namespace, key: str, sends: list[Send]) ->
             shown[0] = now
             print(progress_line(report, now), file=sys.stderr, flush=True)
 
+    options: dict[str, Any] = {
+        "workers": args.workers or 4,
+        "stop": stop,
+        "on_progress": progress,
+        "save_every": ctx.settings.restore_save_every,
+    }
     with WorkflowClient.from_settings(ctx.settings) as client:
-        runner = PlanRunner(
-            ctx.archive,
-            client,
-            key=key,
-            workers=args.workers or 4,
-            stop=stop,
-            on_progress=progress,
-            save_every=ctx.settings.restore_save_every,
-        )
         try:
-            return runner.run(sends)
+            yield client, options
         except KeyboardInterrupt:
             stop.set()
             raise

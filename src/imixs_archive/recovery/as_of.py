@@ -133,16 +133,16 @@ def check_as_of(archive: Archive, request: AsOf, now: dt.datetime) -> None:
     """Refuse a point in the future, an end not after the point, and a point before the
     archive's first snapshot (nothing is read from or sent to the workflow)."""
     if request.point > now:
-        raise ConfigError(f"--as-of {_show(request.point)} is in the future (now {_show(now)})")
+        raise ConfigError(f"as-of {_show(request.point)} is in the future (now {_show(now)})")
     until = request.changed_until
     if until is not None and until <= request.point:
-        raise ConfigError(f"--changed-until {_show(until)} is not after --as-of")
+        raise ConfigError(f"changed-until {_show(until)} is not after the as-of point")
     first = first_modified(archive)
     if first is None:
         raise NotFoundError("the archive holds no snapshot: there is no state to go back to")
     if request.point < first:
         raise NotFoundError(
-            f"--as-of {_show(request.point)} is before the archive's first snapshot "
+            f"as-of {_show(request.point)} is before the archive's first snapshot "
             f"({_show(first)}): the archive does not know that state"
         )
 
@@ -233,7 +233,7 @@ def _require_known_groups(
         if not missing:
             return
     names = ", ".join(sorted(g for g in groups if g.casefold() in missing))
-    raise NotFoundError(f"--group {names}: no snapshot in the archive is of that workflow group")
+    raise NotFoundError(f"group {names}: no snapshot in the archive is of that workflow group")
 
 
 def _back(found: _Instance, back: Document, until: dt.datetime | None) -> BackToPoint:
