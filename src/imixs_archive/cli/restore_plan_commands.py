@@ -125,7 +125,7 @@ def print_plan(plan: AsOfPlan, tz: dt.tzinfo) -> None:
             f"back {entry.origin}: {entry.snapshot} of {_at(entry.modified, tz)} "
             f"({human_bytes(entry.bytes)}){later}"
         )
-        for line in entry.diff.lines() or ["(no item differs from the newest snapshot)"]:
+        for line in entry.diff.lines(tz) or ["(no item differs from the newest snapshot)"]:
             print(f"    {line}")
     for new in plan.not_yet:
         print(f"not yet {new.origin}: created {_at(new.created, tz)} ({new.group or 'no group'})")

@@ -119,7 +119,6 @@ def as_of_job(
         def progress(report: PlanReport) -> None:
             job.progress(**report_json(report))
 
-        job.progress(planning=True)
         done = run_as_of(
             archive,
             client,
@@ -200,8 +199,8 @@ def plan_json(plan: AsOfPlan, tz: dt.tzinfo) -> dict[str, Any]:
                 "changes": [
                     {
                         "item": change.name,
-                        "now": show_values(change.current),
-                        "restored": show_values(change.restored),
+                        "now": show_values(change.current, tz),
+                        "restored": show_values(change.restored, tz),
                     }
                     for change in entry.diff.items
                 ],

@@ -9,6 +9,7 @@ size and stored MD5 (``md5checksum``), as "added", "removed" or "changed" files.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,8 +31,9 @@ class ItemChange:
     current: tuple[Any, ...]
     restored: tuple[Any, ...]
 
-    def text(self) -> str:
-        return f"{self.name}: {show_values(self.current)} -> {show_values(self.restored)}"
+    def text(self, tz: dt.tzinfo | None = None) -> str:
+        now, restored = show_values(self.current, tz), show_values(self.restored, tz)
+        return f"{self.name}: {now} -> {restored}"
 
 
 @dataclass(frozen=True)
@@ -51,8 +53,9 @@ class SnapshotDiff:
     items: tuple[ItemChange, ...]
     files: tuple[FileChange, ...]
 
-    def lines(self) -> list[str]:
-        return [change.text() for change in self.items] + [f.text() for f in self.files]
+    def lines(self, tz: dt.tzinfo | None = None) -> list[str]:
+        """One line per change; times shown in ``tz`` (as stored when None)."""
+        return [change.text(tz) for change in self.items] + [f.text() for f in self.files]
 
     def __bool__(self) -> bool:
         return bool(self.items or self.files)
@@ -80,20 +83,23 @@ def _file_changes(current: Document, restored: Document) -> tuple[FileChange, ..
     return tuple(sorted(changes, key=lambda change: change.name))
 
 
-def show_values(values: tuple[Any, ...]) -> str:
+def show_values(values: tuple[Any, ...], tz: dt.tzinfo | None = None) -> str:
     """Values as an operator reads them: one value bare, several in brackets, none as
-    ``(none)``; each cut at ``SHOWN_CHARS``."""
+    ``(none)``; each cut at ``SHOWN_CHARS``; times in ``tz`` (as stored when None)."""
     if not values:
         return "(none)"
-    shown = [_cut(_plain(value)) for value in values]
+    shown = [_cut(_plain(value, tz)) for value in values]
     return shown[0] if len(shown) == 1 else "[" + ", ".join(shown) + "]"
 
 
-def _plain(value: Any) -> str:
+def _plain(value: Any, tz: dt.tzinfo | None) -> str:
     if isinstance(value, str):
         return repr(value)
-    if hasattr(value, "isoformat"):
-        return str(value.isoformat())
+    if isinstance(value, dt.datetime):
+        aware = value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+        return (aware.astimezone(tz) if tz else aware).isoformat(timespec="seconds")
+    if isinstance(value, dt.date):
+        return value.isoformat()
     return str(value)
 
 
