@@ -67,6 +67,9 @@ LOGIN_PAGE = (
     b"<html><body><form method='POST' action='j_security_check'>"
     b"<input name='j_username'/><input name='j_password' type='password'/></form></body></html>"
 )
+CONTROL = "/_double/"
+"""Paths outside the API for a double in another process (benchmarks): ``stats`` (GET)
+and ``wipe`` (POST: the workflow loses its data and the counts start again)."""
 FAULT_KINDS = ("status", "timeout", "reset", "truncate", "malformed", "slow", "drop")
 Reply = tuple[int, dict[str, str], bytes]
 
@@ -287,6 +290,26 @@ class WorkflowDouble:
             self.workitems.clear()
             self.snapshots.clear()
             self._xml.clear()
+
+    def _control(self, what: str, method: str) -> Reply:
+        with self.lock:
+            if what == "wipe" and method == "POST":
+                self.wipe()
+                self.stats = Stats()
+                return 204, {}, b""
+            if what == "stats" and method == "GET":
+                restored = self.stats.restored
+                return _json(
+                    200,
+                    {
+                        "requests": self.stats.requests,
+                        "posts": self.stats.posts,
+                        "snapshots_posted": len(restored),
+                        "most_posts_of_one": max(restored.values(), default=0),
+                        "workitems": len(self.workitems),
+                    },
+                )
+        return 404, {}, b""
 
     def remove_snapshot(self, snapshot_id: str, *, event: bool = True) -> None:
         """The workflow dropped a snapshot: a ``snapshot.remove`` event for the archive."""
@@ -613,6 +636,8 @@ class _Handler(LoopbackHandler):
             return double._grant(form)
         if path.endswith("/j_security_check") and self.command == "POST":
             return double._login(form)
+        if path.startswith(CONTROL):
+            return double._control(path.removeprefix(CONTROL), self.command)
         if not path.startswith(API + "/"):
             return 404, {}, b""
         refused = double._authorised(self.headers)
