@@ -74,4 +74,6 @@ def test_the_plan_is_shown_and_confirmed_before_anything_is_sent(
     for uid, snapshot_id in before.items():
         assert double.workitems[uid]["$snapshotid"] == [snapshot_id]
     assert page.locator(".confirm-plan").count() == 0  # a restore done is not offered again
+    saved = page.locator(".saved-plan").inner_text()
+    assert "as-of 2026-06-15T08:55:00+00:00" in saved and "2 of 2" in saved, saved
     shot(page, "restore-as-of-done")

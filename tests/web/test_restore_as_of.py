@@ -74,6 +74,15 @@ def test_plan_then_confirm_then_sent_once(
     assert (result["restored"], result["current"], result["failed"]) == (2, 0, 0)
     assert result["not_yet_count"] == 1 and result["seconds_left"] == 0
     assert double.stats.posts == posts + 2
+    with asof_live.client("reader") as client:
+        saved = client.get("/api/restore").json()["plan"]
+    assert (saved["status"], saved["restored"], saved["total"], saved["failed"]) == (
+        "done",
+        2,
+        2,
+        [],
+    )
+    assert saved["key"].startswith("as-of 2026-06-15T08:55:00+00:00")
     for uid, snapshot_id in overwritten.items():
         assert double.workitems[uid]["$snapshotid"] == [snapshot_id]
         assert double.stats.restored[snapshot_id] == 1

@@ -57,12 +57,18 @@ class AsOf:
                 raise ConfigError("an as-of time must carry an offset (or be read in a zone)")
 
     def key(self) -> str:
-        """The request as one line (what a saved progress and a plan's token belong to)."""
-        until = self.changed_until.astimezone(dt.UTC).isoformat() if self.changed_until else ""
-        filters = ";".join(f"{name}={pattern.pattern}" for name, pattern in self.filters)
-        groups = ",".join(sorted(g.casefold() for g in self.groups))
-        point = self.point.astimezone(dt.UTC).isoformat()
-        return f"as-of {point} until {until} groups {groups} filters {filters} {self.strict}"
+        """The request as one line (what a saved progress and a plan's token belong to):
+        ``as-of 2026-11-27T12:55:00+00:00 until ... groups a,b filters x=y strict``."""
+        parts = [f"as-of {self.point.astimezone(dt.UTC).isoformat()}"]
+        if self.changed_until is not None:
+            parts.append(f"until {self.changed_until.astimezone(dt.UTC).isoformat()}")
+        if self.groups:
+            parts.append("groups " + ",".join(sorted(g.casefold() for g in self.groups)))
+        if self.filters:
+            parts.append("filters " + ";".join(f"{n}={p.pattern}" for n, p in self.filters))
+        if self.strict:
+            parts.append("strict")
+        return " ".join(parts)
 
 
 @dataclass(frozen=True)

@@ -95,7 +95,7 @@ def run_as_of(
     runner = PlanRunner(
         archive,
         client,
-        key="as-of " + request.key(),
+        key=request.key(),
         workers=workers,
         stop=stop,
         on_progress=on_progress,
