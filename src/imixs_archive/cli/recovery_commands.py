@@ -138,7 +138,8 @@ def _refuse_range_options(args: argparse.Namespace) -> None:
         if value and not allowed
     ]
     if given:
-        raise ConfigError(f"{', '.join(given)} only apply to a range restore (--from)")
+        also = "" if given == ["--to"] else " or --as-of"
+        raise ConfigError(f"{', '.join(given)} only apply to a range restore (--from){also}")
 
 
 def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:

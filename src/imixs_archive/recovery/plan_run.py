@@ -108,9 +108,16 @@ class PlanRunner:
         self.save_every = save_every
         self._restorer = Restorer(archive, client, workers=1, stop=self.stop)
         self._lock = threading.Lock()
+        self._settled: set[str] = set()
+        """The instances of this run that were answered (or failed)."""
+        self._gap = False
+        """An instance before the watermark's next candidate was not answered (a stop)."""
 
     def run(self, sends: Sequence[Send]) -> PlanReport:
+        """Send the plan (sorted here by instance id: the watermark's order)."""
+        sends = sorted(sends, key=lambda send: send.origin)
         report = PlanReport(total=len(sends))
+        self._settled, self._gap = set(), False
         after = self._resume(report)
         todo = [send for send in sends if after is None or send.origin > after]
         report.resumed = len(sends) - len(todo)
@@ -165,9 +172,6 @@ class PlanRunner:
         if self.on_progress is not None:
             self.on_progress(report)
 
-    _settled: set[str]
-    _gap: bool
-
     def _count(self, report: PlanReport, what: str, size: int = 0) -> None:
         with self._lock:
             setattr(report, what, getattr(report, what) + 1)
@@ -176,7 +180,8 @@ class PlanRunner:
     # ---- the saved watermark -------------------------------------------------------------
 
     def _resume(self, report: PlanReport) -> str | None:
-        self._settled, self._gap = set(), False
+        """The saved watermark of this plan's run that was killed or stopped (None: start
+        afresh); the counts of that run go into ``report``."""
         state = self.archive.state.load()
         if state.get_first("restore.plan.key") != self.key or state.get_first(
             "restore.plan.status"
