@@ -16,7 +16,9 @@ workflow:
 * ``all``: ``restore --all`` (the planned whole-workflow restore, ``--workers`` requests in
   flight, progress with the time left on standard error).
 
-Then a drill with a kill: ``restore --all`` is SIGKILLed once half of it is saved as done,
+Then ``restore --as-of`` a point between each instance's two snapshots: its plan (a dry
+run, every instance with its item changes) and its restore into a wiped workflow. Then a
+drill with a kill: ``restore --all`` is SIGKILLed once half of it is saved as done,
 and run again; the double counts how often each snapshot was posted (must be once).
 Prints instances/s of each run, the time left the progress line estimated at 10 % and at
 50 % against the time it took, and the kill drill's figures. Not a test.
@@ -201,6 +203,29 @@ def kill_drill(
     )
 
 
+def as_of_drill(env: dict[str, str], double: DoubleProcess, args: argparse.Namespace) -> None:
+    """``restore --as-of`` between the two snapshots of every instance: the plan (a dry
+    run, every instance with its item changes) and the restore into a wiped workflow."""
+    point = (DAY + dt.timedelta(minutes=30)).isoformat()
+    flags = ["--as-of", point, "--workers", str(args.workers), "--not-yet-file", os.devnull]
+    started = time.monotonic()
+    dry = subprocess.run(
+        [sys.executable, "-m", "imixs_archive", "restore", *flags, "--dry-run"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    planned = time.monotonic() - started
+    double.wipe()
+    seconds, last = Run(env, flags).wait()
+    print(
+        f"as-of: plan (dry run) {planned:.1f} s, {dry.stdout.count(chr(10))} lines: "
+        f"{dry.stdout.strip().splitlines()[-1]}; restore {seconds:.1f} s "
+        f"({args.instances / seconds:.1f} instances/s, plan included): {last}"
+    )
+
+
 def main() -> None:
     if sys.argv[1:2] == ["--serve-double"]:
         serve_double(float(sys.argv[2]), float(sys.argv[3]))
@@ -249,6 +274,7 @@ def main() -> None:
                     f"({seconds:.1f} s; {stats['posts']} POSTs, {stats['requests']} requests, "
                     f"most posts of one {stats['most_posts_of_one']}) {said} | {last}"
                 )
+        as_of_drill(env, double, args)
         if not args.no_kill:
             kill_drill(env, store, double, args)
     finally:
