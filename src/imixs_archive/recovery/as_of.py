@@ -143,27 +143,32 @@ def check_as_of(archive: Archive, request: AsOf, now: dt.datetime) -> None:
     until = request.changed_until
     if until is not None and until <= request.point:
         raise ConfigError(f"changed-until {_show(until)} is not after the as-of point")
-    first = first_modified(archive)
+    known, first = known_at(archive, request.point)
     if first is None:
         raise NotFoundError("the archive holds no snapshot: there is no state to go back to")
-    if request.point < first:
+    if not known:
         raise NotFoundError(
             f"as-of {_show(request.point)} is before the archive's first snapshot "
             f"({_show(first)}): the archive does not know that state"
         )
 
 
-def first_modified(archive: Archive) -> dt.datetime | None:
-    """The earliest ``$modified`` of a complete snapshot (the first UTC day that has one
-    is read whole)."""
+def known_at(archive: Archive, point: dt.datetime) -> tuple[bool, dt.datetime | None]:
+    """Whether some complete snapshot has a ``$modified`` at or before ``point``, and the
+    ``$modified`` of one snapshot read (None: the archive holds none). Reads by the day
+    index: a snapshot filed under an earlier UTC day answers at once; on the point's own
+    day the snapshots are read in time order until one is at or before the point."""
+    point_day = point.astimezone(dt.UTC).date()
+    seen: dt.datetime | None = None
     for day in archive.days_with_snapshots():
-        times = [
-            modified_time(archive.load(snapshot_id, with_files=False))
-            for _day, snapshot_id in archive.iter_days(day, day)
-        ]
-        if times:
-            return min(times)
-    return None
+        for _day, snapshot_id in archive.iter_days(day, day):
+            modified = modified_time(archive.load(snapshot_id, with_files=False))
+            seen = modified if seen is None else min(seen, modified)
+            if day < point_day or modified <= point:
+                return True, seen
+            if day > point_day:
+                return False, seen
+    return False, seen
 
 
 def plan_as_of(
