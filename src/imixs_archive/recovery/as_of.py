@@ -121,18 +121,15 @@ class AsOfPlan:
         return sum(entry.bytes for entry in self.back)
 
 
-@dataclass
-class _Instance:
-    """What the planner read of one candidate instance."""
+@dataclass(frozen=True)
+class _Judged:
+    """One candidate instance as the planner judged it (no documents kept: a plan of
+    100,000 instances holds their differences only): its groups (case-folded), whether
+    the filters pass, and what it goes into the plan as."""
 
-    origin: str
-    newest: Document
-    back: Document | None
-    first: Document
-
-    def groups(self) -> set[str]:
-        docs = [self.newest] if self.back is None else [self.newest, self.back]
-        return {_group(doc).casefold() for doc in docs}
+    groups: frozenset[str]
+    passes: bool
+    entry: BackToPoint | NotYet
 
 
 def check_as_of(archive: Archive, request: AsOf, now: dt.datetime) -> None:
@@ -176,28 +173,25 @@ def plan_as_of(
 ) -> AsOfPlan:
     """The plan of a restore as of ``request.point`` (reads the archive only)."""
     check_as_of(archive, request, now or dt.datetime.now(dt.UTC))
+    origins = sorted(set(changed_after(archive, request)))
     with ThreadPoolExecutor(max(1, workers), thread_name_prefix="as-of") as pool:
-        instances = [
+        judged = [
             found
-            for found in pool.map(
-                lambda o: _read_instance(archive, o, request.point),
-                sorted(set(changed_after(archive, request))),
-            )
+            for found in pool.map(lambda o: _judge(archive, o, request), origins)
             if found is not None
         ]
-    _require_known_groups(archive, request.groups, instances)
+    _require_known_groups(archive, request.groups, judged)
     plan = AsOfPlan(request, [], [])
     wanted_groups = {g.casefold() for g in request.groups}
-    for found in instances:
-        if wanted_groups and not found.groups() & wanted_groups:
+    for found in judged:
+        if wanted_groups and not found.groups & wanted_groups:
             continue
-        judged = found.back if found.back is not None else found.newest
-        if not matches(judged, request.filters, strict=request.strict):
+        if not found.passes:
             plan.filtered += 1
-        elif found.back is None:
-            plan.not_yet.append(_not_yet(found))
+        elif isinstance(found.entry, BackToPoint):
+            plan.back.append(found.entry)
         else:
-            plan.back.append(_back(found, found.back, request.changed_until))
+            plan.not_yet.append(found.entry)
     return plan
 
 
@@ -209,9 +203,9 @@ def changed_after(archive: Archive, request: AsOf) -> Iterator[str]:
         yield origin_id(snapshot_id)
 
 
-def _read_instance(archive: Archive, origin: str, point: dt.datetime) -> _Instance | None:
-    """The instance's newest snapshot and its newest at or before ``point`` (None when
-    its snapshots were deleted meanwhile, or it is at that snapshot already)."""
+def _judge(archive: Archive, origin: str, request: AsOf) -> _Judged | None:
+    """Read the instance's newest snapshot and its newest at or before the point (None
+    when its snapshots were deleted meanwhile, or it is at that snapshot already)."""
     snapshot_ids = archive.list_instance(origin)  # newest first
     if not snapshot_ids:
         return None
@@ -220,19 +214,27 @@ def _read_instance(archive: Archive, origin: str, point: dt.datetime) -> _Instan
     for index, snapshot_id in enumerate(snapshot_ids):
         if index:
             doc = archive.load(snapshot_id, with_files=False)
-        if modified_time(doc) <= point:
-            return None if index == 0 else _Instance(origin, newest, doc, doc)
-    return _Instance(origin, newest, None, doc)
+        if modified_time(doc) <= request.point:
+            if index == 0:
+                return None
+            return _Judged(
+                frozenset({_group(newest).casefold(), _group(doc).casefold()}),
+                matches(doc, request.filters, strict=request.strict),
+                _back(origin, newest, doc, request.changed_until),
+            )
+    return _Judged(
+        frozenset({_group(newest).casefold()}),
+        matches(newest, request.filters, strict=request.strict),
+        _not_yet(origin, newest, doc),
+    )
 
 
-def _require_known_groups(
-    archive: Archive, groups: tuple[str, ...], instances: list[_Instance]
-) -> None:
+def _require_known_groups(archive: Archive, groups: tuple[str, ...], judged: list[_Judged]) -> None:
     """Every group asked for is carried by some snapshot: by a candidate's, else by the
     newest snapshot of some instance of the archive (read until all are found)."""
     missing = {g.casefold() for g in groups}
-    for found in instances:
-        missing -= found.groups()
+    for found in judged:
+        missing -= found.groups
     if not missing:
         return
     for snapshot_ids in archive.iter_instances():
@@ -247,26 +249,25 @@ def _require_known_groups(
     raise NotFoundError(f"group {names}: no snapshot in the archive is of that workflow group")
 
 
-def _back(found: _Instance, back: Document, until: dt.datetime | None) -> BackToPoint:
-    newest_time = modified_time(found.newest)
+def _back(origin: str, newest: Document, back: Document, until: dt.datetime | None) -> BackToPoint:
     return BackToPoint(
-        origin=found.origin,
+        origin=origin,
         snapshot=str(back.get_first("$uniqueid")),
-        newest=str(found.newest.get_first("$uniqueid")),
+        newest=str(newest.get_first("$uniqueid")),
         modified=modified_time(back),
-        diff=diff_snapshots(found.newest, back),
+        diff=diff_snapshots(newest, back),
         bytes=sum(entry.size or 0 for entry in iter_files(back)),
-        changed_later=until is not None and newest_time > until,
+        changed_later=until is not None and modified_time(newest) > until,
     )
 
 
-def _not_yet(found: _Instance) -> NotYet:
+def _not_yet(origin: str, newest: Document, first: Document) -> NotYet:
     return NotYet(
-        origin=found.origin,
-        first=str(found.first.get_first("$uniqueid")),
-        created=modified_time(found.first),
-        newest=str(found.newest.get_first("$uniqueid")),
-        group=_group(found.newest),
+        origin=origin,
+        first=str(first.get_first("$uniqueid")),
+        created=modified_time(first),
+        newest=str(newest.get_first("$uniqueid")),
+        group=_group(newest),
     )
 
 
