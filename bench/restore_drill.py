@@ -238,6 +238,7 @@ def main() -> None:
     parser.add_argument("--post-ms", type=float, default=25.0)
     parser.add_argument("--store", type=Path, help="keep the archive here (built once)")
     parser.add_argument("--no-kill", action="store_true", help="skip the kill drill")
+    parser.add_argument("--no-as-of", action="store_true", help="skip the as-of drill")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="imixs-restore-drill-"))
     store = args.store or work / "store"
@@ -274,7 +275,8 @@ def main() -> None:
                     f"({seconds:.1f} s; {stats['posts']} POSTs, {stats['requests']} requests, "
                     f"most posts of one {stats['most_posts_of_one']}) {said} | {last}"
                 )
-        as_of_drill(env, double, args)
+        if not args.no_as_of:
+            as_of_drill(env, double, args)
         if not args.no_kill:
             kill_drill(env, store, double, args)
     finally:
