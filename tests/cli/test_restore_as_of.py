@@ -12,6 +12,8 @@ import pytest
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli import main
+from imixs_archive.cli.restore_plan_commands import progress_line
+from imixs_archive.recovery.plan_run import PlanReport
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from support.backends import cassandra_env
@@ -139,3 +141,13 @@ def test_bad_input_is_one_line_and_sends_nothing(
     assert "Traceback" not in captured.err and not captured.out
     assert double.stats.requests == 0
     assert not list(tmp_path.glob("not-yet-*"))
+
+
+def test_the_progress_line_says_the_time_left() -> None:
+    report = PlanReport(total=10_000, restored=1_000, resumed=500, started=0.0)
+    assert progress_line(report, now=10.0) == (
+        "restore: 1,500 of 10,000 (15%), 100.0 instances/s, about 1m 25s left"
+    )
+    assert progress_line(PlanReport(total=3, started=0.0), now=1.0) == (
+        "restore: 0 of 3 (0%), 0.0 instances/s"
+    )
