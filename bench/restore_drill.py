@@ -217,12 +217,14 @@ def as_of_drill(env: dict[str, str], double: DoubleProcess, args: argparse.Names
         check=True,
     )
     planned = time.monotonic() - started
+    summary = dry.stdout.strip().splitlines()[-1]
+    going_back = int(summary.split(" would go back")[0])
     double.wipe()
     seconds, last = Run(env, flags).wait()
     print(
         f"as-of: plan (dry run) {planned:.1f} s, {dry.stdout.count(chr(10))} lines: "
-        f"{dry.stdout.strip().splitlines()[-1]}; restore {seconds:.1f} s "
-        f"({args.instances / seconds:.1f} instances/s, plan included): {last}"
+        f"{summary}; restore {seconds:.1f} s ({going_back / seconds:.1f} instances sent/s, "
+        f"the plan included): {last}"
     )
 
 
@@ -232,7 +234,7 @@ def main() -> None:
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--instances", type=int, default=10_000)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=2, help="0: the as-of and kill drills only")
     parser.add_argument("--workers", type=int, default=16, help="requests in flight")
     parser.add_argument("--get-ms", type=float, default=5.0)
     parser.add_argument("--post-ms", type=float, default=25.0)
