@@ -350,6 +350,14 @@ class Settings:
         "Folder under which backups started from the web API or UI are written.",
         Path,
     )
+    restore_save_every: float = _setting(
+        "ARCHIVE_RESTORE_SAVE_EVERY",
+        2.0,
+        "Time between two saves of the progress of `restore --as-of` and `restore --all` "
+        "(the watermark a run killed meanwhile resumes at; the instances after it are "
+        "asked of the workflow again, none is posted twice).",
+        _seconds,
+    )
     # --- garbage collection (filestore/gc.py) ---
     gc_grace: float = _setting(
         "ARCHIVE_GC_GRACE",

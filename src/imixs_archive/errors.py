@@ -80,6 +80,13 @@ class BusyError(ArchiveError):
     exit_code = 75
 
 
+class ConflictError(ArchiveError):
+    """What was confirmed is not what would be done now (a restore plan that changed since
+    it was shown): nothing was done (the web app answers 409 Conflict)."""
+
+    exit_code = 9
+
+
 class LegalHoldError(ArchiveError):
     """A deletion refused because the process instance is under legal hold: nothing was
     changed (the web app answers 409 Conflict). ``why`` names the hold."""

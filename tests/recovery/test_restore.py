@@ -283,3 +283,23 @@ def test_an_old_format_snapshot_id_is_restored(
     assert double.snapshots["14ad1d2e7ff-2f6e5fa5"]["subject"] == ["from 2015"]
     report = Restorer(archive, client).restore_range(WIDE)
     assert report.failed == {}
+
+
+def test_a_range_of_decades_walks_only_the_days_with_snapshots(
+    double: WorkflowDouble,
+    client: WorkflowClient,
+    archive: Archive,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """1970 to 2100 holds 47,000 days; the progress is saved once per day with snapshots
+    (three here) and once at the end, not once per calendar day."""
+    archived_instances(double, archive)
+    double.wipe()
+    saves: list[object] = []
+    real_save = archive.state.save
+    monkeypatch.setattr(archive.state, "save", lambda state: (saves.append(1), real_save(state)))
+    decades = RestoreRange(
+        dt.datetime(1970, 1, 1, tzinfo=dt.UTC), dt.datetime(2100, 1, 1, tzinfo=dt.UTC)
+    )
+    report = Restorer(archive, client).restore_range(decades)
+    assert report.restored == 4 and len(saves) == 3 + 1

@@ -59,3 +59,38 @@ def file_hashes(doc: Document) -> dict[str, str]:
         ).hexdigest()
         for entry in iter_files(doc)
     }
+
+
+BAD = DAY + dt.timedelta(days=5)
+"""When the bad bulk update of :func:`bad_update` happened."""
+NEW_UID = "0000000a-1111-4222-8333-444444444444"
+
+
+def bad_update(
+    double: WorkflowDouble,
+    archive: Archive,
+    uids: list[str],
+    *,
+    at: dt.datetime = BAD,
+    new: bool = True,
+) -> dict[str, str]:
+    """A bulk update gone wrong at ``at``: each of ``uids`` gets its subject overwritten
+    and its task set back (a minute apart), and (``new``) an instance ``NEW_UID`` is
+    created among them (group "Ticket"); each saved in the double and archived. Returns uid -> the
+    snapshot id before the update."""
+    before: dict[str, str] = {}
+    for number, uid in enumerate(uids):
+        live = double.workitems[uid]
+        before[uid] = str(live.get_first("$snapshotid"))
+        changed = live.copy()
+        changed["subject"] = "overwritten"
+        changed["$taskid"] = 9000
+        changed.pop("$snapshotid", None)
+        snapshot = double.save(changed, modified=at + dt.timedelta(minutes=number), event=False)
+        archive.store(snapshot.copy())
+    if not new:
+        return before
+    created = Document({"$uniqueid": NEW_UID, "subject": "new", "$workflowgroup": "Ticket"})
+    snapshot = double.save(created, modified=at + dt.timedelta(seconds=30), event=False)
+    archive.store(snapshot.copy())
+    return before

@@ -67,6 +67,9 @@ LOGIN_PAGE = (
     b"<html><body><form method='POST' action='j_security_check'>"
     b"<input name='j_username'/><input name='j_password' type='password'/></form></body></html>"
 )
+CONTROL = "/_double/"
+"""Paths outside the API for a double in another process (benchmarks): ``stats`` (GET)
+and ``wipe`` (POST: the workflow loses its data and the counts start again)."""
 FAULT_KINDS = ("status", "timeout", "reset", "truncate", "malformed", "slow", "drop")
 Reply = tuple[int, dict[str, str], bytes]
 
@@ -120,6 +123,8 @@ class Stats:
     syncpoints: int = 0
     syncpoint_overflows: int = 0
     logins: int = 0
+    restored: dict[str, int] = field(default_factory=dict)
+    """Snapshot id -> how often ``POST /snapshot`` received it."""
     grants: dict[str, int] = field(default_factory=lambda: {"password": 0, "refresh_token": 0})
 
 
@@ -166,6 +171,9 @@ class WorkflowDouble:
         self._xml: dict[str, bytes] = {}
         self.log: dict[str, LogEntry] = {}
         self.faults: list[Fault] = []
+        self.delays: dict[str, float] = {}
+        """Seconds each API request of a method (``GET``, ``POST``) waits before it is
+        answered: a workflow that takes its time (requests wait in parallel)."""
         self.stats = Stats()
         self._sessions: dict[str, float] = {}
         self._tokens: dict[str, float] = {}
@@ -282,6 +290,26 @@ class WorkflowDouble:
             self.workitems.clear()
             self.snapshots.clear()
             self._xml.clear()
+
+    def _control(self, what: str, method: str) -> Reply:
+        with self.lock:
+            if what == "wipe" and method == "POST":
+                self.wipe()
+                self.stats = Stats()
+                return 204, {}, b""
+            if what == "stats" and method == "GET":
+                restored = self.stats.restored
+                return _json(
+                    200,
+                    {
+                        "requests": self.stats.requests,
+                        "posts": self.stats.posts,
+                        "snapshots_posted": len(restored),
+                        "most_posts_of_one": max(restored.values(), default=0),
+                        "workitems": len(self.workitems),
+                    },
+                )
+        return 404, {}, b""
 
     def remove_snapshot(self, snapshot_id: str, *, event: bool = True) -> None:
         """The workflow dropped a snapshot: a ``snapshot.remove`` event for the archive."""
@@ -547,6 +575,7 @@ class WorkflowDouble:
         with self.lock:
             self._put_snapshot(snapshot)
             self.workitems[str(work.get_first("$uniqueid"))] = work
+            self.stats.restored[sid] = self.stats.restored.get(sid, 0) + 1
         return 200, {}, b""
 
 
@@ -586,6 +615,8 @@ class _Handler(LoopbackHandler):
         with double.lock:
             double.stats.requests += 1
             double.stats.posts += self.command == "POST"
+        if url.path.startswith(API + "/") and double.delays.get(self.command):
+            time.sleep(double.delays[self.command])
         fault = double._fault_for(self.command, url.path)
         if fault is not None and fault.kind in ("timeout", "drop"):
             if fault.kind == "timeout":
@@ -605,6 +636,8 @@ class _Handler(LoopbackHandler):
             return double._grant(form)
         if path.endswith("/j_security_check") and self.command == "POST":
             return double._login(form)
+        if path.startswith(CONTROL):
+            return double._control(path.removeprefix(CONTROL), self.command)
         if not path.startswith(API + "/"):
             return 404, {}, b""
         refused = double._authorised(self.headers)

@@ -21,6 +21,12 @@ from imixs_archive.cli.context import (
 )
 from imixs_archive.cli.ftps_commands import backup_ftps, print_tree_restore
 from imixs_archive.cli.output import human_bytes, print_problems
+from imixs_archive.cli.restore_plan_commands import (
+    add_plan_options,
+    cmd_restore_all,
+    cmd_restore_as_of,
+    refuse_plan_options,
+)
 from imixs_archive.config import settings_for_store
 from imixs_archive.errors import ConfigError
 from imixs_archive.recovery.backup import backup
@@ -67,6 +73,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     what.add_argument(
         "--source", help="a backup tree instead of the archive: a folder or ftps://host/path"
     )
+    what.add_argument(
+        "--as-of",
+        metavar="DATETIME",
+        help="every instance changed after this time back to how it was then (in "
+        "ARCHIVE_TIMEZONE if no offset); exit 2: a time in the future, 4: before the "
+        "archive's first snapshot or an unknown --group; nothing is sent then",
+    )
+    what.add_argument(
+        "--all",
+        dest="whole",
+        action="store_true",
+        help="the newest snapshot of every instance (a whole-workflow restore; resumes "
+        "after a kill)",
+    )
     p.add_argument("--to", dest="last", type=instant_end_arg, help="range end (default: now)")
     p.add_argument(
         "--filter",
@@ -82,7 +102,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="filters must match whole values, and an instance without the item is left out",
     )
     p.add_argument("--dry-run", action="store_true", help="print what would be sent, send nothing")
-    p.add_argument("--workers", type=int, help="instances restored at once (--from; default 4)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        help="instances restored at once: requests in flight (--from, --as-of, --all; default 4)",
+    )
+    add_plan_options(p)
     p.set_defaults(handler=cmd_restore, reads_only=True)
 
     p = sub.add_parser("export", parents=[common], help="copy this archive into another store")
@@ -96,27 +121,33 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _refuse_range_options(args: argparse.Namespace) -> None:
-    """--to, --filter, --strict-filters and --workers belong to a range (--from)."""
-    if args.first is not None:
-        if args.workers is not None and args.workers < 1:
-            raise ConfigError("--workers must be at least 1")
-        return
+    """--to belongs to a range (--from); --filter and --strict-filters to a range or
+    --as-of; --workers to those and --all."""
+    if args.workers is not None and args.workers < 1:
+        raise ConfigError("--workers must be at least 1")
+    refuse_plan_options(args)
+    ranged = args.first is not None
     given = [
         name
-        for name, value in (
-            ("--to", args.last),
-            ("--filter", args.filter),
-            ("--strict-filters", args.strict_filters),
-            ("--workers", args.workers),
+        for name, value, allowed in (
+            ("--to", args.last, ranged),
+            ("--filter", args.filter, ranged or args.as_of is not None),
+            ("--strict-filters", args.strict_filters, ranged or args.as_of is not None),
+            ("--workers", args.workers, ranged or args.as_of is not None or args.whole),
         )
-        if value
+        if value and not allowed
     ]
     if given:
-        raise ConfigError(f"{', '.join(given)} only apply to a range restore (--from)")
+        also = "" if given == ["--to"] else " or --as-of"
+        raise ConfigError(f"{', '.join(given)} only apply to a range restore (--from){also}")
 
 
 def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
     _refuse_range_options(args)
+    if args.as_of is not None:
+        return cmd_restore_as_of(args, ctx)
+    if args.whole:
+        return cmd_restore_all(args, ctx)
     request = RestoreRequest(
         snapshot=args.snapshot or None,
         uniqueid=args.uniqueid or None,

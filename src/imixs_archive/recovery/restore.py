@@ -57,11 +57,11 @@ class RestoreRange:
         if self.first > self.last:
             raise ConfigError("the restore range ends before it starts")
 
-    def days(self, start: dt.date | None = None) -> Iterator[dt.date]:
-        day = max(start or dt.date.min, self.first.astimezone(dt.UTC).date())
-        while day <= self.last.astimezone(dt.UTC).date():
-            yield day
-            day += dt.timedelta(days=1)
+    def days(self, archive: Archive, start: dt.date | None = None) -> Iterator[dt.date]:
+        """The UTC days of the range (from ``start`` on) that the archive's day index
+        holds: a range of decades walks only the days with snapshots."""
+        first = max(start or dt.date.min, self.first.astimezone(dt.UTC).date())
+        return archive.days_with_snapshots(first, self.last.astimezone(dt.UTC).date())
 
     def contains(self, when: object) -> bool:
         return isinstance(when, dt.datetime) and self.first <= _utc(when) <= self.last
@@ -148,7 +148,7 @@ class Restorer:
         start = None if dry_run else self._resume_point(wanted, report)
         done: set[str] = set()
         with ThreadPoolExecutor(self.workers, thread_name_prefix="restore") as pool:
-            for day in wanted.days(start):
+            for day in wanted.days(self.archive, start):
                 if self.stop.is_set():
                     report.stopped = True
                     break
@@ -247,6 +247,15 @@ class Restorer:
         return report
 
     # ---- the workflow -------------------------------------------------------------------
+
+    def is_current(self, origin: str, snapshot_id: str) -> bool:
+        """Whether the workflow's instance ``origin`` is at ``snapshot_id`` (its live
+        ``$snapshotid``); waits while the workflow is down."""
+        return self._is_current(origin, snapshot_id)
+
+    def post(self, doc: Document) -> None:
+        """POST a snapshot (loaded with its files); waits while the workflow is down."""
+        self._retrying(lambda: self.client.post_snapshot(doc))
 
     def _is_current(self, origin: str, snapshot_id: str) -> bool:
         try:

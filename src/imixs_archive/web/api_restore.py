@@ -2,7 +2,10 @@
 
 A ``$modified`` range with filters (or its dry run: the plan, nothing sent), every
 snapshot of one process instance, the snapshots of a backup folder on the server, and one
-snapshot at once (short: answered directly). One restore runs at a time (409 otherwise);
+snapshot at once (short: answered directly). ``/api/restore/as-of``: back to a point in
+time, in two steps: the dry run (the default) makes the plan, whose ``token`` a second
+request sends back as ``confirm`` to send it (409-like failure of the job when the plan
+changed meanwhile: nothing is sent). One restore runs at a time (409 otherwise);
 ``POST /api/restore/stop`` stops whichever runs.
 """
 
@@ -18,7 +21,10 @@ from pydantic import BaseModel, Field
 from imixs_archive.config import Settings
 from imixs_archive.errors import ConfigError, NotFoundError
 from imixs_archive.recovery import restore_jobs
+from imixs_archive.recovery.as_of import AsOf, check_as_of
+from imixs_archive.recovery.as_of_jobs import as_of_job, parse_as_of
 from imixs_archive.recovery.restore import RestoreRange, parse_filter
+from imixs_archive.services.jobs import JobStatus
 from imixs_archive.timezones import zone
 from imixs_archive.web.api_jobs import job_status, workflow
 from imixs_archive.web.api_models import CONFLICT, JobStatusAnswer, RestoreOne
@@ -60,6 +66,63 @@ class RestoreRequest(BaseModel):
             return RestoreRange(first, last, filters, strict=self.strict)
         except ConfigError as exc:
             raise BadRequestError(str(exc)) from None
+
+
+class AsOfRequest(BaseModel):
+    as_of: str = Field(
+        description="ISO 8601 date-time: the state to go back to (ARCHIVE_TIMEZONE unless it "
+        "carries an offset)"
+    )
+    changed_until: str | None = Field(
+        None, description="only instances changed after as_of and up to this time"
+    )
+    groups: list[str] = Field(default_factory=list, description="only these $workflowgroup")
+    filters: list[Filter] = Field(
+        default_factory=list, description="[{item, regex}], on the snapshot coming back"
+    )
+    strict: bool = Field(False, description="filters match whole values; the item is needed")
+    dry_run: bool = Field(True, description="make the plan only (the default)")
+    confirm: str | None = Field(
+        None, description="to send: the token of the dry run's plan (its result's `token`)"
+    )
+
+    def to_request(self, tz_name: str) -> AsOf:
+        try:
+            return parse_as_of(
+                self.as_of,
+                tz_name,
+                changed_until=self.changed_until,
+                groups=tuple(self.groups),
+                filters=tuple(f"{f.item}={f.regex}" for f in self.filters),
+                strict=self.strict,
+            )
+        except ConfigError as exc:
+            raise BadRequestError(str(exc)) from None
+
+
+def start_as_of_job(svc: Services, body: AsOfRequest) -> JobStatus:
+    """Check ``body`` (400 for a bad or future time, 404 for a point before the first
+    snapshot; an unknown group fails the job, before anything is sent) and start the job
+    ``restore`` (409 when a restore runs)."""
+    request = body.to_request(svc.settings.timezone)
+    try:
+        check_as_of(svc.archive, request, dt.datetime.now(dt.UTC))
+    except ConfigError as exc:
+        raise BadRequestError(str(exc)) from None
+    if not body.dry_run and not body.confirm:
+        raise BadRequestError("to send, confirm with the token of the dry run's plan")
+    link = workflow(svc, "restore")
+    job = as_of_job(
+        link.archive,
+        link.client,
+        request,
+        dry_run=body.dry_run,
+        tz=zone(svc.settings.timezone),
+        confirm=body.confirm,
+        save_every=svc.settings.restore_save_every,
+    )
+    message = "planning a restore as of a point in time" if body.dry_run else "restoring"
+    return svc.jobs.start(JOB, job, message=message)
 
 
 class SourceRequest(BaseModel):
@@ -105,6 +168,23 @@ def start_restore(body: RestoreRequest, svc: Svc, _who: Manager) -> dict[str, An
     job = restore_jobs.range_job(link.archive, link.client, wanted, dry_run=body.dry_run)
     message = "planning a restore (dry run)" if body.dry_run else "restoring"
     return svc.jobs.start(JOB, job, message=message).to_json()
+
+
+@router.post(
+    "/as-of",
+    status_code=202,
+    summary="Back to a point in time: the plan (dry run), then the restore (confirmed)",
+    response_model=None,
+    responses={202: {"model": JobStatusAnswer}, **CONFLICT},
+)
+def start_as_of(body: AsOfRequest, svc: Svc, _who: Manager) -> dict[str, Any]:
+    """Every instance changed after ``as_of`` back to its newest snapshot at or before it.
+    The dry run's result: ``back`` (per instance the snapshot coming back, ``changes``
+    item by item against the newest snapshot, ``files``), ``not_yet`` (instances that did
+    not exist yet: not deleted, the workflow cannot), the counts and ``token``. Sending
+    needs ``dry_run: false`` and ``confirm: <token>``; the job plans again and sends only
+    when the plan is the one confirmed."""
+    return start_as_of_job(svc, body).to_json()
 
 
 @router.post(

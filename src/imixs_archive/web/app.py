@@ -168,9 +168,13 @@ def _templates(tz: dt.tzinfo) -> Jinja2Templates:
     return templates
 
 
+SHOWN_AS_TABLES = frozenset({"planned", "back", "not_yet", "request", "token"})
+"""A job's result fields the pages show as tables of their own (plans), or not at all."""
+
+
 def _brief(status: dict[str, Any]) -> dict[str, Any]:
     """A job's progress and result without the long lists shown as tables (a plan)."""
-    return {key: value for key, value in status.items() if key != "planned"}
+    return {key: value for key, value in status.items() if key not in SHOWN_AS_TABLES}
 
 
 def labelled(status: dict[str, Any]) -> list[tuple[str, str]]:

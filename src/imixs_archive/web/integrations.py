@@ -174,4 +174,9 @@ def restore_overview(archive: Archive, link: WorkflowLink | None) -> dict[str, A
         else f"restores into {link.endpoint}",
         "state": {name: plain(state.get_first(name)) for name in RESTORE_ITEMS},
         "failed": [str(v) for v in state.get_values("restore.failed")][:MAX_LISTED],
+        "plan": {
+            name: plain(state.get_first(f"restore.plan.{name}"))
+            for name in ("key", "status", "restored", "total", "after")
+        }
+        | {"failed": [str(v) for v in state.get_values("restore.plan.failed")][:MAX_LISTED]},
     }

@@ -27,6 +27,7 @@ from imixs_archive.budget import BudgetSpentError, ClientGoneError
 from imixs_archive.errors import (
     ArchiveError,
     ConfigError,
+    ConflictError,
     DocumentError,
     IntegrityError,
     LegalHoldError,
@@ -67,6 +68,7 @@ STATUS_OF: tuple[tuple[type[ArchiveError], int], ...] = (
     (NotFoundError, 404),
     (JobBusyError, 409),
     (LegalHoldError, 409),
+    (ConflictError, 409),
     (PayloadTooLargeError, 413),
     (BadRequestError, 400),
     (DocumentError, 400),  # HostileInputError included

@@ -24,7 +24,13 @@ from imixs_archive.sync.jobs import resync_job
 from imixs_archive.sync.status import retry_dead_letters
 from imixs_archive.timezones import epoch_ms, zone, zone_label
 from imixs_archive.web.api_jobs import BackupRequest, backup_job, verify_job, workflow
-from imixs_archive.web.api_restore import RestoreRequest, backup_source, require_instance
+from imixs_archive.web.api_restore import (
+    AsOfRequest,
+    RestoreRequest,
+    backup_source,
+    require_instance,
+    start_as_of_job,
+)
 from imixs_archive.web.auth import SESSION_COOKIE, SESSION_SECONDS, Principal, TooManyLoginsError
 from imixs_archive.web.dependencies import Svc, manager, services
 from imixs_archive.web.flash import flash_query, shown
@@ -186,6 +192,31 @@ async def start_restore(request: Request, svc: Svc, _who: UiManager) -> Response
     except (ArchiveError, ValueError) as exc:
         return back("/ui/restore", error=str(exc))
     return back("/ui/restore", notice="dry run started" if dry_run else "restore started")
+
+
+@router.post("/ui/actions/restore-as-of")
+async def restore_as_of(request: Request, svc: Svc, _who: UiManager) -> Response:
+    """The plan (``dry_run``), or the restore of a plan shown: ``confirm`` holds its token
+    and the box ``confirmed`` must be ticked."""
+    form = await read_form(request)
+    dry_run = form.get("dry_run") == "yes"
+    if not dry_run and form.get("confirmed") != "yes":
+        return back("/ui/restore", error="tick the box to confirm the restore as planned")
+    try:
+        body = AsOfRequest.model_validate(
+            {
+                "as_of": form.get("as_of", ""),
+                "changed_until": form.get("changed_until") or None,
+                "groups": form.get("groups", "").replace(",", "\n").splitlines(),
+                "filters": form_filters(form),
+                "dry_run": dry_run,
+                "confirm": None if dry_run else form.get("confirm", ""),
+            }
+        )
+        await run_in_threadpool(start_as_of_job, svc, body)
+    except (ArchiveError, ValueError) as exc:
+        return back("/ui/restore", error=str(exc))
+    return back("/ui/restore", notice="planning started" if dry_run else "restore started")
 
 
 @router.post("/ui/actions/restore-instance/{uniqueid}")

@@ -34,7 +34,8 @@ function render(box, status) {
   set("started", localTime(status.started, box.getAttribute("data-tz") || "UTC"));
   set("message", status.error || status.message);
   const shown = Object.assign({}, status.progress, status.result);
-  delete shown.planned; // a dry run's plan is a table of the page, not part of the summary
+  // a dry run's plan is a table of the page, not part of the summary
+  for (const key of ["planned", "back", "not_yet", "request", "token"]) delete shown[key];
   const table = box.querySelector('[data-field="progress"]');
   if (table) table.replaceChildren(...Object.entries(shown).map(([key, value]) => row(key, value)));
 }
