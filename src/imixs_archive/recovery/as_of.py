@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from imixs_archive.analytics.archive_figures import archive_figures
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import iter_files, modified_time, origin_id
 from imixs_archive.document.model import Document
@@ -230,21 +231,16 @@ def _judge(archive: Archive, origin: str, request: AsOf) -> _Judged | None:
 
 
 def _require_known_groups(archive: Archive, groups: tuple[str, ...], judged: list[_Judged]) -> None:
-    """Every group asked for is carried by some snapshot: by a candidate's, else by the
-    newest snapshot of some instance of the archive (read until all are found)."""
+    """Every group asked for is carried by some snapshot: by a candidate's, else by any
+    snapshot of the archive (the whole-archive figures' groups: kept, not read anew)."""
     missing = {g.casefold() for g in groups}
     for found in judged:
         missing -= found.groups
     if not missing:
         return
-    for snapshot_ids in archive.iter_instances():
-        for snapshot_id in reversed(snapshot_ids):
-            doc = archive.load_complete(snapshot_id)
-            if doc is not None:
-                missing.discard(_group(doc).casefold())
-                break
-        if not missing:
-            return
+    missing -= {name.casefold() for name in archive_figures(archive).by.get("group", {})}
+    if not missing:
+        return
     names = ", ".join(sorted(g for g in groups if g.casefold() in missing))
     raise NotFoundError(f"group {names}: no snapshot in the archive is of that workflow group")
 
