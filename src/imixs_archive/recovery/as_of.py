@@ -30,7 +30,6 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from imixs_archive.analytics.archive_figures import archive_figures
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import iter_files, modified_time, origin_id
 from imixs_archive.document.model import Document
@@ -238,6 +237,9 @@ def _require_known_groups(archive: Archive, groups: tuple[str, ...], judged: lis
         missing -= found.groups
     if not missing:
         return
+    # Here, not at the top: the analytics would load with every recovery command.
+    from imixs_archive.analytics.archive_figures import archive_figures
+
     missing -= {name.casefold() for name in archive_figures(archive).by.get("group", {})}
     if not missing:
         return
