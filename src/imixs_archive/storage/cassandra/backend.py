@@ -196,10 +196,12 @@ class CassandraBackend(Backend):
             replication,
             zstd=self._zstd,
         )
-        for statement in plan:
-            self._retrying("creating the schema", partial(self._session.execute_ddl, statement))
         if not plan:
             return plan
+        first = plan[:1] if existing is None else []  # the keyspace, before its tables
+        for statement in first:
+            self._retrying("creating the schema", partial(self._session.execute_ddl, statement))
+        self._create_tables(plan[len(first) :])
         agreement = self._session.wait_for_schema_agreement
         if not self._retrying("waiting for schema agreement", agreement):
             raise StoreUnavailableError(
@@ -207,6 +209,27 @@ class CassandraBackend(Backend):
                 f"keyspace {self._keyspace!r} in time; retry when all nodes are up"
             )
         return plan
+
+    def _create_tables(self, statements: Sequence[str]) -> None:
+        """Every ``CREATE TABLE`` started at once. A node applies schema changes one after
+        the other, but the round trips, and the driver's agreement check and metadata
+        refresh after each change, overlap (28 tables on one node: 3.1-3.5 s one by one,
+        2.0-2.4 s at once). Each statement is idempotent (``IF NOT EXISTS``, a fixed table
+        id), so one that timed out is run again on its own."""
+        started = {self._session.execute_ddl_async(text): text for text in statements}
+        wait(started)
+        again: list[str] = []
+        for future, text in started.items():
+            error = future.exception()
+            if error is None:
+                continue
+            if not _retryable(error):
+                raise self._error("creating the schema", error) from error
+            again.append(text)
+        for text in again:
+            self._sleep(self._delay(1))
+            create = partial(self._session.execute_ddl, text)
+            self._retrying("creating the schema", create, attempt=2)
 
     def drop_keyspace(self) -> None:
         """Delete the whole keyspace and everything in it (test clean-up)."""
@@ -453,9 +476,9 @@ class CassandraBackend(Backend):
             if state is None:
                 return
 
-    def _retrying(self, what: str, request: Callable[[], T]) -> T:
-        """Run ``request``; on a time-out, retry with exponential backoff."""
-        attempt = 1
+    def _retrying(self, what: str, request: Callable[[], T], *, attempt: int = 1) -> T:
+        """Run ``request``; on a time-out, retry with exponential backoff. ``attempt``:
+        the number of this attempt (an earlier one was made elsewhere)."""
         while True:
             try:
                 return request()
