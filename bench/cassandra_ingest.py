@@ -9,8 +9,9 @@ once per source tree given with ``--src`` (a ``PYTHONPATH``: the code before and
 change). Each measurement is a child process; the time is the import's (or the writes')
 alone, with the keyspace already created; the schema's creation is timed apart (first
 start: ``CassandraBackend.from_settings`` on a keyspace that does not exist yet), and so
-is a first-start import of ``--first`` snapshots as a whole process (``python -m
-imixs_archive import``, keyspace missing).
+is a first-start import of ``--first`` small snapshots as a whole process (``python -m
+imixs_archive import``, keyspace missing), and an open of the complete keyspace (what
+every later start costs).
 
     .venv/bin/python bench/cassandra_ingest.py                         # this tree, 5 pairs
     .venv/bin/python bench/cassandra_ingest.py --src before=/work/main/src \
@@ -104,10 +105,19 @@ def child_archive(host: str, inputs: Path) -> dict[str, float]:
             summary = import_sources(archive, sources)
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         assert summary.failed == 0 and summary.present == 0, summary.failures
+        started = time.perf_counter()
+        CassandraBackend.from_settings(_settings(host, keyspace)).close()
+        reopen_s = time.perf_counter() - started
     finally:
         backend.drop_keyspace()
         backend.close()
-    return {"seconds": wall, "cpu": cpu, "schema_s": schema_s, "snapshots": summary.new}
+    return {
+        "seconds": wall,
+        "cpu": cpu,
+        "schema_s": schema_s,
+        "reopen_s": reopen_s,
+        "snapshots": summary.new,
+    }
 
 
 def child_raw(host: str, inputs: Path, in_flight: int) -> dict[str, float]:
@@ -152,8 +162,9 @@ def child_raw(host: str, inputs: Path, in_flight: int) -> dict[str, float]:
 
 
 def first_start(src: str, host: str, inputs: Path) -> dict[str, float]:
-    """``python -m imixs_archive import`` of a few files into a keyspace that does not
-    exist yet: the whole process, schema creation included."""
+    """``python -m imixs_archive import`` of a few small snapshots into a keyspace that
+    does not exist yet: the whole process, schema creation included; then as many other
+    small snapshots into the keyspace now complete (a later start)."""
     keyspace = "bench_fs_" + _letters()
     env = {
         **os.environ,
@@ -164,14 +175,16 @@ def first_start(src: str, host: str, inputs: Path) -> dict[str, float]:
         "ARCHIVE_CLUSTER_CONSISTENCY_READ": "ONE",
         "ARCHIVE_CLUSTER_CONSISTENCY_WRITE": "ONE",
     }
-    command = [sys.executable, "-m", "imixs_archive", "import", str(inputs)]
+    seconds = []
     try:
-        started = time.perf_counter()
-        subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
-        whole = time.perf_counter() - started
+        for folder in (inputs / "first", inputs / "later"):
+            command = [sys.executable, "-m", "imixs_archive", "import", str(folder)]
+            started = time.perf_counter()
+            subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
+            seconds.append(time.perf_counter() - started)
     finally:
         _run_child(src, ["--child", "drop", "--keyspace", keyspace, "--host", host])
-    return {"seconds": whole}
+    return {"seconds": seconds[0], "later": seconds[1]}
 
 
 def _run_child(src: str, arguments: list[str]) -> dict[str, float]:
@@ -209,7 +222,8 @@ def _spread(values: list[float]) -> str:
 
 
 def _workload(args: argparse.Namespace, inputs: Path, first: Path) -> float:
-    """Write the workload into ``inputs`` (its first files also into ``first``); its MB."""
+    """Write the workload into ``inputs`` and ``--first`` small snapshots into ``first``;
+    the workload's MB."""
     sys.path.insert(0, str(HERE))
     if args.workload == "big":
         from store_ingest import generate
@@ -217,8 +231,9 @@ def _workload(args: argparse.Namespace, inputs: Path, first: Path) -> float:
         xml_bytes = generate(inputs, args.instances, args.steps, seed=1)["xml_bytes"]
     else:
         xml_bytes = generate_small(inputs, args.count, seed=1)
-    for path in sorted(inputs.iterdir())[: args.first]:
-        shutil.copy(path, first / path.name)
+    for name, seed in (("first", 2), ("later", 3)):
+        (first / name).mkdir()
+        generate_small(first / name, args.first, seed=seed)
     files = len(os.listdir(inputs))
     print(f"workload {args.workload}: {xml_bytes / MB:.1f} MB of snapshot XML in {files} files")
     return xml_bytes / MB
@@ -246,21 +261,27 @@ def _pair(
         labels.reverse()
     for label in labels:
         got = _run_child(sources[label], ["--child", "archive", "--inputs", str(inputs), *host])
-        whole = first_start(sources[label], args.host, first)["seconds"]
+        starts = first_start(sources[label], args.host, first)
+        whole = starts["seconds"]
         rate = mb / got["seconds"]
         values = {
             "MB/s": rate,
             "ratio to raw": rate / raw_rate,
             "client CPU ms/MB": 1000 * got["cpu"] / mb,
-            "schema creation s": got["schema_s"],
-            f"first-start import of {args.first} snapshots, whole process, s": whole,
+            "open with the keyspace created, s": got["schema_s"],
+            "open of the complete keyspace, s": got["reopen_s"],
+            f"import of {args.first} small snapshots, first start, whole process, s": whole,
+            f"import of {args.first} small snapshots, later start, whole process, s": starts[
+                "later"
+            ],
         }
         for name, value in values.items():
             figures.setdefault(label, {}).setdefault(name, []).append(value)
         line.append(
             f"{label} {rate:.1f} MB/s {got['snapshots'] / got['seconds']:.0f} snap/s "
             f"({values['client CPU ms/MB']:.1f} ms CPU/MB) ratio {rate / raw_rate:.2f}, "
-            f"schema {got['schema_s']:.2f} s, first start {whole:.2f} s"
+            f"first open {got['schema_s']:.2f} s, reopen {got['reopen_s']:.2f} s, "
+            f"small import first start {whole:.2f} s, later {starts['later']:.2f} s"
         )
     print("; ".join(line), flush=True)
 
@@ -274,7 +295,7 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=2000, help="small: snapshots")
     parser.add_argument("--pairs", type=int, default=5)
     parser.add_argument("--in-flight", type=int, default=8, help="bare driver's requests")
-    parser.add_argument("--first", type=int, default=20, help="snapshots of the first start")
+    parser.add_argument("--first", type=int, default=20, help="small snapshots, first start")
     parser.add_argument(
         "--src",
         action="append",
