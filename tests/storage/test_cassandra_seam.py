@@ -36,6 +36,7 @@ from imixs_archive.errors import ConfigError, StoreError, StoreUnavailableError
 from imixs_archive.storage.cassandra import backend as cassandra_module
 from imixs_archive.storage.cassandra.backend import (
     BATCH_BYTES,
+    ROW_WINDOW,
     CassandraBackend,
     plan_schema,
     supports_zstd,
@@ -45,6 +46,7 @@ from imixs_archive.storage.cassandra.cql import SIMPLE, Replication
 from imixs_archive.storage.cassandra.session import ClusterInfo, DriverSession, Page
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,
+    ARCHIVE_PIECE_REFS,
     DOCUMENTS,
     DOCUMENTS_DATA,
     JAVA_TABLES,
@@ -385,6 +387,15 @@ def test_bounded_in_flight_writes(fake: FakeSession, sleeps: Sleeps) -> None:
             ConsistencyLevel.QUORUM,
         )
     ]
+
+
+def test_rows_without_blobs_go_more_at_once(fake: FakeSession, sleeps: Sleeps) -> None:
+    """A file's piece references, one partition each: the window is ``ROW_WINDOW``, not
+    the blobs' ``write_concurrency`` (their memory is what that one bounds)."""
+    fake.write_delay = 0.005
+    rows = [{"data_id": f"piece-{n}", "md5": "A", "size": n} for n in range(200)]
+    assert backend_for(fake, sleeps, write_concurrency=4).put(ARCHIVE_PIECE_REFS, rows) == 200
+    assert 4 < fake.max_outstanding <= ROW_WINDOW
 
 
 def test_put_nothing(fake: FakeSession, sleeps: Sleeps) -> None:

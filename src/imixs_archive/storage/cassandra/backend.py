@@ -3,7 +3,8 @@
 Every statement comes from ``storage/cassandra/cql.py`` and is prepared once (idempotent, at the
 configured read or write consistency); values only ever travel as bound parameters.
 Scans page through results; writes run concurrently with at most
-``cluster_write_concurrency`` in flight, pulling the next row only when a slot is free.
+``cluster_write_concurrency`` in flight (``ROW_WINDOW`` into a table without blobs),
+pulling the next row only when a slot is free.
 Requests that time out are retried with exponential backoff; an unreachable cluster or
 too few live replicas raise :class:`StoreUnavailableError` so callers pause instead of
 dropping work.
@@ -68,6 +69,10 @@ BATCH_BYTES = 4096
 unlogged batch (one request, applied as one mutation) of up to about this many bytes of
 values: under the node's default ``batch_size_warn_threshold`` (5 KiB)."""
 BATCH_ROWS = 100
+ROW_WINDOW = 32
+"""Writes in flight at once into a table without blobs (rows of a few dozen bytes: a
+file's piece references, one partition each); ``cluster_write_concurrency`` bounds the
+writes of blobs, whose memory it is about."""
 
 
 def supports_zstd(release_versions: Iterable[str]) -> bool:
@@ -273,9 +278,12 @@ class CassandraBackend(Backend):
         window: dict[Future[Any], tuple[list[list[Any]], int]] = {}
         written = 0
         requests = _requests(table, rows, self._clock)
+        width = self._config.write_concurrency
+        if not any(column.type is ColumnType.BLOB for column in table.columns):
+            width = max(width, ROW_WINDOW)
         try:
             while True:
-                while len(window) >= self._config.write_concurrency:
+                while len(window) >= width:
                     written += self._settle(window, statement, what)
                 group = next(requests, _END)
                 if group is _END:
