@@ -139,21 +139,29 @@ def child_raw(host: str, inputs: Path, in_flight: int) -> dict[str, float]:
         session.execute(f"CREATE TABLE {keyspace}.blobs (id text PRIMARY KEY, data blob)")
         insert = session.prepare(f"INSERT INTO {keyspace}.blobs (id, data) VALUES (?, ?)")
         paths = sorted(inputs.iterdir())
+        places: list[tuple[Path, int]] = []  # of each blob, in the order written
 
-        def blobs() -> Any:
+        def blobs(wanted: list[tuple[Path, int]] | None) -> Any:
             for path in paths:
                 with path.open("rb") as source:
                     number = 0
                     while block := source.read(BLOB):
-                        yield (f"{path.name}:{number}", block)
+                        if wanted is None or (path, number) in wanted:
+                            places.append((path, number))
+                            yield (f"{path.name}:{number}", block)
                         number += 1
 
         cpu, wall = time.process_time(), time.perf_counter()
-        results = execute_concurrent_with_args(
-            session, insert, blobs(), concurrency=in_flight, results_generator=True
-        )
-        for success, result in results:
-            assert success, result
+        wanted: list[tuple[Path, int]] | None = None
+        for _attempt in range(5):  # what timed out (a busy shared node) is written again
+            places.clear()
+            results = execute_concurrent_with_args(
+                session, insert, blobs(wanted), concurrency=in_flight, raise_on_first_error=False
+            )
+            wanted = [place for place, (ok, _r) in zip(places, results, strict=True) if not ok]
+            if not wanted:
+                break
+        assert not wanted, f"{len(wanted)} writes kept failing"
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     finally:
         session.execute(f"DROP KEYSPACE {keyspace}")
