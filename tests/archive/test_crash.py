@@ -7,7 +7,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,10 @@ class CrashingBackend(DelegatingBackend):
     def put_new(self, table: Table, row: Mapping[str, Any]) -> bool:
         self._tick()
         return self.inner.put_new(table, row)
+
+    def put_soon(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> Callable[[], None]:
+        self._tick()
+        return self.inner.put_soon(table, rows)
 
     def delete(
         self, table: Table, key: Mapping[str, Any], *, written_before: int | None = None

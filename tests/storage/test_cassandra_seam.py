@@ -36,6 +36,7 @@ from imixs_archive.errors import ConfigError, StoreError, StoreUnavailableError
 from imixs_archive.storage.cassandra import backend as cassandra_module
 from imixs_archive.storage.cassandra.backend import (
     BATCH_BYTES,
+    ROW_WINDOW,
     CassandraBackend,
     plan_schema,
     supports_zstd,
@@ -45,6 +46,7 @@ from imixs_archive.storage.cassandra.cql import SIMPLE, Replication
 from imixs_archive.storage.cassandra.session import ClusterInfo, DriverSession, Page
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,
+    ARCHIVE_PIECE_REFS,
     DOCUMENTS,
     DOCUMENTS_DATA,
     JAVA_TABLES,
@@ -159,6 +161,14 @@ class FakeSession:
         if self.errors:
             raise self.errors.pop(0)
         return self.agreed
+
+    def execute_ddl_async(self, cql: str) -> Future[bool]:
+        future: Future[bool] = Future()
+        try:
+            future.set_result(self.execute_ddl(cql))
+        except BaseException as exc:
+            future.set_exception(exc)
+        return future
 
     def wait_for_schema_agreement(self) -> bool:
         self.events.append("wait for schema agreement")
@@ -377,6 +387,15 @@ def test_bounded_in_flight_writes(fake: FakeSession, sleeps: Sleeps) -> None:
             ConsistencyLevel.QUORUM,
         )
     ]
+
+
+def test_rows_without_blobs_go_more_at_once(fake: FakeSession, sleeps: Sleeps) -> None:
+    """A file's piece references, one partition each: the window is ``ROW_WINDOW``, not
+    the blobs' ``write_concurrency`` (their memory is what that one bounds)."""
+    fake.write_delay = 0.005
+    rows = [{"data_id": f"piece-{n}", "md5": "A", "size": n} for n in range(200)]
+    assert backend_for(fake, sleeps, write_concurrency=4).put(ARCHIVE_PIECE_REFS, rows) == 200
+    assert 4 < fake.max_outstanding <= ROW_WINDOW
 
 
 def test_put_nothing(fake: FakeSession, sleeps: Sleeps) -> None:
@@ -799,8 +818,23 @@ def test_no_schema_agreement_is_unavailable(sleeps: Sleeps) -> None:
 def test_ddl_timeouts_are_retried(sleeps: Sleeps) -> None:
     session = FakeSession(tables=JAVA_NAMES, errors=[OperationTimedOut("slow")])
     applied = backend_for(session, sleeps).ensure_schema()
-    assert session.events[:2] == [applied[0], applied[0]]
+    # Every table started at once; the one that timed out is run again after them.
+    assert session.events == [*applied, applied[0], "wait for schema agreement"]
     assert sleeps.delays == [0.2]
+
+
+def test_a_new_keyspace_is_created_before_its_tables(sleeps: Sleeps) -> None:
+    session = FakeSession(tables=None, errors=[OperationTimedOut("slow")])
+    applied = backend_for(session, sleeps).ensure_schema()
+    assert applied[0].startswith("CREATE KEYSPACE")
+    assert session.events == [applied[0], *applied, "wait for schema agreement"]
+
+
+def test_a_refused_table_is_an_error_once_every_table_was_tried(sleeps: Sleeps) -> None:
+    session = FakeSession(tables=JAVA_NAMES, errors=[InvalidRequest("bad table")])
+    with pytest.raises(StoreError, match="refused creating the schema"):
+        backend_for(session, sleeps).ensure_schema()
+    assert session.events == plan_schema(JAVA_NAMES, True, KS, REPLICATION, zstd=True)
 
 
 def test_load_config_defaults_match_the_backend() -> None:

@@ -3,9 +3,11 @@
 Write order for one snapshot (every step an idempotent upsert, so a re-run after a crash
 at any point completes it): pieces (while the XML streams in), each file's piece refs,
 ``documents`` rows and ``archive_files`` (see ``filestore/files.py``), then
-``snapshots_by_document``, ``archive_snapshot_files``, ``snapshots_by_uniqueid``,
-``snapshots_by_modified``, the day's change stamp (``days.py``) and last the ``snapshots``
-row: its presence means complete.
+``snapshots_by_document`` with ``archive_snapshot_files``, then ``snapshots_by_uniqueid``
+with ``snapshots_by_modified`` (the rows of a step written at once, a step begun when
+the one before it is durable: a delete finds a snapshot by its ``snapshots_by_uniqueid``
+row and its files by ``archive_snapshot_files``), the day's change stamp (``days.py``)
+and last the ``snapshots`` row: its presence means complete.
 
 Nothing of a process instance under legal hold (``holds.py``) is deleted: ``delete``
 refuses with ``LegalHoldError`` before it changes anything, and the history cleanup keeps
@@ -169,8 +171,11 @@ class Archive:
         self.backend = backend
         self._owns_backend = owns_backend
         """The store: for the archive layer's own modules; nothing above it reaches it."""
-        self.files = FileStore(backend)
-        """The piece store: every file this archive reads or writes goes through it."""
+        self.files = FileStore(backend, confirmed_for=gc_grace / 4)
+        """The piece store: every file this archive reads or writes goes through it. A
+        piece it confirmed stored is trusted for a quarter of the grace period (on
+        Cassandra, see ``PieceStore``): with an ingest of up to half of it, every
+        reference is written within the grace period of the look that found it."""
         self.actor = actor
         self.ledger = LedgerBooks(backend)
         """The ledger's tables: its queue, log, tree and checkpoints (``ledger/``)."""
@@ -373,19 +378,25 @@ class Archive:
             whole_digest = xml_digest(whole) if whole is not None else None
             if whole_digest is not None:
                 logged.start(whole_digest)  # alongside the index rows, where it can
-            put = self.backend.put
-            put(
-                SNAPSHOTS_BY_DOCUMENT,
-                [{"md5": r["md5"], "snapshot": snapshot_id} for r in file_rows],
-            )
-            put(ARCHIVE_SNAPSHOT_FILES, file_rows)
-            put(
-                SNAPSHOTS_BY_UNIQUEID,
-                [{"uniqueid": origin_id(snapshot_id), "snapshot": snapshot_id}],
+            # The index rows two tables at a time (on Cassandra each pair in flight at
+            # once), each pair durable before the next starts: the order of the module.
+            soon = self.backend.put_soon
+            _settled(
+                soon(
+                    SNAPSHOTS_BY_DOCUMENT,
+                    [{"md5": r["md5"], "snapshot": snapshot_id} for r in file_rows],
+                ),
+                soon(ARCHIVE_SNAPSHOT_FILES, file_rows),
             )
             if day not in self._days_indexed:
                 record_day(self.backend, day)
-            put(SNAPSHOTS_BY_MODIFIED, [{"modified": day, "snapshot": snapshot_id}])
+            _settled(
+                soon(
+                    SNAPSHOTS_BY_UNIQUEID,
+                    [{"uniqueid": origin_id(snapshot_id), "snapshot": snapshot_id}],
+                ),
+                soon(SNAPSHOTS_BY_MODIFIED, [{"modified": day, "snapshot": snapshot_id}]),
+            )
             stamp_day(self.backend, day)  # the day changed (figures of it are stale)
             written = put_snapshot_xml(
                 self.backend,
@@ -830,6 +841,19 @@ class Archive:
             ],
         )
         return list(keys.values())
+
+
+def _settled(*waits: Callable[[], None]) -> None:
+    """Wait for every write started (``Backend.put_soon``); then raise the first error
+    met, if any: nothing is left in flight behind an error."""
+    error: BaseException | None = None
+    for wait in waits:
+        try:
+            wait()
+        except BaseException as exc:
+            error = error or exc
+    if error is not None:
+        raise error
 
 
 def _readable(backend: Backend, row: Row | None) -> Document | None:

@@ -63,6 +63,8 @@ RECENT_CLAIMS = 65_536
 """New piece ids remembered for the count of bytes newly stored (about 6 MB)."""
 TWIN_PIECES_BYTES = 32 * 1024 * 1024
 """Bytes of pieces kept for the twin comparison: those written or read for it lately."""
+CONFIRMED_PIECES = 65_536
+"""Piece ids remembered as confirmed stored (see :class:`PieceStore`; about 6 MB)."""
 
 
 @dataclass
@@ -115,22 +117,68 @@ class PieceStore:
 
     Long-lived, so that a backend keeping a connection per thread keeps a few, not one
     per file. Shared by every ingest of one :class:`Archive`. ``threads``: by default
-    the backend's concurrency plus two (a file's MD5 and a twin's reads)."""
+    the backend's concurrency plus two (a file's MD5 and a twin's reads).
 
-    def __init__(self, backend: Backend, threads: int | None = None) -> None:
+    ``confirmed_for`` (seconds; 0: never): where every look-up crosses the network
+    (``Backend.local_reads`` False, Cassandra), a piece this store wrote, or found stored
+    and not on the collector's list, is taken as stored without a look-up for that long
+    afterwards (an attachment carried from snapshot to snapshot costs three round trips a
+    piece otherwise). Safe while it is well under the collector's grace period (the
+    archive passes a quarter of it): a piece not listed at a moment is removed no sooner
+    than a grace period later, since it must be listed first; a listing from before
+    (a collector that stopped between removing the piece and its list row) removes only
+    what was written before it (``USING TIMESTAMP``), not this store's rewrite. An ingest
+    that takes more than half the grace period checks every piece it reused anyway
+    (:meth:`FileStore.check_reused`), so no reference outlives the guarantee."""
+
+    def __init__(
+        self, backend: Backend, threads: int | None = None, *, confirmed_for: float = 0.0
+    ) -> None:
         self.backend = backend
         self._threads = threads or backend.concurrency + 2
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
         self._claimed: OrderedDict[str, None] = OrderedDict()
         self._recent = RecentPieces(TWIN_PIECES_BYTES)
+        self._confirmed_for = 0.0 if backend.local_reads else confirmed_for
+        self._confirmed: OrderedDict[str, float] = OrderedDict()
+        """Piece id -> when (``time.monotonic``) it was last confirmed stored, oldest first."""
 
     def hash(self, chunk: bytes) -> Future[tuple[str, bool]]:
         """Future of (piece id, already stored)."""
         return self._executor().submit(self._hash, chunk)
 
     def write(self, rows: list[Row]) -> Future[int]:
-        return self._executor().submit(self.backend.put, DOCUMENTS_DATA, rows)
+        return self._executor().submit(self._write, rows)
+
+    def _write(self, rows: list[Row]) -> int:
+        started = time.monotonic()
+        written = self.backend.put(DOCUMENTS_DATA, rows)
+        self._confirm([row["data_id"] for row in rows], started)
+        return written
+
+    def _confirm(self, data_ids: list[str], since: float) -> None:
+        """These pieces were stored, and not listed, at ``since`` (or later)."""
+        if not self._confirmed_for:
+            return
+        with self._lock:
+            for data_id in data_ids:
+                self._confirmed[data_id] = since
+                self._confirmed.move_to_end(data_id)
+            while len(self._confirmed) > CONFIRMED_PIECES:
+                self._confirmed.popitem(last=False)
+
+    def _is_confirmed(self, data_id: str) -> bool:
+        if not self._confirmed_for:
+            return False
+        with self._lock:
+            since = self._confirmed.get(data_id)
+            if since is None:
+                return False
+            if time.monotonic() - since < self._confirmed_for:
+                return True
+            del self._confirmed[data_id]
+            return False
 
     def update_md5(self, md5: Any, chunks: list[bytes]) -> Future[None]:
         return self._executor().submit(_update, md5, chunks)
@@ -180,11 +228,17 @@ class PieceStore:
         the list is looked for once more: the collector removes a piece before its list
         row, so a piece still there after its row was found gone is not being removed."""
         data_id = hashlib.sha256(chunk).hexdigest()
+        if self._is_confirmed(data_id):
+            return data_id, True
         if not self._stored(data_id):
             return data_id, False
+        looked = time.monotonic()
         if take_off_list(self.backend, PIECE, data_id):
             return data_id, False
-        return data_id, self._stored(data_id)
+        if not self._stored(data_id):
+            return data_id, False
+        self._confirm([data_id], looked)
+        return data_id, True
 
     def _stored(self, data_id: str) -> bool:
         return self.backend.get(DOCUMENTS_DATA, {"data_id": data_id}, ["data_id"]) is not None

@@ -11,6 +11,9 @@ only this class is used from outside the package.
 from __future__ import annotations
 
 import hashlib
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Iterable
 
 from imixs_archive.errors import IntegrityError, NotFoundError, StoreUnavailableError
@@ -29,13 +32,22 @@ from imixs_archive.filestore.reading import StoredContent, is_hashed, pieces_dig
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import ARCHIVE_FILES, DOCUMENTS, DOCUMENTS_DATA
 
+REGISTERED_FILES = 16_384
+"""Files remembered as registered lately (see :meth:`FileStore.register`; about 3 MB)."""
+
 
 class FileStore:
     """Files and their pieces in one store; the piece threads are this object's."""
 
-    def __init__(self, backend: Backend) -> None:
+    def __init__(self, backend: Backend, *, confirmed_for: float = 0.0) -> None:
+        """``confirmed_for``: how long a piece or file confirmed stored is taken as stored
+        without a look-up, where look-ups cross the network (see ``PieceStore``)."""
         self._backend = backend
-        self._pieces = PieceStore(backend)
+        self._pieces = PieceStore(backend, confirmed_for=confirmed_for)
+        self._confirmed_for = 0.0 if backend.local_reads else confirmed_for
+        self._lock = threading.Lock()
+        self._registered: OrderedDict[str, tuple[str, float]] = OrderedDict()
+        """File digest -> (its documents key, when it was registered), oldest first."""
 
     def close(self) -> None:
         """Stop the piece threads (the backend stays open: it is the caller's)."""
@@ -54,8 +66,38 @@ class FileStore:
         return ingest_stream(self._pieces, chunks, counters)
 
     def register(self, content: IngestedContent) -> str:
-        """The file's rows, once its pieces are stored; its key (``documents``)."""
-        return register_file(self._backend, content)
+        """The file's rows, once its pieces are stored; its key (``documents``).
+
+        A file this store registered lately (within ``confirmed_for``) is not registered
+        again: an attachment carried from snapshot to snapshot costs three round trips in
+        a row otherwise (its pin, the collector's list, its record). Safe for the reason a
+        confirmed piece is (``PieceStore``): the registration wrote its pin and found it
+        off the collector's list and complete; it can be removed only a grace period after
+        a later listing."""
+        key = self._recently_registered(content.digest)
+        if key is not None:
+            return key
+        looked = time.monotonic()
+        key = register_file(self._backend, content)
+        if self._confirmed_for:
+            with self._lock:
+                self._registered[content.digest] = (key, looked)
+                self._registered.move_to_end(content.digest)
+                while len(self._registered) > REGISTERED_FILES:
+                    self._registered.popitem(last=False)
+        return key
+
+    def _recently_registered(self, digest: str) -> str | None:
+        if not self._confirmed_for:
+            return None
+        with self._lock:
+            found = self._registered.get(digest)
+            if found is None:
+                return None
+            if time.monotonic() - found[1] < self._confirmed_for:
+                return found[0]
+            del self._registered[digest]
+            return None
 
     def link_stored(self, claimed_md5: str) -> bool:
         """Whether a file a snapshot names by its MD5 alone (its content left out) is stored,

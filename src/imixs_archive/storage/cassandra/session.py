@@ -81,6 +81,9 @@ class CqlSession(Protocol):
     def execute_ddl(self, cql: str) -> bool:
         """Run a schema change; True when the nodes agreed on the new schema in time."""
 
+    def execute_ddl_async(self, cql: str) -> Future[bool]:
+        """Start a schema change; the future completes as :meth:`execute_ddl` returns."""
+
     def wait_for_schema_agreement(self) -> bool:
         """Wait until every node reports the same schema version; False on time-out."""
 
@@ -181,6 +184,15 @@ class DriverSession:
         statement = SimpleStatement(cql, is_idempotent=True)
         result = self._session.execute(statement, timeout=DDL_TIMEOUT)
         return bool(result.response_future.is_schema_agreed)
+
+    def execute_ddl_async(self, cql: str) -> Future[bool]:
+        done: Future[bool] = Future()
+        statement = SimpleStatement(cql, is_idempotent=True)
+        response = self._session.execute_async(statement, timeout=DDL_TIMEOUT)
+        response.add_callbacks(
+            lambda _rows: done.set_result(bool(response.is_schema_agreed)), done.set_exception
+        )
+        return done
 
     def wait_for_schema_agreement(self) -> bool:
         agreed = self._cluster.control_connection.wait_for_schema_agreement(wait_time=DDL_TIMEOUT)
