@@ -132,14 +132,16 @@ def test_bad_input_is_refused_and_nothing_is_sent(
     assert double.stats.requests == requests
 
 
-def test_an_unknown_group_fails_the_plan(
+def test_an_unknown_group_is_refused_at_once(
     asof_live: LiveServer, double: WorkflowDouble, overwritten: dict[str, str]
 ) -> None:
+    requests = double.stats.requests
     with asof_live.client("manager") as client:
-        done = start(client, {"as_of": POINT, "groups": ["Invoce"]})
+        answer = client.post("/api/restore/as-of", json={"as_of": POINT, "groups": ["Invoce"]})
+        assert "group Invoce: no snapshot" in assert_problem(answer, 404)["message"]
         known = start(client, {"as_of": POINT, "groups": ["invoice"]})
-    assert done["state"] == "failed" and "group Invoce: no snapshot" in done["error"]
     assert [p["instance"] for p in known["result"]["back"]] == [sorted(overwritten)[1]]
+    assert double.stats.requests == requests
 
 
 def test_a_reader_cannot_start_it(asof_live: LiveServer) -> None:

@@ -133,8 +133,9 @@ class _Judged:
 
 
 def check_as_of(archive: Archive, request: AsOf, now: dt.datetime) -> None:
-    """Refuse a point in the future, an end not after the point, and a point before the
-    archive's first snapshot (nothing is read from or sent to the workflow)."""
+    """Refuse a point in the future, an end not after the point, a point before the
+    archive's first snapshot and a group no snapshot carries (nothing is read from or
+    sent to the workflow)."""
     if request.point > now:
         raise ConfigError(f"as-of {_show(request.point)} is in the future (now {_show(now)})")
     until = request.changed_until
@@ -148,6 +149,8 @@ def check_as_of(archive: Archive, request: AsOf, now: dt.datetime) -> None:
             f"as-of {_show(request.point)} is before the archive's first snapshot "
             f"({_show(first)}): the archive does not know that state"
         )
+    if request.groups:  # from the kept figures: answered before any plan is made
+        _require_known_groups(archive, request.groups, [])
 
 
 def known_at(archive: Archive, point: dt.datetime) -> tuple[bool, dt.datetime | None]:
