@@ -11,18 +11,23 @@ import os
 import stat
 import threading
 import time
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from imixs_archive.archive.ledger_entries import DELETED, STORED, Entry
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings, load_settings
+from imixs_archive.errors import StoreError
 from imixs_archive.ledger import sequencer as sequencer_module
 from imixs_archive.ledger.checkpoints import open_checkpoint, witnessed
 from imixs_archive.ledger.keys import key_path, load_signer
 from imixs_archive.ledger.sequencer import Sequencer
-from imixs_archive.storage.base import Backend
+from imixs_archive.storage.base import Backend, Row
+from imixs_archive.storage.delegating import DelegatingBackend
+from imixs_archive.storage.model import ARCHIVE_LEDGER_QUEUE, Table
 from imixs_archive.timezones import now_ms
 from imixs_archive.tlog.merkle import Frontier, leaf_hash, root_of
 from support.snapshots import ORIGIN, make_snapshot
@@ -411,3 +416,32 @@ def test_a_replica_without_the_key_leaves_the_lease_to_one_that_signs(
         report = signing.run(checkpoint=True)
     assert not report.busy and report.checkpoint == 1
     keyless.close()
+
+
+class _QueueTooLong(DelegatingBackend):
+    """A store whose pass over the whole ledger queue fails, as Cassandra's does once the
+    queue holds more tombstones than a read may walk (logged entries' deletes)."""
+
+    def scan(
+        self, table: Table, partition: Mapping[str, Any] | None = None, **kw: Any
+    ) -> Iterator[Row]:
+        if table is ARCHIVE_LEDGER_QUEUE and partition is None:
+            raise StoreError("Cassandra refused reading archive_ledger_queue: too many tombstones")
+        return super().scan(table, partition, **kw)
+
+
+def test_a_queue_that_cannot_be_read_whole_is_still_sequenced(
+    backend: Backend, settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The whole queue's pass (at a new ledger's start and every ten minutes) is a safety
+    net: when the store refuses it, the rounds read the minutes since the oldest
+    unfinished one, and log everything."""
+    refusing = _QueueTooLong(backend)
+    with Archive(refusing) as archive, caplog.at_level(logging.WARNING):
+        archive.store(make_snapshot(1))
+        archive.store(make_snapshot(2))
+        with Sequencer(archive, settings) as sequencer:
+            report = sequencer.drain(checkpoint=True)
+        assert report.logged == 2 and not report.busy
+        assert _kinds(archive) == [(STORED, _sid(1)), (STORED, _sid(2))]
+    assert "the whole queue could not be read" in caplog.text

@@ -718,7 +718,7 @@ def test_zstd_only_for_tables_of_large_cells(name: str) -> None:
         assert text == plain + _queue(name)
 
 
-QUEUES = {"archive_sync_failures", "archive_sync_claims"}
+QUEUES = {"archive_sync_failures", "archive_sync_claims", "archive_ledger_queue"}
 """Work lists: their tombstones go after 3 hours (gc_grace_seconds)."""
 
 

@@ -53,7 +53,7 @@ from imixs_archive.archive.ledger_entries import (
 )
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
-from imixs_archive.errors import IntegrityError
+from imixs_archive.errors import IntegrityError, StoreError
 from imixs_archive.jsonable import Jsonable
 from imixs_archive.ledger.checkpoints import (
     newest_witnessed,
@@ -179,7 +179,7 @@ class Sequencer:
         if state is None:
             path = key_path(self.settings)
             signer = load_signer(path) or create_signer(path, origin_of(self.settings))
-            first = self.books.first_slot()
+            first = self._first_slot()
             initial = TreeState.empty(
                 signer.name, signer.vkey(), first if first is not None else now_ms() // 60_000
             )
@@ -187,6 +187,21 @@ class Sequencer:
             state = initial if found is None else TreeState.decode(found)
         self._check_key(state)
         return state
+
+    def _first_slot(self) -> int | None:
+        """The oldest minute of the whole queue, or None when it cannot be read: a pass
+        over every minute meets the tombstones of every entry logged since the store last
+        purged them (on Cassandra, 100,000 fail a read: a busy archive's ten days). It is a
+        safety net for writers whose clocks run behind; the round goes on without it."""
+        try:
+            return self.books.first_slot()
+        except StoreError as exc:
+            log.warning(
+                "ledger: the whole queue could not be read (%s); read from its oldest "
+                "unfinished minute on, as every round does",
+                exc,
+            )
+            return None
 
     def can_sign(self, state: TreeState | None) -> bool:
         """Whether this process holds the ledger's key (before its first round too: a
@@ -306,7 +321,7 @@ class Sequencer:
         slot, read = state.queue_from, 0
         if now - self._last_full_pass >= FULL_PASS_MS:  # writers whose clocks run behind
             self._last_full_pass = now
-            first = books.first_slot()
+            first = self._first_slot()
             slot = min(slot, first) if first is not None else slot
         last_read = slot - 1
         while slot <= now_slot + 1:  # 3. the queue

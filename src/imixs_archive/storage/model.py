@@ -468,6 +468,7 @@ ARCHIVE_LEDGER_QUEUE = Table(
     "finished (and always the last five), deleting what it logged: the deletes of minutes "
     "it has finished are never read again.",
     java=False,
+    queue=True,
 )
 ARCHIVE_LEDGER_ENTRIES = Table(
     "archive_ledger_entries",
