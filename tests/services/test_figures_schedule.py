@@ -36,3 +36,17 @@ def test_no_census_when_the_interval_is_zero(archive: Archive) -> None:
     schedule.run_once()
     assert not schedule.census_due(dt.datetime.now(dt.UTC))
     assert read_census(archive) is None
+
+
+def test_a_census_under_way_stops_when_serve_does(archive: Archive) -> None:
+    """Closing the schedule cancels a census between two rows: serve stops at once, and
+    the census is taken at its next start."""
+    for step in range(3):
+        archive.store(make_snapshot(step, files={f"f{step}.pdf": bytes([step]) * 900}))
+    settings = load_settings({"ARCHIVE_CENSUS_INTERVAL": "1h"})
+    schedule = FiguresSchedule(archive, settings, lambda: None)
+    schedule.close()  # before the run: as if serve stopped while it counted
+    schedule.run_once()
+    assert read_census(archive) is None
+    FiguresSchedule(archive, settings, lambda: None).run_once()
+    assert read_census(archive) is not None

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from imixs_archive.budget import checkpoint
 from imixs_archive.document.conventions import METADATA_ID
 from imixs_archive.filestore.gc import unused_now
 from imixs_archive.filestore.reading import is_hashed
@@ -59,12 +60,16 @@ class Stats(Jsonable):
 
 
 def collect_stats(backend: Backend) -> Stats:
+    """One pass over each table (``budget.checkpoint`` between rows: a census ``serve``
+    runs stops when it does)."""
     stats = Stats()
     for row in backend.scan(SNAPSHOTS, columns=["snapshot"]):
+        checkpoint()
         stats.snapshots += row["snapshot"] != METADATA_ID
     stats.instances = _count_partitions(backend.scan(SNAPSHOTS_BY_UNIQUEID), "uniqueid")
     sizes: dict[str, int] = {}
     for row in backend.scan(ARCHIVE_FILES, columns=["md5", "size"]):
+        checkpoint()
         sizes[row["md5"]] = row["size"]
     stats.files = len(sizes)
     stats.file_bytes = sum(sizes.values())
@@ -72,12 +77,14 @@ def collect_stats(backend: Backend) -> Stats:
         stats.logical_bytes += sizes.get(row["md5"], 0)
     last, referenced = None, 0
     for row in backend.scan(ARCHIVE_PIECE_REFS):
+        checkpoint()
         if row["data_id"] != last:
             referenced += 1
             stats.stored_bytes += row["size"]
             last = row["data_id"]
     hashed = 0
     for row in backend.scan(DOCUMENTS_DATA, columns=["data_id"]):
+        checkpoint()
         stats.pieces += 1
         hashed += is_hashed(row["data_id"])
     unused = unused_now(backend, orphans=max(hashed - referenced, 0))

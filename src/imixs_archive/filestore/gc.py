@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from imixs_archive.budget import checkpoint
 from imixs_archive.errors import ArchiveError, StoreError
 from imixs_archive.filestore.files import piece_used, release_file
 from imixs_archive.filestore.garbage import (
@@ -198,6 +199,7 @@ def _file_keys(backend: Backend) -> Iterator[str]:
 def unused_files(backend: Backend) -> Iterator[tuple[str, int]]:
     """(key, bytes only it holds) of every stored file no snapshot uses."""
     for key in _file_keys(backend):
+        checkpoint()
         if not file_used(backend, key):
             yield key, _own_bytes(backend, key)
 
@@ -280,6 +282,7 @@ def unused_now(backend: Backend, orphans: int | None = None) -> Unused:
 def _unused_file_pieces(backend: Backend) -> Iterator[tuple[str, list[int]]]:
     """(key, sizes of the pieces only it holds) of every stored file no snapshot uses."""
     for key in _file_keys(backend):
+        checkpoint()
         if not file_used(backend, key):
             yield key, [piece for _data_id, piece in _own_pieces(backend, key)]
 

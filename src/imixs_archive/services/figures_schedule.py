@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from imixs_archive.analytics.day_store import read_census
 from imixs_archive.archive.snapshots import Archive
+from imixs_archive.budget import Budget, ClientGoneError, within
 from imixs_archive.config import Settings
 from imixs_archive.periodic import Periodic
 from imixs_archive.services.statistics import take_census
@@ -25,6 +26,8 @@ class FiguresSchedule:
         self.archive = archive
         self.census_interval = settings.census_interval
         self._refresh = refresh
+        self._stopping = Budget(None)
+        """Cancelled by :meth:`close`: a census under way stops between two rows."""
         self._loop = Periodic("figures", EVERY, self.run_once, on_error=self._failed, at_once=True)
 
     def start(self) -> None:
@@ -32,7 +35,11 @@ class FiguresSchedule:
 
     def run_once(self) -> None:
         if self.census_due(dt.datetime.now(dt.UTC)):  # first: the figures then carry it
-            stats = take_census(self.archive)
+            try:
+                with within(self._stopping):
+                    stats = take_census(self.archive)
+            except ClientGoneError:
+                return  # serve is stopping: counted again at its next start
             log.info(
                 "store census: %d pieces, %d bytes stored, %d bytes reclaimable",
                 stats.pieces,
@@ -51,4 +58,5 @@ class FiguresSchedule:
         log.warning("counting the archive's figures failed (tried again later): %s", exc)
 
     def close(self) -> None:
+        self._stopping.cancel("serve is stopping")
         self._loop.close()
