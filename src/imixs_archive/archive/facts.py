@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -45,6 +46,7 @@ from imixs_archive.document.conventions import (
 )
 from imixs_archive.document.labels import label
 from imixs_archive.document.model import Document
+from imixs_archive.errors import StoreError
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,
@@ -53,6 +55,8 @@ from imixs_archive.storage.model import (
     SNAPSHOTS_BY_UNIQUEID,
     Table,
 )
+
+log = logging.getLogger(__name__)
 
 DIMENSIONS: dict[str, tuple[str, ...]] = {
     "type": ("type",),
@@ -173,9 +177,9 @@ def count_fact(
         key: size
         for key, size in sorted(sizes.items())
         if not carriers.other_than(key, snapshot_id)
-        and not _others(backend, SNAPSHOTS_BY_DOCUMENT, {"md5": key}, snapshot_id)
+        and not _any_other(backend, SNAPSHOTS_BY_DOCUMENT, {"md5": key}, snapshot_id)
     }
-    first = not carriers.other_than(origin, snapshot_id) and not _others(
+    first = not carriers.other_than(origin, snapshot_id) and not _any_other(
         backend, SNAPSHOTS_BY_UNIQUEID, {"uniqueid": origin}, snapshot_id
     )
     carriers.note([origin, *sizes], snapshot_id)
@@ -227,14 +231,38 @@ def drop_fact(backend: Backend, snapshot_id: str, days: Iterable[dt.date]) -> No
     day, fact = found
     backend.delete(ARCHIVE_SNAPSHOT_FACTS, {"day": day, "snapshot": snapshot_id})
     if fact.first:
-        partition = {"uniqueid": origin_id(snapshot_id)}
-        heir = _earliest(_others(backend, SNAPSHOTS_BY_UNIQUEID, partition, snapshot_id, None))
+        heir = _heir(
+            backend, SNAPSHOTS_BY_UNIQUEID, {"uniqueid": origin_id(snapshot_id)}, snapshot_id
+        )
         if heir is not None:
             _pass_on(backend, heir, lambda f: replace(f, first=True))
     for key, size in fact.new_files.items():
-        others = _others(backend, SNAPSHOTS_BY_DOCUMENT, {"md5": key}, snapshot_id)
-        if others:
-            _pass_on(backend, others[0], _with_file(key, size))
+        heir = _heir(backend, SNAPSHOTS_BY_DOCUMENT, {"md5": key}, snapshot_id)
+        if heir is not None:
+            _pass_on(backend, heir, _with_file(key, size))
+
+
+def _heir(
+    backend: Backend, table: Table, partition: Mapping[str, object], snapshot_id: str
+) -> str | None:
+    """Another snapshot of the partition to pass what a deleted one brought to: the next
+    after it, else the one before. Reads start at the deleted one: the tombstones of
+    earlier deletes before it are never walked, but when nothing comes after it; a read
+    the store refuses then finds none (the count may be one off: the reconcile repairs)."""
+    bound = {"snapshot": snapshot_id}
+    for descending in (False, True):
+        try:
+            rows = backend.scan(
+                table, partition, start_after=bound, descending=descending, limit=3,
+                columns=["snapshot"],
+            )  # fmt: skip
+            heirs = [r["snapshot"] for r in rows if _other(r["snapshot"], snapshot_id)]
+        except StoreError as exc:
+            log.warning("facts: no heir of %s found (%s)", snapshot_id, exc)
+            return None
+        if heirs:
+            return str(heirs[0])
+    return None
 
 
 def repair_fact(
@@ -292,10 +320,12 @@ def _others(
     """Snapshot ids of the partition other than ``snapshot_id``; at most ``limit`` of them
     (one is all a "no other" question needs). A first read of a few rows answers it
     unless markers (``!archive``) or ids of another form fill them."""
-    if limit is not None:
-        rows = list(backend.scan(table, partition, limit=limit + 2, columns=["snapshot"]))
+    if limit is not None:  # newest first: the live rows before old deletes' tombstones
+        rows = list(
+            backend.scan(table, partition, limit=limit + 1, columns=["snapshot"], descending=True)
+        )
         found = [r["snapshot"] for r in rows if _other(r["snapshot"], snapshot_id)]
-        if len(found) >= limit or len(rows) < limit + 2:
+        if len(found) >= limit or len(rows) < limit + 1:
             return found[:limit]
     found = []
     for row in backend.scan(table, partition, columns=["snapshot"]):
@@ -304,6 +334,20 @@ def _others(
             if limit is not None and len(found) >= limit:
                 break
     return found
+
+
+def _any_other(
+    backend: Backend, table: Table, partition: Mapping[str, object], snapshot_id: str
+) -> bool:
+    """Whether the partition names a snapshot other than ``snapshot_id``. A read the store
+    refuses (on Cassandra: more tombstones than a read may walk before another live row,
+    the deletes of every earlier snapshot) answers no: the store goes on, and the
+    reconcile counts it again should that be wrong."""
+    try:
+        return bool(_others(backend, table, partition, snapshot_id))
+    except StoreError as exc:
+        log.warning("facts: %s unread (%s): taken as the first", dict(partition), exc)
+        return False
 
 
 def _other(candidate: str, snapshot_id: str) -> bool:

@@ -25,6 +25,7 @@ other, and needs no lock.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import os
 import secrets
 import socket
@@ -117,6 +118,8 @@ from imixs_archive.timezones import now_ms
 HISTORY_HORIZON_MS = 3600 * 1000
 """How far before its window the history cleanup looks for snapshots to delete."""
 DEFAULT_GC_GRACE = 24 * 3600.0
+log = logging.getLogger(__name__)
+
 MAX_DAYS_KEPT = 100_000
 """Days an archive remembers having indexed (about 270 years of days)."""
 """Seconds (the setting ``ARCHIVE_GC_GRACE``, see ``config.py``)."""
@@ -680,7 +683,11 @@ class Archive:
             if doc is None:
                 continue  # being written or deleted: its writer finishes its fact
             keys = self.file_keys(snapshot_id, doc)
-            fact = exact_fact(self.backend, snapshot_id, doc, day, keys, carriers)
+            try:
+                fact = exact_fact(self.backend, snapshot_id, doc, day, keys, carriers)
+            except StoreError as exc:  # e.g. a partition of more tombstones than a read walks
+                log.warning("reconcile: %s left as it is: %s", snapshot_id, exc)
+                continue
             if facts.get(snapshot_id) != fact:
                 put_fact(self.backend, day, snapshot_id, fact)
                 changed += 1
