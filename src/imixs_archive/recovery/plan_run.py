@@ -13,8 +13,10 @@ at the end. A run of the same plan (same ``key``) that finds a ``running`` or
 ``stopped`` state resumes: instances up to the watermark are counted as done without a
 request; the ones after it are checked against the workflow first, so the instances in
 flight when the process was killed are not posted twice (their POST was answered, so the
-workflow's instance is at the snapshot). A finished run (``done``) is not resumed: the
-next run checks every instance again (and retries the failed).
+workflow's instance is at the snapshot; a run resuming a killed one waits
+``RESUME_SETTLE`` seconds first, for the POSTs the dead run left in a slow workflow to
+land). A finished run (``done``) is not resumed: the next run checks every instance again
+(and retries the failed).
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ from imixs_archive.workflow.errors import WorkflowError
 
 SAVE_EVERY = 2.0
 """Seconds between two saves of the watermark while a plan runs."""
+RESUME_SETTLE = 10.0
+"""Seconds a run that resumes a killed one waits first: the POSTs the dead run had in
+flight may still be in the workflow (a slow one queues them); they land before their
+instances are checked, and are not posted again."""
 WINDOW_PER_WORKER = 4
 """Instances submitted ahead per worker (the watermark waits for the oldest)."""
 MAX_FAILURES_SAVED = 100
@@ -99,8 +105,10 @@ class PlanRunner:
         stop: threading.Event | None = None,
         on_progress: PlanProgress | None = None,
         save_every: float = SAVE_EVERY,
+        settle: float = RESUME_SETTLE,
     ) -> None:
         self.archive = archive
+        self.settle = settle
         self.key = key
         self.workers = max(1, workers)
         self.stop = stop or threading.Event()
@@ -118,7 +126,9 @@ class PlanRunner:
         sends = sorted(sends, key=lambda send: send.origin)
         report = PlanReport(total=len(sends))
         self._settled, self._gap = set(), False
-        after = self._resume(report)
+        after, killed = self._resume(report)
+        if killed:  # its requests still in the workflow land first
+            self.stop.wait(self.settle)
         todo = [send for send in sends if after is None or send.origin > after]
         report.resumed = len(sends) - len(todo)
         watermark = after or ""
@@ -179,18 +189,21 @@ class PlanRunner:
 
     # ---- the saved watermark -------------------------------------------------------------
 
-    def _resume(self, report: PlanReport) -> str | None:
+    def _resume(self, report: PlanReport) -> tuple[str | None, bool]:
         """The saved watermark of this plan's run that was killed or stopped (None: start
-        afresh); the counts of that run go into ``report``."""
+        afresh), and whether it was killed (still ``running``); the counts of that run go
+        into ``report``."""
         state = self.archive.state.load()
-        if state.get_first("restore.plan.key") != self.key or state.get_first(
-            "restore.plan.status"
-        ) not in ("running", "stopped"):
-            return None
+        status = state.get_first("restore.plan.status")
+        if state.get_first("restore.plan.key") != self.key or status not in (
+            "running",
+            "stopped",
+        ):
+            return None, False
         report.earlier_restored = int(state.get_first("restore.plan.restored", 0))
         report.earlier_bytes = int(state.get_first("restore.plan.bytes", 0))
         after = state.get_first("restore.plan.after")
-        return str(after) if after else None
+        return (str(after) if after else None), status == "running"
 
     def _save(self, report: PlanReport, watermark: str, status: str) -> None:
         with self._lock:
