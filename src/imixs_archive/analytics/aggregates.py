@@ -267,7 +267,6 @@ def _utc_days(
 ) -> dict[dt.date, DayCells]:
     """The cells of the UTC days: stored ones read while the day's change stamp is theirs,
     the others computed (and stored). The stamps are read before anything else."""
-    today = now.astimezone(dt.UTC).date()
     stamps: dict[dt.date, str] = {}
     for year in sorted({day.year for day in needed}):  # the years asked for only
         start, end = dt.date(year, 1, 1), dt.date(year, 12, 31)
@@ -277,15 +276,23 @@ def _utc_days(
     missing = [day for day in needed if day not in found]
 
     def compute(day: dt.date) -> DayCells:
-        final = is_final(day, today, grace_days)
-        cells = compute_cells(archive, day, "computed" if final else "live", now)
-        cells.stamp = stamps.get(day, "")
-        if final and cells.settled:
-            store_day(archive, cells)
-        return cells
+        return count_and_keep(archive, day, stamps.get(day, ""), now, grace_days)
 
     found.update({c.day: c for c in ordered_map(compute, missing, workers=workers)})
     return found
+
+
+def count_and_keep(
+    archive: Archive, day: dt.date, stamp: str, now: dt.datetime, grace_days: int
+) -> DayCells:
+    """Count one UTC day (:func:`compute_cells`) with the change stamp read before, and
+    store its cells and summary when it is over and met nothing half written."""
+    final = is_final(day, now.astimezone(dt.UTC).date(), grace_days)
+    cells = compute_cells(archive, day, "computed" if final else "live", now)
+    cells.stamp = stamp
+    if final and cells.settled:
+        store_day(archive, cells)
+    return cells
 
 
 def _assemble(

@@ -28,13 +28,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from imixs_archive.analytics._pool import DEFAULT_WORKERS, ordered_map
-from imixs_archive.analytics.aggregates import compute_cells
+from imixs_archive.analytics.aggregates import count_and_keep
 from imixs_archive.analytics.day_store import (
     DEFAULT_GRACE_DAYS,
     is_final,
     read_months,
     read_summaries,
-    store_day,
     store_month,
 )
 from imixs_archive.analytics.day_summary import DaySummary
@@ -94,15 +93,14 @@ class ArchiveFigures:
             key=lambda kv: (-kv[1], kv[0]),
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def totals(self) -> dict[str, int]:
+        """The whole archive's totals: what a reconcile compares before and after."""
         return {
-            "tz": self.zone,
             "snapshots": self.snapshots,
             "instances": self.instances,
             "files": self.files,
             "file_bytes": self.file_bytes,
             "logical_bytes": self.logical_bytes,
-            "days": self.counted,
         }
 
 
@@ -169,12 +167,7 @@ def _summaries(
             found[summary.day] = summary
 
     def count(day: dt.date) -> DaySummary:
-        final = is_final(day, today, grace_days)
-        cells = compute_cells(archive, day, "computed" if final else "live", now)
-        cells.stamp = stamps.get(day, "")
-        if final and cells.settled:
-            return store_day(archive, cells)
-        return DaySummary.of(cells)
+        return DaySummary.of(count_and_keep(archive, day, stamps.get(day, ""), now, grace_days))
 
     missing = [day for day in days if day not in found]
     for summary in ordered_map(count, missing, workers=workers):
@@ -207,23 +200,21 @@ class _Sums:
         local_day = _local_days(summary.day, tz)
         for slot, sums in summary.slots.items():
             _add(self.points.setdefault(local_day(slot), [0, 0, 0, 0]), sums)
-        for dimension, values in summary.by.items():
-            into = self.by.setdefault(dimension, {})
-            for value, sums in values.items():
-                _add(into.setdefault(value, [0, 0, 0, 0]), sums)
-        self.instances += summary.new_instances
-        self.unreadable += summary.unreadable
+        self._count(summary.by, summary.new_instances, summary.unreadable)
         self.settled = self.settled and summary.settled
 
     def add(self, other: _Sums) -> None:
         for day, sums in other.points.items():
             _add(self.points.setdefault(day, [0, 0, 0, 0]), sums)
-        for dimension, values in other.by.items():
+        self._count(other.by, other.instances, other.unreadable)
+
+    def _count(self, by: dict[str, dict[str, list[int]]], instances: int, unreadable: int) -> None:
+        for dimension, values in by.items():
             into = self.by.setdefault(dimension, {})
             for value, sums in values.items():
                 _add(into.setdefault(value, [0, 0, 0, 0]), sums)
-        self.instances += other.instances
-        self.unreadable += other.unreadable
+        self.instances += instances
+        self.unreadable += unreadable
 
     def finish(self, figures: ArchiveFigures) -> None:
         figures.days = [

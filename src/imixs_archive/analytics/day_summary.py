@@ -59,12 +59,6 @@ class DaySummary:
                 _add(summary.by[dimension].setdefault(value, [0, 0, 0, 0]), sums)
         return summary
 
-    def totals(self) -> list[int]:
-        total = [0, 0, 0, 0]
-        for sums in self.slots.values():
-            _add(total, sums)
-        return total
-
     def to_json(self) -> dict[str, Any]:
         return {
             "day": self.day.isoformat(),

@@ -27,9 +27,9 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from imixs_archive.archive.facts import DIMENSIONS, dimension_labels
+from imixs_archive.archive.facts import DIMENSIONS
 
-__all__ = ["DIMENSIONS", "DayCounter", "DayFigures", "Measures", "dimension_labels"]
+__all__ = ["DIMENSIONS", "DayCounter", "DayFigures", "Measures"]
 
 
 @dataclass

@@ -68,14 +68,7 @@ class ReconcileReport:
 
 
 def _totals(archive: Archive) -> dict[str, int]:
-    figures = archive_figures(archive)
-    return {
-        "snapshots": figures.snapshots,
-        "instances": figures.instances,
-        "files": figures.files,
-        "file_bytes": figures.file_bytes,
-        "logical_bytes": figures.logical_bytes,
-    }
+    return archive_figures(archive).totals()
 
 
 def reconcile(
