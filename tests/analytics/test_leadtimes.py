@@ -126,3 +126,20 @@ def test_the_whole_archive_is_read_by_its_kept_months(
     other = lead_times(generated, finished=Finished.of(["open", "completed"]))
     assert sum(g.count for g in other) == len({p.origin for p in planned})
     assert counting.scans["snapshots_by_uniqueid"] > 0
+
+
+def test_a_range_to_a_far_year_reads_the_archive_s_months_only(
+    generated: Archive, counting: CountingBackend
+) -> None:
+    """A range ending (or starting) far from the archive's days is read as the archive's
+    span: as many months as it has, not the thousands of the calendar (an API call with
+    ``to=7265-11-04`` once outlasted its request's budget)."""
+    whole = {g.group: sorted(g.samples) for g in lead_times(generated)}
+    counting.reset()
+    far = lead_times(generated, finished_from=dt.date(1, 1, 1), finished_to=dt.date(7265, 11, 4))
+    assert {g.group: sorted(g.samples) for g in far} == whole and whole
+    assert sum(counting.scans.values()) + sum(counting.gets.values()) < 500
+    assert lead_times(generated, finished_from=dt.date(7000, 1, 1)) == []
+    assert lead_times(generated, finished_to=dt.date(1000, 1, 1)) == []
+    other = Finished.of(["open", "completed"])
+    assert lead_times(generated, finished=other, finished_to=dt.date(1000, 1, 1)) == []

@@ -110,17 +110,22 @@ def lead_times(
     from their kept samples (``month_cache.py``); another rule reads every instance."""
     finished = finished or Finished()
     wanted = (group or "").strip().lower() or None
-    if finished == Finished() and (finished_from is None or finished_to is None):
-        # the archive's whole span as a range: its finished months are kept
-        first_day = next(archive.days_with_snapshots(), None)
-        if first_day is None:
+    if finished == Finished() or (finished_from is not None and finished_to is not None):
+        # a range (the archive's whole span when open; its finished months are kept),
+        # never wider than the days that may have snapshots: a range ending in a far
+        # year reads as many months as the archive has, not as the calendar has
+        span = archive.day_span()
+        if span is None:
             return []
         today = (now or dt.datetime.now(dt.UTC)).astimezone(tz).date()
-        finished_from = finished_from or first_day - dt.timedelta(days=1)
-        finished_to = finished_to or today
-    if finished_from is not None and finished_to is not None:
+        first_day = span[0] - dt.timedelta(days=1)  # a UTC day may be the local day before
+        last_day = max(span[1], today) + dt.timedelta(days=1)
+        finished_from = max(finished_from or first_day, first_day)
+        finished_to = min(finished_to or last_day, last_day)
+        if finished_from > finished_to:
+            return []
         samples = _range_samples(archive, (finished_from, finished_to), tz, finished, workers, now)
-    else:
+    else:  # another rule with an open end: every instance
         samples = _samples(
             archive,
             archive.iter_instances(),

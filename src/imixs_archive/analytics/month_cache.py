@@ -28,6 +28,7 @@ from imixs_archive.analytics.day_store import (
     store_month,
 )
 from imixs_archive.archive.snapshots import Archive
+from imixs_archive.budget import checkpoint
 from imixs_archive.timezones import day_bounds, zone_label
 
 Unit = tuple[dt.date, dt.date, dt.date, dt.date]
@@ -67,6 +68,7 @@ class PeriodCache:
         """The units of ``[first, last]``: finished months whole, else finished days, and
         the rest not over yet as one (see the module docstring)."""
         for month in local_months(first, last):
+            checkpoint()
             if self._final(month[0], month[1]):
                 yield month
                 continue

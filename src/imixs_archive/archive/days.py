@@ -98,6 +98,18 @@ def days_in(backend: Backend, first: dt.date, last: dt.date) -> Iterator[dt.date
         yield row["day"]
 
 
+def day_span(backend: Backend) -> tuple[dt.date, dt.date] | None:
+    """The first and the last day of the index (two rows read), or None when it is empty."""
+    _ensure_index(backend)
+    ends = [
+        next(backend.scan(ARCHIVE_MODIFIED_DAYS, {"bucket": DAYS}, limit=1, descending=d), None)
+        for d in (False, True)
+    ]
+    if ends[0] is None or ends[1] is None:
+        return None
+    return ends[0]["day"], ends[1]["day"]
+
+
 def _ensure_index(backend: Backend) -> None:
     if backend.get(ARCHIVE_MODIFIED_DAYS, COMPLETE) is not None:
         return

@@ -39,7 +39,7 @@ from typing import Any, Protocol
 
 from imixs_archive.archive import snapshot_reads as reads
 from imixs_archive.archive.content_digest import StoredDigest, stored_digest
-from imixs_archive.archive.days import day_stamps, days_in, record_day, stamp_day
+from imixs_archive.archive.days import day_span, day_stamps, days_in, record_day, stamp_day
 from imixs_archive.archive.facts import (
     Carriers,
     EarliestCarrier,
@@ -644,6 +644,10 @@ class Archive:
         """The UTC days of ``[first, last]`` that may have snapshots, in order (the day
         index: a day whose snapshots were all deleted stays in it)."""
         return days_in(self.backend, first, last)
+
+    def day_span(self) -> tuple[dt.date, dt.date] | None:
+        """The first and the last UTC day of the day index, or None for an empty archive."""
+        return day_span(self.backend)
 
     def day_stamps(self, first: dt.date, last: dt.date) -> dict[dt.date, str]:
         """Each day's change stamp (``days.py``): read it before the day's snapshots."""
