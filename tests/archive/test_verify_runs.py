@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from tests.archive.verify_fill import corrupt_a_piece, fill
 
-from imixs_archive.archive import verify_runs
+from imixs_archive.archive import part_runs
 from imixs_archive.archive.check_books import CheckBooks
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.verify import VerifyReport
@@ -59,7 +59,7 @@ def test_a_stopped_run_goes_on_and_reports_what_an_unstopped_one_does(
     fill(archive)
     corrupt_a_piece(backend)
     whole = archive.verify_part().report
-    monkeypatch.setattr(verify_runs, "SAVE_MS", 0)
+    monkeypatch.setattr(part_runs, "SAVE_MS", 0)
     ticks = 0
 
     def interrupt(_what: str) -> None:
@@ -80,7 +80,7 @@ def test_a_stopped_run_goes_on_and_reports_what_an_unstopped_one_does(
 
 def test_restart_begins_again(archive: Archive, monkeypatch: pytest.MonkeyPatch) -> None:
     fill(archive, instances=5)
-    monkeypatch.setattr(verify_runs, "SAVE_MS", 0)
+    monkeypatch.setattr(part_runs, "SAVE_MS", 0)
 
     def interrupt(_what: str) -> None:
         raise KeyboardInterrupt
@@ -102,11 +102,11 @@ def test_one_part_at_a_time(archive: Archive, backend: Backend) -> None:
 
 KILLED = """
 import os, signal, sys
-from imixs_archive.archive import verify_runs
+from imixs_archive.archive import part_runs
 from imixs_archive.archive.check_books import CheckBooks
 from imixs_archive.config import load_settings
 from imixs_archive.runtime import open_archive
-verify_runs.SAVE_MS = 0
+part_runs.SAVE_MS = 0
 ticks = 0
 def tick(_what):
     global ticks
@@ -177,7 +177,7 @@ def test_stopped_inside_a_partition_nothing_counts_twice(
     fill(archive)
     corrupt_a_piece(backend, seed=3)
     whole = archive.verify_part().report
-    monkeypatch.setattr(verify_runs, "SAVE_MS", 0)
+    monkeypatch.setattr(part_runs, "SAVE_MS", 0)
     stopping = Archive(_StopsAtARead(backend, reads=25))  # inside a snapshot's check
     with pytest.raises(KeyboardInterrupt):
         stopping.verify_part()

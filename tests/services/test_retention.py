@@ -22,7 +22,7 @@ from imixs_archive.services.retention import (
     Policy,
     RetentionLoop,
     instance_retention,
-    plan,
+    preview_retention,
     retention_sentence,
     run_retention,
 )
@@ -109,7 +109,7 @@ def test_retention_deletes_expired_instances_and_respects_holds(archive: Archive
 def test_a_hold_placed_during_a_run_stops_the_deletion(archive: Archive) -> None:
     fill(archive)
     release_hold(archive.backend, C)
-    planned = [e.uniqueid for e in plan(archive, POLICY, NOW).expired]
+    planned = [e.uniqueid for e in preview_retention(archive, POLICY, NOW).expired]
     assert len(planned) == 3
     last = planned[-1]
 
@@ -117,14 +117,14 @@ def test_a_hold_placed_during_a_run_stops_the_deletion(archive: Archive) -> None
         place_hold(archive.backend, last, "placed while running", "tester", NOW)
 
     report = run_retention(archive, POLICY, now=NOW, progress=hold_the_last)
-    assert report.skipped == [last]
+    assert last in report.held and last not in [e.uniqueid for e in report.expired]
     assert archive.list_instance(last)
     assert get_hold(archive.backend, last) is not None
 
 
 def test_a_snapshot_arriving_after_the_plan_keeps_the_instance(archive: Archive) -> None:
     fill(archive)
-    planned = [e.uniqueid for e in plan(archive, POLICY, NOW).expired]
+    planned = [e.uniqueid for e in preview_retention(archive, POLICY, NOW).expired]
     second = planned[1]
 
     def revive(_done: object) -> None:  # after the first instance: a new save of the second
@@ -166,6 +166,11 @@ def test_cli_dry_run_and_holds(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "1 instances (1 snapshots)" in err and "2 more held" in err
     assert main(["legal-hold", "release", D, *data]) == 1
     assert main(["legal-hold", "place", " ", "--reason", "x", *data]) == 2
+    for bad in ("3/2", "1", "a/b"):
+        assert main(["retention", "--policy", policy, "--part", bad, *data]) == 2
+        assert "--part: expected K/N" in capsys.readouterr().err
+    assert main(["retention", "--dry-run", "--policy", policy, "--part", "2/2", *data]) == 0
+    assert "part 2 of 2: " in capsys.readouterr().err
     assert "Traceback" not in capsys.readouterr().err
     with SQLiteBackend(store) as backend, Archive(backend) as archive:
         assert len(archive.list_instance(A)) == 2 and archive.list_instance(D) == []
@@ -194,7 +199,7 @@ def test_an_instance_without_a_plausible_time_is_never_deleted_but_listed(
     legacy = snap(old_style, at(2012), "Invoice")
     legacy["$uniqueid"] = f"{old_style}-ba4de2b"
     archive.store(legacy)
-    report = plan(archive, POLICY, NOW)
+    report = preview_retention(archive, POLICY, NOW)
     assert report.untimed == [future]
     assert [e.uniqueid for e in report.expired] == [old_style]  # its $modified: 2012
     run_retention(archive, POLICY, now=NOW)

@@ -8,7 +8,7 @@ single delete, so two operators never lose each other's holds. Retention
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -142,6 +142,42 @@ def bytes_only_in(backend: Backend, snapshot_ids: Iterable[str]) -> tuple[int, i
     return files, size
 
 
+def bytes_going_with(
+    backend: Backend, snapshot_ids: Sequence[str], goes: Callable[[str], bool]
+) -> tuple[int, int]:
+    """(files, bytes) of the files the snapshots of one process instance (``snapshot_ids``)
+    carry that go when it goes with every instance ``goes`` names (by uniqueid): the files
+    no other snapshot keeps. A file other instances carry too is counted with the first
+    of its instances in uniqueid order only, so that a walk over every instance (or over
+    parts of them) counts each file once: what a retention run that deletes them all
+    frees, told beforehand."""
+    if not snapshot_ids:
+        return 0, 0
+    me = origin_id(snapshot_ids[-1])
+    files_of: dict[str, int | None] = {}
+    for snapshot_id in snapshot_ids:
+        for key, claimed in _files_of(backend, snapshot_id).items():
+            files_of.setdefault(key, claimed)
+    files = size = 0
+    for key in sorted(files_of):
+        if key == EMPTY_MD5:
+            continue
+        others: set[str] = set()
+        for row in backend.scan(SNAPSHOTS_BY_DOCUMENT, {"md5": key}, columns=["snapshot"]):
+            if row["snapshot"] == PIN:
+                continue  # this archive's mark on its files, no carrier
+            other = origin_id(row["snapshot"])
+            if other < me:
+                break  # counted with that instance, if at all
+            if other != me:
+                others.add(other)
+        else:
+            if all(goes(other) for other in sorted(others)):
+                files += 1
+                size += _stored_size(backend, key, files_of[key])
+    return files, size
+
+
 def holds_snapshots_of(backend: Backend, uniqueid: str) -> bool:
     """Whether the archive holds a complete snapshot of the process instance."""
     for row in backend.scan(SNAPSHOTS_BY_UNIQUEID, {"uniqueid": uniqueid}, columns=["snapshot"]):
@@ -218,6 +254,13 @@ class Holds:
         entry = Entry(HOLD_RELEASED, target, now_ms(), released_by or self._actor)
         self._ledger.enqueue(entry)
         return release_hold(self._backend, uniqueid)
+
+    def bytes_going_with(
+        self, snapshot_ids: Sequence[str], goes: Callable[[str], bool]
+    ) -> tuple[int, int]:
+        """(files, bytes) an instance's going frees with the others ``goes`` names, each
+        file counted once over all instances (see ``bytes_going_with``)."""
+        return bytes_going_with(self._backend, snapshot_ids, goes)
 
     def bytes_only_in(self, snapshot_ids: Iterable[str]) -> tuple[int, int]:
         """(files, bytes) that deleting these snapshots releases (see ``bytes_only_in``)."""

@@ -54,6 +54,7 @@ from imixs_archive.archive.facts import (
     repair_fact,
 )
 from imixs_archive.archive.holds import Hold, Holds, get_hold
+from imixs_archive.archive.instance_runs import InstanceJob, InstanceRun, run_over_instances
 from imixs_archive.archive.ledger_books import LedgerBooks
 from imixs_archive.archive.ledger_entries import DELETED, FOUND, Entry
 from imixs_archive.archive.ledger_writes import StoreEntry
@@ -221,6 +222,33 @@ class Archive:
             parts=parts,
             restart=restart,
             progress=progress,
+        )
+
+    def run_over_instances(
+        self,
+        job: InstanceJob,
+        *,
+        name: str,
+        key: str,
+        part: int = 1,
+        parts: int = 1,
+        restart: bool = False,
+        keep_book: bool = True,
+        seen: Callable[[], None] | None = None,
+    ) -> InstanceRun:
+        """Walk every process instance (or part ``part`` of ``parts`` of them) through
+        ``job``, going on where a stopped run of ``name`` ended (``instance_runs.py``)."""
+        return run_over_instances(
+            self.backend,
+            job,
+            name=name,
+            key=key,
+            holder=self._holder,
+            part=part,
+            parts=parts,
+            restart=restart,
+            keep_book=keep_book,
+            seen=seen,
         )
 
     def scrub_slice(

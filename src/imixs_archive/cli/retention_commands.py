@@ -9,9 +9,10 @@ import getpass
 import json
 import sys
 
+from imixs_archive.archive.part_runs import parse_part
 from imixs_archive.cli.context import Context, store_options
-from imixs_archive.cli.output import human_bytes, print_table
-from imixs_archive.errors import NotFoundError
+from imixs_archive.cli.output import count_progress, human_bytes, print_table
+from imixs_archive.errors import ConfigError, NotFoundError
 from imixs_archive.services.retention import (
     Policy,
     instance_retention,
@@ -34,6 +35,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--uniqueid",
         help="only say what the policy decides for this process instance (deletes nothing)",
+    )
+    p.add_argument(
+        "--part",
+        metavar="K/N",
+        help="apply it to part K of N of the instances (the token ring on Cassandra): "
+        "N processes share one run",
+    )
+    p.add_argument(
+        "--restart", action="store_true", help="begin again instead of going on where it stopped"
     )
     p.set_defaults(handler=cmd_retention, reads_only=True)
 
@@ -63,7 +73,26 @@ def cmd_retention(args: argparse.Namespace, ctx: Context) -> int:
         return _one_instance(args, ctx, policy)
     if policy.empty:
         print("no retention policy (ARCHIVE_RETENTION is empty): nothing to do", file=sys.stderr)
-    report = run_retention(ctx.archive, policy, dry_run=args.dry_run)
+    try:
+        part, parts = parse_part(args.part) if args.part else (1, 1)
+    except ValueError as exc:
+        raise ConfigError(f"--part: {exc}") from None
+    try:
+        with count_progress("retention: instances checked") as tick:
+            report = run_retention(
+                ctx.archive,
+                policy,
+                dry_run=args.dry_run,
+                part=part,
+                parts=parts,
+                restart=args.restart,
+                seen=lambda: tick(1),
+            )
+    except KeyboardInterrupt:
+        again = "retention" + (" --dry-run" if args.dry_run else "")
+        again += f" --part {part}/{parts}" if parts > 1 else ""
+        print(f"stopped: `{again}` goes on where it stopped (--restart begins again)")
+        raise
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
         return 0
@@ -74,12 +103,15 @@ def cmd_retention(args: argparse.Namespace, ctx: Context) -> int:
     ]
     header = ["instance", "snapshots", "group", "type", "rule", f"last ({zone_label(tz)})"]
     print_table(header, rows)
+    if report.expired_count > len(report.expired):
+        print(f"... and {report.expired_count - len(report.expired)} instances more (--json)")
     verb = "would free" if args.dry_run else "freed"
-    snapshots = sum(len(e.snapshots) for e in report.expired)
+    which = f"part {part} of {parts}: " if parts > 1 else ""
+    resumed = f" (went on {report.resumed})" if report.resumed else ""
     print(
-        f"{len(report.expired)} instances ({snapshots} snapshots) of {report.instances_seen} "
-        f"expired; {len(report.held)} more held; {verb} {report.files} files, "
-        f"{human_bytes(report.bytes)}"
+        f"{which}{report.expired_count} instances ({report.expired_snapshots} snapshots) of "
+        f"{report.instances_seen} expired{resumed}; {report.held_count} more held; {verb} "
+        f"{report.files} files, {human_bytes(report.bytes)}"
         + ("" if args.dry_run else f"; {report.snapshots_deleted} snapshots deleted")
         + (f"; {len(report.skipped)} changed meanwhile, left" if report.skipped else ""),
         file=sys.stderr,

@@ -9,7 +9,8 @@ import datetime as dt
 import json
 from typing import Any, Protocol
 
-from imixs_archive.archive.verify_runs import VerifyRun, parse_part
+from imixs_archive.archive.part_runs import parse_part
+from imixs_archive.archive.verify_runs import VerifyRun
 from imixs_archive.cli.context import Context
 from imixs_archive.cli.output import count_progress, human_bytes, human_duration
 from imixs_archive.errors import ConfigError

@@ -75,6 +75,12 @@ class Policy:
     def empty(self) -> bool:
         return not self.groups and not self.types and self.default is None
 
+    def key(self) -> str:
+        """The rules in one canonical line (a stopped run goes on only for the same)."""
+        rules = [f"group:{name}={period}" for name, period in sorted(self.groups.items())]
+        rules += [f"type:{name}={period}" for name, period in sorted(self.types.items())]
+        return ",".join(rules + ([f"*={self.default}"] if self.default else []))
+
     def period_for(self, group: str, kind: str) -> tuple[str, Period] | None:
         """The rule that applies to an instance whose newest snapshot has this
         ``$workflowgroup`` and ``type`` (names compared case-insensitively)."""
@@ -108,6 +114,10 @@ class Policy:
         return cls(groups, types, default)
 
 
+LISTED = 1_000
+"""Instances a report lists by name (expired, held, skipped, untimed); it counts them all."""
+
+
 @dataclass
 class Expired:
     uniqueid: str
@@ -129,60 +139,123 @@ class Expired:
             "expired": self.expired.isoformat(timespec="seconds"),
         }
 
+    @classmethod
+    def restored(cls, saved: dict[str, Any]) -> Expired:
+        """From :meth:`to_json` (a run's book): the ids are not kept, only how many."""
+        return cls(
+            saved["uniqueid"],
+            [""] * int(saved["snapshots"]),
+            saved["group"],
+            saved["type"],
+            saved["rule"],
+            dt.datetime.fromisoformat(saved["last_snapshot"]),
+            dt.datetime.fromisoformat(saved["expired"]),
+        )
+
+
+_COUNTS = [
+    "instances_seen",
+    "held_count",
+    "expired_count",
+    "expired_snapshots",
+    "files",
+    "bytes",
+    "snapshots_deleted",
+    "untimed_count",
+]
+
 
 @dataclass
 class RetentionReport:
     dry_run: bool
     instances_seen: int = 0
     held: list[str] = field(default_factory=list)
-    """Expired instances kept because of a legal hold."""
+    """Expired instances kept because of a legal hold (the first ``LISTED``)."""
+    held_count: int = 0
     expired: list[Expired] = field(default_factory=list)
+    """The expired instances (the first ``LISTED``: ``expired_count`` counts them all)."""
+    expired_count: int = 0
+    expired_snapshots: int = 0
     files: int = 0
     bytes: int = 0
     """Dry run: files and bytes only the expired snapshots carry; else what was freed."""
     snapshots_deleted: int = 0
     skipped: list[str] = field(default_factory=list)
-    """Instances that changed (a new snapshot, a hold) between plan and delete."""
+    """Instances that changed (a new snapshot, a hold) between decision and delete."""
     untimed: list[str] = field(default_factory=list)
     """Instances whose newest snapshot has no plausible time (its id's; ``$modified`` for
     an old id without one): never deleted by retention, listed to be looked at."""
+    untimed_count: int = 0
+    part: int = 1
+    parts: int = 1
+    resumed: str = ""
+    """Where the run went on from ('' when it began: see ``instance_runs.py``)."""
+    finished: bool = True
+    """False: the run stopped before its end (``serve`` stopping); the next goes on."""
+
+    def count_expired(self, found: Expired) -> None:
+        self.expired_count += 1
+        self.expired_snapshots += len(found.snapshots)
+        if len(self.expired) < LISTED:
+            self.expired.append(found)
+
+    def count_held(self, uniqueid: str) -> None:
+        self.held_count += 1
+        _listed(self.held, uniqueid)
+
+    def count_untimed(self, uniqueid: str) -> None:
+        self.untimed_count += 1
+        _listed(self.untimed, uniqueid)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "dry_run": self.dry_run,
+            "part": self.part,
+            "parts": self.parts,
+            "resumed": self.resumed or None,
+            "finished": self.finished,
             "instances_seen": self.instances_seen,
-            "expired_instances": len(self.expired),
-            "expired_snapshots": sum(len(e.snapshots) for e in self.expired),
+            "expired_instances": self.expired_count,
+            "expired_snapshots": self.expired_snapshots,
             "held": self.held,
+            "held_count": self.held_count,
             "files": self.files,
             "bytes": self.bytes,
             "snapshots_deleted": self.snapshots_deleted,
             "skipped": self.skipped,
             "untimed": self.untimed,
+            "untimed_count": self.untimed_count,
             "instances": [e.to_json() for e in self.expired],
         }
 
+    def saved(self) -> dict[str, Any]:
+        """What a run's book keeps (``instance_runs.py``)."""
+        return {
+            **{name: getattr(self, name) for name in _COUNTS},
+            "held": self.held,
+            "skipped": self.skipped,
+            "untimed": self.untimed,
+            "expired": [e.to_json() for e in self.expired],
+        }
 
-def plan(archive: Archive, policy: Policy, now: dt.datetime) -> RetentionReport:
-    """What the policy lets go at ``now`` (nothing is deleted): one paged pass over the
-    instances, reading the newest snapshot of each."""
-    report = RetentionReport(dry_run=True)
-    if policy.empty:
-        return report
-    held = {hold.uniqueid for hold in archive.holds.list()}
-    for ids in archive.iter_instances():
-        report.instances_seen += 1
-        found = _expired(archive, policy, ids, now)
-        if isinstance(found, str):
-            report.untimed.append(found)
-            continue
-        if found is None:
-            continue
-        if found.uniqueid in held:
-            report.held.append(found.uniqueid)
-        else:
-            report.expired.append(found)
-    return report
+    def restore(self, saved: dict[str, Any]) -> None:
+        for name in _COUNTS:
+            setattr(self, name, int(saved.get(name, 0)))
+        self.held, self.skipped, self.untimed = saved["held"], saved["skipped"], saved["untimed"]
+        self.expired = [Expired.restored(e) for e in saved["expired"]]
+
+
+def _listed(names: list[str], name: str) -> None:
+    if len(names) < LISTED:
+        names.append(name)
+
+
+def preview_retention(
+    archive: Archive, policy: Policy, now: dt.datetime | None = None
+) -> RetentionReport:
+    """What the policy lets go (at ``now``): a dry run that keeps no book (the web UI's
+    preview; ``retention --dry-run`` keeps one and goes on where it stopped)."""
+    return run_retention(archive, policy, now=now, dry_run=True, keep_book=False)
 
 
 @dataclass
@@ -296,37 +369,117 @@ def run_retention(
     dry_run: bool = False,
     stop: threading.Event | None = None,
     progress: Callable[[Expired], None] | None = None,
+    seen: Callable[[], None] | None = None,
+    part: int = 1,
+    parts: int = 1,
+    restart: bool = False,
+    keep_book: bool = True,
 ) -> RetentionReport:
-    """Plan, and unless ``dry_run`` delete the expired instances' snapshots."""
-    now = now or dt.datetime.now(dt.UTC)
-    report = plan(archive, policy, now)
-    if dry_run:
-        ids = [sid for e in report.expired for sid in e.snapshots]
-        report.files, report.bytes = archive.holds.bytes_only_in(ids)
+    """Apply the policy (``dry_run``: say what it lets go, delete nothing) to every
+    instance, or to part ``part`` of ``parts`` of them (``--part K/N``: several processes
+    share a run), one instance at a time, going on where a stopped run of the same policy
+    ended unless ``restart`` (``archive/instance_runs.py``; ``keep_book=False``: a
+    preview, nothing kept). ``progress`` after each expired instance, ``seen`` after
+    every instance. A ``stop`` set ends the run after the instance at hand, its book kept.
+    BusyError when another process runs this part."""
+    work = _RetentionWork(archive, policy, now or dt.datetime.now(dt.UTC), dry_run)
+    work.stop, work.progress = stop, progress
+    report = work.report
+    report.part, report.parts = part, parts
+    if policy.empty:
         return report
-    report.dry_run = False
-    for expired in report.expired:
-        if stop is not None and stop.is_set():
-            break
-        if not _still_expired(archive, expired):
-            report.skipped.append(expired.uniqueid)
-            continue
-        # What only these snapshots carry: released now, removed by the collector (gc)
-        # once its grace period has passed.
-        files, size = archive.holds.bytes_only_in(expired.snapshots)
-        for snapshot_id in expired.snapshots:  # oldest first: the newest goes last
-            try:  # Archive.delete refuses (changing nothing) once a hold is placed
-                result = archive.delete(snapshot_id, reason="retention")
-            except LegalHoldError:
-                report.skipped.append(expired.uniqueid)
-                break
-            report.snapshots_deleted += int(result.existed)
+    run = archive.run_over_instances(
+        work,
+        name="retention-preview" if dry_run else "retention",
+        key=policy.key(),
+        part=part,
+        parts=parts,
+        restart=restart,
+        keep_book=keep_book,
+        seen=seen,
+    )
+    report.resumed, report.finished = run.resumed, run.finished
+    return report
+
+
+GOING_REMEMBERED = 100_000
+"""Instances a dry run remembers the verdict of (for files several instances carry)."""
+
+
+class _RetentionWork:
+    """The policy applied to one instance at a time (``instance_runs.InstanceJob``)."""
+
+    def __init__(self, archive: Archive, policy: Policy, now: dt.datetime, dry_run: bool) -> None:
+        self.archive, self.policy, self.now = archive, policy, now
+        self.report = RetentionReport(dry_run=dry_run)
+        self.stop: threading.Event | None = None
+        self.progress: Callable[[Expired], None] | None = None
+        self._going: dict[str, bool] = {}
+
+    def saved(self) -> dict[str, Any]:
+        return self.report.saved()
+
+    def restore(self, saved: dict[str, Any]) -> None:
+        self.report.restore(saved)
+
+    def visit(self, ids: list[str]) -> bool:
+        """One instance: its counts added at the end, all at once (stopped in the middle,
+        it is met again), but for the snapshots deleted, counted as they go (not met
+        again)."""
+        found = _expired(self.archive, self.policy, ids, self.now)
+        report = self.report
+        if isinstance(found, str):
+            report.count_untimed(found)
+        elif found is not None and self.archive.holds.get(found.uniqueid) is not None:
+            report.count_held(found.uniqueid)
+        elif found is not None:
+            self._expired(found)
+        report.instances_seen += 1
+        return self.stop is None or not self.stop.is_set()
+
+    def _expired(self, found: Expired) -> None:
+        report = self.report
+        if report.dry_run:
+            files, size = self.archive.holds.bytes_going_with(found.snapshots, self._goes)
+        elif not _still_expired(self.archive, found):
+            files = size = -1
+        else:
+            # What only these snapshots carry: released now, removed by the collector
+            # (gc) once its grace period has passed.
+            files, size = self.archive.holds.bytes_only_in(found.snapshots)
+            if not self._delete(found):
+                files = size = -1
+        if files < 0:  # a new snapshot or a hold since it was read: left
+            _listed(report.skipped, found.uniqueid)
         else:
             report.files += files
             report.bytes += size
-        if progress is not None:
-            progress(expired)
-    return report
+            report.count_expired(found)
+        if self.progress is not None:
+            self.progress(found)
+
+    def _delete(self, found: Expired) -> bool:
+        """Delete the instance's snapshots, oldest first (the newest goes last); False
+        when a hold stopped it (``Archive.delete`` refuses, changing nothing)."""
+        for snapshot_id in found.snapshots:
+            try:
+                result = self.archive.delete(snapshot_id, reason="retention")
+            except LegalHoldError:
+                return False
+            self.report.snapshots_deleted += int(result.existed)
+        return True
+
+    def _goes(self, uniqueid: str) -> bool:
+        """Whether another instance goes too (a dry run's file counts), remembered."""
+        known = self._going.get(uniqueid)
+        if known is None:
+            ids = self.archive.instance_ids(uniqueid)
+            found = _expired(self.archive, self.policy, ids, self.now) if ids else None
+            known = isinstance(found, Expired) and self.archive.holds.get(uniqueid) is None
+            if len(self._going) >= GOING_REMEMBERED:
+                self._going.clear()
+            self._going[uniqueid] = known
+        return known
 
 
 def _still_expired(archive: Archive, expired: Expired) -> bool:

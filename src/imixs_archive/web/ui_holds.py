@@ -20,7 +20,7 @@ from starlette.responses import Response
 
 from imixs_archive.errors import ArchiveError
 from imixs_archive.humanize import human_bytes
-from imixs_archive.services.retention import Policy, RetentionReport, run_retention
+from imixs_archive.services.retention import Policy, RetentionReport, preview_retention
 from imixs_archive.timezones import zone, zone_label
 from imixs_archive.web.dependencies import Svc
 from imixs_archive.web.ui import User, page
@@ -50,7 +50,7 @@ async def holds_page(request: Request, svc: Svc, user: User, preview: bool = Fal
     if preview:
         try:
             policy = Policy.parse(policy_text)
-            report = await run_in_threadpool(run_retention, svc.archive, policy, dry_run=True)
+            report = await run_in_threadpool(preview_retention, svc.archive, policy)
         except ArchiveError as exc:
             policy_error = str(exc)
     return page(
@@ -70,11 +70,12 @@ async def holds_page(request: Request, svc: Svc, user: User, preview: bool = Fal
 def _preview(report: RetentionReport, tz: dt.tzinfo) -> dict[str, Any]:
     return {
         "instances_seen": report.instances_seen,
-        "instances": len(report.expired),
-        "snapshots": sum(len(e.snapshots) for e in report.expired),
+        "instances": report.expired_count,
+        "snapshots": report.expired_snapshots,
         "files": report.files,
         "bytes": human_bytes(report.bytes),
         "held": report.held,
+        "held_count": report.held_count,
         "untimed": report.untimed,
         "listed": [
             {
