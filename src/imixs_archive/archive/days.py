@@ -6,7 +6,9 @@ in the range, not the days in between. Short ranges (up to ``WALK_DAYS``) are st
 walked day by day, which also sees days a Java service sharing the keyspace wrote after
 the index was built. The index is built on first use from ``snapshots_by_modified`` (one
 pass, once: the completion row is written last, so an interrupted build starts again);
-from then on ``Archive.store`` adds each snapshot's day before its index row.
+from then on ``Archive.store`` adds each snapshot's day before its index row. Days only
+the Java service wrote since are added by ``add_missing_days``, which ``verify``, the
+census and ``stats --reconcile`` run.
 
 Each day also has a change stamp (``archive_day_changes``): ``Archive.store`` and
 ``Archive.delete`` write a new one for the snapshot's day after its index row changed and
@@ -108,6 +110,24 @@ def day_span(backend: Backend) -> tuple[dt.date, dt.date] | None:
     if ends[0] is None or ends[1] is None:
         return None
     return ends[0]["day"], ends[1]["day"]
+
+
+def add_missing_days(backend: Backend) -> list[dt.date]:
+    """Add to the index the days of ``snapshots_by_modified`` it lacks, and stamp them (so
+    that figures kept of them are counted again); the days added, in order. Only another
+    writer leaves such days: the Java service sharing the keyspace stores its snapshots'
+    index rows and never this index. One pass over ``snapshots_by_modified`` (its day
+    column) and a read per day: a job that touches the archive's every row anyway runs it
+    (``verify``, the census, ``stats --reconcile``)."""
+    _ensure_index(backend)
+    added = []
+    for row in _distinct_days(backend):
+        checkpoint()
+        if backend.get(ARCHIVE_MODIFIED_DAYS, row) is None:
+            record_day(backend, row["day"])
+            stamp_day(backend, row["day"])
+            added.append(row["day"])
+    return sorted(added)
 
 
 def _ensure_index(backend: Backend) -> None:

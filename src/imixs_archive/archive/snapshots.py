@@ -39,7 +39,14 @@ from typing import Any, Protocol
 
 from imixs_archive.archive import snapshot_reads as reads
 from imixs_archive.archive.content_digest import StoredDigest, stored_digest
-from imixs_archive.archive.days import day_span, day_stamps, days_in, record_day, stamp_day
+from imixs_archive.archive.days import (
+    add_missing_days,
+    day_span,
+    day_stamps,
+    days_in,
+    record_day,
+    stamp_day,
+)
 from imixs_archive.archive.facts import (
     Carriers,
     EarliestCarrier,
@@ -672,6 +679,11 @@ class Archive:
         """The UTC days of ``[first, last]`` that may have snapshots, in order (the day
         index: a day whose snapshots were all deleted stays in it)."""
         return days_in(self.backend, first, last)
+
+    def add_missing_days(self) -> list[dt.date]:
+        """Add the days only another writer (the Java service) stored snapshots of to the
+        day index; the days added (``days.py``)."""
+        return add_missing_days(self.backend)
 
     def day_span(self) -> tuple[dt.date, dt.date] | None:
         """The first and the last UTC day of the day index, or None for an empty archive."""

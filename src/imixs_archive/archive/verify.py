@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from imixs_archive.archive.days import add_missing_days
 from imixs_archive.archive.snapshot_reads import snapshot_file_keys
 from imixs_archive.archive.snapshot_xml import parse_stored, read_stored, seal_row
 from imixs_archive.document.conventions import METADATA_ID, modified_day, origin_id
@@ -205,6 +206,14 @@ def finish(backend: Backend, report: VerifyReport, *, whole: bool = True) -> Ver
         unused = unused_now(backend, orphans=report.loose_pieces)
         report.unused_files, report.unused_pieces = unused.files, unused.pieces
         report.reclaimable_bytes = unused.bytes
+        added = add_missing_days(backend)
+        if added:
+            report.warn(
+                f"{len(added)} day(s) of snapshots were missing from the day index (stored "
+                f"by another writer, e.g. the Java service: {', '.join(map(str, added[:5]))}"
+                f"{', ...' if len(added) > 5 else ''}): added now, so that listings, ranged "
+                "backups and analytics see them"
+            )
     if report.unverified:
         report.warn(
             f"{report.unverified} snapshot row(s) had no digest (written by the Java service "

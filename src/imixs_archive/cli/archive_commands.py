@@ -354,6 +354,11 @@ def _reconcile(args: argparse.Namespace, ctx: Context) -> int:
         return 0
     if report.resumed_after:
         print(f"went on after {report.resumed_after}, where a stopped reconcile ended")
+    if report.days_indexed:
+        print(
+            f"{len(report.days_indexed)} day(s) only another writer (the Java service) stored "
+            "snapshots of added to the day index"
+        )
     print(f"{report.days} days read, {report.facts_changed} snapshot figures rewritten")
     for name, (before, after) in report.drift.items():
         print(f"  {name}: {before} -> {after}")

@@ -45,6 +45,9 @@ class ReconcileReport:
     days_changed: list[str] = field(default_factory=list)
     resumed_after: str | None = None
     """The day a stopped reconcile had finished, where this one went on."""
+    days_indexed: list[str] = field(default_factory=list)
+    """Days only another writer (the Java service) stored snapshots of, added to the day
+    index first (``days.add_missing_days``)."""
 
     @property
     def drift(self) -> dict[str, tuple[int, int]]:
@@ -64,6 +67,7 @@ class ReconcileReport:
             "facts_changed": self.facts_changed,
             "days_changed": self.days_changed,
             "resumed_after": self.resumed_after,
+            "days_indexed": self.days_indexed,
         }
 
 
@@ -88,6 +92,7 @@ def reconcile(
         report.before = _totals(archive)
         keep(archive, PROGRESS, {"before": report.before, "done": None})
     after = dt.date.fromisoformat(report.resumed_after) if report.resumed_after else None
+    report.days_indexed = [day.isoformat() for day in archive.add_missing_days()]
     days = [day for day in archive.days_with_snapshots() if after is None or day > after]
     carriers = archive.earliest_carriers()
     for done, day in enumerate(days, 1):

@@ -19,6 +19,7 @@ day figures where they drifted (``services/reconcile.py``).
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from typing import Any
 
 from imixs_archive.analytics.archive_figures import ArchiveFigures, archive_figures
@@ -37,9 +38,15 @@ CENSUS_FIELDS = (
 """The figures of the census (as of ``counted``); the others are current. ``stored_files``:
 files stored, in use or not (``files`` are those in use)."""
 
+log = logging.getLogger(__name__)
+
 
 def take_census(archive: Archive) -> Stats:
-    """Count the store's tables now (one pass over each) and keep the count."""
+    """Count the store's tables now (one pass over each) and keep the count; on the way,
+    add to the day index the days only the Java service stored snapshots of."""
+    added = archive.add_missing_days()
+    if added:
+        log.info("census: %d day(s) another writer stored added to the day index", len(added))
     stats = archive.stats()
     store_census(archive, stats, dt.datetime.now(dt.UTC))
     return stats
