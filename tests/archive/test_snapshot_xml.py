@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from imixs_archive.archive.snapshot_xml import INLINE_LIMIT, MARKER, is_in_parts
+from imixs_archive.archive.snapshot_xml import MARKER, is_in_parts
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.verify import verify
 from imixs_archive.document.xml_reader import read_xml_document
@@ -43,18 +43,33 @@ def test_a_snapshot_with_40_mb_of_items_archives_and_reads_back(archive: Archive
 
 
 def test_a_snapshot_under_the_limit_stays_readable_xml_in_its_cell(archive: Archive) -> None:
-    doc = _large(1, 5)
+    """Up to the store's mutation limit (less room for the key), as the Java service writes
+    and reads it: 12 MiB of items is one cell (it went to parts over 8 MiB once)."""
+    limit = archive.backend.inline_limit
+    assert 15 * MiB < limit < 16 * MiB  # the default limit, and the test node's own
+    doc = _large(1, 12)
     snapshot_id = doc["$uniqueid"][0]  # type: ignore[index]
     archive.store(doc)  # type: ignore[arg-type]
     row = archive.backend.get(SNAPSHOTS, {"snapshot": snapshot_id})
     assert row is not None and not row["data"].startswith(MARKER)
-    assert 5 * MiB < len(row["data"]) <= INLINE_LIMIT
+    assert 12 * MiB < len(row["data"]) <= limit
     assert read_xml_document(row["data"]) == doc  # what the Java service reads
     assert list(archive.backend.scan(ARCHIVE_SNAPSHOT_PARTS, {"snapshot": snapshot_id})) == []
+    assert archive.load(snapshot_id) == doc
+
+
+def test_a_snapshot_just_over_the_limit_goes_in_parts(archive: Archive) -> None:
+    doc = _large(3, archive.backend.inline_limit // MiB + 1)
+    snapshot_id = doc["$uniqueid"][0]  # type: ignore[index]
+    archive.store(doc)  # type: ignore[arg-type]
+    row = archive.backend.get(SNAPSHOTS, {"snapshot": snapshot_id})
+    assert row is not None and is_in_parts(row)
+    assert archive.load(snapshot_id) == doc
 
 
 def test_a_missing_or_changed_part_is_an_integrity_error(archive: Archive) -> None:
-    doc = _large(2, 10)
+    archive.backend.inline_limit = 2 * MiB  # parts without writing 16 MiB
+    doc = _large(2, 5)
     snapshot_id = doc["$uniqueid"][0]  # type: ignore[index]
     archive.store(doc)  # type: ignore[arg-type]
     key = {"snapshot": snapshot_id, "part": 3}

@@ -2,7 +2,8 @@
 
 The ``snapshots`` row is one cell, and a Cassandra mutation has a size limit (half the
 commit log segment: 16 MiB by default), so a snapshot whose items alone (files emptied)
-make more XML than :data:`INLINE_LIMIT` is written as 1 MiB parts into
+make more XML than the store's ``Backend.inline_limit`` (that limit, less 64 KiB; the
+Java service writes inline up to it and fails beyond) is written as 1 MiB parts into
 ``archive_snapshot_parts`` first; its ``snapshots`` row then holds a small marker naming
 the number of parts, their total size and SHA-256. The marker starts with a NUL byte, so
 it can never be taken for XML. Up to the limit the XML stays inline, where the Java
@@ -41,9 +42,6 @@ from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.model import ARCHIVE_SNAPSHOT_PARTS, SNAPSHOTS
 
 MiB = 1024 * 1024
-INLINE_LIMIT = 8 * MiB
-"""The largest XML kept in the ``snapshots`` cell (under Cassandra's default 16 MiB
-mutation and frame limits, with room to spare)."""
 PART_SIZE = 1 * MiB
 BATCH_PARTS = 8
 """Parts buffered before they are written (memory: at most this many MiB)."""
@@ -125,17 +123,17 @@ class _Parts:
         return MARKER + json.dumps(fields, sort_keys=True).encode()
 
 
-def render_inline(xml: Iterable[bytes]) -> tuple[bytes | None, Iterator[bytes]]:
-    """The XML whole when it stays inline (up to :data:`INLINE_LIMIT`), so its digest is
-    known before anything is written; else None. Either way the bytes to write, from the
-    start (what was read ahead, then the rest)."""
+def render_inline(xml: Iterable[bytes], limit: int) -> tuple[bytes | None, Iterator[bytes]]:
+    """The XML whole when it stays inline (up to ``limit``: the store's inline limit), so
+    its digest is known before anything is written; else None. Either way the bytes to
+    write, from the start (what was read ahead, then the rest)."""
     pieces = iter(xml)
     ahead: list[bytes] = []
     size = 0
     for piece in pieces:
         ahead.append(piece)
         size += len(piece)
-        if size > INLINE_LIMIT:
+        if size > limit:
             return None, itertools.chain(ahead, pieces)
     whole = b"".join(ahead)
     return whole, iter((whole,))
@@ -151,7 +149,7 @@ def put_snapshot_xml(
     known_digest: str | None = None,
 ) -> bool:
     """Write the ``snapshots`` row of ``snapshot_id`` (after its parts, when the XML is
-    larger than :data:`INLINE_LIMIT`) unless another process wrote it meanwhile
+    larger than the store's ``inline_limit``) unless another process wrote it meanwhile
     (``replace``: write it all the same, over a damaged one). True when this call wrote
     it (``Backend.put_new``). ``before_row`` is given the XML's SHA-256 (hex) right
     before the row is written (the ledger's entry goes first); ``known_digest``: that
@@ -161,7 +159,7 @@ def put_snapshot_xml(
     parts: _Parts | None = None
     for piece in xml:
         buffer += piece
-        if parts is None and len(buffer) <= INLINE_LIMIT:
+        if parts is None and len(buffer) <= backend.inline_limit:
             continue
         parts = parts or _Parts(backend, snapshot_id)
         while len(buffer) >= PART_SIZE:

@@ -412,7 +412,7 @@ class Archive:
             ]
             stored_files = [(e, c, r["md5"]) for (e, c), r in zip(contents, file_rows, strict=True)]
             logged = StoreEntry(self.ledger, self.files, snapshot_id, self.actor, stored_files)
-            whole, xml = render_inline(iter_xml(_emptied(doc)))
+            whole, xml = render_inline(iter_xml(_emptied(doc)), self.backend.inline_limit)
             whole_digest = xml_digest(whole) if whole is not None else None
             if whole_digest is not None:
                 logged.start(whole_digest)  # alongside the index rows, where it can

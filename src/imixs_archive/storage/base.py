@@ -34,6 +34,10 @@ class Backend(ABC):
     concurrency: int = 2
     """Requests worth having in flight at once from the piece threads: 2 for a local store
     (a CPU each), more where each request waits a network round trip (Cassandra)."""
+    inline_limit: int = 16 * 1024 * 1024 - 64 * 1024
+    """The largest snapshot XML kept whole in its ``snapshots`` cell, where the Java service
+    reads it (``snapshot_xml.py``): Cassandra's default mutation limit (16 MiB) with room
+    for the row's key and the write's framing; on Cassandra the node's own limit."""
     local_reads: bool = True
     """Reading a stored piece costs about what hashing it does (a local store): known
     content is compared with its stored twin. False where every read crosses the network

@@ -23,6 +23,7 @@ class DelegatingBackend(Backend):
         self.name = inner.name
         self.concurrency = inner.concurrency
         self.local_reads = inner.local_reads
+        self.inline_limit = inner.inline_limit
 
     def put(self, table: Table, rows: Iterable[Mapping[str, Any]]) -> int:
         return self.inner.put(table, rows)

@@ -190,8 +190,9 @@ ARCHIVE_SNAPSHOT_PARTS = Table(
     _cols(("snapshot", T), ("part", N), ("data", B)),
     partition_key=("snapshot",),
     clustering_key=("part",),
-    serves="Q15: the XML of a snapshot too large for its snapshots cell (over 8 MiB with "
-    "files emptied), in 1 MiB parts; the snapshots row then holds a marker with their count, "
+    serves="Q15: the XML of a snapshot too large for its snapshots cell (over the node's "
+    "mutation limit less 64 KiB, 16 MiB by default, files emptied), in 1 MiB parts; "
+    "the snapshots row then holds a marker with their count, "
     "size and SHA-256 (see archive/snapshot_xml.py).",
     java=False,
     large_cells=True,

@@ -63,6 +63,9 @@ PIECE_FETCH_SIZE = 4
 """Rows per page when reading pieces (each up to 1 MiB)."""
 BLOB_FETCH_SIZE = 100
 """Rows per page when reading other blobs (snapshot XML)."""
+MUTATION_ROOM = 64 * 1024
+"""Of the node's mutation limit, what a ``snapshots`` row's XML leaves for its key, the
+write's framing and a lightweight transaction's ballot."""
 ROW_FETCH_SIZE = 1000
 """Rows per page for index tables (a few dozen bytes a row)."""
 BATCH_BYTES = 4096
@@ -137,6 +140,7 @@ class CassandraBackend(Backend):
         self._inserts: dict[str, Any] = {}
         self._selects: dict[tuple[str, tuple[str, ...] | None], tuple[Any, tuple[str, ...]]] = {}
         self._zstd: bool | None = None
+        self._inline_limit: int | None = None
         # Write timestamps are taken here, once per write, and bound into the statement:
         # a retry then carries the first attempt's timestamp (the driver would stamp each
         # attempt anew). Monotonic, so a delete and a rewrite in this process keep order.
@@ -172,6 +176,34 @@ class CassandraBackend(Backend):
         return backend
 
     # --- schema ---
+
+    @property
+    def inline_limit(self) -> int:
+        """The largest XML a ``snapshots`` row holds whole here: the node's mutation limit
+        (``max_mutation_size``, half the commit log segment unless set), less room for
+        the key and framing, as the Java service writes up to it; the default limit's
+        when the node does not say (before Cassandra 4: no ``system_views``). Asked once."""
+        if self._inline_limit is None:
+            self._inline_limit = self._node_inline_limit()
+        return self._inline_limit
+
+    @inline_limit.setter
+    def inline_limit(self, value: int) -> None:
+        self._inline_limit = value
+
+    def _node_inline_limit(self) -> int:
+        try:
+            statement = self._session.prepare(
+                "SELECT value FROM system_views.settings WHERE name = 'max_mutation_size_in_kb'",
+                self._read_level,
+            )
+            rows = self._session.execute(statement, []).rows
+            kib = int(rows[0][0]) if rows and rows[0][0] else 0
+        except (DriverException, ValueError, TypeError, IndexError):
+            return Backend.inline_limit
+        return (
+            kib * 1024 - MUTATION_ROOM if kib * 1024 > 2 * MUTATION_ROOM else Backend.inline_limit
+        )
 
     def ensure_schema(self) -> list[str]:
         """Create the keyspace and every missing table; when anything was created, wait
