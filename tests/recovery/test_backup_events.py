@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from imixs_archive.archive.snapshots import Archive
+from imixs_archive.cli import main
 from imixs_archive.config import load_settings
 from imixs_archive.document.model import Document
 from imixs_archive.document.xml_reader import read_xml_document
@@ -206,3 +207,32 @@ def test_the_ftps_server_failing_ends_the_round_and_keeps_the_events(
     assert (len(double.log), done.pending) == (2, 2)
     ftps.faults.drop_after = None
     assert events.run_round().written == 2 and not double.log
+
+
+def test_backup_events_once_backup_only_opens_no_store(
+    double: WorkflowDouble,
+    ftps: FtpsServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``backup-events --once`` with BACKUP_ONLY: from the workflow, no archive made."""
+    snapshot_id = str(only_in_the_workflow(double).get_first("$uniqueid"))
+    double.put_event(TOPIC, snapshot_id)
+    double.put_event(TOPIC, "0badf00d-dead-4222-8333-444444444444-1700000000000")
+    for name, value in {
+        "BACKUP_ONLY": "true",
+        "BACKUP_FTP_HOST": ftps.host,
+        "BACKUP_FTP_PORT": str(ftps.port),
+        "BACKUP_FTP_USER": "backup",
+        "BACKUP_FTP_PASSWORD": PASSWORD,
+        "BACKUP_FTP_PATH": "/backup",
+        "BACKUP_FTP_CAFILE": str(ftps.cafile),
+        "WORKFLOW_SERVICE_ENDPOINT": double.url,
+    }.items():
+        monkeypatch.setenv(name, value)
+    store = tmp_path / "store"
+    assert main(["backup-events", "--once", "--data-dir", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert "2 events: 1 written, 0 already current (1 taken from the workflow), 1 gone" in out
+    assert not store.exists() and not double.log

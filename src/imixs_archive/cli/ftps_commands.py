@@ -64,14 +64,15 @@ def _report(done: EventRound) -> None:
 
 
 def cmd_backup_events(args: argparse.Namespace, ctx: Context) -> int:
+    archive = None if ctx.settings.backup_only else ctx.archive  # no store opened then
     if args.once:
-        done = consume_backup_events(ctx.settings, ctx.archive, once=True)
+        done = consume_backup_events(ctx.settings, archive, once=True)
         assert done is not None
         _report(done)
         return 0 if done.ok else 1
     stop = threading.Event()
     try:
-        consume_backup_events(ctx.settings, ctx.archive, stop=stop, on_round=_report)
+        consume_backup_events(ctx.settings, archive, stop=stop, on_round=_report)
     except KeyboardInterrupt:
         stop.set()
         raise

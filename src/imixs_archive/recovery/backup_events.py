@@ -335,7 +335,7 @@ def _log_round(topic: str, done: EventRound) -> None:
 
 def consume_backup_events(
     settings: Settings,
-    archive: Archive,
+    archive: Archive | None,
     *,
     once: bool = False,
     stop: threading.Event | None = None,
@@ -344,7 +344,8 @@ def consume_backup_events(
 ) -> EventRound | None:
     """The FTPS backup of ``snapshot.backup`` events as the settings describe it (the
     workflow, the FTPS target, the mirror, overwrite, batch, dead locks, attempts,
-    ``BACKUP_ONLY`` and the interval), for the CLI's ``backup-events`` and for ``serve``:
+    ``BACKUP_ONLY`` and the interval; ``archive`` None: every snapshot from the workflow),
+    for the CLI's ``backup-events`` and for ``serve``:
     one round (``once``: its report), or rounds every ``WORKFLOW_SYNC_INTERVAL`` until
     ``stop``, each noted in ``status`` and given to ``on_round``."""
     location = FtpsLocation.from_settings(settings)
