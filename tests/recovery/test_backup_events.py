@@ -172,8 +172,14 @@ def test_an_event_that_keeps_failing_is_given_up(
     double.put_event(TOPIC, broken)
     double.put_event(TOPIC, str(fine.get_first("$uniqueid")))
     double.inject("status", path=rf"^/api/documents/{re.escape(broken)}", status=500)
-    events = BackupEvents(archive, client, target, max_attempts=3)
-    rounds = [events.run_round() for _ in range(3)]
+    events = BackupEvents(archive, client, target, max_attempts=3, retry_delay_ms=200)
+    rounds = [events.run_round()]
+    waiting = events.run_round()  # the failed one waits its delay, not tried again yet
+    assert (waiting.read, waiting.failed, waiting.pending, len(double.log)) == (1, [], 1, 1)
+    time.sleep(0.25)
+    rounds.append(events.run_round())
+    time.sleep(0.45)  # the delay doubled
+    rounds.append(events.run_round())
     assert [len(r.failed) for r in rounds] == [1, 1, 0]
     assert [r.given_up for r in rounds] == [0, 0, 1] and rounds[0].written == 1
     assert "HTTP 500" in rounds[0].failed[0] and not double.log
@@ -236,3 +242,20 @@ def test_backup_events_once_backup_only_opens_no_store(
     out = capsys.readouterr().out
     assert "2 events: 1 written, 0 already current (1 taken from the workflow), 1 gone" in out
     assert not store.exists() and not double.log
+
+
+def test_credentials_refused_end_the_round_and_give_nothing_up(
+    double: WorkflowDouble, client: WorkflowClient, target: FtpsTarget
+) -> None:
+    """A refusal of the credentials is the setup's, not the snapshot's: no attempt counts,
+    the event is unlocked and waits."""
+    snapshot_id = str(only_in_the_workflow(double).get_first("$uniqueid"))
+    double.put_event(TOPIC, snapshot_id)
+    double.inject("status", path=r"^/api/documents/", status=403)
+    events = BackupEvents(None, client, target, max_attempts=1)
+    done = events.run_round()
+    assert done.stopped.startswith("workflow: ") and "HTTP 403" in done.stopped
+    assert (done.given_up, done.failures, done.pending) == (0, 1, 1)
+    assert [e.topic for e in double.log.values()] == [TOPIC]  # unlocked, waiting
+    double.clear_faults()
+    assert events.run_round().written == 1 and not double.log

@@ -17,8 +17,9 @@ Each round (every ``WORKFLOW_SYNC_INTERVAL``, for ``backup-events`` and inside `
 3. Every event ends one way, counted: **written**, **current** (the file holds it or a
    newer one), **gone** (the workflow answers 404 too: the event is deleted, as Java
    does), **given up** (failed ``WORKFLOW_SYNC_MAXATTEMPTS`` times: deleted and logged),
-   or **failed** (unlocked for the next round). The FTPS server or the workflow being
-   down ends the round: the events wait, no attempt is counted against them.
+   or **failed** (unlocked, tried again after ``WORKFLOW_SYNC_RETRYDELAY``, doubling with
+   each attempt, at most 64x). The FTPS server or the workflow being down, or refusing
+   the credentials, ends the round: the events wait, no attempt is counted against them.
 
 No event stays for ever, so a batch of events that cannot be done never fills the read
 window for good. A line is logged per round that had work (an idle round at DEBUG);
@@ -43,7 +44,11 @@ from imixs_archive.periodic import Periodic
 from imixs_archive.recovery.backup_ftps import pull_snapshot, put_snapshot
 from imixs_archive.recovery.ftps import FtpsLocation, FtpsTarget, TargetError
 from imixs_archive.workflow.client import WorkflowClient
-from imixs_archive.workflow.errors import WorkflowError, WorkflowUnavailableError
+from imixs_archive.workflow.errors import (
+    WorkflowAuthError,
+    WorkflowError,
+    WorkflowUnavailableError,
+)
 from imixs_archive.workflow.events import LOCK_SUFFIX, TOPIC_BACKUP, Event
 
 log = logging.getLogger(__name__)
@@ -143,6 +148,7 @@ class BackupEvents:
         batch: int = 100,
         deadlock_ms: int = 60000,
         max_attempts: int = 8,
+        retry_delay_ms: int = 10000,
         status: BackupStatus | None = None,
     ) -> None:
         self.archive, self.client, self.target = archive, client, target
@@ -151,10 +157,12 @@ class BackupEvents:
         self.batch = batch
         self.deadlock_ms = deadlock_ms
         self.max_attempts = max(1, max_attempts)
+        self.retry_delay_ms = retry_delay_ms
         self.status = status or BackupStatus()
         self.status.topic = self.topic
         self.status.source = "archive" if archive is not None else "workflow"
-        self._attempts: dict[str, int] = {}
+        self._attempts: dict[str, tuple[int, float]] = {}
+        """Event id -> (attempts failed, monotonic time before which it is not tried)."""
         self._locked_since: dict[str, float] = {}
 
     def run_round(self) -> EventRound:
@@ -209,6 +217,9 @@ class BackupEvents:
 
     def _one(self, event: Event, done: EventRound) -> bool:
         """Do one event; False when the round must end (target or workflow down)."""
+        waiting = self._attempts.get(event.id)
+        if waiting is not None and time.monotonic() < waiting[1]:
+            return True  # failed before: not again until its delay has passed
         if not self._lock(event):
             return True
         try:
@@ -224,14 +235,15 @@ class BackupEvents:
                 event.id,
             )
             return True
-        except (TargetError, TargetUnavailableError) as exc:
-            self.client.unlock_event(event.id)
+        except (TargetError, TargetUnavailableError, WorkflowAuthError) as exc:
             done.failed.append(f"{event.ref}: {exc}")
-            done.stopped = str(exc)
+            done.stopped = f"{'workflow: ' if isinstance(exc, WorkflowError) else ''}{exc}"
+            self._unlock_quietly(event)
             return False
         except WorkflowUnavailableError as exc:
-            if exc.down:  # the event stays locked: a dead lock, unlocked in a later round
+            if exc.down:
                 done.stopped = f"workflow: {exc}"
+                self._unlock_quietly(event)
                 return False
             self._failed(event, exc, done)
             return True
@@ -272,10 +284,21 @@ class BackupEvents:
                 )
         return pull_snapshot(self.client, self.target, ref, overwrite=self.overwrite), True
 
+    def _unlock_quietly(self, event: Event) -> None:
+        """Unlock after a failure of the target or the workflow; when the workflow cannot
+        be told, the event stays locked: a dead lock, unlocked in a later round."""
+        try:
+            self.client.unlock_event(event.id)
+        except ArchiveError as exc:
+            log.debug("backup: event %s stays locked: %s", event.id, exc)
+
     def _failed(self, event: Event, exc: ArchiveError, done: EventRound) -> None:
-        attempts = self._attempts.get(event.id, 0) + 1
+        """An attempt failed: unlocked for another after a growing delay (as the sync's
+        retries), removed and logged once ``max_attempts`` failed."""
+        attempts = self._attempts.get(event.id, (0, 0.0))[0] + 1
         if attempts < self.max_attempts:
-            self._attempts[event.id] = attempts
+            delay = self.retry_delay_ms / 1000 * min(2 ** (attempts - 1), 64)
+            self._attempts[event.id] = (attempts, time.monotonic() + delay)
             self.client.unlock_event(event.id)
             done.failed.append(f"{event.ref}: {exc}")
             return
@@ -364,6 +387,7 @@ def consume_backup_events(
             batch=settings.workflow_sync_batch,
             deadlock_ms=settings.backup_sync_deadlock,
             max_attempts=settings.workflow_sync_maxattempts,
+            retry_delay_ms=settings.workflow_sync_retrydelay,
             status=status,
         )
         if once:
