@@ -97,18 +97,22 @@ def test_a_snapshot_the_archive_lacks_comes_from_the_workflow(
     uid = snapshot_id.rsplit("-", 1)[0]
     double.put_event(TOPIC, snapshot_id)
     caplog.set_level(logging.INFO, logger="imixs_archive.recovery.backup_events")
-    done = BackupEvents(archive, client, target).run_round()
+    events = BackupEvents(archive, client, target)
+    done = events.run_round()
     assert (done.read, done.written, done.pulled, done.failed) == (1, 1, 1, [])
     assert not double.log and not archive.exists(snapshot_id)
     backup = backed_up(ftps, uid)
     assert file_hashes(backup) == file_hashes(snapshot)
     archive.store(snapshot.copy())
     assert backup == archive.load(snapshot_id)
+    events.run_round()
+    events.run_round()  # idle rounds are said once, not every interval
     lines = [r.getMessage() for r in caplog.records if r.name.endswith("backup_events")]
     assert lines == [
         "backup: snapshot.backup: 1 events: 1 written, 0 already current (1 taken from the "
         "workflow), 0 gone from the workflow, 0 given up, 0 failed, 0 dead locks released; "
-        "0 left"
+        "0 left",
+        "backup: snapshot.backup: no event waiting",
     ]
 
 

@@ -22,7 +22,8 @@ Each round (every ``WORKFLOW_SYNC_INTERVAL``, for ``backup-events`` and inside `
    the credentials, ends the round: the events wait, no attempt is counted against them.
 
 No event stays for ever, so a batch of events that cannot be done never fills the read
-window for good. A line is logged per round that had work (an idle round at DEBUG);
+window for good. A line is logged per round (a round with no event once, not every
+interval, as the sync's);
 :class:`BackupStatus` keeps what the rounds did for the metrics, ``/readyz`` and the
 Monitor.
 """
@@ -164,10 +165,12 @@ class BackupEvents:
         self._attempts: dict[str, tuple[int, float]] = {}
         """Event id -> (attempts failed, monotonic time before which it is not tried)."""
         self._locked_since: dict[str, float] = {}
+        self._quiet = False
 
     def run_round(self) -> EventRound:
         """One pass over the waiting events; the outcome is also noted in ``status``."""
         done = EventRound()
+        events: list[Event] = []
         try:
             self._release_dead_locks(done)
             events = self.client.read_events([self.topic], max_count=self.batch)
@@ -180,7 +183,10 @@ class BackupEvents:
         done.finished = dt.datetime.now(dt.UTC)
         done.pending = max(0, done.read - done.removed)
         self.status.noted(done)
-        _log_round(self.topic, done)
+        self._quiet = _log_round(self.topic, done, self._quiet)
+        if not done.more and not done.stopped:  # every waiting event was read: forget the rest
+            seen = {event.id for event in events}
+            self._attempts = {k: v for k, v in self._attempts.items() if k in seen}
         return done
 
     # ---- dead locks ---------------------------------------------------------------------
@@ -346,14 +352,17 @@ def _locks(topic: str, base: str) -> int:
     return count
 
 
-def _log_round(topic: str, done: EventRound) -> None:
+def _log_round(topic: str, done: EventRound, quiet: bool) -> bool:
+    """A line for the round; a round with no event is said once, not every interval (as
+    the sync's). Whether this round was idle."""
     if not done.read and not done.released and done.ok:
-        log.debug("backup: %s: no event", topic)
-        return
+        log.log(logging.DEBUG if quiet else logging.INFO, "backup: %s: no event waiting", topic)
+        return True
     level = logging.INFO if done.ok else logging.WARNING
     log.log(level, "backup: %s: %s", topic, done.summary())
     for failure in done.failed[:10]:
         log.warning("backup: failed: %s", failure)
+    return False
 
 
 def consume_backup_events(
