@@ -148,7 +148,10 @@ def _card(page: str) -> dict[str, str]:
 def test_the_monitor_card(served: tuple[LiveServer, str], ftps: FtpsServer) -> None:
     live, _snapshot_id = served
     with live.socket_client("reader") as client:
-        card = _card(client.get("/ui/monitor").text)
+        page = client.get("/ui/monitor").text
+    card = _card(page)
+    glance = re.search(r'<td data-glance="backup"[^>]*>(.*?)</td>', page, re.S)
+    assert glance and "; FTPS backup of events: last round ok, 0 left" in html.unescape(glance[1])
     assert card["target"] == f"ftps://backup@{ftps.host}:{ftps.port}/backup · snapshot.backup"
     assert card["source"] == "snapshots from the archive, from the workflow those it lacks"
     assert card["loop"] == "running, a round every 200ms"

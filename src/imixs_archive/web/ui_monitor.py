@@ -48,7 +48,7 @@ def glance(
     tz = zone(svc.settings.timezone)
     rows = [_snapshots(svc, tz), _newest(svc, tz, local), _lag(sync)]
     rows.append(_last_round(sync, local))
-    rows.append(_job(svc, "backup", "Last backup", local))
+    rows.append(_backup(svc, local))
     rows.append(_verify(svc, ledger, local))
     rows.append(Row("size", "Store size", store_size(store)))
     rows.append(_holds(svc))
@@ -128,6 +128,22 @@ def _job(svc: Services, name: str, label: str, local: Local) -> Row:
     outcome = status.error or status.message or str(status.state)
     text = f"{status.state}: {outcome} · {when(status.finished, local)}"
     return Row(name, label, text, bad=status.error is not None or status.state == "failed")
+
+
+def _backup(svc: Services, local: Local) -> Row:
+    """The last backup job, and the FTPS backup of events where it runs."""
+    row = _job(svc, "backup", "Last backup", local)
+    status = svc.workflow.backup if svc.workflow is not None else None
+    if status is not None and status.last is not None:
+        last = status.last
+        outcome = "ok" if last.ok else f"{last.failures} failed"
+        success = when(status.last_success, local)
+        row.value += (
+            f"; FTPS backup of events: last round {outcome}, {last.pending}"
+            f"{' or more' if last.more else ''} left, last round without a failure {success}"
+        )
+        row.bad = row.bad or not last.ok
+    return row
 
 
 def _verify(svc: Services, ledger: dict[str, Any], local: Local) -> Row:
