@@ -200,6 +200,7 @@ def test_the_card_and_the_ftps_backup_form_in_chromium(
     if not Path(CHROMIUM).exists():
         pytest.skip(f"no Chromium at {CHROMIUM}")
     sync_api: Any = pytest.importorskip("playwright.sync_api")
+    browser_tests: Any = pytest.importorskip("web.test_browser")
     live, _snapshot_id = served
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(
@@ -217,6 +218,18 @@ def test_the_card_and_the_ftps_backup_form_in_chromium(
             totals = card.locator('[data-backup="totals"]').inner_text()
             assert "1 gone from the workflow" in totals
             assert card.locator('[data-backup="round"]').is_visible()
+            for path, card_id in [
+                ("/ui/monitor", "backup"),
+                ("/ui/backup", "ftps-backup"),
+                ("/ui/restore", "ftps-restore"),
+            ]:  # at phone width: nothing wider than the screen, nothing unreadable
+                page.set_viewport_size({"width": 375, "height": 800})
+                page.goto(path)
+                assert page.locator(f"#{card_id}").is_visible(), path
+                assert page.evaluate("document.documentElement.scrollWidth") <= 376, path
+                assert page.evaluate(browser_tests.UNREADABLE) == [], path
+                browser_tests.shot(page, f"backup-ftps-phone-{card_id}")
+            page.set_viewport_size({"width": 1280, "height": 800})
             page.goto("/ui/backup")
             ftps_card = page.locator("#ftps-backup")
             assert ftps.host in ftps_card.inner_text()
