@@ -23,9 +23,8 @@ Each round (every ``WORKFLOW_SYNC_INTERVAL``, for ``backup-events`` and inside `
 
 No event stays for ever, so a batch of events that cannot be done never fills the read
 window for good. A line is logged per round (a round with no event once, not every
-interval, as the sync's);
-:class:`BackupStatus` keeps what the rounds did for the metrics, ``/readyz`` and the
-Monitor.
+interval, as the sync's); :class:`BackupStatus` keeps what the rounds did for the
+metrics, ``/readyz`` and the Monitor.
 """
 
 from __future__ import annotations
@@ -40,7 +39,6 @@ from dataclasses import dataclass, field
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.errors import ArchiveError, NotFoundError, TargetUnavailableError
-from imixs_archive.jsonable import Jsonable
 from imixs_archive.periodic import Periodic
 from imixs_archive.recovery.backup_ftps import pull_snapshot, put_snapshot
 from imixs_archive.recovery.ftps import FtpsLocation, FtpsTarget, TargetError
@@ -60,7 +58,7 @@ current, ``released`` the dead locks unlocked."""
 
 
 @dataclass
-class EventRound(Jsonable):
+class EventRound:
     """One round: what each event it read came to."""
 
     started: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
@@ -78,8 +76,6 @@ class EventRound(Jsonable):
     pending: int = 0
     """Events the round read and left in the log (more may wait when ``more``)."""
     more: bool = False
-
-    JSON_EXTRA = ("ok", "failures")
 
     @property
     def ok(self) -> bool:
@@ -128,10 +124,6 @@ class BackupStatus:
         self.last = done
         if done.ok:
             self.last_success = done.finished or dt.datetime.now(dt.UTC)
-
-    @property
-    def pending(self) -> int | None:
-        return None if self.last is None else self.last.pending
 
 
 class BackupEvents:

@@ -59,7 +59,10 @@ class WorkflowLink:
         self.backup: BackupStatus | None = None
         """The FTPS backup of snapshot.backup events (``BACKUP_FTP_HOST`` set): its rounds."""
         if settings.backup_ftp_host.strip():
-            self.backup = BackupStatus(interval=settings.workflow_sync_interval / 1000)
+            self.backup = BackupStatus(
+                source="workflow" if settings.backup_only else "archive",
+                interval=settings.workflow_sync_interval / 1000,
+            )
 
     def start(self) -> None:
         if not self.sync_off:

@@ -331,7 +331,7 @@ def backup_card(svc: Services, local: Local) -> tuple[list[Row], list[str], str]
         return [], [], "not configured: set BACKUP_FTP_HOST and WORKFLOW_SERVICE_ENDPOINT"
     source = (
         "every snapshot from the workflow (BACKUP_ONLY)"
-        if svc.settings.backup_only
+        if status.source == "workflow"
         else "snapshots from the archive, from the workflow those it lacks"
     )
     rows = [Row("target", "Target", f"{status.target or ftps_target(svc)} · {status.topic}")]
