@@ -565,7 +565,8 @@ class Settings:
     workflow_sync_maxattempts: int = _setting(
         "WORKFLOW_SYNC_MAXATTEMPTS",
         8,
-        "Attempts at one event before it goes to the dead-letter list.",
+        "Attempts at one event before it goes to the dead-letter list (a snapshot.backup "
+        "event: before it is removed and logged).",
         _int,
     )
     workflow_sync_retrydelay: int = _setting(
@@ -613,6 +614,20 @@ class Settings:
         "BACKUP_MIRROR_ID",
         "",
         "backup-events consumes snapshot.backup.<this mirror> instead of snapshot.backup.",
+    )
+    backup_sync_deadlock: int = _setting(
+        "BACKUP_SYNC_DEADLOCK",
+        60000,
+        "A snapshot.backup event seen locked this long (its consumer died between lock and "
+        "delete) is unlocked and backed up.",
+        _millis,
+    )
+    backup_only: bool = _setting(
+        "BACKUP_ONLY",
+        False,
+        "Backup only, no archive beside (the workflow emits snapshot.backup itself): serve "
+        "runs no sync, and the FTPS backup takes every snapshot from the workflow.",
+        _bool,
     )
 
     @property

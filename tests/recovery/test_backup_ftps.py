@@ -21,7 +21,8 @@ from imixs_archive.document.model import Document
 from imixs_archive.document.xml_reader import read_xml_document
 from imixs_archive.errors import ArchiveError, TargetUnavailableError
 from imixs_archive.recovery.backup import backup
-from imixs_archive.recovery.backup_ftps import BackupEvents, backup_to_ftps, restore_from_ftps
+from imixs_archive.recovery.backup_events import BackupEvents
+from imixs_archive.recovery.backup_ftps import backup_to_ftps, restore_from_ftps
 from imixs_archive.recovery.ftps import MANIFEST, FtpsLocation, FtpsTarget
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.workflow.client import WorkflowClient

@@ -131,3 +131,18 @@ def test_doctor_without_workflow_or_credentials_warns(
     assert "warn  archive access: no credentials are configured" in out
     assert "ARCHIVE_SERVICE_USER=<a reader of ARCHIVE_USERS>" in out
     assert "warn  configuration: BACKUP_FTP_HOST is set but BACKUP_SERVICE_ENDPOINT" in out
+
+
+def test_doctor_on_a_backup_only_setup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """BACKUP_ONLY: the workflow emits snapshot.backup itself, so no warning that the sync
+    emits none; BACKUP_ONLY without an FTPS host is one."""
+    env = {"BACKUP_FTP_HOST": "ftp", "BACKUP_ONLY": "true"}
+    _code, out = doctor(monkeypatch, capsys, env, "--data-dir", str(tmp_path / "a"))
+    assert "BACKUP_SERVICE_ENDPOINT is not" not in out
+    monkeypatch.delenv("BACKUP_FTP_HOST")
+    _code, out = doctor(
+        monkeypatch, capsys, {"BACKUP_ONLY": "true"}, "--data-dir", str(tmp_path / "b")
+    )
+    assert "warn  configuration: BACKUP_ONLY is set but BACKUP_FTP_HOST is not" in out

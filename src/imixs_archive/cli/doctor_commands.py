@@ -86,12 +86,21 @@ def _configuration(settings: Settings, found: Diagnosis) -> None:
             WARN,
             "WORKFLOW_SERVICE_ENDPOINT is not set: nothing is synced from a workflow",
         )
-    if settings.backup_ftp_host.strip() and not settings.backup_service_endpoint.strip():
+    backup_events = settings.backup_service_endpoint.strip() or settings.backup_only
+    if settings.backup_ftp_host.strip() and not backup_events:
         found.add(
             "configuration",
             WARN,
             "BACKUP_FTP_HOST is set but BACKUP_SERVICE_ENDPOINT is not: the sync emits no "
-            "snapshot.backup events, so nothing new reaches the FTPS backup",
+            "snapshot.backup events, so nothing new reaches the FTPS backup (with a "
+            "workflow that emits them itself, set BACKUP_ONLY=true)",
+        )
+    if settings.backup_only and not settings.backup_ftp_host.strip():
+        found.add(
+            "configuration",
+            WARN,
+            "BACKUP_ONLY is set but BACKUP_FTP_HOST is not: serve runs no sync and backs "
+            "up nothing",
         )
 
 

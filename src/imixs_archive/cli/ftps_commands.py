@@ -10,11 +10,8 @@ import threading
 
 from imixs_archive.cli.context import Context, store_options
 from imixs_archive.cli.output import human_bytes, print_problems
-from imixs_archive.recovery.backup_ftps import (
-    EventRound,
-    backup_to_ftps,
-    consume_backup_events,
-)
+from imixs_archive.recovery.backup_events import EventRound, consume_backup_events
+from imixs_archive.recovery.backup_ftps import backup_to_ftps
 from imixs_archive.recovery.ftps import FtpsLocation, FtpsTarget
 from imixs_archive.recovery.restore_files import TreeRestoreReport
 from imixs_archive.timezones import zone
@@ -62,19 +59,20 @@ def print_tree_restore(tree: TreeRestoreReport, dry_run: bool) -> int:
 
 def _report(done: EventRound) -> None:
     print_problems(failures=done.failed)
-    if done.written or done.current or done.failed:
-        print(f"{done.written} written, {done.current} already current, {len(done.failed)} failed")
+    if done.read or done.released or not done.ok:
+        print(done.summary())
 
 
 def cmd_backup_events(args: argparse.Namespace, ctx: Context) -> int:
+    archive = None if ctx.settings.backup_only else ctx.archive  # no store opened then
     if args.once:
-        done = consume_backup_events(ctx.settings, ctx.archive, once=True)
+        done = consume_backup_events(ctx.settings, archive, once=True)
         assert done is not None
         _report(done)
-        return 1 if done.failed else 0
+        return 0 if done.ok else 1
     stop = threading.Event()
     try:
-        consume_backup_events(ctx.settings, ctx.archive, stop=stop, on_round=_report)
+        consume_backup_events(ctx.settings, archive, stop=stop, on_round=_report)
     except KeyboardInterrupt:
         stop.set()
         raise

@@ -2,10 +2,9 @@
 
 * :func:`backup_to_ftps`: the newest snapshot of each instance (or of a day range) from the
   archive to the FTPS tree, on demand (``backup ftps://...``).
-* :class:`BackupEvents`: consumes the ``snapshot.backup`` events the sync emits (with
-  ``BACKUP_SERVICE_ENDPOINT`` set; ``snapshot.backup.<BACKUP_MIRROR_ID>`` for a mirror):
-  each event's snapshot goes from the archive to the FTPS tree, then the event is deleted.
-  An FTPS failure leaves the event (unlocked) for the next round: nothing is lost.
+* :func:`put_snapshot` and :func:`pull_snapshot`: one snapshot to the FTPS tree, from the
+  archive or from the workflow; the consumer of ``snapshot.backup`` events
+  (``backup_events.py``) writes with them.
 * :func:`restore_from_ftps`: walks the ``yyyy/MM`` tree and posts each snapshot the
   workflow lacks, with ``$backuprestore`` set (``restore --source ftps://...``).
 """
@@ -16,19 +15,20 @@ import datetime as dt
 import tempfile
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.config import Settings
-from imixs_archive.errors import ArchiveError, NotFoundError, TargetUnavailableError
-from imixs_archive.periodic import Periodic
+from imixs_archive.document.xml_reader import iter_xml_documents
+from imixs_archive.document.xml_writer import iter_xml
+from imixs_archive.errors import ArchiveError, DocumentError, TargetUnavailableError
 from imixs_archive.recovery.backup import BackupSummary, backup_path, newest_per_instance
-from imixs_archive.recovery.ftps import FtpsLocation, FtpsTarget
-from imixs_archive.recovery.restore_files import TreeRestoreReport, restore_stream
+from imixs_archive.recovery.ftps import FtpsTarget
+from imixs_archive.recovery.restore_files import (
+    TreeRestoreReport,
+    restore_stream,
+    spooled_files,
+)
 from imixs_archive.workflow.client import WorkflowClient
-from imixs_archive.workflow.errors import WorkflowError
-from imixs_archive.workflow.events import TOPIC_BACKUP
 
 SPOOL_IN_MEMORY = 4 * 1024 * 1024
 
@@ -45,6 +45,26 @@ def put_snapshot(
     return target.store(relative, xml.iter_bytes(), snapshot_id)
 
 
+def pull_snapshot(
+    client: WorkflowClient, target: FtpsTarget, snapshot_id: str, *, overwrite: bool
+) -> int | None:
+    """As :func:`put_snapshot`, the snapshot as the workflow holds it (``GET
+    /documents/{id}``, attachments spooled, never whole in memory), as the Java backup
+    service takes every snapshot. ``NotFoundError`` when the workflow has none (404)."""
+    with spooled_files() as sink, client.stream_document(snapshot_id) as blocks:
+        for doc in iter_xml_documents(blocks, file_sink=sink):
+            if doc.get_first("$uniqueid") == snapshot_id:
+                break
+        else:
+            raise DocumentError(f"the workflow's answer for {snapshot_id} holds no snapshot")
+        created = doc.get_first("$created") or doc.get_first("$modified")
+        when = created if isinstance(created, dt.datetime) else None
+        relative = backup_path(Path(), when, snapshot_id, False).as_posix()
+        if not overwrite and not target.needs(relative, snapshot_id):
+            return None
+        return target.store(relative, iter_xml(doc, collection=False), snapshot_id)
+
+
 def backup_to_ftps(
     archive: Archive,
     target: FtpsTarget,
@@ -53,12 +73,16 @@ def backup_to_ftps(
     last: dt.date | None = None,
     tz: dt.tzinfo = dt.UTC,
     overwrite: bool = False,
+    on_snapshot: Callable[[str], None] | None = None,
 ) -> BackupSummary:
-    """The newest snapshot of each instance to the FTPS tree. A target that cannot be
-    reached stops the backup at once (``TargetUnavailableError``, saying what was done):
-    every other instance would fail alike."""
+    """The newest snapshot of each instance to the FTPS tree (``on_snapshot`` is called
+    with each id first: a job counts and stops there). A target that cannot be reached
+    stops the backup at once (``TargetUnavailableError``, saying what was done): every
+    other instance would fail alike."""
     summary = BackupSummary()
     for snapshot_id in newest_per_instance(archive, first, last, tz):
+        if on_snapshot is not None:
+            on_snapshot(snapshot_id)
         try:
             sent = put_snapshot(archive, target, snapshot_id, overwrite=overwrite)
         except TargetUnavailableError as exc:
@@ -77,73 +101,6 @@ def backup_to_ftps(
             summary.written += 1
             summary.bytes_written += sent
     return summary
-
-
-@dataclass
-class EventRound:
-    written: int = 0
-    current: int = 0
-    failed: list[str] = field(default_factory=list)
-
-
-class BackupEvents:
-    """The consumer of ``snapshot.backup[.<mirror>]`` events."""
-
-    def __init__(
-        self,
-        archive: Archive,
-        client: WorkflowClient,
-        target: FtpsTarget,
-        *,
-        mirror: str = "",
-        overwrite: bool = False,
-        batch: int = 100,
-    ) -> None:
-        self.archive, self.client, self.target = archive, client, target
-        self.topic = f"{TOPIC_BACKUP}.{mirror}" if mirror else TOPIC_BACKUP
-        self.overwrite = overwrite
-        self.batch = batch
-
-    def run_round(self) -> EventRound:
-        """One pass over the waiting events. The FTPS server failing ends the round (the
-        events stay); a snapshot the archive lacks is reported and its event stays too."""
-        done = EventRound()
-        for event in self.client.read_events([self.topic], max_count=self.batch):
-            if not self.client.lock_event(event.id):
-                continue
-            try:
-                sent = put_snapshot(self.archive, self.target, event.ref, overwrite=self.overwrite)
-            except NotFoundError as exc:
-                self.client.unlock_event(event.id)
-                done.failed.append(f"{event.ref}: {exc}")
-                continue
-            except ArchiveError as exc:
-                self.client.unlock_event(event.id)
-                done.failed.append(f"{event.ref}: {exc}")
-                break  # the target is failing: try again next round
-            if sent is None:
-                done.current += 1
-            else:
-                done.written += 1
-            self.client.delete_event(event.id)
-        return done
-
-    def run(
-        self, interval: float, stop: threading.Event, report: Callable[[EventRound], None]
-    ) -> None:
-        """Rounds until ``stop``, one every ``interval`` seconds (the first at once); a
-        workflow or target that fails pauses until the next."""
-
-        def one_round() -> None:
-            try:
-                done = self.run_round()
-            except WorkflowError as exc:
-                done = EventRound(failed=[f"workflow: {exc}"])
-            except ArchiveError as exc:  # the store failing: the events wait
-                done = EventRound(failed=[str(exc)])
-            report(done)
-
-        Periodic("backup-events", interval, one_round, at_once=True, stop=stop).run()
 
 
 def restore_from_ftps(
@@ -177,34 +134,3 @@ def restore_from_ftps(
         if on_progress is not None:
             on_progress(report)
     return report
-
-
-def consume_backup_events(
-    settings: Settings,
-    archive: Archive,
-    *,
-    once: bool = False,
-    stop: threading.Event | None = None,
-    on_round: Callable[[EventRound], None] | None = None,
-) -> EventRound | None:
-    """The FTPS backup of ``snapshot.backup`` events as the settings describe it (the
-    workflow, the FTPS target, the mirror, overwrite, batch and interval), for the CLI's
-    ``backup-events`` and for ``serve``: one round (``once``: its report), or rounds every
-    ``WORKFLOW_SYNC_INTERVAL`` until ``stop``, each reported to ``on_round``."""
-    with (
-        WorkflowClient.from_settings(settings) as client,
-        FtpsTarget(FtpsLocation.from_settings(settings)) as target,
-    ):
-        events = BackupEvents(
-            archive,
-            client,
-            target,
-            mirror=settings.backup_mirror_id.strip(),
-            overwrite=settings.backup_ftp_overwrite,
-            batch=settings.workflow_sync_batch,
-        )
-        if once:
-            return events.run_round()
-        report = on_round or (lambda _done: None)
-        events.run(settings.workflow_sync_interval / 1000, stop or threading.Event(), report)
-    return None

@@ -22,7 +22,7 @@ import ssl
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from imixs_archive.config import Settings
 from imixs_archive.document.conventions import snapshot_millis
@@ -80,6 +80,11 @@ class FtpsLocation:
             timeout=self.timeout,
         )
 
+    def url(self) -> str:
+        """The location as a URL that :meth:`from_settings` reads back (no password)."""
+        user = f"{quote(self.user, safe='')}@" if self.user else ""
+        return f"ftps://{user}{self.host}:{self.port}{quote(self.path)}"
+
     def __str__(self) -> str:
         return f"ftps://{self.user + '@' if self.user else ''}{self.host}:{self.port}{self.path}"
 
@@ -111,10 +116,16 @@ class _PieceReader(io.RawIOBase):
         return taken
 
 
-class FtpsTarget:
-    """One FTPS session (reconnected after a failure); every error is an ``ArchiveError``,
-    a session that cannot be opened (unreachable, refused, login or TLS failing) a
+class TargetError(ArchiveError):
+    """The FTPS server failed a transfer or a listing (the session is closed; the next
+    call opens a new one). A session that cannot be opened at all is a
     ``TargetUnavailableError``."""
+
+
+class FtpsTarget:
+    """One FTPS session (reconnected after a failure); every error of the server is a
+    ``TargetError``, a session that cannot be opened (unreachable, refused, login or TLS
+    failing) a ``TargetUnavailableError``."""
 
     def __init__(self, location: FtpsLocation) -> None:
         self.location = location
@@ -153,9 +164,9 @@ class FtpsTarget:
         self._ftp = ftp
         return ftp
 
-    def _failed(self, what: str, exc: BaseException) -> ArchiveError:
+    def _failed(self, what: str, exc: BaseException) -> TargetError:
         self.close()  # the session may be half dead: the next call reconnects
-        return ArchiveError(f"FTPS {self.location}: {what}: {_reason(exc)}")
+        return TargetError(f"FTPS {self.location}: {what}: {_reason(exc)}")
 
     def _root(self) -> str:
         return "/" + self.location.path.strip("/")
@@ -195,6 +206,9 @@ class FtpsTarget:
             ftp.storbinary(f"APPE {MANIFEST}", io.BytesIO(f"{relative}\t{snapshot_id}\n".encode()))
         except ftplib.all_errors as exc:
             raise self._failed(f"writing {relative}", exc) from None
+        except BaseException:  # the pieces failed (the archive): the upload is cut off
+            self.close()
+            raise
         self.held()[relative] = snapshot_id
         return reader.sent
 

@@ -11,6 +11,7 @@ import datetime as dt
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -62,6 +63,17 @@ class _Spooler:
 
     def abort(self) -> None:
         self._spool.close()
+
+
+@contextmanager
+def spooled_files() -> Iterator[Callable[[str], _Spooler]]:
+    """A ``file_sink`` for ``iter_xml_documents``: each attachment spooled (in memory up to
+    4 MiB, then a temporary file) until the block ends, which closes them all."""
+    opened: list[SpooledContent] = []
+    try:
+        yield lambda _name: _Spooler(opened)
+    finally:
+        _close(opened)
 
 
 @dataclass

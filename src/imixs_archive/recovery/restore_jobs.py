@@ -7,7 +7,8 @@ time, whatever its kind; ``/api/restore/stop`` stops it).
 * ``range_job``: a ``$modified`` range with filters; with ``dry_run`` nothing is sent and
   the result lists the plan (instance, snapshot, attachment bytes);
 * ``instance_job``: every archived snapshot of one process instance the workflow lacks;
-* ``tree_job``: the snapshots of a backup tree on the server (``restore_files.py``).
+* ``tree_job``: the snapshots of a backup tree on the server (``restore_files.py``) or on
+  the FTPS target.
 
 Each reports its counters as progress while it runs (shown live by the UI) and its
 outcome as the job's result, with ``kind`` saying which restore it was.
@@ -180,7 +181,12 @@ def instance_job(archive: Archive, client: WorkflowClient, uniqueid: str) -> Job
     return run
 
 
-def tree_job(client: WorkflowClient, root: Path) -> JobFunction:
+def tree_job(
+    client: WorkflowClient, root: Path | str, settings: Settings | None = None
+) -> JobFunction:
+    """A restore from a backup tree: a folder on the server, or an ``ftps://`` URL (with
+    ``settings`` for the FTPS password and CA)."""
+
     def run(job: Job) -> str:
         job.progress(source=str(root))
 
@@ -188,7 +194,14 @@ def tree_job(client: WorkflowClient, root: Path) -> JobFunction:
             job.progress(**_tree_json(report))
 
         request = RestoreRequest(source=str(root))
-        done = run_restore(request, None, client, stop=job.stop_event, on_tree_progress=progress)
+        done = run_restore(
+            request,
+            None,
+            client,
+            settings=settings,
+            stop=job.stop_event,
+            on_tree_progress=progress,
+        )
         report = done.tree or TreeRestoreReport()
         job.set_result(
             {

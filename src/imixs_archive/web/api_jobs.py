@@ -10,7 +10,9 @@ from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from imixs_archive.errors import NotFoundError
-from imixs_archive.recovery.backup import backup
+from imixs_archive.recovery.backup import BackupSummary, backup
+from imixs_archive.recovery.backup_ftps import backup_to_ftps
+from imixs_archive.recovery.ftps import FtpsLocation, FtpsTarget
 from imixs_archive.services.jobs import MAX_LISTED, Job
 from imixs_archive.sync.jobs import resync_job
 from imixs_archive.sync.resync import request_cancel
@@ -184,10 +186,19 @@ class BackupRequest(BaseModel):
         description="a folder inside ARCHIVE_BACKUP_DIR, relative to it or absolute "
         "(default: the backup folder itself); anything outside it is refused",
     )
+    ftps: bool = Field(
+        False,
+        description="to the FTPS target of the settings (BACKUP_FTP_*) instead of a folder: "
+        "the newest snapshot of each instance (from and to apply; folder and all_snapshots "
+        "do not)",
+    )
 
 
 def backup_job(svc: Services, request: BackupRequest) -> Any:
-    """The backup job; a 400 when the folder is outside ``ARCHIVE_BACKUP_DIR``."""
+    """The backup job; a 400 when the folder is outside ``ARCHIVE_BACKUP_DIR``, a 503 for
+    FTPS without ``BACKUP_FTP_HOST``."""
+    if request.ftps:
+        return ftps_backup_job(svc, request)
     root = inside_backup_dir(svc.settings, request.folder, must_exist=False)
 
     def run(job: Job) -> str:
@@ -206,20 +217,53 @@ def backup_job(svc: Services, request: BackupRequest) -> Any:
             all_snapshots=request.all_snapshots,
             on_snapshot=seen,
         )
-        job.set_result(
-            {
-                "target": str(root),
-                "written": summary.written,
-                "current": summary.current,
-                "failed": summary.failed,
-                "bytes_written": summary.bytes_written,
-                "failures": summary.failures[:MAX_LISTED],
-            }
-        )
-        return (
-            f"{summary.written} written, {summary.current} already current, "
-            f"{summary.failed} failed, to {root}"
-        )
+        return _finished(job, summary, str(root))
+
+    return run
+
+
+def _finished(job: Job, summary: BackupSummary, target: str) -> str:
+    """A backup's result, and its final message."""
+    job.set_result(
+        {
+            "target": target,
+            "written": summary.written,
+            "current": summary.current,
+            "failed": summary.failed,
+            "bytes_written": summary.bytes_written,
+            "failures": summary.failures[:MAX_LISTED],
+        }
+    )
+    return (
+        f"{summary.written} written, {summary.current} already current, "
+        f"{summary.failed} failed, to {target}"
+    )
+
+
+def ftps_backup_job(svc: Services, request: BackupRequest) -> Any:
+    """The full backup to the FTPS target (``backup ftps://...``), as a job."""
+    if request.all_snapshots or request.folder.strip():
+        raise BadRequestError("an FTPS backup takes neither a folder nor all_snapshots")
+    location = FtpsLocation.from_settings(svc.settings)
+
+    def run(job: Job) -> str:
+        job.progress(snapshots=0, target=str(location))
+
+        def seen(_snapshot_id: str) -> None:
+            job.add(snapshots=1)
+            job.check_stop()
+
+        with FtpsTarget(location) as target:
+            summary = backup_to_ftps(
+                svc.archive,
+                target,
+                first=request.from_day,
+                last=request.to_day,
+                tz=zone(svc.settings.timezone),
+                overwrite=svc.settings.backup_ftp_overwrite,
+                on_snapshot=seen,
+            )
+        return _finished(job, summary, str(location))
 
     return run
 
@@ -227,7 +271,7 @@ def backup_job(svc: Services, request: BackupRequest) -> Any:
 @router.post(
     "/backup",
     status_code=202,
-    summary="Start a backup to ARCHIVE_BACKUP_DIR",
+    summary="Start a backup to ARCHIVE_BACKUP_DIR or to the FTPS target",
     response_model=None,
     responses={202: {"model": JobStatusAnswer}, **CONFLICT},
 )

@@ -23,6 +23,7 @@ from imixs_archive.errors import ConfigError, NotFoundError
 from imixs_archive.recovery import restore_jobs
 from imixs_archive.recovery.as_of import AsOf, check_as_of
 from imixs_archive.recovery.as_of_jobs import as_of_job, parse_as_of
+from imixs_archive.recovery.ftps import FtpsLocation
 from imixs_archive.recovery.restore import RestoreRange, parse_filter
 from imixs_archive.services.jobs import JobStatus
 from imixs_archive.timezones import zone
@@ -126,7 +127,24 @@ def start_as_of_job(svc: Services, body: AsOfRequest) -> JobStatus:
 
 
 class SourceRequest(BaseModel):
-    path: str = Field(description="a folder inside ARCHIVE_BACKUP_DIR: relative to it, or absolute")
+    path: str = Field(
+        "", description="a folder inside ARCHIVE_BACKUP_DIR: relative to it, or absolute"
+    )
+    ftps: bool = Field(
+        False,
+        description="the FTPS target of the settings (BACKUP_FTP_*) instead of a folder",
+    )
+
+
+def backup_tree(settings: Settings, path: str, ftps: bool) -> Path | str:
+    """What a restore from a backup tree reads: the FTPS target of the settings (its URL,
+    never one the caller names: the server connects only where it was configured to), or
+    a folder inside ``ARCHIVE_BACKUP_DIR``."""
+    if ftps:
+        if path.strip():
+            raise BadRequestError("give either a folder or ftps, not both")
+        return FtpsLocation.from_settings(settings).url()
+    return backup_source(settings, path)
 
 
 def backup_source(settings: Settings, text: str) -> Path:
@@ -236,13 +254,14 @@ def restore_instance(uniqueid: str, svc: Svc, _who: Manager) -> dict[str, Any]:
 @router.post(
     "/source",
     status_code=202,
-    summary="Restore from a backup folder on the server",
+    summary="Restore from a backup folder on the server, or from the FTPS target",
     response_model=None,
     responses={202: {"model": JobStatusAnswer}, **CONFLICT},
 )
 def restore_source(body: SourceRequest, svc: Svc, _who: Manager) -> dict[str, Any]:
-    """Posts each snapshot of the folder's XML files that the workflow does not have."""
-    root = backup_source(svc.settings, body.path)
+    """Posts each snapshot of the folder's XML files (or the FTPS target's) that the
+    workflow does not have."""
+    root = backup_tree(svc.settings, body.path, body.ftps)
     link = workflow(svc, "restore")
-    job = restore_jobs.tree_job(link.client, root)
+    job = restore_jobs.tree_job(link.client, root, svc.settings)
     return svc.jobs.start(JOB, job, message=f"restoring from {root}").to_json()

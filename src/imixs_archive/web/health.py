@@ -124,10 +124,11 @@ def _liveness() -> dict[str, Any]:
 async def _readiness(svc: Services) -> dict[str, Any]:
     ok, message, _seconds = await run_in_threadpool(store_check, svc)
     sync_ok, sync_message = _sync_check(svc)
+    backup_ok, backup_message = backup_check(svc)
     return {
         "name": "imixs-archive-ready",
-        "status": "UP" if ok and sync_ok else "DOWN",
-        "data": {"store": message, "sync": sync_message},
+        "status": "UP" if ok and sync_ok and backup_ok else "DOWN",
+        "data": {"store": message, "sync": sync_message, "backup": backup_message},
     }
 
 
@@ -180,11 +181,13 @@ def store_check(svc: Services) -> tuple[bool, str, float]:
 async def readyz(svc: Svc) -> JSONResponse:
     ok, message, seconds = await run_in_threadpool(store_check, svc)
     sync_ok, sync_message = _sync_check(svc)
+    backup_ok, backup_message = backup_check(svc)
     checks: dict[str, Any] = {
         "store": {"ok": ok, "message": message, "seconds": round(seconds, 4)},
         "sync": {"ok": sync_ok, "message": sync_message},
+        "backup": {"ok": backup_ok, "message": backup_message},
     }
-    ready = ok and sync_ok
+    ready = ok and sync_ok and backup_ok
     return JSONResponse({"ready": ready, "checks": checks}, status_code=200 if ready else 503)
 
 
@@ -194,10 +197,37 @@ def _sync_check(svc: Services) -> tuple[bool, str]:
     link = svc.workflow
     if link is None:
         return True, "not configured"
+    if link.sync_off:
+        return True, "off (BACKUP_ONLY)"
     state = str(link.sync.counters.as_dict()["state"])
     if not link.running and state != "starting":
         return False, f"the sync loop is not running (last state: {state})"
     return True, state
+
+
+def backup_check(svc: Services) -> tuple[bool, str]:
+    """The FTPS backup of snapshot.backup events: not ready when its loop has died (a
+    setting it cannot use); rounds that fail (the FTPS server or the workflow down) are
+    reported, as the sync's pauses are."""
+    link = svc.workflow
+    status = link.backup if link is not None else None
+    if link is None or status is None:
+        return True, "not configured"
+    if not link.backup_started:
+        return True, "starting"
+    if not link.backup_running:
+        why = status.last_error or "stopped"
+        return False, f"the FTPS backup of events is not running: {why}"
+    last = status.last
+    if last is None:
+        return True, "starting: no round yet"
+    finished = last.finished or last.started
+    success = status.last_success
+    return True, (
+        f"{'ok' if last.ok else 'failing'}: last round {finished:%Y-%m-%d %H:%M:%S} UTC, "
+        f"{last.summary()}; last round without a failure: "
+        f"{f'{success:%Y-%m-%d %H:%M:%S} UTC' if success else 'none yet'}"
+    )
 
 
 @router.get(
@@ -229,9 +259,10 @@ BYTES_HELP = (
 def scrape_gauges(svc: Services) -> Iterator[Gauge]:
     """Gauges computed when /metrics is scraped: sync state, jobs, the last statistics."""
     link = svc.workflow
-    configured = float(link is not None)
+    configured = float(link is not None and not link.sync_off)
     running = float(link is not None and link.running)
-    yield ("sync_configured", "1 when WORKFLOW_SERVICE_ENDPOINT is set.", configured, {})
+    help_text = "1 when WORKFLOW_SERVICE_ENDPOINT is set (and BACKUP_ONLY is not)."
+    yield ("sync_configured", help_text, configured, {})
     yield ("sync_running", "1 while this process runs the sync loop.", running, {})
     store_ok, _message, _seconds = store_check(svc)
     yield (
@@ -329,14 +360,29 @@ def _scrub_gauges(svc: Services) -> Iterator[Gauge]:
 
 
 def _backup_gauges(link: WorkflowLink) -> Iterator[Gauge]:
-    """The FTPS backup of snapshot.backup events (BACKUP_FTP_HOST), once it has run."""
-    done = link.backup_round
+    """The FTPS backup of snapshot.backup events (BACKUP_FTP_HOST)."""
+    status = link.backup
+    if status is None:
+        return
+    running = float(link.backup_running)
+    yield ("backup_running", "1 while this process runs the FTPS backup of events.", running, {})
+    help_text = "Outcomes of snapshot.backup events in this process since it started."
+    for outcome, count in status.totals.items():
+        yield ("backup_events", help_text, float(count), {"outcome": outcome})
+    rounds = float(status.rounds)
+    yield ("backup_rounds", "FTPS backup rounds since the process started.", rounds, {})
+    done = status.last
     if done is None:
         return
-    failures = float(len(done.failed))
+    failures = float(done.failures)
     yield ("backup_round_failures", "Failures in the last FTPS backup round.", failures, {})
-    if link.backup_success_at is not None:
-        at = link.backup_success_at.timestamp()
+    pending = float(done.pending)
+    help_text = "snapshot.backup events the last round left in the log (at least)."
+    yield ("backup_pending_events", help_text, pending, {})
+    at = (done.finished or done.started).timestamp()
+    yield ("backup_last_round_seconds", "Unix time of the last FTPS backup round.", at, {})
+    if status.last_success is not None:
+        at = status.last_success.timestamp()
         help_text = "Unix time of the last FTPS backup round without a failure."
         yield ("backup_last_success_seconds", help_text, at, {})
 

@@ -13,6 +13,7 @@ written by this or the Java service).
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import threading
 from typing import Any
 
@@ -20,12 +21,14 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.document.plain import plain
 from imixs_archive.errors import ArchiveError, ConfigError, NotFoundError
-from imixs_archive.recovery.backup_ftps import EventRound, consume_backup_events
+from imixs_archive.recovery.backup_events import BackupStatus, consume_backup_events
 from imixs_archive.recovery.restore_jobs import RestoreRequest, run_restore
 from imixs_archive.services.jobs import MAX_LISTED
 from imixs_archive.sync.counters import Activity, activity, describe, pending_text
 from imixs_archive.sync.jobs import open_sync
 from imixs_archive.sync.status import sync_status
+
+log = logging.getLogger(__name__)
 
 RESTORE_ITEMS = (
     "restore.from",
@@ -49,16 +52,22 @@ class WorkflowLink:
         self.config = self.sync.config
         self.client = self.sync.client
         self._thread: threading.Thread | None = None
+        self.sync_off = settings.backup_only
+        """``BACKUP_ONLY``: no sync in this process, only the FTPS backup of events."""
         self._backup_stop = threading.Event()
         self._backup_thread: threading.Thread | None = None
-        self.backup_round: EventRound | None = None
-        """The last round of the FTPS backup of snapshot.backup events (BACKUP_FTP_HOST)."""
-        self.backup_success_at: dt.datetime | None = None
-        """When a round last ended without a failure."""
+        self.backup: BackupStatus | None = None
+        """The FTPS backup of snapshot.backup events (``BACKUP_FTP_HOST`` set): its rounds."""
+        if settings.backup_ftp_host.strip():
+            self.backup = BackupStatus(
+                source="workflow" if settings.backup_only else "archive",
+                interval=settings.workflow_sync_interval / 1000,
+            )
 
     def start(self) -> None:
-        self._thread = self.sync.start()
-        if self.settings.backup_ftp_host.strip():
+        if not self.sync_off:
+            self._thread = self.sync.start()
+        if self.backup is not None:
             self._backup_thread = threading.Thread(
                 target=self._backup_events, name="backup-events", daemon=True
             )
@@ -66,14 +75,23 @@ class WorkflowLink:
 
     def _backup_events(self) -> None:
         """The Java backup service's work in this process: snapshot.backup events to FTPS."""
-        consume_backup_events(
-            self.settings, self.archive, stop=self._backup_stop, on_round=self._noted
-        )
+        try:
+            consume_backup_events(
+                self.settings, self.archive, stop=self._backup_stop, status=self.backup
+            )
+        except Exception as exc:  # a setting that cannot be used: /readyz says so
+            if self.backup is not None:
+                self.backup.last_error = f"{type(exc).__name__}: {exc}"
+            log.error("backup: the FTPS backup of events cannot run: %s", exc)
 
-    def _noted(self, done: EventRound) -> None:
-        self.backup_round = done
-        if not done.failed:
-            self.backup_success_at = dt.datetime.now(dt.UTC)
+    @property
+    def backup_started(self) -> bool:
+        return self._backup_thread is not None
+
+    @property
+    def backup_running(self) -> bool:
+        thread = self._backup_thread
+        return thread is not None and thread.is_alive()
 
     @property
     def running(self) -> bool:
@@ -128,12 +146,16 @@ def sync_overview(archive: Archive, link: WorkflowLink | None) -> dict[str, Any]
     message = (
         "sync is not configured: set WORKFLOW_SERVICE_ENDPOINT"
         if link is None
+        else "the sync is off (BACKUP_ONLY): this process only backs up snapshot.backup "
+        "events to FTPS"
+        if link.sync_off
         else f"syncing from {link.endpoint}"
         if link.running
         else "the sync loop is not running"
     )
     return {
         "configured": link is not None,
+        "off": link is not None and link.sync_off,
         "running": link is not None and link.running,
         "endpoint": link.endpoint if link is not None else None,
         "message": message,

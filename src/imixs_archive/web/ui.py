@@ -32,7 +32,13 @@ from imixs_archive.web.health import store_check
 from imixs_archive.web.integrations import restore_overview, sync_overview
 from imixs_archive.web.problems import LoginRequiredError
 from imixs_archive.web.ui_labels import hold_badge, snapshot_entry
-from imixs_archive.web.ui_monitor import glance, scrub_card, store_details
+from imixs_archive.web.ui_monitor import (
+    backup_card,
+    ftps_target,
+    glance,
+    scrub_card,
+    store_details,
+)
 
 router = APIRouter(include_in_schema=False)
 
@@ -110,6 +116,7 @@ def monitor(request: Request, svc: Svc, user: User) -> Response:
         scrub_rows=scrub_rows,
         scrub_findings=scrub_findings,
         scrub_error=scrub_error,
+        backup=backup_card(svc, local),
         glance=glance(svc, sync, ledger, store, local),
         store_details=store_details(store),
         human_age=human_age,
@@ -229,6 +236,7 @@ def restore(request: Request, svc: Svc, user: User) -> Response:
         restore=restore_overview(svc.archive, svc.workflow),
         job=_job(svc, "restore"),
         backup_dir=str(svc.settings.backup_dir),
+        ftps_target=ftps_target(svc),
         human=human_bytes,
     )
 
@@ -246,6 +254,7 @@ def backup(request: Request, svc: Svc, user: User) -> Response:
         job=status.to_json() if status else None,
         verify=verify_status.to_json() if verify_status else None,
         backup_dir=str(svc.settings.backup_dir),
+        ftps_target=ftps_target(svc),
     )
 
 

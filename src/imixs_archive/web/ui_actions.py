@@ -27,7 +27,7 @@ from imixs_archive.web.api_jobs import BackupRequest, backup_job, verify_job, wo
 from imixs_archive.web.api_restore import (
     AsOfRequest,
     RestoreRequest,
-    backup_source,
+    backup_tree,
     require_instance,
     start_as_of_job,
 )
@@ -242,8 +242,8 @@ async def restore_instance(request: Request, uniqueid: str, svc: Svc, _who: UiMa
 async def restore_source(request: Request, svc: Svc, _who: UiManager) -> Response:
     form = await read_form(request)
     try:
-        root = backup_source(svc.settings, form.get("path", ""))
-        job = restore_jobs.tree_job(workflow(svc, "restore").client, root)
+        root = backup_tree(svc.settings, form.get("path", ""), form.get("ftps") == "yes")
+        job = restore_jobs.tree_job(workflow(svc, "restore").client, root, svc.settings)
         svc.jobs.start("restore", job, message=f"restoring from {root}")
     except ArchiveError as exc:
         return back("/ui/restore", error=str(exc))
@@ -303,6 +303,7 @@ async def start_backup(request: Request, svc: Svc, _who: UiManager) -> Response:
                 "to": _day(form.get("to", "")),
                 "all_snapshots": form.get("all_snapshots") == "yes",
                 "folder": form.get("folder", "").strip(),
+                "ftps": form.get("ftps") == "yes",
             }
         )
         svc.jobs.start("backup", backup_job(svc, body), message="backing up")

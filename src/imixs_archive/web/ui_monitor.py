@@ -18,6 +18,7 @@ from typing import Any
 from imixs_archive.document.conventions import is_snapshot_id, snapshot_millis
 from imixs_archive.errors import ArchiveError
 from imixs_archive.humanize import human_age, human_bytes, human_duration, human_period
+from imixs_archive.recovery.ftps import FtpsLocation
 from imixs_archive.services.listing_counts import count_modified
 from imixs_archive.timezones import day_bounds, from_epoch_ms, zone
 from imixs_archive.web.dependencies import Services
@@ -47,7 +48,7 @@ def glance(
     tz = zone(svc.settings.timezone)
     rows = [_snapshots(svc, tz), _newest(svc, tz, local), _lag(sync)]
     rows.append(_last_round(sync, local))
-    rows.append(_job(svc, "backup", "Last backup", local))
+    rows.append(_backup(svc, local))
     rows.append(_verify(svc, ledger, local))
     rows.append(Row("size", "Store size", store_size(store)))
     rows.append(_holds(svc))
@@ -93,6 +94,8 @@ def _lag(sync: dict[str, Any]) -> Row:
     label = "Behind the workflow"
     if not sync.get("configured"):
         return Row("lag", label, "not known: sync is not configured (WORKFLOW_SERVICE_ENDPOINT)")
+    if sync.get("off"):
+        return Row("lag", label, "not known: the sync is off (BACKUP_ONLY)")
     lag = sync.get("lag_seconds")
     pending = sync.get("pending")
     if lag is None:
@@ -125,6 +128,22 @@ def _job(svc: Services, name: str, label: str, local: Local) -> Row:
     outcome = status.error or status.message or str(status.state)
     text = f"{status.state}: {outcome} · {when(status.finished, local)}"
     return Row(name, label, text, bad=status.error is not None or status.state == "failed")
+
+
+def _backup(svc: Services, local: Local) -> Row:
+    """The last backup job, and the FTPS backup of events where it runs."""
+    row = _job(svc, "backup", "Last backup", local)
+    status = svc.workflow.backup if svc.workflow is not None else None
+    if status is not None and status.last is not None:
+        last = status.last
+        outcome = "ok" if last.ok else f"{last.failures} failed"
+        success = when(status.last_success, local)
+        row.value += (
+            f"; FTPS backup of events: last round {outcome}, {last.pending}"
+            f"{' or more' if last.more else ''} left, last round without a failure {success}"
+        )
+        row.bad = row.bad or not last.ok
+    return row
 
 
 def _verify(svc: Services, ledger: dict[str, Any], local: Local) -> Row:
@@ -291,3 +310,64 @@ def _last_cycle(status: dict[str, Any], local: Local) -> Row:
         f"{human_duration(took)}, {last['problems']} problems open at its end"
     )
     return Row("last_cycle", "Last full cycle", text, bad=bool(last["problems"]))
+
+
+def ftps_target(svc: Services) -> str | None:
+    """The FTPS backup target the settings name (``BACKUP_FTP_HOST``), for the pages."""
+    if not svc.settings.backup_ftp_host.strip():
+        return None
+    return str(FtpsLocation.from_settings(svc.settings))
+
+
+FAILURES_SHOWN = 10
+
+
+def backup_card(svc: Services, local: Local) -> tuple[list[Row], list[str], str]:
+    """The FTPS backup card: its rows, the last round's failures (the first 10), and why
+    there is nothing to show (not configured)."""
+    link = svc.workflow
+    status = link.backup if link is not None else None
+    if link is None or status is None:
+        return [], [], "not configured: set BACKUP_FTP_HOST and WORKFLOW_SERVICE_ENDPOINT"
+    source = (
+        "every snapshot from the workflow (BACKUP_ONLY)"
+        if status.source == "workflow"
+        else "snapshots from the archive, from the workflow those it lacks"
+    )
+    rows = [Row("target", "Target", f"{status.target or ftps_target(svc)} · {status.topic}")]
+    rows.append(Row("source", "Snapshots taken", source))
+    every = f"a round every {human_period(status.interval)}"
+    if link.backup_running:
+        rows.append(Row("loop", "Event rounds", f"running, {every}"))
+    elif link.backup_started:
+        why = status.last_error or "stopped"
+        rows.append(Row("loop", "Event rounds", f"not running: {why}", bad=True))
+    else:
+        rows.append(Row("loop", "Event rounds", "starting"))
+    last = status.last
+    if last is None:
+        rows.append(Row("round", "Last round", "none yet"))
+        return rows, [], ""
+    finished = last.finished or last.started
+    rows.append(
+        Row("round", "Last round", f"{when(finished, local)}: {last.summary()}", not last.ok)
+    )
+    success = status.last_success
+    rows.append(
+        Row("success", "Last round without a failure", when(success, local), bad=success is None)
+    )
+    left = f"{last.pending}{' or more' if last.more else ''}"
+    rows.append(Row("pending", "Events left after the last round", left))
+    totals = status.totals
+    rows.append(
+        Row(
+            "totals",
+            "Since the service started",
+            f"{status.rounds} rounds: {totals['written']} written, {totals['current']} already "
+            f"current ({totals['pulled']} taken from the workflow), {totals['gone']} gone from "
+            f"the workflow, {totals['given_up']} given up, {totals['failed']} failed, "
+            f"{totals['released']} dead locks released",
+            bad=bool(totals["given_up"]),
+        )
+    )
+    return rows, last.failed[:FAILURES_SHOWN], ""

@@ -1,0 +1,265 @@
+"""The consumer of snapshot.backup events (``recovery/backup_events.py``) against a real FTPS
+server on loopback and the workflow test double over real HTTP: every event ends one
+counted way, none stays for ever (issue 31, item 2; java-beside.md N2)."""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.cli import main
+from imixs_archive.config import load_settings
+from imixs_archive.document.model import Document
+from imixs_archive.document.xml_reader import read_xml_document
+from imixs_archive.recovery.backup_events import BackupEvents
+from imixs_archive.recovery.ftps import FtpsLocation, FtpsTarget
+from imixs_archive.workflow.client import WorkflowClient
+from support.ftps_server import PASSWORD, FtpsServer, serve
+from support.restore_data import archived_instances, file_hashes
+from support.workflow_double import WorkflowDouble
+
+TOPIC = "snapshot.backup"
+
+
+@pytest.fixture
+def ftps(tmp_path: Path) -> Iterator[FtpsServer]:
+    yield from serve(tmp_path)
+
+
+@pytest.fixture
+def target(ftps: FtpsServer) -> Iterator[FtpsTarget]:
+    settings = load_settings(
+        {"BACKUP_FTP_PASSWORD": PASSWORD, "BACKUP_FTP_CAFILE": str(ftps.cafile)}
+    )
+    with FtpsTarget(FtpsLocation.from_settings(settings, ftps.url())) as opened:
+        yield opened
+
+
+@pytest.fixture
+def client(double: WorkflowDouble) -> Iterator[WorkflowClient]:
+    with WorkflowClient(double.url, read_timeout=10) as opened:
+        yield opened
+
+
+def backed_up(ftps: FtpsServer, uid: str) -> Document:
+    (path,) = (ftps.root / "backup").rglob(f"{uid}.xml")
+    return read_xml_document(path.read_bytes())
+
+
+def only_in_the_workflow(double: WorkflowDouble, number: int = 0) -> Document:
+    """A snapshot the workflow holds and the archive does not (saved without an event)."""
+    uid = f"{number:08x}-aaaa-4222-8333-444444444444"
+    item = {"$uniqueid": uid, "subject": f"only in the workflow {number}"}
+    return double.save(Document(item), files={"scan.pdf": b"%PDF" * 5000}, event=False)
+
+
+def test_the_stall_replayed(
+    double: WorkflowDouble,
+    archive: Archive,
+    client: WorkflowClient,
+    target: FtpsTarget,
+    ftps: FtpsServer,
+) -> None:
+    """N2's replay: a batch of events whose snapshots neither the archive nor the workflow
+    holds filled the read window, and the sixth, valid event was never reached."""
+    (uid, valid), *_ = archived_instances(double, archive, instances=1).items()
+    for number in range(5):
+        double.put_event(TOPIC, f"{number:08x}-dead-4222-8333-444444444444-1700000000000")
+    double.put_event(TOPIC, valid)
+    events = BackupEvents(archive, client, target, batch=5)
+    first = events.run_round()
+    assert (first.read, first.gone, first.pending, first.failed) == (5, 5, 0, [])
+    second = events.run_round()
+    assert (second.read, second.written) == (1, 1)
+    assert not double.log  # every event ended: none waits for ever
+    assert backed_up(ftps, uid) == archive.load(valid)
+    assert events.status.totals["gone"] == 5 and events.status.totals["written"] == 1
+
+
+def test_a_snapshot_the_archive_lacks_comes_from_the_workflow(
+    double: WorkflowDouble,
+    archive: Archive,
+    client: WorkflowClient,
+    target: FtpsTarget,
+    ftps: FtpsServer,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """As Java's BackupService.pullSnapshot: GET /documents/{ref}, the same file as the
+    archive would have written."""
+    snapshot = only_in_the_workflow(double)
+    snapshot_id = str(snapshot.get_first("$uniqueid"))
+    uid = snapshot_id.rsplit("-", 1)[0]
+    double.put_event(TOPIC, snapshot_id)
+    caplog.set_level(logging.INFO, logger="imixs_archive.recovery.backup_events")
+    events = BackupEvents(archive, client, target)
+    done = events.run_round()
+    assert (done.read, done.written, done.pulled, done.failed) == (1, 1, 1, [])
+    assert not double.log and not archive.exists(snapshot_id)
+    backup = backed_up(ftps, uid)
+    assert file_hashes(backup) == file_hashes(snapshot)
+    archive.store(snapshot.copy())
+    assert backup == archive.load(snapshot_id)
+    events.run_round()
+    events.run_round()  # idle rounds are said once, not every interval
+    lines = [r.getMessage() for r in caplog.records if r.name.endswith("backup_events")]
+    assert lines == [
+        "backup: snapshot.backup: 1 events: 1 written, 0 already current (1 taken from the "
+        "workflow), 0 gone from the workflow, 0 given up, 0 failed, 0 dead locks released; "
+        "0 left",
+        "backup: snapshot.backup: no event waiting",
+    ]
+
+
+def test_backup_only_takes_every_snapshot_from_the_workflow(
+    double: WorkflowDouble,
+    archive: Archive,
+    client: WorkflowClient,
+    target: FtpsTarget,
+    ftps: FtpsServer,
+) -> None:
+    """No archive beside (BACKUP_ONLY): the workflow's snapshot, never the archive's."""
+    newest = archived_instances(double, archive, instances=2)
+    for snapshot_id in newest.values():
+        double.put_event(TOPIC, snapshot_id)
+    before = double.stats.documents
+    done = BackupEvents(None, client, target).run_round()
+    assert (done.written, done.pulled, done.failed) == (2, 2, [])
+    assert double.stats.documents - before == 2
+    for uid, snapshot_id in newest.items():
+        assert backed_up(ftps, uid) == archive.load(snapshot_id)
+
+
+def test_dead_locks_are_unlocked_and_backed_up(
+    double: WorkflowDouble,
+    archive: Archive,
+    client: WorkflowClient,
+    target: FtpsTarget,
+    ftps: FtpsServer,
+) -> None:
+    """A consumer killed between lock and delete leaves ``snapshot.backup.lock`` (a lock
+    sent twice ``.lock.lock``): seen locked for BACKUP_SYNC_DEADLOCK, it is unlocked and
+    backed up; never deleted unwritten, as the workflow's release would."""
+    newest = archived_instances(double, archive, instances=2)
+    first, second = (double.put_event(TOPIC, sid) for sid in newest.values())
+    client.lock_event(first.id)
+    client.lock_event(second.id)
+    client.lock_event(second.id)
+    assert sorted(e.topic for e in double.log.values()) == [f"{TOPIC}.lock", f"{TOPIC}.lock.lock"]
+    events = BackupEvents(archive, client, target, deadlock_ms=400)
+    young = events.run_round()
+    assert (young.read, young.released, len(double.log)) == (0, 0, 2)  # not dead yet
+    time.sleep(0.5)
+    dead = events.run_round()
+    assert (dead.released, dead.read, dead.written) == (2, 2, 2)
+    assert not double.log and double.stats.released == 0
+    for uid, snapshot_id in newest.items():
+        assert backed_up(ftps, uid) == archive.load(snapshot_id)
+
+
+def test_an_event_that_keeps_failing_is_given_up(
+    double: WorkflowDouble,
+    archive: Archive,
+    client: WorkflowClient,
+    target: FtpsTarget,
+    ftps: FtpsServer,
+) -> None:
+    """The workflow answers 500 for one snapshot the archive lacks: retried, then removed
+    and counted, while the event behind it is done in the first round."""
+    broken = str(only_in_the_workflow(double, 1).get_first("$uniqueid"))
+    fine = only_in_the_workflow(double, 2)
+    double.put_event(TOPIC, broken)
+    double.put_event(TOPIC, str(fine.get_first("$uniqueid")))
+    double.inject("status", path=rf"^/api/documents/{re.escape(broken)}", status=500)
+    events = BackupEvents(archive, client, target, max_attempts=3, retry_delay_ms=200)
+    rounds = [events.run_round()]
+    waiting = events.run_round()  # the failed one waits its delay, not tried again yet
+    assert (waiting.read, waiting.failed, waiting.pending, len(double.log)) == (1, [], 1, 1)
+    time.sleep(0.25)
+    rounds.append(events.run_round())
+    time.sleep(0.45)  # the delay doubled
+    rounds.append(events.run_round())
+    assert [len(r.failed) for r in rounds] == [1, 1, 0]
+    assert [r.given_up for r in rounds] == [0, 0, 1] and rounds[0].written == 1
+    assert "HTTP 500" in rounds[0].failed[0] and not double.log
+    assert events.status.totals == {
+        "written": 1,
+        "current": 0,
+        "pulled": 1,
+        "gone": 0,
+        "given_up": 1,
+        "failed": 2,
+        "released": 0,
+    }
+    assert file_hashes(backed_up(ftps, "00000002-aaaa-4222-8333-444444444444")) == file_hashes(fine)
+
+
+def test_the_ftps_server_failing_ends_the_round_and_keeps_the_events(
+    double: WorkflowDouble,
+    archive: Archive,
+    client: WorkflowClient,
+    target: FtpsTarget,
+    ftps: FtpsServer,
+) -> None:
+    """No attempt is counted against an event for the target's failure."""
+    newest = archived_instances(double, archive, instances=2)
+    for snapshot_id in newest.values():
+        double.put_event(TOPIC, snapshot_id)
+    ftps.faults.drop_after = 50_000
+    events = BackupEvents(archive, client, target, max_attempts=1)
+    done = events.run_round()
+    assert done.stopped and done.failures == 1 and done.given_up == 0
+    assert (len(double.log), done.pending) == (2, 2)
+    ftps.faults.drop_after = None
+    assert events.run_round().written == 2 and not double.log
+
+
+def test_backup_events_once_backup_only_opens_no_store(
+    double: WorkflowDouble,
+    ftps: FtpsServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``backup-events --once`` with BACKUP_ONLY: from the workflow, no archive made."""
+    snapshot_id = str(only_in_the_workflow(double).get_first("$uniqueid"))
+    double.put_event(TOPIC, snapshot_id)
+    double.put_event(TOPIC, "0badf00d-dead-4222-8333-444444444444-1700000000000")
+    for name, value in {
+        "BACKUP_ONLY": "true",
+        "BACKUP_FTP_HOST": ftps.host,
+        "BACKUP_FTP_PORT": str(ftps.port),
+        "BACKUP_FTP_USER": "backup",
+        "BACKUP_FTP_PASSWORD": PASSWORD,
+        "BACKUP_FTP_PATH": "/backup",
+        "BACKUP_FTP_CAFILE": str(ftps.cafile),
+        "WORKFLOW_SERVICE_ENDPOINT": double.url,
+    }.items():
+        monkeypatch.setenv(name, value)
+    store = tmp_path / "store"
+    assert main(["backup-events", "--once", "--data-dir", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert "2 events: 1 written, 0 already current (1 taken from the workflow), 1 gone" in out
+    assert not store.exists() and not double.log
+
+
+def test_credentials_refused_end_the_round_and_give_nothing_up(
+    double: WorkflowDouble, client: WorkflowClient, target: FtpsTarget
+) -> None:
+    """A refusal of the credentials is the setup's, not the snapshot's: no attempt counts,
+    the event is unlocked and waits."""
+    snapshot_id = str(only_in_the_workflow(double).get_first("$uniqueid"))
+    double.put_event(TOPIC, snapshot_id)
+    double.inject("status", path=r"^/api/documents/", status=403)
+    events = BackupEvents(None, client, target, max_attempts=1)
+    done = events.run_round()
+    assert done.stopped.startswith("workflow: ") and "HTTP 403" in done.stopped
+    assert (done.given_up, done.failures, done.pending) == (0, 1, 1)
+    assert [e.topic for e in double.log.values()] == [TOPIC]  # unlocked, waiting
+    double.clear_faults()
+    assert events.run_round().written == 1 and not double.log
