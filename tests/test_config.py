@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from imixs_archive.config import describe_settings, load_settings, settings_for_store
+from imixs_archive.config import describe_settings, java_warnings, load_settings, settings_for_store
 from imixs_archive.errors import ConfigError
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
@@ -65,9 +65,20 @@ def test_secrets_have_no_default_shown() -> None:
 
 @pytest.mark.parametrize(
     ("raw", "millis"),
-    [("10000", 10000), ("300s", 300_000), ("300 s", 300_000), ("2m", 120_000), ("1500ms", 1500)],
+    [
+        ("10000ms", 10000),
+        ("300s", 300_000),
+        ("300 s", 300_000),
+        ("2m", 120_000),
+        ("1500ms", 1500),
+        ("300", 300_000),
+        ("3600", 3_600_000),
+        ("1.5", 1500),
+    ],
 )
-def test_workflow_timeouts_take_units(raw: str, millis: int) -> None:
+def test_workflow_timeouts_take_units_and_a_bare_number_is_seconds(raw: str, millis: int) -> None:
+    """The Java backup service reads these two names in seconds, whatever the size
+    (``READTIMEOUT=3600`` is an hour there): so does this archive."""
     settings = load_settings(
         {"WORKFLOW_REST_READTIMEOUT": raw, "WORKFLOW_REST_CONNECTTIMEOUT": raw}
     )
@@ -75,10 +86,7 @@ def test_workflow_timeouts_take_units(raw: str, millis: int) -> None:
 
 
 @pytest.mark.parametrize("name", ["WORKFLOW_REST_READTIMEOUT", "WORKFLOW_REST_CONNECTTIMEOUT"])
-def test_a_java_backup_timeout_in_seconds_is_refused(name: str) -> None:
-    """The Java backup service reads these names in seconds (300 = five minutes)."""
-    with pytest.raises(ConfigError, match=rf"{name}: 300 ms is implausibly short.*300s"):
-        load_settings({name: "300"})
+def test_a_workflow_timeout_that_is_no_duration_is_refused(name: str) -> None:
     with pytest.raises(ConfigError, match=name):
         load_settings({name: "five minutes"})
 
@@ -135,3 +143,39 @@ def test_cluster_settings_without_contact_points_are_an_error() -> None:
     assert cluster.uses_cassandra and cluster.cluster_keyspace == "k"
     flagged = load_settings({"ARCHIVE_CLUSTER_KEYSPACE": "k"}, cluster_contactpoints="db1")
     assert flagged.uses_cassandra
+
+
+def test_jvm_system_properties_are_read_as_the_java_services_read_them() -> None:
+    env = {"JAVA_OPTS": "-Xmx1g -Dworkflow.service.endpoint=http://wf:8080/api -Dfoo=bar"}
+    assert load_settings(env).workflow_service_endpoint == "http://wf:8080/api"
+    tool = {"JAVA_TOOL_OPTIONS": "-DWORKFLOW_SYNC_INTERVAL=7000"}
+    assert load_settings(tool).workflow_sync_interval == 7000
+    both = {**env, "WORKFLOW_SERVICE_ENDPOINT": "http://other/api"}
+    with pytest.raises(ConfigError, match=r"-Dworkflow\.service\.endpoint and WORKFLOW_SERVICE"):
+        load_settings(both)
+    same = {**env, "WORKFLOW_SERVICE_ENDPOINT": "http://wf:8080/api"}
+    assert load_settings(same).workflow_service_endpoint == "http://wf:8080/api"
+    with pytest.raises(ConfigError, match="IMIXS_REST_CLIENT_INSECURE"):  # Java-only, as -D too
+        load_settings({"JAVA_OPTS": "-Dimixs.rest.client.insecure=true"})
+    with pytest.raises(ConfigError, match="JAVA_OPTS: unbalanced quotes"):
+        load_settings({"JAVA_OPTS": "-Dx='y"})
+
+
+def test_java_settings_left_unread_are_named_in_warnings() -> None:
+    assert java_warnings({}) == []
+    said = java_warnings(
+        {
+            "METRICS_ENABLED": "true",
+            "EXPORT_PATH": "/exports",
+            "TZ": "Europe/Berlin",
+            "ARCHIVE_CLUSTER_CONTACTPOINTS": "db1",
+        }
+    )
+    assert len(said) == 4
+    assert said[0].startswith("METRICS_ENABLED is set but not read here")
+    assert "imixs-archive-exporter" in said[1]
+    assert "ARCHIVE_TIMEZONE=Europe/Berlin" in said[2]
+    assert said[3].startswith("ARCHIVE_CLUSTER_KEYSPACE is not set")
+    quiet = {"TZ": "Europe/Berlin", "ARCHIVE_TIMEZONE": "UTC", "ARCHIVE_CLUSTER_KEYSPACE": "k"}
+    assert java_warnings({**quiet, "ARCHIVE_CLUSTER_CONTACTPOINTS": "db1"}) == []
+    assert java_warnings({"JAVA_OPTS": "-Dmetrics.enabled=false"})[0].startswith("METRICS")

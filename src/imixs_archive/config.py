@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -81,17 +82,10 @@ def _port(text: str) -> int:
 
 
 def _timeout_millis(text: str) -> int:
-    """A workflow timeout. The Java backup service reads these two names in *seconds*
-    (``WORKFLOW_REST_READTIMEOUT=300``); a bare number below 1000 is refused rather than
-    taken as a sub-second timeout."""
-    millis = _millis(text)
-    bare = not text.strip()[-1:].isalpha()  # no unit given
-    if bare and 0 < float(text) < 1000:
-        raise ValueError(
-            f"{text.strip()} ms is implausibly short (the Java backup service reads this name "
-            f"in seconds): write {text.strip()}s for seconds, or the value in milliseconds"
-        )
-    return millis
+    """A workflow timeout: a number with a unit (``10s``, ``500ms``, ``5m``), or a bare
+    number of **seconds** whatever its size, as the Java backup service reads these two
+    names (``WORKFLOW_REST_READTIMEOUT=3600`` is one hour there and here)."""
+    return round(_duration_ms(text, "s"))
 
 
 def _choice(text: str, allowed: tuple[str, ...]) -> str:
@@ -132,7 +126,7 @@ def _log_levels(text: str) -> str:
 _DURATION_HELP: dict[Callable[[str], Any], str] = {
     _seconds: " A duration: a bare number is seconds; or with a unit: 500ms, 30s, 5m, 1h, 1d.",
     _millis: " A duration: a bare number is milliseconds; or with a unit: 500ms, 30s, 5m, 1h, 1d.",
-    _timeout_millis: " A duration: a bare number is milliseconds; or with a unit: 30s, 5m.",
+    _timeout_millis: " A duration: a bare number is seconds; or with a unit: 500ms, 30s, 5m.",
 }
 
 
@@ -501,15 +495,15 @@ class Settings:
     workflow_rest_connecttimeout: int = _setting(
         "WORKFLOW_REST_CONNECTTIMEOUT",
         10000,
-        "Connect timeout to the workflow (e.g. 10s). A bare number below 1000 is refused: the "
-        "Java backup service reads this name in seconds.",
+        "Connect timeout to the workflow (e.g. 10s, 500ms). A bare number is seconds, as the "
+        "Java backup service reads this name.",
         _timeout_millis,
     )
     workflow_rest_readtimeout: int = _setting(
         "WORKFLOW_REST_READTIMEOUT",
         120000,
         "Read timeout (e.g. 300s): the longest pause between two pieces of an "
-        "answer. A bare number below 1000 is refused (seconds in the Java backup service).",
+        "answer. A bare number is seconds, as the Java backup service reads this name.",
         _timeout_millis,
     )
     workflow_rest_cafile: str = _setting(
@@ -655,20 +649,84 @@ refused at start when set, so a migrated configuration does not silently change 
 
 _JAVA_OFF = {"", "false", "0", "no", "off"}
 
+_EXPORTER = (
+    "a setting of the Java file exporter (imixs-archive-exporter, file.export events), "
+    "which this archive does not replace: keep the exporter running for it"
+)
+JAVA_IGNORED = {
+    "METRICS_ENABLED": "this archive always serves its metrics, at /metrics (to readers)",
+    "EVENTLOG_TOPIC": _EXPORTER,
+    "EVENTLOG_DEADLOCK": _EXPORTER,
+    "EXPORT_PATH": _EXPORTER,
+    "EXPORT_FTP_HOST": _EXPORTER,
+    "EXPORT_FTP_PORT": _EXPORTER,
+    "EXPORT_FTP_USER": _EXPORTER,
+    "EXPORT_FTP_PASSWORD": _EXPORTER,
+}
+"""Settings of the Java services that this archive does not read, harmless to leave set:
+a warning at start (``serve``, ``doctor``) says so, and why."""
+JVM_OPTIONS = ("JAVA_OPTS", "JAVA_TOOL_OPTIONS")
+"""Where the Java services' system properties (``-DNAME=value``) are given: read here as
+settings too, as MicroProfile Config reads them."""
+
+
+def _system_properties(source: Mapping[str, str]) -> dict[str, str]:
+    """The ``-Dname=value`` of ``JAVA_OPTS`` and ``JAVA_TOOL_OPTIONS``."""
+    found: dict[str, str] = {}
+    for variable in JVM_OPTIONS:
+        try:
+            words = shlex.split(source.get(variable, ""))
+        except ValueError:
+            raise ConfigError(f"{variable}: unbalanced quotes") from None
+        for word in words:
+            if word.startswith("-D") and "=" in word:
+                name, _, value = word[2:].partition("=")
+                found[name] = value
+    return found
+
 
 def _environment_value(source: Mapping[str, str], name: str) -> str | None:
     """The value of a setting: its name, or a MicroProfile spelling of it
-    (``workflow_service_endpoint``, ``workflow.service.endpoint``), as the Java service reads."""
-    found = {
-        spelling: source[spelling]
-        for spelling in (name, name.lower(), name.lower().replace("_", "."))
-        if spelling in source
-    }
+    (``workflow_service_endpoint``, ``workflow.service.endpoint``), in the environment or
+    as a system property of ``JAVA_OPTS`` / ``JAVA_TOOL_OPTIONS``, as the Java service
+    reads them."""
+    spellings = (name, name.lower(), name.lower().replace("_", "."))
+    found = {spelling: source[spelling] for spelling in spellings if spelling in source}
+    properties = _system_properties(source) if any(v in source for v in JVM_OPTIONS) else {}
+    found.update(
+        {f"-D{spelling}": properties[spelling] for spelling in spellings if spelling in properties}
+    )
     if len(set(found.values())) > 1:
         raise ConfigError(
             f"{' and '.join(sorted(found))} are both set, to different values: keep one"
         )
     return next(iter(found.values()), None)
+
+
+def java_warnings(env: Mapping[str, str] | None = None) -> list[str]:
+    """What a configuration carried over from the Java services sets that this archive
+    does not read, or reads differently: one line each, for the start of ``serve`` and
+    for ``doctor``."""
+    source = os.environ if env is None else env
+    said = [
+        f"{name} is set but not read here: {why}"
+        for name, why in JAVA_IGNORED.items()
+        if _environment_value(source, name) is not None
+    ]
+    jvm_zone = (source.get("TZ") or "").strip()
+    if jvm_zone and _environment_value(source, "ARCHIVE_TIMEZONE") is None:
+        said.append(
+            f"TZ={jvm_zone} is set (the Java services' JVM zone: their dates without an offset "
+            "and backup month folders) but not read here: days, months and ranges are UTC "
+            f"unless ARCHIVE_TIMEZONE is set (e.g. ARCHIVE_TIMEZONE={jvm_zone})"
+        )
+    contact = _environment_value(source, "ARCHIVE_CLUSTER_CONTACTPOINTS")
+    if contact and _environment_value(source, "ARCHIVE_CLUSTER_KEYSPACE") is None:
+        said.append(
+            "ARCHIVE_CLUSTER_KEYSPACE is not set: the keyspace is imixs_archive (the Java "
+            "service refuses to start without it; beside it, set the keyspace it uses)"
+        )
+    return said
 
 
 def _check_java_names(source: Mapping[str, str]) -> None:

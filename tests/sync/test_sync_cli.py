@@ -40,7 +40,7 @@ def _env(double: WorkflowDouble, store: Path, **extra: str) -> dict[str, str]:
         "WORKFLOW_SYNC_INITIALDELAY": "0",
         "WORKFLOW_SYNC_INTERVAL": "50",
         "WORKFLOW_SYNC_RETRYDELAY": "0",
-        "WORKFLOW_REST_READTIMEOUT": "2000",
+        "WORKFLOW_REST_READTIMEOUT": "2000ms",
         "WORKFLOW_SYNC_WORKERS": "3",
     }
     env.update(extra)

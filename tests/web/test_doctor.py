@@ -133,6 +133,15 @@ def test_doctor_without_workflow_or_credentials_warns(
     assert "warn  configuration: BACKUP_FTP_HOST is set but BACKUP_SERVICE_ENDPOINT" in out
 
 
+def test_doctor_names_the_java_settings_it_does_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env = {"EXPORT_PATH": "/exports", "TZ": "Europe/Berlin"}
+    _code, out = doctor(monkeypatch, capsys, env, "--data-dir", str(tmp_path / "store"))
+    assert "warn  configuration: EXPORT_PATH is set but not read here" in out
+    assert "warn  configuration: TZ=Europe/Berlin is set" in out
+
+
 def test_doctor_on_a_backup_only_setup(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -199,7 +199,7 @@ def test_from_settings_and_make_auth() -> None:
             "WORKFLOW_SERVICE_USER": "u",
             "WORKFLOW_SERVICE_PASSWORD": "p",
             "WORKFLOW_SERVICE_AUTHMETHOD": "form",
-            "WORKFLOW_REST_READTIMEOUT": "1500",
+            "WORKFLOW_REST_READTIMEOUT": "1500ms",
         }
     )
     with WorkflowClient.from_settings(settings) as client:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli.context import Context, store_options
-from imixs_archive.config import Settings
+from imixs_archive.config import Settings, java_warnings
 from imixs_archive.errors import ArchiveError, NotFoundError
 from imixs_archive.web.credentials import Role, parse_tokens, parse_users, verify_password
 from imixs_archive.workflow.client import WorkflowClient
@@ -102,6 +102,8 @@ def _configuration(settings: Settings, found: Diagnosis) -> None:
             "BACKUP_ONLY is set but BACKUP_FTP_HOST is not: serve runs no sync and backs "
             "up nothing",
         )
+    for line in java_warnings():
+        found.add("configuration", WARN, line)
 
 
 def _store(open_archive: Callable[[], Archive], found: Diagnosis) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import logging
 import os
 import signal
 import socket
@@ -13,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from imixs_archive.cli.context import Context, store_options
-from imixs_archive.config import Settings
+from imixs_archive.config import Settings, java_warnings
 from imixs_archive.errors import ConfigError
 from imixs_archive.logs import setup_logging
 from imixs_archive.runtime import open_store
@@ -79,6 +80,8 @@ def _serve(settings: Settings, store: Backend) -> None:
     from imixs_archive.web.app import create_app
 
     setup_logging(settings)
+    for line in java_warnings():
+        logging.getLogger("imixs_archive.config").warning("%s", line)
     app = create_app(settings, store)
     archive = app.state.services.archive
     sock = bind(settings)
