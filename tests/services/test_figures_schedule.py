@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from imixs_archive.analytics.archive_figures import archive_figures
 from imixs_archive.analytics.day_store import read_census
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import load_settings
@@ -50,3 +51,23 @@ def test_a_census_under_way_stops_when_serve_does(archive: Archive) -> None:
     assert read_census(archive) is None
     FiguresSchedule(archive, settings, lambda: None).run_once()
     assert read_census(archive) is not None
+
+
+def test_a_first_count_of_the_figures_stops_when_serve_does(archive: Archive) -> None:
+    """The figures (and the Statistics page's range) stop between two days too, on the
+    count's threads as well: a first count of a large store kept serve from stopping."""
+    for day in range(1, 6):
+        when = dt.datetime(2024, 3, day, 12, tzinfo=dt.UTC)
+        archive.store(make_snapshot(day, modified=when))
+    settings = load_settings({"ARCHIVE_CENSUS_INTERVAL": "0"})
+    counted: list[object] = []
+
+    def count() -> None:
+        counted.append(archive_figures(archive))
+
+    schedule = FiguresSchedule(archive, settings, count)
+    schedule.close()  # as if serve stopped while the figures were counted
+    schedule.run_once()
+    assert counted == []
+    FiguresSchedule(archive, settings, count).run_once()
+    assert len(counted) == 1

@@ -7,6 +7,7 @@ independent reads - day partitions, snapshots - run on a small thread pool. At m
 
 from __future__ import annotations
 
+import contextvars
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -29,7 +30,8 @@ def ordered_map(
 
     ``items`` is consumed lazily, at most ``window`` (default ``4 * workers``) ahead of
     the result being yielded. With ``workers <= 1`` everything runs on the caller's thread.
-    An exception in ``function`` is raised here, for the item it failed on."""
+    An exception in ``function`` is raised here, for the item it failed on. ``function``
+    runs in a copy of the caller's context (its request budget)."""
     if workers <= 1:
         yield from map(function, items)
         return
@@ -38,7 +40,9 @@ def ordered_map(
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="analytics") as pool:
         try:
             for item in items:
-                pending.append(pool.submit(function, item))
+                # each item in a copy of the caller's context: the request's budget
+                # (budget.checkpoint) holds on the pool's threads too
+                pending.append(pool.submit(contextvars.copy_context().run, function, item))
                 if len(pending) >= limit:
                     yield pending.popleft().result()
             while pending:

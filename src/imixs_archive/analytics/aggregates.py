@@ -33,6 +33,7 @@ from imixs_archive.analytics.figures import (
 from imixs_archive.analytics.localtime import SLOTS_PER_DAY, segments
 from imixs_archive.analytics.month_cache import PeriodCache
 from imixs_archive.archive.snapshots import Archive
+from imixs_archive.budget import checkpoint
 from imixs_archive.document.conventions import origin_id
 from imixs_archive.errors import ArchiveError
 from imixs_archive.timezones import local_today, zone, zone_label
@@ -286,7 +287,9 @@ def count_and_keep(
     archive: Archive, day: dt.date, stamp: str, now: dt.datetime, grace_days: int
 ) -> DayCells:
     """Count one UTC day (:func:`compute_cells`) with the change stamp read before, and
-    store its cells and summary when it is over and met nothing half written."""
+    store its cells and summary when it is over and met nothing half written. Stops here
+    when the request (or ``serve``) does (``budget.checkpoint``)."""
+    checkpoint()
     final = is_final(day, now.astimezone(dt.UTC).date(), grace_days)
     cells = compute_cells(archive, day, "computed" if final else "live", now)
     cells.stamp = stamp

@@ -34,19 +34,22 @@ class FiguresSchedule:
         self._loop.start()
 
     def run_once(self) -> None:
-        if self.census_due(dt.datetime.now(dt.UTC)):  # first: the figures then carry it
-            try:
-                with within(self._stopping):
+        """The census when due, then the figures; either stops between two reads when
+        serve does (a first count of a large store takes minutes), counted again at the
+        next start."""
+        try:
+            with within(self._stopping):
+                if self.census_due(dt.datetime.now(dt.UTC)):  # first: the figures carry it
                     stats = take_census(self.archive)
-            except ClientGoneError:
-                return  # serve is stopping: counted again at its next start
-            log.info(
-                "store census: %d pieces, %d bytes stored, %d bytes reclaimable",
-                stats.pieces,
-                stats.stored_bytes,
-                stats.reclaimable_bytes,
-            )
-        self._refresh()
+                    log.info(
+                        "store census: %d pieces, %d bytes stored, %d bytes reclaimable",
+                        stats.pieces,
+                        stats.stored_bytes,
+                        stats.reclaimable_bytes,
+                    )
+                self._refresh()
+        except ClientGoneError:
+            return  # serve is stopping
 
     def census_due(self, now: dt.datetime) -> bool:
         if self.census_interval <= 0:
