@@ -138,11 +138,8 @@ def _described(spec: EventLogSpec) -> str:
 
 def iter_traces(archive: Archive, spec: EventLogSpec) -> Iterator[tuple[str, list[Event]]]:
     """(uniqueid, its events in time order) of each instance with an event in the log."""
-    low = high = None
-    if spec.first is not None:
-        low = day_bounds(spec.first, spec.tz)[0] - _SLACK
-    if spec.last is not None:
-        high = day_bounds(spec.last, spec.tz)[1] + _SLACK
+    low = _near(spec.first, spec.tz, 0, -_SLACK)
+    high = _near(spec.last, spec.tz, 1, _SLACK)
 
     def events_of(ids: list[str]) -> tuple[str, list[Event]]:
         events = []
@@ -162,6 +159,17 @@ def iter_traces(archive: Archive, spec: EventLogSpec) -> Iterator[tuple[str, lis
     for uniqueid, events in ordered_map(events_of, archive.iter_instances(), workers=spec.workers):
         if events:
             yield uniqueid, events
+
+
+def _near(day: dt.date | None, tz: dt.tzinfo, end: int, slack: dt.timedelta) -> dt.datetime | None:
+    """The start (``end`` 0) or end (1) of a local day, ``slack`` beyond; None for no day,
+    or one at the calendar's edge (year 1, 9999: no bound there)."""
+    if day is None:
+        return None
+    try:
+        return day_bounds(day, tz)[end] + slack
+    except (OverflowError, ValueError):
+        return None
 
 
 def _event(snapshot_id: str, doc: Document, spec: EventLogSpec) -> Event | None:
