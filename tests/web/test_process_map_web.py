@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import gzip
 import re
+import shutil
 import sys
 import time
 from collections.abc import Iterator
@@ -24,6 +25,9 @@ from web.test_api_access import assert_problem
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 RANGE = {"from": "2024-04-01", "to": "2024-05-31"}
+needs_dot = pytest.mark.skipif(
+    shutil.which("dot") is None, reason="Graphviz's dot is not installed (apt-get install graphviz)"
+)
 HOSTILE = '<script>alert("x")</script> \\N "q"'
 
 
@@ -99,6 +103,7 @@ def ticket_traces(docs: list[Document]) -> dict[str, list[str]]:
     return {o: [s for _t, s in sorted(steps)] for o, steps in traces.items()}
 
 
+@needs_dot
 def test_the_map_is_drawn_by_graphviz_and_its_arrows_list_their_instances(
     live: LiveServer, docs: list[Document]
 ) -> None:
@@ -122,6 +127,7 @@ def test_the_map_is_drawn_by_graphviz_and_its_arrows_list_their_instances(
         assert f"{len(traces)} process instances" in html
 
 
+@needs_dot
 def test_names_are_escaped_in_the_drawing_and_the_tables(live: LiveServer) -> None:
     with live.client("reader") as client:
         html = client.get("/ui/process-map", params={"group": "Hostile", **RANGE}).text

@@ -9,12 +9,13 @@ from the snapshots' facts (``archive/facts.py``: group, status, task id and the
 quarter-hour of ``$modified``), never from their XML, and the time of a step is that of
 its snapshot id (the save, to the millisecond), which orders a trace.
 
-Kept per finished local month or day (``month_cache.py``, kind ``dfg``): a unit's events,
-per local day, per workflow group, per process instance (step, time; the step names once
-per unit). A range reads its kept units, takes the days it covers, joins each instance's
-events across units into its trace and counts the graph and the variants from the traces:
-exact (medians included), at the cost of reading what the range holds as two numbers an
-event, never a snapshot. What is not over yet is counted from its days each time.
+Kept per finished local month or day and per workflow group (``month_cache.py``, kind
+``dfg:<group>``): the unit's events of the group, per local day, per process instance
+(step, time; the step names once per unit). A range reads its group's kept units only,
+takes the days it covers, joins each instance's events across units into its trace and
+counts the graph and the variants from the traces: exact (medians included), at the cost
+of reading the group's events of the range as two numbers an event, never a snapshot, and
+never another group's. What is not over yet is counted from its days each time.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from imixs_archive.errors import ArchiveError
 from imixs_archive.timezones import day_bounds, zone_label
 
 KIND = "dfg"
+"""Kept figures of a group are of kind ``dfg:<group>``."""
 UNREADABLE_WARNING = "snapshots that could not be read (run verify)"
 
 
@@ -144,27 +146,28 @@ def process_map(
             a: dt.date = unit_first, b: dt.date = unit_last, said: list[str] = source
         ) -> tuple[Any, bool]:
             said[0] = "counted"
-            return count_days(archive, a, b, tz)
+            return count_days(archive, group, a, b, tz)
 
-        data = cache.get(KIND, (unit_first, unit_last), count_unit)
+        data = cache.get(f"{KIND}:{group}", (unit_first, unit_last), count_unit)
         if data is None:  # not over yet
-            data, source[0] = count_days(archive, part_first, part_last, tz)[0], "live"
+            data, source[0] = count_days(archive, group, part_first, part_last, tz)[0], "live"
         found.counted[source[0]] = found.counted.get(source[0], 0) + 1
-        _take(data, group, part_first.isoformat(), part_last.isoformat(), traces, found.warnings)
+        _take(data, part_first.isoformat(), part_last.isoformat(), traces, found.warnings)
     _figures(found, traces.items())
     found.seconds = time.perf_counter() - started
     return found
 
 
 def count_days(
-    archive: Archive, first: dt.date, last: dt.date, tz: dt.tzinfo
+    archive: Archive, group: str, first: dt.date, last: dt.date, tz: dt.tzinfo
 ) -> tuple[dict[str, Any], bool]:
-    """The events of the local days ``[first, last]`` from their UTC days' facts, and
+    """The events of ``group`` on the local days ``[first, last]``, from their UTC days'
+    facts (no XML), per local day and process instance: (step, millis) pairs; and
     whether they may be kept (no snapshot needed its fact counted now, none was being
     written or deleted, all could be read)."""
     start, end = day_bounds(first, tz)[0], day_bounds(last, tz)[1]
     steps: dict[str, int] = {}
-    days: dict[str, dict[str, dict[str, list[int]]]] = {}
+    days: dict[str, dict[str, list[int]]] = {}
     settled, unreadable = True, 0
     for day in archive.days_with_snapshots(
         start.date(), (end - dt.timedelta(microseconds=1)).date()
@@ -189,31 +192,32 @@ def count_days(
             if not start <= when < end:
                 continue
             labels = fact.label_map()
+            if labels["group"] != group:
+                continue
             step = steps.setdefault(step_name(labels), len(steps))
             millis = snapshot_millis(snapshot_id) or int(when.timestamp() * 1000)
             local = when.astimezone(tz).date().isoformat()
-            trace = days.setdefault(local, {}).setdefault(labels["group"], {})
-            trace.setdefault(origin_id(snapshot_id), []).extend((step, millis))
+            trace = days.setdefault(local, {}).setdefault(origin_id(snapshot_id), [])
+            trace.extend((step, millis))
     data = {"steps": list(steps), "days": days, "unreadable": unreadable}
     return data, settled and not unreadable
 
 
 def _take(
     data: dict[str, Any],
-    group: str,
     first: str,
     last: str,
     traces: dict[str, list[tuple[int, str]]],
     warnings: dict[str, int],
 ) -> None:
-    """Add a unit's events of ``group`` on the days ``[first, last]`` to the traces."""
+    """Add a unit's events on the days ``[first, last]`` to the traces."""
     names: list[str] = data["steps"]
     if data.get("unreadable"):
         warnings[UNREADABLE_WARNING] = warnings.get(UNREADABLE_WARNING, 0) + data["unreadable"]
-    for day, groups in sorted(data["days"].items()):
+    for day, instances in sorted(data["days"].items()):
         if not first <= day <= last:
             continue
-        for uniqueid, flat in groups.get(group, {}).items():
+        for uniqueid, flat in instances.items():
             trace = traces.setdefault(uniqueid, [])
             trace += [(flat[i + 1], names[flat[i]]) for i in range(0, len(flat), 2)]
 
