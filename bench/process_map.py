@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from imixs_archive.analytics.day_store import drop_period, read_months
-from imixs_archive.analytics.process_map import KIND, process_map
+from imixs_archive.analytics.process_map import KIND, ProcessMap, _figures, _take, process_map
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import load_settings
 from imixs_archive.storage.factory import open_backend
@@ -104,15 +104,64 @@ def eventlog_child(folder: Path, out: Path, *args: str) -> dict[str, Any]:
     }
 
 
+def synthetic(events: int, steps: int = 5, per_instance: int = 10) -> dict[str, float]:
+    """The in-memory part of a kept map at ``events`` events of one group and year, without
+    a store: twelve months' kept rows (JSON, as stored) parsed, joined into traces and
+    counted. What a store of that size adds is the reads of 12 rows and the day stamps."""
+    import json
+    import random
+
+    rng = random.Random(1)
+    names = ["Open", "In Review", "Approved", "Completed", "Rejected"][:steps]
+    months: list[str] = []
+    start = dt.datetime(2025, 11, 1, tzinfo=dt.UTC)
+    per_month = events // 12
+    for month in range(12):
+        days: dict[str, dict[str, list[int]]] = {}
+        for n in range(per_month // per_instance):
+            origin = f"{month:04x}{n:04x}-0000-4000-8000-{n:012x}"
+            when = int((start + dt.timedelta(days=30 * month + rng.uniform(0, 25))).timestamp())
+            flat: list[int] = []
+            for _step in range(per_instance):
+                when += rng.randint(600, 200_000)
+                flat += [rng.randrange(len(names)), when * 1000]
+            day = dt.datetime.fromtimestamp(when, dt.UTC).date().isoformat()
+            days.setdefault(day, {})[origin] = flat
+        months.append(json.dumps({"steps": names, "days": days, "unreadable": 0}))
+    started = time.perf_counter()
+    traces: dict[str, list[tuple[int, str]]] = {}
+    warnings: dict[str, int] = {}
+    for text in months:
+        _take(json.loads(text), "0000", "9999", traces, warnings)
+    joined = time.perf_counter()
+    found = ProcessMap("G", dt.date(2025, 11, 1), dt.date(2026, 10, 31), "UTC")
+    _figures(found, traces.items())
+    done = time.perf_counter()
+    assert found.events == per_month // per_instance * per_instance * 12
+    return {"parse+join s": joined - started, "count s": done - joined, "total s": done - started}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("stores", nargs="+", type=Path, help="scale store folders")
+    parser.add_argument("stores", nargs="*", type=Path, help="scale store folders")
     parser.add_argument("--group", default="Invoice")
     parser.add_argument("--from", dest="first", default=FIRST)
     parser.add_argument("--to", dest="last", default=LAST)
     parser.add_argument("--tz", default="UTC")
     parser.add_argument("--no-eventlog", action="store_true", help="the map only")
+    parser.add_argument(
+        "--synthetic",
+        type=int,
+        metavar="EVENTS",
+        help="also time the in-memory part of a kept map of EVENTS events (no store)",
+    )
     args = parser.parse_args()
+    if args.synthetic:
+        figures = synthetic(args.synthetic)
+        print(
+            f"synthetic {args.synthetic:,} events: "
+            + ", ".join(f"{k} {v:.2f}" for k, v in figures.items())
+        )
     first, last = dt.date.fromisoformat(args.first), dt.date.fromisoformat(args.last)
     print(f"load average {os.getloadavg()[0]:.1f}; {args.group}, {first} to {last}, {args.tz}")
     for folder in args.stores:
