@@ -10,10 +10,12 @@ value) as attributes. A range keeps the snapshots whose ``$modified`` falls on i
 in the given zone (as ``export_table.py``); groups keep the events of those workflow
 groups; an instance without an event kept has no trace.
 
-Memory: one paged pass over the instances (``Archive.iter_instances``), a few instances
-in flight; each instance's snapshots are read (those whose id's time is near the range
-only), reduced to their events and written. No more than one trace is held, whatever the
-archive holds. OCEL lists its objects apart from its events: they are written to a
+Which instances: without a range or groups, one paged pass over them
+(``Archive.iter_instances``); with a range or groups, those the range's days' index and
+facts name (``archive/facts.py``: no snapshot read to find them; their ids held as a set).
+A few instances are in flight; each instance's snapshots near the range (by their ids'
+time) are read, reduced to their events and written. No more than a few traces are held,
+whatever the archive holds. OCEL lists its objects apart from its events: they are written to a
 temporary file while the events are written, and appended at the end.
 """
 
@@ -34,7 +36,12 @@ from imixs_archive.analytics._pool import DEFAULT_WORKERS, ordered_map
 from imixs_archive.analytics.process_steps import NO_TASK, NO_TASK_WARNING, editor, step_name
 from imixs_archive.archive.facts import dimension_labels
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.document.conventions import origin_id, snapshot_order, snapshot_time
+from imixs_archive.document.conventions import (
+    is_snapshot_id,
+    origin_id,
+    snapshot_order,
+    snapshot_time,
+)
 from imixs_archive.document.labels import label, utc
 from imixs_archive.document.model import Document
 from imixs_archive.errors import ConfigError, NotFoundError
@@ -156,9 +163,41 @@ def iter_traces(archive: Archive, spec: EventLogSpec) -> Iterator[tuple[str, lis
         events.sort(key=lambda e: (e.time, snapshot_order(e.snapshot_id)))
         return origin_id(ids[0]), events
 
-    for uniqueid, events in ordered_map(events_of, archive.iter_instances(), workers=spec.workers):
+    if spec.groups or (spec.first is not None and spec.last is not None):
+        instances = _instances_met(archive, spec, low, high)
+    else:
+        instances = archive.iter_instances()
+    for uniqueid, events in ordered_map(events_of, instances, workers=spec.workers):
         if events:
             yield uniqueid, events
+
+
+def _instances_met(
+    archive: Archive, spec: EventLogSpec, low: dt.datetime | None, high: dt.datetime | None
+) -> Iterator[list[str]]:
+    """The ids (oldest first) of each process instance with a snapshot on the UTC days
+    about the range (the archive's days when open) whose fact names one of the groups (or
+    that has no fact: its XML decides): the instances of the log, found from the day
+    index and the facts without reading a snapshot, held as a set of ids."""
+    span = archive.day_span()
+    if span is None:
+        return
+    first = max(span[0], low.date()) if low is not None else span[0]
+    last = min(span[1], high.date()) if high is not None else span[1]
+    origins: set[str] = set()
+    for day in archive.days_with_snapshots(first, last) if first <= last else ():
+        facts = archive.day_facts(day)
+        for snapshot_id in archive.day_snapshot_ids(day):
+            if not is_snapshot_id(snapshot_id):
+                continue
+            fact = facts.get(snapshot_id)
+            if spec.groups and fact is not None and fact.label_map()["group"] not in spec.groups:
+                continue
+            origins.add(origin_id(snapshot_id))
+    for origin in sorted(origins):
+        ids = archive.instance_ids(origin)
+        if ids:
+            yield ids
 
 
 def _near(day: dt.date | None, tz: dt.tzinfo, end: int, slack: dt.timedelta) -> dt.datetime | None:
