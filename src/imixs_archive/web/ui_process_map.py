@@ -7,7 +7,8 @@ form; no script. The figures of a group and range are kept a minute (``svc.analy
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Query
@@ -70,7 +71,7 @@ def mapped(svc: Services, group: str, first: dt.date, last: dt.date) -> ProcessM
     return found
 
 
-def edge_href(group: str, first: dt.date, last: dt.date) -> Any:
+def edge_href(group: str, first: dt.date, last: dt.date) -> Callable[[str, str], str]:
     def href(source: str, target: str) -> str:
         query = {"group": group, "from": first, "to": last, "source": source, "target": target}
         return "/ui/process-map/edge?" + urlencode(query)
