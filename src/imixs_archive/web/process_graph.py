@@ -64,7 +64,7 @@ def dot_source(found: ProcessMap, edge_href: Callable[[str, str], str]) -> str:
         )
         lines.append(
             f"  {ids[edge.source]} -> {ids[edge.target]} [label={_quoted(label)},"
-            f" penwidth={width:.2f}, URL={_quoted(edge_href(edge.source, edge.target))},"
+            f" penwidth={width:.2f}, URL={_quoted(_xml_url(edge_href(edge.source, edge.target)))},"
             f" tooltip={_quoted(title)}];"
         )
     for name, count in found.ends.items():
@@ -72,6 +72,12 @@ def dot_source(found: ProcessMap, edge_href: Callable[[str, str], str]) -> str:
             lines.append(f'  {ids[name]} -> {END} [label="{count:,}", style=dashed];')
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _xml_url(url: str) -> str:
+    """A link as an XML attribute holds it: ``dot`` writes a URL's ``&`` as it is (an
+    entity it keeps), which XML does not allow."""
+    return url.replace("&", "&amp;")
 
 
 def _quoted(text: str) -> str:
