@@ -105,8 +105,9 @@ def eventlog_child(folder: Path, out: Path, *args: str) -> dict[str, Any]:
 
 
 def synthetic(events: int, steps: int = 5, per_instance: int = 10) -> dict[str, float]:
-    """The in-memory part of a kept map at ``events`` events of one group and year, without
-    a store: twelve months' kept rows (JSON, as stored) parsed, joined into traces and
+    """The in-memory part of a kept map at ``events`` events of one group and year (paths
+    through five steps, now and then a step back: a few hundred variants), without a
+    store: twelve months' kept rows (JSON, as stored) parsed, joined into traces and
     counted. What a store of that size adds is the reads of 12 rows and the day stamps."""
     import json
     import random
@@ -122,9 +123,11 @@ def synthetic(events: int, steps: int = 5, per_instance: int = 10) -> dict[str, 
             origin = f"{month:04x}{n:04x}-0000-4000-8000-{n:012x}"
             when = int((start + dt.timedelta(days=30 * month + rng.uniform(0, 25))).timestamp())
             flat: list[int] = []
-            for _step in range(per_instance):
+            step = 0
+            for _n in range(per_instance):  # forward through the steps, now and then back
                 when += rng.randint(600, 200_000)
-                flat += [rng.randrange(len(names)), when * 1000]
+                flat += [step, when * 1000]
+                step = max(0, step - 1) if rng.random() < 0.3 else (step + 1) % len(names)
             day = dt.datetime.fromtimestamp(when, dt.UTC).date().isoformat()
             days.setdefault(day, {})[origin] = flat
         months.append(json.dumps({"steps": names, "days": days, "unreadable": 0}))

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import operator
 import statistics
 import time
 from collections import Counter
@@ -219,29 +220,34 @@ def _take(
             continue
         for uniqueid, flat in instances.items():
             trace = traces.setdefault(uniqueid, [])
-            trace += [(flat[i + 1], names[flat[i]]) for i in range(0, len(flat), 2)]
+            trace += zip(flat[1::2], map(names.__getitem__, flat[0::2]), strict=True)
 
 
 def _figures(found: ProcessMap, traces: Iterable[tuple[str, list[tuple[int, str]]]]) -> None:
-    """The graph, the start and end steps and the variants of the traces."""
+    """The graph, the start and end steps and the variants of the traces (per event a few
+    steps of the interpreter: what a kept map costs is mostly this)."""
     steps: Counter[str] = Counter()
     starts: Counter[str] = Counter()
     ends: Counter[str] = Counter()
-    gaps: dict[tuple[str, str], list[int]] = {}
-    takers: dict[tuple[str, str], dict[str, None]] = {}
+    edges: dict[tuple[str, str], tuple[list[int], list[str]]] = {}
     variants: dict[tuple[str, ...], list[int]] = {}
+    by_time = operator.itemgetter(0)
     for uniqueid, trace in traces:
-        trace.sort(key=lambda event: event[0])  # stable: the order met on a tie
-        path = tuple(step for _ms, step in trace)
+        trace.sort(key=by_time)  # stable: the order met on a tie
+        times, path = zip(*trace, strict=True)
         steps.update(path)
         starts[path[0]] += 1
         ends[path[-1]] += 1
-        for (ms_a, a), (ms_b, b) in itertools.pairwise(trace):
-            gaps.setdefault((a, b), []).append(ms_b - ms_a)
-            takers.setdefault((a, b), {})[uniqueid] = None
-        variants.setdefault(path, []).append(trace[-1][0] - trace[0][0])
+        gaps = map(operator.sub, times[1:], times)
+        for pair, gap in zip(itertools.pairwise(path), gaps, strict=False):
+            edge = edges.get(pair)
+            if edge is None:
+                edge = edges[pair] = ([], [])
+            edge[0].append(gap)
+            edge[1].append(uniqueid)
+        variants.setdefault(path, []).append(times[-1] - times[0])
         found.instances += 1
-        found.events += len(trace)
+        found.events += len(path)
     if steps[NO_TASK]:
         found.warnings[NO_TASK_WARNING] = steps[NO_TASK]
     found.steps = dict(steps.most_common())
@@ -249,8 +255,8 @@ def _figures(found: ProcessMap, traces: Iterable[tuple[str, list[tuple[int, str]
     found.ends = dict(ends.most_common())
     found.edges = sorted(
         (
-            Edge(a, b, len(ms), statistics.median(ms) / 1000, list(takers[(a, b)]))
-            for (a, b), ms in gaps.items()
+            Edge(a, b, len(ms), statistics.median(ms) / 1000, list(dict.fromkeys(takers)))
+            for (a, b), (ms, takers) in edges.items()
         ),
         key=lambda e: (-e.count, e.source, e.target),
     )
