@@ -27,6 +27,7 @@ from imixs_archive.analytics.process_steps import NO_TASK, NO_TASK_WARNING
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.model import Document
 from imixs_archive.errors import NotFoundError
+from imixs_archive.storage.model import ARCHIVE_SNAPSHOT_FACTS
 
 pm4py = pytest.importorskip("pm4py")
 # pm4py's own advice (a faster optional reader), not a problem of this archive
@@ -357,3 +358,24 @@ def test_an_empty_range_or_archive_has_an_empty_map(archive: Archive) -> None:
     )
     far = process_map(archive, "G", dt.date(1, 1, 1), dt.date(9999, 12, 31), now=NOW)
     assert far.instances == 1 and far.steps == {"A": 1}
+
+
+def test_a_snapshot_without_a_fact_is_counted_from_its_xml_and_kept_the_next_time(
+    archive: Archive,
+) -> None:
+    origin = "abcdef02-0000-4000-8000-0000000000bb"
+    first = Step(origin, 1706000000000, "G", "A", 1)  # 2024-01-23
+    second = Step(origin, 1706100000000, "G", "B", 2)
+    for step in (first, second):
+        archive.store(step_document(step))
+    day = dt.datetime.fromtimestamp(second.millis / 1000, dt.UTC).date()
+    # as the Java service writes a snapshot: no fact
+    archive.backend.delete(
+        ARCHIVE_SNAPSHOT_FACTS, {"day": day, "snapshot": f"{origin}-{second.millis}"}
+    )
+    january = (dt.date(2024, 1, 1), dt.date(2024, 1, 31))
+    found = process_map(archive, "G", *january, now=NOW)
+    assert [(e.source, e.target) for e in found.edges] == [("A", "B")]
+    assert found.counted == {"counted": 1}  # counted, not kept: a fact was missing
+    assert process_map(archive, "G", *january, now=NOW).counted == {"counted": 1}
+    assert process_map(archive, "G", *january, now=NOW).counted == {"kept": 1}
