@@ -445,6 +445,13 @@ class Settings:
         "restore ranges and the dates the UI shows and takes; --tz / tz= override it.",
         check_zone,
     )
+    graphviz_dot: str = _setting(
+        "ARCHIVE_GRAPHVIZ_DOT",
+        "dot",
+        "Graphviz's dot program (a name looked up on the PATH, or a path), which lays out the "
+        "web UI's process map as SVG; without it the page shows the map's tables and says "
+        "what to install (Debian: apt-get install graphviz).",
+    )
     retention: str = _setting(
         "ARCHIVE_RETENTION",
         "",

@@ -1,5 +1,5 @@
-"""Commands over the archived business data: ``analyze aggregates|history|leadtimes`` and
-``export-table``. Thin: parse, call ``imixs_archive.analytics``, print."""
+"""Commands over the archived business data: ``analyze aggregates|history|leadtimes|eventlog``
+and ``export-table``. Thin: parse, call ``imixs_archive.analytics``, print."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 from imixs_archive.analytics.aggregates import PERIODS, aggregate_days
 from imixs_archive.analytics.columns import parse_items
 from imixs_archive.analytics.day_store import DEFAULT_GRACE_DAYS
+from imixs_archive.analytics.event_log import EventLogSpec, format_of, write_event_log
 from imixs_archive.analytics.export_table import FORMATS, ExportSpec, export_table
 from imixs_archive.analytics.figures import DIMENSIONS
 from imixs_archive.analytics.history import instance_history
@@ -26,6 +27,7 @@ from imixs_archive.analytics.leadtimes import (
     Finished,
     lead_times,
 )
+from imixs_archive.analytics.process_steps import check_groups
 from imixs_archive.cli.context import (
     Context,
     check_range,
@@ -64,6 +66,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("uniqueid", metavar="UNIQUEID")
     p.set_defaults(handler=cmd_history, reads_only=True)
     _register_leadtimes(what, [common, formats, workers, zoned])
+    _register_eventlog(what, [common, workers, zoned])
 
     p = sub.add_parser(
         "export-table",
@@ -157,6 +160,27 @@ def _emit(args: argparse.Namespace, headers: Sequence[str], rows: list[list[Any]
         writer.writerows(rows)
     else:
         print_table(headers, rows)
+
+
+def _register_eventlog(
+    what: argparse._SubParsersAction[argparse.ArgumentParser], parents: Parents
+) -> None:
+    p = what.add_parser(
+        "eventlog",
+        parents=parents,
+        help="an event log for process mining: XES (.xes, .xes.gz) or OCEL 2.0 (.jsonocel)",
+    )
+    p.add_argument("out", type=Path, metavar="OUT", help="file to write: .xes, .xes.gz, .jsonocel")
+    p.add_argument("--from", dest="from_day", type=day_arg, help="first $modified day (--tz)")
+    p.add_argument("--to", dest="to_day", type=day_arg, help="last $modified day (--tz)")
+    p.add_argument(
+        "--group",
+        action="append",
+        default=[],
+        help="only this $workflowgroup (repeat for several)",
+    )
+    p.add_argument("--items", default="", help="items written as event attributes: a,b")
+    p.set_defaults(handler=cmd_eventlog, reads_only=True)
 
 
 # ---- commands ------------------------------------------------------------------------
@@ -288,4 +312,28 @@ def cmd_export_table(args: argparse.Namespace, ctx: Context) -> int:
         print(f"warning: {message} ({count} times)", file=sys.stderr)
     columns = ", ".join(f"{c['name']} {c['type']}" for c in summary.to_json()["columns"])
     print(f"{summary.rows} rows in {summary.seconds:.1f} s to {args.out}: {columns}")
+    return 0
+
+
+def cmd_eventlog(args: argparse.Namespace, ctx: Context) -> int:
+    check_range(args.from_day, args.to_day)
+    tz = _zone(args, ctx)
+    spec = EventLogSpec(
+        format=format_of(args.out.name),
+        first=args.from_day,
+        last=args.to_day,
+        tz=tz,
+        groups=frozenset(g.strip() for g in args.group),
+        items=[item.strip() for item in args.items.split(",") if item.strip()],
+        workers=args.workers,
+    )
+    check_groups(ctx.archive, spec.groups, tz)
+    with output(args.out) as out:
+        summary = write_event_log(ctx.archive, spec, out)
+    for message, count in summary.warnings.items():
+        print(f"warning: {message} ({count} times)", file=sys.stderr)
+    print(
+        f"{summary.traces} traces, {summary.events} events in {summary.seconds:.1f} s "
+        f"to {args.out} ({spec.format})"
+    )
     return 0

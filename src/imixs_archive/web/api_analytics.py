@@ -4,7 +4,9 @@ streamed download. Every call needs a reader; bad parameters are answered 400.
 * ``aggregates``: snapshots, instances, new files and bytes per period and dimension;
 * ``history/{uniqueid}``: one process instance step by step (404 when unknown);
 * ``leadtimes``: first to last snapshot of finished instances, per workflow group;
-* ``export``: chosen items of every snapshot as Parquet or CSV, streamed.
+* ``export``: chosen items of every snapshot as Parquet or CSV, streamed;
+* ``eventlog``: the event log for process mining (XES, XES.gz, OCEL 2.0), streamed;
+* ``process-map``: a workflow group's directly-follows graph and variants over a range.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from starlette.responses import Response, StreamingResponse
 
 from imixs_archive.analytics.aggregates import PERIODS, AggregateReport, aggregate_days
 from imixs_archive.analytics.columns import ColumnSpec, parse_items
+from imixs_archive.analytics.event_log import FORMATS as LOG_FORMATS
+from imixs_archive.analytics.event_log import MEDIA_TYPES as LOG_MEDIA_TYPES
+from imixs_archive.analytics.event_log import EventLogSpec, write_event_log
 from imixs_archive.analytics.export_table import (
     FIXED_COLUMNS,
     FORMATS,
@@ -34,6 +39,8 @@ from imixs_archive.analytics.leadtimes import (
     LeadTimes,
     lead_times,
 )
+from imixs_archive.analytics.process_map import process_map
+from imixs_archive.analytics.process_steps import check_groups
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.errors import ConfigError
 from imixs_archive.timezones import zone, zone_label
@@ -240,3 +247,80 @@ async def get_export(
         media_type=MEDIA_TYPES[spec.format],
         headers={"Content-Disposition": f'attachment; filename="{export_filename(spec)}"'},
     )
+
+
+@router.get(
+    "/eventlog",
+    summary="The event log for process mining: XES, XES.gz or OCEL 2.0 JSON (streamed)",
+    response_class=Response,
+    responses={
+        200: {
+            "description": "the event log, as a download",
+            "content": {
+                media: {"schema": {"type": "string", "format": "binary"}}
+                for media in sorted(set(LOG_MEDIA_TYPES.values()))
+            },
+        }
+    },
+)
+async def get_event_log(
+    svc: Svc,
+    _who: Reader,
+    from_day: FromDay = None,
+    to_day: ToDay = None,
+    group: Annotated[list[str] | None, Query(description="only this $workflowgroup")] = None,
+    items: Annotated[str, Query(description="items written as event attributes: a,b")] = "",
+    format: Annotated[str, Query(description="xes, xes.gz or jsonocel")] = "xes.gz",
+    tz: Tz = None,
+) -> Response:
+    """One trace per process instance, one event per snapshot whose ``$modified`` falls
+    on the range's days (docs/analytics.md, "Event logs"); 404 for an unknown group or a
+    range without snapshots. An error after the first bytes ends the download early."""
+    if format not in LOG_FORMATS:
+        raise BadRequestError(f"format: one of {', '.join(LOG_FORMATS)}, not {format!r}")
+    check_range(from_day, to_day)
+    zone_info = request_zone(svc, tz)
+    spec = EventLogSpec(
+        format=format,
+        first=from_day,
+        last=to_day,
+        tz=zone_info,
+        groups=frozenset(g.strip() for g in group or () if g.strip()),
+        items=[item.strip() for item in items.split(",") if item.strip()],
+    )
+    await run_in_threadpool(check_groups, svc.archive, spec.groups, zone_info)
+    pipe = Pipe()
+    try:
+        start_writer(lambda out: write_event_log(svc.archive, spec, out), pipe)
+        first = await run_in_threadpool(pipe.next_chunk)  # an early error is a problem
+    except BaseException:
+        pipe.close()
+        raise
+    name = "-".join(
+        ["imixs-archive-eventlog"]
+        + [f"from-{from_day}"] * (from_day is not None)
+        + [f"to-{to_day}"] * (to_day is not None)
+    )
+    return StreamingResponse(
+        iter_rest(pipe, first) if first is not None else iter(()),
+        media_type=LOG_MEDIA_TYPES[format],
+        headers={"Content-Disposition": f'attachment; filename="{name}.{format}"'},
+    )
+
+
+@router.get("/process-map", summary="A workflow group's process map over a range of days")
+def get_process_map(
+    svc: Svc,
+    _who: Reader,
+    group: Annotated[str, Query(description="the $workflowgroup")],
+    from_day: Annotated[dt.date, Query(alias="from", description="first day (tz)")],
+    to_day: Annotated[dt.date, Query(alias="to", description="last day (tz), included")],
+    tz: Tz = None,
+) -> dict[str, Any]:
+    """Steps, arrows (how often one step followed another, median seconds between them),
+    start and end steps, variants with counts and median throughput seconds; 404 for an
+    unknown group."""
+    check_range(from_day, to_day)
+    zone_info = request_zone(svc, tz)
+    check_groups(svc.archive, [group], zone_info)
+    return process_map(svc.archive, group, from_day, to_day, tz=zone_info).to_json()

@@ -43,6 +43,7 @@ from imixs_archive.web import (
     ui,
     ui_actions,
     ui_holds,
+    ui_process_map,
     ui_stats,
 )
 from imixs_archive.web.auth import Authenticator, TokenVerifier
@@ -143,6 +144,7 @@ def create_app(
         health,
         ui,
         ui_stats,
+        ui_process_map,
         ui_actions,
         ui_holds,
     )
