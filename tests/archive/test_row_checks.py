@@ -31,11 +31,13 @@ from support.damage import flip_bit, flip_stored_bit
 from support.snapshots import make_snapshot
 
 CET = dt.timezone(dt.timedelta(hours=1))
+PARTS_FROM = 2 * 1024 * 1024
+"""The tests' inline limit (the store's is ~16 MiB): large snapshots in parts, quickly."""
 
 
 def generated(archive: Archive, seed: int = 5) -> dict[str, Document]:
     """Snapshots of eight process instances: items of every kind of size, files on some,
-    one snapshot whose XML is stored in parts (over 8 MiB of items)."""
+    one snapshot whose XML is stored in parts (9 MiB of items, over ``PARTS_FROM``)."""
     rng = random.Random(seed)
     docs = {}
     for instance in range(8):
@@ -75,7 +77,10 @@ def reads(archive: Archive, snapshot_id: str) -> list[object]:
     return outcomes
 
 
-def test_a_bit_flipped_in_any_snapshot_row_is_never_served(backend: Backend) -> None:
+def test_a_bit_flipped_in_any_snapshot_row_is_never_served(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(backend, "inline_limit", PARTS_FROM)
     archive = Archive(backend)
     docs = generated(archive)
     before = {sid: reads(archive, sid) for sid in docs}
@@ -104,7 +109,10 @@ def test_a_bit_flipped_in_any_snapshot_row_is_never_served(backend: Backend) -> 
     assert report.snapshots == len(docs)
 
 
-def test_a_bit_flipped_in_a_part_of_a_large_snapshot_is_refused(backend: Backend) -> None:
+def test_a_bit_flipped_in_a_part_of_a_large_snapshot_is_refused(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(backend, "inline_limit", PARTS_FROM)
     archive = Archive(backend)
     doc = make_snapshot(1, txtlines=["y" * 1000 + f" {n}" for n in range(9000)])
     snapshot_id = archive.store(doc).snapshot_id

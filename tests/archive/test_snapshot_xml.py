@@ -67,8 +67,10 @@ def test_a_snapshot_just_over_the_limit_goes_in_parts(archive: Archive) -> None:
     assert archive.load(snapshot_id) == doc
 
 
-def test_a_missing_or_changed_part_is_an_integrity_error(archive: Archive) -> None:
-    archive.backend.inline_limit = 2 * MiB  # parts without writing 16 MiB
+def test_a_missing_or_changed_part_is_an_integrity_error(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(archive.backend, "inline_limit", 2 * MiB)  # parts, without 16 MiB
     doc = _large(2, 5)
     snapshot_id = doc["$uniqueid"][0]  # type: ignore[index]
     archive.store(doc)  # type: ignore[arg-type]
