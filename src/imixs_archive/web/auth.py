@@ -17,6 +17,7 @@ import binascii
 import hashlib
 import hmac
 import json
+import re
 import secrets
 import threading
 import time
@@ -112,9 +113,17 @@ class Authenticator:
             if scheme.lower() == "bearer":
                 return self._bearer(value.strip())
             raise NotAuthenticatedError(f"unsupported authorization scheme {scheme!r}")
-        cookie = conn.cookies.get(SESSION_COOKIE)
+        cookies = dict(conn.cookies)
+        sent = conn.headers.getlist("cookie")
+        if any("$" in header or "," in header for header in sent):  # a Java client's
+            cookies = java_cookies(sent)
+        cookie = cookies.get(SESSION_COOKIE)
         if cookie:
             principal = self.read_session(cookie)
+            if principal is not None:
+                return principal
+        if cookies and conn.scope.get("method") in SAFE_METHODS:
+            principal = self._cookie_credentials(conn, cookies)
             if principal is not None:
                 return principal
         if self.open:
@@ -165,6 +174,26 @@ class Authenticator:
         if principal is None:
             raise NotAuthenticatedError("wrong user name or password")
         return principal
+
+    def _cookie_credentials(
+        self, conn: HTTPConnection, cookies: dict[str, str]
+    ) -> Principal | None:
+        """The Java clients' ``COOKIE`` login (``ARCHIVE_SERVICE_AUTHMETHOD=COOKIE`` on the
+        workflow: a cookie named ``ARCHIVE_SERVICE_USER`` holding its password): a cookie
+        named after a user of ``ARCHIVE_USERS`` holding that user's password, or after an
+        API token holding the token. Reads of the API only (GET, HEAD): a cookie gives no
+        write, whoever placed it; a cookie that names nobody is ignored."""
+        if not conn.url.path.startswith("/api/"):
+            return None
+        for name, value in cookies.items():
+            if name in self.users:
+                principal = self.check_password(name, value)
+                if principal is not None:
+                    return principal
+            found = self.tokens.get(token_hash(value))
+            if found is not None and found.name == name:
+                return Principal(found.name, found.role, "token")
+        return None
 
     def _bearer(self, token: str) -> Principal:
         found = self.tokens.get(token_hash(token))
@@ -250,6 +279,20 @@ class Authenticator:
             raise AccessDeniedError(f"request from another origin ({origin}) refused")
         if origin == "null":
             raise AccessDeniedError("request from an opaque origin refused")
+
+
+def java_cookies(headers: list[str]) -> dict[str, str]:
+    """The cookies of ``Cookie`` headers as the Java clients send them (imixs-melman's
+    FORM and COOKIE logins): JAX-RS cookies with ``$Version``/``$Path`` attributes,
+    several joined by commas, values maybe quoted; ``name=value; name2=value2`` too."""
+    found: dict[str, str] = {}
+    for header in headers:
+        for part in re.split(r"[;,]", header):
+            name, sep, value = part.strip().partition("=")
+            name = name.strip()
+            if sep and name and not name.startswith("$"):
+                found.setdefault(name, value.strip().strip('"'))
+    return found
 
 
 def _rounds(encoded: str) -> int:

@@ -9,13 +9,14 @@ roles are those of the API (``auth.py``).
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from typing import Annotated
 from urllib.parse import parse_qs, quote
 
 from fastapi import APIRouter, Depends
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from imixs_archive.document.conventions import origin_id
 from imixs_archive.errors import ArchiveError
@@ -31,11 +32,18 @@ from imixs_archive.web.api_restore import (
     require_instance,
     start_as_of_job,
 )
-from imixs_archive.web.auth import SESSION_COOKIE, SESSION_SECONDS, Principal, TooManyLoginsError
+from imixs_archive.web.auth import (
+    SESSION_COOKIE,
+    SESSION_SECONDS,
+    NotAuthenticatedError,
+    Principal,
+    TooManyLoginsError,
+)
 from imixs_archive.web.dependencies import Svc, manager, services
 from imixs_archive.web.flash import flash_query, shown
 from imixs_archive.web.problems import BadRequestError, PayloadTooLargeError
 
+log = logging.getLogger(__name__)
 router = APIRouter(include_in_schema=False)
 FORM_LIMIT = 64 * 1024
 UiManager = Annotated[Principal, Depends(manager)]
@@ -100,6 +108,43 @@ async def login(request: Request, svc: Svc) -> Response:
             f"/login?{flash_query('error', error)}&next={quote(target)}", status_code=303
         )
     response = RedirectResponse(target, status_code=303)
+    response.set_cookie(
+        SESSION_COOKIE,
+        svc.auth.make_session(principal),
+        max_age=SESSION_SECONDS,
+        httponly=True,
+        samesite="strict",
+        secure=svc.auth.secure_cookies(request),
+        path="/",
+    )
+    return response
+
+
+@router.post("/api/j_security_check")
+@router.post("/j_security_check")
+async def java_form_login(request: Request, svc: Svc) -> Response:
+    """The Java clients' ``FORM`` login (``ARCHIVE_SERVICE_AUTHMETHOD=FORM`` on the
+    workflow: imixs-melman's FormAuthenticator posts ``j_username`` and ``j_password`` to
+    ``<ARCHIVE_SERVICE_ENDPOINT>/j_security_check`` and sends back every cookie it got):
+    the session cookie of a login, as ``/login`` sets it. A refusal is a 401 and a
+    warning in the log, since the workflow itself only loses the file content it asks
+    for later."""
+    form = await read_form(request)
+    name = form.get("j_username", "")
+    try:
+        principal = await run_in_threadpool(
+            svc.auth.check_password, name, form.get("j_password", "")
+        )
+    except TooManyLoginsError:
+        principal = None
+    if principal is None:
+        log.warning(
+            "FORM login (j_security_check) of %r refused: check the workflow's "
+            "ARCHIVE_SERVICE_USER and ARCHIVE_SERVICE_PASSWORD",
+            name,
+        )
+        raise NotAuthenticatedError("wrong user name or password")
+    response = JSONResponse({"user": principal.name, "role": str(principal.role)})
     response.set_cookie(
         SESSION_COOKIE,
         svc.auth.make_session(principal),
