@@ -192,9 +192,10 @@ def _md5(data: bytes) -> str:
 
 def test_backup_events_as_java_emits_them(double: WorkflowDouble, archive: Archive) -> None:
     normal = double.save()
-    double.save(dollar_backuprestore=True) if False else double.save(
-        Document({"$backuprestore": True})
-    )
+    double.save(Document({"$backuprestore": True}))
+    # Java's SyncService tests hasItem: present with any value (false, none) is restored
+    double.save(Document({"$backuprestore": False}))
+    double.save(Document({"$backuprestore": []}))
     service = _service(double, archive, backup_endpoint="http://backup", backup_mirrors=("m1",))
     service.run_round()
     refs = {(e.topic, e.ref) for e in double.events()}

@@ -539,7 +539,7 @@ class SyncService:
         drop the claim."""
         if backup and self.config.backup_endpoint and event.base_topic != TOPIC_REMOVE:
             doc = self.archive.load(event.ref, with_files=False)
-            if not doc.get_first("$backuprestore"):
+            if "$backuprestore" not in doc:  # Java's hasItem: its presence, any value
                 for topic in backup_topics(self.config.backup_mirrors):
                     self.client.put_event(topic, event.ref)
         if failed is not None:
