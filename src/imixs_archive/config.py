@@ -605,6 +605,14 @@ class Settings:
         "PEM file of the CA the FTPS server's certificate is checked against (empty: the "
         "system's).",
     )
+    backup_ftp_timezone: str = _setting(
+        "BACKUP_FTP_TIMEZONE",
+        "",
+        "IANA time zone of the yyyy/MM folders of the FTPS backup, as the Java backup "
+        "service takes its JVM's zone (TZ) for them; empty: the offset $created carries. "
+        "Beside a Java backup service, set its zone, so that one instance lands in one folder.",
+        lambda text: check_zone(text) if text.strip() else "",
+    )
     backup_ftp_overwrite: bool = _setting(
         "BACKUP_FTP_OVERWRITE",
         False,
@@ -725,7 +733,8 @@ def java_warnings(env: Mapping[str, str] | None = None) -> list[str]:
         said.append(
             f"TZ={jvm_zone} is set (the Java services' JVM zone: their dates without an offset "
             "and backup month folders) but not read here: days, months and ranges are UTC "
-            f"unless ARCHIVE_TIMEZONE is set (e.g. ARCHIVE_TIMEZONE={jvm_zone})"
+            f"unless ARCHIVE_TIMEZONE is set (e.g. ARCHIVE_TIMEZONE={jvm_zone}), and the FTPS "
+            "backup's month folders follow $created's offset unless BACKUP_FTP_TIMEZONE is"
         )
     contact = _environment_value(source, "ARCHIVE_CLUSTER_CONTACTPOINTS")
     if contact and _environment_value(source, "ARCHIVE_CLUSTER_KEYSPACE") is None:

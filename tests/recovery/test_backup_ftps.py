@@ -5,6 +5,7 @@ connection midway."""
 
 from __future__ import annotations
 
+import datetime as dt
 import ftplib
 import socket
 import time
@@ -17,9 +18,10 @@ import pytest
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli import main
 from imixs_archive.config import load_settings
+from imixs_archive.document.conventions import origin_id
 from imixs_archive.document.model import Document
 from imixs_archive.document.xml_reader import read_xml_document
-from imixs_archive.errors import ArchiveError, TargetUnavailableError
+from imixs_archive.errors import ArchiveError, ConfigError, TargetUnavailableError
 from imixs_archive.recovery.backup import backup
 from imixs_archive.recovery.backup_events import BackupEvents
 from imixs_archive.recovery.backup_ftps import backup_to_ftps, restore_from_ftps
@@ -28,6 +30,7 @@ from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.workflow.client import WorkflowClient
 from support.ftps_server import PASSWORD, FtpsServer, serve
 from support.restore_data import archived_instances, file_hashes
+from support.snapshots import make_snapshot
 from support.workflow_double import WorkflowDouble
 from web.live import serve_store
 
@@ -315,3 +318,29 @@ def test_an_unreachable_target_stops_the_backup_at_the_first_failure(
     captured = capsys.readouterr()
     assert captured.err.count("\n") == 1 and "backup stopped" in captured.err, captured.err
     assert captured.err.startswith(f"imixs-archive: FTPS {url}: ")
+
+
+def test_month_folders_in_the_java_jvm_s_zone(archive: Archive, ftps: FtpsServer) -> None:
+    """BACKUP_FTP_TIMEZONE: an instance created on 31 January 23:30 UTC is in 2024/02 for a
+    Java backup service running in Europe/Berlin, and here too once the zone is set;
+    without it, the offset $created carries decides (2024/01)."""
+    created = dt.datetime(2024, 1, 31, 23, 30, tzinfo=dt.UTC)
+    doc = make_snapshot(0, dollar_created=created, modified=created)
+    archive.store(doc)
+    origin = origin_id(str(doc.get_first("$uniqueid")))
+    found = {}
+    for zone in ("", "Europe/Berlin"):
+        settings = load_settings(
+            {
+                "BACKUP_FTP_PASSWORD": PASSWORD,
+                "BACKUP_FTP_CAFILE": str(ftps.cafile),
+                "BACKUP_FTP_TIMEZONE": zone,
+            }
+        )
+        with FtpsTarget(FtpsLocation.from_settings(settings, ftps.url())) as target:
+            assert backup_to_ftps(archive, target).written == 1
+        found[zone] = sorted(tree(ftps.root / "backup"))
+    assert found[""] == [f"2024/01/{origin}.xml"]
+    assert found["Europe/Berlin"] == [f"2024/01/{origin}.xml", f"2024/02/{origin}.xml"]
+    with pytest.raises(ConfigError, match="BACKUP_FTP_TIMEZONE"):
+        load_settings({"BACKUP_FTP_TIMEZONE": "Mars/Olympus"})

@@ -39,7 +39,8 @@ def put_snapshot(
     """Write one snapshot (files merged back) as its instance's backup file; the bytes
     sent, or None when the file already holds it or a newer one (and not ``overwrite``)."""
     xml = archive.xml_with_files(snapshot_id)
-    relative = backup_path(Path(), xml.created, snapshot_id, False).as_posix()
+    when = target.location.month_time(xml.created)
+    relative = backup_path(Path(), when, snapshot_id, False).as_posix()
     if not overwrite and not target.needs(relative, snapshot_id):
         return None
     return target.store(relative, xml.iter_bytes(), snapshot_id)
@@ -59,7 +60,8 @@ def pull_snapshot(
             raise DocumentError(f"the workflow's answer for {snapshot_id} holds no snapshot")
         created = doc.get_first("$created") or doc.get_first("$modified")
         when = created if isinstance(created, dt.datetime) else None
-        relative = backup_path(Path(), when, snapshot_id, False).as_posix()
+        month = target.location.month_time(when)
+        relative = backup_path(Path(), month, snapshot_id, False).as_posix()
         if not overwrite and not target.needs(relative, snapshot_id):
             return None
         return target.store(relative, iter_xml(doc, collection=False), snapshot_id)

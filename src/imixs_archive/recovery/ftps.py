@@ -16,6 +16,7 @@ Java backup service (not recorded) is replaced.
 
 from __future__ import annotations
 
+import datetime as dt
 import ftplib
 import io
 import ssl
@@ -23,6 +24,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO
 from urllib.parse import quote, unquote, urlsplit
+from zoneinfo import ZoneInfo
 
 from imixs_archive.config import Settings
 from imixs_archive.document.conventions import snapshot_millis
@@ -42,6 +44,14 @@ class FtpsLocation:
     password: str = ""
     cafile: str = ""
     timeout: float = 60.0
+    zone: str = ""
+    """The zone of the month folders (``BACKUP_FTP_TIMEZONE``); '' the offset of ``$created``."""
+
+    def month_time(self, created: dt.datetime | None) -> dt.datetime | None:
+        """``$created`` as its month folder reads it: in ``zone`` when one is set."""
+        if created is None or not self.zone:
+            return created
+        return created.astimezone(ZoneInfo(self.zone))
 
     @classmethod
     def from_settings(cls, settings: Settings, url: str | None = None) -> FtpsLocation:
@@ -55,6 +65,7 @@ class FtpsLocation:
             password=settings.backup_ftp_password,
             cafile=settings.backup_ftp_cafile,
             timeout=settings.workflow_rest_readtimeout / 1000,
+            zone=settings.backup_ftp_timezone,
         )
         if url is not None:
             location = location._with_url(url)
@@ -78,6 +89,7 @@ class FtpsLocation:
             password=unquote(parts.password) if parts.password else self.password,
             cafile=self.cafile,
             timeout=self.timeout,
+            zone=self.zone,
         )
 
     def url(self) -> str:
