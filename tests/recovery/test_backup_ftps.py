@@ -145,6 +145,11 @@ def test_a_dropped_upload_leaves_the_event_and_no_partial_file(
     assert done.written == 0 and len(done.failed) == 1 and ftps.faults.drops >= 1
     assert len(double.log) == 2  # nothing lost: both events wait
     assert not [p for p in (ftps.root / "backup").rglob("*.xml")]  # only .part, if anything
+    # what the dropped uploads left is in a folder, never a file of a month folder (the
+    # Java restore reads each file of a month folder, and a .part would stop it)
+    months = [m for m in (ftps.root / "backup").glob("*/*") if m.is_dir()]
+    assert months and all(not f.is_file() for m in months for f in m.iterdir())
+    assert any((m / ".imixs-archive-upload").glob("*.part") for m in months)
     ftps.faults.drop_after = None
     done = events.run_round()
     assert (done.written, done.failed, len(double.log)) == (2, [], 0)

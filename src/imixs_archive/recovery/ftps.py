@@ -7,8 +7,11 @@ the system's CAs). Files are ``<BACKUP_FTP_PATH>/<yyyy>/<MM>/<origin uniqueid>.x
 year and month of ``$created``: the Java backup service and this archive read each
 other's trees.
 
-Writes are whole or absent: a file is stored as ``<name>.part`` and renamed, so a dropped
-connection never leaves a truncated backup. What each file holds is appended to
+Writes are whole or absent: a file is stored as ``<name>.part`` in the month folder's
+``.imixs-archive-upload`` folder and renamed into the month folder, so a dropped
+connection never leaves a truncated backup, and what one leaves is in a folder the Java
+restore skips (it reads every *file* of a month folder, and a ``.part`` among them would
+stop it). What each file holds is appended to
 ``.imixs-archive-backup`` in the root (``path<TAB>snapshot id``), so a file holding the
 same or a newer snapshot is not written again unless asked (``overwrite``). A file of the
 Java backup service (not recorded) is replaced.
@@ -16,6 +19,7 @@ Java backup service (not recorded) is replaced.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import ftplib
 import io
@@ -31,6 +35,8 @@ from imixs_archive.document.conventions import snapshot_millis
 from imixs_archive.errors import ArchiveError, ConfigError, TargetUnavailableError
 
 MANIFEST = ".imixs-archive-backup"
+UPLOADS = ".imixs-archive-upload"
+"""The folder in each month folder where uploads are written before their rename."""
 BLOCK = 64 * 1024
 _YEAR_MONTH = (4, 2)
 
@@ -143,6 +149,8 @@ class FtpsTarget:
         self.location = location
         self._ftp: ftplib.FTP_TLS | None = None
         self._held: dict[str, str] | None = None
+        self._upload_folders: set[str] = set()
+        """Month folders known to hold the uploads folder (made once per session)."""
 
     def __enter__(self) -> FtpsTarget:
         return self
@@ -152,6 +160,7 @@ class FtpsTarget:
 
     def close(self) -> None:
         ftp, self._ftp = self._ftp, None
+        self._upload_folders.clear()
         if ftp is not None:
             try:
                 ftp.quit()
@@ -207,11 +216,15 @@ class FtpsTarget:
         """Write ``<root>/<relative>`` from pieces (as ``.part``, then renamed) and record
         it; returns the bytes sent."""
         folder, _, name = relative.rpartition("/")
-        partial = name + ".part"
+        partial = f"{UPLOADS}/{name}.part"
         reader = _PieceReader(pieces)
         try:
             ftp = self._session()
             self._enter(ftp, folder)
+            if folder not in self._upload_folders:
+                with contextlib.suppress(ftplib.error_perm):  # there already
+                    ftp.mkd(UPLOADS)
+                self._upload_folders.add(folder)
             ftp.storbinary(f"STOR {partial}", reader, BLOCK)
             self._replace(ftp, partial, name)
             ftp.cwd(self._root())
