@@ -7,44 +7,22 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli import main
-from imixs_archive.config import load_settings
 from imixs_archive.document.model import Document
 from imixs_archive.document.xml_reader import read_xml_document
 from imixs_archive.recovery.backup_events import BackupEvents
-from imixs_archive.recovery.ftps import FtpsLocation, FtpsTarget
+from imixs_archive.recovery.ftps import FtpsTarget
 from imixs_archive.workflow.client import WorkflowClient
-from support.ftps_server import PASSWORD, FtpsServer, serve
+from support.ftps_server import PASSWORD, FtpsServer
 from support.restore_data import archived_instances, file_hashes
 from support.workflow_double import WorkflowDouble
 
 TOPIC = "snapshot.backup"
-
-
-@pytest.fixture
-def ftps(tmp_path: Path) -> Iterator[FtpsServer]:
-    yield from serve(tmp_path)
-
-
-@pytest.fixture
-def target(ftps: FtpsServer) -> Iterator[FtpsTarget]:
-    settings = load_settings(
-        {"BACKUP_FTP_PASSWORD": PASSWORD, "BACKUP_FTP_CAFILE": str(ftps.cafile)}
-    )
-    with FtpsTarget(FtpsLocation.from_settings(settings, ftps.url())) as opened:
-        yield opened
-
-
-@pytest.fixture
-def client(double: WorkflowDouble) -> Iterator[WorkflowClient]:
-    with WorkflowClient(double.url, read_timeout=10) as opened:
-        yield opened
 
 
 def backed_up(ftps: FtpsServer, uid: str) -> Document:

@@ -9,7 +9,6 @@ import datetime as dt
 import ftplib
 import socket
 import time
-from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -28,31 +27,11 @@ from imixs_archive.recovery.backup_ftps import backup_to_ftps, restore_from_ftps
 from imixs_archive.recovery.ftps import MANIFEST, FtpsLocation, FtpsTarget
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.workflow.client import WorkflowClient
-from support.ftps_server import PASSWORD, FtpsServer, serve
+from support.ftps_server import PASSWORD, FtpsServer
 from support.restore_data import archived_instances, file_hashes
 from support.snapshots import make_snapshot
 from support.workflow_double import WorkflowDouble
 from web.live import serve_store
-
-
-@pytest.fixture
-def ftps(tmp_path: Path) -> Iterator[FtpsServer]:
-    yield from serve(tmp_path)
-
-
-@pytest.fixture
-def target(ftps: FtpsServer) -> Iterator[FtpsTarget]:
-    settings = load_settings(
-        {"BACKUP_FTP_PASSWORD": PASSWORD, "BACKUP_FTP_CAFILE": str(ftps.cafile)}
-    )
-    with FtpsTarget(FtpsLocation.from_settings(settings, ftps.url())) as opened:
-        yield opened
-
-
-@pytest.fixture
-def client(double: WorkflowDouble) -> Iterator[WorkflowClient]:
-    with WorkflowClient(double.url, read_timeout=10) as opened:
-        yield opened
 
 
 def tree(root: Path) -> dict[str, bytes]:

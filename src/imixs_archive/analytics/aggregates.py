@@ -18,6 +18,7 @@ from typing import Any
 
 from imixs_archive.analytics._pool import DEFAULT_WORKERS, ordered_map
 from imixs_archive.analytics.cells import CellCollector, DayCells
+from imixs_archive.analytics.day_facts import read_day_facts
 from imixs_archive.analytics.day_store import (
     DEFAULT_GRACE_DAYS,
     is_final,
@@ -35,7 +36,6 @@ from imixs_archive.analytics.month_cache import PeriodCache
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.budget import checkpoint
 from imixs_archive.document.conventions import origin_id
-from imixs_archive.errors import ArchiveError
 from imixs_archive.timezones import local_today, zone, zone_label
 
 PERIODS = ("day", "month", "year", "total")
@@ -352,20 +352,9 @@ def compute_cells(
     without a fact has it counted from its XML and written; figures that needed one, or
     met a snapshot being written or deleted, are not kept (``settled``)."""
     collector = CellCollector(day)
-    settled, unreadable, firsts = True, 0, 0
-    ids = archive.day_snapshot_ids(day)  # first: a fact read after its id was is complete
-    facts = archive.day_facts(day)
-    for snapshot_id in ids:
-        fact = facts.get(snapshot_id)
-        if fact is None:
-            settled = False  # counted from its XML now: kept the next time
-            try:
-                fact = archive.repair_fact(snapshot_id, day)
-            except ArchiveError:
-                unreadable += 1
-                continue
-            if fact is None:
-                continue  # not complete: being written, or being deleted
+    read = read_day_facts(archive, day)
+    firsts = 0
+    for snapshot_id, fact in read:
         firsts += fact.first
         collector.add(
             fact.slot,
@@ -376,5 +365,5 @@ def compute_cells(
             fact.logical,
         )
     cells = collector.finish(source, now or dt.datetime.now(dt.UTC))
-    cells.settled, cells.unreadable, cells.new_instances = settled, unreadable, firsts
+    cells.settled, cells.unreadable, cells.new_instances = read.settled, read.unreadable, firsts
     return cells

@@ -30,12 +30,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from imixs_archive.analytics.day_facts import read_day_facts
 from imixs_archive.analytics.month_cache import PeriodCache
 from imixs_archive.analytics.process_steps import NO_TASK, NO_TASK_WARNING, step_name
 from imixs_archive.archive.facts import SLOT_MINUTES
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.document.conventions import is_snapshot_id, origin_id, snapshot_millis
-from imixs_archive.errors import ArchiveError
+from imixs_archive.document.conventions import origin_id, snapshot_millis
 from imixs_archive.timezones import day_bounds, zone_label
 
 KIND = "dfg"
@@ -173,22 +173,10 @@ def count_days(
     for day in archive.days_with_snapshots(
         start.date(), (end - dt.timedelta(microseconds=1)).date()
     ):
-        ids = archive.day_snapshot_ids(day)  # first: a fact read after its id is complete
-        facts = archive.day_facts(day)
+        read = read_day_facts(archive, day)
+        settled, unreadable = settled and read.settled, unreadable + read.unreadable
         midnight = dt.datetime.combine(day, dt.time(), dt.UTC)
-        for snapshot_id in ids:
-            if not is_snapshot_id(snapshot_id):
-                continue
-            fact = facts.get(snapshot_id)
-            if fact is None:
-                settled = False  # counted from its XML now: kept the next time
-                try:
-                    fact = archive.repair_fact(snapshot_id, day)
-                except ArchiveError:
-                    unreadable += 1
-                    continue
-                if fact is None:
-                    continue  # being written or deleted
+        for snapshot_id, fact in read:
             when = midnight + dt.timedelta(minutes=fact.slot * SLOT_MINUTES)
             if not start <= when < end:
                 continue

@@ -39,7 +39,7 @@ from imixs_archive.web.auth import (
     Principal,
     TooManyLoginsError,
 )
-from imixs_archive.web.dependencies import Svc, manager, services
+from imixs_archive.web.dependencies import Services, Svc, manager, services
 from imixs_archive.web.flash import flash_query, shown
 from imixs_archive.web.problems import BadRequestError, PayloadTooLargeError
 
@@ -108,6 +108,13 @@ async def login(request: Request, svc: Svc) -> Response:
             f"/login?{flash_query('error', error)}&next={quote(target)}", status_code=303
         )
     response = RedirectResponse(target, status_code=303)
+    return _with_session(response, request, svc, principal)
+
+
+def _with_session(
+    response: Response, request: Request, svc: Services, principal: Principal
+) -> Response:
+    """The response, setting a login's session cookie."""
     response.set_cookie(
         SESSION_COOKIE,
         svc.auth.make_session(principal),
@@ -145,16 +152,7 @@ async def java_form_login(request: Request, svc: Svc) -> Response:
         )
         raise NotAuthenticatedError("wrong user name or password")
     response = JSONResponse({"user": principal.name, "role": str(principal.role)})
-    response.set_cookie(
-        SESSION_COOKIE,
-        svc.auth.make_session(principal),
-        max_age=SESSION_SECONDS,
-        httponly=True,
-        samesite="strict",
-        secure=svc.auth.secure_cookies(request),
-        path="/",
-    )
-    return response
+    return _with_session(response, request, svc, principal)
 
 
 @router.post("/logout")
