@@ -19,7 +19,7 @@ def zone(name: str | None) -> ZoneInfo:
         raise ValueError(f"unknown time zone {text!r}: give an IANA name like Europe/Berlin")
     try:
         return ZoneInfo(text)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
+    except (ZoneInfoNotFoundError, ValueError, OSError) as exc:  # OSError: a name too long
         raise ValueError(
             f"unknown time zone {text!r}: give an IANA name like Europe/Berlin"
         ) from exc

@@ -28,11 +28,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO
 from urllib.parse import quote, unquote, urlsplit
-from zoneinfo import ZoneInfo
 
 from imixs_archive.config import Settings
 from imixs_archive.document.conventions import snapshot_millis
 from imixs_archive.errors import ArchiveError, ConfigError, TargetUnavailableError
+from imixs_archive.timezones import zone
 
 MANIFEST = ".imixs-archive-backup"
 UPLOADS = ".imixs-archive-upload"
@@ -57,7 +57,7 @@ class FtpsLocation:
         """``$created`` as its month folder reads it: in ``zone`` when one is set."""
         if created is None or not self.zone:
             return created
-        return created.astimezone(ZoneInfo(self.zone))
+        return created.astimezone(zone(self.zone))
 
     @classmethod
     def from_settings(cls, settings: Settings, url: str | None = None) -> FtpsLocation:
