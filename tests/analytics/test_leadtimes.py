@@ -60,7 +60,7 @@ def test_an_archived_workitem_is_finished(archive: Archive) -> None:
     archive.store(make_snapshot(0))
     archive.store(make_snapshot(30, type="snapshot-workitemarchive"))
     (invoice,) = lead_times(archive)
-    assert invoice.group == "Invoice" and invoice.samples == [30 * 60.0]
+    assert invoice.group == "Invoice" and list(invoice.samples) == [30 * 60.0]
     assert lead_times(archive, finished=Finished.of(["completed"], types=[])) == []
 
 

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Iterable, Iterator
+from array import array
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,7 +62,7 @@ class LeadTimes:
     """Lead times of one workflow group, in seconds."""
 
     group: str
-    samples: list[float] = field(default_factory=list, repr=False)
+    samples: array[float] = field(default_factory=lambda: array("d"), repr=False)
 
     @property
     def count(self) -> int:
@@ -124,21 +125,20 @@ def lead_times(
         finished_to = min(finished_to or last_day, last_day)
         if finished_from > finished_to:
             return []
-        samples = _range_samples(archive, (finished_from, finished_to), tz, finished, workers, now)
-    else:  # another rule with an open end: every instance
-        samples = _samples(
-            archive,
-            archive.iter_instances(),
-            {},
-            (finished_from, finished_to),
-            tz,
-            finished,
-            workers,
-        )
     groups: dict[str, LeadTimes] = {}
-    for _day, name, seconds in samples:
+
+    def take(name: str, seconds: float) -> None:
+        """A sample into its group's array (8 bytes each: memory flat as years add up)."""
         if wanted is None or name.lower() == wanted:
             groups.setdefault(name, LeadTimes(name)).samples.append(seconds)
+
+    bounds = (finished_from, finished_to)
+    if finished_from is not None and finished_to is not None:
+        _range_samples(archive, (finished_from, finished_to), tz, finished, workers, now, take)
+    else:  # another rule with an open end: every instance
+        every = archive.iter_instances()
+        for _day, name, seconds in _samples(archive, every, {}, bounds, tz, finished, workers):
+            take(name, seconds)
     return sorted(groups.values(), key=lambda g: (-g.count, g.group))
 
 
@@ -153,9 +153,11 @@ def _range_samples(
     finished: Finished,
     workers: int,
     now: dt.datetime | None,
-) -> list[Sample]:
-    """The samples of the instances finished in a range: per local month, the kept ones
-    of a finished month (default rule only), else counted from the month's days."""
+    take: Callable[[str, float], None],
+) -> None:
+    """The samples (group, seconds) of the instances finished in a range, to ``take``:
+    per local month, the kept ones of a finished month (default rule only), else counted
+    from the month's days; a month's at a time in memory."""
 
     def count(first: dt.date, last: dt.date) -> list[Sample]:
         labels: dict[str, tuple[str, str, str]] = {}
@@ -163,7 +165,6 @@ def _range_samples(
         return _samples(archive, ids, labels, (first, last), tz, finished, workers)
 
     months = PeriodCache(archive, tz, now or dt.datetime.now(dt.UTC))
-    found: list[Sample] = []
     for month_first, month_last, part_first, part_last in months.units(*bounds):
         kept = None
         if finished == Finished():
@@ -174,8 +175,9 @@ def _range_samples(
             kept = months.get("leads", (month_first, month_last), count_month)
         samples = kept if kept is not None else count(part_first, part_last)
         first, last = part_first.isoformat(), part_last.isoformat()
-        found += [(d, g, float(s)) for d, g, s in samples if first <= d <= last]
-    return found
+        for day, group, seconds in samples:
+            if first <= day <= last:
+                take(group, float(seconds))
 
 
 def _samples(
