@@ -221,3 +221,25 @@ def test_the_event_log_download(live: LiveServer, docs: list[Document]) -> None:
             ({"from": "2024-05-01", "to": "2024-04-01"}, 400),
         ):
             assert_problem(client.get("/api/analytics/eventlog", params=params), status)
+
+
+def test_serve_counts_every_group_s_default_map_in_the_background(
+    docs: list[Document], tmp_path: Path
+) -> None:
+    """``serve``'s background count (the figures schedule's warm) keeps every group's
+    default map (the year up to the newest day), so that even a first view reads kept
+    months instead of counting them in the request."""
+    from imixs_archive.analytics.day_store import read_months
+    from imixs_archive.web import ui_process_map
+
+    settings = load_settings({"ARCHIVE_DATA_DIR": str(tmp_path / "data"), **credentials_env()})
+    with SQLiteBackend(tmp_path / "store") as backend:
+        app = create_app(settings, backend)  # not started: its schedule runs no count
+        svc = app.state.services
+        for doc in docs[:60]:
+            svc.archive.store(doc)
+        groups = ui_process_map.chosen(svc, None, None, None)[0]
+        assert len(groups) >= 2
+        assert not any(read_months(svc.archive, "UTC", f"dfg:{g}") for g in groups)
+        ui_process_map.warm(svc)
+        assert all(read_months(svc.archive, "UTC", f"dfg:{g}") for g in groups)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from imixs_archive.archive.facts import Fact
 from imixs_archive.archive.snapshots import Archive
+from imixs_archive.budget import checkpoint
 from imixs_archive.document.conventions import is_snapshot_id
 from imixs_archive.errors import ArchiveError
 
@@ -32,6 +33,7 @@ class DayFacts:
 def read_day_facts(archive: Archive, day: dt.date) -> DayFacts:
     """The day's index partition, then its facts (a fact read after its id is complete);
     a snapshot without a fact has it counted from its XML and written."""
+    checkpoint()  # a request's (or serve's) budget: stops between two days
     read = DayFacts(day)
     ids = archive.day_snapshot_ids(day)
     facts = archive.day_facts(day)

@@ -98,7 +98,12 @@ def create_app(
         svc.workflow = WorkflowLink(settings, archive)
     metrics.add_gauges(lambda: health.scrape_gauges(svc))
     retention = retention_loop(settings, archive, log)
-    figures = FiguresSchedule(archive, settings, lambda: ui_stats.warm(svc))
+
+    def warm() -> None:
+        ui_stats.warm(svc)
+        ui_process_map.warm(svc)
+
+    figures = FiguresSchedule(archive, settings, warm)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
