@@ -1,15 +1,16 @@
-"""One UTC day's snapshots with their facts, as every count of a day reads them."""
+"""One UTC day's snapshots with their facts, as every count of a day reads them; the
+process instances met on a range of days; a range no wider than the archive's days."""
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from imixs_archive.archive.facts import Fact
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.budget import checkpoint
-from imixs_archive.document.conventions import is_snapshot_id
+from imixs_archive.document.conventions import is_snapshot_id, origin_id
 from imixs_archive.errors import ArchiveError
 
 
@@ -52,3 +53,42 @@ def read_day_facts(archive: Archive, day: dt.date) -> DayFacts:
                 continue  # not complete: being written, or being deleted
         read.found.append((snapshot_id, fact))
     return read
+
+
+def within_archive(
+    archive: Archive, first: dt.date | None, last: dt.date | None, today: dt.date
+) -> tuple[dt.date, dt.date] | None:
+    """The local days ``[first, last]`` (the archive's whole span where open) no wider
+    than the days that may have snapshots: from the day index's first day (less one: a
+    UTC day may be the local day before) to its last or ``today`` (plus one). A range to
+    a far year reads the months the archive has, not the calendar's. None when the
+    archive is empty or nothing of the range is left."""
+    span = archive.day_span()
+    if span is None:
+        return None
+    lo = span[0] - dt.timedelta(days=1)
+    hi = max(span[1], today) + dt.timedelta(days=1)
+    lo, hi = max(first or lo, lo), min(last or hi, hi)
+    return (lo, hi) if lo <= hi else None
+
+
+def instances_on_days(
+    archive: Archive,
+    first: dt.date,
+    last: dt.date,
+    keep: Callable[[str, Fact | None], bool],
+) -> Iterator[list[str]]:
+    """The snapshot ids (oldest first) of each process instance with a snapshot on the UTC
+    days ``[first, last]`` that ``keep`` (given its id and fact, None when it has none)
+    accepts: found from the day index and the facts, no snapshot read; the instances' ids
+    are held as a set, one instance's snapshot ids at a time."""
+    origins: set[str] = set()
+    for day in archive.days_with_snapshots(first, last):
+        facts = archive.day_facts(day)
+        for snapshot_id in archive.day_snapshot_ids(day):
+            if is_snapshot_id(snapshot_id) and keep(snapshot_id, facts.get(snapshot_id)):
+                origins.add(origin_id(snapshot_id))
+    for origin in sorted(origins):
+        ids = archive.instance_ids(origin)
+        if ids:
+            yield ids

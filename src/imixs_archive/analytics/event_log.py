@@ -33,11 +33,11 @@ from typing import IO, Any
 from xml.sax.saxutils import quoteattr
 
 from imixs_archive.analytics._pool import DEFAULT_WORKERS, ordered_map
+from imixs_archive.analytics.day_facts import instances_on_days, within_archive
 from imixs_archive.analytics.process_steps import NO_TASK, NO_TASK_WARNING, editor, step_name
-from imixs_archive.archive.facts import dimension_labels
+from imixs_archive.archive.facts import Fact, dimension_labels
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import (
-    is_snapshot_id,
     origin_id,
     snapshot_order,
     snapshot_time,
@@ -177,27 +177,17 @@ def _instances_met(
 ) -> Iterator[list[str]]:
     """The ids (oldest first) of each process instance with a snapshot on the UTC days
     about the range (the archive's days when open) whose fact names one of the groups (or
-    that has no fact: its XML decides): the instances of the log, found from the day
-    index and the facts without reading a snapshot, held as a set of ids."""
-    span = archive.day_span()
-    if span is None:
-        return
-    first = max(span[0], low.date()) if low is not None else span[0]
-    last = min(span[1], high.date()) if high is not None else span[1]
-    origins: set[str] = set()
-    for day in archive.days_with_snapshots(first, last) if first <= last else ():
-        facts = archive.day_facts(day)
-        for snapshot_id in archive.day_snapshot_ids(day):
-            if not is_snapshot_id(snapshot_id):
-                continue
-            fact = facts.get(snapshot_id)
-            if spec.groups and fact is not None and fact.label_map()["group"] not in spec.groups:
-                continue
-            origins.add(origin_id(snapshot_id))
-    for origin in sorted(origins):
-        ids = archive.instance_ids(origin)
-        if ids:
-            yield ids
+    that has no fact: its XML decides), from the day index and the facts."""
+    first = low.date() if low is not None else None
+    last = high.date() if high is not None else None
+    days = within_archive(archive, first, last, dt.datetime.now(dt.UTC).date())
+    if days is None:
+        return iter(())
+
+    def of_groups(_snapshot_id: str, fact: Fact | None) -> bool:
+        return not spec.groups or fact is None or fact.label_map()["group"] in spec.groups
+
+    return instances_on_days(archive, days[0], days[1], of_groups)
 
 
 def _near(day: dt.date | None, tz: dt.tzinfo, end: int, slack: dt.timedelta) -> dt.datetime | None:

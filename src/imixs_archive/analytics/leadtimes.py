@@ -27,9 +27,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from imixs_archive.analytics._pool import DEFAULT_WORKERS, ordered_map
+from imixs_archive.analytics.day_facts import instances_on_days, within_archive
 from imixs_archive.analytics.month_cache import PeriodCache
+from imixs_archive.archive.facts import Fact
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.document.conventions import is_snapshot_id, origin_id, snapshot_time
+from imixs_archive.document.conventions import snapshot_time
 from imixs_archive.document.labels import label
 from imixs_archive.document.model import Document
 from imixs_archive.timezones import day_bounds
@@ -115,16 +117,11 @@ def lead_times(
         # a range (the archive's whole span when open; its finished months are kept),
         # never wider than the days that may have snapshots: a range ending in a far
         # year reads as many months as the archive has, not as the calendar has
-        span = archive.day_span()
-        if span is None:
-            return []
         today = (now or dt.datetime.now(dt.UTC)).astimezone(tz).date()
-        first_day = span[0] - dt.timedelta(days=1)  # a UTC day may be the local day before
-        last_day = max(span[1], today) + dt.timedelta(days=1)
-        finished_from = max(finished_from or first_day, first_day)
-        finished_to = min(finished_to or last_day, last_day)
-        if finished_from > finished_to:
+        days = within_archive(archive, finished_from, finished_to, today)
+        if days is None:
             return []
+        finished_from, finished_to = days
     groups: dict[str, LeadTimes] = {}
 
     def take(name: str, seconds: float) -> None:
@@ -233,23 +230,16 @@ def _instances_of_range(
     """The ids (oldest first) of each process instance with a snapshot on the UTC days
     about the local days ``[first, last]``; ``labels`` gets (status, type, group) of each
     snapshot met there that has a fact (its newest, when that is in the range)."""
+
+    def note(snapshot_id: str, fact: Fact | None) -> bool:
+        if fact is not None:
+            values = fact.label_map()
+            labels[snapshot_id] = (values["status"], values["type"], values["group"])
+        return True
+
     start = day_bounds(first, tz)[0].date() - dt.timedelta(days=1)
     end = day_bounds(last, tz)[1].date() + dt.timedelta(days=1)
-    origins: set[str] = set()
-    for day in archive.days_with_snapshots(start, end):
-        facts = archive.day_facts(day)
-        for snapshot_id in archive.day_snapshot_ids(day):
-            if not is_snapshot_id(snapshot_id):
-                continue
-            origins.add(origin_id(snapshot_id))
-            fact = facts.get(snapshot_id)
-            if fact is not None:
-                values = fact.label_map()
-                labels[snapshot_id] = (values["status"], values["type"], values["group"])
-    for origin in sorted(origins):
-        ids = archive.instance_ids(origin)
-        if ids:
-            yield ids
+    return instances_on_days(archive, start, end, note)
 
 
 def _newest_complete(archive: Archive, ids: list[str]) -> tuple[Document, str] | None:

@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from imixs_archive.analytics.day_facts import read_day_facts
+from imixs_archive.analytics.day_facts import read_day_facts, within_archive
 from imixs_archive.analytics.month_cache import PeriodCache
 from imixs_archive.analytics.process_steps import NO_TASK, NO_TASK_WARNING, step_name
 from imixs_archive.archive.facts import SLOT_MINUTES
@@ -132,15 +132,12 @@ def process_map(
     started = time.perf_counter()
     now = now or dt.datetime.now(dt.UTC)
     found = ProcessMap(group, first, last, zone_label(tz))
-    span = archive.day_span()
-    if span is None:
+    days = within_archive(archive, first, last, now.astimezone(tz).date())
+    if days is None:
         return found
-    today = now.astimezone(tz).date()
-    lo = max(first, span[0] - dt.timedelta(days=1))  # a UTC day may be the local day before
-    hi = min(last, max(span[1], today) + dt.timedelta(days=1))
     traces: dict[str, list[tuple[int, str]]] = {}
     cache = PeriodCache(archive, tz, now)
-    for unit_first, unit_last, part_first, part_last in cache.units(lo, hi) if lo <= hi else ():
+    for unit_first, unit_last, part_first, part_last in cache.units(*days):
         source = ["kept"]
 
         def count_unit(
