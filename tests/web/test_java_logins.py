@@ -80,3 +80,13 @@ def test_a_cookie_login_as_the_workflow_sends_it(live: LiveServer) -> None:
     # a cookie gives no write: a manager's password in a cookie deletes nothing
     cookie = {"Cookie": f"mia={PASSWORDS['mia']}"}
     assert call(live, "DELETE", "/api/archive/snapshot/x-1", cookie)[0] == 401
+
+
+def test_a_form_login_from_another_site_s_page_is_refused(live: LiveServer) -> None:
+    body = f"j_username=rex&j_password={PASSWORDS['rex']}".encode()
+    headers = {
+        "Content-Type": "application/x-www-form-urlencoded",
+        "Origin": "https://elsewhere.example",
+    }
+    status, answer, _ = call(live, "POST", "/api/j_security_check", headers, body)
+    assert status == 403 and not [v for k, v in answer if k.lower() == "set-cookie"]

@@ -136,6 +136,7 @@ async def java_form_login(request: Request, svc: Svc) -> Response:
     the session cookie of a login, as ``/login`` sets it. A refusal is a 401 and a
     warning in the log, since the workflow itself only loses the file content it asks
     for later."""
+    svc.auth.check_origin(request, "POST")  # as /login: no login from another site's page
     form = await read_form(request)
     name = form.get("j_username", "")
     try:
