@@ -16,7 +16,7 @@ from imixs_archive.document.model import Document
 from imixs_archive.services.jobs import Job
 from imixs_archive.storage.base import Backend
 from imixs_archive.sync.jobs import resync_job
-from imixs_archive.sync.resync import Resync, request_cancel, resync_status
+from imixs_archive.sync.resync import Resync, request_cancel, resync_status, stop_asked
 from imixs_archive.workflow import WorkflowClient
 from support.workflow_double import WorkflowDouble
 
@@ -214,4 +214,25 @@ def test_stop_event_cancels(
     resync = _resync(archive, client)
     resync.stopping.set()
     assert resync.run(0).status == "cancelled"
-    assert load_state(archive.backend).get_first("resync.cancel") is False
+    assert archive.sync_records.progress.resync_stop_asked() is False
+
+
+def test_a_stop_asked_survives_the_walks_save_of_the_state(
+    double: WorkflowDouble, archive: Archive, client: WorkflowClient
+) -> None:
+    """The walk saves the state document by reading and writing it whole: a stop asked
+    between its read and its write must not be lost (it was, once, on a slow node)."""
+    _populate(double, 3)
+    state = archive.state.load()
+    state["resync.status"] = "running"
+    archive.state.save(state)
+    stale = archive.state.load()  # the walk has read the state ...
+    assert request_cancel(archive, "operator") is True  # ... a stop is asked ...
+    archive.state.save(stale)  # ... and the walk writes what it read
+    assert stop_asked(archive) is True
+    resync = _resync(archive, client)
+    assert resync._cancel_requested() is True
+    # A new walk does not inherit a stop asked of an earlier one, and ends with none left.
+    assert resync.run(BASE - 1).status == "done"
+    assert archive.sync_records.progress.resync_stop_asked() is False
+    assert stop_asked(archive) is False

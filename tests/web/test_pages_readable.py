@@ -15,6 +15,7 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.services.listing_counts import count_modified
 from imixs_archive.services.retention import Policy, run_retention
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
+from imixs_archive.sync.resync import request_cancel
 from support.snapshots import make_snapshot
 from web.live import LiveServer, credentials_env, serve_store
 
@@ -228,7 +229,6 @@ def test_the_resync_page_names_its_state_in_words(live: LiveServer) -> None:
     archive: Archive = live.archive
     state = archive.state.load()
     state["resync.status"] = "finished"
-    state["resync.cancel"] = False
     state["resync.started"] = dt.datetime(2024, 3, 5, 8, 15, 0, 123456, tzinfo=dt.UTC)
     archive.state.save(state)
     with live.client("manager") as client:
@@ -236,7 +236,8 @@ def test_the_resync_page_names_its_state_in_words(live: LiveServer) -> None:
     assert "Cancel" not in text and "False" not in text
     assert "<th>Last resync</th><td>finished</td>" in text
     assert "123456" not in text and ".123" not in text  # no microseconds
-    state["resync.cancel"] = True
+    state["resync.status"] = "running"
     archive.state.save(state)
+    assert request_cancel(archive)
     with live.client("manager") as client:
         assert "the resync stops after the step in hand" in client.get("/ui/resync").text

@@ -40,6 +40,7 @@ from imixs_archive.timezones import now_ms
 
 CATCHUP = "catchup"
 SKIPPED = "skipped:"
+RESYNC_STOP = "resync-stop"
 
 
 @dataclass(frozen=True)
@@ -203,6 +204,20 @@ class ProgressBook:
         rows = (Progress(**row) for row in self.backend.scan(ARCHIVE_SYNC_PROGRESS))
         return sorted((r for r in rows if r.name.startswith(SKIPPED)), key=lambda r: r.point)
 
+    # A stop asked of a running resync: a row of its own, written only by whoever asks,
+    # so that the walk's saves of the state document (a read-modify-write of one row)
+    # can never overwrite it, as they could an item in that document.
+
+    def ask_resync_stop(self, owner: str) -> None:
+        row = Progress(RESYNC_STOP, now_ms(), now_ms(), owner, "")
+        self.backend.put(ARCHIVE_SYNC_PROGRESS, [asdict(row)])
+
+    def resync_stop_asked(self) -> bool:
+        return self.backend.get(ARCHIVE_SYNC_PROGRESS, {"name": RESYNC_STOP}) is not None
+
+    def clear_resync_stop(self) -> None:
+        self.backend.delete(ARCHIVE_SYNC_PROGRESS, {"name": RESYNC_STOP})
+
 
 @dataclass(kw_only=True)
 class SyncTotals:
@@ -284,6 +299,8 @@ class SyncRecords:
             (ARCHIVE_SYNC_PROGRESS, "name"),
         ):
             for row in other.backend.scan(table):
+                if row[key] == RESYNC_STOP:
+                    continue  # a request to a process of the other archive
                 if self.backend.get(table, {key: row[key]}, [key]) is None:
                     self.backend.put(table, [dict(row)])
                     copied += 1

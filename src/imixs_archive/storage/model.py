@@ -422,7 +422,8 @@ ARCHIVE_SYNC_PROGRESS = Table(
     partition_key=("name",),
     serves="Q19: the catch-up over /snapshot/syncpoint: 'catchup' holds the $modified (epoch "
     "ms) up to which every snapshot the workflow holds is archived; 'skipped:<from>' rows the "
-    "ranges it could not read (more than 16 snapshots sharing one timestamp).",
+    "ranges it could not read (more than 16 snapshots sharing one timestamp); 'resync-stop' "
+    "a stop asked of the running resync (its own row, so no save of the state loses it).",
     java=False,
 )
 

@@ -12,16 +12,16 @@ An empty answer ends the walk.
 * Resumable: the point is saved after every step, so after a crash ``resync`` without
   ``--from`` goes on from the saved point (a step cut short is simply walked again).
 * Cancellable: Ctrl-C in the process running it, or ``resync --cancel`` from another
-  (``resync.cancel`` in the state, checked before every step). A cancelled resync can be
-  run again, to the end (the Java service's flag was never reset).
+  (a ``resync-stop`` row of its own in ``archive_sync_progress``, checked before every
+  step; an item in the state document could be lost to the walk's next save). A
+  cancelled resync can be run again, to the end (the Java service's flag was never reset).
 * A workflow or store that is unavailable, or an answer cut short, is retried with
   backoff; after ``max_attempts`` failures in a row the walk stops as ``failed`` at the
   saved point.
 
 The state document is shared with the restore service: each save re-reads it and sets
 only the ``sync.*``/``resync.*`` items, so the window in which another writer's change
-could be overwritten is a few milliseconds. ``--cancel`` writes its flag until the walk
-has seen it.
+could be overwritten is a few milliseconds.
 """
 
 from __future__ import annotations
@@ -102,6 +102,7 @@ class Resync:
 
     def run(self, start: int | None = None) -> ResyncResult:
         """Walk from ``start`` (epoch ms), or on from the saved ``sync.point``."""
+        self.archive.sync_records.progress.clear_resync_stop()  # asked of an earlier walk
         state = self.archive.state.load()
         if start is None:
             start = _int_item(state.get_first("sync.point"))
@@ -217,7 +218,7 @@ class Resync:
     # ---- state --------------------------------------------------------------------------
 
     def _cancel_requested(self) -> bool:
-        return bool(self.archive.state.load().get_first("resync.cancel"))
+        return self.archive.sync_records.progress.resync_stop_asked()
 
     def _save(
         self,
@@ -237,8 +238,7 @@ class Resync:
         state["sync.size"] = Long(total + size)
         state["resync.status"] = result.status
         state["resync.updated"] = dt.datetime.now(dt.UTC)
-        if begin or result.status != RUNNING:
-            state["resync.cancel"] = False
+        state.pop("resync.cancel", None)  # where the stop was asked before its own row
         if begin:
             state["resync.started"] = dt.datetime.now(dt.UTC)
         if error or begin:
@@ -248,20 +248,24 @@ class Resync:
     def _end(self, result: ResyncResult, status: str, error: str = "") -> ResyncResult:
         result.status = status
         self._save(result, error=error)
+        self.archive.sync_records.progress.clear_resync_stop()
         log.info(
             "resync %s at %d: %d walked, %d new", status, result.point, result.walked, result.new
         )
         return result
 
 
-def request_cancel(archive: Archive) -> bool:
+def request_cancel(archive: Archive, owner: str = "") -> bool:
     """Ask a running resync to stop (it checks before every step). False when none runs."""
-    state = archive.state.load()
-    if state.get_first("resync.status") != RUNNING:
+    if resync_status(archive) != RUNNING:
         return False
-    state["resync.cancel"] = True
-    archive.state.save(state)
+    archive.sync_records.progress.ask_resync_stop(owner)
     return True
+
+
+def stop_asked(archive: Archive) -> bool:
+    """Whether a stop was asked of the running resync and it has not seen it yet."""
+    return resync_status(archive) == RUNNING and archive.sync_records.progress.resync_stop_asked()
 
 
 def resync_status(archive: Archive) -> str:

@@ -94,9 +94,11 @@ def sync_status(archive: Archive) -> SyncStatus:
         resync={
             name.removeprefix("resync."): state.get_first(name)
             for name in state
-            if name.startswith("resync.")
+            if name.startswith("resync.") and name != "resync.cancel"
         },
     )
+    if status.resync.get("status") == "running" and books.progress.resync_stop_asked():
+        status.resync["cancel"] = True  # shown as a stop asked for
     oldest = now_ms() - STALE_MS
     status.instances = [asdict(i) for i in books.instances.all() if i.updated >= oldest]
     failures = sorted(books.failures.all(), key=lambda f: f.last_failed)
