@@ -352,6 +352,17 @@ class Settings:
         "asked of the workflow again, none is posted twice).",
         _seconds,
     )
+    file_cuts: str = _setting(
+        "ARCHIVE_FILE_CUTS",
+        "auto",
+        "Pieces new attachments are stored in: `java`, cut every 1 MiB as the Java "
+        "Imixs-Archive cuts them, so that a file both services store at once is read right "
+        "by both (the default on Cassandra); `content`, content-defined pieces, which also "
+        "share the unchanged parts of an edited attachment (the default on the embedded "
+        "store; on Cassandra only where no Java service writes into the keyspace); `auto`: "
+        "by the store. See docs/java-compatibility.md.",
+        lambda text: _choice(text, ("auto", "java", "content")),
+    )
     # --- garbage collection (filestore/gc.py) ---
     gc_grace: float = _setting(
         "ARCHIVE_GC_GRACE",

@@ -37,6 +37,7 @@ def build_archive(
         store,
         gc_grace=settings.gc_grace,
         read_memory=settings.read_memory_mb * MiB,
+        file_cuts=settings.file_cuts,
         owns_backend=owns_backend,
         actor=process_actor(),
     )

@@ -111,12 +111,28 @@ def test_unchanged_file_in_next_snapshot_stores_no_bytes(
     assert count(backend, "archive_files") == 2
 
 
-def test_identical_pieces_across_files_are_stored_once(archive: Archive, backend: Backend) -> None:
-    archive.store(make_snapshot(0, files={"a.bin": PDF}))
-    pieces = count(backend, "documents_data")
-    result = archive.store(make_snapshot(1, files={"b.bin": PDF + b"tail"}))
-    assert result.new_bytes < 300_000  # only the last piece(s) differ
-    assert count(backend, "documents_data") <= pieces + 2
+def test_identical_pieces_across_files_are_stored_once(backend: Backend) -> None:
+    """Content-defined pieces (the embedded store's default): an edit costs its pieces."""
+    with Archive(backend, file_cuts="content") as archive:
+        archive.store(make_snapshot(0, files={"a.bin": PDF}))
+        pieces = count(backend, "documents_data")
+        result = archive.store(make_snapshot(1, files={"b.bin": PDF + b"tail"}))
+        assert result.new_bytes < 300_000  # only the last piece(s) differ
+        assert count(backend, "documents_data") <= pieces + 2
+
+
+def test_in_javas_cuts_only_whole_mib_are_shared(backend: Backend) -> None:
+    """Java's cuts (Cassandra's default): an appended file shares its whole MiB before the
+    end; a byte inserted at the start shares nothing."""
+    content = random.Random(7).randbytes(2_500_000)
+    with Archive(backend, file_cuts="java") as archive:
+        archive.store(make_snapshot(0, files={"a.bin": content}))
+        pieces = count(backend, "documents_data")
+        appended = archive.store(make_snapshot(1, files={"b.bin": content + b"tail"}))
+        assert appended.new_bytes == len(content) + 4 - 2 * 2**20  # the last piece
+        assert count(backend, "documents_data") == pieces + 1
+        inserted = archive.store(make_snapshot(2, files={"c.bin": b"!" + content}))
+        assert inserted.new_bytes == len(content) + 1
 
 
 def test_wrong_md5checksum_is_reported_and_not_trusted(archive: Archive) -> None:

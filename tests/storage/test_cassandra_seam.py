@@ -708,6 +708,8 @@ def test_plan_for_a_keyspace_the_java_service_created() -> None:
         "(zone text, month text, data blob, PRIMARY KEY (zone, month))",
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_checks "
         "(name text, state text, PRIMARY KEY (name))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_file_cuts "
+        "(md5 text, digest text, ledger_digest text, PRIMARY KEY (md5))",
     ]
     assert [s.split()[5].split(".")[1] for s in plan] == EXTRA_NAMES
 

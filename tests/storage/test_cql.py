@@ -32,6 +32,7 @@ TABLE_IDS: dict[str, str] = {
     "documents_data": "4214cce9-0139-5732-b627-c887b1432af3",
     "snapshots_by_document": "1eeb4471-c128-5425-81af-9154ef886991",
     "archive_files": "b27eec0a-73c2-5048-a851-d8cf6e34b7c2",
+    "archive_file_cuts": "16d07fe6-cd52-5c09-b1be-2ed64e7180e8",
     "archive_snapshot_files": "43fb6cd1-8561-5dcd-a171-4c49c72d710e",
     "archive_piece_refs": "0a0f1caa-0316-57be-9319-60b7be1cd035",
     "archive_file_heads": "4f344c78-16ea-5d2f-b511-7694a057538c",
@@ -128,6 +129,15 @@ EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
         "SELECT md5, digest, size, pieces FROM imixs_archive.archive_files WHERE md5 = ?",
         "DELETE FROM imixs_archive.archive_files USING TIMESTAMP ? WHERE md5 = ?",
         "DELETE FROM imixs_archive.archive_files USING TIMESTAMP ? WHERE md5 = ?",
+    ),
+    "archive_file_cuts": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_file_cuts "
+        "(md5 text, digest text, ledger_digest text, PRIMARY KEY (md5))",
+        "INSERT INTO imixs_archive.archive_file_cuts (md5, digest, ledger_digest) "
+        "VALUES (?, ?, ?) USING TIMESTAMP ?",
+        "SELECT md5, digest, ledger_digest FROM imixs_archive.archive_file_cuts WHERE md5 = ?",
+        "DELETE FROM imixs_archive.archive_file_cuts USING TIMESTAMP ? WHERE md5 = ?",
+        "DELETE FROM imixs_archive.archive_file_cuts USING TIMESTAMP ? WHERE md5 = ?",
     ),
     "archive_snapshot_files": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_snapshot_files "
@@ -439,6 +449,11 @@ PARTITION: dict[str, tuple[str, str]] = {
         "SELECT md5, digest, size, pieces FROM imixs_archive.archive_files WHERE md5 = ?",
         "SELECT md5, digest, size, pieces FROM imixs_archive.archive_files WHERE md5 = ? LIMIT ?",
     ),
+    "archive_file_cuts": (
+        "SELECT md5, digest, ledger_digest FROM imixs_archive.archive_file_cuts WHERE md5 = ?",
+        "SELECT md5, digest, ledger_digest FROM imixs_archive.archive_file_cuts "
+        "WHERE md5 = ? LIMIT ?",
+    ),
     "archive_snapshot_files": (
         "SELECT snapshot, name, md5, claimed_md5 FROM imixs_archive.archive_snapshot_files "
         "WHERE snapshot = ? ORDER BY name ASC",
@@ -636,6 +651,7 @@ WHOLE_TABLE: dict[str, str] = {
     "documents_data": "SELECT data_id, data FROM imixs_archive.documents_data",
     "snapshots_by_document": "SELECT md5, snapshot FROM imixs_archive.snapshots_by_document",
     "archive_files": "SELECT md5, digest, size, pieces FROM imixs_archive.archive_files",
+    "archive_file_cuts": "SELECT md5, digest, ledger_digest FROM imixs_archive.archive_file_cuts",
     "archive_snapshot_files": (
         "SELECT snapshot, name, md5, claimed_md5 FROM imixs_archive.archive_snapshot_files"
     ),

@@ -31,6 +31,14 @@ def java_store_file(backend: Backend, content: bytes) -> str:
     return md5
 
 
+def java_load_file(backend: Backend, md5: str) -> bytes:
+    """``DataService.loadFileData``: the pieces the file's ``documents`` rows list, in
+    ``sort_id`` order, joined; no check of any kind (the Java service makes none)."""
+    rows = backend.scan(DOCUMENTS, {"md5": md5}, columns=["data_id"])
+    pieces = [backend.get(DOCUMENTS_DATA, {"data_id": row["data_id"]}) for row in rows]
+    return b"".join(piece["data"] for piece in pieces if piece is not None)
+
+
 def java_store_snapshot(backend: Backend, doc: Document) -> str:
     """``DataService.saveSnapshot``: the files (``extractDocuments``: pieces, then the
     ``snapshots_by_document`` row), the ``snapshots`` row (its XML, contents emptied, no

@@ -70,8 +70,9 @@ class StoreEntry:
 
 
 def _file_digest(files: FileStore, content: IngestedContent | str, key: str) -> str:
-    """A stored file's digest for the ledger: the ingest's own (the digest the file's
-    record holds), or, for a file named by its key alone, what the store holds."""
+    """A stored file's digest for the ledger: the ingest's own (over its content-defined
+    cuts, however it is stored), or, for a file named by its key alone, what the store
+    holds."""
     if isinstance(content, IngestedContent):
-        return content.digest
+        return content.ledger_digest
     return files.ledger_digest(key, where=f"file {key}")

@@ -112,7 +112,7 @@ from imixs_archive.errors import (
 )
 from imixs_archive.filestore.content import IngestCounters, IngestedContent, PendingContent
 from imixs_archive.filestore.reading import StoredContent
-from imixs_archive.filestore.store import FileStore
+from imixs_archive.filestore.store import FileStore, store_cuts
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.model import (
     ARCHIVE_SNAPSHOT_FILES,
@@ -171,18 +171,23 @@ class Archive:
         read_memory: int = DEFAULT_READ_MEMORY,
         owns_backend: bool = False,
         actor: str = "",
+        file_cuts: str = "auto",
     ) -> None:
         """``gc_grace``: the collector's grace period (seconds); an ingest that takes more
         than half of it checks the pieces it reused before it refers to them.
         ``read_memory``: bytes that loads of large snapshots may take together
         (``read_gate.py``). ``owns_backend``: closing the archive closes the store too (an
         archive the runtime opened, ``runtime.py``). ``actor``: who this process acts for, in
-        the ledger's entries where a caller names no one (``user@host``). Programs build
-        it with the runtime."""
+        the ledger's entries where a caller names no one (``user@host``). ``file_cuts``:
+        ``ARCHIVE_FILE_CUTS`` (``auto``: by the store, ``store_cuts``). Programs build it
+        with the runtime."""
         self.backend = backend
         self._owns_backend = owns_backend
         """The store: for the archive layer's own modules; nothing above it reaches it."""
-        self.files = FileStore(backend, confirmed_for=gc_grace / 4)
+        self.file_cuts = file_cuts if file_cuts != "auto" else store_cuts(backend)
+        """The pieces new files are stored in (``ARCHIVE_FILE_CUTS``): ``java`` where the
+        Java service may store files into the same keyspace, else ``content``."""
+        self.files = FileStore(backend, confirmed_for=gc_grace / 4, cuts=self.file_cuts)
         """The piece store: every file this archive reads or writes goes through it. A
         piece it confirmed stored is trusted for a quarter of the grace period (on
         Cassandra, see ``PieceStore``): with an ingest of up to half of it, every

@@ -14,7 +14,10 @@ Versions: 1, the seals of snapshot rows and the archive_versions row itself; 2, 
 entry: an archive of version 1 writing into the store would leave changes no entry logs);
 3, the snapshots' facts (``archive/facts.py``: written with every snapshot, passed on by
 every delete: an archive of version 2 writing into the store would leave the kept figures
-off until a ``stats --reconcile``).
+off until a ``stats --reconcile``); 4, files stored in the Java service's 1 MiB cuts with
+the digest the ledger logs of them apart (``archive_file_cuts``: an archive of version 3
+would take the digest over such a file's pieces for that one, and its ledger verify would
+report the file changed).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import ARCHIVE_LEDGER_HEAD, ARCHIVE_VERSIONS, SNAPSHOTS
 from imixs_archive.timezones import now_ms
 
-STORE_VERSION = 3
+STORE_VERSION = 4
 LEDGER_VERSION = 2
 BEFORE_LEDGER = "before-ledger"
 """The ledger's book saying the store held snapshots before the ledger existed: until a

@@ -18,6 +18,13 @@ SHA-256, so changing these parameters would cost deduplication, not the stored d
 correctness; but a file's digest (``archive_files.digest``, the digest over its pieces'
 SHA-256s) depends on where they cut, and the ledger logs that digest for every file
 (docs/ledger.md): they are fixed for the life of an archive.
+
+Java's cuts (``FixedChunker``): where the Java service may write files into the same
+keyspace, the pieces a file is *stored* in are cut where the Java service cuts them, every
+``JAVA_BLOCK`` bytes, so that its ``documents`` rows and the Java service's for one file
+can mix in any way and still list the right bytes (``files.py``; docs/java-compatibility.md).
+The content-defined cuts are then still made, to hash only: the ledger's digest of a file is
+the one over them, however the file is stored.
 """
 
 from __future__ import annotations
@@ -105,6 +112,35 @@ class StreamChunker:
         if self._start == self._end:
             self._start = self._end = 0
         return chunks
+
+
+JAVA_BLOCK = 1024 * 1024
+"""The Java service's piece size (``DocumentSplitter.CHUNK_SIZE``, exactly 1 MiB)."""
+CONTENT, JAVA = "content", "java"
+"""How the pieces of a file are stored: content-defined, or in the Java service's cuts."""
+
+
+class FixedChunker:
+    """Cuts every ``size`` bytes, as the Java service's ``DocumentSplitter`` does: the
+    same interface as :class:`StreamChunker`."""
+
+    def __init__(self, size: int = JAVA_BLOCK) -> None:
+        self._size = size
+        self._buffer = bytearray()
+
+    def feed(self, data: bytes | memoryview) -> list[bytes]:
+        self._buffer += data
+        if len(self._buffer) < self._size:
+            return []
+        cut = len(self._buffer) - len(self._buffer) % self._size
+        with memoryview(self._buffer) as view:
+            chunks = [bytes(view[at : at + self._size]) for at in range(0, cut, self._size)]
+        del self._buffer[:cut]
+        return chunks
+
+    def finish(self) -> list[bytes]:
+        rest, self._buffer = bytes(self._buffer), bytearray()
+        return [rest] if rest else []
 
 
 def chunk_bytes(data: bytes, params: ChunkerParams = DEFAULT_PARAMS) -> list[bytes]:

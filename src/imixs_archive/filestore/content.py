@@ -6,7 +6,9 @@ content) to the stored pieces:
 1. *Known?* The first ``HEAD_BYTES`` are held back and looked up (``twin.py``). A content
    that is already stored is compared with its twin byte by byte and goes no further;
    every other byte goes on.
-2. *Cut*: the content-defined chunker (``chunking.py``), on the calling thread.
+2. *Cut*: the content-defined chunker (``chunking.py``), on the calling thread; where the
+   store keeps the Java service's cuts (``PieceStore.cuts``), pieces are cut every 1 MiB
+   and the content-defined cuts are only hashed, for the file's ledger digest.
 3. *Hash*: each finished piece goes to the file's MD5 (the Java service's key; one
    update at a time, in order) and to the piece threads (:class:`PieceStore`), which key
    it by its SHA-256 and look whether the store holds it already.
@@ -46,7 +48,14 @@ from typing import Any
 
 from imixs_archive.document.model import BinaryStream
 from imixs_archive.errors import IntegrityError
-from imixs_archive.filestore.chunking import DEFAULT_PARAMS, ChunkerParams, StreamChunker
+from imixs_archive.filestore.chunking import (
+    CONTENT,
+    DEFAULT_PARAMS,
+    JAVA,
+    ChunkerParams,
+    FixedChunker,
+    StreamChunker,
+)
 from imixs_archive.filestore.garbage import PIECE, take_off_list
 from imixs_archive.filestore.reading import RecentPieces, pieces_digest, read_piece
 from imixs_archive.filestore.twin import KnownContent
@@ -93,14 +102,19 @@ class IngestedContent(BinaryStream):
         size: int,
         pieces: list[Piece],
         head: str | None = None,
+        ledger_digest: str | None = None,
     ):
         self.backend = backend
         self.md5 = md5
         self._size = size
         self.pieces = pieces
         self.digest = pieces_digest(piece.data_id for piece in pieces)
+        """Over the ids of the pieces the file is stored in (``archive_files.digest``)."""
         self.head = head
         """``head_digest`` of the content (None: shorter than ``HEAD_BYTES``)."""
+        self.ledger_digest = ledger_digest or self.digest
+        """Over the SHA-256s of the content-defined cuts (what the ledger logs): the
+        ``digest`` itself unless the pieces are stored in other cuts (Java's)."""
 
     @property
     def size(self) -> int:
@@ -132,9 +146,17 @@ class PieceStore:
     (:meth:`FileStore.check_reused`), so no reference outlives the guarantee."""
 
     def __init__(
-        self, backend: Backend, threads: int | None = None, *, confirmed_for: float = 0.0
+        self,
+        backend: Backend,
+        threads: int | None = None,
+        *,
+        confirmed_for: float = 0.0,
+        cuts: str = CONTENT,
     ) -> None:
         self.backend = backend
+        self.cuts = cuts
+        """Where files are cut into the pieces stored: ``content`` (content-defined) or
+        ``java`` (every 1 MiB, as the Java service cuts; ``chunking.py``)."""
         self._threads = threads or backend.concurrency + 2
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
@@ -147,6 +169,10 @@ class PieceStore:
     def hash(self, chunk: bytes) -> Future[tuple[str, bool]]:
         """Future of (piece id, already stored)."""
         return self._executor().submit(self._hash, chunk)
+
+    def sha256(self, chunk: bytes) -> Future[str]:
+        """Future of the chunk's SHA-256 (hex): a content-defined cut hashed only."""
+        return self._executor().submit(_sha256, chunk)
 
     def write(self, rows: list[Row]) -> Future[int]:
         return self._executor().submit(self._write, rows)
@@ -256,6 +282,10 @@ class PieceStore:
             pool.shutdown(wait=True)
 
 
+def _sha256(chunk: bytes) -> str:
+    return hashlib.sha256(chunk).hexdigest()
+
+
 def _update(md5: Any, chunks: list[bytes]) -> None:
     for chunk in chunks:
         md5.update(chunk)
@@ -276,8 +306,16 @@ class PieceWriter:
     ) -> None:
         self.store = store
         self.counters = counters if counters is not None else IngestCounters()
-        self._known = KnownContent(store.backend, store.read)
-        self._chunker = StreamChunker(params)
+        java = store.cuts == JAVA
+        # A twin is found by content-defined pieces; in Java's cuts every file is cut anew.
+        self._known = KnownContent(store.backend, store.read, find_twins=not java)
+        self._chunker: StreamChunker | FixedChunker = (
+            FixedChunker() if java else StreamChunker(params)
+        )
+        self._ledger_cuts = StreamChunker(params) if java else None
+        """Java's cuts: the content-defined cuts, hashed for the ledger digest only."""
+        self._ledger_pending: deque[Future[str]] = deque()
+        self._ledger_ids: list[str] = []
         self._size = 0  # bytes cut
         self._md5 = hashlib.md5()
         self._md5_job = _DONE  # the update running; the pieces after it wait in:
@@ -300,12 +338,22 @@ class PieceWriter:
         if not self._known.is_twin:
             for chunk in self._chunker.finish():
                 self._hash(chunk)
+            if self._ledger_cuts is not None:
+                self._hash_for_ledger(self._ledger_cuts.finish())
         return PendingContent(self)
 
     def _cut(self, data: bytes) -> None:  # 2.
         self._size += len(data)
         for chunk in self._chunker.feed(data):
             self._hash(chunk)
+        if self._ledger_cuts is not None:
+            self._hash_for_ledger(self._ledger_cuts.feed(data))
+
+    def _hash_for_ledger(self, chunks: list[bytes]) -> None:
+        for chunk in chunks:
+            self._ledger_pending.append(self.store.sha256(chunk))
+            if len(self._ledger_pending) >= MAX_IN_FLIGHT:
+                self._ledger_ids.append(self._ledger_pending.popleft().result())
 
     def _hash(self, chunk: bytes) -> None:  # 3.
         self._md5_later.append(chunk)
@@ -363,7 +411,14 @@ class PieceWriter:
             write.result()  # raises what the backend raised
         self.counters.logical_bytes += self._size
         md5 = self._md5.hexdigest().upper()
-        return IngestedContent(self.store.backend, md5, self._size, self._pieces, known.head)
+        ledger: str | None = None
+        if self._ledger_cuts is not None:
+            self._ledger_ids += [future.result() for future in self._ledger_pending]
+            self._ledger_pending.clear()
+            ledger = pieces_digest(self._ledger_ids)
+        return IngestedContent(
+            self.store.backend, md5, self._size, self._pieces, known.head, ledger
+        )
 
     def abort(self) -> None:
         self._known.cancel()
@@ -372,6 +427,9 @@ class PieceWriter:
         for _chunk, future in self._in_flight:
             future.cancel()
         self._md5_job.cancel()
+        for hashing in self._ledger_pending:
+            hashing.cancel()
+        self._ledger_pending.clear()
         for write in self._writes:
             write.exception()  # wait, so nothing writes after the abort returns
         self._in_flight.clear()
@@ -416,6 +474,17 @@ def ingest_stream(
         writer.abort()
         raise
     return writer.close().result()
+
+
+def cut_digest(data: Iterable[bytes]) -> str:
+    """The digest over the SHA-256s of the content-defined cuts of these bytes (what the
+    ledger logs of a file; ``IngestedContent.ledger_digest``), whatever pieces they come in."""
+    chunker = StreamChunker()
+    hashes: list[str] = []
+    for block in data:
+        hashes += [_sha256(chunk) for chunk in chunker.feed(block)]
+    hashes += [_sha256(chunk) for chunk in chunker.finish()]
+    return pieces_digest(hashes)
 
 
 def same_bytes(left: Iterable[bytes], right: Iterable[bytes]) -> bool:

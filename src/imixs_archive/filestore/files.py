@@ -12,8 +12,16 @@ cut by the Java service, or by other chunker parameters), the bytes are compared
 
 Write order for one file (each step idempotent): pieces (already written while
 streaming), its pin in ``snapshots_by_document`` (see ``garbage.py``),
-``archive_piece_refs``, ``documents`` rows, ``archive_file_heads`` (a hint for
-finding the file when it arrives again), ``archive_files``.
+``archive_piece_refs``, ``documents`` rows (one mutation for the whole list, up to
+``Backend.partition_rows`` rows: a reader of any replica sees all of them or none),
+``archive_file_heads`` (a hint for finding the file when it arrives again),
+``archive_file_cuts`` (a file stored in Java's cuts: the digest the ledger logs of it),
+``archive_files``.
+
+Beside the Java service (``PieceStore.cuts`` ``java``): the pieces are cut where the Java
+service cuts, so the ``documents`` rows both write for one new file (each checks for rows
+first, and both may find none) list the same bytes at every ``sort_id``, and any mix of
+them is the file.
 Release (by the collector only, ``gc.py``): ``archive_files`` (the file is incomplete
 from here on), its head, each piece's ref, the ``documents`` rows, the pin. A crash
 part-way leaves a file that the next collection finishes (or, at worst, a head row
@@ -23,15 +31,18 @@ collector lists them once nothing refers to them and removes them after its grac
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
+from typing import Any
 
 from imixs_archive.errors import IntegrityError, NotFoundError
-from imixs_archive.filestore.content import IngestedContent, Piece, same_bytes
+from imixs_archive.filestore.content import IngestedContent, Piece, cut_digest, same_bytes
 from imixs_archive.filestore.garbage import FILE, pin_row, take_off_list
 from imixs_archive.filestore.reading import StoredContent, is_hashed, read_piece
 from imixs_archive.filestore.twin import HEAD_BYTES, head_digest
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
+    ARCHIVE_FILE_CUTS,
     ARCHIVE_FILE_HEADS,
     ARCHIVE_FILES,
     ARCHIVE_PIECE_REFS,
@@ -62,15 +73,19 @@ def register_file(backend: Backend, content: IngestedContent) -> str:
                     _rewrite(backend, key, content)
                 return key
             continue  # another content owns this key: an MD5 collision
-        existing = [row["data_id"] for row in _piece_rows(backend, key)]
+        listed = {row["sort_id"]: row["data_id"] for row in _piece_rows(backend, key)}
+        existing = list(listed.values())
         ours = [piece.data_id for piece in content.pieces]
         if existing and existing != ours[: len(existing)]:
             # Written by someone else (the Java service, with random piece ids): adopt it
-            # if it holds the same bytes, else it is a collision.
+            # if it holds the same bytes; write ours beside rows being written that hold
+            # our pieces' bytes at the same places (the same file, in the same cuts, on
+            # its way in); else it is a collision.
             if _same_content(backend, key, content):
                 _adopt(backend, key, existing, content)
                 return key
-            continue
+            if not _agrees(backend, listed, ours):
+                continue
         _write_file(backend, key, content)
         return key
     raise IntegrityError(
@@ -102,14 +117,39 @@ def link_stored(backend: Backend, key: str) -> bool:
         return False
     if not revived:
         return True
+    pieces: list[Piece] = []
+
+    def pieces_read() -> Iterator[bytes]:
+        for data_id in ids:
+            data = read_piece(backend, data_id)
+            pieces.append(Piece(data_id, len(data)))
+            yield data
+
     try:
-        pieces = [Piece(data_id, len(read_piece(backend, data_id))) for data_id in ids]
+        ledger = cut_digest(pieces_read())  # its record, cut row included, may be gone
     except IntegrityError:
         return False  # removed part-way already: not there
     size = sum(piece.size for piece in pieces)
     if not pieces or (info is not None and (len(pieces), size) != (info["pieces"], info["size"])):
         return False
-    _rewrite(backend, key, IngestedContent(backend, key[:32], size, pieces))
+    _rewrite(backend, key, IngestedContent(backend, key[:32], size, pieces, None, ledger))
+    return True
+
+
+def _agrees(backend: Backend, listed: dict[int, str], ours: list[str]) -> bool:
+    """Whether every piece listed holds the bytes of our piece at its place (ours are
+    keyed by their SHA-256): then any mix of both lists is the file."""
+    for sort_id, data_id in listed.items():
+        if not 0 <= sort_id < len(ours):
+            return False
+        if data_id == ours[sort_id]:
+            continue
+        try:
+            piece = read_piece(backend, data_id)
+        except IntegrityError:
+            return False
+        if hashlib.sha256(piece).hexdigest() != ours[sort_id]:
+            return False
     return True
 
 
@@ -122,12 +162,12 @@ def _same_content(backend: Backend, key: str, content: IngestedContent) -> bool:
 
 def _write_file(backend: Backend, key: str, content: IngestedContent) -> None:
     _write_refs(backend, key, content.pieces)
-    backend.put(
+    backend.put_partition(
         DOCUMENTS,
-        (
+        [
             {"md5": key, "sort_id": index, "data_id": piece.data_id}
             for index, piece in enumerate(content.pieces)
-        ),
+        ],
     )
     _mark_complete(backend, key, content)
 
@@ -154,6 +194,9 @@ def _mark_complete(
 ) -> None:
     if content.head is not None:
         backend.put(ARCHIVE_FILE_HEADS, [{"head": content.head, "md5": key}])
+    if content.ledger_digest != content.digest:
+        cut = {"md5": key, "digest": content.digest, "ledger_digest": content.ledger_digest}
+        backend.put(ARCHIVE_FILE_CUTS, [cut])
     backend.put(
         ARCHIVE_FILES,
         [
@@ -167,8 +210,8 @@ def _mark_complete(
     )
 
 
-def _piece_rows(backend: Backend, key: str) -> Iterator[dict[str, str]]:
-    return backend.scan(DOCUMENTS, {"md5": key}, columns=["data_id"])
+def _piece_rows(backend: Backend, key: str) -> Iterator[dict[str, Any]]:
+    return backend.scan(DOCUMENTS, {"md5": key}, columns=["sort_id", "data_id"])
 
 
 def release_file(
@@ -193,8 +236,19 @@ def release_file(
         else:
             backend.delete(DOCUMENTS_DATA, {"data_id": data_id}, **stamp)
     backend.delete(DOCUMENTS, {"md5": key}, **stamp)
+    backend.delete(ARCHIVE_FILE_CUTS, {"md5": key}, **stamp)
     backend.delete(SNAPSHOTS_BY_DOCUMENT, pin_row(key), **stamp)
     return hashed
+
+
+def ledger_digest_of(backend: Backend, key: str, digest: str) -> str:
+    """The digest the ledger logs of the file ``key`` whose record holds ``digest``: the
+    one its ``archive_file_cuts`` row gives when the file is stored in other cuts, else
+    ``digest`` (a row left from an earlier file under the key holds another digest)."""
+    row = backend.get(ARCHIVE_FILE_CUTS, {"md5": key})
+    if row is not None and row["digest"] == digest:
+        return str(row["ledger_digest"])
+    return digest
 
 
 def piece_used(backend: Backend, data_id: str) -> bool:

@@ -10,8 +10,9 @@ What a piece cannot tell, the file can: its last piece is held back until the fi
 record in ``archive_files`` agrees (piece count, size, and the digest over the piece ids),
 so a file that lost pieces at its end, or whose piece list was changed, never reads as
 complete. Pieces cut by the Java service carry random ids (no hash of their own): a file
-made of them is checked against its MD5 (its documents key) when read whole. A range of
-such a file cannot be checked without reading all of it, and is not.
+with any of them (the Java service's file, or one both services wrote at once, whose rows
+mix) is checked against its MD5 (its documents key) when read whole. A range of such a file
+cannot be checked without reading all of it, and is not.
 
 Pieces read again: an attachment carried from snapshot to snapshot is read once per
 snapshot that holds it (a backup of every snapshot, a page listing them). The last
@@ -141,19 +142,20 @@ def read_ahead(
 class _FileCheck:
     """What a whole file read must add up to, checked before its last piece goes out."""
 
-    def __init__(self, backend: Backend, key: str, where: str) -> None:
+    def __init__(self, backend: Backend, key: str, where: str, listed: list[str]) -> None:
+        """``listed``: the ids of the pieces about to be read, in order."""
         self.key = key
         self.where = where
         self.info = backend.get(ARCHIVE_FILES, {"md5": key}, ["digest", "size", "pieces"])
         self.ids: list[str] = []
         self.size = 0
         self._md5: Any = None
+        if not all(map(is_hashed, listed)) and MD5_KEY.match(key):
+            self._md5 = hashlib.md5()  # pieces cut by Java: the file's MD5 is their check
 
     def add(self, data_id: str, piece: bytes) -> None:
         self.ids.append(data_id)
         self.size += len(piece)
-        if len(self.ids) == 1 and not is_hashed(data_id) and MD5_KEY.match(self.key):
-            self._md5 = hashlib.md5()  # cut by Java: the file's MD5 is the only check
         if self._md5 is not None:
             self._md5.update(piece)
 
@@ -197,9 +199,10 @@ class StoredContent(BinaryStream):
             yield row["data_id"]
 
     def iter_bytes(self) -> Iterator[bytes]:
-        check = _FileCheck(self.backend, self.key, self.where)
+        ids = list(self._ids())  # a row per piece of at least 32 KiB: a few per MiB
+        check = _FileCheck(self.backend, self.key, self.where, ids)
         held: bytes | None = None
-        for data_id, piece in read_ahead(self.backend, self._ids(), self.where):
+        for data_id, piece in read_ahead(self.backend, ids, self.where):
             check.add(data_id, piece)
             if held is not None:
                 yield held

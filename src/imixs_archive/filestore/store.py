@@ -10,22 +10,22 @@ only this class is used from outside the package.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterable
 
 from imixs_archive.errors import IntegrityError, NotFoundError, StoreUnavailableError
-from imixs_archive.filestore.chunking import StreamChunker
+from imixs_archive.filestore.chunking import CONTENT, JAVA
 from imixs_archive.filestore.content import (
     IngestCounters,
     IngestedContent,
     PieceStore,
     PieceWriter,
+    cut_digest,
     ingest_stream,
 )
-from imixs_archive.filestore.files import link_stored, register_file
+from imixs_archive.filestore.files import ledger_digest_of, link_stored, register_file
 from imixs_archive.filestore.garbage import PIECE, listed
 from imixs_archive.filestore.gc import GcReport, collect
 from imixs_archive.filestore.reading import StoredContent, is_hashed, pieces_digest, read_piece
@@ -36,14 +36,24 @@ REGISTERED_FILES = 16_384
 """Files remembered as registered lately (see :meth:`FileStore.register`; about 3 MB)."""
 
 
+def store_cuts(backend: Backend) -> str:
+    """The pieces new files are stored in by default: Java's cuts in a Cassandra keyspace,
+    which the Java service may share (``chunking.py``), content-defined ones elsewhere."""
+    return JAVA if backend.name == "cassandra" else CONTENT
+
+
 class FileStore:
     """Files and their pieces in one store; the piece threads are this object's."""
 
-    def __init__(self, backend: Backend, *, confirmed_for: float = 0.0) -> None:
+    def __init__(
+        self, backend: Backend, *, confirmed_for: float = 0.0, cuts: str = CONTENT
+    ) -> None:
         """``confirmed_for``: how long a piece or file confirmed stored is taken as stored
-        without a look-up, where look-ups cross the network (see ``PieceStore``)."""
+        without a look-up, where look-ups cross the network (see ``PieceStore``).
+        ``cuts``: the pieces new files are stored in (``chunking.py``: ``content`` or
+        ``java``)."""
         self._backend = backend
-        self._pieces = PieceStore(backend, confirmed_for=confirmed_for)
+        self._pieces = PieceStore(backend, confirmed_for=confirmed_for, cuts=cuts)
         self._confirmed_for = 0.0 if backend.local_reads else confirmed_for
         self._lock = threading.Lock()
         self._registered: OrderedDict[str, tuple[str, float]] = OrderedDict()
@@ -140,31 +150,29 @@ class FileStore:
     def ledger_digest(self, key: str, *, read_all: bool = False, where: str = "") -> str:
         """The file's content digest as the ledger records it: the SHA-256 over the
         SHA-256s (hex) of its bytes as this archive's chunker cuts them (``chunking.py``),
-        which is the digest ``archive_files`` records for every file this archive
-        registered (the ingest's ``IngestedContent.digest``). Checked against what is
-        stored: pieces with content addresses must make that digest (their bytes are
-        checked on every read; ``read_all`` reads them here too); a file whose pieces the
-        Java service cut (random ids) is cut again from its bytes with ``read_all``, and
+        the ingest's ``IngestedContent.ledger_digest``: the digest ``archive_files``
+        records for a file stored in those cuts, else the one its ``archive_file_cuts``
+        row records (stored in Java's cuts). Checked against what is stored: pieces with
+        content addresses must make the recorded digest (their bytes are checked on every
+        read; ``read_all`` reads them here too); a file stored in other cuts (Java's, or
+        the Java service's random ids) is cut again from its bytes with ``read_all``, and
         always when only the Java service stored it. IntegrityError when a piece read is
         missing or corrupt, or a piece list does not make its digest."""
         info = self._backend.get(ARCHIVE_FILES, {"md5": key}, ["digest"])
         rows = self._backend.scan(DOCUMENTS, {"md5": key}, columns=["data_id"])
         ids = [row["data_id"] for row in rows]
-        if info is not None and all(is_hashed(data_id) for data_id in ids):
-            if pieces_digest(ids) != info["digest"]:
+        recorded = None if info is None else str(info["digest"])
+        ledger = None if recorded is None else ledger_digest_of(self._backend, key, recorded)
+        if recorded is not None and all(is_hashed(data_id) for data_id in ids):
+            if pieces_digest(ids) != recorded:
                 raise IntegrityError(f"{where}: its piece list does not match its digest")
-            for data_id in ids if read_all else ():
-                read_piece(self._backend, data_id, where)
-            return str(info["digest"])
-        if info is not None and not read_all:
-            return str(info["digest"])
-        chunker = StreamChunker()
-        hashes: list[str] = []
-        for data_id in ids:
-            cut = chunker.feed(read_piece(self._backend, data_id, where))
-            hashes += [hashlib.sha256(chunk).hexdigest() for chunk in cut]
-        hashes += [hashlib.sha256(chunk).hexdigest() for chunk in chunker.finish()]
-        return pieces_digest(hashes)
+            if ledger == recorded:
+                for data_id in ids if read_all else ():
+                    read_piece(self._backend, data_id, where)
+                return recorded
+        if ledger is not None and not read_all:
+            return ledger
+        return cut_digest(read_piece(self._backend, data_id, where) for data_id in ids)
 
     def content(self, key: str, where: str = "") -> StoredContent:
         """A stored file's bytes, read piece by piece and checked as they come

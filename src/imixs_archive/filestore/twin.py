@@ -49,10 +49,14 @@ class KnownContent:
     again from the twin and then the new ones. After :meth:`end`, :attr:`is_twin` tells
     whether the content was its twin to the last byte."""
 
-    def __init__(self, backend: Backend, read: Callable[[str], Future[bytes]]) -> None:
-        """``read``: a stored piece, unchecked (it is compared byte by byte anyway)."""
+    def __init__(
+        self, backend: Backend, read: Callable[[str], Future[bytes]], *, find_twins: bool = True
+    ) -> None:
+        """``read``: a stored piece, unchecked (it is compared byte by byte anyway).
+        ``find_twins`` False: the head is only hashed (files stored in Java's cuts)."""
         self._backend = backend
         self._read = read
+        self._find_twins = find_twins
         self._held: bytearray | None = bytearray()  # None once the head is looked up
         self.head: str | None = None
         """``head_digest`` of the content (None: shorter than ``HEAD_BYTES``)."""
@@ -75,7 +79,7 @@ class KnownContent:
                 return ()
             data, self._held = bytes(self._held), None
             self.head = head_digest(data)
-            if self._backend.local_reads:
+            if self._backend.local_reads and self._find_twins:
                 self._find(self.head)
         if self._ids is None:
             return (data,)

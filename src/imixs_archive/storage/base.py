@@ -85,6 +85,17 @@ class Backend(ABC):
         ``USING TIMESTAMP``); SQLite orders writes by its transactions instead, and the
         garbage collector re-checks inside one there (see ``filestore/gc.py``)."""
 
+    partition_rows: int = 10_000
+    """Rows :meth:`put_partition` writes as one mutation at most."""
+
+    def put_partition(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Upsert rows of one partition so that no reader sees some of them without the
+        others: as one mutation (Cassandra applies a single-partition batch atomically
+        and in isolation on every replica; SQLite commits them in one transaction), in groups of
+        ``partition_rows`` beyond that. A file's piece list, which the Java service reads
+        at consistency ONE and would serve cut short."""
+        return self.put(table, rows)
+
     def put_soon(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> Callable[[], None]:
         """Start writing ``rows``; the function returned waits until they are durable (and
         raises what the write met): call it, the rows are written when it returns. A store

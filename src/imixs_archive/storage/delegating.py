@@ -24,6 +24,7 @@ class DelegatingBackend(Backend):
         self.concurrency = inner.concurrency
         self.local_reads = inner.local_reads
         self.inline_limit = inner.inline_limit
+        self.partition_rows = inner.partition_rows
 
     def put(self, table: Table, rows: Iterable[Mapping[str, Any]]) -> int:
         return self.inner.put(table, rows)
@@ -72,6 +73,9 @@ class DelegatingBackend(Backend):
         self, table: Table, key: Mapping[str, Any], *, written_before: int | None = None
     ) -> None:
         self.inner.delete(table, key, written_before=written_before)
+
+    def put_partition(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> int:
+        return self.inner.put_partition(table, rows)
 
     def put_soon(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> Callable[[], None]:
         return self.inner.put_soon(table, rows)

@@ -175,6 +175,16 @@ ARCHIVE_FILES = Table(
     "presence marks the file complete.",
     java=False,
 )
+ARCHIVE_FILE_CUTS = Table(
+    "archive_file_cuts",
+    _cols(("md5", T), ("digest", T), ("ledger_digest", T)),
+    partition_key=("md5",),
+    serves="Q34: a file stored in other pieces than the content-defined ones (the Java "
+    "service's 1 MiB cuts, filestore/chunking.py): the digest the ledger logs of it (over "
+    "the SHA-256s of its content-defined cuts), valid while archive_files.digest is "
+    "`digest`. No row: the file's archive_files.digest is that digest.",
+    java=False,
+)
 ARCHIVE_SNAPSHOT_FILES = Table(
     "archive_snapshot_files",
     _cols(("snapshot", T), ("name", T), ("md5", T), ("claimed_md5", T)),
@@ -569,6 +579,7 @@ TABLES: tuple[Table, ...] = (
     ARCHIVE_CENSUS,
     ARCHIVE_MONTH_FIGURES,
     ARCHIVE_CHECKS,
+    ARCHIVE_FILE_CUTS,
 )
 JAVA_TABLES = tuple(table for table in TABLES if table.java)
 

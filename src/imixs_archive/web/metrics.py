@@ -134,6 +134,10 @@ class MeteredBackend(DelegatingBackend):
         with self._timed("put", table):
             return self.inner.put(table, rows)
 
+    def put_partition(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> int:
+        with self._timed("put", table):
+            return self.inner.put_partition(table, rows)
+
     def put_soon(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> Callable[[], None]:
         with self._timed("put", table):
             return self.inner.put_soon(table, rows)

@@ -73,6 +73,12 @@ BATCH_BYTES = 4096
 unlogged batch (one request, applied as one mutation) of up to about this many bytes of
 values: under the node's default ``batch_size_warn_threshold`` (5 KiB)."""
 BATCH_ROWS = 100
+PARTITION_ROWS = 10_000
+"""Rows of one partition :meth:`CassandraBackend.put_partition` sends as one batch at most:
+a file's piece list of up to 10,000 pieces (10 GB in Java's cuts), about 1.1 MB. A batch
+into one partition is one mutation, which the node does not hold to
+``batch_size_warn_threshold``/``batch_size_fail_threshold`` (those are for batches over
+several partitions), only to ``max_mutation_size`` (16 MiB by default)."""
 ROW_WINDOW = 32
 """Writes in flight at once into a table without blobs (rows of a few dozen bytes: a
 file's piece references, one partition each); ``cluster_write_concurrency`` bounds the
@@ -326,6 +332,25 @@ class CassandraBackend(Backend):
                 written += self._settle(window, statement, what)
         except BaseException:
             wait(window)  # let what is in flight finish before reporting
+            raise
+        return written
+
+    partition_rows = PARTITION_ROWS
+
+    def put_partition(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> int:
+        statement = self._insert(table)
+        what = f"writing {table.name}"
+        params = [[*_params(table, row), self._clock()] for row in rows]
+        window: dict[Future[Any], tuple[list[list[Any]], int]] = {}
+        for start in range(0, len(params), PARTITION_ROWS):
+            group = params[start : start + PARTITION_ROWS]
+            window[self._start(statement, group, what)] = (group, 1)
+        written = 0
+        try:
+            while window:
+                written += self._settle(window, statement, what)
+        except BaseException:
+            wait(window)
             raise
         return written
 
