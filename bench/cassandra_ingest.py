@@ -17,6 +17,10 @@ every later start costs).
     .venv/bin/python bench/cassandra_ingest.py --src before=/work/main/src \
         --src after=/tmp/wt/src --pairs 5
     .venv/bin/python bench/cassandra_ingest.py --workload small --count 2000
+    .venv/bin/python bench/cassandra_ingest.py --src java:java=src --src content:content=src
+
+A label ``NAME:CUTS`` runs its tree with ``ARCHIVE_FILE_CUTS=CUTS`` (``java`` or
+``content``: the pieces files are stored in; trees from before the setting ignore it).
 
 Workloads: ``big`` (``bench/store_ingest.py``'s: instances with attachments of 50 KB to
 5 MB carried from snapshot to snapshot), ``small`` (snapshots of 4-6 KB of XML, an
@@ -100,7 +104,8 @@ def child_archive(host: str, inputs: Path) -> dict[str, float]:
     schema_s = time.perf_counter() - started
     try:
         sources = find_sources([str(inputs)])
-        with Archive(backend) as archive:
+        cuts = os.environ.get("ARCHIVE_FILE_CUTS")
+        with Archive(backend, **({"file_cuts": cuts} if cuts else {})) as archive:
             cpu, wall = time.process_time(), time.perf_counter()
             summary = import_sources(archive, sources)
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -169,7 +174,7 @@ def child_raw(host: str, inputs: Path, in_flight: int) -> dict[str, float]:
     return {"seconds": wall, "cpu": cpu}
 
 
-def first_start(src: str, host: str, inputs: Path) -> dict[str, float]:
+def first_start(src: str, host: str, inputs: Path, cuts: str = "") -> dict[str, float]:
     """``python -m imixs_archive import`` of a few small snapshots into a keyspace that
     does not exist yet: the whole process, schema creation included; then as many other
     small snapshots into the keyspace now complete (a later start)."""
@@ -182,6 +187,7 @@ def first_start(src: str, host: str, inputs: Path) -> dict[str, float]:
         "ARCHIVE_CLUSTER_REPLICATION_FACTOR": "1",
         "ARCHIVE_CLUSTER_CONSISTENCY_READ": "ONE",
         "ARCHIVE_CLUSTER_CONSISTENCY_WRITE": "ONE",
+        **({"ARCHIVE_FILE_CUTS": cuts} if cuts else {}),
     }
     seconds = []
     try:
@@ -195,8 +201,10 @@ def first_start(src: str, host: str, inputs: Path) -> dict[str, float]:
     return {"seconds": seconds[0], "later": seconds[1]}
 
 
-def _run_child(src: str, arguments: list[str]) -> dict[str, float]:
+def _run_child(src: str, arguments: list[str], cuts: str = "") -> dict[str, float]:
     env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{HERE}"}
+    if cuts:
+        env["ARCHIVE_FILE_CUTS"] = cuts
     out = subprocess.run(
         [sys.executable, str(HERE / "cassandra_ingest.py"), *arguments],
         env=env,
@@ -268,8 +276,10 @@ def _pair(
     if number % 2 == 0:
         labels.reverse()
     for label in labels:
-        got = _run_child(sources[label], ["--child", "archive", "--inputs", str(inputs), *host])
-        starts = first_start(sources[label], args.host, first)
+        cuts = label.partition(":")[2]
+        arguments = ["--child", "archive", "--inputs", str(inputs), *host]
+        got = _run_child(sources[label], arguments, cuts)
+        starts = first_start(sources[label], args.host, first, cuts)
         whole = starts["seconds"]
         rate = mb / got["seconds"]
         values = {

@@ -593,11 +593,12 @@ class Archive:
         raise NotFoundError(f"snapshot {snapshot_id} has no file named {name!r}")
 
     def file_digests(self, snapshot_id: str) -> dict[str, tuple[str, str | None]]:
-        """File name -> (documents key, digest when recorded) of a complete snapshot."""
+        """File name -> (documents key, content digest when recorded: the ledger's, the
+        same in any cuts) of a complete snapshot."""
         doc = self.load(snapshot_id, with_files=False)
         digests: dict[str, tuple[str, str | None]] = {}
         for name, key in self.file_keys(snapshot_id, doc).items():
-            digests[name] = (key, self.files.digest(key))
+            digests[name] = (key, self.files.content_digest(key))
         return digests
 
     def stored_digest(self, snapshot_id: str, *, read_all: bool = False) -> StoredDigest | None:

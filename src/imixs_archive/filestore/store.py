@@ -147,6 +147,13 @@ class FileStore:
         row = self._backend.get(ARCHIVE_FILES, {"md5": key}, ["digest"])
         return row["digest"] if row is not None else None
 
+    def content_digest(self, key: str) -> str | None:
+        """The digest over a file's content-defined cuts (what the ledger logs) as this
+        archive recorded it, whatever pieces it is stored in; None when none is recorded.
+        Two stores holding the same file agree on it, in any cuts."""
+        digest = self.digest(key)
+        return None if digest is None else ledger_digest_of(self._backend, key, digest)
+
     def ledger_digest(self, key: str, *, read_all: bool = False, where: str = "") -> str:
         """The file's content digest as the ledger records it: the SHA-256 over the
         SHA-256s (hex) of its bytes as this archive's chunker cuts them (``chunking.py``),
