@@ -4,8 +4,9 @@ wrongly: a Bloom filter that grows as items are added (a scalable Bloom filter).
 The collector uses it for sets as large as the archive (the piece ids the ``documents``
 rows list, the ids of the stored snapshots), where it only ever acts on "not in it" and a
 wrong "in it" keeps garbage one collection longer. About 1.2 bytes per item at the default
-error rate in one layer, up to about 3 as it grows (below), against ~100 in a Python set. Each filter hashes with a key of its own, so
-the items one collection wrongly keeps are other items at the next.
+error rate in one layer, up to about 3 as it grows (below), against ~100 in a Python set.
+Each filter hashes with a key of its own, so the items one collection wrongly keeps are
+other items at the next.
 
 Layers of doubling capacity are added as it fills; their error rates halve, so the whole
 stays below ``error``. Past ``max_bytes`` it stops growing and answers "in it" for
