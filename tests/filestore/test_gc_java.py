@@ -16,6 +16,8 @@ import pytest
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.verify import verify
+from imixs_archive.errors import StoreUnavailableError
+from imixs_archive.filestore.content import IngestedContent, Piece
 from imixs_archive.filestore.garbage import CUT, REF, pin_row
 from imixs_archive.filestore.gc import GcReport, collect
 from imixs_archive.filestore.reading import EMPTY_MD5, is_hashed, pieces_digest
@@ -386,3 +388,16 @@ def test_a_store_of_an_empty_file_while_the_collector_drops_its_rows(
     for snapshot_id in (earlier, later.snapshot_id):
         assert content_of(archive.load(snapshot_id), "empty.txt") == b""
     assert content_of(archive.load(later.snapshot_id), "a.bin") == A
+
+
+def test_an_ingest_too_long_notices_a_listed_java_piece(archive: Archive, backend: Backend) -> None:
+    """A long ingest re-checks the pieces it relies on (``FileStore.check_reused``): one cut
+    as Java cuts them counts as being collected when listed as such, as a hashed one does."""
+    (data_id,) = java_pieces_only(backend, A)
+    content = IngestedContent(
+        backend, hashlib.md5(A).hexdigest().upper(), len(A), [Piece(data_id, len(A))]
+    )
+    archive.files.check_reused([content])  # not listed: nothing to say
+    assert gc(backend, wait=False).java_pieces_listed == 1
+    with pytest.raises(StoreUnavailableError, match="being collected"):
+        archive.files.check_reused([content])

@@ -26,7 +26,7 @@ from imixs_archive.filestore.content import (
     ingest_stream,
 )
 from imixs_archive.filestore.files import link_stored, register_file
-from imixs_archive.filestore.garbage import PIECE, listed
+from imixs_archive.filestore.garbage import CUT, PIECE, listed
 from imixs_archive.filestore.gc import GcReport, collect
 from imixs_archive.filestore.reading import (
     EMPTY_MD5,
@@ -120,7 +120,8 @@ class FileStore:
             for piece in content.pieces:
                 key = {"data_id": piece.data_id}
                 gone = self._backend.get(DOCUMENTS_DATA, key, ["data_id"]) is None
-                if gone or listed(self._backend, PIECE, piece.data_id) is not None:
+                kind = PIECE if is_hashed(piece.data_id) else CUT  # CUT: cut as Java cuts
+                if gone or listed(self._backend, kind, piece.data_id) is not None:
                     raise StoreUnavailableError(
                         "the ingest took longer than half the collector's grace period and a "
                         f"piece it reused ({piece.data_id}) is being collected: archive it again"
