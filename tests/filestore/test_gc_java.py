@@ -249,15 +249,21 @@ def refs_of(archive: Archive, snapshot_id: str) -> list[str]:
 
 
 def test_a_java_snapshot_deleted_by_java_goes_whole(archive: Archive, backend: Backend) -> None:
-    """A snapshot Java stored and this archive then referred to by its pin (the same bytes
-    arrived here too): Java's delete leaves its reference, the collector takes it."""
+    """A snapshot Java stored, whose first file this archive then took in too (it adopts
+    Java's rows and pins them): Java's delete stops at that file, and leaves the second
+    file's reference; the collector takes it, then the second file, Java's pieces too."""
     doc = make_snapshot(0, files={"a.bin": A, "b.bin": B})
     java_id = java_store_snapshot(backend, doc)
-    archive.store(make_snapshot(1, files={"a.bin": A}))  # adopts Java's rows, pins them
+    kept = archive.store(make_snapshot(1, files={"a.bin": A})).snapshot_id  # adopts, pins
     java_delete_snapshot(backend, archive, java_id)
-    assert gc(backend, wait=False).dangling_refs_found <= 1
+    b_key = hashlib.md5(B).hexdigest().upper()
+    assert refs(backend, b_key) == [java_id]
+    assert gc(backend, wait=False).dangling_refs_listed == 1
     settled(backend)
-    assert not [row for row in backend.scan(SNAPSHOTS_BY_DOCUMENT) if row["snapshot"] == java_id]
+    assert refs(backend, b_key) == []
+    assert next(backend.scan(DOCUMENTS, {"md5": b_key}), None) is None
+    assert len(list(backend.scan(DOCUMENTS_DATA))) == 1  # A's one Java piece
+    assert content_of(archive.load(kept), "a.bin") == A
 
 
 def test_the_pins_are_no_dangling_references(archive: Archive, backend: Backend) -> None:
