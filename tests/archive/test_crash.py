@@ -48,6 +48,10 @@ class CrashingBackend(DelegatingBackend):
         self._tick()
         return self.inner.put(table, rows)
 
+    def put_partition(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> int:
+        self._tick()
+        return self.inner.put_partition(table, rows)
+
     def put_new(self, table: Table, row: Mapping[str, Any]) -> bool:
         self._tick()
         return self.inner.put_new(table, row)

@@ -6,13 +6,11 @@ file arriving again leaves no second copy once collected."""
 
 from __future__ import annotations
 
-import hashlib
 import random
 import time
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.verify import verify
-from imixs_archive.document.conventions import iter_files, modified_day, origin_id
 from imixs_archive.document.xml_reader import read_xml_document
 from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.filestore.gc import collect
@@ -22,40 +20,12 @@ from imixs_archive.storage.model import (
     DOCUMENTS_DATA,
     SNAPSHOTS,
     SNAPSHOTS_BY_DOCUMENT,
-    SNAPSHOTS_BY_MODIFIED,
-    SNAPSHOTS_BY_UNIQUEID,
 )
-from support.java_rows import java_store_file
+from support.java_rows import java_delete_snapshot, java_store_file
 from support.snapshots import content_of, file_values, make_snapshot
 
 V1 = random.Random(31).randbytes(3_000_000)
 V2 = V1[:1_000_000] + b"edited" + V1[1_000_000:]  # shares all pieces but one or two
-
-
-def java_delete_snapshot(backend: Backend, archive: Archive, snapshot_id: str) -> None:
-    """``DataService.deleteSnapshot`` of the Java service (imixs-archive 3.1.x), statement by
-    statement: the snapshot's rows, then ``deleteDocuments`` over the snapshot loaded
-    with its files merged (the MD5 of each file's bytes)."""
-    doc = archive.load(snapshot_id)
-    backend.delete(SNAPSHOTS, {"snapshot": snapshot_id})
-    backend.delete(
-        SNAPSHOTS_BY_UNIQUEID, {"uniqueid": origin_id(snapshot_id), "snapshot": snapshot_id}
-    )
-    backend.delete(SNAPSHOTS_BY_MODIFIED, {"modified": modified_day(doc), "snapshot": snapshot_id})
-    for entry in iter_files(doc):
-        content = entry.content
-        data = content if isinstance(content, bytes) else content.read_all()  # type: ignore[union-attr]
-        if not data:
-            continue
-        md5 = hashlib.md5(data).hexdigest().upper()
-        backend.delete(SNAPSHOTS_BY_DOCUMENT, {"md5": md5, "snapshot": snapshot_id})
-        if next(backend.scan(SNAPSHOTS_BY_DOCUMENT, {"md5": md5}), None) is not None:
-            return  # "other snapshots refer to this document": Java stops here
-        rows = list(backend.scan(DOCUMENTS, {"md5": md5}))
-        for row in rows:
-            backend.delete(DOCUMENTS_DATA, {"data_id": row["data_id"]})
-        for row in rows:
-            backend.delete(DOCUMENTS, {"md5": md5, "sort_id": row["sort_id"]})
 
 
 def collected(backend: Backend) -> None:

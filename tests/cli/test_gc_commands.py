@@ -7,6 +7,7 @@ import hashlib
 import json
 import random
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -16,9 +17,11 @@ from imixs_archive.cli import main
 from imixs_archive.cli.output import human_bytes
 from imixs_archive.config import load_settings
 from imixs_archive.filestore import garbage
-from imixs_archive.storage.model import DOCUMENTS_DATA
+from imixs_archive.filestore.reading import EMPTY_MD5
+from imixs_archive.storage.model import DOCUMENTS_DATA, SNAPSHOTS_BY_DOCUMENT
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.web.app import create_app
+from support.java_rows import java_delete_snapshot
 from support.snapshots import make_snapshot
 from web.live import start_server
 
@@ -207,3 +210,34 @@ def test_commands_that_only_read_refuse_a_folder_without_an_archive(
     assert code == 4
     assert "no archive in" in err and str(missing) in err
     assert not any(tmp_path.iterdir())  # nothing created: no store, no output
+
+
+def test_gc_reports_what_it_collects_beside_java(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A piece Java cut that no file lists, a reference Java's delete left, the empty
+    file's references of older versions: each counted, in words and in JSON."""
+    folder = tmp_path / "store"
+    piece = random.Random(7).randbytes(300_000)
+    with SQLiteBackend(folder) as backend, Archive(backend) as archive:
+        doc = make_snapshot(0, files={"a.bin": DATA, "b.bin": piece})
+        archive.store(doc)
+        java_delete_snapshot(backend, archive, doc["$uniqueid"][0])
+        backend.put(DOCUMENTS_DATA, [{"data_id": str(uuid.uuid4()), "data": piece}])
+        kept = archive.store(make_snapshot(1, files={"empty.txt": b""})).snapshot_id
+        backend.put(SNAPSHOTS_BY_DOCUMENT, [{"md5": EMPTY_MD5, "snapshot": kept}])
+    monkeypatch.setenv("ARCHIVE_GC_GRACE", "60")
+    clock = _Clock()
+    monkeypatch.setattr(garbage, "time", clock)
+    code, out, _ = run(capsys, "gc", "--data-dir", str(folder))
+    assert code == 0
+    assert "pieces the Java service cut that no file lists: found 1, listed 1, removed 0" in out
+    assert "references from snapshots that are gone: found 1, listed 1, removed 0" in out
+    assert "references to the empty file (none needed): removed 1" in out
+    clock.wait(61)
+    code, out, _ = run(capsys, "gc", "--json", "--data-dir", str(folder))
+    report = json.loads(out)
+    assert code == 0
+    assert (report["java_pieces_removed"], report["java_bytes_freed"]) == (1, len(piece))
+    assert (report["dangling_refs_found"], report["dangling_refs_removed"]) == (0, 1)
+    assert report["empty_refs_removed"] == 0

@@ -48,6 +48,11 @@ class Counting(DelegatingBackend):
         self.puts[table.name] += written
         return written
 
+    def put_partition(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> int:
+        written = super().put_partition(table, rows)
+        self.puts[table.name] += written
+        return written
+
 
 def test_a_carried_attachment_is_not_looked_up_again_while_confirmed(backend: Backend) -> None:
     remote = Counting(backend, local_reads=False)

@@ -9,7 +9,7 @@ import random
 import re
 import subprocess
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,11 @@ class WritesFail(DelegatingBackend):
         if self.down:
             raise StoreUnavailableError("the store is unavailable (test)")
         return self.inner.put(table, rows)
+
+    def put_partition(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> int:
+        if self.down:
+            raise StoreUnavailableError("the store is unavailable (test)")
+        return self.inner.put_partition(table, rows)
 
     def put_new(self, table: Table, row: Mapping[str, Any]) -> bool:
         if self.down:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 
+from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import iter_files, modified_day, origin_id
 from imixs_archive.document.model import Document
 from imixs_archive.document.xml_writer import to_xml
@@ -60,3 +61,29 @@ def java_store_snapshot(backend: Backend, doc: Document) -> str:
     )
     backend.put(SNAPSHOTS_BY_MODIFIED, [{"modified": modified_day(doc), "snapshot": snapshot_id}])
     return snapshot_id
+
+
+def java_delete_snapshot(backend: Backend, archive: Archive, snapshot_id: str) -> None:
+    """``DataService.deleteSnapshot`` of the Java service (imixs-archive 3.1.x), statement by
+    statement: the snapshot's rows, then ``deleteDocuments`` over the snapshot loaded
+    with its files merged (the MD5 of each file's bytes)."""
+    doc = archive.load(snapshot_id)
+    backend.delete(SNAPSHOTS, {"snapshot": snapshot_id})
+    backend.delete(
+        SNAPSHOTS_BY_UNIQUEID, {"uniqueid": origin_id(snapshot_id), "snapshot": snapshot_id}
+    )
+    backend.delete(SNAPSHOTS_BY_MODIFIED, {"modified": modified_day(doc), "snapshot": snapshot_id})
+    for entry in iter_files(doc):
+        content = entry.content
+        data = content if isinstance(content, bytes) else content.read_all()  # type: ignore[union-attr]
+        if not data:
+            continue
+        md5 = hashlib.md5(data).hexdigest().upper()
+        backend.delete(SNAPSHOTS_BY_DOCUMENT, {"md5": md5, "snapshot": snapshot_id})
+        if next(backend.scan(SNAPSHOTS_BY_DOCUMENT, {"md5": md5}), None) is not None:
+            return  # "other snapshots refer to this document": Java stops here
+        rows = list(backend.scan(DOCUMENTS, {"md5": md5}))
+        for row in rows:
+            backend.delete(DOCUMENTS_DATA, {"data_id": row["data_id"]})
+        for row in rows:
+            backend.delete(DOCUMENTS, {"md5": md5, "sort_id": row["sort_id"]})

@@ -32,6 +32,10 @@ class Switchable(DelegatingBackend):
         self._check()
         return self.inner.put(table, rows)
 
+    def put_partition(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> int:
+        self._check()
+        return self.inner.put_partition(table, rows)
+
     def put_new(self, table: Table, row: Mapping[str, Any]) -> bool:
         self._check()
         return self.inner.put_new(table, row)

@@ -47,6 +47,7 @@ from imixs_archive.document.conventions import (
 from imixs_archive.document.labels import label
 from imixs_archive.document.model import Document
 from imixs_archive.errors import StoreError
+from imixs_archive.filestore.reading import EMPTY_MD5
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,
@@ -176,7 +177,8 @@ def count_fact(
     new_files = {
         key: size
         for key, size in sorted(sizes.items())
-        if not carriers.other_than(key, snapshot_id)
+        if key != EMPTY_MD5  # not stored: no snapshot brings it (and it has no references)
+        and not carriers.other_than(key, snapshot_id)
         and not _any_other(backend, SNAPSHOTS_BY_DOCUMENT, {"md5": key}, snapshot_id)
     }
     first = not carriers.other_than(origin, snapshot_id) and not _any_other(
@@ -409,7 +411,11 @@ def exact_fact(
     others = _others(backend, SNAPSHOTS_BY_UNIQUEID, partition, snapshot_id, None)
     first = _earliest([*others, snapshot_id]) == snapshot_id
     sizes = file_sizes(backend, doc, keys)
-    new_files = {k: s for k, s in sorted(sizes.items()) if earliest_carrier(k) == snapshot_id}
+    new_files = {
+        k: s
+        for k, s in sorted(sizes.items())
+        if k != EMPTY_MD5 and earliest_carrier(k) == snapshot_id
+    }
     return replace(fact, first=first, new_files=new_files)
 
 

@@ -3,7 +3,9 @@
 Write order for one snapshot (every step an idempotent upsert, so a re-run after a crash
 at any point completes it): pieces (while the XML streams in), each file's piece refs,
 ``documents`` rows and ``archive_files`` (see ``filestore/files.py``), then
-``snapshots_by_document`` with ``archive_snapshot_files``, then ``snapshots_by_uniqueid``
+``snapshots_by_document`` (none for an empty file: it has no bytes to keep, and one
+partition would get a row per snapshot) with ``archive_snapshot_files``, then
+``snapshots_by_uniqueid``
 with ``snapshots_by_modified`` (the rows of a step written at once, a step begun when
 the one before it is durable: a delete finds a snapshot by its ``snapshots_by_uniqueid``
 row and its files by ``archive_snapshot_files``), the day's change stamp (``days.py``)
@@ -111,7 +113,7 @@ from imixs_archive.errors import (
     StoreError,
 )
 from imixs_archive.filestore.content import IngestCounters, IngestedContent, PendingContent
-from imixs_archive.filestore.reading import StoredContent
+from imixs_archive.filestore.reading import EMPTY_MD5, StoredContent
 from imixs_archive.filestore.store import FileStore, store_cuts
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.model import (
@@ -426,8 +428,12 @@ class Archive:
             soon = self.backend.put_soon
             _settled(
                 soon(
-                    SNAPSHOTS_BY_DOCUMENT,
-                    [{"md5": r["md5"], "snapshot": snapshot_id} for r in file_rows],
+                    SNAPSHOTS_BY_DOCUMENT,  # none for an empty file (no bytes to keep)
+                    [
+                        {"md5": r["md5"], "snapshot": snapshot_id}
+                        for r in file_rows
+                        if r["md5"] != EMPTY_MD5
+                    ],
                 ),
                 soon(ARCHIVE_SNAPSHOT_FILES, file_rows),
             )
@@ -868,7 +874,7 @@ class Archive:
                     )
                     stamp_day(self.backend, day)  # figures that counted it are stale
             delete_snapshot_xml(self.backend, snapshot_id, row)
-            for key in sorted(set(keys)):
+            for key in sorted(set(keys) - {EMPTY_MD5}):  # the empty file has no rows
                 self.backend.delete(SNAPSHOTS_BY_DOCUMENT, {"md5": key, "snapshot": snapshot_id})
             self.backend.delete(ARCHIVE_SNAPSHOT_FILES, {"snapshot": snapshot_id})
             # Last: while this row is there, a re-run (or the history cleanup) finds a

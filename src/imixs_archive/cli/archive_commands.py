@@ -307,6 +307,19 @@ def cmd_gc(args: argparse.Namespace, ctx: Context) -> int:
         f"earlier still waiting; {report.kept} in use again"
     )
     print(f"{'now' if args.dry_run else 'after this run'}: {unused_words(report)}")
+    if report.java_pieces_found or report.java_pieces_removed:
+        print(
+            f"pieces the Java service cut that no file lists: found {report.java_pieces_found}, "
+            f"{listing} {report.java_pieces_listed}, {verb} {report.java_pieces_removed} "
+            f"({human_bytes(report.java_bytes_freed)})"
+        )
+    if report.dangling_refs_found or report.dangling_refs_removed:
+        print(
+            f"references from snapshots that are gone: found {report.dangling_refs_found}, "
+            f"{listing} {report.dangling_refs_listed}, {verb} {report.dangling_refs_removed}"
+        )
+    if report.empty_refs_removed:
+        print(f"references to the empty file (none needed): {verb} {report.empty_refs_removed}")
     for error in report.errors:
         print(f"error: {error}", file=sys.stderr)
     return 1 if report.errors else 0

@@ -6,6 +6,10 @@ two rules every process follows about it; the collector itself is ``gc.py``.
   it (and writes it again), so the collector, which re-checks the list and the references
   before removing anything, leaves it alone.
 
+Beside the Java service two more kinds are listed (``gc_java.py``): :data:`CUT`, a piece
+the Java service cut that no ``documents`` row lists, and :data:`REF`, a reference to a
+file from a snapshot that is gone.
+
 A file is "used" while a snapshot refers to it in ``snapshots_by_document``. Beside those
 rows, each file this archive registers gets one more row, :data:`PIN`: the Java service
 deletes a file's ``documents_data`` rows once no row is left for its MD5, and would so
@@ -24,6 +28,10 @@ from imixs_archive.storage.model import ARCHIVE_GARBAGE, SNAPSHOTS_BY_DOCUMENT
 
 FILE = "file"
 PIECE = "piece"
+CUT = "java-piece"
+"""A piece cut by the Java service (a random id) that no ``documents`` row lists."""
+REF = "reference"
+"""A ``snapshots_by_document`` row naming a snapshot that is gone (see :func:`ref_id`)."""
 PIN = "!archive"
 """The ``snapshots_by_document`` row that keeps the Java service off this archive's files."""
 
@@ -48,6 +56,18 @@ def take_off_list(backend: Backend, kind: str, item: str) -> bool:
         return False
     backend.delete(ARCHIVE_GARBAGE, {"id": item, "kind": kind})
     return True
+
+
+def ref_id(key: str, snapshot: str) -> str:
+    """The listed id of the reference of ``snapshot`` to the file ``key`` (a documents key
+    holds no space)."""
+    return f"{key} {snapshot}"
+
+
+def ref_of(item: str) -> tuple[str, str]:
+    """(key, snapshot) of a listed reference."""
+    key, _space, snapshot = item.partition(" ")
+    return key, snapshot
 
 
 def pin_row(key: str) -> dict[str, str]:

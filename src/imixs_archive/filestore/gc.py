@@ -8,7 +8,11 @@ Deleting a snapshot only drops references (``snapshots.py``). Each collection th
    time and still unreferenced: a file's rows (its content-addressed pieces are listed as
    soon as nothing refers to them), or a piece.
 2. **Lists** every file no snapshot uses and every piece no file uses that is not listed
-   yet, with the time and its bytes.
+   yet, with the time and its bytes; beside the Java service also the pieces it cut that
+   no file lists and the references from snapshots that are gone (``gc_java.py``).
+
+Progress: every loop over a table passes :func:`budget.checkpoint` (a run under a request
+stops when its budget is spent); the report counts each kind found, listed and removed.
 
 Why nothing an ingest relies on can go:
 
@@ -24,8 +28,10 @@ Why nothing an ingest relies on can go:
   deletes only what was written before the listing (``USING TIMESTAMP``, less
   ``CLOCK_SKEW`` for the hosts' clocks): the ingest's rewrite is later and survives.
 
-The references are read newest first, one row (``garbage.file_used``); the pieces of a
-file, and every listed item, are read by key.
+A file's references are read newest first, one row (``garbage.file_used``); the pieces of
+a file, and every listed item, are read by key. The passes for what the Java service left
+walk ``documents``, ``snapshots_by_uniqueid`` and ``snapshots_by_document`` once a run,
+holding Bloom filters, not sets, of what they met (``gc_java.py``).
 """
 
 from __future__ import annotations
@@ -36,14 +42,29 @@ from typing import Any
 
 from imixs_archive.budget import checkpoint
 from imixs_archive.errors import ArchiveError, StoreError
+from imixs_archive.filestore.bloom import BloomFilter
 from imixs_archive.filestore.files import piece_used, release_file
 from imixs_archive.filestore.garbage import (
+    CUT,
     FILE,
     PIECE,
+    REF,
     file_used,
     listed,
     now_us,
     put_on_list,
+    ref_id,
+)
+from imixs_archive.filestore.gc_java import (
+    KEPT,
+    REMOVED,
+    EmptyReferences,
+    dangling_references,
+    drop_empty_references,
+    is_unlisted_cut,
+    listed_cut_ids,
+    remove_cut,
+    remove_reference,
 )
 from imixs_archive.filestore.reading import is_hashed
 from imixs_archive.jsonable import Jsonable
@@ -86,6 +107,21 @@ class GcReport(Jsonable):
     """... and the pieces only they use or no file uses (:func:`unused_now`, counted as
     ``stats`` and ``verify`` count them)."""
     unused_bytes: int = 0
+    java_pieces_found: int = 0
+    """Pieces the Java service cut that no file lists, found by this run (``gc_java.py``;
+    listed now or earlier) ..."""
+    java_pieces_listed: int = 0
+    """... listed by it (their bytes are in ``listed_bytes``) ..."""
+    java_pieces_removed: int = 0
+    """... and removed by it, a grace period after their listing (also in
+    ``removed_pieces``), with their bytes (also in ``bytes_freed``)."""
+    java_bytes_freed: int = 0
+    dangling_refs_found: int = 0
+    """References (``snapshots_by_document``) from snapshots that are gone: found ..."""
+    dangling_refs_listed: int = 0
+    dangling_refs_removed: int = 0
+    empty_refs_removed: int = 0
+    """Rows under the empty file's MD5, which older versions wrote: removed at once."""
 
     @property
     def reclaimable_bytes(self) -> int:
@@ -107,14 +143,19 @@ def collect(
     the clocks of the hosts may differ (tests on one host pass 0)."""
     report = GcReport(dry_run=dry_run)
     due = clock() - int(grace * 1_000_000)
+    listed_ids = listed_cut_ids(backend)  # after ``due``: what is due was listed before it
     for row in list(backend.scan(ARCHIVE_GARBAGE)):
+        checkpoint()
         since = int(row["since"])
         if since > due:
             report.waiting += 1
             report.waiting_bytes += int(row["size"])
             continue
         try:
-            _remove(backend, row, since - clock_skew_us, report, clock)
+            if row["kind"] in (CUT, REF):
+                _remove_java(backend, row, since - clock_skew_us, listed_ids, report)
+            else:
+                _remove(backend, row, since - clock_skew_us, report, clock)
         except StoreError:
             raise
         except ArchiveError as exc:
@@ -126,16 +167,55 @@ def collect(
             report.listed_bytes += size
             if not dry_run:
                 put_on_list(backend, FILE, key, size, now)
-    for data_id, size in _orphan_pieces(backend):
+    for kind, data_id, piece_size in _loose_pieces(backend, listed_ids):
+        report.java_pieces_found += kind == CUT
+        if piece_size is None:
+            continue  # listed already
         report.listed_pieces += 1
-        report.listed_bytes += size
+        report.java_pieces_listed += kind == CUT
+        report.listed_bytes += piece_size
         if not dry_run:
-            put_on_list(backend, PIECE, data_id, size, now)
+            put_on_list(backend, kind, data_id, piece_size, now)
+    _list_references(backend, report, now)
     # After a run every piece no file refers to is listed; a dry run listed none of them.
     unused = unused_now(backend, orphans=None if dry_run else 0)
     report.unused_files, report.unused_pieces = unused.files, unused.pieces
     report.unused_bytes = unused.bytes
     return report
+
+
+def _remove_java(
+    backend: Backend, row: dict[str, Any], before: int, listed_ids: BloomFilter, report: GcReport
+) -> None:
+    """Remove a listed Java-cut piece or dangling reference (``gc_java.py``)."""
+    item, since, dry_run = row["id"], int(row["since"]), report.dry_run
+    if row["kind"] == CUT:
+        outcome = remove_cut(backend, item, since, before, listed_ids, dry_run=dry_run)
+        if outcome == REMOVED:
+            size = int(row["size"])
+            report.removed_pieces += 1
+            report.java_pieces_removed += 1
+            report.bytes_freed += size
+            report.java_bytes_freed += size
+    else:
+        outcome = remove_reference(backend, item, since, before, dry_run=dry_run)
+        report.dangling_refs_removed += outcome == REMOVED
+    report.kept += outcome == KEPT
+
+
+def _list_references(backend: Backend, report: GcReport, now: int) -> None:
+    """List the references from snapshots that are gone; drop the empty file's."""
+    empty = EmptyReferences()
+    for key, snapshot_id in dangling_references(backend, empty):
+        report.dangling_refs_found += 1
+        item = ref_id(key, snapshot_id)
+        if listed(backend, REF, item) is None:
+            report.dangling_refs_listed += 1
+            if not report.dry_run:
+                put_on_list(backend, REF, item, 0, now)
+    report.empty_refs_removed = empty.rows
+    if empty.rows and not report.dry_run:
+        drop_empty_references(backend)
 
 
 def _remove(
@@ -224,15 +304,34 @@ def _own_pieces(backend: Backend, key: str) -> Iterator[tuple[str, int]]:
 
 def _orphan_pieces(backend: Backend) -> Iterator[tuple[str, int]]:
     """(id, bytes) of content-addressed pieces no file refers to and not listed yet."""
+    for _kind, data_id, size in _loose_pieces(backend, None):
+        if size is not None:
+            yield data_id, size
+
+
+def _loose_pieces(
+    backend: Backend, listed_ids: BloomFilter | None
+) -> Iterator[tuple[str, str, int | None]]:
+    """(kind, id, bytes) of the pieces no file refers to: content-addressed ones
+    (:data:`PIECE`) and, given ``listed_ids`` (``gc_java.listed_cut_ids``), those the Java
+    service cut that no file lists (:data:`CUT`). Bytes are None for one already listed."""
     for row in backend.scan(DOCUMENTS_DATA, columns=["data_id"]):
+        checkpoint()
         data_id = row["data_id"]
-        if not is_hashed(data_id) or piece_used(backend, data_id):
+        if is_hashed(data_id):
+            if piece_used(backend, data_id):
+                continue
+            kind = PIECE
+        elif listed_ids is not None and is_unlisted_cut(backend, data_id, listed_ids):
+            kind = CUT
+        else:
             continue
-        if listed(backend, PIECE, data_id) is not None:
+        if listed(backend, kind, data_id) is not None:
+            yield kind, data_id, None
             continue
         piece = backend.get(DOCUMENTS_DATA, {"data_id": data_id})
         if piece is not None:
-            yield data_id, len(piece["data"])
+            yield kind, data_id, len(piece["data"])
 
 
 @dataclass(frozen=True)
@@ -247,7 +346,8 @@ class Unused:
     file_bytes: int = 0
     loose_pieces: int = 0
     """Pieces no file refers to (and their ``loose_bytes``): a removed file's, listed in
-    its stead, or an aborted write's."""
+    its stead, or an aborted write's; and those the Java service cut that a collection
+    listed (no file lists them)."""
     loose_bytes: int = 0
 
     @property
@@ -272,7 +372,7 @@ def unused_now(backend: Backend, orphans: int | None = None) -> Unused:
     found = [
         (row["id"], int(row["size"]))
         for row in backend.scan(ARCHIVE_GARBAGE)
-        if row["kind"] == PIECE and not piece_used(backend, row["id"])
+        if row["kind"] == CUT or (row["kind"] == PIECE and not piece_used(backend, row["id"]))
     ]
     if orphans is None or sum(is_hashed(data_id) for data_id, _size in found) < orphans:
         found += list(_orphan_pieces(backend))

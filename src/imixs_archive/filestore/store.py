@@ -26,9 +26,15 @@ from imixs_archive.filestore.content import (
     ingest_stream,
 )
 from imixs_archive.filestore.files import ledger_digest_of, link_stored, register_file
-from imixs_archive.filestore.garbage import PIECE, listed
+from imixs_archive.filestore.garbage import CUT, PIECE, listed
 from imixs_archive.filestore.gc import GcReport, collect
-from imixs_archive.filestore.reading import StoredContent, is_hashed, pieces_digest, read_piece
+from imixs_archive.filestore.reading import (
+    EMPTY_MD5,
+    StoredContent,
+    is_hashed,
+    pieces_digest,
+    read_piece,
+)
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import ARCHIVE_FILES, DOCUMENTS, DOCUMENTS_DATA
 
@@ -83,7 +89,10 @@ class FileStore:
         a row otherwise (its pin, the collector's list, its record). Safe for the reason a
         confirmed piece is (``PieceStore``): the registration wrote its pin and found it
         off the collector's list and complete; it can be removed only a grace period after
-        a later listing."""
+        a later listing. An empty file gets no rows: it has no bytes to keep, and the
+        Java service stores none for it either."""
+        if content.md5 == EMPTY_MD5 and not content.pieces:
+            return EMPTY_MD5  # no bytes: nothing to store or keep (as the Java service)
         key = self._recently_registered(content.digest)
         if key is not None:
             return key
@@ -121,7 +130,8 @@ class FileStore:
             for piece in content.pieces:
                 key = {"data_id": piece.data_id}
                 gone = self._backend.get(DOCUMENTS_DATA, key, ["data_id"]) is None
-                if gone or listed(self._backend, PIECE, piece.data_id) is not None:
+                kind = PIECE if is_hashed(piece.data_id) else CUT  # CUT: cut as Java cuts
+                if gone or listed(self._backend, kind, piece.data_id) is not None:
                     raise StoreUnavailableError(
                         "the ingest took longer than half the collector's grace period and a "
                         f"piece it reused ({piece.data_id}) is being collected: archive it again"
@@ -189,7 +199,7 @@ class FileStore:
     def by_md5(self, md5: str) -> StoredContent:
         """A stored file by its MD5 (hex, either case); NotFoundError when none is."""
         key = md5.strip().upper()
-        if not self.exists(key) and not self.has_rows(key):
+        if key != EMPTY_MD5 and not self.exists(key) and not self.has_rows(key):
             raise NotFoundError(f"no file with MD5 {key} in the archive")
         return self.content(key)
 

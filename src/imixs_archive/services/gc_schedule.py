@@ -47,6 +47,18 @@ class GcSchedule:
             report.listed_files,
             report.listed_pieces,
         )
+        if report.java_pieces_found or report.dangling_refs_found or report.empty_refs_removed:
+            log.info(
+                "garbage collection beside Java: %d unlisted Java pieces found (%d removed, "
+                "%d bytes), %d references from gone snapshots found (%d removed), %d "
+                "references to the empty file removed",
+                report.java_pieces_found,
+                report.java_pieces_removed,
+                report.java_bytes_freed,
+                report.dangling_refs_found,
+                report.dangling_refs_removed,
+                report.empty_refs_removed,
+            )
         for error in report.errors:
             log.warning("garbage collection: %s", error)
         return report

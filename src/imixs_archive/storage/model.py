@@ -237,7 +237,9 @@ ARCHIVE_GARBAGE = Table(
     _cols(("id", T), ("kind", T), ("since", BI), ("size", BI)),
     partition_key=("id",),
     clustering_key=("kind",),
-    serves="Q14: files (kind 'file', by documents key) and pieces (kind 'piece', by id) "
+    serves="Q14: files (kind 'file', by documents key), pieces (kind 'piece', by id), "
+    "pieces the Java service cut that no file lists (kind 'java-piece') and references "
+    "from snapshots that are gone (kind 'reference', '<key> <snapshot>') "
     "that nothing referred to since a time (epoch microseconds), with their bytes: removed "
     "by the collector once the grace period has passed and they are still unreferenced.",
     java=False,

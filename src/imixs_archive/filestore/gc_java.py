@@ -1,0 +1,158 @@
+"""What the collector (``gc.py``) finds beside the Java service, which leaves rows that no
+rule of this archive's own writes and deletes would leave:
+
+* **Pieces the Java service cut that no file lists** (:data:`CUT`): random ids in
+  ``documents_data`` that no ``documents`` row names any more (a Java write cut short, a
+  file whose rows both services wrote, a partition this archive rewrote). Found by one pass
+  over ``documents`` into a Bloom filter of the listed ids (bounded memory, ``bloom.py``),
+  then one over ``documents_data``. The Java service writes a file's ``documents_data``
+  rows before its ``documents`` rows: a piece being written is found unlisted, and is
+  removed only if, a grace period after its listing, a new pass over ``documents`` still
+  finds no row naming it (and no ``archive_piece_refs`` row of this archive does).
+* **References from snapshots that are gone** (:data:`REF`): ``snapshots_by_document``
+  rows naming a snapshot whose ``snapshots`` row is missing. The Java service's delete
+  (``deleteDocuments``) stops at the first file that still has a reference, and every file
+  of this archive has one (its pin, ``garbage.py``): the other files' rows of the deleted
+  snapshot stay. Both services write those rows *before* the ``snapshots`` row (this
+  archive: ``archive/snapshots.py``; on SQLite in the same transaction), so a snapshot
+  being stored has them without its row for the length of its write. A reference is
+  removed only if, a grace period after its listing, its snapshot is still missing; on
+  Cassandra only as written before the listing (a store that writes it again survives).
+  The pins are no references.
+* **The empty file's references**: older versions of this archive wrote a row per
+  snapshot into the single partition of the empty file's MD5 (the Java service writes
+  none, and an empty file needs no stored content). The collector deletes that partition
+  whole (one partition tombstone), at once: nothing depends on those rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from imixs_archive.budget import checkpoint
+from imixs_archive.filestore.bloom import BloomFilter
+from imixs_archive.filestore.files import piece_used
+from imixs_archive.filestore.garbage import CUT, PIN, REF, listed, ref_of
+from imixs_archive.filestore.reading import EMPTY_MD5, is_hashed
+from imixs_archive.storage.base import Backend
+from imixs_archive.storage.model import (
+    ARCHIVE_GARBAGE,
+    DOCUMENTS,
+    DOCUMENTS_DATA,
+    SNAPSHOTS,
+    SNAPSHOTS_BY_DOCUMENT,
+    SNAPSHOTS_BY_UNIQUEID,
+)
+
+REMOVED = "removed"
+KEPT = "kept"
+"""In use again: taken off the list."""
+GONE = "gone"
+"""Removed by someone else meanwhile: taken off the list."""
+MOVED = "moved"
+"""Taken off the list or listed again meanwhile: left alone."""
+
+
+def listed_cut_ids(backend: Backend) -> BloomFilter:
+    """The ids of the Java-cut pieces the ``documents`` rows list now (a Bloom filter)."""
+    ids = BloomFilter()
+    for row in backend.scan(DOCUMENTS, columns=["data_id"]):
+        checkpoint()
+        if not is_hashed(row["data_id"]):
+            ids.add(row["data_id"])
+    return ids
+
+
+def is_unlisted_cut(backend: Backend, data_id: str, listed_ids: BloomFilter) -> bool:
+    """Whether a stored piece is one the Java service cut that no file lists (neither a
+    ``documents`` row, as of ``listed_ids``, nor this archive's piece references)."""
+    return not is_hashed(data_id) and data_id not in listed_ids and not piece_used(backend, data_id)
+
+
+def remove_cut(
+    backend: Backend,
+    item: str,
+    since: int,
+    before: int,
+    listed_ids: BloomFilter,
+    *,
+    dry_run: bool,
+) -> str:
+    """Remove a listed Java-cut piece if it is still listed as it was and still unlisted
+    by any file (``listed_ids``: a pass over ``documents`` begun a grace period or more
+    after its listing). The outcome: :data:`REMOVED`, :data:`KEPT` or :data:`MOVED`."""
+    with backend.grouped():  # SQLite: the re-checks and the removal are one transaction
+        if listed(backend, CUT, item) != since:
+            return MOVED
+        if not is_unlisted_cut(backend, item, listed_ids):
+            if not dry_run:
+                backend.delete(ARCHIVE_GARBAGE, {"id": item, "kind": CUT})
+            return KEPT
+        if not dry_run:
+            backend.delete(DOCUMENTS_DATA, {"data_id": item}, written_before=before)
+            backend.delete(ARCHIVE_GARBAGE, {"id": item, "kind": CUT})
+        return REMOVED
+
+
+@dataclass
+class EmptyReferences:
+    """The rows found under the empty file's MD5 (its pin not counted)."""
+
+    rows: int = 0
+
+
+def snapshot_exists(backend: Backend, snapshot_id: str) -> bool:
+    return backend.get(SNAPSHOTS, {"snapshot": snapshot_id}, ["snapshot"]) is not None
+
+
+def indexed_snapshot_ids(backend: Backend) -> BloomFilter:
+    """The ids ``snapshots_by_uniqueid`` names now (a Bloom filter): a snapshot in it is
+    taken as present without a look-up (a wrong "in it" only keeps a reference)."""
+    ids = BloomFilter()
+    for row in backend.scan(SNAPSHOTS_BY_UNIQUEID, columns=["snapshot"]):
+        checkpoint()
+        ids.add(row["snapshot"])
+    return ids
+
+
+def dangling_references(backend: Backend, empty: EmptyReferences) -> Iterator[tuple[str, str]]:
+    """(file key, snapshot id) of every ``snapshots_by_document`` row naming a snapshot
+    whose ``snapshots`` row is missing now; the empty file's rows are counted in
+    ``empty`` instead."""
+    indexed = indexed_snapshot_ids(backend)
+    for row in backend.scan(SNAPSHOTS_BY_DOCUMENT, columns=["md5", "snapshot"]):
+        checkpoint()
+        key, snapshot_id = row["md5"], row["snapshot"]
+        if snapshot_id == PIN:
+            continue
+        if key == EMPTY_MD5:
+            empty.rows += 1
+        elif snapshot_id not in indexed and not snapshot_exists(backend, snapshot_id):
+            yield key, snapshot_id
+
+
+def drop_empty_references(backend: Backend) -> None:
+    """The empty file's partition, whole (rows written later survive on Cassandra)."""
+    backend.delete(SNAPSHOTS_BY_DOCUMENT, {"md5": EMPTY_MD5})
+
+
+def remove_reference(backend: Backend, item: str, since: int, before: int, *, dry_run: bool) -> str:
+    """Remove a listed reference if it is still listed as it was and its snapshot still
+    missing. The outcome: :data:`REMOVED`, :data:`KEPT`, :data:`GONE` or :data:`MOVED`."""
+    key, snapshot_id = ref_of(item)
+    row = {"md5": key, "snapshot": snapshot_id}
+    with backend.grouped():  # SQLite: the re-checks and the removal are one transaction
+        if listed(backend, REF, item) != since:
+            return MOVED
+        if snapshot_exists(backend, snapshot_id):
+            outcome = KEPT  # stored (again) meanwhile
+        elif backend.get(SNAPSHOTS_BY_DOCUMENT, row) is None:
+            outcome = GONE  # a delete of this archive finished
+        else:
+            outcome = REMOVED
+        if not dry_run:
+            if outcome == REMOVED:
+                backend.delete(SNAPSHOTS_BY_DOCUMENT, row, written_before=before)
+            backend.delete(ARCHIVE_GARBAGE, {"id": item, "kind": REF})
+        return outcome
