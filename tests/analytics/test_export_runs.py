@@ -142,6 +142,30 @@ def test_a_stopped_export_goes_on_and_ends_with_the_whole_file(
     assert books_left(archive) == [] and sorted(p.name for p in out_dir.iterdir()) == [out.name]
 
 
+def test_ctrl_c_ends_the_export_after_the_instance_at_hand(
+    archive: Archive, out_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real SIGINT lands anywhere (in a read, between a batch written and counted): the
+    export notes it and stops after the instance at hand, its rows saved with its place."""
+    fill(archive)
+    monkeypatch.setattr(part_runs, "SAVE_MS", 10_000_000)  # saved only when stopping
+    out = out_dir / "table.csv"
+    met = 0
+
+    def ctrl_c() -> None:
+        nonlocal met
+        met += 1
+        if met == 5:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt):
+        export_to_file(archive, spec("csv"), out, seen=ctrl_c)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # given back
+    done = export_to_file(archive, spec("csv"), out)
+    assert done.resumed == "after 5 instances"
+    assert out.read_bytes() == in_one_go(archive, spec("csv"))
+
+
 def test_pieces_lost_or_another_export_begin_again(
     archive: Archive, out_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -239,6 +263,7 @@ def test_a_killed_export_goes_on_where_it_stood(
         (["--part", "3/2"], "--part: expected K/N with 1 <= K <= N"),
         (["--part", "x"], "--part: expected K/N (part K of N"),
         (["--part", "1/2", "--from", "2024-01-01", "--to", "2024-01-02"], "--part splits"),
+        (["--part", "1/2", "--items", "subject", "--output-folder-missing"], "cannot write"),
     ],
 )
 def test_bad_parts_are_one_line(
@@ -256,7 +281,10 @@ def test_bad_parts_are_one_line(
     with pytest.MonkeyPatch.context() as patch:
         for name, value in env.items():
             patch.setenv(name, value)
-        code = main(["export-table", str(out_dir / "t.csv"), "--items", "subject", *arguments])
+        missing = "--output-folder-missing" in arguments
+        out = out_dir / "missing" / "t.csv" if missing else out_dir / "t.csv"
+        arguments = [a for a in arguments if a != "--output-folder-missing"]
+        code = main(["export-table", str(out), "--items", "subject", *arguments])
     err = capsys.readouterr().err.strip()
     assert code == 2 and message in err and "\n" not in err and "Traceback" not in err
 

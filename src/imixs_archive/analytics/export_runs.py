@@ -114,6 +114,8 @@ def export_to_file(
     key = spec_key(spec)
     name = f"{JOB}.{hashlib.sha256(key.encode()).hexdigest()[:16]}"
     target = part_path(path, part, parts)
+    if not target.parent.is_dir():  # said before a lease or a plan is taken
+        raise ConfigError(f"cannot write {target}: no folder {target.parent}")
     with archive.open_instance_run(
         name=name, key=f"{key}|{target.resolve()}", part=part, parts=parts, restart=restart
     ) as run:
@@ -275,7 +277,7 @@ class _Pieces:
         """Keep the pieces a book names, the others removed; False (and none kept) when
         one of them is missing or not as long as it was (the run begins again)."""
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            self.folder.mkdir(exist_ok=True)
         except OSError as exc:
             raise ConfigError(f"cannot write {self.folder}: {exc.strerror or exc}") from None
         named = {str(piece["name"]): int(piece["size"]) for piece in done}
@@ -347,7 +349,8 @@ def _sync_folder(folder: Path) -> None:
 @contextlib.contextmanager
 def _interrupt_deferred() -> Iterator[threading.Event]:
     """Ctrl-C (SIGINT) in the block sets the event instead of raising where it lands: the
-    export stops between two instances, where what it read and what it wrote agree. Off
+    export stops between two instances, where what it read and what it wrote agree. A
+    second Ctrl-C raises at once (a read that hangs): the book stays at its last save. Off
     the main thread (no signal arrives there) the event is never set."""
     interrupted = threading.Event()
     if threading.current_thread() is not threading.main_thread():
@@ -355,6 +358,8 @@ def _interrupt_deferred() -> Iterator[threading.Event]:
         return
 
     def note(_signum: int, _frame: FrameType | None) -> None:
+        if interrupted.is_set():
+            raise KeyboardInterrupt
         interrupted.set()
 
     previous = signal.signal(signal.SIGINT, note)
