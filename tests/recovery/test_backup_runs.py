@@ -18,6 +18,7 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.errors import BusyError
 from imixs_archive.recovery.backup import MANIFEST, backup
+from imixs_archive.services.jobs import JobStoppedError
 from imixs_archive.services.workers import Spread
 from support.snapshots import make_snapshot
 
@@ -111,6 +112,27 @@ def test_a_stopped_backup_goes_on_after_the_instances_done(
     again = backup(archive, root)  # finished: the next one begins again, all current
     assert again.resumed == "" and (again.written, again.current) == (0, INSTANCES)
     assert books_left(archive) == []
+
+
+def test_a_job_stopped_goes_on_at_the_next(
+    archive: Archive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The API's backup job stopped (``Job.check_stop`` raising in ``on_snapshot``): the
+    next backup of everything into that folder goes on where it stood."""
+    fill(archive)
+    monkeypatch.setattr(part_runs, "SAVE_MS", 10_000_000)
+    met = 0
+
+    def stop_at_five(_snapshot_id: str) -> None:
+        nonlocal met
+        met += 1
+        if met == 5:
+            raise JobStoppedError("stopped")
+
+    with pytest.raises(JobStoppedError):
+        backup(archive, tmp_path / "bk", on_snapshot=stop_at_five)
+    done = backup(archive, tmp_path / "bk")
+    assert done.resumed == "after 5 instances" and done.written == INSTANCES
 
 
 def test_restart_and_another_folder_begin_again(
