@@ -13,6 +13,11 @@ work on an instance is one it can do twice (retention: what was deleted is gone)
 A book belongs to one ``key`` (what the job was asked: retention's policy): a run asked
 something else begins again. ``keep_book=False`` walks without a book or a lease (a
 preview that nobody resumes).
+
+:func:`run_over_instances` meets one instance at a time. A job that walks on its own
+(several instances in flight, a place that trails the walk: the backup of everything, the
+table export) opens the run with :func:`open_instance_run` and saves its place itself
+(``recovery/backup_book.py``, ``analytics/export_runs.py``).
 """
 
 from __future__ import annotations

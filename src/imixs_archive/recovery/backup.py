@@ -16,6 +16,10 @@ written again; what each file holds is recorded in ``<root>/.imixs-archive-backu
 wins).
 A tree written by someone else (the Java backup service) has no such record: the snapshot
 id is then read from the existing file, streaming past its attachments.
+
+A backup of everything (no days) walks the process instances and keeps a book of where it
+stands, so that a stopped one goes on there and N processes can share one
+(``--part K/N``): ``backup_book.py``.
 """
 
 from __future__ import annotations
