@@ -9,12 +9,14 @@ of rows.
 
 Which snapshots, and in which order:
 
-* a ``first`` and ``last`` day: the snapshots whose ``$modified`` falls on those UTC days,
+* a ``first`` and ``last`` day: the snapshots whose ``$modified`` falls on those days,
   day by day (the by-day index; day partitions and snapshots read concurrently);
-* otherwise every snapshot, in the store's order (a paged pass over ``snapshots``),
-  keeping those on or after ``first`` / on or before ``last`` when one of them is given;
-* ``newest_only``: per process instance, its newest snapshot whose ``$modified`` lies in
-  the range (all of time without one), in the order of a paged pass over the instances.
+* otherwise the process instances one after the other, in the store's range order of
+  ``snapshots_by_uniqueid`` (instances read concurrently): each instance's snapshots,
+  oldest first, keeping those on or after ``first`` / on or before ``last`` when one of
+  them is given; with ``newest_only`` its newest snapshot whose ``$modified`` lies in the
+  range (all of time without one). This walk is the one an export to a file can stop and
+  go on, or split into parts (``export_runs.py``).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from imixs_archive.document.labels import utc
 from imixs_archive.document.model import Document
 from imixs_archive.document.plain import plain
 from imixs_archive.errors import ConfigError
+from imixs_archive.storage.base import Position
 from imixs_archive.timezones import day_bounds
 
 FORMATS = ("parquet", "csv")
@@ -73,6 +76,8 @@ class ExportSummary:
     columns: list[Column] = field(default_factory=list)
     warnings: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    resumed: str = ""
+    """Where a run that went on took up (``export_runs.py``; '' when it began)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -83,16 +88,13 @@ class ExportSummary:
             ],
             "warnings": self.warnings,
             "seconds": round(self.seconds, 3),
+            "resumed": self.resumed or None,
         }
 
 
 def export_table(archive: Archive, spec: ExportSpec, out: IO[bytes]) -> ExportSummary:
     """Write the table to ``out`` (a binary stream); the summary says what was written."""
-    if spec.format not in FORMATS:
-        raise ConfigError(f"unknown export format {spec.format!r}; one of {', '.join(FORMATS)}")
-    clash = {s.item for s in spec.items} & {c.name for c in FIXED_COLUMNS}
-    if clash:
-        raise ConfigError(f"{', '.join(sorted(clash))}: already a column of every export")
+    check_spec(spec)
     started = time.perf_counter()
     size = max(1, spec.batch_rows)
     docs = iter_export_docs(archive, spec)
@@ -100,22 +102,43 @@ def export_table(archive: Archive, spec: ExportSpec, out: IO[bytes]) -> ExportSu
     columns = [*FIXED_COLUMNS, *infer(spec.items, [doc for _, doc in sample])]
     summary = ExportSummary(columns=columns)
     writer = open_writer(spec.format, columns, out)
-    rows = [_row(sid, doc, columns, summary.warnings) for sid, doc in sample]
+    rows = to_rows(sample, columns, summary.warnings)
     del sample
     while rows:
         writer.write_batch(rows)
         summary.rows += len(rows)
         summary.batches += 1
         rows = []  # released before the next batch is read: one batch in memory
-        rows = [_row(sid, doc, columns, summary.warnings) for sid, doc in islice(docs, size)]
+        rows = to_rows(islice(docs, size), columns, summary.warnings)
     writer.close()
     summary.seconds = time.perf_counter() - started
     return summary
 
 
-def open_writer(format: str, columns: list[Column], out: IO[bytes]) -> TableWriter:
+def check_spec(spec: ExportSpec) -> None:
+    """ConfigError for a format or a column an export cannot have."""
+    if spec.format not in FORMATS:
+        raise ConfigError(f"unknown export format {spec.format!r}; one of {', '.join(FORMATS)}")
+    clash = {s.item for s in spec.items} & {c.name for c in FIXED_COLUMNS}
+    if clash:
+        raise ConfigError(f"{', '.join(sorted(clash))}: already a column of every export")
+
+
+def to_rows(
+    found: Iterable[tuple[str, Document]], columns: list[Column], warnings: dict[str, int]
+) -> list[list[Any]]:
+    """The table's rows of these snapshots; what did not fit its column counted in
+    ``warnings``."""
+    return [_row(sid, doc, columns, warnings) for sid, doc in found]
+
+
+def open_writer(
+    format: str, columns: list[Column], out: IO[bytes], *, header: bool = True
+) -> TableWriter:
+    """A writer of batches of rows in ``format``; ``header=False``: a CSV without its
+    header line (a piece of a longer one)."""
     if format == "csv":
-        return CsvWriter(columns, out)
+        return CsvWriter(columns, out, header=header)
     # pyarrow is large (~100 ms to import): loaded only when Parquet is written.
     from imixs_archive.analytics.parquet import ParquetTableWriter
 
@@ -140,11 +163,15 @@ def _row(
 
 def iter_export_docs(archive: Archive, spec: ExportSpec) -> Iterator[tuple[str, Document]]:
     """(snapshot id, snapshot without file contents) in export order."""
-    if spec.newest_only:
-        return _newest(archive, spec)
-    if spec.first is not None and spec.last is not None:
+    if by_days(spec):
+        assert spec.first is not None and spec.last is not None
         return _by_days(archive, spec.first, spec.last, spec.workers, spec.tz)
-    return _every(archive, spec.first, spec.last, spec.tz)
+    return (found for _at, rows in instance_walk(archive, spec) for found in rows)
+
+
+def by_days(spec: ExportSpec) -> bool:
+    """Whether the export walks the days of a range (not the instances)."""
+    return not spec.newest_only and spec.first is not None and spec.last is not None
 
 
 def _in_range(
@@ -157,12 +184,34 @@ def _in_range(
     return (first is None or day >= first) and (last is None or day <= last)
 
 
-def _every(
-    archive: Archive, first: dt.date | None, last: dt.date | None, tz: dt.tzinfo
-) -> Iterator[tuple[str, Document]]:
-    for snapshot_id, doc in archive.iter_complete():
-        if _in_range(doc, first, last, tz):
-            yield snapshot_id, doc
+Found = list[tuple[str, Document]]
+
+
+def instance_walk(
+    archive: Archive,
+    spec: ExportSpec,
+    after: Position | None = None,
+    upto: Position | None = None,
+) -> Iterator[tuple[Position, Found]]:
+    """(position, the instance's rows as (id, snapshot)) of each instance after ``after``
+    up to ``upto``, in the store's range order; instances read on ``spec.workers``
+    threads, a window of them in memory."""
+    pick = _newest_of if spec.newest_only else _every_of
+
+    def read(found: tuple[Position, list[str]]) -> tuple[Position, Found]:
+        return found[0], pick(archive, spec, found[1])
+
+    instances = archive.instances_in_range(after, upto)
+    yield from ordered_map(read, instances, workers=spec.workers, window=2 * spec.workers)
+
+
+def _every_of(archive: Archive, spec: ExportSpec, ids: list[str]) -> Found:
+    found = []
+    for snapshot_id in ids:
+        doc = archive.load_complete(snapshot_id)
+        if doc is not None and _in_range(doc, spec.first, spec.last, spec.tz):
+            found.append((snapshot_id, doc))
+    return found
 
 
 def _by_days(
@@ -185,26 +234,22 @@ def _by_days(
             yield snapshot_id, doc
 
 
-def _newest(archive: Archive, spec: ExportSpec) -> Iterator[tuple[str, Document]]:
+SLACK = dt.timedelta(days=2)
+"""$modified and the id's time may straddle midnight, and the zone's day differ by one."""
+
+
+def _newest_of(archive: Archive, spec: ExportSpec, ids: list[str]) -> Found:
     first, last = spec.first, spec.last
-    # $modified and the id's time may straddle midnight, and the zone's day differ by one
-    slack = dt.timedelta(days=2)
-
-    def pick(ids: list[str]) -> tuple[str, Document] | None:
-        for snapshot_id in reversed(ids):
-            day = snapshot_time(snapshot_id).date()
-            if last is not None and day > last + slack:
-                continue
-            if first is not None and day < first - slack:
-                return None
-            doc = archive.load_complete(snapshot_id)
-            if doc is not None and _in_range(doc, first, last, spec.tz):
-                return snapshot_id, doc
-        return None
-
-    for found in ordered_map(pick, archive.iter_instances(), workers=spec.workers):
-        if found is not None:
-            yield found
+    for snapshot_id in reversed(ids):
+        day = snapshot_time(snapshot_id).date()
+        if last is not None and day > last + SLACK:
+            continue
+        if first is not None and day < first - SLACK:
+            return []
+        doc = archive.load_complete(snapshot_id)
+        if doc is not None and _in_range(doc, first, last, spec.tz):
+            return [(snapshot_id, doc)]
+    return []
 
 
 # ---- CSV --------------------------------------------------------------------------------
@@ -214,10 +259,11 @@ class CsvWriter:
     """RFC 4180 CSV, UTF-8, a header line; lists as JSON arrays, datetimes ISO 8601 (UTC),
     booleans ``true``/``false``, bytes base64, null as an empty cell."""
 
-    def __init__(self, columns: Iterable[Column], out: IO[bytes]) -> None:
+    def __init__(self, columns: Iterable[Column], out: IO[bytes], *, header: bool = True) -> None:
         self._text = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=True)
         self._csv = csv.writer(self._text)
-        self._csv.writerow([c.name for c in columns])
+        if header:
+            self._csv.writerow([c.name for c in columns])
 
     def write_batch(self, rows: Sequence[Sequence[Any]]) -> None:
         self._csv.writerows([[_csv_cell(value) for value in row] for row in rows])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import IO, Any
 
 import pyarrow as pa
@@ -43,3 +44,31 @@ class ParquetTableWriter:
 
     def close(self) -> None:
         self._writer.close()
+
+
+def join_parquet(
+    pieces: Sequence[Path], columns: Sequence[Column], out: IO[bytes], batch_rows: int
+) -> int:
+    """Write the rows of the Parquet files ``pieces``, in order, to ``out`` as one file in
+    row groups of ``batch_rows`` (the last one shorter): the file an export in one go
+    writes. One row group in memory at a time (and one piece's batch). Returns the row
+    groups written."""
+    schema = pa.schema([pa.field(c.name, arrow_type(c)) for c in columns])
+    groups = 0
+    held: list[Any] = []
+    count = 0
+    with pq.ParquetWriter(out, schema, compression="zstd") as writer:
+        for piece in pieces:
+            for batch in pq.ParquetFile(piece).iter_batches(batch_size=batch_rows):
+                held.append(batch)
+                count += batch.num_rows
+                while count >= batch_rows:
+                    table = pa.Table.from_batches(held, schema=schema)
+                    writer.write_table(table.slice(0, batch_rows))
+                    groups += 1
+                    rest = table.slice(batch_rows)
+                    held, count = rest.to_batches(), rest.num_rows
+        if count:
+            writer.write_table(pa.Table.from_batches(held, schema=schema))
+            groups += 1
+    return groups

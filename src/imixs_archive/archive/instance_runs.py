@@ -13,11 +13,17 @@ work on an instance is one it can do twice (retention: what was deleted is gone)
 A book belongs to one ``key`` (what the job was asked: retention's policy): a run asked
 something else begins again. ``keep_book=False`` walks without a book or a lease (a
 preview that nobody resumes).
+
+:func:`run_over_instances` meets one instance at a time. A job that walks on its own
+(several instances in flight, a place that trails the walk: the backup of everything, the
+table export) opens the run with :func:`open_instance_run` and saves its place itself
+(``recovery/backup_book.py``, ``analytics/export_runs.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -88,41 +94,135 @@ def run_over_instances(
             if not going_on:
                 return InstanceRun(finished=False)
         return InstanceRun(finished=True)
-    books = CheckBooks(backend)
-    with part_lease(books, name, part, parts, holder) as renew:
-        plan = part_plan(backend, books, name, {WALK: SNAPSHOTS_BY_UNIQUEID}, parts)
-        book = book_name(name, part, parts)
-        lower, upper = part_bounds(plan, WALK, part, parts)
-        after, resumed = lower, ""
-        saved = None if restart else books.read(book)
-        if saved is not None and resumable(saved, plan) and saved.get("key") == key:
-            job.restore(saved["job"])
-            after, resumed = saved.get("after"), f"after {saved.get('instances', 0):,} instances"
-        met = int(saved.get("instances", 0)) if resumed and saved is not None else 0
+    with open_instance_run(
+        backend, name=name, key=key, holder=holder, part=part, parts=parts, restart=restart
+    ) as run:
+        if run.saved is not None:
+            job.restore(run.saved)
         clock = SaveClock()
-
-        def save(place: Position | None) -> None:
-            state = {"plan": plan["id"], "key": key, "after": place, "instances": met}
-            books.write(book, {**state, "job": job.saved(), "saved": now_ms()})
-            renew()
-
-        place = after
+        place = run.after
         try:
-            for at, ids in instances_in_range(backend, after, upper):
+            for at, ids in run.instances():
                 going_on = job.visit(ids)
-                place, met = at, met + 1
+                place = at
+                run.met += 1
                 if seen is not None:
                     seen()
                 if not going_on:
-                    save(place)
-                    return InstanceRun(False, resumed)
+                    run.save(place, job.saved())
+                    return InstanceRun(False, run.resumed)
                 if clock.due():
-                    save(place)
+                    run.save(place, job.saved())
         except KeyboardInterrupt:
-            save(place)  # after the last instance finished: the next run goes on there
+            run.save(place, job.saved())  # after the last instance finished: goes on there
             raise
-        finish_part(books, name, plan, part, parts)
-    return InstanceRun(True, resumed)
+        run.finish()
+    return InstanceRun(True, run.resumed)
+
+
+class OpenRun:
+    """Part ``part`` of ``parts`` of a run over the instances, its lease held: where it
+    walks (after ``after`` up to ``upto``), what a stopped run of it saved, and its book.
+    For a job that walks on its own (several instances in flight, a place that trails the
+    walk): :func:`run_over_instances` is the usual way."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        books: CheckBooks,
+        plan: dict[str, Any],
+        renew: Callable[[], str],
+        *,
+        name: str,
+        key: str,
+        part: int,
+        parts: int,
+    ) -> None:
+        self._backend, self._books, self._plan, self._renew = backend, books, plan, renew
+        self.name, self.key, self.part, self.parts = name, key, part, parts
+        self.book = book_name(name, part, parts)
+        self.after, self.upto = part_bounds(plan, WALK, part, parts)
+        self.saved: dict[str, Any] | None = None
+        """What the job saved in the run it goes on from (None: it begins)."""
+        self.resumed = ""
+        """Where the run went on from ('' when it began)."""
+        self.met = 0
+        """Instances met so far in this run, with those of the runs it goes on from."""
+
+    def take_up(self, restart: bool) -> None:
+        """Go on from the book of an unfinished run of this plan and key, unless
+        ``restart``."""
+        saved = None if restart else self._books.read(self.book)
+        if saved is None or not resumable(saved, self._plan) or saved.get("key") != self.key:
+            return
+        self.saved, self.after = saved["job"], saved.get("after")
+        self.met = int(saved.get("instances", 0))
+        self.resumed = f"after {self.met:,} instances"
+
+    def begin_again(self) -> None:
+        """Walk the part from its start (what a stopped run left cannot be used)."""
+        self.after = part_bounds(self._plan, WALK, self.part, self.parts)[0]
+        self.saved, self.resumed, self.met = None, "", 0
+
+    def instances(self) -> Iterator[tuple[Position, list[str]]]:
+        """The part's instances after the place the run goes on from."""
+        return instances_in_range(self._backend, self.after, self.upto)
+
+    def save(self, place: Position | None, job: dict[str, Any]) -> None:
+        """Every instance up to ``place`` is done; ``job`` what the job counted so far."""
+        state = {"plan": self._plan["id"], "key": self.key, "after": place, "instances": self.met}
+        self._books.write(self.book, {**state, "job": job, "saved": now_ms()})
+        self._renew()
+
+    def finish(self, shared: Sequence[str] = ()) -> None:
+        """The part is done (its book goes; the last part's end removes the plan, and the
+        books of :meth:`plan_book` named in ``shared``)."""
+        finish_part(self._books, self.name, self._plan, self.part, self.parts)
+        if self.parts > 1 and self._books.read(f"{self.name}-plan/{self.parts}") is None:
+            for what in shared:  # the last part to finish
+                self._books.drop(f"{self.name}-{what}/{self.parts}")
+
+    def plan_book(self, what: str, state: dict[str, Any] | None) -> dict[str, Any] | None:
+        """A book every part of this plan shares (``JOB-what/N``): this ``state`` when no
+        part wrote it yet for this plan, else what the first part wrote (``state`` None:
+        only read, None when no part wrote it). Removed with the plan (:meth:`finish`).
+        A run in one part has no plan: ``state`` as it is."""
+        if self.parts == 1:
+            return state
+        name = f"{self.name}-{what}/{self.parts}"
+        if state is None:
+            found = self._books.read(name)
+            return found if found is not None and found.get("plan") == self._plan["id"] else None
+        mine = {**state, "plan": self._plan["id"]}
+        found = self._books.open(name, mine)
+        if found.get("plan") != self._plan["id"]:  # left by an earlier plan: replaced
+            expected = self._books.text(name)
+            if expected is not None and self._books.turn(name, expected, mine):
+                return mine
+            found = self._books.read(name) or mine
+        return found
+
+
+@contextmanager
+def open_instance_run(
+    backend: Backend,
+    *,
+    name: str,
+    key: str,
+    holder: str,
+    part: int = 1,
+    parts: int = 1,
+    restart: bool = False,
+) -> Iterator[OpenRun]:
+    """Part ``part`` of ``parts`` of the run ``name`` (asked ``key``) for the block, its
+    lease held, taken up where a stopped run stood unless ``restart``. BusyError when
+    another process runs this part."""
+    books = CheckBooks(backend)
+    with part_lease(books, name, part, parts, holder) as renew:
+        plan = part_plan(backend, books, name, {WALK: SNAPSHOTS_BY_UNIQUEID}, parts)
+        run = OpenRun(backend, books, plan, renew, name=name, key=key, part=part, parts=parts)
+        run.take_up(restart)
+        yield run
 
 
 def instances_in_range(

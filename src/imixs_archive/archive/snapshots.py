@@ -63,7 +63,14 @@ from imixs_archive.archive.facts import (
     repair_fact,
 )
 from imixs_archive.archive.holds import Hold, Holds, get_hold
-from imixs_archive.archive.instance_runs import InstanceJob, InstanceRun, run_over_instances
+from imixs_archive.archive.instance_runs import (
+    InstanceJob,
+    InstanceRun,
+    OpenRun,
+    instances_in_range,
+    open_instance_run,
+    run_over_instances,
+)
 from imixs_archive.archive.ledger_books import LedgerBooks
 from imixs_archive.archive.ledger_entries import DELETED, FOUND, Entry
 from imixs_archive.archive.ledger_writes import StoreEntry
@@ -115,7 +122,7 @@ from imixs_archive.errors import (
 from imixs_archive.filestore.content import IngestCounters, IngestedContent, PendingContent
 from imixs_archive.filestore.reading import EMPTY_MD5, StoredContent
 from imixs_archive.filestore.store import FileStore, store_cuts
-from imixs_archive.storage.base import Backend, Row
+from imixs_archive.storage.base import Backend, Position, Row
 from imixs_archive.storage.model import (
     ARCHIVE_SNAPSHOT_FILES,
     SNAPSHOTS,
@@ -264,6 +271,28 @@ class Archive:
             keep_book=keep_book,
             seen=seen,
         )
+
+    def open_instance_run(
+        self, *, name: str, key: str, part: int = 1, parts: int = 1, restart: bool = False
+    ) -> AbstractContextManager[OpenRun]:
+        """Part ``part`` of ``parts`` of a run over the instances that walks on its own, its
+        lease held for the block (``instance_runs.py``)."""
+        return open_instance_run(
+            self.backend,
+            name=name,
+            key=key,
+            holder=self._holder,
+            part=part,
+            parts=parts,
+            restart=restart,
+        )
+
+    def instances_in_range(
+        self, after: Position | None = None, upto: Position | None = None
+    ) -> Iterator[tuple[Position, list[str]]]:
+        """(position, snapshot ids oldest first) of each instance after ``after`` up to
+        ``upto`` in the store's range order (``instance_runs.py``)."""
+        return instances_in_range(self.backend, after, upto)
 
     def scrub_slice(
         self,

@@ -17,7 +17,8 @@ from imixs_archive.analytics.aggregates import PERIODS, aggregate_days
 from imixs_archive.analytics.columns import parse_items
 from imixs_archive.analytics.day_store import DEFAULT_GRACE_DAYS
 from imixs_archive.analytics.event_log import EventLogSpec, format_of, write_event_log
-from imixs_archive.analytics.export_table import FORMATS, ExportSpec, export_table
+from imixs_archive.analytics.export_runs import export_to_file, part_path
+from imixs_archive.analytics.export_table import FORMATS, ExportSpec
 from imixs_archive.analytics.figures import DIMENSIONS
 from imixs_archive.analytics.history import instance_history
 from imixs_archive.analytics.leadtimes import (
@@ -28,6 +29,7 @@ from imixs_archive.analytics.leadtimes import (
     lead_times,
 )
 from imixs_archive.analytics.process_steps import check_groups
+from imixs_archive.archive.part_runs import parse_part
 from imixs_archive.cli.context import (
     Context,
     check_range,
@@ -36,7 +38,8 @@ from imixs_archive.cli.context import (
     output,
     store_options,
 )
-from imixs_archive.cli.output import human_bytes, human_duration, print_table
+from imixs_archive.cli.output import count_progress, human_bytes, human_duration, print_table
+from imixs_archive.errors import ConfigError
 from imixs_archive.timezones import zone, zone_label
 
 
@@ -82,6 +85,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--format", choices=FORMATS, help="default: from OUT's extension (.csv), else parquet"
     )
     p.add_argument("--batch-rows", type=count_arg, default=10_000, help="rows per row group")
+    p.add_argument(
+        "--part",
+        metavar="K/N",
+        help="write part K of N of the instances (the token ring on Cassandra) to "
+        "OUT's name with .part-K-of-N: N processes share one export",
+    )
+    p.add_argument(
+        "--restart", action="store_true", help="begin again instead of going on where it stopped"
+    )
     p.set_defaults(handler=cmd_export_table, reads_only=True)
 
 
@@ -296,6 +308,10 @@ def cmd_leadtimes(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_export_table(args: argparse.Namespace, ctx: Context) -> int:
     check_range(args.from_day, args.to_day)
+    try:
+        part, parts = parse_part(args.part) if args.part else (1, 1)
+    except ValueError as exc:
+        raise ConfigError(f"--part: {exc}") from None
     spec = ExportSpec(
         items=parse_items(args.items),
         first=args.from_day,
@@ -306,12 +322,27 @@ def cmd_export_table(args: argparse.Namespace, ctx: Context) -> int:
         workers=args.workers,
         tz=_zone(args, ctx),
     )
-    with output(args.out) as out:
-        summary = export_table(ctx.archive, spec, out)
+    target = part_path(args.out, part, parts)
+    try:
+        with count_progress("export-table: instances read") as tick:
+            summary = export_to_file(
+                ctx.archive,
+                spec,
+                args.out,
+                part=part,
+                parts=parts,
+                restart=args.restart,
+                seen=lambda: tick(1),
+            )
+    except KeyboardInterrupt:
+        again = "export-table" + (f" --part {part}/{parts}" if parts > 1 else "")
+        print(f"stopped: the same `{again}` goes on where it stopped (--restart begins again)")
+        raise
     for message, count in summary.warnings.items():
         print(f"warning: {message} ({count} times)", file=sys.stderr)
     columns = ", ".join(f"{c['name']} {c['type']}" for c in summary.to_json()["columns"])
-    print(f"{summary.rows} rows in {summary.seconds:.1f} s to {args.out}: {columns}")
+    resumed = f" (went on {summary.resumed})" if summary.resumed else ""
+    print(f"{summary.rows} rows in {summary.seconds:.1f} s to {target}{resumed}: {columns}")
     return 0
 
 

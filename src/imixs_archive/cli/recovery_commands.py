@@ -8,6 +8,7 @@ import datetime as dt
 import threading
 from pathlib import Path
 
+from imixs_archive.archive.part_runs import parse_part
 from imixs_archive.cli.context import (
     Context,
     add_jobs_option,
@@ -20,7 +21,7 @@ from imixs_archive.cli.context import (
     store_options,
 )
 from imixs_archive.cli.ftps_commands import backup_ftps, print_tree_restore
-from imixs_archive.cli.output import human_bytes, print_problems
+from imixs_archive.cli.output import count_progress, human_bytes, print_problems
 from imixs_archive.cli.restore_plan_commands import (
     add_plan_options,
     cmd_restore_all,
@@ -56,6 +57,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--overwrite",
         action="store_true",
         help="ftps: write files again that hold the same or a newer snapshot",
+    )
+    p.add_argument(
+        "--part",
+        metavar="K/N",
+        help="a folder, everything: write part K of N of the instances (the token ring on "
+        "Cassandra): N processes share one backup",
+    )
+    p.add_argument(
+        "--restart",
+        action="store_true",
+        help="a folder, everything: begin again instead of going on where it stopped",
     )
     add_jobs_option(p)
     p.set_defaults(handler=cmd_backup, reads_only=True)
@@ -205,23 +217,43 @@ BACKUP_SPREAD_FROM = 16
 
 def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
     check_range(args.from_day, args.to_day)
+    try:
+        part, parts = parse_part(args.part) if args.part else (1, 1)
+    except ValueError as exc:
+        raise ConfigError(f"--part: {exc}") from None
     if is_ftps(args.directory):
         if args.all_snapshots:
             raise ConfigError("--all-snapshots is for a folder, not an FTPS target")
+        if parts > 1 or args.restart:
+            raise ConfigError("--part and --restart are for a folder, not an FTPS target")
         return backup_ftps(args, ctx)
-    summary = backup(
-        ctx.archive,
-        Path(args.directory),
-        first=args.from_day,
-        last=args.to_day,
-        tz=zone(ctx.settings.timezone),
-        all_snapshots=args.all_snapshots,
-        spread=spread(args, ctx, least=BACKUP_SPREAD_FROM),
-    )
+    try:
+        with count_progress("backup: snapshots") as tick:
+            summary = backup(
+                ctx.archive,
+                Path(args.directory),
+                first=args.from_day,
+                last=args.to_day,
+                tz=zone(ctx.settings.timezone),
+                all_snapshots=args.all_snapshots,
+                spread=spread(args, ctx, least=BACKUP_SPREAD_FROM),
+                on_snapshot=lambda _snapshot_id: tick(1),
+                part=part,
+                parts=parts,
+                restart=args.restart,
+            )
+    except KeyboardInterrupt:
+        if args.from_day is None and args.to_day is None:
+            again = "backup" + (f" --part {part}/{parts}" if parts > 1 else "")
+            print(f"stopped: the same `{again}` goes on where it stopped (--restart begins again)")
+        raise
     print_problems(failures=summary.failures)
+    which = f"part {part} of {parts}: " if parts > 1 else ""
+    resumed = f" (went on {summary.resumed})" if summary.resumed else ""
     print(
-        f"{summary.written} written, {summary.current} already current, {summary.failed} failed; "
-        f"{human_bytes(summary.bytes_written)} written to {args.directory}"
+        f"{which}{summary.written} written, {summary.current} already current, "
+        f"{summary.failed} failed; {human_bytes(summary.bytes_written)} written to "
+        f"{args.directory}{resumed}"
     )
     return _exit_code(summary.failed, summary.corrupt)
 

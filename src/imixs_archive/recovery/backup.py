@@ -16,6 +16,10 @@ written again; what each file holds is recorded in ``<root>/.imixs-archive-backu
 wins).
 A tree written by someone else (the Java backup service) has no such record: the snapshot
 id is then read from the existing file, streaming past its attachments.
+
+A backup of everything (no days) walks the process instances and keeps a book of where it
+stands, so that a stopped one goes on there and N processes can share one
+(``--part K/N``): ``backup_book.py``.
 """
 
 from __future__ import annotations
@@ -29,7 +33,6 @@ import secrets
 import socket
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from itertools import chain, islice
 from pathlib import Path
 from typing import Any, TextIO
@@ -37,7 +40,8 @@ from typing import Any, TextIO
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import origin_id, snapshot_order
 from imixs_archive.document.xml_reader import discard_files, iter_xml_documents
-from imixs_archive.errors import ArchiveError, IntegrityError
+from imixs_archive.errors import ArchiveError, ConfigError, IntegrityError
+from imixs_archive.recovery.backup_book import BackupBook, BackupSummary, Tally
 from imixs_archive.recovery.durable_files import Placed, Placer, existing_ancestor
 from imixs_archive.services.workers import Send, Spread, run_in_workers
 
@@ -48,25 +52,6 @@ _HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
 """This host, in the names of the parts it writes: whether their writer still runs can be
 known only here."""
 _PART = re.compile(r"\..+\.xml\.([0-9a-f]{8})-(\d+)-[0-9a-f]{8}\.part")
-
-
-@dataclass
-class BackupSummary:
-    written: int = 0
-    current: int = 0
-    failed: int = 0
-    bytes_written: int = 0
-    failures: list[str] = field(default_factory=list)
-    corrupt: int = 0
-    """Of the failed: stored bytes that did not check out (an IntegrityError)."""
-
-    def merge(self, other: BackupSummary) -> None:
-        self.written += other.written
-        self.current += other.current
-        self.failed += other.failed
-        self.bytes_written += other.bytes_written
-        self.failures.extend(other.failures)
-        self.corrupt += other.corrupt
 
 
 def newest_per_instance(
@@ -129,33 +114,81 @@ def backup(
     all_snapshots: bool = False,
     on_snapshot: Callable[[str], None] | None = None,
     spread: Spread | None = None,
+    part: int = 1,
+    parts: int = 1,
+    restart: bool = False,
 ) -> BackupSummary:
     """``first``/``last``: days of ``$modified`` in the time zone ``tz``. ``spread``: write
     the files in worker processes (``workers``); the snapshots are chosen here either way,
-    and the manifest is written here only."""
+    and the manifest is written here only. A backup of everything (no days) goes on where
+    a stopped one into the same folder stood unless ``restart``, and can be split:
+    ``part`` of ``parts`` of the instances (``backup_book.py``). BusyError when another
+    process runs this part; ConfigError for parts of a backup of days."""
+    if first is not None or last is not None:
+        if parts > 1:
+            raise ConfigError("--part splits a backup of everything: not one of --from / --to")
+        ids = (
+            _all_ids(archive, first, last, tz)
+            if all_snapshots
+            else newest_per_instance(archive, first, last, tz)
+        )
+        tally = Tally()
+        _write(archive, root, ids, all_snapshots, tally, on_snapshot, spread)
+        return tally.total()
+    key = f"{root.resolve()}|{'every snapshot' if all_snapshots else 'newest'}"
+    name = f"backup.{hashlib.sha256(key.encode()).hexdigest()[:16]}"
+    with archive.open_instance_run(
+        name=name, key=key, part=part, parts=parts, restart=restart
+    ) as run:
+        book = BackupBook(run)
+        try:
+            chosen = _chosen(archive, book, all_snapshots)
+            _write(archive, root, chosen, all_snapshots, book, on_snapshot, spread)
+        except BaseException:
+            with contextlib.suppress(Exception):  # the error at hand says more
+                book.save()
+            raise
+        run.finish()
+    return book.total()
+
+
+def _chosen(archive: Archive, book: BackupBook, all_snapshots: bool) -> Iterator[str]:
+    """The snapshots to write of each instance of the book's part, handed out to it."""
+    for position, ids in book.instances():
+        if all_snapshots:
+            found = [snapshot_id for snapshot_id in ids if archive.exists(snapshot_id)]
+        else:
+            newest = next((sid for sid in reversed(ids) if archive.exists(sid)), None)
+            found = [newest] if newest is not None else []
+        yield from book.hand_out(position, found)
+
+
+def _write(
+    archive: Archive,
+    root: Path,
+    ids: Iterable[str],
+    all_snapshots: bool,
+    tally: Tally,
+    on_snapshot: Callable[[str], None] | None,
+    spread: Spread | None,
+) -> None:
+    """Write the files of ``ids``, each settled in ``tally`` once done with."""
     top = existing_ancestor(root)
     root.mkdir(parents=True, exist_ok=True)
-    summary = BackupSummary()
-    ids = (
-        _all_ids(archive, first, last, tz)
-        if all_snapshots
-        else newest_per_instance(archive, first, last, tz)
-    )
     with (root / MANIFEST).open("a", encoding="utf-8") as record:
         folder_errors: list[OSError] = []
 
         def on_message(message: tuple[str, Any]) -> None:
             kind, value = message
             if kind == "placed":
-                _record(value, root, record, summary)
+                _record(value, root, record, tally)
+            elif kind == "settled":
+                tally.settle(*value)
             elif kind == "snapshot":
                 if on_snapshot is not None:
                     on_snapshot(value)
-            else:
-                written, folder_error = value
-                summary.merge(written)
-                if folder_error is not None:
-                    folder_errors.append(folder_error)
+            elif value is not None:  # "folders": one that could not be made durable
+                folder_errors.append(value)
 
         task = _BackupTask(root, top, all_snapshots)
         try:
@@ -168,8 +201,7 @@ def backup(
             else:
                 task.run_here(archive, chain(head, ids), on_message)
         finally:
-            _sync_record(record, folder_errors[0] if folder_errors else None, summary)
-    return summary
+            _sync_record(record, folder_errors[0] if folder_errors else None, tally.summary)
 
 
 BATCH = 4
@@ -189,9 +221,10 @@ def _in_batches(ids: Iterable[str], size: int) -> Iterator[list[str]]:
 
 class _BackupTask:
     """Writes the files of the snapshots it is given and reports them: ``placed`` (the
-    files now durably in place, for the manifest), ``snapshot`` (one done, for progress),
-    and at the end ``written`` (what the files counted, and a folder that could not be
-    made durable). Run in a worker, or here for one process."""
+    files now durably in place, for the manifest), ``settled`` (a snapshot found current
+    or failed, with that count), ``snapshot`` (one done, for progress), and at the end
+    ``folders`` (a folder that could not be made durable). Run in a worker, or here for
+    one process."""
 
     def __init__(self, root: Path, top: Path, all_snapshots: bool) -> None:
         self.root = root
@@ -203,14 +236,17 @@ class _BackupTask:
         if self._writer is None:
             self._writer = _Writer(archive, self.root, self.top, self.all_snapshots)
         for snapshot_id in batch:
-            send(("placed", self._writer.write(snapshot_id)))
+            placed, outcome = self._writer.write(snapshot_id)
+            send(("placed", placed))
+            if outcome is not None:  # nothing to put in place: settled now
+                send(("settled", (snapshot_id, outcome)))
             send(("snapshot", snapshot_id))
 
     def finish(self, send: Send) -> None:
         if self._writer is not None:
             writer, self._writer = self._writer, None
             send(("placed", writer.close()))
-            send(("written", (writer.summary, writer.placer.folder_error)))
+            send(("folders", writer.placer.folder_error))
 
     def session(self, archive: Archive) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()  # each file is made durable on its own (durable_files.py)
@@ -225,7 +261,7 @@ class _BackupTask:
 
 class _Writer:
     """One process's writing of backup files: each file durable, then renamed into place
-    (on the ``Placer``'s thread); what it wrote counted in ``summary``."""
+    (on the ``Placer``'s thread)."""
 
     def __init__(self, archive: Archive, root: Path, top: Path, all_snapshots: bool) -> None:
         self.archive = archive
@@ -233,25 +269,28 @@ class _Writer:
         self.all_snapshots = all_snapshots
         self.manifest = _read_manifest(root)
         self.placer = Placer(top)
-        self.summary = BackupSummary()
         self.folders: set[Path] = set()
 
-    def write(self, snapshot_id: str) -> list[Placed]:
-        """Write one snapshot's file (or count it current); the files now in place."""
+    def write(self, snapshot_id: str) -> tuple[list[Placed], BackupSummary | None]:
+        """Write one snapshot's file (or find it current); the files now in place, and
+        what the snapshot counted when it is settled now (current, failed), not once its
+        file is in place."""
+        outcome = BackupSummary()
         try:
-            _backup_one(
+            handed = _backup_one(
                 self.archive,
                 self.root,
                 snapshot_id,
                 self.all_snapshots,
                 self.manifest,
                 self.placer,
-                self.summary,
+                outcome,
                 self.folders,
             )
         except ArchiveError as exc:
-            _failed(self.summary, snapshot_id, exc)
-        return self.placer.done()
+            _failed(outcome, snapshot_id, exc)
+            handed = False
+        return self.placer.done(), None if handed else outcome
 
     def close(self) -> list[Placed]:
         """Wait for every file to be in place and its folders durable."""
@@ -267,19 +306,21 @@ def _failed(summary: BackupSummary, snapshot_id: str, exc: ArchiveError) -> None
     summary.failures.append(f"{snapshot_id}: {exc}")
 
 
-def _record(finished: list[Placed], root: Path, record: TextIO, summary: BackupSummary) -> None:
-    """Count the files now in place (durably) and note what each holds in the manifest;
-    a file that could not be put in place is a failure of its snapshot."""
+def _record(finished: list[Placed], root: Path, record: TextIO, tally: Tally) -> None:
+    """Note what each file now in place (durably) holds in the manifest, and settle its
+    snapshot; a file that could not be put in place is a failure of its snapshot."""
     for placed in finished:
         token: tuple[str, int] = placed.token  # type: ignore[assignment]
         snapshot_id, size = token  # what _backup_one handed over
+        outcome = BackupSummary()
         if placed.error is not None:
             reason = placed.error.strerror or placed.error
-            _failed(summary, snapshot_id, ArchiveError(f"cannot write {placed.path}: {reason}"))
-            continue
-        record.write(f"{placed.path.relative_to(root)}\t{snapshot_id}\n")
-        summary.written += 1
-        summary.bytes_written += size  # only what is in place: a full disk wrote less
+            _failed(outcome, snapshot_id, ArchiveError(f"cannot write {placed.path}: {reason}"))
+        else:
+            record.write(f"{placed.path.relative_to(root)}\t{snapshot_id}\n")
+            outcome.written = 1
+            outcome.bytes_written = size  # only what is in place: a full disk wrote less
+        tally.settle(snapshot_id, outcome)
     record.flush()
 
 
@@ -322,14 +363,16 @@ def _backup_one(
     placer: Placer,
     summary: BackupSummary,
     folders: set[Path],
-) -> None:
+) -> bool:
+    """Write the snapshot's file: True once handed to the placer (settled when in place),
+    False when the file there is current (counted in ``summary``)."""
     xml = archive.xml_with_files(snapshot_id)
     path = backup_path(root, xml.created, snapshot_id, all_snapshots)
     relative = str(path.relative_to(root))
     if path.exists() and _held_snapshot(path, manifest.get(relative)) == snapshot_id:
         summary.current += 1
         folders.add(path.parent)  # swept too: a killed run may have left parts there
-        return
+        return False
     path.parent.mkdir(parents=True, exist_ok=True)
     folders.add(path.parent)
     partial = _partial(path)
@@ -351,6 +394,7 @@ def _backup_one(
             raise ArchiveError(f"cannot write {path}: {exc.strerror or exc}") from None
         raise
     manifest[relative] = snapshot_id
+    return True
 
 
 def _partial(path: Path) -> Path:

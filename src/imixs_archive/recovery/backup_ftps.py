@@ -21,7 +21,8 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.xml_reader import iter_xml_documents
 from imixs_archive.document.xml_writer import iter_xml
 from imixs_archive.errors import ArchiveError, DocumentError, TargetUnavailableError
-from imixs_archive.recovery.backup import BackupSummary, backup_path, newest_per_instance
+from imixs_archive.recovery.backup import backup_path, newest_per_instance
+from imixs_archive.recovery.backup_book import BackupSummary
 from imixs_archive.recovery.ftps import FtpsTarget
 from imixs_archive.recovery.restore_files import (
     TreeRestoreReport,

@@ -10,7 +10,8 @@ from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from imixs_archive.errors import NotFoundError
-from imixs_archive.recovery.backup import BackupSummary, backup
+from imixs_archive.recovery.backup import backup
+from imixs_archive.recovery.backup_book import BackupSummary
 from imixs_archive.recovery.backup_ftps import backup_to_ftps
 from imixs_archive.recovery.ftps import FtpsLocation, FtpsTarget
 from imixs_archive.services.jobs import MAX_LISTED, Job

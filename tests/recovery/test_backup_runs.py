@@ -1,0 +1,250 @@
+"""A backup of everything over a large archive (``recovery/backup_book.py``): parts
+(``--part K/N``) write every file once, a backup stopped by Ctrl-C or killed goes on after
+the last instance it had finished and ends with the whole tree. On both backends."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from imixs_archive.archive import part_runs
+from imixs_archive.archive.check_books import CheckBooks
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.config import Settings
+from imixs_archive.errors import BusyError
+from imixs_archive.recovery.backup import MANIFEST, backup
+from imixs_archive.services.jobs import JobStoppedError
+from imixs_archive.services.workers import Spread
+from support.snapshots import make_snapshot
+
+ROOT = Path(__file__).resolve().parents[2]
+INSTANCES = 20
+
+
+def origin(k: int) -> str:
+    return f"{k:08x}-0000-4000-8000-{k:012x}"
+
+
+def fill(archive: Archive) -> int:
+    """INSTANCES instances of 1 to 3 snapshots, each with a file; the snapshots stored."""
+    stored = 0
+    for k in range(1, INSTANCES + 1):
+        for step in range(1 + k % 3):
+            data = f"instance {k} step {step} ".encode() * 200
+            archive.store(make_snapshot(step, origin=origin(k), files={"a.pdf": data}))
+            stored += 1
+    return stored
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    """The backup files by path (the manifest and hidden parts left out)."""
+    return {
+        str(path.relative_to(root)): path.read_bytes()
+        for path in sorted(root.rglob("*.xml"))
+        if not path.name.startswith(".")
+    }
+
+
+def manifest_lines(root: Path) -> int:
+    return len((root / MANIFEST).read_text().splitlines())
+
+
+def books_left(archive: Archive) -> list[str]:
+    return [n for n in CheckBooks(archive.backend).names("backup.") if "-lease/" not in n]
+
+
+@pytest.mark.parametrize("all_snapshots", [False, True])
+def test_parts_write_every_file_once(archive: Archive, tmp_path: Path, all_snapshots: bool) -> None:
+    stored = fill(archive)
+    whole = backup(archive, tmp_path / "whole", all_snapshots=all_snapshots)
+    files = stored if all_snapshots else INSTANCES
+    assert (whole.written, whole.current, whole.failed) == (files, 0, 0)
+    parted = tmp_path / "parted"
+    summaries = [
+        backup(archive, parted, all_snapshots=all_snapshots, part=k, parts=3) for k in (3, 1, 2)
+    ]
+    assert all(0 < s.written < files for s in summaries)  # each a share
+    assert sum(s.written for s in summaries) == files and manifest_lines(parted) == files
+    assert tree(parted) == tree(tmp_path / "whole")
+    assert books_left(archive) == []
+
+
+def test_parts_in_worker_processes(
+    archive: Archive, store_settings: Settings, tmp_path: Path
+) -> None:
+    fill(archive)
+    backup(archive, tmp_path / "whole")
+    spread = Spread(store_settings, 2)
+    summaries = [backup(archive, tmp_path / "p", spread=spread, part=k, parts=2) for k in (1, 2)]
+    assert sum(s.written for s in summaries) == INSTANCES
+    assert tree(tmp_path / "p") == tree(tmp_path / "whole")
+
+
+def test_a_stopped_backup_goes_on_after_the_instances_done(
+    archive: Archive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C after some files: the same backup goes on after the last instance done,
+    writes each file once, and its summary counts the whole backup."""
+    fill(archive)
+    backup(archive, tmp_path / "whole")
+    monkeypatch.setattr(part_runs, "SAVE_MS", 10_000_000)  # saved only when stopping
+    root = tmp_path / "bk"
+    met = 0
+
+    def interrupt(_snapshot_id: str) -> None:
+        nonlocal met
+        met += 1
+        if met in (7, 12):
+            raise KeyboardInterrupt
+
+    for _ in range(2):
+        with pytest.raises(KeyboardInterrupt):
+            backup(archive, root, on_snapshot=interrupt)
+    done = backup(archive, root, on_snapshot=interrupt)
+    assert done.resumed == "after 12 instances"  # the one at hand each time done too
+    assert (done.written, done.current, done.failed) == (INSTANCES, 0, 0)
+    assert tree(root) == tree(tmp_path / "whole") and manifest_lines(root) == INSTANCES
+    again = backup(archive, root)  # finished: the next one begins again, all current
+    assert again.resumed == "" and (again.written, again.current) == (0, INSTANCES)
+    assert books_left(archive) == []
+
+
+def test_a_job_stopped_goes_on_at_the_next(
+    archive: Archive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The API's backup job stopped (``Job.check_stop`` raising in ``on_snapshot``): the
+    next backup of everything into that folder goes on where it stood."""
+    fill(archive)
+    monkeypatch.setattr(part_runs, "SAVE_MS", 10_000_000)
+    met = 0
+
+    def stop_at_five(_snapshot_id: str) -> None:
+        nonlocal met
+        met += 1
+        if met == 5:
+            raise JobStoppedError("stopped")
+
+    with pytest.raises(JobStoppedError):
+        backup(archive, tmp_path / "bk", on_snapshot=stop_at_five)
+    done = backup(archive, tmp_path / "bk")
+    assert done.resumed == "after 5 instances" and done.written == INSTANCES
+
+
+def test_restart_and_another_folder_begin_again(
+    archive: Archive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fill(archive)
+    monkeypatch.setattr(part_runs, "SAVE_MS", 0)
+
+    def stop(_snapshot_id: str) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        backup(archive, tmp_path / "bk", on_snapshot=stop)
+    assert backup(archive, tmp_path / "other").resumed == ""
+    restarted = backup(archive, tmp_path / "bk", restart=True)
+    assert restarted.resumed == "" and (restarted.written, restarted.current) == (
+        INSTANCES - 1,
+        1,
+    )
+
+
+def test_one_process_per_part(archive: Archive, tmp_path: Path) -> None:
+    fill(archive)
+    root = tmp_path / "bk"
+    backup(archive, root, part=1, parts=2)
+    holder = "someone@else:1:x"
+    books = CheckBooks(archive.backend)
+    [lease] = [n for n in books.names("backup.") if n.endswith("-lease/1/2")]
+    assert books.take_lease(lease, holder, 60_000) == ""
+    with pytest.raises(BusyError, match="another process"):
+        backup(archive, root, part=1, parts=2)
+    assert backup(archive, root, part=2, parts=2).written > 0
+
+
+KILLED = """
+import os, signal, sys
+from pathlib import Path
+from imixs_archive.archive import part_runs
+from imixs_archive.config import load_settings
+from imixs_archive.recovery.backup import backup
+from imixs_archive.runtime import open_archive
+part_runs.SAVE_MS = 0
+met = 0
+def seen(_snapshot_id):
+    global met
+    met += 1
+    if met == int(sys.argv[2]):
+        os.kill(os.getpid(), signal.SIGKILL)
+with open_archive(load_settings(dict(os.environ))) as archive:
+    backup(archive, Path(sys.argv[1]), on_snapshot=seen)
+"""
+
+
+def test_a_killed_backup_goes_on_where_it_stood(
+    archive: Archive, store_settings: Settings, tmp_path: Path
+) -> None:
+    """A kill: the command (in worker processes) goes on after the last instance saved
+    done and the tree ends whole; the files written before are not written again."""
+    fill(archive)
+    backup(archive, tmp_path / "whole")
+    root = tmp_path / "bk"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + str(ROOT / "tests")}
+    env.update(_store_env(store_settings))
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED, str(root), "11"], env=env, capture_output=True, timeout=120
+    )
+    assert done.returncode == -signal.SIGKILL, done.stderr.decode()
+    before = manifest_lines(root)
+    assert 0 < before < INSTANCES
+    command = [sys.executable, "-m", "imixs_archive", "backup", str(root), "--jobs", "2"]
+    resumed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "(went on after " in resumed.stdout, resumed.stdout
+    assert tree(root) == tree(tmp_path / "whole")
+    assert manifest_lines(root) <= INSTANCES + 1  # the file at hand at most, twice
+    assert books_left(archive) == []
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--part", "3/2"], "--part: expected K/N with 1 <= K <= N"),
+        (["--part", "x"], "--part: expected K/N (part K of N"),
+        (["--part", "1/2", "--from", "2024-01-01"], "--part splits a backup of everything"),
+    ],
+)
+def test_bad_parts_are_one_line(
+    archive: Archive,
+    store_settings: Settings,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    arguments: list[str],
+    message: str,
+) -> None:
+    from imixs_archive.cli import main
+
+    archive.store(make_snapshot(0))
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in _store_env(store_settings).items():
+            patch.setenv(name, value)
+        code = main(["backup", str(tmp_path / "bk"), *arguments])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and message in err and "\n" not in err and "Traceback" not in err
+
+
+def _store_env(settings: Settings) -> dict[str, str]:
+    if settings.cluster_contactpoints:
+        return {
+            "ARCHIVE_CLUSTER_CONTACTPOINTS": settings.cluster_contactpoints,
+            "ARCHIVE_CLUSTER_KEYSPACE": settings.cluster_keyspace,
+            "ARCHIVE_CLUSTER_REPLICATION_FACTOR": "1",
+            "ARCHIVE_CLUSTER_CONSISTENCY_READ": "ONE",
+            "ARCHIVE_CLUSTER_CONSISTENCY_WRITE": "ONE",
+        }
+    return {"ARCHIVE_DATA_DIR": str(settings.data_dir)}
