@@ -11,8 +11,13 @@ Deleting a snapshot only drops references (``snapshots.py``). Each collection th
    yet, with the time and its bytes; beside the Java service also the pieces it cut that
    no file lists and the references from snapshots that are gone (``gc_java.py``).
 
-Progress: every loop over a table passes :func:`budget.checkpoint` (a run under a request
-stops when its budget is spent); the report counts each kind found, listed and removed.
+The run walks its tables (:data:`WALKS`: first the list, then ``archive_files``,
+``documents``, ``documents_data``, ``snapshots_by_document``) in the store's range order
+(``Backend.scan_range``), one partition at a time, nothing of a table gathered:
+:func:`collect` walks them whole, ``archive/gc_runs.py`` goes on where a stopped run ended
+and splits one into parts (``--part K/N``). Every row passes :func:`budget.checkpoint` (a
+run under a request stops when its budget is spent); the report counts each kind found,
+listed and removed. Each item is stamped with the time it is listed (not the run's start).
 
 Why nothing an ingest relies on can go:
 
@@ -30,8 +35,8 @@ Why nothing an ingest relies on can go:
 
 A file's references are read newest first, one row (``garbage.file_used``); the pieces of
 a file, and every listed item, are read by key. The passes for what the Java service left
-walk ``documents``, ``snapshots_by_uniqueid`` and ``snapshots_by_document`` once a run,
-holding Bloom filters, not sets, of what they met (``gc_java.py``).
+read ``documents`` and ``snapshots_by_uniqueid`` whole once a run (each part of a parted
+run in full), holding Bloom filters, not sets, of what they met (``gc_java.py``).
 """
 
 from __future__ import annotations
