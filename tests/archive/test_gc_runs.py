@@ -16,7 +16,7 @@ import sys
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -33,12 +33,14 @@ from imixs_archive.errors import BusyError
 from imixs_archive.filestore.gc import GcReport
 from imixs_archive.filestore.reading import EMPTY_MD5
 from imixs_archive.storage.base import Backend
+from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,
     ARCHIVE_GARBAGE,
     DOCUMENTS,
     DOCUMENTS_DATA,
     SNAPSHOTS_BY_DOCUMENT,
+    Table,
 )
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from support.java_rows import java_delete_snapshot, java_store_file
@@ -194,6 +196,42 @@ def test_a_stopped_run_goes_on_where_it_stood(
     got, after = collect_until_clean(backend, 1, first + counts(resumed.report))
     assert got == want and after == clean
     assert run(backend).resumed == ""  # finished: the next one begins
+
+
+class _StopsInARemoval(DelegatingBackend):
+    """Ctrl-C in the middle of removing a file: at its ``documents`` rows' delete, after
+    its record went (``files.release_file``)."""
+
+    def __init__(self, inner: Backend, deletes: int) -> None:
+        super().__init__(inner)
+        self.deletes = deletes
+
+    def delete(
+        self, table: Table, key: Mapping[str, Any], *, written_before: int | None = None
+    ) -> None:
+        if table is DOCUMENTS:
+            self.deletes -= 1
+            if self.deletes == 0:
+                raise KeyboardInterrupt
+        self.inner.delete(table, key, written_before=written_before)
+
+
+def test_stopped_inside_a_removal_nothing_counts_twice(
+    backend: Backend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file half removed when the run stopped: the next run finds it still listed,
+    removes the rest and counts it once."""
+    want, clean = whole_collection(backend, tmp_path)
+    fill(backend)
+    monkeypatch.setattr(part_runs, "SAVE_MS", 0)
+    first = counts(run(backend).report)
+    time.sleep(GRACE + 0.05)
+    with pytest.raises(KeyboardInterrupt):
+        run(_StopsInARemoval(backend, deletes=3))
+    resumed = run(backend)
+    assert resumed.resumed.startswith("listed, after ")
+    got, after = collect_until_clean(backend, 1, first + counts(resumed.report))
+    assert got == want and after == clean
 
 
 def test_restart_begins_again(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
