@@ -62,6 +62,7 @@ from imixs_archive.archive.facts import (
     put_fact,
     repair_fact,
 )
+from imixs_archive.archive.gc_runs import GcRun, gc_part
 from imixs_archive.archive.holds import Hold, Holds, get_hold
 from imixs_archive.archive.instance_runs import (
     InstanceJob,
@@ -239,6 +240,29 @@ class Archive:
         return verify_part(
             self.backend,
             holder=self._holder,
+            part=part,
+            parts=parts,
+            restart=restart,
+            progress=progress,
+        )
+
+    def gc_part(
+        self,
+        part: int = 1,
+        parts: int = 1,
+        *,
+        grace: float,
+        dry_run: bool = False,
+        restart: bool = False,
+        progress: Callable[[str], None] | None = None,
+    ) -> GcRun:
+        """Collect what nothing uses (or part ``part`` of ``parts`` of it), going on where a
+        stopped run ended unless ``restart`` (``gc_runs.py``)."""
+        return gc_part(
+            self.backend,
+            holder=self._holder,
+            grace=grace,
+            dry_run=dry_run,
             part=part,
             parts=parts,
             restart=restart,

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from imixs_archive.archive.part_runs import parse_part
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli.context import (
     Context,
@@ -115,10 +116,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="remove files and pieces no snapshot uses (listed a grace period ago)",
         description="Removes what an earlier run listed at least ARCHIVE_GC_GRACE seconds ago "
         "and nothing uses still, then lists what nothing uses now. Safe while other "
-        "processes archive. `serve` runs it every ARCHIVE_GC_INTERVAL seconds.",
+        "processes archive. `serve` runs it every ARCHIVE_GC_INTERVAL seconds. A run "
+        "stopped (Ctrl-C, a kill) goes on where it stopped.",
     )
     p.add_argument(
         "--dry-run", action="store_true", help="change nothing; report what a run would do"
+    )
+    p.add_argument(
+        "--part",
+        metavar="K/N",
+        help="collect part K of N (the token ring on Cassandra): N processes share one gc",
+    )
+    p.add_argument(
+        "--restart", action="store_true", help="begin again instead of going on where it stopped"
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_gc, reads_only=True)
@@ -293,10 +303,33 @@ def cmd_delete(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_gc(args: argparse.Namespace, ctx: Context) -> int:
-    report = ctx.archive.files.collect(grace=ctx.settings.gc_grace, dry_run=args.dry_run)
+    try:
+        part, parts = parse_part(args.part) if args.part else (1, 1)
+    except ValueError as exc:
+        raise ConfigError(f"--part: {exc}") from None
+    try:
+        with count_progress("gc: partitions walked") as tick:
+            run = ctx.archive.gc_part(
+                part,
+                parts,
+                grace=ctx.settings.gc_grace,
+                dry_run=args.dry_run,
+                restart=args.restart,
+                progress=lambda _walk: tick(1),
+            )
+    except KeyboardInterrupt:
+        again = "gc" + (" --dry-run" if args.dry_run else "")
+        again += f" --part {part}/{parts}" if parts > 1 else ""
+        print(f"stopped: `{again}` goes on where it stopped (--restart begins again)")
+        raise
+    report = run.report
     if args.json:
-        print(json.dumps(report.to_json(), indent=2))
+        print(json.dumps(run.to_json(), indent=2))
         return 1 if report.errors else 0
+    if parts > 1:
+        print(f"part {part} of {parts}:")
+    if run.resumed:
+        print(f"went on from {run.resumed}")
     verb = "would remove" if args.dry_run else "removed"
     listing = "would list" if args.dry_run else "listed"
     print(
@@ -306,7 +339,8 @@ def cmd_gc(args: argparse.Namespace, ctx: Context) -> int:
         f"removed by a run {ctx.settings.gc_grace:g} s later; {report.waiting} listed "
         f"earlier still waiting; {report.kept} in use again"
     )
-    print(f"{'now' if args.dry_run else 'after this run'}: {unused_words(report)}")
+    if parts == 1:  # what is unused needs the whole archive
+        print(f"{'now' if args.dry_run else 'after this run'}: {unused_words(report)}")
     if report.java_pieces_found or report.java_pieces_removed:
         print(
             f"pieces the Java service cut that no file lists: found {report.java_pieces_found}, "

@@ -210,6 +210,12 @@ def _mark_complete(
     )
 
 
+def _stored_size(backend: Backend, data_id: str) -> int:
+    """A piece's bytes, read (its reference went in a removal cut short)."""
+    piece = backend.get(DOCUMENTS_DATA, {"data_id": data_id})
+    return 0 if piece is None else len(piece["data"])
+
+
 def _piece_rows(backend: Backend, key: str) -> Iterator[dict[str, Any]]:
     return backend.scan(DOCUMENTS, {"md5": key}, columns=["sort_id", "data_id"])
 
@@ -232,7 +238,7 @@ def release_file(
         ref = backend.get(ARCHIVE_PIECE_REFS, {"data_id": data_id, "md5": key}, ["size"])
         backend.delete(ARCHIVE_PIECE_REFS, {"data_id": data_id, "md5": key}, **stamp)
         if is_hashed(data_id):
-            hashed.append((data_id, int(ref["size"]) if ref else 0))
+            hashed.append((data_id, int(ref["size"]) if ref else _stored_size(backend, data_id)))
         else:
             backend.delete(DOCUMENTS_DATA, {"data_id": data_id}, **stamp)
     backend.delete(DOCUMENTS, {"md5": key}, **stamp)

@@ -11,8 +11,13 @@ Deleting a snapshot only drops references (``snapshots.py``). Each collection th
    yet, with the time and its bytes; beside the Java service also the pieces it cut that
    no file lists and the references from snapshots that are gone (``gc_java.py``).
 
-Progress: every loop over a table passes :func:`budget.checkpoint` (a run under a request
-stops when its budget is spent); the report counts each kind found, listed and removed.
+The run walks its tables (:data:`WALKS`: first the list, then ``archive_files``,
+``documents``, ``documents_data``, ``snapshots_by_document``) in the store's range order
+(``Backend.scan_range``), one partition at a time, nothing of a table gathered:
+:func:`collect` walks them whole, ``archive/gc_runs.py`` goes on where a stopped run ended
+and splits one into parts (``--part K/N``). Every row passes :func:`budget.checkpoint` (a
+run under a request stops when its budget is spent); the report counts each kind found,
+listed and removed. Each item is stamped with the time it is listed (not the run's start).
 
 Why nothing an ingest relies on can go:
 
@@ -30,8 +35,8 @@ Why nothing an ingest relies on can go:
 
 A file's references are read newest first, one row (``garbage.file_used``); the pieces of
 a file, and every listed item, are read by key. The passes for what the Java service left
-walk ``documents``, ``snapshots_by_uniqueid`` and ``snapshots_by_document`` once a run,
-holding Bloom filters, not sets, of what they met (``gc_java.py``).
+read ``documents`` and ``snapshots_by_uniqueid`` whole once a run (each part of a parted
+run in full), holding Bloom filters, not sets, of what they met (``gc_java.py``).
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ from imixs_archive.filestore.garbage import (
     CUT,
     FILE,
     PIECE,
+    PIN,
     REF,
     file_used,
     listed,
@@ -58,23 +64,25 @@ from imixs_archive.filestore.garbage import (
 from imixs_archive.filestore.gc_java import (
     KEPT,
     REMOVED,
-    EmptyReferences,
-    dangling_references,
     drop_empty_references,
+    indexed_snapshot_ids,
+    is_dangling,
     is_unlisted_cut,
     listed_cut_ids,
     remove_cut,
     remove_reference,
 )
-from imixs_archive.filestore.reading import is_hashed
+from imixs_archive.filestore.reading import EMPTY_MD5, is_hashed
 from imixs_archive.jsonable import Jsonable
-from imixs_archive.storage.base import Backend
+from imixs_archive.storage.base import Backend, Position
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,
     ARCHIVE_GARBAGE,
     ARCHIVE_PIECE_REFS,
     DOCUMENTS,
     DOCUMENTS_DATA,
+    SNAPSHOTS_BY_DOCUMENT,
+    Table,
 )
 
 CLOCK_SKEW_US = 60 * 1_000_000
@@ -140,48 +148,204 @@ def collect(
     """One collection: remove what was listed ``grace`` seconds ago or earlier and is
     still unreferenced, then list what is unreferenced now. ``dry_run`` changes nothing
     and reports what would be removed (as removed) and listed. ``clock_skew_us``: how far
-    the clocks of the hosts may differ (tests on one host pass 0)."""
-    report = GcReport(dry_run=dry_run)
-    due = clock() - int(grace * 1_000_000)
-    listed_ids = listed_cut_ids(backend)  # after ``due``: what is due was listed before it
-    for row in list(backend.scan(ARCHIVE_GARBAGE)):
-        checkpoint()
-        since = int(row["since"])
-        if since > due:
-            report.waiting += 1
-            report.waiting_bytes += int(row["size"])
-            continue
-        try:
-            if row["kind"] in (CUT, REF):
-                _remove_java(backend, row, since - clock_skew_us, listed_ids, report)
-            else:
-                _remove(backend, row, since - clock_skew_us, report, clock)
-        except StoreError:
-            raise
-        except ArchiveError as exc:
-            report.errors.append(f"{row['kind']} {row['id']}: {exc}")
-    now = clock()
-    for key, size in unused_files(backend):
-        if listed(backend, FILE, key) is None:
-            report.listed_files += 1
-            report.listed_bytes += size
-            if not dry_run:
-                put_on_list(backend, FILE, key, size, now)
-    for kind, data_id, piece_size in _loose_pieces(backend, listed_ids):
-        report.java_pieces_found += kind == CUT
-        if piece_size is None:
-            continue  # listed already
-        report.listed_pieces += 1
-        report.java_pieces_listed += kind == CUT
-        report.listed_bytes += piece_size
-        if not dry_run:
-            put_on_list(backend, kind, data_id, piece_size, now)
-    _list_references(backend, report, now)
+    the clocks of the hosts may differ (tests on one host pass 0). The whole archive at
+    once, remembering nothing (``archive/gc_runs.py`` goes on where a stopped one ended,
+    and splits one into parts)."""
+    run = GcPass.begin(backend, grace, dry_run, clock, clock_skew_us)
+    for walk in WALKS:
+        walk_range(backend, walk, None, None, run)
+    return finish_whole(backend, run.report)
+
+
+def finish_whole(backend: Backend, report: GcReport) -> GcReport:
+    """What only a collection of the whole archive counts: what is unused after it."""
     # After a run every piece no file refers to is listed; a dry run listed none of them.
-    unused = unused_now(backend, orphans=None if dry_run else 0)
+    unused = unused_now(backend, orphans=None if report.dry_run else 0)
     report.unused_files, report.unused_pieces = unused.files, unused.pieces
     report.unused_bytes = unused.bytes
     return report
+
+
+class GcPass:
+    """One run of the collector over its walks (or a part of them): its report, the time
+    before which a listing is due, and the Bloom filters of the whole tables it needs
+    (built once a run, by each part in full)."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        report: GcReport,
+        due: int,
+        clock: Callable[[], int],
+        clock_skew_us: int,
+    ) -> None:
+        self.backend, self.report, self.due = backend, report, due
+        self.clock, self.clock_skew_us = clock, clock_skew_us
+        self.began = clock()
+        """Items listed after this were listed by this run: not counted as waiting."""
+        self._listed_ids: BloomFilter | None = None
+        self._indexed: BloomFilter | None = None
+        self.empty_dropped = False
+        """Whether the empty file's references were dropped (counted) by this run."""
+
+    @classmethod
+    def begin(
+        cls,
+        backend: Backend,
+        grace: float,
+        dry_run: bool,
+        clock: Callable[[], int] = now_us,
+        clock_skew_us: int = CLOCK_SKEW_US,
+        report: GcReport | None = None,
+        *,
+        removes: bool = True,
+    ) -> GcPass:
+        """A run from now (``report``: what a stopped run counted, to go on with;
+        ``removes``: whether it walks the list, or goes on past that walk)."""
+        due = clock() - int(grace * 1_000_000)
+        run = cls(backend, report or GcReport(dry_run=dry_run), due, clock, clock_skew_us)
+        if removes:  # after ``due``: what is due was listed before the pass over documents
+            run.listed_ids()
+        return run
+
+    def listed_ids(self) -> BloomFilter:
+        """The Java-cut ids ``documents`` lists (``gc_java.listed_cut_ids``), read once."""
+        if self._listed_ids is None:
+            self._listed_ids = listed_cut_ids(self.backend)
+        return self._listed_ids
+
+    def indexed(self) -> BloomFilter:
+        """The snapshot ids ``snapshots_by_uniqueid`` names (``gc_java``), read once."""
+        if self._indexed is None:
+            self._indexed = indexed_snapshot_ids(self.backend)
+        return self._indexed
+
+
+@dataclass(frozen=True)
+class Walk:
+    """One table the collector walks in the store's range order (``Backend.scan_range``),
+    one partition at a time: ``visit`` each partition's first row (``rows``: every row)."""
+
+    name: str
+    table: Table
+    columns: tuple[str, ...]
+    visit: Callable[[GcPass, dict[str, Any]], None]
+    rows: bool = False
+
+
+def walk_range(
+    backend: Backend,
+    walk: Walk,
+    after: Position | None,
+    upto: Position | None,
+    run: GcPass,
+    done: Callable[[Position], None] | None = None,
+) -> None:
+    """Walk the partitions of ``walk``'s table after ``after`` and up to ``upto``;
+    ``done(position)`` after each (where a stopped walk goes on)."""
+    key: tuple[Any, ...] | None = None
+    at: Position | None = None
+    for position, row in backend.scan_range(walk.table, after, upto, columns=walk.columns):
+        checkpoint()
+        this = tuple(row[name] for name in walk.table.partition_key)
+        first = this != key
+        if first and at is not None and done is not None:
+            done(at)
+        key, at = this, position
+        if first or walk.rows:
+            walk.visit(run, row)
+    if at is not None and done is not None:
+        done(at)
+
+
+def _visit_listed(run: GcPass, row: dict[str, Any]) -> None:
+    """Remove one listed item if its grace period is over and nothing uses it."""
+    report, since = run.report, int(row["since"])
+    if since > run.due:
+        if since <= run.began:  # not listed by this run
+            report.waiting += 1
+            report.waiting_bytes += int(row["size"])
+        return
+    before = since - run.clock_skew_us
+    try:
+        if row["kind"] in (CUT, REF):
+            _remove_java(run.backend, row, before, run.listed_ids(), report)
+        else:
+            _remove(run.backend, row, before, report, run.clock)
+    except StoreError:
+        raise
+    except ArchiveError as exc:
+        report.errors.append(f"{row['kind']} {row['id']}: {exc}")
+
+
+def _visit_file(run: GcPass, row: dict[str, Any]) -> None:
+    """List a file of this archive (``archive_files``) no snapshot uses."""
+    _list_file(run, row["md5"])
+
+
+def _visit_java_file(run: GcPass, row: dict[str, Any]) -> None:
+    """List a file only ``documents`` holds (the Java service's) no snapshot uses."""
+    key = row["md5"]
+    if run.backend.get(ARCHIVE_FILES, {"md5": key}, ["md5"]) is None:
+        _list_file(run, key)
+
+
+def _list_file(run: GcPass, key: str) -> None:
+    backend, report = run.backend, run.report
+    if file_used(backend, key) or listed(backend, FILE, key) is not None:
+        return
+    size = _own_bytes(backend, key)
+    report.listed_files += 1
+    report.listed_bytes += size
+    if not report.dry_run:
+        put_on_list(backend, FILE, key, size, run.clock())
+
+
+def _visit_piece(run: GcPass, row: dict[str, Any]) -> None:
+    """List a piece no file refers to (``_loose_piece``)."""
+    report = run.report
+    found = _loose_piece(run.backend, row["data_id"], run.listed_ids())
+    if found is None:
+        return
+    kind, piece_size = found
+    report.java_pieces_found += kind == CUT
+    if piece_size is None:
+        return  # listed already
+    report.listed_pieces += 1
+    report.java_pieces_listed += kind == CUT
+    report.listed_bytes += piece_size
+    if not report.dry_run:
+        put_on_list(run.backend, kind, row["data_id"], piece_size, run.clock())
+
+
+def _visit_reference(run: GcPass, row: dict[str, Any]) -> None:
+    """List a reference from a snapshot that is gone; drop the empty file's."""
+    key, snapshot_id, report = row["md5"], row["snapshot"], run.report
+    if key == EMPTY_MD5:
+        if snapshot_id == PIN:  # before every snapshot id: the partition's first row
+            return
+        if not run.empty_dropped:  # the rest of the partition is gone with it
+            run.empty_dropped = True
+            report.empty_refs_removed += drop_empty_references(run.backend, report.dry_run)
+        return
+    if snapshot_id == PIN or not is_dangling(run.backend, snapshot_id, run.indexed()):
+        return
+    report.dangling_refs_found += 1
+    item = ref_id(key, snapshot_id)
+    if listed(run.backend, REF, item) is None:
+        report.dangling_refs_listed += 1
+        if not report.dry_run:
+            put_on_list(run.backend, REF, item, 0, run.clock())
+
+
+WALKS = (
+    Walk("listed", ARCHIVE_GARBAGE, ("id", "kind", "since", "size"), _visit_listed, rows=True),
+    Walk("files", ARCHIVE_FILES, ("md5",), _visit_file),
+    Walk("java files", DOCUMENTS, ("md5",), _visit_java_file),
+    Walk("pieces", DOCUMENTS_DATA, ("data_id",), _visit_piece),
+    Walk("references", SNAPSHOTS_BY_DOCUMENT, ("md5", "snapshot"), _visit_reference, rows=True),
+)
+"""What a collection walks, in this order: first it removes, then it lists."""
 
 
 def _remove_java(
@@ -201,21 +365,6 @@ def _remove_java(
         outcome = remove_reference(backend, item, since, before, dry_run=dry_run)
         report.dangling_refs_removed += outcome == REMOVED
     report.kept += outcome == KEPT
-
-
-def _list_references(backend: Backend, report: GcReport, now: int) -> None:
-    """List the references from snapshots that are gone; drop the empty file's."""
-    empty = EmptyReferences()
-    for key, snapshot_id in dangling_references(backend, empty):
-        report.dangling_refs_found += 1
-        item = ref_id(key, snapshot_id)
-        if listed(backend, REF, item) is None:
-            report.dangling_refs_listed += 1
-            if not report.dry_run:
-                put_on_list(backend, REF, item, 0, now)
-    report.empty_refs_removed = empty.rows
-    if empty.rows and not report.dry_run:
-        drop_empty_references(backend)
 
 
 def _remove(
@@ -312,26 +461,32 @@ def _orphan_pieces(backend: Backend) -> Iterator[tuple[str, int]]:
 def _loose_pieces(
     backend: Backend, listed_ids: BloomFilter | None
 ) -> Iterator[tuple[str, str, int | None]]:
-    """(kind, id, bytes) of the pieces no file refers to: content-addressed ones
-    (:data:`PIECE`) and, given ``listed_ids`` (``gc_java.listed_cut_ids``), those the Java
-    service cut that no file lists (:data:`CUT`). Bytes are None for one already listed."""
+    """(kind, id, bytes) of the pieces no file refers to (:func:`_loose_piece`)."""
     for row in backend.scan(DOCUMENTS_DATA, columns=["data_id"]):
         checkpoint()
-        data_id = row["data_id"]
-        if is_hashed(data_id):
-            if piece_used(backend, data_id):
-                continue
-            kind = PIECE
-        elif listed_ids is not None and is_unlisted_cut(backend, data_id, listed_ids):
-            kind = CUT
-        else:
-            continue
-        if listed(backend, kind, data_id) is not None:
-            yield kind, data_id, None
-            continue
-        piece = backend.get(DOCUMENTS_DATA, {"data_id": data_id})
-        if piece is not None:
-            yield kind, data_id, len(piece["data"])
+        found = _loose_piece(backend, row["data_id"], listed_ids)
+        if found is not None:
+            yield found[0], row["data_id"], found[1]
+
+
+def _loose_piece(
+    backend: Backend, data_id: str, listed_ids: BloomFilter | None
+) -> tuple[str, int | None] | None:
+    """(kind, bytes) of a piece no file refers to, else None: a content-addressed one
+    (:data:`PIECE`) and, given ``listed_ids`` (``gc_java.listed_cut_ids``), one the Java
+    service cut that no file lists (:data:`CUT`). Bytes are None for one already listed."""
+    if is_hashed(data_id):
+        if piece_used(backend, data_id):
+            return None
+        kind = PIECE
+    elif listed_ids is not None and is_unlisted_cut(backend, data_id, listed_ids):
+        kind = CUT
+    else:
+        return None
+    if listed(backend, kind, data_id) is not None:
+        return kind, None
+    piece = backend.get(DOCUMENTS_DATA, {"data_id": data_id})
+    return None if piece is None else (kind, len(piece["data"]))
 
 
 @dataclass(frozen=True)

@@ -27,9 +27,6 @@ rule of this archive's own writes and deletes would leave:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
-
 from imixs_archive.budget import checkpoint
 from imixs_archive.filestore.bloom import BloomFilter
 from imixs_archive.filestore.files import piece_used
@@ -95,13 +92,6 @@ def remove_cut(
         return REMOVED
 
 
-@dataclass
-class EmptyReferences:
-    """The rows found under the empty file's MD5 (its pin not counted)."""
-
-    rows: int = 0
-
-
 def snapshot_exists(backend: Backend, snapshot_id: str) -> bool:
     return backend.get(SNAPSHOTS, {"snapshot": snapshot_id}, ["snapshot"]) is not None
 
@@ -116,25 +106,20 @@ def indexed_snapshot_ids(backend: Backend) -> BloomFilter:
     return ids
 
 
-def dangling_references(backend: Backend, empty: EmptyReferences) -> Iterator[tuple[str, str]]:
-    """(file key, snapshot id) of every ``snapshots_by_document`` row naming a snapshot
-    whose ``snapshots`` row is missing now; the empty file's rows are counted in
-    ``empty`` instead."""
-    indexed = indexed_snapshot_ids(backend)
-    for row in backend.scan(SNAPSHOTS_BY_DOCUMENT, columns=["md5", "snapshot"]):
-        checkpoint()
-        key, snapshot_id = row["md5"], row["snapshot"]
-        if snapshot_id == PIN:
-            continue
-        if key == EMPTY_MD5:
-            empty.rows += 1
-        elif snapshot_id not in indexed and not snapshot_exists(backend, snapshot_id):
-            yield key, snapshot_id
+def is_dangling(backend: Backend, snapshot_id: str, indexed: BloomFilter) -> bool:
+    """Whether a reference names a snapshot that is missing now (``indexed``:
+    :func:`indexed_snapshot_ids`)."""
+    return snapshot_id not in indexed and not snapshot_exists(backend, snapshot_id)
 
 
-def drop_empty_references(backend: Backend) -> None:
-    """The empty file's partition, whole (rows written later survive on Cassandra)."""
-    backend.delete(SNAPSHOTS_BY_DOCUMENT, {"md5": EMPTY_MD5})
+def drop_empty_references(backend: Backend, dry_run: bool = False) -> int:
+    """The empty file's partition, whole (rows written later survive on Cassandra); how
+    many references it held (its pin not counted). ``dry_run``: only counted."""
+    rows = backend.scan(SNAPSHOTS_BY_DOCUMENT, {"md5": EMPTY_MD5}, columns=["snapshot"])
+    count = sum(1 for row in rows if row["snapshot"] != PIN)
+    if count and not dry_run:
+        backend.delete(SNAPSHOTS_BY_DOCUMENT, {"md5": EMPTY_MD5})
+    return count
 
 
 def remove_reference(backend: Backend, item: str, since: int, before: int, *, dry_run: bool) -> str:

@@ -1,6 +1,7 @@
 """The garbage collection ``serve`` runs every ``ARCHIVE_GC_INTERVAL`` seconds (the same
-``filestore/gc.py`` collection as ``imixs-archive gc``). Safe in every replica at once: a
-collection needs no lock and cannot race an ingest."""
+``filestore/gc.py`` collection as ``imixs-archive gc``, whole and without a book: a
+stopped one runs again an interval later). Safe in every replica at once, and beside a
+``gc --part K/N``: a collection needs no lock and cannot race an ingest."""
 
 from __future__ import annotations
 

@@ -1,0 +1,196 @@
+"""A ``gc`` that stops and goes on, alone or split into parts.
+
+A run walks the tables of the collector (``filestore/gc.py``: :data:`WALKS`, first the
+list, then what it lists) one after the other, each in the store's range order, and
+records every few seconds where it stands with what it counted so far (the ``gc/K/N``
+book of ``archive_checks``; a dry run's is ``gc-dry-run/K/N``): a run stopped by Ctrl-C,
+a kill or a lost store goes on there when ``gc`` is run again (``--restart`` begins
+again). The book is written between two partitions, where the counts and the place agree;
+a stop in the middle of one walks that partition again: what was removed is gone, what was
+listed is found listed, so nothing is removed or listed twice (the counts of the last few
+seconds before a kill may be lost).
+
+``--part K/N`` splits each table into N ranges (the token ring on Cassandra, the key
+space on SQLite), cut once for all N parts (``gc-plan/N``, written by the first part to
+start; lease, plan and books: ``part_runs.py``): part K removes what is due in its share
+of the list and lists what is unused in its share of each table, so the N parts, on one
+machine or several, together do what one collection does. Each part builds in full what
+needs a whole table: the Bloom filters of the Java pieces ``documents`` lists and of the
+snapshot ids ``snapshots_by_uniqueid`` names (``gc_java.py``). What needs the whole
+archive (what is unused after the run) only a run in one part counts.
+
+Nothing of the collector's safety changes: a run takes its time of "due" when it begins
+(a run that goes on takes a new one), builds the filter of listed Java pieces after it,
+and removes an item only with the re-checks of ``gc.py``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import Any
+
+from imixs_archive.archive.check_books import CheckBooks
+from imixs_archive.archive.part_runs import (
+    SaveClock,
+    book_name,
+    finish_part,
+    part_bounds,
+    part_lease,
+    part_plan,
+    resumable,
+)
+from imixs_archive.filestore.garbage import now_us
+from imixs_archive.filestore.gc import (
+    CLOCK_SKEW_US,
+    WALKS,
+    GcPass,
+    GcReport,
+    finish_whole,
+    walk_range,
+)
+from imixs_archive.storage.base import Backend, Position
+from imixs_archive.timezones import now_ms
+
+JOB = "gc"
+DRY_JOB = "gc-dry-run"
+
+Progress = Callable[[str], None]
+"""Called after each partition walked, with the walk's name."""
+
+
+@dataclass
+class GcRun:
+    """A finished run (or part): its report, and where it went on from."""
+
+    report: GcReport
+    part: int = 1
+    parts: int = 1
+    resumed: str = ""
+    """Where the run went on from ('' when it began): the walk and how far it was."""
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as ``gc --json`` prints it, with the part and where it went on."""
+        return {
+            **self.report.to_json(),
+            "part": self.part,
+            "parts": self.parts,
+            "resumed": self.resumed or None,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def gc_part(
+    backend: Backend,
+    *,
+    holder: str,
+    grace: float,
+    dry_run: bool = False,
+    part: int = 1,
+    parts: int = 1,
+    restart: bool = False,
+    progress: Progress | None = None,
+    clock: Callable[[], int] = now_us,
+    clock_skew_us: int = CLOCK_SKEW_US,
+) -> GcRun:
+    """Collect part ``part`` of ``parts`` (1 of 1: everything), going on where an
+    unfinished run of it stopped unless ``restart``. BusyError when another process runs
+    this part. ``clock`` and ``clock_skew_us`` as :func:`gc.collect`'s."""
+    books = CheckBooks(backend)
+    job = DRY_JOB if dry_run else JOB
+    began = time.monotonic()
+    with part_lease(books, job, part, parts, holder) as renew:
+        plan = part_plan(backend, books, job, {walk.name: walk.table for walk in WALKS}, parts)
+        name = book_name(job, part, parts)
+        saved = None if restart else books.read(name)
+        walk, after, report, resumed = 0, None, None, ""
+        if saved is not None and resumable(saved, plan):
+            walk, after = int(saved["walk"]), saved.get("after")
+            report = _restored(saved["report"])
+            where = WALKS[walk].name if walk < len(WALKS) else "the end"
+            resumed = f"{where}, after {int(saved.get('partitions', 0)):,} partitions"
+        run = GcPass.begin(
+            backend, grace, dry_run, clock, clock_skew_us, report, removes=walk <= _PIECES
+        )
+        book = _Book(books, name, plan, renew, walk, after)
+        book.partitions = int(saved.get("partitions", 0)) if resumed and saved else 0
+        book.walk_all(backend, run, part, parts, progress)
+        if parts == 1:
+            finish_whole(backend, run.report)
+        finish_part(books, job, plan, part, parts)
+    return GcRun(run.report, part, parts, resumed, time.monotonic() - began)
+
+
+_PIECES = next(k for k, walk in enumerate(WALKS) if walk.name == "pieces")
+"""The last walk that needs the filter of listed Java pieces."""
+
+
+class _Book:
+    """Where a run stands (the walk, the last partition done) and its book."""
+
+    def __init__(
+        self,
+        books: CheckBooks,
+        name: str,
+        plan: dict[str, Any],
+        renew: Callable[[], str],
+        walk: int,
+        after: Position | None,
+    ) -> None:
+        self.books, self.name, self.plan, self.renew = books, name, plan, renew
+        self.walk, self.after = walk, after
+        self.partitions = 0
+        self.counted: dict[str, Any] = {}
+        """The report as of the last partition done (what a save records)."""
+
+    def walk_all(
+        self, backend: Backend, run: GcPass, part: int, parts: int, progress: Progress | None
+    ) -> None:
+        clock = SaveClock()
+        self.counted = _saved(run.report)
+
+        def done(at: Position) -> None:
+            self.after, self.partitions = at, self.partitions + 1
+            self.counted = _saved(run.report)
+            if clock.due():
+                self.save()
+            if progress is not None:
+                progress(WALKS[self.walk].name)
+
+        try:
+            while self.walk < len(WALKS):
+                walk = WALKS[self.walk]
+                lower, upper = part_bounds(self.plan, walk.name, part, parts)
+                start = self.after if self.after is not None else lower
+                walk_range(backend, walk, start, upper, run, done)
+                self.walk, self.after = self.walk + 1, None
+                self.counted = _saved(run.report)
+                self.save()
+        except KeyboardInterrupt:
+            self.save()  # after the last partition done: goes on there
+            raise
+
+    def save(self) -> None:
+        state = {
+            "plan": self.plan["id"],
+            "walk": self.walk,
+            "after": self.after,
+            "partitions": self.partitions,
+            "report": self.counted,
+            "saved": now_ms(),
+        }
+        self.books.write(self.name, state)
+        self.renew()
+
+
+def _saved(report: GcReport) -> dict[str, Any]:
+    return {f.name: getattr(report, f.name) for f in fields(report)} | {
+        "errors": list(report.errors)
+    }
+
+
+def _restored(saved: dict[str, Any]) -> GcReport:
+    names = {f.name for f in fields(GcReport)}
+    return GcReport(**{name: value for name, value in saved.items() if name in names})
