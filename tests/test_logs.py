@@ -67,3 +67,19 @@ def test_json_lines_and_setting_up_again_replaces_the_handler() -> None:
 def test_bad_log_settings_are_refused(env: dict[str, str]) -> None:
     with pytest.raises(ConfigError, match=next(iter(env))):
         load_settings(env)
+
+
+def test_the_log_follows_standard_error_when_it_is_replaced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A thread logging after the standard error the log was set up on was replaced and
+    closed (a test's capture): the record goes to the standard error of now, and no
+    "--- Logging error ---" with a traceback goes anywhere."""
+    first, second = io.StringIO(), io.StringIO()
+    monkeypatch.setattr("sys.stderr", first)
+    setup_logging(load_settings({}))
+    monkeypatch.setattr("sys.stderr", second)
+    first.close()
+    logging.getLogger("imixs_archive.ledger").warning("sequenced late")
+    assert second.getvalue().endswith("WARNING imixs_archive.ledger: sequenced late\n")
+    assert "Logging error" not in second.getvalue()

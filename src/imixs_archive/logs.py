@@ -43,13 +43,28 @@ class JsonLines(logging.Formatter):
 TEXT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
+class StandardError(logging.StreamHandler):  # type: ignore[type-arg]
+    """A handler on standard error as it is when a record is written, not as it was when
+    the log was set up: a thread that logs after ``sys.stderr`` was replaced (and the old
+    one closed: a test's capture, an embedding program) writes to the new one, instead of
+    failing with "--- Logging error ---" wherever standard error then points."""
+
+    @property
+    def stream(self) -> IO[str]:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: IO[str]) -> None:
+        pass  # always the current sys.stderr
+
+
 def setup_logging(settings: Settings, stream: IO[str] | None = None) -> None:
     """The log as the settings describe it, on ``stream`` (standard error)."""
     root = logging.getLogger()
     for handler in list(root.handlers):
         if getattr(handler, _MARK, False):
             root.removeHandler(handler)
-    handler = logging.StreamHandler(stream or sys.stderr)
+    handler = logging.StreamHandler(stream) if stream is not None else StandardError()
     setattr(handler, _MARK, True)
     handler.setFormatter(JsonLines() if settings.log_format == "json" else logging.Formatter(TEXT))
     root.addHandler(handler)
