@@ -26,6 +26,7 @@ from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,
     ARCHIVE_GARBAGE,
+    ARCHIVE_PIECE_REFS,
     ARCHIVE_SNAPSHOT_FILES,
     DOCUMENTS,
     DOCUMENTS_DATA,
@@ -411,3 +412,48 @@ def test_an_ingest_too_long_notices_a_listed_java_piece(archive: Archive, backen
     assert gc(backend, wait=False).java_pieces_listed == 1
     with pytest.raises(StoreUnavailableError, match="being collected"):
         archive.files.check_reused([content])
+
+
+# ---- references of pieces their file no longer lists ---------------------------------------
+
+
+def test_pieces_javas_rows_replaced_go_their_file_stays(backend: Backend) -> None:
+    """N1, in Java's cuts: this archive stores a new file, then the Java service (which
+    found no rows a moment before) writes its three rows over this archive's three. The
+    file reads right (the same bytes at every place); the references of this archive's
+    pieces, which no row lists any more, are listed, removed a grace period later, and
+    then the pieces themselves go as any unused piece."""
+    with Archive(backend, file_cuts="java") as archive:
+        stored = archive.store(make_snapshot(0, files={"r.bin": R})).snapshot_id
+        key = hashlib.md5(R).hexdigest().upper()
+        ours = [row["data_id"] for row in backend.scan(DOCUMENTS, {"md5": key})]
+        assert len(ours) == 3 and all(map(is_hashed, ours))
+        java_store_file(backend, R)  # its rows over ours: Java's pieces listed now
+        found = gc(backend, wait=False)
+        assert (found.stale_piece_refs_found, found.stale_piece_refs_listed) == (3, 3)
+        assert gc(backend).stale_piece_refs_removed == 3
+        assert not [r for r in backend.scan(ARCHIVE_PIECE_REFS) if r["data_id"] in ours]
+        gc(backend)  # our pieces listed ...
+        gc(backend)  # ... and removed
+        left = {row["data_id"] for row in backend.scan(DOCUMENTS_DATA)}
+        assert left.isdisjoint(ours) and len(left) == 3
+        assert content_of(archive.load(stored), "r.bin") == R
+        report = verify(backend)
+        assert report.ok, report.problems
+
+
+def test_a_reference_written_before_its_files_rows_is_kept(backend: Backend) -> None:
+    """This archive writes a file's piece references before its documents rows: found
+    then, a reference is listed; its rows written within the grace period, it stays."""
+    with Archive(backend, file_cuts="java") as archive:
+        archive.store(make_snapshot(0, files={"a.bin": A}))
+    key = hashlib.md5(A).hexdigest().upper()
+    (row,) = list(backend.scan(DOCUMENTS, {"md5": key}))
+    backend.delete(DOCUMENTS, {"md5": key})  # as if its rows were not written yet
+    found = gc(backend, wait=False)
+    assert found.stale_piece_refs_listed == 1
+    backend.put(DOCUMENTS, [row])  # the ingest goes on
+    later = gc(backend)
+    assert later.stale_piece_refs_removed == 0 and later.kept >= 1
+    assert backend.get(ARCHIVE_PIECE_REFS, {"data_id": row["data_id"], "md5": key}) is not None
+    assert "piece-reference" not in listed_kinds(backend)

@@ -352,6 +352,12 @@ def cmd_gc(args: argparse.Namespace, ctx: Context) -> int:
             f"references from snapshots that are gone: found {report.dangling_refs_found}, "
             f"{listing} {report.dangling_refs_listed}, {verb} {report.dangling_refs_removed}"
         )
+    if report.stale_piece_refs_found or report.stale_piece_refs_removed:
+        print(
+            "references of pieces their file no longer lists: found "
+            f"{report.stale_piece_refs_found}, {listing} {report.stale_piece_refs_listed}, "
+            f"{verb} {report.stale_piece_refs_removed}"
+        )
     if report.empty_refs_removed:
         print(f"references to the empty file (none needed): {verb} {report.empty_refs_removed}")
     for error in report.errors:

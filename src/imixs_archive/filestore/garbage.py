@@ -32,6 +32,9 @@ CUT = "java-piece"
 """A piece cut by the Java service (a random id) that no ``documents`` row lists."""
 REF = "reference"
 """A ``snapshots_by_document`` row naming a snapshot that is gone (see :func:`ref_id`)."""
+PIECE_REF = "piece-reference"
+"""An ``archive_piece_refs`` row whose file no longer lists the piece (the Java service's
+rows written over this archive's; see :func:`ref_id`: ``<data_id> <key>``)."""
 PIN = "!archive"
 """The ``snapshots_by_document`` row that keeps the Java service off this archive's files."""
 

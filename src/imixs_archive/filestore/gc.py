@@ -53,6 +53,7 @@ from imixs_archive.filestore.garbage import (
     CUT,
     FILE,
     PIECE,
+    PIECE_REF,
     PIN,
     REF,
     file_used,
@@ -69,7 +70,9 @@ from imixs_archive.filestore.gc_java import (
     is_dangling,
     is_unlisted_cut,
     listed_cut_ids,
+    listed_pairs,
     remove_cut,
+    remove_piece_ref,
     remove_reference,
 )
 from imixs_archive.filestore.reading import EMPTY_MD5, is_hashed
@@ -130,6 +133,11 @@ class GcReport(Jsonable):
     dangling_refs_removed: int = 0
     empty_refs_removed: int = 0
     """Rows under the empty file's MD5, which older versions wrote: removed at once."""
+    stale_piece_refs_found: int = 0
+    """References of pieces (``archive_piece_refs``) their file no longer lists (the Java
+    service's rows written over this archive's): found ..."""
+    stale_piece_refs_listed: int = 0
+    stale_piece_refs_removed: int = 0
 
     @property
     def reclaimable_bytes(self) -> int:
@@ -185,6 +193,7 @@ class GcPass:
         """Items listed after this were listed by this run: not counted as waiting."""
         self._listed_ids: BloomFilter | None = None
         self._indexed: BloomFilter | None = None
+        self._pairs: BloomFilter | None = None
         self.empty_dropped = False
         """Whether the empty file's references were dropped (counted) by this run."""
 
@@ -213,6 +222,12 @@ class GcPass:
         if self._listed_ids is None:
             self._listed_ids = listed_cut_ids(self.backend)
         return self._listed_ids
+
+    def pairs(self) -> BloomFilter:
+        """The (key, piece) pairs ``documents`` lists (``gc_java.listed_pairs``), read once."""
+        if self._pairs is None:
+            self._pairs = listed_pairs(self.backend)
+        return self._pairs
 
     def indexed(self) -> BloomFilter:
         """The snapshot ids ``snapshots_by_uniqueid`` names (``gc_java``), read once."""
@@ -268,7 +283,7 @@ def _visit_listed(run: GcPass, row: dict[str, Any]) -> None:
         return
     before = since - run.clock_skew_us
     try:
-        if row["kind"] in (CUT, REF):
+        if row["kind"] in (CUT, REF, PIECE_REF):
             _remove_java(run.backend, row, before, run.listed_ids(), report)
         else:
             _remove(run.backend, row, before, report, run.clock)
@@ -338,12 +353,26 @@ def _visit_reference(run: GcPass, row: dict[str, Any]) -> None:
             put_on_list(run.backend, REF, item, 0, run.clock())
 
 
+def _visit_piece_ref(run: GcPass, row: dict[str, Any]) -> None:
+    """List a reference of a piece its file no longer lists (``gc_java.py``)."""
+    data_id, key, report = row["data_id"], row["md5"], run.report
+    if f"{key} {data_id}" in run.pairs():
+        return
+    report.stale_piece_refs_found += 1
+    item = ref_id(data_id, key)
+    if listed(run.backend, PIECE_REF, item) is None:
+        report.stale_piece_refs_listed += 1
+        if not report.dry_run:
+            put_on_list(run.backend, PIECE_REF, item, 0, run.clock())
+
+
 WALKS = (
     Walk("listed", ARCHIVE_GARBAGE, ("id", "kind", "since", "size"), _visit_listed, rows=True),
     Walk("files", ARCHIVE_FILES, ("md5",), _visit_file),
     Walk("java files", DOCUMENTS, ("md5",), _visit_java_file),
     Walk("pieces", DOCUMENTS_DATA, ("data_id",), _visit_piece),
     Walk("references", SNAPSHOTS_BY_DOCUMENT, ("md5", "snapshot"), _visit_reference, rows=True),
+    Walk("piece references", ARCHIVE_PIECE_REFS, ("data_id", "md5"), _visit_piece_ref, rows=True),
 )
 """What a collection walks, in this order: first it removes, then it lists."""
 
@@ -351,7 +380,8 @@ WALKS = (
 def _remove_java(
     backend: Backend, row: dict[str, Any], before: int, listed_ids: BloomFilter, report: GcReport
 ) -> None:
-    """Remove a listed Java-cut piece or dangling reference (``gc_java.py``)."""
+    """Remove a listed Java-cut piece, dangling reference or stale piece reference
+    (``gc_java.py``)."""
     item, since, dry_run = row["id"], int(row["since"]), report.dry_run
     if row["kind"] == CUT:
         outcome = remove_cut(backend, item, since, before, listed_ids, dry_run=dry_run)
@@ -361,6 +391,9 @@ def _remove_java(
             report.java_pieces_removed += 1
             report.bytes_freed += size
             report.java_bytes_freed += size
+    elif row["kind"] == PIECE_REF:
+        outcome = remove_piece_ref(backend, item, since, before, dry_run=dry_run)
+        report.stale_piece_refs_removed += outcome == REMOVED
     else:
         outcome = remove_reference(backend, item, since, before, dry_run=dry_run)
         report.dangling_refs_removed += outcome == REMOVED

@@ -19,6 +19,17 @@ rule of this archive's own writes and deletes would leave:
   removed only if, a grace period after its listing, its snapshot is still missing; on
   Cassandra only as written before the listing (a store that writes it again survives).
   The pins are no references.
+* **References of this archive's pieces that their file no longer lists**
+  (:data:`PIECE_REF`): when both services store one new file at once, the Java service's
+  ``documents`` rows may land over this archive's (the same bytes at every place, in
+  Java's cuts: the file stays whole), and the ``archive_piece_refs`` rows of the pieces
+  they replaced would keep those pieces for ever. Found by one pass over ``documents``
+  into a Bloom filter of its (key, piece) pairs, then one over ``archive_piece_refs``.
+  This archive writes a file's references *before* its ``documents`` rows, so a file
+  being written has references its rows do not list yet: a reference is removed only if,
+  a grace period after its listing, its file's rows still do not list the piece; on
+  Cassandra only as written before the listing. The piece, if no file uses it then, is
+  listed by the next collection as any piece.
 * **The empty file's references**: older versions of this archive wrote a row per
   snapshot into the single partition of the empty file's MD5 (the Java service writes
   none, and an empty file needs no stored content). The collector deletes that partition
@@ -30,11 +41,12 @@ from __future__ import annotations
 from imixs_archive.budget import checkpoint
 from imixs_archive.filestore.bloom import BloomFilter
 from imixs_archive.filestore.files import piece_used
-from imixs_archive.filestore.garbage import CUT, PIN, REF, listed, ref_of
+from imixs_archive.filestore.garbage import CUT, PIECE_REF, PIN, REF, listed, ref_of
 from imixs_archive.filestore.reading import EMPTY_MD5, is_hashed
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
     ARCHIVE_GARBAGE,
+    ARCHIVE_PIECE_REFS,
     DOCUMENTS,
     DOCUMENTS_DATA,
     SNAPSHOTS,
@@ -90,6 +102,44 @@ def remove_cut(
             backend.delete(DOCUMENTS_DATA, {"data_id": item}, written_before=before)
             backend.delete(ARCHIVE_GARBAGE, {"id": item, "kind": CUT})
         return REMOVED
+
+
+def listed_pairs(backend: Backend) -> BloomFilter:
+    """The (key, piece) pairs the ``documents`` rows list now, as ``"<key> <data_id>"`` (a
+    Bloom filter: a pair not in it is listed by no row of that pass)."""
+    pairs = BloomFilter()
+    for row in backend.scan(DOCUMENTS, columns=["md5", "data_id"]):
+        checkpoint()
+        pairs.add(f"{row['md5']} {row['data_id']}")
+    return pairs
+
+
+def lists(backend: Backend, key: str, data_id: str) -> bool:
+    """Whether the file ``key``'s ``documents`` rows list the piece now."""
+    rows = backend.scan(DOCUMENTS, {"md5": key}, columns=["data_id"])
+    return any(row["data_id"] == data_id for row in rows)
+
+
+def remove_piece_ref(backend: Backend, item: str, since: int, before: int, *, dry_run: bool) -> str:
+    """Remove a listed piece reference if it is still listed as it was and its file still
+    does not list the piece. The outcome: :data:`REMOVED`, :data:`KEPT`, :data:`GONE` or
+    :data:`MOVED`."""
+    data_id, key = ref_of(item)
+    row = {"data_id": data_id, "md5": key}
+    with backend.grouped():  # SQLite: the re-checks and the removal are one transaction
+        if listed(backend, PIECE_REF, item) != since:
+            return MOVED
+        if lists(backend, key, data_id):
+            outcome = KEPT  # the file's rows were written (again) meanwhile
+        elif backend.get(ARCHIVE_PIECE_REFS, row, ["data_id"]) is None:
+            outcome = GONE  # the file was released meanwhile
+        else:
+            outcome = REMOVED
+        if not dry_run:
+            if outcome == REMOVED:
+                backend.delete(ARCHIVE_PIECE_REFS, row, written_before=before)
+            backend.delete(ARCHIVE_GARBAGE, {"id": item, "kind": PIECE_REF})
+        return outcome
 
 
 def snapshot_exists(backend: Backend, snapshot_id: str) -> bool:

@@ -48,17 +48,25 @@ class GcSchedule:
             report.listed_files,
             report.listed_pieces,
         )
-        if report.java_pieces_found or report.dangling_refs_found or report.empty_refs_removed:
+        if (
+            report.java_pieces_found
+            or report.dangling_refs_found
+            or report.empty_refs_removed
+            or report.stale_piece_refs_found
+        ):
             log.info(
                 "garbage collection beside Java: %d unlisted Java pieces found (%d removed, "
                 "%d bytes), %d references from gone snapshots found (%d removed), %d "
-                "references to the empty file removed",
+                "references to the empty file removed, %d references of pieces their file "
+                "no longer lists found (%d removed)",
                 report.java_pieces_found,
                 report.java_pieces_removed,
                 report.java_bytes_freed,
                 report.dangling_refs_found,
                 report.dangling_refs_removed,
                 report.empty_refs_removed,
+                report.stale_piece_refs_found,
+                report.stale_piece_refs_removed,
             )
         for error in report.errors:
             log.warning("garbage collection: %s", error)
