@@ -3,6 +3,7 @@ are; a file that cannot be put in place fails alone."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import random
 import subprocess
@@ -18,6 +19,7 @@ import pytest
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.stored_xml import StoredXml
 from imixs_archive.document.xml_reader import read_xml
+from imixs_archive.errors import BusyError
 from imixs_archive.recovery import backup as backup_module
 from imixs_archive.recovery.backup import MANIFEST, STALE_PART_S, backup
 from support.snapshots import make_snapshot
@@ -150,8 +152,10 @@ def test_two_backups_into_one_folder_at_once_write_whole_files(
     monkeypatch.setattr(archive, "xml_with_files", xml_with_files)
     root = tmp_path / "bk"
     summaries: list[Any] = []
-    writers = [threading.Thread(target=lambda: summaries.append(backup(archive, root)))]
-    writers.append(threading.Thread(target=lambda: summaries.append(backup(archive, root))))
+    # Backups of days (a backup of everything holds its folder's lease: one at a time).
+    days = {"first": dt.date(2000, 1, 1), "last": dt.date(2099, 12, 31)}
+    writers = [threading.Thread(target=lambda: summaries.append(backup(archive, root, **days)))]
+    writers.append(threading.Thread(target=lambda: summaries.append(backup(archive, root, **days))))
     for writer in writers:
         writer.start()
     for writer in writers:
@@ -160,6 +164,36 @@ def test_two_backups_into_one_folder_at_once_write_whole_files(
     [written] = root.rglob("*.xml")
     assert read_xml(written.read_bytes()) == [expected]
     assert not list(root.rglob("*.part"))
+
+
+def test_two_backups_of_everything_into_one_folder_at_once_one_is_refused(
+    archive: Archive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two backups of everything into one folder share a book: of two started at once in
+    one process (the scheduled one and one asked from the API), one runs, the other is
+    refused at once; none waits, and the folder holds the backup whole."""
+    archive.store(make_snapshot(0, files={"a.pdf": PDF}))
+    inside = threading.Event()
+    release = threading.Event()
+    real = archive.xml_with_files
+
+    def slow(snapshot_id: str) -> StoredXml:
+        inside.set()
+        release.wait(10)
+        return real(snapshot_id)
+
+    monkeypatch.setattr(archive, "xml_with_files", slow)
+    root = tmp_path / "bk"
+    summaries: list[Any] = []
+    first = threading.Thread(target=lambda: summaries.append(backup(archive, root)))
+    first.start()
+    assert inside.wait(10)
+    with pytest.raises(BusyError, match="runs in another process"):
+        backup(archive, root)
+    release.set()
+    first.join()
+    assert [(s.written, s.failed) for s in summaries] == [(1, 0)]
+    assert len(list(root.rglob("*.xml"))) == 1
 
 
 def test_parts_left_by_a_writer_that_died_go_when_stale(archive: Archive, tmp_path: Path) -> None:

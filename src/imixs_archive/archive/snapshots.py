@@ -300,12 +300,14 @@ class Archive:
         self, *, name: str, key: str, part: int = 1, parts: int = 1, restart: bool = False
     ) -> AbstractContextManager[OpenRun]:
         """Part ``part`` of ``parts`` of a run over the instances that walks on its own, its
-        lease held for the block (``instance_runs.py``)."""
+        lease held for the block (``instance_runs.py``) by this run alone: a second run of
+        the same part started meanwhile, in this process too (the scheduled backup and one
+        asked from the API), is refused, never a race of two over one book."""
         return open_instance_run(
             self.backend,
             name=name,
             key=key,
-            holder=self._holder,
+            holder=f"{self._holder}.{secrets.token_hex(3)}",
             part=part,
             parts=parts,
             restart=restart,
