@@ -12,7 +12,8 @@ Deleting a snapshot only drops references (``snapshots.py``). Each collection th
    no file lists and the references from snapshots that are gone (``gc_java.py``).
 
 The run walks its tables (:data:`WALKS`: first the list, then ``archive_files``,
-``documents``, ``documents_data``, ``snapshots_by_document``) in the store's range order
+``documents``, ``documents_data``, ``snapshots_by_document``, ``archive_piece_refs``) in the
+store's range order
 (``Backend.scan_range``), one partition at a time, nothing of a table gathered:
 :func:`collect` walks them whole, ``archive/gc_runs.py`` goes on where a stopped run ended
 and splits one into parts (``--part K/N``). Every row passes :func:`budget.checkpoint` (a
@@ -35,8 +36,9 @@ Why nothing an ingest relies on can go:
 
 A file's references are read newest first, one row (``garbage.file_used``); the pieces of
 a file, and every listed item, are read by key. The passes for what the Java service left
-read ``documents`` and ``snapshots_by_uniqueid`` whole once a run (each part of a parted
-run in full), holding Bloom filters, not sets, of what they met (``gc_java.py``).
+read ``documents`` (once, for two filters) and ``snapshots_by_uniqueid`` whole once a run
+(each part of a parted run in full), holding Bloom filters, not sets, of what they met
+(``gc_java.py``).
 """
 
 from __future__ import annotations
@@ -69,8 +71,8 @@ from imixs_archive.filestore.gc_java import (
     indexed_snapshot_ids,
     is_dangling,
     is_unlisted_cut,
-    listed_cut_ids,
-    listed_pairs,
+    listed_in_documents,
+    pair,
     remove_cut,
     remove_piece_ref,
     remove_reference,
@@ -191,9 +193,8 @@ class GcPass:
         self.clock, self.clock_skew_us = clock, clock_skew_us
         self.began = clock()
         """Items listed after this were listed by this run: not counted as waiting."""
-        self._listed_ids: BloomFilter | None = None
+        self._documents: tuple[BloomFilter, BloomFilter] | None = None
         self._indexed: BloomFilter | None = None
-        self._pairs: BloomFilter | None = None
         self.empty_dropped = False
         """Whether the empty file's references were dropped (counted) by this run."""
 
@@ -218,16 +219,18 @@ class GcPass:
         return run
 
     def listed_ids(self) -> BloomFilter:
-        """The Java-cut ids ``documents`` lists (``gc_java.listed_cut_ids``), read once."""
-        if self._listed_ids is None:
-            self._listed_ids = listed_cut_ids(self.backend)
-        return self._listed_ids
+        """The Java-cut ids ``documents`` lists (``gc_java.listed_in_documents``)."""
+        return self._listed_in_documents()[0]
 
     def pairs(self) -> BloomFilter:
-        """The (key, piece) pairs ``documents`` lists (``gc_java.listed_pairs``), read once."""
-        if self._pairs is None:
-            self._pairs = listed_pairs(self.backend)
-        return self._pairs
+        """The (key, piece) pairs ``documents`` lists (``gc_java.listed_in_documents``)."""
+        return self._listed_in_documents()[1]
+
+    def _listed_in_documents(self) -> tuple[BloomFilter, BloomFilter]:
+        """Both, from one pass over ``documents`` a run."""
+        if self._documents is None:
+            self._documents = listed_in_documents(self.backend)
+        return self._documents
 
     def indexed(self) -> BloomFilter:
         """The snapshot ids ``snapshots_by_uniqueid`` names (``gc_java``), read once."""
@@ -356,7 +359,7 @@ def _visit_reference(run: GcPass, row: dict[str, Any]) -> None:
 def _visit_piece_ref(run: GcPass, row: dict[str, Any]) -> None:
     """List a reference of a piece its file no longer lists (``gc_java.py``)."""
     data_id, key, report = row["data_id"], row["md5"], run.report
-    if f"{key} {data_id}" in run.pairs():
+    if pair(key, data_id) in run.pairs():
         return
     report.stale_piece_refs_found += 1
     item = ref_id(data_id, key)
@@ -506,7 +509,7 @@ def _loose_piece(
     backend: Backend, data_id: str, listed_ids: BloomFilter | None
 ) -> tuple[str, int | None] | None:
     """(kind, bytes) of a piece no file refers to, else None: a content-addressed one
-    (:data:`PIECE`) and, given ``listed_ids`` (``gc_java.listed_cut_ids``), one the Java
+    (:data:`PIECE`) and, given ``listed_ids`` (``gc_java.listed_in_documents``), one the Java
     service cut that no file lists (:data:`CUT`). Bytes are None for one already listed."""
     if is_hashed(data_id):
         if piece_used(backend, data_id):

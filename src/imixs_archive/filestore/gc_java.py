@@ -63,14 +63,22 @@ MOVED = "moved"
 """Taken off the list or listed again meanwhile: left alone."""
 
 
-def listed_cut_ids(backend: Backend) -> BloomFilter:
-    """The ids of the Java-cut pieces the ``documents`` rows list now (a Bloom filter)."""
-    ids = BloomFilter()
-    for row in backend.scan(DOCUMENTS, columns=["data_id"]):
+def listed_in_documents(backend: Backend) -> tuple[BloomFilter, BloomFilter]:
+    """What the ``documents`` rows list now, in one pass (Bloom filters): the ids of the
+    Java-cut pieces, and every (key, piece) pair (:func:`pair`)."""
+    cut_ids, pairs = BloomFilter(), BloomFilter()
+    for row in backend.scan(DOCUMENTS, columns=["md5", "data_id"]):
         checkpoint()
-        if not is_hashed(row["data_id"]):
-            ids.add(row["data_id"])
-    return ids
+        data_id = row["data_id"]
+        if not is_hashed(data_id):
+            cut_ids.add(data_id)
+        pairs.add(pair(row["md5"], data_id))
+    return cut_ids, pairs
+
+
+def pair(key: str, data_id: str) -> str:
+    """A (file key, piece) pair as :func:`listed_in_documents` holds it."""
+    return f"{key} {data_id}"
 
 
 def is_unlisted_cut(backend: Backend, data_id: str, listed_ids: BloomFilter) -> bool:
@@ -102,16 +110,6 @@ def remove_cut(
             backend.delete(DOCUMENTS_DATA, {"data_id": item}, written_before=before)
             backend.delete(ARCHIVE_GARBAGE, {"id": item, "kind": CUT})
         return REMOVED
-
-
-def listed_pairs(backend: Backend) -> BloomFilter:
-    """The (key, piece) pairs the ``documents`` rows list now, as ``"<key> <data_id>"`` (a
-    Bloom filter: a pair not in it is listed by no row of that pass)."""
-    pairs = BloomFilter()
-    for row in backend.scan(DOCUMENTS, columns=["md5", "data_id"]):
-        checkpoint()
-        pairs.add(f"{row['md5']} {row['data_id']}")
-    return pairs
 
 
 def lists(backend: Backend, key: str, data_id: str) -> bool:
