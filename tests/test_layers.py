@@ -148,6 +148,7 @@ RANKS = {
     "budget": 0,
     "jsonable": 0,
     "periodic": 0,
+    "durable": 0,
     "config": 1,
     "logs": 1,
     "document": 2,

@@ -33,7 +33,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import shutil
 import signal
 import threading
@@ -60,6 +59,7 @@ from imixs_archive.archive.instance_runs import OpenRun
 from imixs_archive.archive.part_runs import SaveClock
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.model import Document
+from imixs_archive.durable import sync_file, sync_folder
 from imixs_archive.errors import ConfigError
 from imixs_archive.storage.base import Position
 
@@ -131,7 +131,7 @@ def _in_one_go(archive: Archive, spec: ExportSpec, path: Path) -> ExportSummary:
             raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
         with opened as out:
             summary = export_table(archive, spec, out)
-            _durable(out)
+            sync_file(out)
         partial.replace(path)
         _sync_folder(path.parent)
     finally:
@@ -251,7 +251,7 @@ class _PartExport:
         joined = self.pieces.folder / "joined"
         with joined.open("wb") as out:
             groups = self.pieces.join(self.columns, out, self.size)
-            _durable(out)
+            sync_file(out)
         if groups is not None:
             self.summary.batches = groups
         joined.replace(self.target)
@@ -300,7 +300,7 @@ class _Pieces:
         if self._writer is None or self._file is None:
             return
         self._writer.close()
-        _durable(self._file)
+        sync_file(self._file)
         self._file.close()
         _sync_folder(self.folder)
         self.done.append({"name": self._name, "size": _size(self.folder / self._name)})
@@ -332,18 +332,9 @@ def _size(path: Path) -> int:
         return -1
 
 
-def _durable(out: IO[bytes]) -> None:
-    out.flush()
-    os.fsync(out.fileno())
-
-
 def _sync_folder(folder: Path) -> None:
     with contextlib.suppress(OSError):  # not every system opens a folder to sync it
-        descriptor = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
+        sync_folder(folder)
 
 
 @contextlib.contextmanager

@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from imixs_archive.config import Settings
+from imixs_archive.durable import sync_folder
 from imixs_archive.errors import ConfigError
 from imixs_archive.tlog.note import NoteError, Signer, Verifier, generate_signer
 
@@ -75,7 +76,7 @@ def create_signer(path: Path, name: str) -> Signer:
         return existing
     finally:
         os.unlink(temporary)
-    _sync_folder(path.parent)
+    sync_folder(path.parent)
     log.warning(
         "created the ledger's signing key in %s: back it up now and keep it secret (it "
         "signs the checkpoints that prove the archive unaltered); public key: %s",
@@ -102,11 +103,3 @@ def read_verifier(text: str) -> Verifier:
         return Verifier.from_vkey(candidate)
     except NoteError as exc:
         raise ConfigError(f"public key {text!r}: {exc}") from None
-
-
-def _sync_folder(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

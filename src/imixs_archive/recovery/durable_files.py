@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from imixs_archive.durable import sync_folder
+
 _END = None
 
 
@@ -42,15 +44,6 @@ class _Handover:
     stream: BinaryIO
     partial: Path
     placed: Placed
-
-
-def sync_folder(folder: Path) -> None:
-    """Make the entries of ``folder`` (new names, renames) durable."""
-    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class Placer:

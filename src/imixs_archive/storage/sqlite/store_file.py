@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable
 from contextlib import suppress
 from pathlib import Path
 
+from imixs_archive.durable import sync_folder
 from imixs_archive.errors import StoreError
 
 log = logging.getLogger("imixs_archive.sqlite")
@@ -45,14 +46,6 @@ RECHECK = 0.05
 that moment may be between SQLite's deleting the merged log and its removing the mark."""
 MERGE_TIMEOUT_MS = 5000
 """How long a closing process waits for readers and writers to let it merge the log."""
-
-
-def sync_folder(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def create_atomically(path: Path, prepare: Callable[[sqlite3.Connection], None]) -> bool:
