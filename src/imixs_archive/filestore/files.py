@@ -144,6 +144,8 @@ def _agrees(backend: Backend, listed: dict[int, str], ours: list[str]) -> bool:
             return False
         if data_id == ours[sort_id]:
             continue
+        if is_hashed(data_id):
+            return False  # its id is its SHA-256, and not ours: other bytes
         try:
             piece = read_piece(backend, data_id)
         except IntegrityError:
