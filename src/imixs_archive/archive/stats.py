@@ -11,6 +11,7 @@ a collection that removes them lowers them all."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,14 +68,15 @@ def collect_stats(backend: Backend) -> Stats:
         checkpoint()
         stats.snapshots += row["snapshot"] != METADATA_ID
     stats.instances = _count_partitions(backend.scan(SNAPSHOTS_BY_UNIQUEID), "uniqueid")
-    sizes: dict[str, int] = {}
+    sizes = _FileSizes(backend)
     for row in backend.scan(ARCHIVE_FILES, columns=["md5", "size"]):
         checkpoint()
-        sizes[row["md5"]] = row["size"]
-    stats.files = len(sizes)
-    stats.file_bytes = sum(sizes.values())
+        stats.files += 1
+        stats.file_bytes += row["size"]
+        sizes.offer(row["md5"], row["size"])
     for row in backend.scan(ARCHIVE_SNAPSHOT_FILES, columns=["md5"]):
-        stats.logical_bytes += sizes.get(row["md5"], 0)
+        checkpoint()
+        stats.logical_bytes += sizes.of(row["md5"])
     last, referenced = None, 0
     for row in backend.scan(ARCHIVE_PIECE_REFS):
         checkpoint()
@@ -92,6 +94,39 @@ def collect_stats(backend: Backend) -> Stats:
     stats.reclaimable_bytes = unused.bytes
     stats.stored_bytes += unused.loose_bytes  # pieces no file refers to: not in the refs
     return stats
+
+
+SIZES_KEPT = 32_768
+"""Files whose sizes the census keeps at once (a few MB): all of them in a smaller archive."""
+
+
+class _FileSizes:
+    """Files' sizes for the sum of what the snapshots carry, in memory that does not grow
+    with the archive: those of the first ``SIZES_KEPT`` files, then the ones used last
+    (a snapshot's files are mostly its instance's, whose snapshots come together on the
+    embedded store); any other is looked up (0: no such file, as a damaged or Java-only
+    one counts)."""
+
+    def __init__(self, backend: Backend, kept: int | None = None) -> None:
+        self._backend = backend
+        self._kept = SIZES_KEPT if kept is None else kept
+        self._sizes: OrderedDict[str, int] = OrderedDict()
+
+    def offer(self, key: str, size: int) -> None:
+        if len(self._sizes) < self._kept:
+            self._sizes[key] = size
+
+    def of(self, key: str) -> int:
+        size = self._sizes.get(key)
+        if size is not None:
+            self._sizes.move_to_end(key)
+            return size
+        row = self._backend.get(ARCHIVE_FILES, {"md5": key}, ["size"])
+        size = int(row["size"]) if row is not None else 0
+        self._sizes[key] = size
+        if len(self._sizes) > self._kept:
+            self._sizes.popitem(last=False)
+        return size
 
 
 def _count_partitions(rows: Any, column: str) -> int:

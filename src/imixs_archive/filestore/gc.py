@@ -43,6 +43,7 @@ read ``documents`` (once, for two filters) and ``snapshots_by_uniqueid`` whole o
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -448,17 +449,27 @@ def _remove(
 
 
 def _file_keys(backend: Backend) -> Iterator[str]:
-    """Every stored file's key: this archive's (``archive_files``) and Java's."""
-    seen: set[str] = set()
-    for row in backend.scan(ARCHIVE_FILES, columns=["md5"]):
-        seen.add(row["md5"])
-        yield row["md5"]
-    last = None
-    for row in backend.scan(DOCUMENTS, columns=["md5"]):
-        key = row["md5"]
-        if key != last and key not in seen:
+    """Every stored file's key once: this archive's (``archive_files``) and Java's
+    (``documents``). Both tables are partitioned by the file's key, so their range orders
+    are one order (the token ring; the key on the embedded store): they are walked side
+    by side and a key both hold comes out once, with nothing kept of the keys passed."""
+    ours = _keys_in_range_order(backend, ARCHIVE_FILES)
+    javas = _keys_in_range_order(backend, DOCUMENTS)
+    last: tuple[Any, str] | None = None
+    for position, key in heapq.merge(ours, javas):
+        if (position, key) != last:
             yield key
-        last = key
+        last = (position, key)
+
+
+def _keys_in_range_order(backend: Backend, table: Table) -> Iterator[tuple[Any, str]]:
+    """(position, key) of each partition of a table keyed by ``md5``, in range order
+    (partitions of one token, if two keys ever share one, in the order of their keys)."""
+    last = None
+    for position, row in backend.scan_range(table, columns=["md5"]):
+        if row["md5"] != last:
+            yield position, row["md5"]
+        last = row["md5"]
 
 
 def unused_files(backend: Backend) -> Iterator[tuple[str, int]]:
