@@ -143,3 +143,56 @@ def test_a_range_to_a_far_year_reads_the_archive_s_months_only(
     assert lead_times(generated, finished_to=dt.date(1000, 1, 1)) == []
     other = Finished.of(["open", "completed"])
     assert lead_times(generated, finished=other, finished_to=dt.date(1000, 1, 1)) == []
+
+
+DAY_STEPS = 24 * 60  # make_snapshot's steps are minutes
+
+
+@pytest.mark.parametrize("later", [40 * DAY_STEPS, -40 * DAY_STEPS], ids=["newer", "older"])
+def test_a_kept_month_is_counted_again_when_its_instance_changes_later(
+    archive: Archive, later: int
+) -> None:
+    """An instance finished in November (a kept month once December is over) gets a
+    snapshot in another month: archived in December (the workitem archived later), or an
+    older one in October arriving late. Its lead time is then not November's any more or
+    not the same: November is counted again, and the instance is counted once."""
+    archive.store(make_snapshot(0, dollar_workflowstatus="Open"))
+    archive.store(make_snapshot(30, dollar_workflowstatus="Completed"))
+    now = dt.datetime(2024, 3, 1, tzinfo=dt.UTC)
+    autumn = (dt.date(2023, 10, 1), dt.date(2023, 12, 31))
+    november = (dt.date(2023, 11, 1), dt.date(2023, 11, 30))
+
+    def samples(bounds: tuple[dt.date, dt.date]) -> list[float]:
+        found = lead_times(archive, finished_from=bounds[0], finished_to=bounds[1], now=now)
+        return sorted(s for g in found for s in g.samples)
+
+    assert samples(autumn) == samples(november) == [30 * 60.0]  # November kept
+    if later > 0:
+        archive.store(make_snapshot(later, type="snapshot-workitemarchive"))
+        assert samples(november) == []
+        assert samples(autumn) == [later * 60.0]
+    else:
+        archive.store(make_snapshot(later, dollar_workflowstatus="Open"))
+        assert samples(november) == samples(autumn) == [(30 - later) * 60.0]
+
+
+def test_a_kept_month_is_counted_again_when_its_instance_loses_its_newest(
+    archive: Archive,
+) -> None:
+    """An instance finished in November and archived in December: December holds its lead
+    time. The December snapshot deleted in March, November (kept without it) holds it."""
+    archive.store(make_snapshot(0, dollar_workflowstatus="Open"))
+    archive.store(make_snapshot(30, dollar_workflowstatus="Completed"))
+    archived = make_snapshot(40 * DAY_STEPS, type="snapshot-workitemarchive")
+    archive.store(archived)
+    now = dt.datetime(2024, 3, 1, tzinfo=dt.UTC)
+
+    def samples(first: dt.date, last: dt.date) -> list[float]:
+        found = lead_times(archive, finished_from=first, finished_to=last, now=now)
+        return sorted(s for g in found for s in g.samples)
+
+    november = (dt.date(2023, 11, 1), dt.date(2023, 11, 30))
+    autumn = (dt.date(2023, 10, 1), dt.date(2023, 12, 31))
+    assert samples(*november) == [] and samples(*autumn) == [40 * DAY_STEPS * 60.0]  # kept
+    assert archive.delete(str(archived.get_first("$uniqueid"))).existed
+    assert samples(*november) == samples(*autumn) == [30 * 60.0]

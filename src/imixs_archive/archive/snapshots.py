@@ -64,6 +64,7 @@ from imixs_archive.archive.facts import (
 )
 from imixs_archive.archive.gc_runs import GcRun, gc_part
 from imixs_archive.archive.holds import Hold, Holds, get_hold
+from imixs_archive.archive.instance_newest import NewestSnapshots
 from imixs_archive.archive.instance_runs import (
     InstanceJob,
     InstanceRun,
@@ -215,6 +216,7 @@ class Archive:
         """Days whose ``archive_modified_days`` row this process wrote (rows never removed):
         not written again with every snapshot of the day."""
         self._carriers = Carriers()
+        self._newest = NewestSnapshots()
         """What this process stored lately: a store needs no read to know it is not first."""
         who = actor if "@" in actor else f"{actor or 'archive'}@{socket.gethostname()}"
         self._holder = f"{who}:{os.getpid()}:{secrets.token_hex(4)}"
@@ -502,6 +504,9 @@ class Archive:
                 soon(SNAPSHOTS_BY_MODIFIED, [{"modified": day, "snapshot": snapshot_id}]),
             )
             stamp_day(self.backend, day)  # the day changed (figures of it are stale)
+            other_day = self._newest.day_of_other(self.backend, origin_id(snapshot_id), snapshot_id)
+            if other_day is not None and other_day != day:  # its lead time is filed there
+                stamp_day(self.backend, other_day)
             written = put_snapshot_xml(
                 self.backend,
                 snapshot_id,
@@ -517,6 +522,7 @@ class Archive:
                 known = {k: c.size for _e, c, k in stored_files if not isinstance(c, str)}
                 fact = count_fact(self.backend, snapshot_id, doc, day, keys, known, self._carriers)
                 put_fact(self.backend, day, snapshot_id, fact)
+        self._newest.note(origin_id(snapshot_id), snapshot_id)
         if len(self._days_indexed) > MAX_DAYS_KEPT:
             self._days_indexed.clear()
         self._days_indexed.add(day)  # committed
@@ -932,6 +938,10 @@ class Archive:
             for key in sorted(set(keys) - {EMPTY_MD5}):  # the empty file has no rows
                 self.backend.delete(SNAPSHOTS_BY_DOCUMENT, {"md5": key, "snapshot": snapshot_id})
             self.backend.delete(ARCHIVE_SNAPSHOT_FILES, {"snapshot": snapshot_id})
+            self._newest.forget(origin, snapshot_id)
+            other_day = self._newest.day_of_other(self.backend, origin, snapshot_id)
+            if other_day is not None and other_day not in days:  # the instance's lead time
+                stamp_day(self.backend, other_day)
             # Last: while this row is there, a re-run (or the history cleanup) finds a
             # delete that died part-way and finishes it.
             self.backend.delete(
