@@ -82,19 +82,20 @@ def _paused(live: LiveServer) -> Iterator[None]:
         books.release_lease(LEASE, holder)
 
 
-def _covered(live: LiveServer) -> float:
-    with live.socket_client("reader") as client:
-        return float(client.get("/api/scrub").json()["covered_share"])
+def _between(live: LiveServer, path: str) -> tuple[float, str, float]:
+    """The share checked within the period as /api/scrub says it before and after
+    ``path`` is read, with no slice running, and what ``path`` answered."""
+    with _paused(live), live.socket_client("reader") as client:
+        before = float(client.get("/api/scrub").json()["covered_share"])
+        text = client.get(path).text
+        after = float(client.get("/api/scrub").json()["covered_share"])
+    return before, text, after
 
 
 def test_serve_scrubs_and_the_metrics_say_how_far(scrubbed: tuple[LiveServer, str]) -> None:
     live, data_id = scrubbed
     _after_a_cycle(live)
-    with _paused(live):
-        before = _covered(live)
-        with live.socket_client("reader") as client:
-            text = client.get("/metrics").text
-        after = _covered(live)
+    before, text, after = _between(live, "/metrics")
     assert after <= (_metric(text, "scrub_covered_ratio") or 0) <= before
     # a moving window of the period (6 s), slices every 300 ms: most of it checked
     assert before >= 0.5
@@ -120,11 +121,7 @@ def _card(page: str) -> dict[str, str]:
 def test_the_monitor_shows_coverage_and_findings(scrubbed: tuple[LiveServer, str]) -> None:
     live, data_id = scrubbed
     _after_a_cycle(live)
-    with _paused(live):
-        before = _covered(live)
-        with live.socket_client("reader") as client:
-            page = client.get("/ui/monitor").text
-        after = _covered(live)
+    before, page, after = _between(live, "/ui/monitor")
     card = _card(page)
     share = re.fullmatch(r"([\d.]+)% of the archive in the last 6s", card["coverage"])
     assert share, card
