@@ -274,7 +274,7 @@ def test_a_workflow_that_is_down_pauses_and_resumes(
     thread = service.start()
     _until(lambda: service.counters.state.startswith("paused"))
     double.start(port)
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60
     while double.events() and time.monotonic() < deadline:
         time.sleep(0.05)
     service.close(timeout=10)

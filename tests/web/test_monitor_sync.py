@@ -70,7 +70,7 @@ def test_events_left_in_the_event_log_are_shown_pending(
     live = next(server)
     try:
         with live.client("reader") as client:
-            deadline = time.monotonic() + 20
+            deadline = time.monotonic() + 60
             while True:
                 page = client.get("/ui/monitor").text
                 pending = _cell(page, "data-pending")
