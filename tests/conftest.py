@@ -23,16 +23,18 @@ test session of its own: its own Cassandra keyspace, its own live servers."""
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-pytest_plugins = ["support.backends", "support.workflow_fixtures"]
+pytest_plugins = ["support.backends", "support.workflow_fixtures", "support.loose_threads"]
 
 MEMORY = Path("/dev/shm")
 PREFIX = "imixs-archive-tests-"
@@ -102,6 +104,39 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 _IN_MEMORY = pytest.StashKey[str]()
+
+
+@pytest.fixture(autouse=True)
+def restore_logging() -> Iterator[None]:
+    """The logging each test found, put back after it: a command run in-process (``serve``,
+    ``sync``) sets up the log for the process (a handler on standard error, levels), and
+    left so, a loop of a server the worker still runs (the ledger's rounds every 5 s)
+    logged into the captured standard error of whatever test ran next, such as a CLI test
+    counting its lines. pytest's own handlers (its capture, per phase) are left to it."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    loggers = {
+        name: (logger.handlers[:], logger.level, logger.propagate)
+        for name, logger in logging.root.manager.loggerDict.items()
+        if isinstance(logger, logging.Logger)
+    }
+    yield
+    for handler in root.handlers[:]:
+        if handler not in handlers and not _of_pytest(handler):
+            root.removeHandler(handler)
+    for handler in handlers:
+        if handler not in root.handlers and not _of_pytest(handler):
+            root.addHandler(handler)
+    root.setLevel(level)
+    for name, (kept, was, propagate) in loggers.items():
+        logger = logging.getLogger(name)
+        logger.handlers[:] = kept
+        logger.setLevel(was)
+        logger.propagate = propagate
+
+
+def _of_pytest(handler: logging.Handler) -> bool:
+    return type(handler).__module__.startswith("_pytest")
 
 
 FIRST_ON_A_WORKER = ("tests/storage/test_cluster.py",)

@@ -31,7 +31,7 @@ def test_a_large_load_waits_for_memory_and_gets_it_back(archive: Archive) -> Non
     assert not loaded  # the budget is spent: it waits
     del first
     gc.collect()
-    waiting.join(10)
+    waiting.join(60)
     assert loaded and loaded[0] == doc
     loaded.clear()
     gc.collect()

@@ -6,6 +6,7 @@ coverage and the last cycle are recorded; one process scrubs at a time."""
 from __future__ import annotations
 
 import threading
+import time
 
 from tests.archive.verify_fill import corrupt_a_piece, fill
 
@@ -149,9 +150,9 @@ def test_two_processes_at_once_scrub_one_slice(archive: Archive, backend: Backen
 
     thread = threading.Thread(target=slow)
     thread.start()
-    for _ in range(500):
-        if CheckBooks(backend).text(LEASE) is not None:
-            break
+    deadline = time.monotonic() + 60  # (it was 5 s for the thread to take it)
+    while CheckBooks(backend).text(LEASE) is None:
+        assert time.monotonic() < deadline, "the slow slice took no lease"
         threading.Event().wait(0.01)
     other = scrub_slice(backend, period=DAY, interval=DAY, holder="b@two:2:b", now=clock)
     thread.join(60)

@@ -171,7 +171,7 @@ def test_serve_collects_on_a_schedule(store: Path) -> None:
         app = create_app(settings, backend, run_sync=False)
         live = start_server(app, settings, app.state.services.archive)  # runs its lifespan
         try:
-            deadline = time.monotonic() + 20
+            deadline = time.monotonic() + 60
             while next(backend.scan(DOCUMENTS_DATA), None) is not None:
                 assert time.monotonic() < deadline, "serve did not collect"
                 time.sleep(0.1)

@@ -46,7 +46,7 @@ def _serving(tmp: Path, env: dict[str, str]) -> Iterator[str]:
             for job in ("verify", "backup", "ledger/verify"):
                 assert client.post(f"/api/{job}", json={}).status_code == 202
             assert client.get("/api/stats/dashboard").status_code == 200  # the totals
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + 60
             text = ""
             while time.monotonic() < deadline:
                 text = client.get("/metrics").text

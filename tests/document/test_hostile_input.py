@@ -21,12 +21,14 @@ SIZE = 32 * 2**20
 
 
 def _parse_seconds(body: bytes) -> tuple[float, Exception | None]:
-    started = time.perf_counter()
+    """The CPU time this thread spent parsing (the parser runs in it): what other processes
+    take of the machine does not count, as it did in the wall-clock time compared before."""
+    started = time.thread_time()
     try:
         list(iter_xml_documents(io.BytesIO(body)))
     except HostileInputError as exc:
-        return time.perf_counter() - started, exc
-    return time.perf_counter() - started, None
+        return time.thread_time() - started, exc
+    return time.thread_time() - started, None
 
 
 @pytest.mark.parametrize(

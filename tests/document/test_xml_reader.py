@@ -460,10 +460,10 @@ EXTERNAL_DTD = b"""<?xml version="1.0"?>
     ids=["billion-laughs", "quadratic-blowup", "xxe", "parameter-entities", "external-dtd"],
 )
 def test_dtds_refused_fast(data: bytes) -> None:
-    started = time.perf_counter()
+    started = time.thread_time()  # CPU time of this thread, the parser's: not the load's
     with pytest.raises(HostileInputError, match="DOCTYPE") as info:
         read_xml(data)
-    assert time.perf_counter() - started < 0.5
+    assert time.thread_time() - started < 0.5
     assert "root" not in str(info.value)
     assert "line 2" in str(info.value) or "line 1" in str(info.value)
 

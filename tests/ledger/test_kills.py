@@ -563,7 +563,7 @@ class Processes:
 
 def _drain_when_free(archive: Archive, settings: Settings) -> RoundReport:
     """A clean drain, once the lease a killed process held has run out."""
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while True:
         with Sequencer(archive, settings) as sequencer:
             report = sequencer.drain(checkpoint=True)

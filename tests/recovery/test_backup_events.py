@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli import main
 from imixs_archive.document.model import Document
 from imixs_archive.document.xml_reader import read_xml_document
+from imixs_archive.recovery import backup_events
 from imixs_archive.recovery.backup_events import BackupEvents
 from imixs_archive.recovery.ftps import FtpsTarget
 from imixs_archive.workflow.client import WorkflowClient
@@ -23,6 +23,29 @@ from support.restore_data import archived_instances, file_hashes
 from support.workflow_double import WorkflowDouble
 
 TOPIC = "snapshot.backup"
+
+
+class Clock:
+    """The consumer's monotonic clock, moved by the test: how long an event was locked or
+    waits for its retry is then what the test says, not what a loaded machine made of
+    the time between two rounds (a round slower than the 200 ms retry delay retried too
+    soon)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def move(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    moved = Clock()
+    monkeypatch.setattr(backup_events, "time", moved)
+    return moved
 
 
 def backed_up(ftps: FtpsServer, uid: str) -> Document:
@@ -119,6 +142,7 @@ def test_dead_locks_are_unlocked_and_backed_up(
     client: WorkflowClient,
     target: FtpsTarget,
     ftps: FtpsServer,
+    clock: Clock,
 ) -> None:
     """A consumer killed between lock and delete leaves ``snapshot.backup.lock`` (a lock
     sent twice ``.lock.lock``): seen locked for BACKUP_SYNC_DEADLOCK, it is unlocked and
@@ -132,7 +156,9 @@ def test_dead_locks_are_unlocked_and_backed_up(
     events = BackupEvents(archive, client, target, deadlock_ms=400)
     young = events.run_round()
     assert (young.read, young.released, len(double.log)) == (0, 0, 2)  # not dead yet
-    time.sleep(0.5)
+    clock.move(0.3)
+    assert events.run_round().released == 0  # still not
+    clock.move(0.2)
     dead = events.run_round()
     assert (dead.released, dead.read, dead.written) == (2, 2, 2)
     assert not double.log and double.stats.released == 0
@@ -146,6 +172,7 @@ def test_an_event_that_keeps_failing_is_given_up(
     client: WorkflowClient,
     target: FtpsTarget,
     ftps: FtpsServer,
+    clock: Clock,
 ) -> None:
     """The workflow answers 500 for one snapshot the archive lacks: retried, then removed
     and counted, while the event behind it is done in the first round."""
@@ -158,9 +185,12 @@ def test_an_event_that_keeps_failing_is_given_up(
     rounds = [events.run_round()]
     waiting = events.run_round()  # the failed one waits its delay, not tried again yet
     assert (waiting.read, waiting.failed, waiting.pending, len(double.log)) == (1, [], 1, 1)
-    time.sleep(0.25)
+    clock.move(0.25)
     rounds.append(events.run_round())
-    time.sleep(0.45)  # the delay doubled
+    clock.move(0.3)  # the delay doubled: not yet
+    waiting = events.run_round()
+    assert (waiting.read, waiting.failed, waiting.given_up, len(double.log)) == (1, [], 0, 1)
+    clock.move(0.15)
     rounds.append(events.run_round())
     assert [len(r.failed) for r in rounds] == [1, 1, 0]
     assert [r.given_up for r in rounds] == [0, 0, 1] and rounds[0].written == 1

@@ -250,7 +250,7 @@ def test_serve_backs_up_what_the_sync_archives(
     )
     snapshot_id = str(snapshot.get_first("$uniqueid"))
     with contextmanager(serve_store)(tmp_path, env) as live:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline and (double.log or not live.archive.exists(snapshot_id)):
             time.sleep(0.1)
         assert not double.log, [entry.topic for entry in double.log.values()]

@@ -20,7 +20,7 @@ def test_a_job_runs_reports_progress_and_finishes() -> None:
         return "three done"
 
     runner.start("count", work)
-    status = runner.wait("count", 5)
+    status = runner.wait("count", 60)
     assert status is not None
     assert status.state is JobState.FINISHED
     assert status.progress == {"done": 3, "stage": "end"}
@@ -35,21 +35,21 @@ def test_one_run_per_name_and_stop_request() -> None:
 
     def wait_for_stop(job: Job) -> str:
         started.set()
-        job.stop_event.wait(5)
+        job.stop_event.wait(60)
         return "stopped early" if job.stop_requested else "ran out"
 
     runner.start("long", wait_for_stop)
-    assert started.wait(5)
+    assert started.wait(60)
     with pytest.raises(JobBusyError):
         runner.start("long", wait_for_stop)
     runner.start("other", lambda job: None)  # another name runs alongside
     assert runner.stop("long").state is JobState.STOPPING
-    status = runner.wait("long", 5)
+    status = runner.wait("long", 60)
     assert status is not None and status.state is JobState.STOPPED
     assert status.message == "stopped early"
     # After it ended, the name can run again.
     runner.start("long", lambda job: "again")
-    again = runner.wait("long", 5)
+    again = runner.wait("long", 60)
     assert again is not None and again.message == "again"
     assert {s.name for s in runner.statuses()} == {"long", "other"}
 
@@ -65,7 +65,7 @@ def test_failures_keep_the_message_and_never_raise() -> None:
 
     runner.start("a", bad_input)
     runner.start("b", crash)
-    a, b = runner.wait("a", 5), runner.wait("b", 5)
+    a, b = runner.wait("a", 60), runner.wait("b", 60)
     assert a is not None and a.state is JobState.FAILED and a.error == "not a snapshot"
     assert b is not None and b.error == "internal error: RuntimeError: boom"
 
@@ -75,8 +75,8 @@ def test_unknown_job_and_shutdown() -> None:
     assert runner.status("never") is None
     with pytest.raises(NotFoundError):
         runner.stop("never")
-    runner.start("loop", lambda job: "bye" if job.stop_event.wait(5) else "timeout")
-    assert runner.shutdown(timeout=5) == []
+    runner.start("loop", lambda job: "bye" if job.stop_event.wait(60) else "timeout")
+    assert runner.shutdown(timeout=60) == []
     status = runner.status("loop")
     assert status is not None and status.state is JobState.STOPPED and status.message == "bye"
     with pytest.raises(ShuttingDownError):
@@ -89,13 +89,13 @@ def test_check_stop_ends_a_job_as_stopped_and_keeps_its_result() -> None:
 
     def steps(job: Job) -> str:
         job.set_result({"seen": 1})
-        release.wait(5)
+        release.wait(60)
         job.check_stop()
         return "never"
 
     runner.start("steps", steps)
     runner.stop("steps")
     release.set()
-    status = runner.wait("steps", 5)
+    status = runner.wait("steps", 60)
     assert status is not None and status.state is JobState.STOPPED
     assert status.message == "steps stopped on request" and status.result == {"seen": 1}

@@ -269,18 +269,20 @@ def test_wal_reader_sees_committed_data_while_a_writer_holds_a_transaction(
         writer.execute("BEGIN IMMEDIATE")
         writer.execute("INSERT INTO snapshots (snapshot, data) VALUES ('new', x'02')")
         try:
+            # A reader that waited for the lock would wait out its busy_timeout and fail:
+            # 1 s, which opening and three reads take on a busy machine too (0.3 s did not)
             started = time.monotonic()
-            with SQLiteBackend(tmp_path, Tuning(busy_timeout=0.3)) as reader:
+            with SQLiteBackend(tmp_path, Tuning(busy_timeout=1.0)) as reader:
                 assert reader.get(SNAPSHOTS, {"snapshot": "old"}) == {
                     "snapshot": "old",
                     "data": b"1",
                 }
                 assert reader.get(SNAPSHOTS, {"snapshot": "new"}) is None
                 assert [row["snapshot"] for row in reader.scan(SNAPSHOTS)] == ["old"]
-                assert time.monotonic() - started < 0.3  # the reader did not wait
+                assert time.monotonic() - started < 1.0  # the reader did not wait
                 with pytest.raises(StoreUnavailableError, match="locked by another writer"):
                     reader.put(SNAPSHOTS, [{"snapshot": "third", "data": b"3"}])
-                assert time.monotonic() - started >= 0.3  # ... the writer did
+                assert time.monotonic() - started >= 1.0  # ... the writer did
             writer.execute("COMMIT")
             assert store.get(SNAPSHOTS, {"snapshot": "new"}) == {"snapshot": "new", "data": b"\2"}
         finally:

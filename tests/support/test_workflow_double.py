@@ -154,7 +154,7 @@ def test_a_java_archive_beside_releases_and_consumes(double: WorkflowDouble) -> 
     snapshots = [double.save() for _ in range(3)]
     double.log[double.events()[0].id].topic = "snapshot.add.lock"  # held by someone
     with JavaArchiveBeside(double, interval=0.05, consume=True) as java:
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 60
         while (double.events() or java.rounds < 2) and time.monotonic() < deadline:
             time.sleep(0.02)
     assert double.events() == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import threading
@@ -111,12 +112,13 @@ class Slow(_Plain):
 
 
 class LongBatches(_Plain):
-    """Each batch takes several seconds, reporting as it goes: a worker busy with one when
-    its parent is killed."""
+    """Each batch never ends, reporting as it goes: a worker busy with one when its parent
+    is killed can only stop in the middle of it (however long the machine makes the test
+    wait, the end of a batch never comes to stop it instead)."""
 
     def run(self, archive: Archive, batch: list[Any], send: Send) -> None:
         for item in batch:
-            for step in range(100):
+            for step in itertools.count():
                 send(("item", item, os.getpid()) if step == 0 else ("step", item, step))
                 time.sleep(0.05)
 

@@ -189,15 +189,21 @@ def test_cancel_then_run_again_to_the_end(
     double: WorkflowDouble, archive: Archive, client: WorkflowClient
 ) -> None:
     ids = _populate(double, 12)
-    double.inject("slow", path="^/api/snapshot/syncpoint/", delay=0.08)
+    double.inject("slow", path="^/api/snapshot/syncpoint/", delay=0.2)
     assert request_cancel(archive) is False  # nothing runs yet
     resync = _resync(archive, client)
     outcome: list[str] = []
     thread = threading.Thread(target=lambda: outcome.append(resync.run(BASE - 1).status))
     thread.start()
-    time.sleep(0.3)
+    # Cancelled once it has walked some (not after a fixed 0.3 s: a walk that had not
+    # started yet on a busy machine was not running, or had walked none); the other 11
+    # take 2.2 s, the time the cancel has to land.
+    deadline = time.monotonic() + 60
+    while not any(archive.iter_snapshot_ids()):
+        assert time.monotonic() < deadline and thread.is_alive(), outcome
+        time.sleep(0.01)
     assert request_cancel(archive) is True
-    thread.join(10)
+    thread.join(60)
     assert outcome == ["cancelled"]
     walked = len(list(archive.iter_snapshot_ids()))
     assert 0 < walked < 12

@@ -48,7 +48,7 @@ def _populate(double: WorkflowDouble, count: int, seed: int = 1) -> list[Documen
     return snapshots
 
 
-def _drain(service: SyncService, double: WorkflowDouble, limit: float = 30.0) -> None:
+def _drain(service: SyncService, double: WorkflowDouble, limit: float = 60.0) -> None:
     """Rounds until the event log is empty and no claim is left."""
     deadline = time.monotonic() + limit
     while (double.events() or _claims(service)) and time.monotonic() < deadline:
@@ -61,7 +61,7 @@ def _claims(service: SyncService) -> list[Claim]:
     return list(service.claims.all())
 
 
-def _until(check: Any, limit: float = 20.0) -> None:
+def _until(check: Any, limit: float = 60.0) -> None:
     """Until ``check()`` holds: a thread's first steps take what the machine gives it (a
     fixed wait failed when the other test worker kept the second core busy)."""
     deadline = time.monotonic() + limit
@@ -274,7 +274,7 @@ def test_a_workflow_that_is_down_pauses_and_resumes(
     thread = service.start()
     _until(lambda: service.counters.state.startswith("paused"))
     double.start(port)
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60
     while double.events() and time.monotonic() < deadline:
         time.sleep(0.05)
     service.close(timeout=10)

@@ -103,7 +103,7 @@ def test_a_java_archive_consuming_events_beside_the_catch_up_gets_them(
     service = _service(double, archive)
     with JavaArchiveBeside(double, interval=0.02, consume=True, batch=5) as java:
         _populate(double, 40, seed=2)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60
         while len(java.taken) < 10 and time.monotonic() < deadline:
             time.sleep(0.01)
         _until_complete([service], double, archive)

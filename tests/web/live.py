@@ -132,7 +132,7 @@ def start_server(app: FastAPI, settings: Settings, archive: Archive) -> LiveServ
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
             if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:

@@ -292,10 +292,14 @@ def test_the_pipe_holds_a_bounded_amount_and_stops_a_writer_nobody_reads() -> No
     thread = start_writer(write, pipe)
     chunks = iter_rest(pipe, b"")
     read = len(next(chunks)) + len(next(chunks))
-    time.sleep(0.3)
+    deadline = time.monotonic() + 60  # the writer goes on (when the machine lets it) ...
+    while pipe.tell() == read:
+        assert time.monotonic() < deadline, "the writer wrote nothing more"
+        time.sleep(0.01)
+    time.sleep(0.3)  # ... and has had the time to write much more than it may hold
     held = pipe.tell() - read  # written so far, less what was read
     # A chunk is at most 1024 + one write: four in the queue, one waiting, one filling.
     assert 0 < held <= (4 + 2) * (1024 + 1000)
     chunks.close()  # the client went away
-    thread.join(5)
+    thread.join(60)
     assert not thread.is_alive() and not written.is_set()

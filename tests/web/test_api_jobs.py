@@ -14,7 +14,7 @@ from imixs_archive.services.jobs import Job
 from web.live import LiveServer
 
 
-def wait_for(client: httpx.Client, path: str, timeout: float = 30) -> dict[str, Any]:
+def wait_for(client: httpx.Client, path: str, timeout: float = 60) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         status: dict[str, Any] = client.get(path).json()

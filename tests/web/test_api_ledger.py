@@ -153,7 +153,7 @@ def _wait_for_job(client: httpx.Client, path: str) -> dict[str, Any]:
     raise AssertionError(f"{path} did not finish")
 
 
-def _wait_for_size(live: LiveServer, size: int, timeout: float = 15) -> dict[str, Any]:
+def _wait_for_size(live: LiveServer, size: int, timeout: float = 60) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     with live.socket_client("reader") as client:
         while True:

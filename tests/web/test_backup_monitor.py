@@ -59,7 +59,7 @@ def metric(text: str, name: str, labels: str = "") -> float | None:
 
 def wait_for_metrics(live: LiveServer, done: dict[str, float]) -> str:
     """/metrics once every ``outcome: count`` of ``backup_events`` is reached."""
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     with live.socket_client("reader") as client:
         while True:
             text = client.get("/metrics").text

@@ -119,7 +119,7 @@ def test_the_monitor_says_at_a_glance_whether_the_archive_is_complete_and_curren
         held = newest.rsplit("-", 1)[0]
         archive.holds.place(held, "audit", "mia", NOW)
         assert client.post("/api/verify").status_code == 202
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60
         while client.get("/api/verify").json()["state"] == "running":
             assert time.monotonic() < deadline
             time.sleep(0.05)

@@ -19,10 +19,15 @@ def _serve(double: WorkflowDouble, tmp: Path, **env: str) -> Iterator[LiveServer
     yield from serve_store(tmp, settings)
 
 
+BEGAN: dict[str, float] = {}
+"""When a module's server began to start (monotonic): the wait it says is bracketed by it."""
+
+
 @pytest.fixture(scope="module")
 def waiting(
     double: WorkflowDouble, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveServer]:
+    BEGAN["waiting"] = time.monotonic()
     yield from _serve(double, tmp_path_factory.mktemp("waiting"), WORKFLOW_SYNC_INITIALDELAY="10m")
 
 
@@ -35,8 +40,11 @@ def test_the_wait_for_the_first_round_is_said_with_the_seconds_left(waiting: Liv
     with waiting.client("reader") as client:
         page = client.get("/ui/monitor").text
         status = client.get("/api/sync/status").json()
+    # what is left of 600 s since the server began to start (not 590 s at least: a bet on
+    # how soon a busy machine starts it and draws the page)
+    least = 600 - (time.monotonic() - BEGAN["waiting"]) - 1
     assert status["activity"]["text"].startswith("waiting to start: the first round starts in ")
-    assert 590 <= status["activity"]["seconds"] <= 600 and status["pending"] == "not read yet"
+    assert least <= status["activity"]["seconds"] <= 600 and status["pending"] == "not read yet"
     loop = _cell(page, "data-sync-state")
     found = re.fullmatch(
         r"waiting to start: the first round starts in <span data-countdown>(\d+)</span> s "
@@ -44,7 +52,7 @@ def test_the_wait_for_the_first_round_is_said_with_the_seconds_left(waiting: Liv
         loop,
     )
     assert found, loop
-    assert 590 <= int(found[1]) <= 600
+    assert least <= int(found[1]) <= 600
     assert _cell(page, "data-pending") == "not read yet"
     assert 'data-refresh-seconds="15"' in page  # the page draws itself again
     # No event read yet: no lag to tell (it said "0.0 s")
@@ -70,7 +78,7 @@ def test_events_left_in_the_event_log_are_shown_pending(
     live = next(server)
     try:
         with live.client("reader") as client:
-            deadline = time.monotonic() + 20
+            deadline = time.monotonic() + 60
             while True:
                 page = client.get("/ui/monitor").text
                 pending = _cell(page, "data-pending")

@@ -190,7 +190,9 @@ def test_the_api_map_and_its_bad_input(live: LiveServer) -> None:
             params={"group": "Ticket", "from": "0001-01-01", "to": "9999-12-31"},
         )
         assert wide.status_code == 200 and wide.json()["instances"] == data.json()["instances"]
-        assert time.monotonic() - started < 10
+        # a range of 9999 years costs what is archived in it, not its days: 30 s (was 10 s)
+        # for a busy machine's answer
+        assert time.monotonic() - started < 30
 
 
 def test_the_event_log_download(live: LiveServer, docs: list[Document]) -> None:

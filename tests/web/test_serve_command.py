@@ -45,7 +45,7 @@ def test_serve_prints_the_url_and_serves(tmp_path: Path) -> None:
         assert line.startswith("imixs-archive: serving http://127.0.0.1:"), line
         assert "(sqlite store /" in line and "archive.db)" in line, line  # says where
         url = line.split()[2].rstrip("/")
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60
         while True:
             try:
                 answer = httpx.get(f"{url}/api/stats", timeout=2)
@@ -56,7 +56,7 @@ def test_serve_prints_the_url_and_serves(tmp_path: Path) -> None:
         assert answer.status_code == 200 and answer.json()["snapshots"] == 0
     finally:
         process.terminate()
-        _out, err = process.communicate(timeout=20)
+        _out, err = process.communicate(timeout=60)
     # uvicorn shuts down gracefully, then re-raises the signal it caught.
     assert process.returncode in (0, -15) and "Traceback" not in err
 
@@ -119,8 +119,11 @@ def test_sigterm_does_not_wait_for_a_stalled_client(tmp_path: Path) -> None:
             time.sleep(0.5)
             started = time.monotonic()
             process.send_signal(signal.SIGTERM)
-            process.communicate(timeout=30)
-            assert time.monotonic() - started < 10
+            process.communicate(timeout=60)
+            # its graceful shutdown is cut after 3 s (ARCHIVE_REQUEST_TIMEOUT + 1); the rest
+            # is the process's own stop, which a busy machine may slow (it was < 10 s):
+            # waiting for the client, or the default 61 s, would still fail
+            assert time.monotonic() - started < 30
     finally:
         if process.poll() is None:
             process.kill()
@@ -143,7 +146,7 @@ def test_a_serve_ended_by_sigterm_leaves_nothing_only_in_the_log(tmp_path: Path)
         assert (store / "archive.db-wal").stat().st_size > 0  # the push's commits: in the log
     finally:
         process.send_signal(signal.SIGTERM)
-        _out, err = process.communicate(timeout=20)
+        _out, err = process.communicate(timeout=60)
     assert process.returncode == -signal.SIGTERM and "Traceback" not in err
     wal = store / "archive.db-wal"
     assert not wal.exists() or wal.stat().st_size == 0
@@ -167,7 +170,7 @@ def _serving(env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
     )
     assert process.stdout is not None
     url = process.stdout.readline().split()[2].rstrip("/")
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60
     while True:
         try:
             httpx.get(f"{url}/healthz", timeout=2)
@@ -193,7 +196,7 @@ def test_the_log_as_json_lines_with_an_access_line_per_request(
         assert httpx.get(f"{url}/no-such-page", timeout=10).status_code == 404
     finally:
         process.send_signal(signal.SIGTERM)
-        _out, err = process.communicate(timeout=20)
+        _out, err = process.communicate(timeout=60)
     records = [json.loads(line) for line in err.splitlines() if line.strip()]
     assert all({"time", "level", "logger", "message"} <= set(r) for r in records)
     access = [r for r in records if r["logger"] == "uvicorn.access"]

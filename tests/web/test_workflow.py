@@ -15,7 +15,7 @@ from support.workflow_double import WorkflowDouble
 from web.live import LiveServer, credentials_env, serve_store
 
 
-def eventually(check: Callable[[], Any], timeout: float = 20) -> Any:
+def eventually(check: Callable[[], Any], timeout: float = 60) -> Any:
     deadline = time.monotonic() + timeout
     while True:
         value = check()

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import threading
-import time
+from types import SimpleNamespace
 
 import pytest
 
-from imixs_archive.workflow import Credentials, WorkflowAuthError, WorkflowClient
+from imixs_archive.workflow import Credentials, WorkflowAuthError, WorkflowClient, auth
 from imixs_archive.workflow.auth import SessionAuth
 from support.workflow_double import WorkflowDouble
 
@@ -97,13 +97,17 @@ def test_oidc_refreshes_a_refused_token() -> None:
         assert double.stats.grants == {"password": 1, "refresh_token": 1}
 
 
-def test_oidc_refreshes_before_expiry() -> None:
-    # Tokens live 31 s; refreshed 30 s before expiry, i.e. after 1 s.
+def test_oidc_refreshes_before_expiry(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Tokens live 31 s; refreshed 30 s before expiry, i.e. after 1 s: of the client's clock,
+    # moved by the test (two requests in the first second were a bet on the machine).
+    clock = SimpleNamespace(now=1000.0)
+    monkeypatch.setattr(auth, "time", SimpleNamespace(monotonic=lambda: clock.now))
     with WorkflowDouble(auth="OIDC", token_seconds=31) as double, _client(double, "OIDC") as client:
         client.read_events()
+        clock.now += 0.9
         client.read_events()
         assert double.stats.grants["refresh_token"] == 0
-        time.sleep(1.1)
+        clock.now += 0.2
         client.read_events()
         assert double.stats.grants == {"password": 1, "refresh_token": 1}
         assert isinstance(client.auth, SessionAuth) and client.auth.logins == 2
