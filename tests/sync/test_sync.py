@@ -332,8 +332,9 @@ def test_two_services_archive_each_snapshot_once(double: WorkflowDouble, archive
     assert_archived(archive, double)
     # The workflow's lock does not keep them apart: the archive's check before the
     # download does, except for a race now and then (harmless: writes are idempotent).
+    # How many races there are grows with the machine's load: a bound, not a count.
     done = sum(s.counters.archived for s in services)
-    assert 60 <= done <= 66
+    assert 60 <= done <= 72
     # Which process archives how many is up to the scheduler: under load one of them can
     # drain the log before the other's first round (seen once in a full run), so no
     # share is asserted.
@@ -343,7 +344,7 @@ def test_two_services_archive_each_snapshot_once(double: WorkflowDouble, archive
 
 def test_stop_finishes_the_event_in_hand(double: WorkflowDouble, archive: Archive) -> None:
     _populate(double, 10)
-    double.inject("slow", delay=0.2)
+    double.inject("slow", delay=0.5)  # 4.5 s left for the stop to land mid-way
     service = _service(double, archive, workers=1)
     thread = service.start()
     _until(lambda: service.counters.archived > 0)  # in the middle of its work
