@@ -59,10 +59,12 @@ def _this_writer() -> str:
     return _writer[1]
 
 
-def stamp_day(backend: Backend, day: dt.date) -> None:
-    """Say that the snapshots of ``day`` changed (a new stamp of this process)."""
-    row = {"year": day.year, "day": day, "writer": _this_writer(), "stamp": uuid.uuid4().hex}
-    backend.put(ARCHIVE_DAY_CHANGES, [row])
+def stamp_day(backend: Backend, day: dt.date, *more: dt.date | None) -> None:
+    """Say that the snapshots of ``day`` (and of the ``more`` days given) changed: a new
+    stamp of this process each, written at once."""
+    writer, days = _this_writer(), dict.fromkeys(d for d in (day, *more) if d is not None)
+    rows = [{"year": d.year, "day": d, "writer": writer, "stamp": uuid.uuid4().hex} for d in days]
+    backend.put(ARCHIVE_DAY_CHANGES, rows)
 
 
 def day_stamps(backend: Backend, first: dt.date, last: dt.date) -> dict[dt.date, str]:

@@ -503,10 +503,10 @@ class Archive:
                 ),
                 soon(SNAPSHOTS_BY_MODIFIED, [{"modified": day, "snapshot": snapshot_id}]),
             )
-            stamp_day(self.backend, day)  # the day changed (figures of it are stale)
+            # The day changed (figures of it are stale), and so did the instance's lead
+            # time, filed under the day of its newest snapshot.
             other_day = self._newest.day_of_other(self.backend, origin_id(snapshot_id), snapshot_id)
-            if other_day is not None and other_day != day:  # its lead time is filed there
-                stamp_day(self.backend, other_day)
+            stamp_day(self.backend, day, other_day)
             written = put_snapshot_xml(
                 self.backend,
                 snapshot_id,
