@@ -29,17 +29,16 @@ from imixs_archive.analytics.leadtimes import (
     lead_times,
 )
 from imixs_archive.analytics.process_steps import check_groups
-from imixs_archive.archive.part_runs import parse_part
 from imixs_archive.cli.context import (
     Context,
     check_range,
     count_arg,
     day_arg,
     output,
+    part_of,
     store_options,
 )
 from imixs_archive.cli.output import count_progress, human_bytes, human_duration, print_table
-from imixs_archive.errors import ConfigError
 from imixs_archive.timezones import zone, zone_label
 
 
@@ -308,10 +307,7 @@ def cmd_leadtimes(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_export_table(args: argparse.Namespace, ctx: Context) -> int:
     check_range(args.from_day, args.to_day)
-    try:
-        part, parts = parse_part(args.part) if args.part else (1, 1)
-    except ValueError as exc:
-        raise ConfigError(f"--part: {exc}") from None
+    part, parts = part_of(args)
     spec = ExportSpec(
         items=parse_items(args.items),
         first=args.from_day,

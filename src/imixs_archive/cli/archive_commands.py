@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from imixs_archive.archive.part_runs import parse_part
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli.context import (
     Context,
@@ -21,6 +20,7 @@ from imixs_archive.cli.context import (
     count_arg,
     day_arg,
     output,
+    part_of,
     spread,
     store_options,
 )
@@ -303,10 +303,7 @@ def cmd_delete(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_gc(args: argparse.Namespace, ctx: Context) -> int:
-    try:
-        part, parts = parse_part(args.part) if args.part else (1, 1)
-    except ValueError as exc:
-        raise ConfigError(f"--part: {exc}") from None
+    part, parts = part_of(args)
     try:
         with count_progress("gc: partitions walked") as tick:
             run = ctx.archive.gc_part(

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
+from imixs_archive.archive.part_runs import parse_part
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.errors import ConfigError
@@ -147,3 +148,11 @@ def output(path: Path | None) -> Iterator[IO[bytes]]:
         partial.replace(path)
     finally:
         partial.unlink(missing_ok=True)
+
+
+def part_of(args: argparse.Namespace) -> tuple[int, int]:
+    """``--part K/N`` as (K, N), (1, 1) without it; a clear error for a bad one."""
+    try:
+        return parse_part(args.part) if args.part else (1, 1)
+    except ValueError as exc:
+        raise ConfigError(f"--part: {exc}") from None

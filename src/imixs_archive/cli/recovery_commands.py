@@ -8,7 +8,6 @@ import datetime as dt
 import threading
 from pathlib import Path
 
-from imixs_archive.archive.part_runs import parse_part
 from imixs_archive.cli.context import (
     Context,
     add_jobs_option,
@@ -17,6 +16,7 @@ from imixs_archive.cli.context import (
     in_zone,
     instant_arg,
     instant_end_arg,
+    part_of,
     spread,
     store_options,
 )
@@ -217,10 +217,7 @@ BACKUP_SPREAD_FROM = 16
 
 def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
     check_range(args.from_day, args.to_day)
-    try:
-        part, parts = parse_part(args.part) if args.part else (1, 1)
-    except ValueError as exc:
-        raise ConfigError(f"--part: {exc}") from None
+    part, parts = part_of(args)
     if is_ftps(args.directory):
         if args.all_snapshots:
             raise ConfigError("--all-snapshots is for a folder, not an FTPS target")

@@ -9,10 +9,9 @@ import getpass
 import json
 import sys
 
-from imixs_archive.archive.part_runs import parse_part
-from imixs_archive.cli.context import Context, store_options
+from imixs_archive.cli.context import Context, part_of, store_options
 from imixs_archive.cli.output import count_progress, human_bytes, print_table
-from imixs_archive.errors import ConfigError, NotFoundError
+from imixs_archive.errors import NotFoundError
 from imixs_archive.services.retention import (
     Policy,
     instance_retention,
@@ -73,10 +72,7 @@ def cmd_retention(args: argparse.Namespace, ctx: Context) -> int:
         return _one_instance(args, ctx, policy)
     if policy.empty:
         print("no retention policy (ARCHIVE_RETENTION is empty): nothing to do", file=sys.stderr)
-    try:
-        part, parts = parse_part(args.part) if args.part else (1, 1)
-    except ValueError as exc:
-        raise ConfigError(f"--part: {exc}") from None
+    part, parts = part_of(args)
     try:
         with count_progress("retention: instances checked") as tick:
             report = run_retention(

@@ -9,21 +9,16 @@ import datetime as dt
 import json
 from typing import Any, Protocol
 
-from imixs_archive.archive.part_runs import parse_part
 from imixs_archive.archive.verify_runs import VerifyRun
-from imixs_archive.cli.context import Context
+from imixs_archive.cli.context import Context, part_of
 from imixs_archive.cli.output import count_progress, human_bytes, human_duration
-from imixs_archive.errors import ConfigError
 from imixs_archive.humanize import human_period
 
 
 def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
     if args.slice:
         return verify_slice(args, ctx)
-    try:
-        part, parts = parse_part(args.part) if args.part else (1, 1)
-    except ValueError as exc:
-        raise ConfigError(f"--part: {exc}") from None
+    part, parts = part_of(args)
     try:
         with count_progress("verifying: partitions checked") as tick:
             run = ctx.archive.verify_part(
