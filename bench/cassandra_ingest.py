@@ -11,7 +11,8 @@ alone, with the keyspace already created; the schema's creation is timed apart (
 start: ``CassandraBackend.from_settings`` on a keyspace that does not exist yet), and so
 is a first-start import of ``--first`` small snapshots as a whole process (``python -m
 imixs_archive import``, keyspace missing), and an open of the complete keyspace (what
-every later start costs).
+every later start costs). Where the node runs on this machine, the CPU its process
+spent during each timed part is read from ``/proc`` too ("node", ms per MB).
 
     .venv/bin/python bench/cassandra_ingest.py                         # this tree, 5 pairs
     .venv/bin/python bench/cassandra_ingest.py --src before=/work/main/src \
@@ -72,6 +73,19 @@ def generate_small(folder: Path, count: int, seed: int) -> int:
     return written
 
 
+def _node_cpu() -> float:
+    """CPU seconds the local node's process has used (0 when no node runs here: a remote
+    host). Read around a child's timed part: what the node spent on that work."""
+    try:
+        found = subprocess.run(
+            ["pgrep", "-f", "CassandraDaemon"], capture_output=True, text=True, check=False
+        ).stdout.split()
+        fields = Path(f"/proc/{found[0]}/stat").read_text().rsplit(")", 1)[1].split()
+    except (IndexError, OSError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _letters() -> str:
     """A keyspace name's tail (the Java service's pattern allows letters and '_')."""
     return "".join(random.choices("abcdefghijklmnopqrstuvwxyz", k=12))
@@ -106,9 +120,10 @@ def child_archive(host: str, inputs: Path) -> dict[str, float]:
         sources = find_sources([str(inputs)])
         cuts = os.environ.get("ARCHIVE_FILE_CUTS")
         with Archive(backend, **({"file_cuts": cuts} if cuts else {})) as archive:
-            cpu, wall = time.process_time(), time.perf_counter()
+            cpu, wall, node = time.process_time(), time.perf_counter(), _node_cpu()
             summary = import_sources(archive, sources)
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            node = _node_cpu() - node
         assert summary.failed == 0 and summary.present == 0, summary.failures
         started = time.perf_counter()
         CassandraBackend.from_settings(_settings(host, keyspace)).close()
@@ -119,6 +134,7 @@ def child_archive(host: str, inputs: Path) -> dict[str, float]:
     return {
         "seconds": wall,
         "cpu": cpu,
+        "node_cpu": node,
         "schema_s": schema_s,
         "reopen_s": reopen_s,
         "snapshots": summary.new,
@@ -156,7 +172,7 @@ def child_raw(host: str, inputs: Path, in_flight: int) -> dict[str, float]:
                             yield (f"{path.name}:{number}", block)
                         number += 1
 
-        cpu, wall = time.process_time(), time.perf_counter()
+        cpu, wall, node = time.process_time(), time.perf_counter(), _node_cpu()
         wanted: list[tuple[Path, int]] | None = None
         for _attempt in range(5):  # what timed out (a busy shared node) is written again
             places.clear()
@@ -168,10 +184,11 @@ def child_raw(host: str, inputs: Path, in_flight: int) -> dict[str, float]:
                 break
         assert not wanted, f"{len(wanted)} writes kept failing"
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        node = _node_cpu() - node
     finally:
         session.execute(f"DROP KEYSPACE {keyspace}")
         cluster.shutdown()
-    return {"seconds": wall, "cpu": cpu}
+    return {"seconds": wall, "cpu": cpu, "node_cpu": node}
 
 
 def first_start(src: str, host: str, inputs: Path, cuts: str = "") -> dict[str, float]:
@@ -271,7 +288,10 @@ def _pair(
     )
     raw_rate = mb / raw["seconds"]
     figures.setdefault("raw", {}).setdefault("MB/s", []).append(raw_rate)
-    line = [f"pair {number}: raw {raw_rate:.1f} MB/s ({1000 * raw['cpu'] / mb:.1f} ms CPU/MB)"]
+    line = [
+        f"pair {number}: raw {raw_rate:.1f} MB/s ({1000 * raw['cpu'] / mb:.1f} ms CPU/MB, "
+        f"node {1000 * raw['node_cpu'] / mb:.1f})"
+    ]
     labels = list(sources)
     if number % 2 == 0:
         labels.reverse()
@@ -286,6 +306,7 @@ def _pair(
             "MB/s": rate,
             "ratio to raw": rate / raw_rate,
             "client CPU ms/MB": 1000 * got["cpu"] / mb,
+            "node CPU ms/MB": 1000 * got["node_cpu"] / mb,
             "open with the keyspace created, s": got["schema_s"],
             "open of the complete keyspace, s": got["reopen_s"],
             f"import of {args.first} small snapshots, first start, whole process, s": whole,
@@ -297,7 +318,8 @@ def _pair(
             figures.setdefault(label, {}).setdefault(name, []).append(value)
         line.append(
             f"{label} {rate:.1f} MB/s {got['snapshots'] / got['seconds']:.0f} snap/s "
-            f"({values['client CPU ms/MB']:.1f} ms CPU/MB) ratio {rate / raw_rate:.2f}, "
+            f"({values['client CPU ms/MB']:.1f} ms CPU/MB, node {values['node CPU ms/MB']:.1f}) "
+            f"ratio {rate / raw_rate:.2f}, "
             f"first open {got['schema_s']:.2f} s, reopen {got['reopen_s']:.2f} s, "
             f"small import first start {whole:.2f} s, later {starts['later']:.2f} s"
         )
