@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import time
 from collections.abc import Iterator, Mapping
 from concurrent.futures import Future
 from typing import Any
@@ -14,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from imixs_archive.archive.verify import verify
+from imixs_archive.filestore.chunking import JAVA, JAVA_BLOCK
 from imixs_archive.filestore.content import (
     IngestCounters,
     IngestedContent,
@@ -188,3 +190,49 @@ def _refs(backend: Backend, key: str) -> list[Row]:
     ids = [r["data_id"] for r in backend.scan(DOCUMENTS, {"md5": key})]
     found = [backend.get(ARCHIVE_PIECE_REFS, {"data_id": i, "md5": key}) for i in ids]
     return [row for row in found if row is not None]
+
+
+class PieceWrites(DelegatingBackend):
+    """Records how many rows each write of pieces carries; ``local`` as the store says
+    (``local_reads``)."""
+
+    def __init__(self, inner: Backend, *, local: bool) -> None:
+        super().__init__(inner)
+        self.local_reads = local
+        self.writes: list[int] = []
+
+    def put(self, table: Table, rows: Any) -> int:
+        rows = list(rows)
+        if table is DOCUMENTS_DATA:
+            self.writes.append(len(rows))
+        return self.inner.put(table, rows)
+
+
+@pytest.mark.parametrize("local", [False, True], ids=["remote", "local"])
+def test_new_pieces_are_written_as_soon_as_known_one_by_one_where_each_is_a_request(
+    backend: Backend, local: bool
+) -> None:
+    """Where every write is a request of its own (Cassandra) a new piece is written once
+    its look-up answers, while the file is still being read, not in batches at its end;
+    a local store gathers them into one commit."""
+    recorded = PieceWrites(backend, local=local)
+    store = PieceStore(recorded, cuts=JAVA)
+    data = random.Random(11).randbytes(3 * JAVA_BLOCK + 5)
+    try:
+        writer = PieceWriter(store, IngestCounters())
+        writer.write(data[:JAVA_BLOCK])  # the first piece: cut at once, looked up
+        deadline = time.monotonic() + (0 if local else 60)
+        at = JAVA_BLOCK
+        while not recorded.writes and time.monotonic() < deadline and at < len(data) - 1:
+            writer.write(data[at : at + 1])  # a byte at a time: the file still goes on
+            at += 1
+            time.sleep(0.001)
+        written_while_reading = bool(recorded.writes)
+        writer.write(data[at:])
+        content = writer.close().result()
+    finally:
+        store.close()
+    assert written_while_reading is not local
+    assert recorded.writes == ([1, 1, 1, 1] if not local else [4])
+    key = register_file(backend, content)
+    assert b"".join(StoredContent(backend, key).iter_bytes()) == data

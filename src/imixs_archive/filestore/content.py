@@ -13,7 +13,8 @@ content) to the stored pieces:
    update at a time, in order) and to the piece threads (:class:`PieceStore`), which key
    it by its SHA-256 and look whether the store holds it already.
 4. *Write new*: the writer takes the answers in order, lists each piece, and hands the
-   new ones to the piece threads in batches of ``WRITE_BATCH_BYTES``.
+   new ones to the piece threads in batches of ``WRITE_BATCH_BYTES`` (on a local store; one
+   by one where each write is a request of its own), taking each answer as soon as it is in.
 
 :meth:`PieceWriter.close` does not wait for the last pieces: the reader goes on with the
 rest of the document while they are hashed and written, and the archive waits for them
@@ -157,6 +158,10 @@ class PieceStore:
         self.cuts = cuts
         """Where files are cut into the pieces stored: ``content`` (content-defined) or
         ``java`` (every 1 MiB, as the Java service cuts; ``chunking.py``)."""
+        self.batch_bytes = WRITE_BATCH_BYTES if backend.local_reads else 1
+        """New pieces are handed to the backend once this many bytes wait: one commit for
+        several on a local store; each piece at once where each is a request of its own
+        (Cassandra), so that its write overlaps the cutting of the next."""
         self._threads = threads or backend.concurrency + 2
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
@@ -346,6 +351,8 @@ class PieceWriter:
         self._size += len(data)
         for chunk in self._chunker.feed(data):
             self._hash(chunk)
+        while self._in_flight and self._in_flight[0][1].done():  # 4. as soon as known
+            self._take_answer()
         if self._ledger_cuts is not None:
             self._hash_for_ledger(self._ledger_cuts.feed(data))
 
@@ -383,7 +390,7 @@ class PieceWriter:
         self._batch_bytes += len(chunk)
         if self.store.first_claim(data_id):
             self.counters.new_bytes += len(chunk)
-        if self._batch_bytes >= WRITE_BATCH_BYTES:
+        if self._batch_bytes >= self.store.batch_bytes:
             self._write_batch()
 
     def _write_batch(self) -> None:
