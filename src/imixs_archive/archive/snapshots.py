@@ -368,6 +368,13 @@ class Archive:
         return self.backend.name == "cassandra"
 
     @property
+    def reads_are_local(self) -> bool:
+        """Whether reading the store costs about what hashing does (the embedded store;
+        ``Backend.local_reads``): a file is then compared with its stored twin as it is
+        parsed. False where every read is a round trip (Cassandra)."""
+        return self.backend.local_reads
+
+    @property
     def store_name(self) -> str:
         """The kind of store: ``sqlite`` or ``cassandra``."""
         return self.backend.name
@@ -402,6 +409,22 @@ class Archive:
         on; input that is not well-formed XML ends the stream with a ``DocumentError``;
         an unreachable store raises ``StoreError`` (nothing is skipped then)."""
 
+        for where, doc in self.documents(source, name=name):
+            try:
+                yield self.store(doc)
+            except StoreError:
+                raise
+            except ArchiveError as exc:
+                yield (where, exc)
+
+    def documents(
+        self, source: Readable | Iterable[bytes], *, name: str = "<input>"
+    ) -> Iterator[tuple[str, Document]]:
+        """The snapshots of a streamed XML ``<document>`` or ``<data>``, parsed, each with
+        where it is (``name (document n, $uniqueid)``, for an error); the bytes of their
+        files go to the piece threads as they are read, and :meth:`store` takes them.
+        Input that is not well-formed XML ends the stream with a ``DocumentError``."""
+
         def sink(_name: str) -> BinarySink:
             # Counters of their own: the reader may be documents ahead of the archive,
             # so a file's bytes are added to its snapshot's counters when it is stored.
@@ -409,13 +432,8 @@ class Archive:
 
         stream: Any = source
         for index, doc in enumerate(iter_xml_documents(stream, file_sink=sink), 1):
-            try:
-                yield self.store(doc)
-            except StoreError:
-                raise
-            except ArchiveError as exc:
-                uid = doc.get_first("$uniqueid")
-                yield (f"{name} (document {index}{f', {uid}' if uid else ''})", exc)
+            uid = doc.get_first("$uniqueid")
+            yield f"{name} (document {index}{f', {uid}' if uid else ''})", doc
 
     def store(
         self,
