@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import random
+import threading
 import time
 from collections.abc import Iterator, Mapping
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -236,3 +237,61 @@ def test_new_pieces_are_written_as_soon_as_known_one_by_one_where_each_is_a_requ
     assert recorded.writes == ([1, 1, 1, 1] if not local else [4])
     key = register_file(backend, content)
     assert b"".join(StoredContent(backend, key).iter_bytes()) == data
+
+
+class HeldWrites(DelegatingBackend):
+    """A write of pieces waits for ``gate``; look-ups of pieces are counted once answered."""
+
+    def __init__(self, inner: Backend) -> None:
+        super().__init__(inner)
+        self.local_reads = False
+        self.gate = threading.Event()
+        self.writes: list[list[str]] = []
+        self.lookups = 0
+
+    def put(self, table: Table, rows: Any) -> int:
+        rows = list(rows)
+        if table is DOCUMENTS_DATA:
+            self.writes.append([row["data_id"] for row in rows])
+            assert self.gate.wait(60), "the test never let the write go"
+        return self.inner.put(table, rows)
+
+    def get(self, table: Table, key: Mapping[str, Any], columns: Any = None) -> Row | None:
+        found = self.inner.get(table, key, columns)
+        if table is DOCUMENTS_DATA:
+            self.lookups += 1
+        return found
+
+
+def test_a_piece_being_written_for_one_file_is_not_written_again_for_the_next(
+    backend: Backend,
+) -> None:
+    """The next snapshot carrying a file on is read while the one before is still being
+    written (the import stores one snapshot behind the parser): its look-up finds the
+    piece missing, and it waits for the write under way instead of sending it again."""
+    held = HeldWrites(backend)
+    store = PieceStore(held, cuts=JAVA, confirmed_for=3600.0)
+    data = random.Random(13).randbytes(JAVA_BLOCK // 2)
+    with ThreadPoolExecutor(2) as settling:
+        try:
+            first = PieceWriter(store, IngestCounters())
+            first.write(data)
+            first_done = settling.submit(first.close().result)
+            deadline = time.monotonic() + 60
+            while not held.writes and time.monotonic() < deadline:
+                time.sleep(0.005)
+            second = PieceWriter(store, IngestCounters())
+            second.write(data)
+            second_pending = second.close()
+            while held.lookups < 2 and time.monotonic() < deadline:
+                time.sleep(0.005)  # its look-up answered: missing, the write is held
+            assert held.lookups == 2
+            held.gate.set()
+            second_done = settling.submit(second_pending.result)
+            contents = [first_done.result(60), second_done.result(60)]
+        finally:
+            held.gate.set()
+            store.close()
+    assert len(held.writes) == 1
+    assert contents[0].pieces == contents[1].pieces
+    assert second_pending.counters.new_bytes == 0

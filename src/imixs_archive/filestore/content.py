@@ -166,6 +166,8 @@ class PieceStore:
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
         self._claimed: OrderedDict[str, None] = OrderedDict()
+        self._writing: dict[str, Future[int]] = {}
+        """Piece id -> the write of it under way."""
         self._recent = RecentPieces(TWIN_PIECES_BYTES)
         self._confirmed_for = 0.0 if backend.local_reads else confirmed_for
         self._confirmed: OrderedDict[str, float] = OrderedDict()
@@ -180,7 +182,31 @@ class PieceStore:
         return self._executor().submit(_sha256, chunk)
 
     def write(self, rows: list[Row]) -> Future[int]:
-        return self._executor().submit(self._write, rows)
+        future = self._executor().submit(self._write, rows)
+        data_ids = [row["data_id"] for row in rows]
+        with self._lock:
+            for data_id in data_ids:
+                self._writing[data_id] = future
+        future.add_done_callback(lambda done: self._written(data_ids, done))
+        return future
+
+    def _written(self, data_ids: list[str], done: Future[int]) -> None:
+        with self._lock:
+            for data_id in data_ids:
+                if self._writing.get(data_id) is done:
+                    del self._writing[data_id]
+
+    def writing(self, data_id: str) -> Future[int] | None:
+        """The write of this piece under way in this store (another file's), done when
+        the piece was confirmed stored since it was looked up; else None. A file that
+        found the piece missing waits for that write instead of writing it again: the
+        next snapshot carrying a file on is read while the one before is still being
+        written (``services/importer.py``), and its look-ups may come first."""
+        with self._lock:
+            pending = self._writing.get(data_id)
+        if pending is not None:
+            return pending
+        return _WRITTEN if self._is_confirmed(data_id) else None
 
     def _write(self, rows: list[Row]) -> int:
         started = time.monotonic()
@@ -298,6 +324,8 @@ def _update(md5: Any, chunks: list[bytes]) -> None:
 
 _DONE: Future[None] = Future()
 _DONE.set_result(None)
+_WRITTEN: Future[int] = Future()
+_WRITTEN.set_result(0)
 
 
 class PieceWriter:
@@ -386,6 +414,11 @@ class PieceWriter:
         if stored or data_id in self._seen:
             return
         self._seen.add(data_id)
+        other = self.store.writing(data_id)
+        if other is not None:  # written for another file: this one waits for that
+            if not other.done():
+                self._writes.append(other)
+            return
         self._batch.append({"data_id": data_id, "data": chunk})
         self._batch_bytes += len(chunk)
         if self.store.first_claim(data_id):

@@ -11,6 +11,7 @@ after the other.
 from __future__ import annotations
 
 import sys
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -22,7 +23,7 @@ from typing import IO, Any
 from imixs_archive.archive.snapshots import Archive, Failure, Readable, StoreResult
 from imixs_archive.document.json_stream import iter_json_stream
 from imixs_archive.document.model import Document
-from imixs_archive.errors import ArchiveError, StoreError
+from imixs_archive.errors import ArchiveError, StoreError, StoreUnavailableError
 from imixs_archive.services.sources import Source
 from imixs_archive.services.workers import Send, Spread, run_in_workers
 
@@ -121,8 +122,9 @@ class _StoreBehind:
     given, while the caller's thread reads and parses the next: a snapshot's store waits
     for its last pieces, then writes its file and index rows, round trips in a row on
     Cassandra, and the next snapshot's bytes are cut and hashed meanwhile. One thread, so
-    snapshots are stored in input order as without it (a crash leaves a prefix; a file
-    carried on to the next snapshot is still found stored, piece by piece). Outcomes
+    snapshots are stored in input order as without it (a crash leaves a prefix). A file
+    carried on to the next snapshot is found stored piece by piece, or its pieces' writes
+    still under way are waited for, not sent again (``PieceStore.writing``). Outcomes
     reach the summary in input order, on the caller's thread; a ``StoreError`` ends the
     import there, after the snapshot being stored settles.
 
@@ -135,14 +137,26 @@ class _StoreBehind:
         self._archive = archive
         self._summary = summary
         self._behind = _depth(archive)
+        self._stop = threading.Event()
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="store")
         self._waiting: deque[tuple[str, Future[StoreResult] | ArchiveError]] = deque()
 
     def store(self, where: str, doc: Document, *, wait: bool = False) -> None:
         """``wait``: until it is stored (its files are streams still to be read from the
         input, which the caller must not read further meanwhile)."""
-        self._waiting.append((where, self._pool.submit(self._archive.store, doc)))
+        self._waiting.append((where, self._pool.submit(self._store, doc)))
         self._settle(0 if wait else self._behind)
+
+    def _store(self, doc: Document) -> StoreResult:
+        """On the store thread. After a ``StoreError``, or once the import stops (an error,
+        Ctrl-C), nothing more is stored: the import ends where it would in one thread."""
+        if self._stop.is_set():
+            raise StoreUnavailableError("not stored: the import stopped before it")
+        try:
+            return self._archive.store(doc)
+        except StoreError:
+            self._stop.set()
+            raise
 
     def fail(self, where: str, error: ArchiveError) -> None:
         self._waiting.append((where, error))
@@ -181,6 +195,7 @@ class _StoreBehind:
         finally:
             # After an error (or Ctrl-C): what has not started is dropped (the next run
             # imports it), the snapshot being stored finishes, nothing writes afterwards.
+            self._stop.set()
             for _where, outcome in self._waiting:
                 if isinstance(outcome, Future):
                     outcome.cancel()
