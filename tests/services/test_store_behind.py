@@ -48,6 +48,12 @@ def _sources(tmp_path: Path, files: dict[str, bytes]) -> list[Source]:
     return find_sources([str(folder / name) for name in files])
 
 
+def _one_a_file(tmp_path: Path, count: int) -> tuple[list[Document], list[Source]]:
+    """``count`` snapshots of one instance, a file each."""
+    docs = [make_snapshot(step) for step in range(count)]
+    return docs, _sources(tmp_path, {f"{n}.xml": to_xml([d]) for n, d in enumerate(docs)})
+
+
 def _store_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith("store")]
 
@@ -63,19 +69,27 @@ def _wrap_store(archive: Archive, monkeypatch: pytest.MonkeyPatch, before: Any) 
     monkeypatch.setattr(archive, "store", store)
 
 
+def _watch_reading(archive: Archive, monkeypatch: pytest.MonkeyPatch, on_read: Any) -> None:
+    """``on_read(doc)`` runs on the parser's thread as each snapshot has been read."""
+    real = archive.documents
+
+    def documents(*args: Any, **kwargs: Any) -> Iterator[tuple[str, Document]]:
+        for where, doc in real(*args, **kwargs):
+            on_read(doc)
+            yield where, doc
+
+    monkeypatch.setattr(archive, "documents", documents)
+
+
 def test_the_next_snapshot_is_read_while_one_is_stored(
     archive: Archive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    docs = [make_snapshot(step) for step in range(3)]
-    sources = _sources(tmp_path, {f"{n}.xml": to_xml([d]) for n, d in enumerate(docs)})
+    docs, sources = _one_a_file(tmp_path, 3)
     second_read = threading.Event()
-    real_documents = archive.documents
 
-    def documents(*args: Any, **kwargs: Any) -> Iterator[tuple[str, Document]]:
-        for where, doc in real_documents(*args, **kwargs):
-            if _uid(doc) == _uid(docs[1]):
-                second_read.set()
-            yield where, doc
+    def on_read(doc: Document) -> None:
+        if _uid(doc) == _uid(docs[1]):
+            second_read.set()
 
     seen: list[bool] = []
 
@@ -83,7 +97,7 @@ def test_the_next_snapshot_is_read_while_one_is_stored(
         if _uid(doc) == _uid(docs[0]):  # stored only once the next one has been read
             seen.append(second_read.wait(WAIT_S))
 
-    monkeypatch.setattr(archive, "documents", documents)
+    _watch_reading(archive, monkeypatch, on_read)
     _wrap_store(archive, monkeypatch, before)
     summary = import_sources(archive, sources)
     assert seen == [True]
@@ -124,8 +138,7 @@ def test_outcomes_come_in_input_order_with_the_failures_among_them(
 def test_a_failing_store_ends_the_import_at_its_snapshot(
     archive: Archive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    docs = [make_snapshot(step) for step in range(4)]
-    sources = _sources(tmp_path, {f"{n}.xml": to_xml([d]) for n, d in enumerate(docs)})
+    docs, sources = _one_a_file(tmp_path, 4)
 
     def before(doc: Document) -> None:
         if _uid(doc) == _uid(docs[1]):
@@ -141,8 +154,7 @@ def test_a_failing_store_ends_the_import_at_its_snapshot(
 def test_ctrl_c_lets_the_snapshot_being_stored_finish_and_stores_nothing_after(
     archive: Archive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    docs = [make_snapshot(step) for step in range(4)]
-    sources = _sources(tmp_path, {f"{n}.xml": to_xml([d]) for n, d in enumerate(docs)})
+    docs, sources = _one_a_file(tmp_path, 4)
     interrupted = threading.Event()
     waited: list[bool] = []
 
@@ -150,16 +162,12 @@ def test_ctrl_c_lets_the_snapshot_being_stored_finish_and_stores_nothing_after(
         if _uid(doc) == _uid(docs[1]):  # still being stored when Ctrl-C comes
             waited.append(interrupted.wait(WAIT_S))
 
-    real_documents = archive.documents
+    def on_read(doc: Document) -> None:
+        if _uid(doc) == _uid(docs[2]):  # read while docs[1] is stored
+            interrupted.set()
+            raise KeyboardInterrupt
 
-    def documents(*args: Any, **kwargs: Any) -> Iterator[tuple[str, Document]]:
-        for where, doc in real_documents(*args, **kwargs):
-            if _uid(doc) == _uid(docs[2]):  # read while docs[1] is stored
-                interrupted.set()
-                raise KeyboardInterrupt
-            yield where, doc
-
-    monkeypatch.setattr(archive, "documents", documents)
+    _watch_reading(archive, monkeypatch, on_read)
     _wrap_store(archive, monkeypatch, before)
     with pytest.raises(KeyboardInterrupt):
         import_sources(archive, sources)
