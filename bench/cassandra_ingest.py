@@ -45,6 +45,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from lib.node_cpu import node_cpu
+
 HERE = Path(__file__).resolve().parent
 MB = 1024 * 1024
 BLOB = 256 * 1024
@@ -71,19 +73,6 @@ def generate_small(folder: Path, count: int, seed: int) -> int:
         with (folder / f"{origin}-{number % 10}.xml").open("wb") as out:
             written += write_xml(doc, out)
     return written
-
-
-def _node_cpu() -> float:
-    """CPU seconds the local node's process has used (0 when no node runs here: a remote
-    host). Read around a child's timed part: what the node spent on that work."""
-    try:
-        found = subprocess.run(
-            ["pgrep", "-f", "CassandraDaemon"], capture_output=True, text=True, check=False
-        ).stdout.split()
-        fields = Path(f"/proc/{found[0]}/stat").read_text().rsplit(")", 1)[1].split()
-    except (IndexError, OSError):
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _letters() -> str:
@@ -120,10 +109,10 @@ def child_archive(host: str, inputs: Path) -> dict[str, float]:
         sources = find_sources([str(inputs)])
         cuts = os.environ.get("ARCHIVE_FILE_CUTS")
         with Archive(backend, **({"file_cuts": cuts} if cuts else {})) as archive:
-            cpu, wall, node = time.process_time(), time.perf_counter(), _node_cpu()
+            cpu, wall, node = time.process_time(), time.perf_counter(), node_cpu()
             summary = import_sources(archive, sources)
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-            node = _node_cpu() - node
+            node = node_cpu() - node
         assert summary.failed == 0 and summary.present == 0, summary.failures
         started = time.perf_counter()
         CassandraBackend.from_settings(_settings(host, keyspace)).close()
@@ -172,7 +161,7 @@ def child_raw(host: str, inputs: Path, in_flight: int) -> dict[str, float]:
                             yield (f"{path.name}:{number}", block)
                         number += 1
 
-        cpu, wall, node = time.process_time(), time.perf_counter(), _node_cpu()
+        cpu, wall, node = time.process_time(), time.perf_counter(), node_cpu()
         wanted: list[tuple[Path, int]] | None = None
         for _attempt in range(5):  # what timed out (a busy shared node) is written again
             places.clear()
@@ -184,7 +173,7 @@ def child_raw(host: str, inputs: Path, in_flight: int) -> dict[str, float]:
                 break
         assert not wanted, f"{len(wanted)} writes kept failing"
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        node = _node_cpu() - node
+        node = node_cpu() - node
     finally:
         session.execute(f"DROP KEYSPACE {keyspace}")
         cluster.shutdown()

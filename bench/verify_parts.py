@@ -6,7 +6,9 @@ XML each, an attachment of 20-100 KB on every tenth, over two years) straight th
 archive's write path, then, interleaved over ``--rounds`` rounds:
 
 * ``verify --part K/N --restart`` run as N processes at once (N = 1, 2, 4): the wall time
-  until the last part ends, and the snapshots a second that makes;
+  until the last part ends, the snapshots a second that makes, and the CPU the workers
+  and the local node spent (per snapshot: the same at every N when the parts add no
+  work, so that only the cores bound the speed-up);
 
 and once:
 
@@ -28,6 +30,7 @@ import argparse
 import datetime as dt
 import os
 import random
+import resource
 import secrets
 import subprocess
 import sys
@@ -42,6 +45,7 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import load_settings
 from imixs_archive.document.model import Document
 from imixs_archive.runtime import open_store
+from lib.node_cpu import node_cpu
 
 FIRST = dt.datetime(2024, 1, 1, 7, tzinfo=dt.UTC)
 GROUPS = ("Invoice", "Contract", "Ticket", "Order", "Complaint")
@@ -87,7 +91,12 @@ def generate(env: dict[str, str], count: int) -> float:
     return time.monotonic() - began
 
 
-def parts_run(env: dict[str, str], parts: int) -> float:
+def parts_run(env: dict[str, str], parts: int) -> tuple[float, float, float]:
+    """The wall time until the last of ``parts`` processes ends, the CPU seconds of the
+    processes together, and the node's CPU seconds meanwhile (0 on the embedded store
+    or a remote node)."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    node = node_cpu()
     began = time.monotonic()
     running = [
         subprocess.Popen(
@@ -98,8 +107,11 @@ def parts_run(env: dict[str, str], parts: int) -> float:
         for k in range(1, parts + 1)
     ]
     codes = [process.wait() for process in running]
+    wall = time.monotonic() - began
     assert all(code in (0, 5) for code in codes), codes
-    return time.monotonic() - began
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime
+    return wall, cpu, node_cpu() - node
 
 
 def slices(env: dict[str, str]) -> dict[str, Any]:
@@ -150,17 +162,26 @@ def main() -> None:
     print(f"generated {args.snapshots} snapshots in {made:.0f} s")
     try:
         results: dict[int, list[float]] = {1: [], 2: [], 4: []}
+        cpus: dict[int, list[tuple[float, float]]] = {1: [], 2: [], 4: []}
         for _round in range(args.rounds):
             for parts in results:
-                results[parts].append(parts_run(env, parts))
-                print(f"  --part K/{parts}: {results[parts][-1]:.1f} s", flush=True)
+                wall, cpu, node = parts_run(env, parts)
+                results[parts].append(wall)
+                cpus[parts].append((cpu, node))
+                print(
+                    f"  --part K/{parts}: {wall:.1f} s; CPU {cpu:.1f} s in the workers, "
+                    f"{node:.1f} s in the node",
+                    flush=True,
+                )
         for parts, times in results.items():
             best = min(times)
             rate = args.snapshots / best
             speedup = min(results[1]) / best
+            per = [1e6 * (cpu + node) / args.snapshots for cpu, node in cpus[parts]]
             print(
                 f"{parts} worker(s): best {best:.1f} s of {[round(t, 1) for t in times]}, "
-                f"{rate:.0f} snapshots/s, speed-up {speedup:.2f}x"
+                f"{rate:.0f} snapshots/s, speed-up {speedup:.2f}x; CPU (workers and node) "
+                f"per snapshot {', '.join(f'{us:.0f}' for us in per)} us"
             )
         scrub = slices(env)
         total = sum(scrub["slices"])
