@@ -78,8 +78,9 @@ BytesRead = Callable[[int], None]
 def import_sources(
     archive: Archive, sources: Iterable[Source], on_bytes: BytesRead | None = None
 ) -> ImportSummary:
-    """Import the sources one after the other: each snapshot is parsed in the caller's
-    thread and stored behind it (:class:`_StoreBehind`), in order. What it returns is
+    """Import the sources one after the other, each snapshot in input order: parsed in
+    the caller's thread and, where every store request is a round trip (Cassandra),
+    stored one behind it (:class:`_StoreBehind`). What it returns is
     durable: the input stays where it is, so its writes are made durable together at the
     end (``Archive.durable_at_end``); a crash before leaves a prefix the next run
     completes."""
