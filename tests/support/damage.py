@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import random
 import sqlite3
+from contextlib import closing
+from pathlib import Path
 from typing import Any
 
 from imixs_archive.storage.base import Backend
@@ -41,3 +43,20 @@ def flip_stored_bit(
     bit = rng.randrange(len(row[column]) * 8)
     backend.put(table, [{**row, column: flip_bit(row[column], bit)}])
     return bit
+
+
+def damage_page(store: Path, name: str, *, index: bool = False) -> int:
+    """Overwrite the middle of the root page of table ``name``'s b-tree (``index``: of its
+    primary key's index, a rowid table's second b-tree) with junk, as a failing disk or a
+    torn write leaves it; the store must be closed. Returns the page number."""
+    path = store / "archive.db"
+    kind, column = ("index", "tbl_name") if index else ("table", "name")
+    with closing(sqlite3.connect(path)) as raw:
+        page_size = raw.execute("PRAGMA page_size").fetchone()[0]
+        (root,) = raw.execute(
+            f"SELECT rootpage FROM sqlite_master WHERE type = ? AND {column} = ?", (kind, name)
+        ).fetchone()
+    with path.open("r+b") as file:
+        file.seek((root - 1) * page_size + 8)
+        file.write(b"\xa5" * 64)
+    return int(root)

@@ -191,6 +191,14 @@ class Backend(ABC):
         problem, until its cause is dealt with."""
         return []
 
+    def file_problems(self, table: str | None = None, *, full: bool = False) -> list[str]:
+        """Damage in the store's own file, below the rows, each naming its table: the
+        embedded store runs SQLite's ``quick_check`` over one table and its indexes, or
+        over the whole file when ``table`` is None (``full``: ``integrity_check``, which
+        also compares every index with its table). A store whose servers check their own
+        files (Cassandra) has none to report here."""
+        return []
+
     @abstractmethod
     def describe(self) -> dict[str, Any]:
         """What the monitor shows: kind, location, versions, replication ..."""

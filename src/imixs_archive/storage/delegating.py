@@ -103,6 +103,9 @@ class DelegatingBackend(Backend):
     def copy_to(self, folder: Path) -> Path:
         return self.inner.copy_to(folder)
 
+    def file_problems(self, table: str | None = None, *, full: bool = False) -> list[str]:
+        return self.inner.file_problems(table, full=full)
+
     def describe(self) -> dict[str, Any]:
         return self.inner.describe()
 

@@ -712,6 +712,36 @@ class SQLiteBackend(Backend):
     def findings(self) -> list[str]:
         return self._log.findings() if self._log is not None else []
 
+    def file_problems(self, table: str | None = None, *, full: bool = False) -> list[str]:
+        names = [t.name for t in self.tables]
+        if table is not None:
+            if table not in names:
+                raise KeyError(f"{table} is not a table of this store")
+            return [f"{table}: {line}" for line in self._check(table, full)]
+        whole = self._check(None, full)
+        if not whole:
+            return []
+        # SQLite names pages, not tables: each table checked on its own names them; what
+        # only the whole file's check sees (pages in no table, the free list) stays its own.
+        found = [f"{name}: {line}" for name in names for line in self._check(name, full)]
+        beside = [line for line in whole if "never used" in line or "reelist" in line]
+        return found + [f"the file: {line}" for line in beside or ([] if found else whole)]
+
+    def _check(self, table: str | None, full: bool) -> list[str]:
+        """The lines of SQLite's check of one table (or the whole file) that say something
+        is wrong; a check that cannot go on for the damage is one such line."""
+        pragma = "integrity_check" if full else "quick_check"
+        argument = f"({table})" if table is not None else ""
+        try:
+            found = self._connection().execute(f"PRAGMA {pragma}{argument}").fetchall()
+        except sqlite3.DatabaseError as exc:
+            name = getattr(exc, "sqlite_errorname", "") or ""
+            if not name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+                raise self._error(f"check {table or 'the file'}", exc) from exc
+            return [f"cannot be read whole: {exc}"]
+        lines = (part for (text,) in found for part in str(text).splitlines())
+        return [line for line in lines if line not in {"ok", "*** in database main ***"}]
+
     def copy_to(self, folder: Path) -> Path:
         return copy_store(self.path, folder)
 
