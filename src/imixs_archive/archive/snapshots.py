@@ -91,7 +91,8 @@ from imixs_archive.archive.snapshot_xml import digest as xml_digest
 from imixs_archive.archive.stats import Stats, collect_stats
 from imixs_archive.archive.stored_xml import StoredXml, load_with_files
 from imixs_archive.archive.sync_records import SyncRecords
-from imixs_archive.archive.verify import VerifyReport, verify
+from imixs_archive.archive.verify import verify
+from imixs_archive.archive.verify_report import VerifyReport
 from imixs_archive.archive.verify_runs import VerifyRun, verify_part
 from imixs_archive.budget import checkpoint
 from imixs_archive.document.conventions import (
@@ -235,16 +236,19 @@ class Archive:
         parts: int = 1,
         *,
         restart: bool = False,
+        full: bool = False,
         progress: Callable[[str], None] | None = None,
     ) -> VerifyRun:
         """Verify everything (or part ``part`` of ``parts``), going on where a stopped
-        run ended unless ``restart`` (``verify_runs.py``)."""
+        run ended unless ``restart`` (``verify_runs.py``; ``full``: the store's file checked
+        thoroughly)."""
         return verify_part(
             self.backend,
             holder=self._holder,
             part=part,
             parts=parts,
             restart=restart,
+            full=full,
             progress=progress,
         )
 

@@ -12,8 +12,8 @@ space on SQLite), cut once for all N parts (the ``verify-plan/N`` book, written 
 first part to start): N processes, on one machine or several, each verifying its part,
 together check every row once. Each part is a run of its own (it stops and goes on alone);
 the last part to finish removes the plan (lease, plan and books: ``part_runs.py``). Only
-part 1 reports the store's own findings, and what needs the whole archive (the bytes
-``gc`` would free) only a verify in one part.
+part 1 reports the store's own findings and checks its file (``store_damage.py``), and
+what needs the whole archive (the bytes ``gc`` would free) only a verify in one part.
 """
 
 from __future__ import annotations
@@ -36,11 +36,11 @@ from imixs_archive.archive.part_runs import (
 from imixs_archive.archive.verify import (
     WALKS,
     Progress,
-    VerifyReport,
     finish,
     start_whole,
     walk_range,
 )
+from imixs_archive.archive.verify_report import VerifyReport
 from imixs_archive.storage.base import Backend, Position
 from imixs_archive.timezones import now_ms
 
@@ -88,14 +88,17 @@ def verify_part(
     part: int = 1,
     parts: int = 1,
     restart: bool = False,
+    full: bool = False,
     progress: Progress | None = None,
 ) -> VerifyRun:
     """Verify part ``part`` of ``parts`` (1 of 1: everything), going on where an unfinished
-    run of it stopped unless ``restart``. BusyError when another process runs this part."""
+    run of it stopped unless ``restart``. BusyError when another process runs this part.
+    ``full``: part 1 checks the store's file thoroughly (SQLite's ``integrity_check``, which
+    compares every index of the file with its table) instead of quickly."""
     books = CheckBooks(backend)
     began = time.monotonic()
     with part_lease(books, JOB, part, parts, holder) as renew:
-        state, resumed = _state(backend, books, part, parts, restart)
+        state, resumed = _state(backend, books, part, parts, restart, full)
         _walk(backend, books, state, renew, progress)
         finish(backend, state.report, whole=parts == 1)
         finish_part(books, JOB, state.plan, part, parts)
@@ -103,7 +106,7 @@ def verify_part(
 
 
 def _state(
-    backend: Backend, books: CheckBooks, part: int, parts: int, restart: bool
+    backend: Backend, books: CheckBooks, part: int, parts: int, restart: bool, full: bool
 ) -> tuple[_State, str]:
     plan = part_plan(backend, books, JOB, {walk.name: walk.table for walk in WALKS}, parts)
     name = book_name(JOB, part, parts)
@@ -117,7 +120,7 @@ def _state(
         return state, f"{where}, after {checked:,} snapshots, files and pieces"
     state = _State(name, plan, part, parts)
     if part == 1:
-        start_whole(backend, state.report)
+        start_whole(backend, state.report, full=full)
     return state, ""
 
 
@@ -135,6 +138,7 @@ def _walk(
         if progress is not None and WALKS[state.walk].counts:
             progress(WALKS[state.walk].counts)
         if clock.due():
+            state.report.settle(wait=True)  # what was found before the place is saved
             books.write(state.name, state.saved())
             renew()
 

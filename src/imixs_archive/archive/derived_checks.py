@@ -1,0 +1,334 @@
+"""Do the index and derived tables agree with the snapshots they are derived from?
+
+Each is checked both ways, in walks over the store in range order like every other check
+of ``verify.py`` (one partition at a time, nothing gathered, so a walk is cut into parts
+and slices and goes on after a stop):
+
+- **from each snapshot** (the ``snapshots`` walk, which has its XML parsed anyway): its
+  rows in ``snapshots_by_uniqueid`` and ``snapshots_by_modified`` (under its instance and
+  its UTC day of ``$modified``), a ``snapshots_by_document`` row per stored file, one
+  ``archive_snapshot_files`` row per file and none more (a snapshot the Java service
+  stored has none at all), and its fact (``archive_snapshot_facts``, ``facts.py``: its
+  quarter-hour, dimension values and attachment bytes as counted from the XML, and files
+  it brought that it carries, with their sizes). A snapshot without a fact is counted as
+  a warning: the Java service's have none, and a writer that stopped between a snapshot
+  and its fact leaves it to be counted with its day;
+- **from each index row**: a ``snapshots_by_uniqueid`` row names a snapshot of its
+  instance; a ``snapshots_by_modified`` row or a fact names a stored snapshot of its day
+  (read from the snapshot's XML where nothing else says so: a row without a fact, or a
+  fact at the first or last quarter-hour, where :func:`facts.slot_in_day` puts a snapshot
+  counted under a day that is not its own), and a fact can be read;
+- **from each file** (the ``files`` walk, which reads its pieces anyway): a file this
+  archive recorded complete (``archive_files``) has a reference per content-addressed
+  piece in ``archive_piece_refs`` with the piece's size (without it, the collector would
+  remove a piece in use; the Java service's pieces are their file's alone).
+
+Rows that name a snapshot not stored are what a write or delete under way, or one that
+died (re-run it), leaves, and the Java service's deletes beside this archive: not
+reported as problems (the ``snapshot files`` walk warns about unfinished ones, this one
+about facts left; day figures never count such a fact). What disagrees is
+held and read again before it is reported (``rechecks.py``), and is reported under the
+table to rebuild (``stats --reconcile`` rebuilds every one, ``store_damage.REBUILD``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from imixs_archive.archive.facts import (
+    SLOTS_PER_DAY,
+    Fact,
+    dimension_labels,
+    file_sizes,
+    logical_bytes,
+    slot_in_day,
+)
+from imixs_archive.archive.snapshot_reads import keys_of, load_complete
+from imixs_archive.archive.store_damage import REBUILD
+from imixs_archive.archive.verify_report import VerifyReport
+from imixs_archive.document.conventions import (
+    is_snapshot_id,
+    iter_files,
+    modified_day,
+    origin_id,
+)
+from imixs_archive.document.model import Document
+from imixs_archive.errors import ArchiveError
+from imixs_archive.filestore.reading import EMPTY_MD5, is_hashed
+from imixs_archive.storage.base import Backend, Row
+from imixs_archive.storage.model import (
+    ARCHIVE_FILES,
+    ARCHIVE_PIECE_REFS,
+    ARCHIVE_SNAPSHOT_FACTS,
+    ARCHIVE_SNAPSHOT_FILES,
+    SNAPSHOTS,
+    SNAPSHOTS_BY_DOCUMENT,
+    SNAPSHOTS_BY_MODIFIED,
+    SNAPSHOTS_BY_UNIQUEID,
+    Table,
+)
+
+EDGE_SLOTS = frozenset({0, SLOTS_PER_DAY - 1})
+"""Quarter-hours a fact counted under another day than its snapshot's gets."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A stored snapshot as the ``snapshots`` walk read it."""
+
+    id: str
+    doc: Document
+    day: dt.date
+    files: list[Row]
+    """Its ``archive_snapshot_files`` rows."""
+    verified: bool
+    """Its row carried a digest (this archive's); False: the Java service's, unsealed."""
+
+    @functools.cached_property
+    def keys(self) -> dict[str, str]:
+        """File name -> stored key (``snapshot_reads.keys_of``)."""
+        return keys_of(self.doc, self.files)
+
+
+def is_stored(backend: Backend, snapshot_id: str) -> bool:
+    return backend.get(SNAPSHOTS, {"snapshot": snapshot_id}, ["snapshot"]) is not None
+
+
+def check_snapshot_rows(
+    backend: Backend, report: VerifyReport, snap: Snapshot, sizes: Mapping[str, int]
+) -> None:
+    """Every row derived from one stored snapshot (``sizes``: its files' sizes by key)."""
+    sid = snap.id
+    _index_row(backend, report, SNAPSHOTS_BY_UNIQUEID, {"uniqueid": origin_id(sid)}, sid)
+    _index_row(backend, report, SNAPSHOTS_BY_MODIFIED, {"modified": snap.day}, sid)
+    for key in sorted(set(snap.keys.values()) - {EMPTY_MD5}):
+        _index_row(backend, report, SNAPSHOTS_BY_DOCUMENT, {"md5": key}, sid)
+    # A snapshot without rows of its files is the Java service's (keys from md5checksum)
+    if snap.files and _files_disagree(snap.doc, snap.files):
+        report.suspect(ARCHIVE_SNAPSHOT_FILES.name, lambda: _files_again(backend, snap))
+    row = backend.get(ARCHIVE_SNAPSHOT_FACTS, {"day": snap.day, "snapshot": sid})
+    if row is None:  # counted with its day (facts.py): a warning, once it stands
+        report.suspect(ARCHIVE_SNAPSHOT_FACTS.name, lambda: _factless_again(backend, report, snap))
+    elif _fact_problem(row, snap, sizes) is not None:
+        report.suspect(ARCHIVE_SNAPSHOT_FACTS.name, lambda: _fact_again(backend, snap))
+
+
+def _index_row(
+    backend: Backend, report: VerifyReport, table: Table, partition: Row, snapshot_id: str
+) -> None:
+    key = {**partition, "snapshot": snapshot_id}
+    if backend.get(table, key) is not None:
+        return
+
+    def again() -> str | None:
+        if backend.get(table, key) is not None or not is_stored(backend, snapshot_id):
+            return None  # written since, or the snapshot was deleted meanwhile
+        where = ", ".join(f"{v}" for v in partition.values())
+        return f"snapshot {snapshot_id} is missing (under {where})"
+
+    report.suspect(table.name, again)
+
+
+def _files_disagree(doc: Document, rows: Sequence[Row]) -> str | None:
+    names = [entry.name for entry in iter_files(doc)]
+    missing = sorted(set(names) - {row["name"] for row in rows})
+    stray = sorted({row["name"] for row in rows} - set(names))
+    if missing:
+        return f"no row for the file(s) {missing}"
+    if stray:
+        return f"rows for file(s) {stray} the snapshot does not have"
+    return None
+
+
+def _files_again(backend: Backend, snap: Snapshot) -> str | None:
+    rows = list(backend.scan(ARCHIVE_SNAPSHOT_FILES, {"snapshot": snap.id}))
+    what = _files_disagree(snap.doc, rows)
+    if what is None or not is_stored(backend, snap.id):
+        return None
+    return f"snapshot {snap.id}: {what}"
+
+
+def _factless_again(backend: Backend, report: VerifyReport, snap: Snapshot) -> None:
+    key = {"day": snap.day, "snapshot": snap.id}
+    if backend.get(ARCHIVE_SNAPSHOT_FACTS, key) is None and is_stored(backend, snap.id):
+        report.factless += 1
+
+
+def _fact_again(backend: Backend, snap: Snapshot) -> str | None:
+    row = backend.get(ARCHIVE_SNAPSHOT_FACTS, {"day": snap.day, "snapshot": snap.id})
+    if row is None or not is_stored(backend, snap.id):
+        return None  # rewritten by a reconcile or deleted meanwhile
+    sizes = file_sizes(backend, snap.doc, snap.keys)
+    what = _fact_problem(row, snap, sizes)
+    return None if what is None else f"the fact of snapshot {snap.id} ({snap.day}): {what}"
+
+
+def _fact_problem(row: Row, snap: Snapshot, sizes: Mapping[str, int]) -> str | None:
+    """How a stored fact differs from what its snapshot's XML and files say (what a whole
+    count gives of the fact's own figures; which snapshot brought a file or its instance
+    depends on the others, which ``stats --reconcile`` counts again). A fact that cannot
+    be read is the facts walk's to name."""
+    try:
+        fact = Fact.decode(row["data"])
+    except (ValueError, TypeError, KeyError):
+        return None
+    slot = slot_in_day(snap.doc, snap.day)
+    labels = tuple(dimension_labels(snap.doc).values())
+    keys = snap.keys
+    logical = logical_bytes(snap.doc, keys, sizes)
+    if fact.slot != slot:
+        return f"quarter-hour {fact.slot}, the snapshot's is {slot}"
+    if fact.labels != labels:
+        return f"dimension values {list(fact.labels)}, the snapshot's are {list(labels)}"
+    if fact.logical != logical:
+        return f"{fact.logical} attachment bytes, the snapshot carries {logical}"
+    for key, size in sorted(fact.new_files.items()):
+        if key not in keys.values():
+            return f"brought file {key}, which the snapshot does not carry"
+        if sizes.get(key) != size:
+            return f"brought file {key} of {size} bytes, stored with {sizes.get(key)}"
+    return None
+
+
+# ---- the walks from the index rows ----------------------------------------------------
+
+
+def check_instance(backend: Backend, rows: Sequence[Row], report: VerifyReport) -> None:
+    """A ``snapshots_by_uniqueid`` partition: each row names a snapshot of its instance."""
+    uniqueid = rows[0]["uniqueid"]
+    for row in rows:
+        snapshot_id = row["snapshot"]
+        if not is_snapshot_id(snapshot_id):
+            report.disagrees(
+                SNAPSHOTS_BY_UNIQUEID.name, f"{uniqueid}: {snapshot_id!r} is no snapshot id"
+            )
+        elif origin_id(snapshot_id) != uniqueid:
+            report.disagrees(
+                SNAPSHOTS_BY_UNIQUEID.name,
+                f"snapshot {snapshot_id} is filed under another instance ({uniqueid})",
+            )
+
+
+def check_day(backend: Backend, rows: Sequence[Row], report: VerifyReport) -> None:
+    """A ``snapshots_by_modified`` partition: each row names a snapshot of its day."""
+    day = rows[0]["modified"]
+    for row in rows:
+        snapshot_id = row["snapshot"]
+        fact = backend.get(ARCHIVE_SNAPSHOT_FACTS, {"day": day, "snapshot": snapshot_id})
+        if fact is not None and _inner_slot(fact):
+            continue  # counted under this day from its XML: it is the snapshot's
+        report.suspect(
+            SNAPSHOTS_BY_MODIFIED.name, functools.partial(_day_again, backend, day, snapshot_id)
+        )
+
+
+def _day_again(backend: Backend, day: dt.date, snapshot_id: str) -> str | None:
+    key = {"modified": day, "snapshot": snapshot_id}
+    if backend.get(SNAPSHOTS_BY_MODIFIED, key) is None:
+        return None
+    real = _real_day(backend, snapshot_id)
+    if real is None or real == day:
+        return None
+    return f"snapshot {snapshot_id} is filed under {day}, its $modified is on {real}"
+
+
+def check_facts(backend: Backend, rows: Sequence[Row], report: VerifyReport) -> None:
+    """An ``archive_snapshot_facts`` partition: each fact can be read and names a stored
+    snapshot of its day."""
+    day = rows[0]["day"]
+    for row in rows:
+        snapshot_id = row["snapshot"]
+        if _inner_slot(row) and backend.get(
+            SNAPSHOTS_BY_MODIFIED, {"modified": day, "snapshot": snapshot_id}
+        ):
+            continue
+        report.suspect(
+            ARCHIVE_SNAPSHOT_FACTS.name,
+            functools.partial(_facts_again, backend, report, day, snapshot_id),
+        )
+
+
+def _facts_again(
+    backend: Backend, report: VerifyReport, day: dt.date, snapshot_id: str
+) -> str | None:
+    row = backend.get(ARCHIVE_SNAPSHOT_FACTS, {"day": day, "snapshot": snapshot_id})
+    if row is None:
+        return None  # deleted meanwhile (a delete removes the fact first)
+    try:
+        Fact.decode(row["data"])
+    except (ValueError, TypeError, KeyError):
+        return f"the fact of snapshot {snapshot_id} ({day}) cannot be read"
+    if not is_snapshot_id(snapshot_id):
+        return f"{day}: a fact of {snapshot_id!r}, which is no snapshot id"
+    real = _real_day(backend, snapshot_id)
+    if real is not None:
+        return None if real == day else f"snapshot {snapshot_id}'s fact is under {day}, not {real}"
+    if not is_stored(backend, snapshot_id):  # day figures never count it (not indexed)
+        report.warn(
+            f"snapshot {snapshot_id} has a fact ({day}) but is not stored (deleted by the "
+            f"Java service, or a delete that did not finish): {REBUILD} drops it"
+        )
+    return None  # stored but unreadable: the snapshots walk names it
+
+
+def _inner_slot(row: Row) -> bool:
+    """The fact decodes and lies at neither end of its day (see ``EDGE_SLOTS``)."""
+    try:
+        return Fact.decode(row["data"]).slot not in EDGE_SLOTS
+    except (ValueError, TypeError, KeyError):
+        return False
+
+
+def _real_day(backend: Backend, snapshot_id: str) -> dt.date | None:
+    """The UTC day of a stored snapshot's ``$modified``; None when it is not stored or
+    cannot be read (the snapshots walk names that)."""
+    try:
+        doc = load_complete(backend, snapshot_id)
+        return None if doc is None else modified_day(doc)
+    except ArchiveError:
+        return None
+
+
+# ---- the pieces of a file ----------------------------------------------------------------
+
+
+def check_piece_refs(
+    backend: Backend, report: VerifyReport, key: str, pieces: Sequence[tuple[str, int]]
+) -> None:
+    """A file recorded complete: each of its pieces (id, size read) has its reference."""
+    for data_id, size in pieces:
+        if not is_hashed(data_id):
+            continue  # the Java service's piece, its file's alone: no reference
+        if _ref_disagrees(backend, key, data_id, size) is not None:
+            report.suspect(
+                ARCHIVE_PIECE_REFS.name, functools.partial(_ref_again, backend, key, data_id, size)
+            )
+
+
+def _ref_disagrees(backend: Backend, key: str, data_id: str, size: int) -> str | None:
+    ref = backend.get(ARCHIVE_PIECE_REFS, {"data_id": data_id, "md5": key}, ["size"])
+    if ref is None:
+        return f"file {key}: piece {data_id} has no reference (the collector would remove it)"
+    if int(ref["size"]) != size:
+        return f"file {key}: piece {data_id} is referenced with {ref['size']} bytes, holds {size}"
+    return None
+
+
+def _ref_again(backend: Backend, key: str, data_id: str, size: int) -> str | None:
+    if backend.get(ARCHIVE_FILES, {"md5": key}, ["md5"]) is None:
+        return None  # the collector removed the file meanwhile
+    return _ref_disagrees(backend, key, data_id, size)
+
+
+def recorded_sizes(backend: Backend, keys: Mapping[str, str]) -> dict[str, int]:
+    """The size of each of a snapshot's files this archive recorded complete
+    (``archive_files``), by key; the others (the Java service's, or missing) left out."""
+    found: dict[str, int] = {}
+    for key in sorted(set(keys.values())):
+        row = backend.get(ARCHIVE_FILES, {"md5": key}, ["size"])
+        if row is not None:
+            found[key] = int(row["size"])
+    return found

@@ -1,0 +1,187 @@
+"""``verify`` checks every index and derived table against the snapshots they are derived
+from (``archive/derived_checks.py``), on every backend: each damage made through the store
+(a row deleted, altered, or a stray one added) is a problem naming exactly its table, and
+nothing else; an undamaged archive is clean."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from tests.archive.verify_fill import fill
+
+from imixs_archive.archive.facts import Fact
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.document.conventions import modified_day, origin_id
+from imixs_archive.filestore.reading import is_hashed
+from imixs_archive.storage.base import Backend
+from imixs_archive.storage.model import (
+    ARCHIVE_PIECE_REFS,
+    ARCHIVE_SNAPSHOT_FACTS,
+    ARCHIVE_SNAPSHOT_FILES,
+    DOCUMENTS,
+    SNAPSHOTS_BY_DOCUMENT,
+    SNAPSHOTS_BY_MODIFIED,
+    SNAPSHOTS_BY_UNIQUEID,
+    Table,
+)
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
+from support.damage import damage_page
+from support.snapshots import make_snapshot
+
+TWO_FILES = make_snapshot(900, origin="6a0e3a6d-a0e4-4875-89f1-3b418859abe5",
+                          files={"a.txt": b"first file", "b.txt": b"second file"})  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Target:
+    """A stored snapshot with two files, what its rows are keyed by."""
+
+    snapshot: str
+    origin: str
+    day: dt.date
+    key: str
+    piece: str
+
+
+@pytest.fixture
+def target(archive: Archive) -> Target:
+    fill(archive, instances=6)
+    sid = archive.store(TWO_FILES).snapshot_id
+    doc = archive.load_complete(sid)
+    assert doc is not None
+    key = archive.file_keys(sid, doc)["a.txt"]
+    rows = archive.backend.scan(DOCUMENTS, {"md5": key})
+    piece = next(r["data_id"] for r in rows if is_hashed(r["data_id"]))
+    return Target(sid, origin_id(sid), modified_day(doc), key, piece)
+
+
+def _fact(backend: Backend, t: Target) -> dict[str, object]:
+    row = backend.get(ARCHIVE_SNAPSHOT_FACTS, {"day": t.day, "snapshot": t.snapshot})
+    assert row is not None
+    return row
+
+
+def _altered_fact(backend: Backend, t: Target) -> None:
+    row = _fact(backend, t)
+    fact = Fact.decode(row["data"])  # type: ignore[arg-type]
+    changed = [fact.slot, ["Other", *fact.labels[1:]], fact.logical, fact.new_files, 0]
+    backend.put(ARCHIVE_SNAPSHOT_FACTS, [{**row, "data": json.dumps(changed).encode()}])
+
+
+def _later(t: Target, days: int = 5) -> dt.date:
+    return t.day + dt.timedelta(days=days)
+
+
+DAMAGE: dict[str, tuple[str, Callable[[Backend, Target], None]]] = {
+    "uniqueid row deleted": (
+        SNAPSHOTS_BY_UNIQUEID.name,
+        lambda b, t: b.delete(SNAPSHOTS_BY_UNIQUEID, {"uniqueid": t.origin,
+                                                      "snapshot": t.snapshot}),
+    ),
+    "uniqueid row under another instance": (
+        SNAPSHOTS_BY_UNIQUEID.name,
+        lambda b, t: b.put(SNAPSHOTS_BY_UNIQUEID, [{"uniqueid": "x-y", "snapshot": t.snapshot}]),
+    ),
+    "modified row deleted": (
+        SNAPSHOTS_BY_MODIFIED.name,
+        lambda b, t: b.delete(SNAPSHOTS_BY_MODIFIED, {"modified": t.day, "snapshot": t.snapshot}),
+    ),
+    "modified row under another day": (
+        SNAPSHOTS_BY_MODIFIED.name,
+        lambda b, t: b.put(SNAPSHOTS_BY_MODIFIED, [{"modified": _later(t),
+                                                    "snapshot": t.snapshot}]),
+    ),
+    "file row deleted": (
+        ARCHIVE_SNAPSHOT_FILES.name,
+        lambda b, t: b.delete(ARCHIVE_SNAPSHOT_FILES, {"snapshot": t.snapshot, "name": "b.txt"}),
+    ),
+    "stray file row": (
+        ARCHIVE_SNAPSHOT_FILES.name,
+        lambda b, t: b.put(ARCHIVE_SNAPSHOT_FILES, [
+            {"snapshot": t.snapshot, "name": "c.txt", "md5": t.key, "claimed_md5": ""}
+        ]),
+    ),
+    "document row deleted": (
+        SNAPSHOTS_BY_DOCUMENT.name,
+        lambda b, t: b.delete(SNAPSHOTS_BY_DOCUMENT, {"md5": t.key, "snapshot": t.snapshot}),
+    ),
+    "fact altered": (ARCHIVE_SNAPSHOT_FACTS.name, _altered_fact),
+    "fact under another day": (
+        ARCHIVE_SNAPSHOT_FACTS.name,
+        lambda b, t: b.put(ARCHIVE_SNAPSHOT_FACTS, [{**_fact(b, t), "day": _later(t, 3)}]),
+    ),
+    "fact unreadable": (
+        ARCHIVE_SNAPSHOT_FACTS.name,
+        lambda b, t: b.put(ARCHIVE_SNAPSHOT_FACTS, [{**_fact(b, t), "data": b"{"}]),
+    ),
+    "piece reference deleted": (
+        ARCHIVE_PIECE_REFS.name,
+        lambda b, t: b.delete(ARCHIVE_PIECE_REFS, {"data_id": t.piece, "md5": t.key}),
+    ),
+    "piece reference altered": (
+        ARCHIVE_PIECE_REFS.name,
+        lambda b, t: b.put(ARCHIVE_PIECE_REFS, [{"data_id": t.piece, "md5": t.key, "size": 1}]),
+    ),
+}  # fmt: skip
+
+
+def test_an_undamaged_archive_is_clean(archive: Archive, target: Target) -> None:
+    report = archive.verify_part().report
+    assert report.ok, report.problems
+    assert report.snapshots == 19 and not report.disagreeing and not report.damaged
+    assert not report.factless
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGE))
+def test_each_damage_names_exactly_its_table(
+    archive: Archive, backend: Backend, target: Target, damage: str
+) -> None:
+    table, make = DAMAGE[damage]
+    make(backend, target)
+    report = archive.verify_part().report
+    assert not report.ok
+    assert report.disagreeing == {table: 1}, report.problems
+    assert report.problems == [p for p in report.problems if p.startswith(f"{table}: ")]
+    assert not report.damaged
+
+
+# ---- SQLite: damage in the store's own file ---------------------------------------------
+
+DERIVED = (
+    SNAPSHOTS_BY_UNIQUEID,
+    SNAPSHOTS_BY_MODIFIED,
+    ARCHIVE_SNAPSHOT_FILES,
+    SNAPSHOTS_BY_DOCUMENT,
+    ARCHIVE_SNAPSHOT_FACTS,
+    ARCHIVE_PIECE_REFS,
+)
+
+
+@pytest.fixture(scope="module")
+def filled_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("filled")
+    with SQLiteBackend(folder) as backend, Archive(backend) as archive:
+        fill(archive, instances=6)
+        archive.store(TWO_FILES)
+    return folder
+
+
+@pytest.mark.parametrize("table", DERIVED, ids=lambda t: t.name)
+def test_a_damaged_page_names_exactly_its_table(
+    filled_store: Path, tmp_path: Path, table: Table
+) -> None:
+    store = tmp_path / "store"
+    shutil.copytree(filled_store, store)
+    damage_page(store, table.name)
+    with SQLiteBackend(store) as backend, Archive(backend) as archive:
+        report = archive.verify_part().report
+    assert not report.ok
+    assert set(report.damaged) == {table.name}, report.problems
+    assert set(report.disagreeing) <= {table.name}, report.problems
+    assert all(p.startswith(f"{table.name}: ") for p in report.problems), report.problems
