@@ -61,8 +61,9 @@ class Deleter:
             self.going_on.set()
 
     def close(self) -> None:
-        self.asked.put(None)
-        self.thread.join(30)
+        if self.thread.is_alive():
+            self.asked.put(None)
+            self.thread.join(30)
 
 
 class _Pausing(DelegatingBackend):
@@ -123,6 +124,7 @@ def test_a_snapshot_deleted_while_verify_checks_it_is_not_missing(
     fill(archive, instances=4)
     chosen = _stored(archive)
     report = verify(Handing(backend, deleter, set(chosen)))
+    deleter.close()  # the last delete finished
     assert sorted(deleter.deleted) == sorted(chosen)  # each deleted while it was checked
     assert report.ok, report.problems
     assert not report.warnings, report.warnings
@@ -136,6 +138,7 @@ def test_a_snapshot_deleted_while_the_scrub_checks_it_is_no_finding(
     slice_ = scrub_slice(
         Handing(backend, deleter, set(chosen)), period=1.0, interval=1.0, holder="t@h:1:a"
     )
+    deleter.close()
     assert sorted(deleter.deleted) == sorted(chosen)
     assert slice_.cycle_finished and not slice_.problem_count, slice_.problems
 

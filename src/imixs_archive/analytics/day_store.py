@@ -130,6 +130,18 @@ def drop_period(archive: Archive, zone: str, kind: str, key: str) -> None:
     archive.backend.delete(ARCHIVE_MONTH_FIGURES, {"zone": f"{kind}@{zone}", "month": key})
 
 
+def drop_days(archive: Archive) -> int:
+    """Forget every kept day (its cells and its summary: counted again from the day's facts
+    at their next use); how many years had some."""
+    years: set[int] = set()
+    for table in (ARCHIVE_DAY_AGGREGATES, ARCHIVE_DAY_SUMMARIES):
+        found = {row["year"] for row in archive.backend.scan(table, columns=["year"])}
+        for year in sorted(found):
+            archive.backend.delete(table, {"year": year})
+        years |= found
+    return len(years)
+
+
 def drop_months(archive: Archive) -> int:
     """Forget every kept month of every zone (counted again at their next use): how many
     zones had some."""

@@ -107,7 +107,7 @@ def check_snapshot_rows(
     for key in sorted(set(snap.keys.values()) - {EMPTY_MD5}):
         _index_row(backend, report, SNAPSHOTS_BY_DOCUMENT, {"md5": key}, sid)
     # A snapshot without rows of its files is the Java service's (keys from md5checksum)
-    if snap.files and _files_disagree(snap.doc, snap.files):
+    if snap.files and files_disagree(snap.doc, snap.files):
         report.suspect(ARCHIVE_SNAPSHOT_FILES.name, lambda: _files_again(backend, snap))
     row = backend.get(ARCHIVE_SNAPSHOT_FACTS, {"day": snap.day, "snapshot": sid})
     if row is None:  # counted with its day (facts.py): a warning, once it stands
@@ -132,7 +132,7 @@ def _index_row(
     report.suspect(table.name, again)
 
 
-def _files_disagree(doc: Document, rows: Sequence[Row]) -> str | None:
+def files_disagree(doc: Document, rows: Sequence[Row]) -> str | None:
     names = [entry.name for entry in iter_files(doc)]
     missing = sorted(set(names) - {row["name"] for row in rows})
     stray = sorted({row["name"] for row in rows} - set(names))
@@ -145,7 +145,7 @@ def _files_disagree(doc: Document, rows: Sequence[Row]) -> str | None:
 
 def _files_again(backend: Backend, snap: Snapshot) -> str | None:
     rows = list(backend.scan(ARCHIVE_SNAPSHOT_FILES, {"snapshot": snap.id}))
-    what = _files_disagree(snap.doc, rows)
+    what = files_disagree(snap.doc, rows)
     if what is None or not is_stored(backend, snap.id):
         return None
     return f"snapshot {snap.id}: {what}"
@@ -218,7 +218,7 @@ def check_day(backend: Backend, rows: Sequence[Row], report: VerifyReport) -> No
     for row in rows:
         snapshot_id = row["snapshot"]
         fact = backend.get(ARCHIVE_SNAPSHOT_FACTS, {"day": day, "snapshot": snapshot_id})
-        if fact is not None and _inner_slot(fact):
+        if fact is not None and inner_slot(fact):
             continue  # counted under this day from its XML: it is the snapshot's
         report.suspect(
             SNAPSHOTS_BY_MODIFIED.name, functools.partial(_day_again, backend, day, snapshot_id)
@@ -229,7 +229,7 @@ def _day_again(backend: Backend, day: dt.date, snapshot_id: str) -> str | None:
     key = {"modified": day, "snapshot": snapshot_id}
     if backend.get(SNAPSHOTS_BY_MODIFIED, key) is None:
         return None
-    real = _real_day(backend, snapshot_id)
+    real = real_day(backend, snapshot_id)
     if real is None or real == day:
         return None
     return f"snapshot {snapshot_id} is filed under {day}, its $modified is on {real}"
@@ -241,7 +241,7 @@ def check_facts(backend: Backend, rows: Sequence[Row], report: VerifyReport) -> 
     day = rows[0]["day"]
     for row in rows:
         snapshot_id = row["snapshot"]
-        if _inner_slot(row) and backend.get(
+        if inner_slot(row) and backend.get(
             SNAPSHOTS_BY_MODIFIED, {"modified": day, "snapshot": snapshot_id}
         ):
             continue
@@ -263,7 +263,7 @@ def _facts_again(
         return f"the fact of snapshot {snapshot_id} ({day}) cannot be read"
     if not is_snapshot_id(snapshot_id):
         return f"{day}: a fact of {snapshot_id!r}, which is no snapshot id"
-    real = _real_day(backend, snapshot_id)
+    real = real_day(backend, snapshot_id)
     if real is not None:
         return None if real == day else f"snapshot {snapshot_id}'s fact is under {day}, not {real}"
     if not is_stored(backend, snapshot_id):  # day figures never count it (not indexed)
@@ -274,7 +274,7 @@ def _facts_again(
     return None  # stored but unreadable: the snapshots walk names it
 
 
-def _inner_slot(row: Row) -> bool:
+def inner_slot(row: Row) -> bool:
     """The fact decodes and lies at neither end of its day (see ``EDGE_SLOTS``)."""
     try:
         return Fact.decode(row["data"]).slot not in EDGE_SLOTS
@@ -282,7 +282,7 @@ def _inner_slot(row: Row) -> bool:
         return False
 
 
-def _real_day(backend: Backend, snapshot_id: str) -> dt.date | None:
+def real_day(backend: Backend, snapshot_id: str) -> dt.date | None:
     """The UTC day of a stored snapshot's ``$modified``; None when it is not stored or
     cannot be read (the snapshots walk names that)."""
     try:

@@ -68,6 +68,10 @@ class ScrubReport(Jsonable):
     problems: list[str] = field(default_factory=list)
     """Problems this slice found (listed up to 1,000)."""
     problem_count: int = 0
+    disagreeing: dict[str, int] = field(default_factory=dict)
+    """Tables whose rows disagree with the snapshots, with how many (``VerifyReport``)."""
+    damaged: dict[str, int] = field(default_factory=dict)
+    """Tables the store's check of its file found damaged, with how many problems."""
     cycle_finished: bool = False
     stopped: bool = False
     """Stopped before the end of its slice (the next slice goes on where it stood)."""
@@ -299,6 +303,7 @@ def _summary(
     report.snapshots, report.files, report.pieces = checked.snapshots, checked.files, checked.pieces
     report.bytes_read = checked.bytes_read
     report.problems, report.problem_count = checked.problems, checked.problem_count
+    report.disagreeing, report.damaged = checked.disagreeing, checked.damaged
     report.seconds = seconds
     return report
 

@@ -33,6 +33,7 @@ import secrets
 import socket
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -78,6 +79,7 @@ from imixs_archive.archive.ledger_entries import DELETED, FOUND, Entry
 from imixs_archive.archive.ledger_writes import StoreEntry
 from imixs_archive.archive.read_gate import DEFAULT_LIMIT as DEFAULT_READ_MEMORY
 from imixs_archive.archive.read_gate import ReadGate
+from imixs_archive.archive.rebuild import rebuild_range
 from imixs_archive.archive.scrub import ScrubReport, scrub_slice, scrub_status
 from imixs_archive.archive.service_state import ServiceState
 from imixs_archive.archive.snapshot_xml import (
@@ -836,6 +838,18 @@ class Archive:
         if changed:
             stamp_day(self.backend, day)
         return changed
+
+    def rebuild(
+        self,
+        name: str,
+        after: Any,
+        repaired: Counter[str],
+        done: Callable[[Any], None],
+    ) -> None:
+        """Rebuild the index and derived rows of walk ``name`` (``rebuild.REBUILDS``) from
+        the partition after ``after`` (a position ``done`` was given) to the end, counting
+        what was written or removed by table in ``repaired`` (``rebuild.py``)."""
+        rebuild_range(self.backend, name, after, repaired, done)
 
     def file_keys(self, snapshot_id: str, doc: Document) -> dict[str, str]:
         """File name -> stored key of a snapshot's files."""

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,25 +110,37 @@ def walk_range(
     reads = table_reads(backend)
     if report.held is None:
         report.held = Rechecks.of(backend)
-    table = walk.table
-    group: list[Row] = []
-    key: tuple[Any, ...] | None = None
     at: Position | None = after
     try:
-        for position, row in reads.scan_range(table, after, upto, columns=walk.columns):
-            this = tuple(row[name] for name in table.partition_key)
-            if group and this != key:
-                _check_group(reads, walk, at, group, report, done)
-                group = []
-            group.append(row)
-            key, at = this, position
+        for at, rows in partitions(reads, walk.table, after, upto, walk.columns):
+            _check_group(reads, walk, at, rows, report, done)
     except TableUnreadable as exc:
         past = f" past {at}" if at is not None else ""
         unreadable(reads, report, exc, f"{walk.table.name}: the walk{past}")
-    else:
-        if group:
-            _check_group(reads, walk, at, group, report, done)
     report.settle(wait=True)
+
+
+def partitions(
+    backend: Backend,
+    table: Table,
+    after: Position | None,
+    upto: Position | None,
+    columns: Sequence[str],
+) -> Iterator[tuple[Position, list[Row]]]:
+    """Each partition of ``table`` after ``after`` and up to ``upto`` in the store's range
+    order (``Backend.scan_range``): its position and its rows, one partition at a time."""
+    group: list[Row] = []
+    key: tuple[Any, ...] | None = None
+    at: Position | None = None
+    for position, row in backend.scan_range(table, after, upto, columns=columns):
+        this = tuple(row[name] for name in table.partition_key)
+        if group and this != key:
+            yield at, group
+            group = []
+        group.append(row)
+        key, at = this, position
+    if group:
+        yield at, group
 
 
 def _check_group(
