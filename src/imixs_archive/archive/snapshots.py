@@ -362,6 +362,11 @@ class Archive:
         """Damage the store found on its own, below the rows (``Backend.findings``)."""
         return self.backend.findings()
 
+    def file_problems(self, *, full: bool = False) -> list[str]:
+        """Damage in the store's own file, each line starting with its table's name
+        (``Backend.file_problems``; ``store_damage.way_out`` says what to do)."""
+        return self.backend.file_problems(full=full)
+
     def copy_store(self, folder: Path) -> Path:
         """A consistent copy of the whole store in ``folder``, taken while others write
         (``Backend.copy_to``); the path of the copy."""

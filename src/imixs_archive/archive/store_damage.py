@@ -78,6 +78,11 @@ def _named(table: Table, rows: Callable[[], Iterable[Any]]) -> Iterator[Any]:
         raise TableUnreadable(table.name, exc) from exc
 
 
+def damaged_tables(problems: Iterable[str]) -> list[str]:
+    """The tables ``Backend.file_problems`` lines name (``the file`` for the others)."""
+    return sorted({line.partition(": ")[0] for line in problems})
+
+
 def table_reads(backend: Backend) -> TableReads:
     return backend if isinstance(backend, TableReads) else TableReads(backend)
 
@@ -109,10 +114,10 @@ def unreadable(backend: Backend, report: VerifyReport, exc: TableUnreadable, wha
     report.damage(table, f"{what} could not be read: {exc.error}")
 
 
-def way_out(damaged: Collection[str], disagreeing: Collection[str]) -> list[str]:
+def way_out(damaged: Collection[str], disagreeing: Collection[str] = ()) -> list[str]:
     """What to do about what a verify found, in a few lines (``verify`` and ``doctor``)."""
     lines = []
-    if disagreeing:
+    if set(disagreeing) - set(damaged):  # a damaged table is not mended by writing rows
         lines.append(f"tables that disagree with the snapshots are rebuilt from them: {REBUILD}")
     damaged = sorted(damaged)
     if damaged:
