@@ -7,7 +7,8 @@ The first tests time the writer against the check: right after the check reads a
 snapshot's row, the writer deletes that snapshot, all of it (the check goes on once the
 delete is done) or half of it (the check goes on while the delete waits before the
 snapshot's row, as a slow Cassandra writer does). The last lets a writer store and delete
-as fast as it can while whole verifies and scrub slices run."""
+as fast as it can while whole verifies and scrub slices run, with the kept figures'
+checks (``services/checks.py``)."""
 
 from __future__ import annotations
 
@@ -20,9 +21,11 @@ from typing import Any
 import pytest
 from tests.archive.verify_fill import fill
 
+from imixs_archive.analytics.archive_figures import archive_figures
 from imixs_archive.archive.scrub import scrub_slice
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.verify import verify
+from imixs_archive.services.checks import scrub_once, verify_once
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import SNAPSHOTS, Table
@@ -147,6 +150,7 @@ def test_verify_and_the_scrub_beside_a_writer_find_nothing(
     archive: Archive, backend: Backend
 ) -> None:
     fill(archive, instances=4)
+    archive_figures(archive)  # days and months kept, which the writer makes stale
     stop = threading.Event()
     written = [0]
 
@@ -166,8 +170,8 @@ def test_verify_and_the_scrub_beside_a_writer_find_nothing(
     reports, slices = [], []
     try:
         while len(reports) < 2 or (written[0] < 60 and writer.is_alive()):
-            reports.append(verify(backend))
-            slices.append(scrub_slice(backend, period=1.0, interval=1.0, holder="t@h:1:b"))
+            reports.append(verify_once(archive))
+            slices.append(scrub_once(archive, period=1.0, interval=1.0))
     finally:
         stop.set()
         writer.join(60)

@@ -193,6 +193,28 @@ def _fact_problem(row: Row, snap: Snapshot, sizes: Mapping[str, int]) -> str | N
     return None
 
 
+def day_fact_problems(backend: Backend, day: dt.date) -> list[str]:
+    """How the facts of one day's snapshots (those its index lists: what day figures sum)
+    differ from what the snapshots' XML says, as the ``snapshots`` walk checks them."""
+    problems = []
+    for row in backend.scan(SNAPSHOTS_BY_MODIFIED, {"modified": day}, columns=["snapshot"]):
+        snapshot_id = row["snapshot"]
+        fact = backend.get(ARCHIVE_SNAPSHOT_FACTS, {"day": day, "snapshot": snapshot_id})
+        try:
+            doc = load_complete(backend, snapshot_id) if fact is not None else None
+        except ArchiveError:
+            continue  # unreadable: the snapshots walk names it
+        if fact is None or doc is None:
+            continue
+        files = list(backend.scan(ARCHIVE_SNAPSHOT_FILES, {"snapshot": snapshot_id}))
+        snap = Snapshot(snapshot_id, doc, day, files, verified=True)
+        sizes = file_sizes(backend, doc, snap.keys, recorded_sizes(backend, snap.keys))
+        what = _fact_problem(fact, snap, sizes)
+        if what is not None:
+            problems.append(f"the fact of snapshot {snapshot_id} ({day}): {what}")
+    return problems
+
+
 # ---- the walks from the index rows ----------------------------------------------------
 
 

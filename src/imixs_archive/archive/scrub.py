@@ -27,14 +27,14 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from imixs_archive.archive.check_books import CheckBooks
 from imixs_archive.archive.store_damage import check_file
-from imixs_archive.archive.verify import WALKS, walk_range
+from imixs_archive.archive.verify import WALKS, Walk, walk_range
 from imixs_archive.archive.verify_report import LISTED, VerifyReport
 from imixs_archive.jsonable import Jsonable
 from imixs_archive.storage.base import Backend, Position
@@ -124,9 +124,11 @@ def scrub_slice(
     rate: float = 0.0,
     stop: threading.Event | None = None,
     now: Callable[[], int] = now_ms,
+    walks: Sequence[Walk] | None = None,
 ) -> ScrubReport:
     """Check what is due of the current cycle (see the module's text). ``period`` and
-    ``interval`` in seconds; ``rate``: bytes read per second at most (0: no limit)."""
+    ``interval`` in seconds; ``rate``: bytes read per second at most (0: no limit);
+    ``walks``: those of ``verify.WALKS`` and of the layers above (``verify.verify``)."""
     books = CheckBooks(backend)
     busy = books.take_lease(LEASE, holder, LEASE_MS)
     if busy:
@@ -134,12 +136,14 @@ def scrub_slice(
     try:
         state = books.read(BOOK) or fresh_state(now())
         run = _Slice(backend, books, state, holder, rate, stop or threading.Event())
-        return _run(run, period, interval, now)
+        return _run(run, period, interval, now, tuple(walks or WALKS))
     finally:
         books.release_lease(LEASE, holder)
 
 
-def _run(run: _Slice, period: float, interval: float, now: Callable[[], int]) -> ScrubReport:
+def _run(
+    run: _Slice, period: float, interval: float, now: Callable[[], int], walks: Sequence[Walk]
+) -> ScrubReport:
     state = run.state
     started_ms = now()
     # a clock set back (or a cycle begun by another machine's clock ahead) counts as now
@@ -147,7 +151,7 @@ def _run(run: _Slice, period: float, interval: float, now: Callable[[], int]) ->
     due = min(Fraction(1), Fraction(elapsed / max(period, 1.0)).limit_denominator(10**9))
     report = ScrubReport(cycle=int(state["cycle"]), share_from=float(state["share"]))
     try:
-        for walk in WALKS:
+        for walk in walks:
             cursors = state["cursors"]
             if cursors.get(walk.name) == END:
                 continue

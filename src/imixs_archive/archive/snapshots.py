@@ -34,7 +34,7 @@ import socket
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +50,7 @@ from imixs_archive.archive.days import (
     record_day,
     stamp_day,
 )
+from imixs_archive.archive.derived_checks import day_fact_problems
 from imixs_archive.archive.facts import (
     Carriers,
     EarliestCarrier,
@@ -93,7 +94,7 @@ from imixs_archive.archive.snapshot_xml import digest as xml_digest
 from imixs_archive.archive.stats import Stats, collect_stats
 from imixs_archive.archive.stored_xml import StoredXml, load_with_files
 from imixs_archive.archive.sync_records import SyncRecords
-from imixs_archive.archive.verify import verify
+from imixs_archive.archive.verify import WALKS, Walk, verify
 from imixs_archive.archive.verify_report import VerifyReport
 from imixs_archive.archive.verify_runs import VerifyRun, verify_part
 from imixs_archive.budget import checkpoint
@@ -227,10 +228,15 @@ class Archive:
         self.read_gate = ReadGate(read_memory)
         """Memory for loading large snapshots at once (``read_gate.py``)."""
 
-    def verify(self, progress: Callable[[str], None] | None = None) -> VerifyReport:
+    def verify(
+        self,
+        progress: Callable[[str], None] | None = None,
+        checks: Sequence[Walk] = (),
+    ) -> VerifyReport:
         """Re-read everything and check it against its hashes and references
-        (``verify.py``)."""
-        return verify(self.backend, progress)
+        (``verify.py``); ``checks``: the walks of the layers above, after the archive's
+        (``services/checks.py`` gives them)."""
+        return verify(self.backend, progress, (*WALKS, *checks))
 
     def verify_part(
         self,
@@ -240,10 +246,11 @@ class Archive:
         restart: bool = False,
         full: bool = False,
         progress: Callable[[str], None] | None = None,
+        checks: Sequence[Walk] = (),
     ) -> VerifyRun:
         """Verify everything (or part ``part`` of ``parts``), going on where a stopped
         run ended unless ``restart`` (``verify_runs.py``; ``full``: the store's file checked
-        thoroughly)."""
+        thoroughly; ``checks``: as :meth:`verify`)."""
         return verify_part(
             self.backend,
             holder=self._holder,
@@ -252,6 +259,7 @@ class Archive:
             restart=restart,
             full=full,
             progress=progress,
+            walks=(*WALKS, *checks),
         )
 
     def gc_part(
@@ -335,8 +343,10 @@ class Archive:
         interval: float,
         rate: float = 0.0,
         stop: threading.Event | None = None,
+        checks: Sequence[Walk] = (),
     ) -> ScrubReport:
-        """Check the slice of the scrub's cycle that is due now (``scrub.py``)."""
+        """Check the slice of the scrub's cycle that is due now (``scrub.py``; ``checks``:
+        as :meth:`verify`)."""
         return scrub_slice(
             self.backend,
             period=period,
@@ -344,6 +354,7 @@ class Archive:
             holder=self._holder,
             rate=rate * 1_000_000,
             stop=stop,
+            walks=(*WALKS, *checks),
         )
 
     def scrub_status(self, period: float) -> dict[str, Any]:
@@ -802,6 +813,11 @@ class Archive:
     def day_facts(self, day: dt.date) -> dict[str, Fact]:
         """The facts of one UTC day's snapshots by id (``facts.py``): what day figures sum."""
         return day_facts(self.backend, day)
+
+    def day_fact_problems(self, day: dt.date) -> list[str]:
+        """How the facts of one UTC day's snapshots differ from their XML (what ``verify``
+        reports of them: ``derived_checks.py``); empty when they agree."""
+        return day_fact_problems(self.backend, day)
 
     def repair_fact(self, snapshot_id: str, day: dt.date) -> Fact | None:
         """The fact of a snapshot of ``day`` that has none, counted from its XML and

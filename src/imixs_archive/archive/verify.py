@@ -162,13 +162,16 @@ def _check_group(
         done(at)
 
 
-def verify(backend: Backend, progress: Progress | None = None) -> VerifyReport:
+def verify(
+    backend: Backend, progress: Progress | None = None, walks: Sequence[Walk] | None = None
+) -> VerifyReport:
     """The whole archive, at once, remembering nothing (``verify_runs.py`` goes on where a
-    stopped one ended)."""
+    stopped one ended). ``walks``: :data:`WALKS` and those of the layers above (the kept
+    figures' checks, ``analytics/figure_checks.py``)."""
     report = VerifyReport()
     start_whole(backend, report)
     tick = progress or (lambda _stage: None)
-    for walk in WALKS:
+    for walk in walks or WALKS:
         walk_range(backend, walk, None, None, report, ticker(walk, tick))
     return finish(backend, report)
 

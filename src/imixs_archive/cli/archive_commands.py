@@ -438,13 +438,15 @@ def _reconcile(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_copy_store(args: argparse.Namespace, ctx: Context) -> int:
+    from imixs_archive.services.checks import verify_once  # the analytics: not at start
+
     archive = ctx.archive
     target = archive.copy_store(args.directory)
     print(f"copied the store to {target}")
     if not args.verify:
         return 0
     with open_archive(replace(ctx.settings, data_dir=target.parent), create=False) as copy:
-        report = copy.verify()
+        report = verify_once(copy)
     for problem in report.problems:
         print(f"PROBLEM: {problem}")
     verdict = "clean" if report.ok else f"{len(report.problems)} problems"

@@ -22,11 +22,18 @@ def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
         if args.full:
             raise ConfigError("--full checks the store's file in a whole verify, not a slice")
         return verify_slice(args, ctx)
+    from imixs_archive.services.checks import verify_run  # the analytics: not at start
+
     part, parts = part_of(args)
     try:
         with count_progress("verifying: partitions checked") as tick:
-            run = ctx.archive.verify_part(
-                part, parts, restart=args.restart, full=args.full, progress=lambda _what: tick(1)
+            run = verify_run(
+                ctx.archive,
+                part,
+                parts,
+                restart=args.restart,
+                full=args.full,
+                progress=lambda _what: tick(1),
             )
     except KeyboardInterrupt:
         again = f"verify --part {part}/{parts}" if parts > 1 else "verify"
@@ -83,10 +90,12 @@ def verify_json(run: VerifyRun) -> dict[str, Any]:
 
 
 def verify_slice(args: argparse.Namespace, ctx: Context) -> int:
+    from imixs_archive.services.checks import scrub_once
+
     settings = ctx.settings
     interval = settings.scrub_interval or settings.scrub_period / 30
-    report = ctx.archive.scrub_slice(
-        period=settings.scrub_period, interval=interval, rate=settings.scrub_rate
+    report = scrub_once(
+        ctx.archive, period=settings.scrub_period, interval=interval, rate=settings.scrub_rate
     )
     if report.busy:
         print(f"no slice checked: {report.busy}")
