@@ -16,13 +16,16 @@ import pytest
 from tests.archive.verify_fill import fill
 
 from imixs_archive.archive import part_runs
+from imixs_archive.archive.check_books import CheckBooks
 from imixs_archive.archive.facts import Fact
+from imixs_archive.archive.scrub import ScrubReport, scrub_slice, scrub_status
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import modified_day, origin_id
 from imixs_archive.filestore.reading import is_hashed
 from imixs_archive.services.reconcile import reconcile
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
+    ARCHIVE_DAY_CHANGES,
     ARCHIVE_PIECE_REFS,
     ARCHIVE_SNAPSHOT_FACTS,
     ARCHIVE_SNAPSHOT_FILES,
@@ -30,12 +33,15 @@ from imixs_archive.storage.model import (
     SNAPSHOTS_BY_DOCUMENT,
     SNAPSHOTS_BY_MODIFIED,
     SNAPSHOTS_BY_UNIQUEID,
+    TABLES,
     Table,
 )
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from support.damage import damage_page
 from support.snapshots import make_snapshot
 
+DAY = 86_400.0
+T0 = 1_790_000_000_000
 TWO_FILES = make_snapshot(900, origin="6a0e3a6d-a0e4-4875-89f1-3b418859abe5",
                           files={"a.txt": b"first file", "b.txt": b"second file"})  # fmt: skip
 
@@ -217,3 +223,44 @@ def test_a_damaged_page_names_exactly_its_table(
     assert set(report.damaged) == {table.name}, report.problems
     assert set(report.disagreeing) <= {table.name}, report.problems
     assert all(p.startswith(f"{table.name}: ") for p in report.problems), report.problems
+
+
+def test_parts_find_what_one_run_finds(archive: Archive, backend: Backend, target: Target) -> None:
+    for _table, make in DAMAGE.values():
+        make(backend, target)
+    whole = archive.verify_part().report
+    parts = [archive.verify_part(k, 3).report for k in (1, 2, 3)]
+    summed: dict[str, int] = {}
+    for report in parts:
+        for table, count in report.disagreeing.items():
+            summed[table] = summed.get(table, 0) + count
+    assert summed == whole.disagreeing and len(summed) == 6
+    assert sorted(p for r in parts for p in r.problems) == sorted(whole.problems)
+
+
+def test_the_scrub_checks_the_file_a_table_at_a_time(filled_store: Path, tmp_path: Path) -> None:
+    """A table no walk reads (the day stamps): only the check of the file finds its damage,
+    in the slice whose share of the tables covers it."""
+    store = tmp_path / "store"
+    shutil.copytree(filled_store, store)
+    damage_page(store, ARCHIVE_DAY_CHANGES.name)
+    index = [t.name for t in TABLES].index(ARCHIVE_DAY_CHANGES.name)
+    assert index > len(TABLES) // 2
+    clock = [T0]
+    with SQLiteBackend(store) as backend:
+
+        def slice_at(share: float) -> ScrubReport:
+            clock[0] = T0 + int(share * DAY * 1000)
+            return scrub_slice(
+                backend, period=DAY, interval=0, holder="t@h:1:a", now=lambda: clock[0]
+            )
+
+        assert not slice_at(0).damaged  # nothing due yet
+        half = slice_at(0.5)
+        assert CheckBooks(backend).read("scrub")["cursors"]["file"] == len(TABLES) // 2  # type: ignore[index]
+        assert not half.damaged and not half.problem_count
+        rest = slice_at(1.0)
+        assert rest.cycle_finished and set(rest.damaged) == {ARCHIVE_DAY_CHANGES.name}
+        findings = scrub_status(backend, DAY, at=clock[0])["findings"]
+        assert findings and all(f["walk"] == "file" for f in findings)
+        assert {f["at"] for f in findings} == {ARCHIVE_DAY_CHANGES.name}
