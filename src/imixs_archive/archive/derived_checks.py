@@ -222,39 +222,51 @@ def check_instance(backend: Backend, rows: Sequence[Row], report: VerifyReport) 
     """A ``snapshots_by_uniqueid`` partition: each row names a snapshot of its instance."""
     uniqueid = rows[0]["uniqueid"]
     for row in rows:
-        snapshot_id = row["snapshot"]
-        if not is_snapshot_id(snapshot_id):
-            report.disagrees(
-                SNAPSHOTS_BY_UNIQUEID.name, f"{uniqueid}: {snapshot_id!r} is no snapshot id"
-            )
-        elif origin_id(snapshot_id) != uniqueid:
-            report.disagrees(
-                SNAPSHOTS_BY_UNIQUEID.name,
-                f"snapshot {snapshot_id} is filed under another instance ({uniqueid})",
-            )
+        fault = instance_fault(uniqueid, row["snapshot"])
+        if fault is not None:
+            report.disagrees(SNAPSHOTS_BY_UNIQUEID.name, fault)
+
+
+def instance_fault(uniqueid: str, snapshot_id: str) -> str | None:
+    """What is wrong with the row (``uniqueid``, ``snapshot_id``) of the instances' index."""
+    if not is_snapshot_id(snapshot_id):
+        return f"{uniqueid}: {snapshot_id!r} is no snapshot id"
+    if origin_id(snapshot_id) != uniqueid:
+        return f"snapshot {snapshot_id} is filed under another instance ({uniqueid})"
+    return None
 
 
 def check_day(backend: Backend, rows: Sequence[Row], report: VerifyReport) -> None:
     """A ``snapshots_by_modified`` partition: each row names a snapshot of its day."""
     day = rows[0]["modified"]
     for row in rows:
-        snapshot_id = row["snapshot"]
-        fact = backend.get(ARCHIVE_SNAPSHOT_FACTS, {"day": day, "snapshot": snapshot_id})
-        if fact is not None and inner_slot(fact):
-            continue  # counted under this day from its XML: it is the snapshot's
-        report.suspect(
-            SNAPSHOTS_BY_MODIFIED.name, functools.partial(_day_again, backend, day, snapshot_id)
-        )
+        if day_fault(backend, day, row["snapshot"]) is not None:
+            again = functools.partial(_day_again, backend, day, row["snapshot"])
+            report.suspect(SNAPSHOTS_BY_MODIFIED.name, again)
+
+
+def day_fault(backend: Backend, day: dt.date, snapshot_id: str) -> str | None:
+    """What is wrong with the row (``day``, ``snapshot_id``) of the days' index: a stored
+    snapshot of another day (its XML read only where its fact does not say)."""
+    fact = backend.get(ARCHIVE_SNAPSHOT_FACTS, {"day": day, "snapshot": snapshot_id})
+    if fact is not None and inner_slot(fact):
+        return None  # counted under this day from its XML: it is the snapshot's
+    real = real_day(backend, snapshot_id)
+    if real is None or real == day:
+        return None
+    return f"snapshot {snapshot_id} is filed under {day}, its $modified is on {real}"
 
 
 def _day_again(backend: Backend, day: dt.date, snapshot_id: str) -> str | None:
     key = {"modified": day, "snapshot": snapshot_id}
     if backend.get(SNAPSHOTS_BY_MODIFIED, key) is None:
         return None
-    real = real_day(backend, snapshot_id)
-    if real is None or real == day:
-        return None
-    return f"snapshot {snapshot_id} is filed under {day}, its $modified is on {real}"
+    return day_fault(backend, day, snapshot_id)
+
+
+NOT_STORED = "names a snapshot that is not stored"
+"""A fact's fault that is no problem: its snapshot was deleted by the Java service, or by
+a delete that did not finish (day figures never count it: its snapshot is not indexed)."""
 
 
 def check_facts(backend: Backend, rows: Sequence[Row], report: VerifyReport) -> None:
@@ -262,38 +274,42 @@ def check_facts(backend: Backend, rows: Sequence[Row], report: VerifyReport) -> 
     snapshot of its day."""
     day = rows[0]["day"]
     for row in rows:
-        snapshot_id = row["snapshot"]
-        if inner_slot(row) and backend.get(
-            SNAPSHOTS_BY_MODIFIED, {"modified": day, "snapshot": snapshot_id}
-        ):
-            continue
-        report.suspect(
-            ARCHIVE_SNAPSHOT_FACTS.name,
-            functools.partial(_facts_again, backend, report, day, snapshot_id),
-        )
+        if fact_fault(backend, row, day) is not None:
+            again = functools.partial(_facts_again, backend, report, day, row["snapshot"])
+            report.suspect(ARCHIVE_SNAPSHOT_FACTS.name, again)
+
+
+def fact_fault(backend: Backend, row: Row, day: dt.date) -> str | None:
+    """What is wrong with a fact of ``day`` (:data:`NOT_STORED` among it); None when it
+    names a stored snapshot of the day (its XML read only where nothing else says so)."""
+    snapshot_id = row["snapshot"]
+    key = {"modified": day, "snapshot": snapshot_id}
+    if inner_slot(row) and backend.get(SNAPSHOTS_BY_MODIFIED, key) is not None:
+        return None
+    try:
+        Fact.decode(row["data"])
+    except (ValueError, TypeError, KeyError):
+        return "cannot be read"
+    if not is_snapshot_id(snapshot_id):
+        return "names no snapshot id"
+    real = real_day(backend, snapshot_id)
+    if real is not None:
+        return None if real == day else f"is under {day}, the snapshot's $modified is on {real}"
+    return NOT_STORED if not is_stored(backend, snapshot_id) else None  # else unreadable
 
 
 def _facts_again(
     backend: Backend, report: VerifyReport, day: dt.date, snapshot_id: str
 ) -> str | None:
     row = backend.get(ARCHIVE_SNAPSHOT_FACTS, {"day": day, "snapshot": snapshot_id})
-    if row is None:
-        return None  # deleted meanwhile (a delete removes the fact first)
-    try:
-        Fact.decode(row["data"])
-    except (ValueError, TypeError, KeyError):
-        return f"the fact of snapshot {snapshot_id} ({day}) cannot be read"
-    if not is_snapshot_id(snapshot_id):
-        return f"{day}: a fact of {snapshot_id!r}, which is no snapshot id"
-    real = real_day(backend, snapshot_id)
-    if real is not None:
-        return None if real == day else f"snapshot {snapshot_id}'s fact is under {day}, not {real}"
-    if not is_stored(backend, snapshot_id):  # day figures never count it (not indexed)
+    fault = None if row is None else fact_fault(backend, row, day)  # gone: deleted
+    if fault == NOT_STORED:
         report.warn(
             f"snapshot {snapshot_id} has a fact ({day}) but is not stored (deleted by the "
             f"Java service, or a delete that did not finish): {REBUILD} drops it"
         )
-    return None  # stored but unreadable: the snapshots walk names it
+        return None
+    return None if fault is None else f"the fact of snapshot {snapshot_id!r} ({day}) {fault}"
 
 
 def inner_slot(row: Row) -> bool:

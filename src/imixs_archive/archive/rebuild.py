@@ -28,19 +28,22 @@ those of a snapshot being written or deleted.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from imixs_archive.archive.days import DAYS, record_day, stamp_day
-from imixs_archive.archive.derived_checks import files_disagree, inner_slot, is_stored, real_day
-from imixs_archive.archive.facts import Fact
+from imixs_archive.archive.derived_checks import (
+    day_fault,
+    fact_fault,
+    files_disagree,
+    instance_fault,
+    is_stored,
+)
 from imixs_archive.archive.snapshot_reads import keys_of, load_complete
 from imixs_archive.archive.verify import partitions
 from imixs_archive.document.conventions import (
     METADATA_ID,
-    is_snapshot_id,
     iter_files,
     modified_day,
     origin_id,
@@ -180,51 +183,31 @@ def _file_stored(backend: Backend, key: str) -> bool:
 def _instance_rows(backend: Backend, rows: Sequence[Row], repaired: Repaired) -> None:
     uniqueid = rows[0]["uniqueid"]
     for row in rows:
-        snapshot_id = row["snapshot"]
-        if not is_snapshot_id(snapshot_id) or origin_id(snapshot_id) != uniqueid:
-            backend.delete(SNAPSHOTS_BY_UNIQUEID, {"uniqueid": uniqueid, "snapshot": snapshot_id})
+        if instance_fault(uniqueid, row["snapshot"]) is not None:
+            backend.delete(
+                SNAPSHOTS_BY_UNIQUEID, {"uniqueid": uniqueid, "snapshot": row["snapshot"]}
+            )
             repaired[SNAPSHOTS_BY_UNIQUEID.name] += 1
 
 
 def _day_rows(backend: Backend, rows: Sequence[Row], repaired: Repaired) -> None:
     day = rows[0]["modified"]
     for row in rows:
-        snapshot_id = row["snapshot"]
-        fact = backend.get(ARCHIVE_SNAPSHOT_FACTS, {"day": day, "snapshot": snapshot_id})
-        if fact is not None and inner_slot(fact):
-            continue
-        real = real_day(backend, snapshot_id)
-        if real is not None and real != day:
-            backend.delete(SNAPSHOTS_BY_MODIFIED, {"modified": day, "snapshot": snapshot_id})
+        if day_fault(backend, day, row["snapshot"]) is not None:
+            backend.delete(SNAPSHOTS_BY_MODIFIED, {"modified": day, "snapshot": row["snapshot"]})
             stamp_day(backend, day)
             repaired[SNAPSHOTS_BY_MODIFIED.name] += 1
 
 
 def _facts(backend: Backend, rows: Sequence[Row], repaired: Repaired) -> None:
+    """Facts that cannot be read, of a snapshot filed under another day, or of one not
+    stored (a store writes its fact after the snapshot's row, a delete removes it first)."""
     day = rows[0]["day"]
     for row in rows:
-        snapshot_id = row["snapshot"]
-        indexed = backend.get(SNAPSHOTS_BY_MODIFIED, {"modified": day, "snapshot": snapshot_id})
-        if indexed is not None and inner_slot(row):
-            continue
-        if _stray_fact(backend, row, day):
-            backend.delete(ARCHIVE_SNAPSHOT_FACTS, {"day": day, "snapshot": snapshot_id})
+        if fact_fault(backend, row, day) is not None:
+            backend.delete(ARCHIVE_SNAPSHOT_FACTS, {"day": day, "snapshot": row["snapshot"]})
             stamp_day(backend, day)
             repaired[ARCHIVE_SNAPSHOT_FACTS.name] += 1
-
-
-def _stray_fact(backend: Backend, row: Row, day: dt.date) -> bool:
-    """A fact that cannot be read, of a snapshot filed under another day, or of one not
-    stored (a store writes its fact after the snapshot's row, a delete removes it first)."""
-    try:
-        Fact.decode(row["data"])
-    except (ValueError, TypeError, KeyError):
-        return True
-    snapshot_id = row["snapshot"]
-    if not is_snapshot_id(snapshot_id):
-        return True
-    real = real_day(backend, snapshot_id)
-    return real != day if real is not None else not is_stored(backend, snapshot_id)
 
 
 # ---- the references of each file's pieces ----------------------------------------------
