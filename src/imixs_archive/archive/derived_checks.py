@@ -17,7 +17,8 @@ and slices and goes on after a stop):
   instance; a ``snapshots_by_modified`` row or a fact names a stored snapshot of its day
   (read from the snapshot's XML where nothing else says so: a row without a fact, or a
   fact at the first or last quarter-hour, where :func:`facts.slot_in_day` puts a snapshot
-  counted under a day that is not its own), and a fact can be read;
+  counted under a day that is not its own, of a snapshot not taken that day), and a fact
+  can be read;
 - **from each file** (the ``files`` walk, which reads its pieces anyway): a file this
   archive recorded complete (``archive_files``) has a reference per content-addressed
   piece in ``archive_piece_refs`` with the piece's size (without it, the collector would
@@ -54,6 +55,7 @@ from imixs_archive.document.conventions import (
     iter_files,
     modified_day,
     origin_id,
+    snapshot_time,
 )
 from imixs_archive.document.model import Document
 from imixs_archive.errors import ArchiveError
@@ -72,7 +74,8 @@ from imixs_archive.storage.model import (
 )
 
 EDGE_SLOTS = frozenset({0, SLOTS_PER_DAY - 1})
-"""Quarter-hours a fact counted under another day than its snapshot's gets."""
+"""Quarter-hours a fact counted under another day than its snapshot's gets (day figures
+count a snapshot without a fact from its XML under the day its index row names)."""
 
 
 @dataclass(frozen=True)
@@ -249,7 +252,7 @@ def day_fault(backend: Backend, day: dt.date, snapshot_id: str) -> str | None:
     """What is wrong with the row (``day``, ``snapshot_id``) of the days' index: a stored
     snapshot of another day (its XML read only where its fact does not say)."""
     fact = backend.get(ARCHIVE_SNAPSHOT_FACTS, {"day": day, "snapshot": snapshot_id})
-    if fact is not None and inner_slot(fact):
+    if fact is not None and settled_fact(fact, day):
         return None  # counted under this day from its XML: it is the snapshot's
     real = real_day(backend, snapshot_id)
     if real is None or real == day:
@@ -284,7 +287,7 @@ def fact_fault(backend: Backend, row: Row, day: dt.date) -> str | None:
     names a stored snapshot of the day (its XML read only where nothing else says so)."""
     snapshot_id = row["snapshot"]
     key = {"modified": day, "snapshot": snapshot_id}
-    if inner_slot(row) and backend.get(SNAPSHOTS_BY_MODIFIED, key) is not None:
+    if settled_fact(row, day) and backend.get(SNAPSHOTS_BY_MODIFIED, key) is not None:
         return None
     try:
         Fact.decode(row["data"])
@@ -312,11 +315,19 @@ def _facts_again(
     return None if fault is None else f"the fact of snapshot {snapshot_id!r} ({day}) {fault}"
 
 
-def inner_slot(row: Row) -> bool:
-    """The fact decodes and lies at neither end of its day (see ``EDGE_SLOTS``)."""
+def settled_fact(row: Row, day: dt.date) -> bool:
+    """The fact decodes and says its snapshot is of ``day``: it lies at neither end of the
+    day (see ``EDGE_SLOTS``), or the snapshot was taken that day (its id's time: what its
+    ``$modified`` is, but for snapshots imported or written by another service)."""
     try:
-        return Fact.decode(row["data"]).slot not in EDGE_SLOTS
+        slot = Fact.decode(row["data"]).slot
     except (ValueError, TypeError, KeyError):
+        return False
+    if slot not in EDGE_SLOTS:
+        return True
+    try:
+        return snapshot_time(row["snapshot"]).date() == day
+    except (ArchiveError, ValueError, OverflowError, OSError):
         return False
 
 
