@@ -123,7 +123,7 @@ class LiveServer:
 
 
 def start_server(app: FastAPI, settings: Settings, archive: Archive) -> LiveServer:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # as serve
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
     port = sock.getsockname()[1]

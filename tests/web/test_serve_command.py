@@ -206,3 +206,36 @@ def test_the_log_as_json_lines_with_an_access_line_per_request(
     else:
         assert access == []
     assert not [r for r in records if r["logger"] == "uvicorn.error" and r["level"] == "INFO"]
+
+
+def test_connections_to_serve_send_at_once() -> None:
+    """TCP_NODELAY on every accepted connection: an answer's body goes after its headers
+    in a second write, which Nagle's rule held back until the client's delayed ACK (40 ms
+    per request on a kept-alive connection). asyncio sets it where the socket says TCP."""
+    import asyncio
+    import dataclasses
+    import socket
+
+    from imixs_archive.cli.serve_commands import bind
+    from imixs_archive.config import load_settings
+
+    sock = bind(dataclasses.replace(load_settings({}), http_host="127.0.0.1", http_port=0))
+    seen: list[int] = []
+
+    class Record(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            accepted = transport.get_extra_info("socket")
+            seen.append(accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            transport.close()
+
+    async def accept_one() -> None:
+        server = await asyncio.get_running_loop().create_server(Record, sock=sock)
+        async with server:
+            port = sock.getsockname()[1]
+            _reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            while not seen:
+                await asyncio.sleep(0.01)
+            writer.close()
+
+    asyncio.run(asyncio.wait_for(accept_one(), 30))
+    assert seen == [1]
