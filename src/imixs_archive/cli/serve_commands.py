@@ -81,6 +81,8 @@ def _serve(settings: Settings, store: Backend) -> None:
     import uvicorn  # the web stack is loaded by the command that uses it
 
     from imixs_archive.web.app import create_app
+    from imixs_archive.web.connections import GuardedServer, Limits, guarded_protocol
+    from imixs_archive.web.descriptors import connection_limit
 
     setup_logging(settings)
     for line in java_warnings():
@@ -105,11 +107,19 @@ def _serve(settings: Settings, store: Backend) -> None:
         # SIGTERM waits this long for requests in flight (a client that stopped reading
         # would keep it waiting for ever), then cancels them.
         timeout_graceful_shutdown=int(settings.request_timeout or 60) + 1,
+        # h11 with the head and body timeouts and the connection limit (web/connections.py)
+        http=guarded_protocol(
+            Limits(
+                header_timeout=settings.http_header_timeout,
+                body_timeout=settings.http_body_timeout,
+                max_connections=connection_limit(settings.http_max_connections),
+            )
+        ),
     )
     on_term = _TermAfterClosing(store)
     try:
         with on_term:
-            uvicorn.Server(config).run(sockets=[sock])
+            GuardedServer(config).run(sockets=[sock])
     finally:
         sock.close()
 
