@@ -32,6 +32,7 @@ from imixs_archive.services.sources import find_sources
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.web.app import create_app
 from imixs_archive.web.auth import TokenVerifier
+from imixs_archive.web.connections import Limits, guarded_protocol
 from imixs_archive.web.credentials import hash_password, token_hash
 from support.snapshots import make_snapshot
 
@@ -143,7 +144,13 @@ def start_server(app: FastAPI, settings: Settings, archive: Archive) -> LiveServ
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", access_log=False, proxy_headers=False)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        proxy_headers=False,
+        http=guarded_protocol(Limits.of(settings)),  # as serve
+    )
     server = _Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

@@ -18,10 +18,18 @@ import pytest
 
 from imixs_archive.analytics._pool import POOL_THREADS
 from imixs_archive.archive.snapshots import Archive
+from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.web.connections import REFUSED
 from imixs_archive.web.export_stream import WRITERS
-from web.live import analytics_calls, seed, seed_recent, serve_process
+from support.snapshots import make_snapshot
+from web.live import (
+    analytics_calls,
+    seed,
+    seed_recent,
+    serve_process,
+    serve_store,
+)
 
 FILES_PER_CONNECTION = 3
 """A SQLite connection holds the database, its log and the log's index open."""
@@ -187,7 +195,7 @@ def test_out_of_descriptors_it_logs_a_line_not_a_traceback_per_accept(
     env = {
         "ARCHIVE_DATA_DIR": str(tmp_path / "store"),
         "ARCHIVE_HTTP_MAX_CONNECTIONS": "10000",
-        "ARCHIVE_HTTP_HEADER_TIMEOUT": "2s",
+        "ARCHIVE_HTTP_HEADER_TIMEOUT": "1s",
         **QUIET,
     }
     process, url = serve_process(env, open_files=128)
@@ -197,7 +205,7 @@ def test_out_of_descriptors_it_logs_a_line_not_a_traceback_per_accept(
     host, port = url.removeprefix("http://").split(":")
     try:
         closing += _half_sent(host, int(port), 200)  # the kernel queues what is not taken
-        time.sleep(3)  # accept() has failed, and been retried, for a while
+        time.sleep(2)  # accept() has failed, and been retried, for a while
         answered = _until(lambda: _try(f"{url}/healthz"), 30)  # the stalled ones timed out
     finally:
         process.send_signal(signal.SIGTERM)
@@ -238,3 +246,52 @@ def _try(url: str) -> bool:
         return httpx.get(url, timeout=5).status_code == 200
     except httpx.TransportError:
         return False
+
+
+def test_a_slow_client_that_keeps_sending_is_not_cut(tmp_path: Path) -> None:
+    """The timeouts are for requests that stall, not for slow ones: a head that takes
+    most of its time and a body that comes in pieces, each pause under the limit."""
+    env = {"ARCHIVE_HTTP_HEADER_TIMEOUT": "1s", "ARCHIVE_HTTP_BODY_TIMEOUT": "1s"}
+    for live in serve_store(tmp_path, env):
+        host, port = live.url.removeprefix("http://").split(":")
+        body = to_xml(make_snapshot(7, origin="5c0ffee0-0000-4000-8000-000000000007"))
+        head = (
+            f"POST /api/archive/snapshot HTTP/1.1\r\nHost: {host}:{port}\r\n"
+            f"Content-Type: application/xml\r\nContent-Length: {len(body)}\r\n\r\n"
+        ).encode()
+        with socket.create_connection((host, int(port)), timeout=30) as sock:
+            sock.sendall(head[:20])
+            time.sleep(0.6)
+            sock.sendall(head[20:])
+            for start in range(0, len(body), len(body) // 4 + 1):
+                time.sleep(0.6)  # 2.4 s in all, each pause under the second allowed
+                sock.sendall(body[start : start + len(body) // 4 + 1])
+            assert _answer(sock).startswith(b"HTTP/1.1 201 ")
+
+
+def test_half_a_second_request_on_a_kept_alive_connection_is_closed(tmp_path: Path) -> None:
+    for live in serve_store(tmp_path, {"ARCHIVE_HTTP_HEADER_TIMEOUT": "1s"}):
+        host, port = live.url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=30) as sock:
+            sock.sendall(f"GET /healthz HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+            assert _answer(sock).startswith(b"HTTP/1.1 200 ")
+            sock.sendall(f"GET /healthz HTTP/1.1\r\nHost: {host}:{port}\r\n".encode())
+            started = time.monotonic()
+            assert _closed(sock).startswith(b"HTTP/1.1 408 ")
+            assert 0.9 < time.monotonic() - started < 10
+
+
+def _answer(sock: socket.socket) -> bytes:
+    """One whole answer with a Content-Length."""
+    got = b""
+    while b"\r\n\r\n" not in got:
+        got += sock.recv(65536)
+    head, _, rest = got.partition(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":")[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    while len(rest) < length:
+        rest += sock.recv(65536)
+    return got

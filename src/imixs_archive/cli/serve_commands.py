@@ -82,7 +82,6 @@ def _serve(settings: Settings, store: Backend) -> None:
 
     from imixs_archive.web.app import create_app
     from imixs_archive.web.connections import GuardedServer, Limits, guarded_protocol
-    from imixs_archive.web.descriptors import connection_limit
 
     setup_logging(settings)
     for line in java_warnings():
@@ -108,13 +107,7 @@ def _serve(settings: Settings, store: Backend) -> None:
         # would keep it waiting for ever), then cancels them.
         timeout_graceful_shutdown=int(settings.request_timeout or 60) + 1,
         # h11 with the head and body timeouts and the connection limit (web/connections.py)
-        http=guarded_protocol(
-            Limits(
-                header_timeout=settings.http_header_timeout,
-                body_timeout=settings.http_body_timeout,
-                max_connections=connection_limit(settings.http_max_connections),
-            )
-        ),
+        http=guarded_protocol(Limits.of(settings)),
     )
     on_term = _TermAfterClosing(store)
     try:

@@ -36,7 +36,8 @@ import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from imixs_archive.web.descriptors import descriptors_in_use
+from imixs_archive.config import Settings
+from imixs_archive.web.descriptors import connection_limit, descriptors_in_use
 
 log = logging.getLogger("imixs_archive.web.connections")
 
@@ -59,6 +60,14 @@ class Limits:
     header_timeout: float  # 0: none
     body_timeout: float  # 0: none
     max_connections: int
+
+    @classmethod
+    def of(cls, settings: Settings) -> Limits:
+        return cls(
+            header_timeout=settings.http_header_timeout,
+            body_timeout=settings.http_body_timeout,
+            max_connections=connection_limit(settings.http_max_connections),
+        )
 
 
 class EveryMinute:
