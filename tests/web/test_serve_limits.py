@@ -98,6 +98,16 @@ def test_analytics_calls_keep_open_files_and_memory_flat(seeded: Path) -> None:
     assert grown_rss <= 2 * (POOL_THREADS + WRITERS) + 20, grown_rss
 
 
+def _start(
+    tmp_path: Path, open_files: int, **settings: str
+) -> tuple[subprocess.Popen[str], str, tuple[str, int]]:
+    """``serve`` on a store in ``tmp_path`` under ``open_files``, with ``settings``."""
+    env = {"ARCHIVE_DATA_DIR": str(tmp_path / "store"), **QUIET, **settings}
+    process, url = serve_process(env, open_files=open_files)
+    host, port = url.removeprefix("http://").split(":")
+    return process, url, (host, int(port))
+
+
 def _half_sent(host: str, port: int, count: int) -> list[socket.socket]:
     sockets = []
     for _ in range(count):
@@ -127,18 +137,13 @@ def _until(condition: object, seconds: float) -> bool:
 def test_half_sent_requests_are_closed_and_do_not_lock_others_out(
     tmp_path: Path, closing: list[socket.socket]
 ) -> None:
-    env = {
-        "ARCHIVE_DATA_DIR": str(tmp_path / "store"),
-        "ARCHIVE_HTTP_HEADER_TIMEOUT": "2s",
-        "ARCHIVE_HTTP_BODY_TIMEOUT": "2s",
-        **QUIET,
-    }
-    process, url = serve_process(env, open_files=1024)
-    host, port = url.removeprefix("http://").split(":")
+    process, url, (host, port) = _start(
+        tmp_path, 1024, ARCHIVE_HTTP_HEADER_TIMEOUT="2s", ARCHIVE_HTTP_BODY_TIMEOUT="2s"
+    )
     try:
         before = _open_files(process.pid)
-        closing += _half_sent(host, int(port), 300)
-        body = socket.create_connection((host, int(port)), timeout=30)
+        closing += _half_sent(host, port, 300)
+        body = socket.create_connection((host, port), timeout=30)
         closing.append(body)
         body.sendall(  # a push whose body stops after ten of its thousand bytes
             f"POST /api/archive/snapshot HTTP/1.1\r\nHost: {host}:{port}\r\n"
@@ -164,16 +169,10 @@ def test_more_connections_than_it_may_keep_close_the_idle_ones(
 ) -> None:
     """At ARCHIVE_HTTP_MAX_CONNECTIONS, a new connection closes the one that has waited
     longest for a head: stalled sockets beyond the limit do not shut a client out."""
-    env = {
-        "ARCHIVE_DATA_DIR": str(tmp_path / "store"),
-        "ARCHIVE_HTTP_MAX_CONNECTIONS": "50",
-        **QUIET,
-    }
-    process, url = serve_process(env, open_files=1024)
-    host, port = url.removeprefix("http://").split(":")
+    process, url, (host, port) = _start(tmp_path, 1024, ARCHIVE_HTTP_MAX_CONNECTIONS="50")
     try:
         before = _open_files(process.pid)
-        closing += _half_sent(host, int(port), 120)
+        closing += _half_sent(host, port, 120)
         assert _until(lambda: _open_files(process.pid) <= before + 50, 10)
         # the oldest made room: a 503 when its head had come in, else closed (a reset
         # when the bytes it sent were left unread)
@@ -192,19 +191,14 @@ def test_out_of_descriptors_it_logs_a_line_not_a_traceback_per_accept(
     """More sockets than the process may open (the limit set beyond its descriptors):
     accept() fails, which asyncio logged with a traceback per attempt (megabytes a
     second). One line a minute now, and the service answers once they are gone."""
-    env = {
-        "ARCHIVE_DATA_DIR": str(tmp_path / "store"),
-        "ARCHIVE_HTTP_MAX_CONNECTIONS": "10000",
-        "ARCHIVE_HTTP_HEADER_TIMEOUT": "1s",
-        **QUIET,
-    }
-    process, url = serve_process(env, open_files=128)
+    process, url, (host, port) = _start(
+        tmp_path, 128, ARCHIVE_HTTP_MAX_CONNECTIONS="10000", ARCHIVE_HTTP_HEADER_TIMEOUT="1s"
+    )
     log: list[str] = []
     reader = threading.Thread(target=lambda: log.extend(_lines(process)), daemon=True)
     reader.start()
-    host, port = url.removeprefix("http://").split(":")
     try:
-        closing += _half_sent(host, int(port), 200)  # the kernel queues what is not taken
+        closing += _half_sent(host, port, 200)  # the kernel queues what is not taken
         time.sleep(2)  # accept() has failed, and been retried, for a while
         answered = _until(lambda: _try(f"{url}/healthz"), 30)  # the stalled ones timed out
     finally:
