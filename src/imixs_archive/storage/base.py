@@ -85,6 +85,9 @@ class Backend(ABC):
         ``USING TIMESTAMP``); SQLite orders writes by its transactions instead, and the
         garbage collector re-checks inside one there (see ``filestore/gc.py``)."""
 
+    read_only: bool = False
+    """The store can be read but not written (the embedded store on a read-only file
+    system): only tables ``kept_by_readers`` take writes, and those last the process."""
     partition_rows: int = 10_000
     """Rows :meth:`put_partition` writes as one mutation at most."""
 
