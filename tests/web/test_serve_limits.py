@@ -138,7 +138,7 @@ def test_half_sent_requests_are_closed_and_do_not_lock_others_out(
     tmp_path: Path, closing: list[socket.socket]
 ) -> None:
     process, url, (host, port) = _start(
-        tmp_path, 1024, ARCHIVE_HTTP_HEADER_TIMEOUT="2s", ARCHIVE_HTTP_BODY_TIMEOUT="2s"
+        tmp_path, 1024, ARCHIVE_HTTP_HEADER_TIMEOUT="3s", ARCHIVE_HTTP_BODY_TIMEOUT="3s"
     )
     try:
         before = _open_files(process.pid)
@@ -150,9 +150,8 @@ def test_half_sent_requests_are_closed_and_do_not_lock_others_out(
             "Content-Type: application/xml\r\nContent-Length: 1000\r\n\r\n<document>".encode()
         )
         assert _until(lambda: _open_files(process.pid) >= before + 300, 10)  # all held
-        started = time.monotonic()
         assert httpx.get(f"{url}/api/stats", timeout=10).status_code == 200
-        assert time.monotonic() - started < 5  # answered while they stall
+        assert _open_files(process.pid) >= before + 300  # answered while they all stall
         # past the timeout every one of them is closed: a 408 says why
         assert _until(lambda: _open_files(process.pid) <= before + 2, 20)
         for sock in closing[:3]:
@@ -245,7 +244,7 @@ def _try(url: str) -> bool:
 def test_a_slow_client_that_keeps_sending_is_not_cut(tmp_path: Path) -> None:
     """The timeouts are for requests that stall, not for slow ones: a head that takes
     most of its time and a body that comes in pieces, each pause under the limit."""
-    env = {"ARCHIVE_HTTP_HEADER_TIMEOUT": "1s", "ARCHIVE_HTTP_BODY_TIMEOUT": "1s"}
+    env = {"ARCHIVE_HTTP_HEADER_TIMEOUT": "3s", "ARCHIVE_HTTP_BODY_TIMEOUT": "3s"}
     for live in serve_store(tmp_path, env):
         host, port = live.url.removeprefix("http://").split(":")
         body = to_xml(make_snapshot(7, origin="5c0ffee0-0000-4000-8000-000000000007"))
@@ -255,11 +254,12 @@ def test_a_slow_client_that_keeps_sending_is_not_cut(tmp_path: Path) -> None:
         ).encode()
         with socket.create_connection((host, int(port)), timeout=30) as sock:
             sock.sendall(head[:20])
-            time.sleep(0.6)
+            time.sleep(1.5)  # half the time a head may take
             sock.sendall(head[20:])
-            for start in range(0, len(body), len(body) // 4 + 1):
-                time.sleep(0.6)  # 2.4 s in all, each pause under the second allowed
-                sock.sendall(body[start : start + len(body) // 4 + 1])
+            piece = len(body) // 8 + 1
+            for start in range(0, len(body), piece):
+                time.sleep(0.5)  # 4 s in all, longer than a pause may be, each pause short
+                sock.sendall(body[start : start + piece])
             assert _answer(sock).startswith(b"HTTP/1.1 201 ")
 
 
