@@ -21,7 +21,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from typing import Any
 
 from imixs_archive.archive.verify_report import VerifyReport
-from imixs_archive.errors import StoreError, StoreUnavailableError
+from imixs_archive.errors import DamagedRowError, StoreError, StoreUnavailableError
 from imixs_archive.storage.base import Backend, Position, Row
 from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import Table
@@ -43,7 +43,7 @@ class TableUnreadable(StoreError):
         self.error = error
 
 
-FAILED_READS = (StoreError, ValueError)
+FAILED_READS = (StoreError, ValueError, DamagedRowError)
 """What a read of a damaged store raises: the store's error, or a row the backend could
 not take (raised as it was when the store's file is not damaged)."""
 

@@ -54,7 +54,13 @@ from pathlib import Path
 from typing import Any
 
 from imixs_archive.durable import sync_folder
-from imixs_archive.errors import ConfigError, IntegrityError, StoreError, StoreUnavailableError
+from imixs_archive.errors import (
+    ConfigError,
+    DamagedRowError,
+    IntegrityError,
+    StoreError,
+    StoreUnavailableError,
+)
 from imixs_archive.storage import packing
 from imixs_archive.storage.base import Backend, Position, Row
 from imixs_archive.storage.model import TABLES, ColumnType, Table
@@ -512,7 +518,8 @@ class SQLiteBackend(Backend):
 
     def _corrupt(self, table: Table, key: Mapping[str, Any], exc: Exception) -> IntegrityError:
         where = ", ".join(f"{name} {key.get(name)}" for name in table.primary_key)
-        return IntegrityError(f"SQLite store {self.path}: {table.name} ({where}): {exc}")
+        kind = DamagedRowError if isinstance(exc, sql.DamagedCell) else IntegrityError
+        return kind(f"SQLite store {self.path}: {table.name} ({where}): {exc}")
 
     def scan(
         self,
