@@ -17,7 +17,8 @@ from imixs_archive.archive.snapshot_xml import seal, snapshot_xml
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings, load_settings
 from imixs_archive.errors import ArchiveError
-from imixs_archive.ledger.sequencer import Sequencer
+from imixs_archive.ledger.sequencer import RoundReport, Sequencer
+from imixs_archive.ledger.tree import TreeState
 from imixs_archive.ledger.verify import LedgerReport, verify_ledger
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.factory import open_backend
@@ -311,3 +312,46 @@ def _last_of_its_subject(archive: Archive, *indexes: int) -> bool:
         if row is None or row.idx != idx:
             return False
     return True
+
+
+class _SignsOnceTheHeadIsRead(Sequencer):
+    """serve's sequencer, as a verify run in serve uses it: right after the verify read the
+    ledger's head, it logs what a writer stored and signs a checkpoint, also into the
+    witness folder, before the verify reads the witness folder's newest checkpoint."""
+
+    def __init__(self, archive: Archive, settings: Settings, grow: Callable[[], None]) -> None:
+        super().__init__(archive, settings)
+        self._grow: Callable[[], None] | None = grow
+        self._drained = False
+
+    def drain(self, *, checkpoint: bool = False, rounds: int = 1000) -> RoundReport:
+        report = super().drain(checkpoint=checkpoint, rounds=rounds)
+        self._drained = True
+        return report
+
+    def tree(self) -> TreeState | None:
+        head = super().tree()
+        if self._drained and self._grow is not None:
+            grow, self._grow = self._grow, None
+            grow()
+            self.run(checkpoint=True)
+        return head
+
+
+def test_a_checkpoint_signed_after_the_verify_read_the_head_is_no_cut_log(
+    logged: Archive, settings: Settings
+) -> None:
+    """The witness folder's newest checkpoint is larger than the log the verify checks:
+    it was signed since, the log holds that many entries; the entries checked are its
+    first ones."""
+
+    def grow() -> None:
+        for step in range(80, 86):
+            logged.store(make_snapshot(step, origin=WRITER))
+
+    with _SignsOnceTheHeadIsRead(logged, settings, grow) as serving:
+        report = verify_ledger(logged, settings, sequencer=serving)
+    assert report.problems == [] and report.ok, report.problems
+    assert report.size == STORED_FIRST
+    newest = "the witness folder's newest checkpoint (checkpoint-000000000046): 46 entries"
+    assert newest in report.checkpoints
