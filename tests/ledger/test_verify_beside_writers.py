@@ -355,3 +355,36 @@ def test_a_checkpoint_signed_after_the_verify_read_the_head_is_no_cut_log(
     assert report.size == STORED_FIRST
     newest = "the witness folder's newest checkpoint (checkpoint-000000000046): 46 entries"
     assert newest in report.checkpoints
+
+
+def test_a_checkpoint_given_to_a_resumed_verify_below_where_it_resumed_is_checked(
+    logged: Archive, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--since`` given to the run that resumes, of a size the stopped run had walked
+    past: its tree is checked against the one computed, by a consistency proof. One of
+    another log (eight entries in another order, signed with the key) is found; the
+    log's own holds."""
+    from imixs_archive.ledger import verify as verify_module
+    from imixs_archive.ledger.checkpoints import sign_checkpoint
+    from imixs_archive.ledger.keys import key_path, load_signer
+    from imixs_archive.tlog.merkle import root_of
+
+    monkeypatch.setattr(verify_module, "SAVE_EVERY", 16)
+    signer = load_signer(key_path(settings))
+    head = Sequencer(logged, settings).tree()
+    assert signer is not None and head is not None
+    leaves = [entry.leaf for entry in logged.ledger.entries(0, 8)]
+    ours = sign_checkpoint(signer, head.origin, 8, root_of(leaves))
+    leaves[2], leaves[3] = leaves[3], leaves[2]
+    other = sign_checkpoint(signer, head.origin, 8, root_of(leaves))
+    _stopped_at(logged, settings, 20)
+    report = verify_ledger(logged, settings, since=other)
+    assert report.resumed_at == 16 and not report.ok
+    assert report.problems == [
+        "the log's first 8 entries are not those the checkpoint given (--since) signed: the "
+        "log was changed, reordered or rewritten"
+    ]
+    _stopped_at(logged, settings, 20)
+    report = verify_ledger(logged, settings, since=ours)
+    assert report.resumed_at == 16 and report.ok, report.problems
+    assert "the checkpoint given (--since): 8 entries" in report.checkpoints
