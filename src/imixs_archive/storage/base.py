@@ -157,11 +157,6 @@ class Backend(ABC):
         (Cassandra: of the token ring; the embedded store: of the partitions there now)."""
         raise ConfigError(f"a {self.name} store cannot scan a table by ranges")
 
-    def share_before(self, table: Table, position: Position) -> float:
-        """About what share (0 to 1) of ``table``'s range order lies up to ``position``
-        (:meth:`position_at` the other way round)."""
-        raise ConfigError(f"a {self.name} store cannot scan a table by ranges")
-
     def grouped(self) -> AbstractContextManager[None]:
         """Writes this thread makes inside the block become durable together when it ends
         (one commit) where the store can do that; elsewhere they stay what they are:

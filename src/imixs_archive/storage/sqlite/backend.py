@@ -580,22 +580,12 @@ class SQLiteBackend(Backend):
     def position_at(self, table: Table, share: Fraction) -> Position:
         with self._errors(f"read {table.name}"):
             connection = self._connection()
-            count = engine.first(connection, sql.count_partitions(table, upto=False))
+            count = engine.first(connection, sql.count_partitions(table))
             before = min(count, int(count * Fraction(share)))
             if before <= 0:
                 return [_lowest(table.column(name).type) for name in table.partition_key]
             found = connection.execute(sql.nth_partition(table), (before - 1,)).fetchone()
         return list(found) if found is not None else None
-
-    def share_before(self, table: Table, position: Position) -> float:
-        with self._errors(f"read {table.name}"):
-            connection = self._connection()
-            count = engine.first(connection, sql.count_partitions(table, upto=False))
-            if position is None or not count:
-                return 1.0 if position is None else 0.0
-            statement = sql.count_partitions(table, upto=True)
-            before = int(engine.first(connection, statement, tuple(position)))
-        return before / int(count)
 
     def _pages(
         self, plan: _Scan, limit: int | None, bound: tuple[Any, ...] | None = None

@@ -98,9 +98,6 @@ class ReadOnlyStore(DelegatingBackend):
     def position_at(self, table: Table, share: Fraction) -> Position:
         return self._for(table).position_at(table, share)
 
-    def share_before(self, table: Table, position: Position) -> float:
-        return self._for(table).share_before(table, position)
-
     def delete(
         self, table: Table, key: Mapping[str, Any], *, written_before: int | None = None
     ) -> None:
