@@ -12,13 +12,9 @@ import pytest
 from imixs_archive.archive.snapshot_xml import seal, snapshot_xml
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli import main
-from imixs_archive.config import load_settings
-from imixs_archive.errors import NotFoundError
-from imixs_archive.storage.factory import open_backend
 from imixs_archive.storage.model import ARCHIVE_LEDGER_QUEUE, SNAPSHOTS
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.tlog.note import generate_signer
-from support.backends import CASSANDRA_SKIP, cassandra_env, cassandra_target, random_keyspace
 from support.snapshots import make_snapshot
 
 
@@ -140,80 +136,6 @@ def test_key_before_the_ledger_started(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["ledger", "key", "--data-dir", str(tmp_path / "store")]) == 1
     assert "no ledger key in" in capsys.readouterr().err
     assert not (tmp_path / "store" / "ledger.key").exists()
-
-
-LEDGER_COMMANDS = [
-    ["head"],
-    ["key"],
-    ["checkpoint"],
-    ["verify"],
-    ["verify", "--json", "--restart"],
-    ["proof", _sid(1)],
-]
-"""Every ``ledger`` command that opens a store, but ``init`` (which creates one)."""
-
-
-@pytest.mark.parametrize("command", LEDGER_COMMANDS, ids=" ".join)
-@pytest.mark.parametrize("folder", ["missing", "empty"])
-def test_ledger_commands_on_a_folder_without_an_archive_say_so_and_create_nothing(
-    command: list[str],
-    folder: str,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """A mistyped --data-dir: exit 4 and one line, no store, no signing key (issue 46)."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("ARCHIVE_DATA_DIR", raising=False)
-    monkeypatch.delenv("ARCHIVE_LEDGER_KEY", raising=False)
-    data_dir = tmp_path / "typo"
-    if folder == "empty":
-        data_dir.mkdir()
-    assert main(["ledger", *command, "--data-dir", str(data_dir)]) == 4
-    out, err = capsys.readouterr()
-    assert out == "" and err.startswith(f"imixs-archive: no archive in {data_dir} ")
-    assert len(err.strip().splitlines()) == 1
-    assert [p.name for p in tmp_path.rglob("*")] == (["typo"] if folder == "empty" else [])
-
-
-@pytest.mark.cassandra
-@pytest.mark.parametrize("command", LEDGER_COMMANDS, ids=" ".join)
-def test_ledger_commands_on_a_keyspace_without_an_archive_say_so_and_create_nothing(
-    command: list[str],
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    if not cassandra_target():
-        pytest.skip(CASSANDRA_SKIP)
-    keyspace = random_keyspace("archive_typo_")
-    for name, value in cassandra_env(keyspace).items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setenv("ARCHIVE_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.delenv("ARCHIVE_LEDGER_KEY", raising=False)
-    monkeypatch.chdir(tmp_path)
-    try:
-        assert main(["ledger", *command]) == 4
-        out, err = capsys.readouterr()
-        assert out == ""
-        assert err.startswith(f"imixs-archive: no archive in Cassandra keyspace '{keyspace}'")
-        assert list(tmp_path.iterdir()) == []  # no signing key, no data folder
-    finally:
-        created = _keyspace_made(keyspace)
-    assert not created
-
-
-def _keyspace_made(keyspace: str) -> bool:
-    """Whether the keyspace exists (dropped again when it does)."""
-    try:
-        store = open_backend(load_settings(cassandra_env(keyspace)), create=False)
-    except NotFoundError:
-        return False
-    try:
-        store.drop_keyspace()
-    finally:
-        store.close()
-    return True
 
 
 def test_init_creates_the_archive_it_is_given(
