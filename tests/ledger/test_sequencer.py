@@ -557,3 +557,26 @@ def test_a_store_older_than_the_wait_whose_snapshot_is_deleted_during_the_round_
         assert (report.logged, report.abandoned) == (2, 0)
         sequencer.drain()
     assert _kinds(archive) == [(STORED, _sid(1)), (STORED, _sid(2)), (DELETED, _sid(1))]
+
+
+class _AnsweredAsFailed(DelegatingBackend):
+    """A store whose compare and set of the ledger's lease is made but answered as failed,
+    as Cassandra's lightweight transaction is when it timed out under load, was made, and
+    its retry then found the value already set."""
+
+    def replace(
+        self, table: Table, key: Mapping[str, Any], column: str, expected: Any, value: Any
+    ) -> bool:
+        made = super().replace(table, key, column, expected, value)
+        return made and key != {"name": sequencer_module.LEASE}
+
+
+def test_a_lease_taken_but_answered_as_failed_is_held(backend: Backend, settings: Settings) -> None:
+    """Not 'another process took the lease just now' (exit 75 for ledger checkpoint): the
+    lease holds this process's own write."""
+    with Archive(_AnsweredAsFailed(backend)) as archive, Sequencer(archive, settings) as sequencer:
+        archive.store(make_snapshot(1))
+        assert sequencer.run().logged == 1
+        archive.store(make_snapshot(2))
+        report = sequencer.run(checkpoint=True)
+        assert not report.busy and report.logged == 1, report.busy

@@ -254,8 +254,8 @@ class Sequencer:
             holder, until = "", 0  # damaged: taken over
         if holder != self.holder and until > now:
             return holder
-        if self.books.turn_book(LEASE, text, mine):
-            return ""
+        if self.books.turn_book(LEASE, text, mine) or self.books.book(LEASE) == mine:
+            return ""  # (the second: our own write, answered as failed, as for the head)
         return "another process (it took the lease just now)"
 
     def release(self) -> None:
