@@ -42,6 +42,7 @@ snapshot: rows written while it runs may or may not be seen.
 from __future__ import annotations
 
 import atexit
+import datetime
 import tempfile
 import threading
 import time
@@ -798,7 +799,10 @@ class _Scan:
 
 
 def _lowest(kind: ColumnType) -> Any:
-    """A stored value no key of this type sorts before."""
+    """A stored value no key of this type sorts before (a date is stored as its ISO text:
+    the first day there is, which decodes as a date)."""
+    if kind is ColumnType.DATE:
+        return datetime.date.min.isoformat()
     return "" if kind is ColumnType.TEXT else b"" if kind is ColumnType.BLOB else -(2**63)
 
 
