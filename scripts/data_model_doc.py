@@ -119,10 +119,13 @@ later (keyspace `imixs_archive`):
 {java_cql}
 ```
 
-The Java service creates the same tables without the id and the compression; either
-service works on a keyspace the other created. Tables of large cells are compressed with
-zstd in 64 KiB chunks ({zstd}); the pieces keep a compressed chunk only when it saves a
-tenth (`min_compress_ratio` 1.1), so already-compressed attachments are stored raw. Work
+The archive creates only the tables that are missing and never alters one: a keyspace the
+Java service created keeps its tables as they are (see
+[cassandra.md](cassandra.md#sharing-a-keyspace-with-the-java-service)). On Cassandra 4.0
+and later the tables of large cells are compressed with zstd in 64 KiB chunks ({zstd}; on
+3.x they get the default compressor); the pieces keep a compressed chunk only when it
+saves a tenth (`min_compress_ratio` 1.1), so already-compressed attachments are stored
+raw. Work
 lists ({queues}) purge their tombstones after {grace} hours (`gc_grace_seconds`
 {grace_seconds}, the default `max_hint_window`, so that a node down for less cannot bring
 a deleted row back) instead of 10 days: a scan meets at most a few hours of deletes."""

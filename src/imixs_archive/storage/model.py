@@ -613,7 +613,8 @@ ARCHIVE_LEDGER_HEAD = Table(
     "origin, key, last checkpoint, the queue's oldest unfinished minute), moved only by "
     "compare and set; `lease` (which process sequences, until when); `verify` and "
     "`verify-progress` (the last ledger verify, an unfinished one); `before-ledger` (the "
-    "store held snapshots before the ledger existed: until `ledger init` logs them)",
+    "store held snapshots before the ledger existed, until `ledger init` or a ledger "
+    "verify has logged them)",
     java=False,
 )
 ARCHIVE_LEDGER_SUBJECTS = Table(
