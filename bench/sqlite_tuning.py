@@ -26,7 +26,6 @@ import dataclasses
 import functools
 import os
 import shutil
-import sqlite3
 import statistics
 import tempfile
 import time
@@ -36,6 +35,7 @@ from typing import Any
 
 from imixs_archive.storage.base import Row
 from imixs_archive.storage.model import DOCUMENTS, DOCUMENTS_DATA, SNAPSHOTS_BY_UNIQUEID
+from imixs_archive.storage.sqlite import engine
 from imixs_archive.storage.sqlite import statements as sql
 from imixs_archive.storage.sqlite.backend import SQLiteBackend, Tuning
 
@@ -143,7 +143,7 @@ def rowid_comparison(where: Path, count: int) -> list[tuple[str, float, float, f
     ):
         path = where / "rowid.db"
         path.unlink(missing_ok=True)
-        connection = sqlite3.connect(path, isolation_level=None)
+        connection = engine.connect(path, busy_timeout=60)
         connection.execute(f"PRAGMA page_size = {Tuning().page_size}")
         connection.execute("PRAGMA journal_mode = WAL")
         connection.execute(ddl)
@@ -178,7 +178,7 @@ def main() -> None:
     args = parser.parse_args()
     where = Path(tempfile.mkdtemp(prefix="sqlite-tuning-", dir=args.dir))
     try:
-        print(f"SQLite {sqlite3.sqlite_version}, {args.mib} MiB of 1 MiB blobs, in {where}")
+        print(f"SQLite {engine.version()}, {args.mib} MiB of 1 MiB blobs, in {where}")
         once = statistics.median(raw_disk(where, args.mib, None) for _ in range(args.repeat))
         every = statistics.median(raw_disk(where, args.mib, 32) for _ in range(args.repeat))
         print(f"raw disk: {once:.0f} MiB/s (one fsync), {every:.0f} MiB/s (fsync per 32 MiB)")

@@ -194,3 +194,27 @@ def test_no_import_runs_back_up(path: Path) -> None:
             if target and RANKS[target] > floor:
                 upward.append(f"{node.module} (line {node.lineno})")
     assert not upward, f"{path.relative_to(PACKAGE)} imports from above it: {upward}"
+
+
+def test_one_sqlite_in_the_process() -> None:
+    """Two copies of SQLite in one process corrupt a store both open (closing a connection
+    of one drops the locks of the other): the package reaches SQLite through
+    ``storage/sqlite/engine.py`` alone (APSW's), and nothing, tests included, imports the
+    standard library's ``sqlite3``."""
+    engine = PACKAGE / "storage" / "sqlite" / "engine.py"
+    tests = Path(__file__).resolve().parent
+    offenders = []
+    for path in sorted([*PACKAGE.rglob("*.py"), *tests.rglob("*.py")]):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            else:
+                continue
+            for name in names:
+                root = name.split(".")[0]
+                in_package = path.is_relative_to(PACKAGE)
+                if root == "sqlite3" or (root == "apsw" and in_package and path != engine):
+                    offenders.append(f"{path.name}:{node.lineno} imports {name}")
+    assert not offenders, offenders

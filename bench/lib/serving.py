@@ -11,10 +11,16 @@ import time
 import httpx
 
 
-def start_serve(settings: dict[str, str], tries: int = 400) -> tuple[subprocess.Popen[str], str]:
-    """The process and its URL; SystemExit when it does not start or answer."""
+def start_serve(
+    settings: dict[str, str], tries: int = 400, open_files: int | None = None
+) -> tuple[subprocess.Popen[str], str]:
+    """The process and its URL; SystemExit when it does not start or answer.
+    ``open_files``: its limit of open files (set by a shell that then becomes serve)."""
+    command = [sys.executable, "-m", "imixs_archive", "serve", "--port", "0"]
+    if open_files is not None:
+        command = ["/bin/sh", "-c", f'ulimit -n {int(open_files)} && exec "$@"', "sh", *command]
     process = subprocess.Popen(
-        [sys.executable, "-m", "imixs_archive", "serve", "--port", "0"],
+        command,
         env={**os.environ, **settings},
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

@@ -60,6 +60,14 @@ def _int(text: str) -> int:
         raise ValueError(f"expected a whole number, got {text!r}") from None
 
 
+def _count(text: str) -> int:
+    """A whole number of at least 0."""
+    value = _int(text)
+    if value < 0:
+        raise ValueError(f"expected a whole number of at least 0, got {text!r}")
+    return value
+
+
 def _megabytes(text: str) -> float:
     """Megabytes (10^6 bytes) per second, a number of them; 0: no limit."""
     try:
@@ -311,6 +319,32 @@ class Settings:
         "Time a request may work before its answer starts; past it the work stops and "
         "the answer is 503 (0: no limit). Work also stops when the client goes away.",
         _seconds,
+    )
+    http_header_timeout: float = _setting(
+        "ARCHIVE_HTTP_HEADER_TIMEOUT",
+        10.0,
+        "Time a client of `serve` has to send a request's head (request line and headers), "
+        "counted from its connection or from the request's first byte; past it the "
+        "connection is closed (with a 408 answer when some of the head came), so half-sent "
+        "requests do not hold the service's connections (0: no limit).",
+        _seconds,
+    )
+    http_body_timeout: float = _setting(
+        "ARCHIVE_HTTP_BODY_TIMEOUT",
+        60.0,
+        "Time a request's body may pause (no byte arriving while `serve` waits for the "
+        "rest) before the connection is closed and the request's work stops (0: no limit).",
+        _seconds,
+    )
+    http_max_connections: int = _setting(
+        "ARCHIVE_HTTP_MAX_CONNECTIONS",
+        0,
+        "HTTP connections `serve` keeps open at most; 0: half of its open-file limit "
+        "(RLIMIT_NOFILE, LimitNOFILE= in systemd), at most 10000, so that the other half "
+        "stays for the store, the log and the health checks. A connection beyond it closes "
+        "the one that has waited longest for a request's head, or, when none waits, is "
+        "answered 503.",
+        _count,
     )
     read_memory_mb: int = _setting(
         "ARCHIVE_READ_MEMORY_MB",

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import DOCUMENTS, DOCUMENTS_DATA
 from imixs_archive.storage.packing import pack, unpack
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
+from support import raw_sqlite
 from support.snapshots import content_of, make_snapshot
 
 TEXT = b"".join(b"%07d;invoice;approved;%s\n" % (n, b"x" * (n % 40)) for n in range(120_000))
@@ -51,7 +51,7 @@ def test_pieces_read_back_exactly_and_stay_raw_where_java_reads_them(
 
 
 def _cells(store: SQLiteBackend) -> dict[str, tuple[int, int | None]]:
-    connection = sqlite3.connect(store.path)
+    connection = raw_sqlite.connect(store.path)
     try:
         found = connection.execute("SELECT data_id, length(data), raw_size FROM documents_data")
         return {data_id: (length, marker) for data_id, length, marker in found}
@@ -77,12 +77,11 @@ def test_a_damaged_packed_piece_stops_the_read_and_verify_names_it(tmp_path: Pat
     with SQLiteBackend(tmp_path) as backend, Archive(backend) as archive:
         archive.store(snapshot)
         victim = _piece_ids(backend, TEXT)[1]
-        connection = sqlite3.connect(backend.path)
+        connection = raw_sqlite.connect(backend.path)
         connection.execute(
             "UPDATE documents_data SET data = substr(data, 1, length(data) - 5) WHERE data_id = ?",
             (victim,),
         )
-        connection.commit()
         connection.close()
         loaded = archive.load(snapshot["$uniqueid"][0], with_files=True)
         with pytest.raises(IntegrityError, match=victim):
@@ -98,7 +97,7 @@ def test_the_embedded_store_keeps_snapshot_xml_compressed(tmp_path: Path) -> Non
     with SQLiteBackend(tmp_path) as backend, Archive(backend) as archive:
         snapshot_id = archive.store(snapshot).snapshot_id
         assert archive.load(snapshot_id) == snapshot
-        connection = sqlite3.connect(backend.path)
+        connection = raw_sqlite.connect(backend.path)
         length, marker = connection.execute(
             "SELECT length(data), raw_size FROM snapshots WHERE snapshot = ?", (snapshot_id,)
         ).fetchone()
@@ -114,7 +113,7 @@ def test_pieces_packed_by_pyarrows_zstd_before_read_back_the_same(tmp_path: Path
     with SQLiteBackend(tmp_path) as backend, Archive(backend) as archive:
         archive.store(snapshot)
         codec = pyarrow.Codec("zstd", compression_level=3)
-        connection = sqlite3.connect(backend.path)
+        connection = raw_sqlite.connect(backend.path)
         rows = connection.execute("SELECT data_id, data, raw_size FROM documents_data").fetchall()
 
         for data_id, data, raw_size in rows:
@@ -123,7 +122,6 @@ def test_pieces_packed_by_pyarrows_zstd_before_read_back_the_same(tmp_path: Path
                 connection.execute(
                     "UPDATE documents_data SET data = ? WHERE data_id = ?", (old, data_id)
                 )
-        connection.commit()
         connection.close()
         assert any(raw_size is not None for _id, _data, raw_size in rows)
         loaded = archive.load(snapshot["$uniqueid"][0], with_files=True)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from imixs_archive.web.descriptors import MAX_AUTOMATIC_CONNECTIONS
 from support.metric_names import DEPLOY
 
 UNIT = DEPLOY / "systemd" / "imixs-archive.service"
@@ -69,3 +70,13 @@ def test_the_unit_is_hardened(tmp_path: Path) -> None:
         "Restart=on-failure",
     ):
         assert setting in unit
+
+
+def test_the_unit_gives_serve_room_for_connections_and_its_store() -> None:
+    """systemd's default soft limit of 1,024 open files held ~250 analytics calls' worth of
+    leaked store connections (issue 48); half of the limit goes to HTTP connections."""
+    found = re.search(r"(?m)^LimitNOFILE=([0-9]+)$", UNIT.read_text())
+    assert found is not None, "the unit sets no LimitNOFILE"
+    limit = int(found.group(1))
+    assert limit >= 16_384
+    assert limit // 2 >= MAX_AUTOMATIC_CONNECTIONS  # every connection serve keeps has room

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.damage import damage_page
-
 from imixs_archive.storage.model import SNAPSHOTS, SNAPSHOTS_BY_UNIQUEID
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
+from support.damage import damage_page
 
 
 def _filled(folder: Path) -> None:

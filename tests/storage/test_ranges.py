@@ -1,4 +1,4 @@
-"""Range scans (``Backend.scan_range``, ``position_at``, ``share_before``) on every backend:
+"""Range scans (``Backend.scan_range``, ``position_at``) on every backend:
 the ranges a pass is cut into cover every row exactly once, partitions whole, and a scan
 that goes on after a recorded position reads exactly what follows it."""
 
@@ -64,7 +64,5 @@ def test_after_a_partition_deleted_since(backend: Backend) -> None:
 def test_shares_follow_the_range_order(backend: Backend) -> None:
     backend.put(ARCHIVE_FILES, iter(rows_of(ARCHIVE_FILES, 200, 1)))
     half = backend.position_at(ARCHIVE_FILES, Fraction(1, 2))
-    assert 0.3 < backend.share_before(ARCHIVE_FILES, half) < 0.7
     first = len(list(backend.scan_range(ARCHIVE_FILES, None, half)))
     assert 60 < first < 140  # hashes spread the ring: about half
-    assert backend.share_before(ARCHIVE_FILES, None) == 1.0

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime
 import os
-import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -16,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import apsw
 import pytest
 
 from imixs_archive.config import Settings, load_settings
@@ -33,8 +33,10 @@ from imixs_archive.storage.model import (
     Table,
     _cols,
 )
+from imixs_archive.storage.sqlite import engine
 from imixs_archive.storage.sqlite import statements as sql
 from imixs_archive.storage.sqlite.backend import SQLiteBackend, Tuning
+from support import raw_sqlite, sync_recorder
 
 # --- SQL derived from the model ---------------------------------------------------------
 
@@ -85,7 +87,7 @@ TEXT = b"".join(b"%06d the quick brown fox jumps over the lazy dog\n" % n for n 
 
 def _cells(path: Path) -> dict[str, tuple[bytes, int | None]]:
     """What the file holds for each piece: (cell, marker), read past the backend."""
-    connection = sqlite3.connect(path / "archive.db")
+    connection = raw_sqlite.connect(path / "archive.db")
     try:
         found = connection.execute('SELECT data_id, data, raw_size FROM "documents_data"')
         return {data_id: (data, marker) for data_id, data, marker in found}
@@ -120,7 +122,7 @@ def test_packing_can_be_turned_off_and_reads_either_kind(tmp_path: Path) -> None
 def test_a_store_written_before_packing_reads_and_is_upgraded(tmp_path: Path) -> None:
     """Schema 1 (no marker column) as the previous version wrote it: its raw pieces,
     even one starting like a zstd frame, read as they are; new pieces are packed."""
-    connection = sqlite3.connect(tmp_path / "archive.db")
+    connection = raw_sqlite.connect(tmp_path / "archive.db")
     old_ddl = (
         'CREATE TABLE "documents_data" ("data_id" TEXT NOT NULL, "data" BLOB,'
         ' PRIMARY KEY ("data_id"))'
@@ -131,7 +133,6 @@ def test_a_store_written_before_packing_reads_and_is_upgraded(tmp_path: Path) ->
         'INSERT INTO "documents_data" VALUES (?, ?)', [("old", TEXT), ("magic", looks_packed)]
     )
     connection.execute("PRAGMA user_version = 1")
-    connection.commit()
     connection.close()
     with SQLiteBackend(tmp_path) as store:
         assert store.get(DOCUMENTS_DATA, {"data_id": "old"}) == {"data_id": "old", "data": TEXT}
@@ -145,7 +146,7 @@ def test_a_store_written_before_packing_reads_and_is_upgraded(tmp_path: Path) ->
     cells = _cells(tmp_path)
     assert cells["old"] == (TEXT, None)
     assert cells["new"][1] == len(TEXT)
-    connection = sqlite3.connect(tmp_path / "archive.db")
+    connection = raw_sqlite.connect(tmp_path / "archive.db")
     assert connection.execute("PRAGMA user_version").fetchone()[0] == 2
     connection.close()
 
@@ -163,9 +164,8 @@ def test_a_store_written_before_packing_reads_and_is_upgraded(tmp_path: Path) ->
 def test_a_damaged_packed_piece_is_an_integrity_error(tmp_path: Path, damage: str) -> None:
     with SQLiteBackend(tmp_path) as store:
         store.put(DOCUMENTS_DATA, [{"data_id": "t", "data": TEXT}])
-    connection = sqlite3.connect(tmp_path / "archive.db")
+    connection = raw_sqlite.connect(tmp_path / "archive.db")
     connection.execute(damage)
-    connection.commit()
     connection.close()
     with SQLiteBackend(tmp_path) as store:
         with pytest.raises(IntegrityError, match=r"documents_data \(data_id t\)"):
@@ -182,7 +182,7 @@ def test_identifiers_must_be_plain_names() -> None:
 
 def test_scans_use_the_primary_key(tmp_path: Path) -> None:
     with SQLiteBackend(tmp_path) as store:
-        connection = sqlite3.connect(store.path)
+        connection = raw_sqlite.connect(store.path)
         for statement, params in (
             (
                 sql.select_page(DOCUMENTS, ("md5", "sort_id"), (), ("md5", "sort_id"), after=True),
@@ -265,7 +265,7 @@ def test_wal_reader_sees_committed_data_while_a_writer_holds_a_transaction(
 ) -> None:
     with SQLiteBackend(tmp_path) as store:
         store.put(SNAPSHOTS, [{"snapshot": "old", "data": b"1"}])
-        writer = sqlite3.connect(store.path, isolation_level=None)
+        writer = raw_sqlite.connect(store.path)
         writer.execute("BEGIN IMMEDIATE")
         writer.execute("INSERT INTO snapshots (snapshot, data) VALUES ('new', x'02')")
         try:
@@ -291,7 +291,7 @@ def test_wal_reader_sees_committed_data_while_a_writer_holds_a_transaction(
 
 def test_a_writer_waits_for_another_process_lock_and_then_writes(tmp_path: Path) -> None:
     with SQLiteBackend(tmp_path, Tuning(busy_timeout=5)) as store:
-        other = sqlite3.connect(store.path, isolation_level=None, check_same_thread=False)
+        other = raw_sqlite.connect(store.path)
         other.execute("BEGIN IMMEDIATE")
         other.execute("INSERT INTO snapshots (snapshot, data) VALUES ('first', x'01')")
         threading.Timer(0.2, lambda: other.execute("COMMIT")).start()
@@ -477,12 +477,11 @@ def test_a_packed_piece_whose_frame_claims_gigabytes_is_refused_before_unpacking
     gigabytes at once (a MemoryError reached the user): the claim is compared first."""
     with SQLiteBackend(tmp_path) as store:
         store.put(DOCUMENTS_DATA, [{"data_id": "t", "data": TEXT}])
-    connection = sqlite3.connect(tmp_path / "archive.db")
+    connection = raw_sqlite.connect(tmp_path / "archive.db")
     (frame,) = connection.execute('SELECT data FROM "documents_data"').fetchone()
     assert frame[4] >> 6 == 2 and (frame[4] >> 5) & 1  # a 4-byte content size at 5..8
     claims = frame[:8] + b"\x7f" + frame[9:]  # 2 GB and more
     connection.execute('UPDATE "documents_data" SET data = ?', (claims,))
-    connection.commit()
     connection.close()
     with SQLiteBackend(tmp_path) as store, pytest.raises(IntegrityError, match="says it holds"):
         store.get(DOCUMENTS_DATA, {"data_id": "t"})
@@ -507,7 +506,7 @@ def test_corrupt_database_file(tmp_path: Path) -> None:
 
 def test_store_of_a_newer_version_is_refused(tmp_path: Path) -> None:
     SQLiteBackend(tmp_path).close()
-    connection = sqlite3.connect(tmp_path / "archive.db")
+    connection = raw_sqlite.connect(tmp_path / "archive.db")
     connection.execute("PRAGMA user_version = 99")
     connection.close()
     with pytest.raises(StoreError, match="newer version"):
@@ -556,7 +555,7 @@ def test_describe(tmp_path: Path) -> None:
         info = store.describe()
     assert info["kind"] == "sqlite"
     assert info["path"] == str(tmp_path / "archive.db")
-    assert info["sqlite_version"] == sqlite3.sqlite_version
+    assert info["sqlite_version"] == apsw.sqlite_lib_version()
     assert info["page_size"] == Tuning().page_size
     assert info["journal_mode"] == "wal"
     assert info["synchronous"] == "FULL"
@@ -579,19 +578,20 @@ def _fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return synced
 
 
-def test_writes_in_a_durable_at_end_block_skip_the_fsync_until_it_ends(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Commits inside run with synchronous=NORMAL, in every thread; the block's end fsyncs
-    the WAL, the database file and the folder (a block nested in another of its thread
+def test_writes_in_a_durable_at_end_block_skip_the_fsync_until_it_ends(tmp_path: Path) -> None:
+    """Commits inside run with synchronous=NORMAL, in every thread; the block's end makes
+    them durable through SQLite, one synced commit (a block nested in another of its thread
     leaves that to the outer one; a block of another thread syncs at its own end);
-    afterwards commits sync again. (Counted once the store exists and has written once: a
-    new store syncs its folder, and so does the mark of its log outside such blocks:
-    ``store_file.py``.)"""
+    afterwards commits sync again. What SQLite syncs is recorded by a layer to the files of
+    the test's own (counted once the store exists and has written once)."""
     seen: dict[str, str] = {}
-    with SQLiteBackend(tmp_path) as store:
+    with (
+        sync_recorder.recording() as recorder,
+        SQLiteBackend(tmp_path, Tuning(vfs=recorder.name)) as store,
+    ):
         store.put(SNAPSHOTS, [{"snapshot": "first", "data": b"x"}])
-        synced = _fsyncs(monkeypatch)
+        synced = recorder.synced
+        synced.clear()
 
         def write(name: str) -> None:
             store.put(SNAPSHOTS, [{"snapshot": name, "data": b"x" * 1000}])
@@ -612,7 +612,8 @@ def test_writes_in_a_durable_at_end_block_skip_the_fsync_until_it_ends(
             thread = threading.Thread(target=write_durably, args=("own block",))
             thread.start()
             thread.join()
-            assert len(synced) == 3
+            assert synced == [str(tmp_path / "archive.db-wal")]
+        assert synced == [str(tmp_path / "archive.db-wal")] * 2
         write("after")
         assert seen == {
             "main": "NORMAL",
@@ -620,8 +621,7 @@ def test_writes_in_a_durable_at_end_block_skip_the_fsync_until_it_ends(
             "own block": "NORMAL",
             "after": "FULL",
         }
-        wal, db = str(tmp_path / "archive.db-wal"), str(tmp_path / "archive.db")
-        assert synced == [wal, db, str(tmp_path)] * 2
+        assert synced == [str(tmp_path / "archive.db-wal")] * 3
         assert store.get(SNAPSHOTS, {"snapshot": "thread"}) is not None
 
 
@@ -651,6 +651,107 @@ def test_a_rollback_journal_keeps_its_fsync_at_every_commit(
         store.put(SNAPSHOTS, [{"snapshot": "a", "data": b"x"}])
         assert store.describe()["synchronous"] == "FULL"
     assert synced == []
+
+
+def _locks_held(path: Path) -> list[str]:
+    """This process's POSIX locks on the file at ``path`` (Linux: /proc/locks)."""
+    inode = path.stat().st_ino
+    held = []
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        ours = fields[1] == "POSIX" and int(fields[4]) == os.getpid()
+        if ours and int(fields[5].rsplit(":", 1)[1]) == inode:
+            held.append(" ".join(fields[3:4] + fields[6:]))
+    return held
+
+
+@pytest.mark.skipif(not Path("/proc/locks").exists(), reason="reads Linux's /proc/locks")
+def test_making_writes_durable_keeps_the_locks_sqlite_holds(tmp_path: Path) -> None:
+    """Nothing beside SQLite opens and closes the store's file: closing any descriptor of it
+    drops every POSIX lock the process holds there (SQLite's "How To Corrupt", 2.2), and
+    the end of a durable block once did so (issue 48)."""
+    with SQLiteBackend(tmp_path) as store:
+        store.put(SNAPSHOTS, [{"snapshot": "a", "data": b"x"}])
+        before = _locks_held(store.path)
+        with store.durable_at_end():
+            store.put(SNAPSHOTS, [{"snapshot": "b", "data": b"x"}])
+        assert before  # a connection in WAL mode holds a shared lock while open
+        assert _locks_held(store.path) == before
+        store.copy_to(tmp_path / "copy")
+        store.describe()
+        assert store.file_problems(full=True) == []
+        assert _locks_held(store.path) == before
+
+
+_BLOCK_WRITER = """
+import sys, time
+from pathlib import Path
+from imixs_archive.storage.model import SNAPSHOTS
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
+with SQLiteBackend(Path(sys.argv[1])) as store:
+    for block in range(int(sys.argv[2])):
+        with store.durable_at_end():
+            for n in range(20):
+                name = f"b{block:03}-{n:02}"
+                store.put(SNAPSHOTS, [{"snapshot": name, "data": bytes(3000)}])
+        print(block, flush=True)  # every row of the block acknowledged
+        time.sleep(0.02)  # the others open and close meanwhile
+    sys.stdin.readline()  # open (until killed) while the test reads what it acknowledged
+"""
+_OPENER = """
+import sys, time
+from pathlib import Path
+from imixs_archive.storage.model import SNAPSHOTS
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
+for round in range(10**9):  # what stats, a cron verify or a probe do: open, read, close
+    with SQLiteBackend(Path(sys.argv[1])) as store:
+        next(store.scan(SNAPSHOTS, limit=1, columns=["snapshot"]), None)
+    if round == 0:
+        print("running", flush=True)
+"""
+
+
+@pytest.mark.parametrize("openers", [1, 3])
+def test_processes_opening_and_closing_the_store_beside_durable_blocks_lose_nothing(
+    tmp_path: Path, openers: int
+) -> None:
+    """One process writes in ``durable_at_end`` blocks while others open the store, read a
+    row and close it, over and over. The end of a block once opened and closed the store's
+    files beside SQLite, which dropped the writer's locks: a closing process then took
+    itself for the last, merged and deleted the log the writer still wrote into, and the
+    writer's commits were lost and the file left malformed (issue 48)."""
+    SQLiteBackend(tmp_path).close()
+    command = [sys.executable, "-c", _OPENER, str(tmp_path)]
+    others = [subprocess.Popen(command, stdout=subprocess.PIPE) for _ in range(openers)]
+    expected = {f"b{block:03}-{n:02}" for block in range(60) for n in range(20)}
+    writer = None
+    try:
+        for other in others:
+            assert other.stdout is not None and other.stdout.readline()  # it runs
+        writer = subprocess.Popen(
+            [sys.executable, "-c", _BLOCK_WRITER, str(tmp_path), "60"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert writer.stdout is not None
+        acknowledged = [writer.stdout.readline() for _ in range(60)]
+        assert acknowledged[-1] == "59\n", acknowledged
+        # What the writer committed is there for every other process, while it still runs.
+        with SQLiteBackend(tmp_path) as store:
+            assert store.file_problems(full=True) == []
+            assert _names(store) == expected
+    finally:
+        for process in (*others, *([writer] if writer else [])):
+            process.kill()  # the writer too, as it waits to be told to close
+            process.communicate()
+    with SQLiteBackend(tmp_path) as store:
+        assert store.file_problems(full=True) == []
+        assert _names(store) == expected
+
+
+def _names(store: SQLiteBackend) -> set[str]:
+    return {row["snapshot"] for row in store.scan(SNAPSHOTS, columns=["snapshot"])}
 
 
 def test_a_process_killed_inside_a_durable_at_end_block_leaves_whole_commits(
@@ -744,3 +845,15 @@ def test_a_write_started_soon_lands_in_the_group_it_is_waited_in(tmp_path: Path)
             wait()
             backend.put(SNAPSHOTS, [{"snapshot": "u-1", "data": b"x"}])
         assert reader.get(ARCHIVE_LEDGER_QUEUE, key_of(ARCHIVE_LEDGER_QUEUE, row)) == row
+
+
+def test_the_store_runs_on_a_sqlite_without_the_wal_reset_bug(tmp_path: Path) -> None:
+    """SQLite 3.7.0 to 3.51.2 can corrupt a WAL store when a checkpoint races another
+    connection's commit (https://sqlite.org/wal.html#walresetbug); the system's SQLite is
+    often one of them (Debian 12: 3.40.1), APSW's is not."""
+    assert engine.has_wal_reset_bug("3.40.1")
+    assert engine.has_wal_reset_bug("3.51.2")
+    assert not engine.has_wal_reset_bug("3.51.3")
+    assert not engine.has_wal_reset_bug()
+    with SQLiteBackend(tmp_path) as store:
+        assert store.describe()["sqlite_version"] == engine.version()

@@ -5,12 +5,12 @@ commits in it is found and reported until the operator deals with it."""
 
 from __future__ import annotations
 
-import sqlite3
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import apsw
 import pytest
 
 from imixs_archive.archive.snapshots import Archive
@@ -22,6 +22,7 @@ from imixs_archive.storage.model import SNAPSHOTS
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.storage.sqlite.store_file import APPLICATION_ID, LOST_SUFFIX, MARK_SUFFIX
 from imixs_archive.web.app import create_app
+from support import raw_sqlite
 from support.snapshots import make_snapshot
 from web.live import start_server
 
@@ -29,15 +30,14 @@ from web.live import start_server
 
 
 def _foreign(path: Path) -> None:
-    connection = sqlite3.connect(path)
+    connection = raw_sqlite.connect(path)
     connection.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
     connection.execute("INSERT INTO customers VALUES (1, 'Anna')")
-    connection.commit()
     connection.close()
 
 
 def _empty_database(path: Path) -> None:
-    connection = sqlite3.connect(path)
+    connection = raw_sqlite.connect(path)
     connection.execute("PRAGMA user_version = 0")
     connection.execute("VACUUM")
     connection.close()
@@ -82,7 +82,7 @@ def test_a_file_that_holds_no_archive_is_refused_and_left_as_it_is(
 def test_a_new_store_is_marked_as_this_archive_and_leaves_nothing_else(tmp_path: Path) -> None:
     SQLiteBackend(tmp_path).close()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["archive.db"]
-    connection = sqlite3.connect(tmp_path / "archive.db")
+    connection = raw_sqlite.connect(tmp_path / "archive.db")
     assert connection.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
     assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     connection.close()
@@ -91,9 +91,8 @@ def test_a_new_store_is_marked_as_this_archive_and_leaves_nothing_else(tmp_path:
 def test_a_store_from_before_the_mark_still_opens(tmp_path: Path) -> None:
     with SQLiteBackend(tmp_path) as store:
         store.put(SNAPSHOTS, [{"snapshot": "a", "data": b"x"}])
-    connection = sqlite3.connect(tmp_path / "archive.db")
+    connection = raw_sqlite.connect(tmp_path / "archive.db")
     connection.execute("PRAGMA application_id = 0")
-    connection.commit()
     connection.close()
     with SQLiteBackend(tmp_path) as store:
         assert store.get(SNAPSHOTS, {"snapshot": "a"}) == {"snapshot": "a", "data": b"x"}
@@ -121,10 +120,10 @@ def test_processes_creating_one_store_at_once_share_it(tmp_path: Path) -> None:
 # --- the write-ahead log ----------------------------------------------------------------
 
 
-def _serve_beside(store: Path) -> sqlite3.Connection:
+def _serve_beside(store: Path) -> apsw.Connection:
     """A reader that keeps the store open, as a running ``serve`` does: SQLite then never
     merges and removes the log when the writers close."""
-    reader = sqlite3.connect(store / "archive.db", isolation_level=None)
+    reader = raw_sqlite.connect(store / "archive.db")
     reader.execute("SELECT count(*) FROM snapshots").fetchone()
     return reader
 

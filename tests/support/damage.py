@@ -5,14 +5,13 @@ not, through a connection of its own; Cassandra: written back through CQL)."""
 from __future__ import annotations
 
 import random
-import sqlite3
-from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import Table
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
+from support import raw_sqlite
 
 
 def flip_bit(data: bytes, bit: int) -> bytes:
@@ -28,7 +27,7 @@ def flip_stored_bit(
     inner = getattr(backend, "inner", backend)
     if isinstance(inner, SQLiteBackend):
         where = " AND ".join(f"{name} = ?" for name in key)
-        with sqlite3.connect(inner.path) as raw:
+        with raw_sqlite.opened(inner.path) as raw:
             (cell,) = raw.execute(
                 f"SELECT {column} FROM {table.name} WHERE {where}", tuple(key.values())
             ).fetchone()
@@ -51,7 +50,7 @@ def damage_page(store: Path, name: str, *, index: bool = False) -> int:
     torn write leaves it; the store must be closed. Returns the page number."""
     path = store / "archive.db"
     kind, column = ("index", "tbl_name") if index else ("table", "name")
-    with closing(sqlite3.connect(path)) as raw:
+    with raw_sqlite.opened(path) as raw:
         page_size = raw.execute("PRAGMA page_size").fetchone()[0]
         (root,) = raw.execute(
             f"SELECT rootpage FROM sqlite_master WHERE type = ? AND {column} = ?", (kind, name)

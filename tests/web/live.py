@@ -9,7 +9,11 @@ socket shows (limits, timeouts, streaming, disconnects, the serve command, the b
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -28,6 +32,7 @@ from imixs_archive.services.sources import find_sources
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.web.app import create_app
 from imixs_archive.web.auth import TokenVerifier
+from imixs_archive.web.connections import Limits, guarded_protocol
 from imixs_archive.web.credentials import hash_password, token_hash
 from support.snapshots import make_snapshot
 
@@ -37,6 +42,18 @@ PASSWORDS = {"mia": "mia-secret", "rex": "rex-secret"}
 TOKENS = {"manager": "tok-manager-0123456789", "reader": "tok-reader-0123456789"}
 BIG_ORIGIN = "b16f11e5-0000-4000-8000-000000000001"
 BIG = bytes(range(256)) * 12_000 + b"tail"  # ~3 MiB, several pieces
+ANALYTICS_CALLS = (
+    "/api/stats",
+    "/api/stats/dashboard?refresh=true",
+    "/api/analytics/aggregates?from={month_ago}&by=group",
+    "/api/analytics/leadtimes",
+    "/api/analytics/export?items=$workflowgroup,$taskid:int&format=csv",
+    "/api/analytics/eventlog",
+    "/ui/monitor",
+    "/ui/stats?refresh=true",
+)
+"""What the Monitor and Statistics pages show, and the analytics endpoints they link
+(``analytics_calls`` fills in the range)."""
 
 
 def credentials_env() -> dict[str, str]:
@@ -123,11 +140,17 @@ class LiveServer:
 
 
 def start_server(app: FastAPI, settings: Settings, archive: Archive) -> LiveServer:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # as serve
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", access_log=False, proxy_headers=False)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        proxy_headers=False,
+        http=guarded_protocol(Limits.of(settings)),  # as serve
+    )
     server = _Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -154,6 +177,21 @@ def seed(archive: Archive) -> None:
         )
 
 
+def analytics_calls() -> list[str]:
+    month_ago = dt.date.today() - dt.timedelta(days=30)
+    return [path.format(month_ago=month_ago) for path in ANALYTICS_CALLS]
+
+
+def seed_recent(archive: Archive, count: int = 12) -> None:
+    """Snapshots of three instances over the last four days: the days within the grace
+    period are counted again on every analytics call."""
+    now = dt.datetime.now(dt.UTC)
+    for step in range(count):
+        when = now - dt.timedelta(days=step % 4, minutes=step)
+        origin = f"2c0ffee0-0000-4000-8000-00000000000{step % 3}"
+        archive.store(make_snapshot(step, origin=origin, modified=when))
+
+
 def serve_store(
     tmp: Path, env: dict[str, str], oidc: TokenVerifier | None = None
 ) -> Iterator[LiveServer]:
@@ -175,3 +213,28 @@ def serve_store(
     finally:
         live.stop()
         backend.close()
+
+
+def serve_process(
+    env: dict[str, str], *, open_files: int | None = None
+) -> tuple[subprocess.Popen[str], str]:
+    """``serve`` on a free port in a process of its own, and its URL once it answers;
+    ``open_files``: its limit of open files (RLIMIT_NOFILE, soft and hard)."""
+    env = {**os.environ, **env}
+    env.pop("ARCHIVE_HTTP_HOST", None)
+    command = [sys.executable, "-m", "imixs_archive", "serve", "--port", "0"]
+    if open_files is not None:  # the shell sets the limit, then becomes serve (same pid)
+        command = ["/bin/sh", "-c", f'ulimit -n {int(open_files)} && exec "$@"', "sh", *command]
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert process.stdout is not None
+    url = process.stdout.readline().split()[2].rstrip("/")
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            httpx.get(f"{url}/healthz", timeout=2)
+            return process, url
+        except httpx.TransportError:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)

@@ -31,7 +31,7 @@ from analytics.generated_archive import (
 from imixs_archive.config import load_settings
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.web.app import create_app
-from imixs_archive.web.export_stream import Pipe, iter_rest, start_writer
+from imixs_archive.web.export_stream import WRITERS, Pipe, iter_rest, start_writer
 from web.live import LiveServer, credentials_env, start_server
 from web.test_api_access import assert_problem
 
@@ -289,7 +289,7 @@ def test_the_pipe_holds_a_bounded_amount_and_stops_a_writer_nobody_reads() -> No
             out.write(b"x" * 1000)
         written.set()
 
-    thread = start_writer(write, pipe)
+    ended = start_writer(write, pipe)
     chunks = iter_rest(pipe, b"")
     read = len(next(chunks)) + len(next(chunks))
     deadline = time.monotonic() + 60  # the writer goes on (when the machine lets it) ...
@@ -301,5 +301,29 @@ def test_the_pipe_holds_a_bounded_amount_and_stops_a_writer_nobody_reads() -> No
     # A chunk is at most 1024 + one write: four in the queue, one waiting, one filling.
     assert 0 < held <= (4 + 2) * (1024 + 1000)
     chunks.close()  # the client went away
-    thread.join(60)
-    assert not thread.is_alive() and not written.is_set()
+    assert ended.wait(60) and not written.is_set()
+
+
+def test_exports_are_written_on_a_few_threads_kept_for_them() -> None:
+    """A thread per export opened a store connection per export (issue 48)."""
+    seen: set[threading.Thread] = set()
+    for _ in range(3 * WRITERS):
+        assert start_writer(lambda _out: seen.add(threading.current_thread()), Pipe()).wait(60)
+    assert len(seen) <= WRITERS
+
+
+def test_an_export_beyond_the_writers_is_503_until_one_ends(gen_live: LiveServer) -> None:
+    release = threading.Event()
+    held = [start_writer(lambda _out: release.wait(60), Pipe()) for _ in range(WRITERS)]
+    try:
+        with gen_live.client("reader") as client:
+            refused = client.get("/api/analytics/export", params={"items": "$workflowgroup"})
+            assert_problem(refused, 503)
+            assert refused.headers["retry-after"] == "30"
+            assert "exports are being written" in refused.json()["detail"]
+            release.set()
+            assert all(ended.wait(60) for ended in held)
+            answer = client.get("/api/analytics/export", params={"items": "$workflowgroup"})
+            assert answer.status_code == 200
+    finally:
+        release.set()

@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import random
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from imixs_archive.config import load_settings
 from imixs_archive.storage.model import DOCUMENTS, DOCUMENTS_DATA, SNAPSHOTS
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.web.app import create_app
+from support import raw_sqlite
 from support.damage import flip_stored_bit
 from support.snapshots import make_snapshot
 from web.live import LiveServer, start_server
@@ -163,7 +163,7 @@ def test_a_piece_overwritten_with_text_is_corrupt_not_an_internal_error(
     """A hand at the store (sqlite3) leaving text or NULL where a piece's bytes were."""
     live, backend, _snapshot_id = server
     first = next(iter(backend.scan(DOCUMENTS, {"md5": MD5})))["data_id"]
-    with sqlite3.connect(backend.path) as raw:
+    with raw_sqlite.opened(backend.path) as raw:
         raw.execute(
             f"UPDATE {DOCUMENTS_DATA.name} SET data = 'garbage', raw_size = ? WHERE data_id = ?",
             (packed, first),

@@ -19,6 +19,7 @@ from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.web.credentials import parse_tokens, parse_users, verify_password
 from support.snapshots import make_snapshot
+from web.live import serve_process
 
 
 def test_serve_refuses_an_open_non_loopback_address(
@@ -108,7 +109,7 @@ def test_sigterm_does_not_wait_for_a_stalled_client(tmp_path: Path) -> None:
     with SQLiteBackend(tmp_path / "store") as backend:
         Archive(backend).store(doc)
     env = {"ARCHIVE_DATA_DIR": str(tmp_path / "store"), "ARCHIVE_REQUEST_TIMEOUT": "2"}
-    process, url = _serving(env)
+    process, url = serve_process(env)
     try:
         host, port = url.removeprefix("http://").split(":")
         with socket.create_connection((host, int(port))) as stalled:
@@ -134,7 +135,7 @@ def test_a_serve_ended_by_sigterm_leaves_nothing_only_in_the_log(tmp_path: Path)
     """uvicorn raises SIGTERM again once it has shut down: the store is closed first (its
     write-ahead log merged into archive.db), then the process ends by the signal."""
     store = tmp_path / "store"
-    process, url = _serving({"ARCHIVE_DATA_DIR": str(store)})
+    process, url = serve_process({"ARCHIVE_DATA_DIR": str(store)})
     try:
         pushed = httpx.post(
             f"{url}/api/archive/snapshot",
@@ -157,29 +158,6 @@ def test_a_serve_ended_by_sigterm_leaves_nothing_only_in_the_log(tmp_path: Path)
         assert backend.findings() == []
 
 
-def _serving(env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
-    """``serve`` on a free port in a process of its own, and its URL once it answers."""
-    env = {**os.environ, **env}
-    env.pop("ARCHIVE_HTTP_HOST", None)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "imixs_archive", "serve", "--port", "0"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdout is not None
-    url = process.stdout.readline().split()[2].rstrip("/")
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            httpx.get(f"{url}/healthz", timeout=2)
-            return process, url
-        except httpx.TransportError:
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
-
-
 @pytest.mark.parametrize("access_log", ["true", "false"])
 def test_the_log_as_json_lines_with_an_access_line_per_request(
     tmp_path: Path, access_log: str
@@ -190,7 +168,7 @@ def test_the_log_as_json_lines_with_an_access_line_per_request(
         "ARCHIVE_ACCESS_LOG": access_log,
         "ARCHIVE_LOG_LEVELS": "uvicorn.error=WARNING",
     }
-    process, url = _serving(env)
+    process, url = serve_process(env)
     try:
         assert httpx.get(f"{url}/api/stats", timeout=10).status_code == 200
         assert httpx.get(f"{url}/no-such-page", timeout=10).status_code == 404
@@ -206,3 +184,36 @@ def test_the_log_as_json_lines_with_an_access_line_per_request(
     else:
         assert access == []
     assert not [r for r in records if r["logger"] == "uvicorn.error" and r["level"] == "INFO"]
+
+
+def test_connections_to_serve_send_at_once() -> None:
+    """TCP_NODELAY on every accepted connection: an answer's body goes after its headers
+    in a second write, which Nagle's rule held back until the client's delayed ACK (40 ms
+    per request on a kept-alive connection). asyncio sets it where the socket says TCP."""
+    import asyncio
+    import dataclasses
+    import socket
+
+    from imixs_archive.cli.serve_commands import bind
+    from imixs_archive.config import load_settings
+
+    sock = bind(dataclasses.replace(load_settings({}), http_host="127.0.0.1", http_port=0))
+    seen: list[int] = []
+
+    class Record(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            accepted = transport.get_extra_info("socket")
+            seen.append(accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            transport.close()
+
+    async def accept_one() -> None:
+        server = await asyncio.get_running_loop().create_server(Record, sock=sock)
+        async with server:
+            port = sock.getsockname()[1]
+            _reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            while not seen:
+                await asyncio.sleep(0.01)
+            writer.close()
+
+    asyncio.run(asyncio.wait_for(accept_one(), 30))
+    assert seen == [1]

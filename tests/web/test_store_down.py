@@ -3,6 +3,8 @@ page and the metrics say so, and the service keeps answering."""
 
 from __future__ import annotations
 
+import os
+import resource
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,7 @@ from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import Table
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.web.app import create_app
-from web.live import start_server
+from web.live import serve_store, start_server
 
 
 class Switchable(DelegatingBackend):
@@ -82,3 +84,49 @@ def _check_pages(client: Any, store: Switchable) -> None:
         assert client.get("/healthz").status_code == 200
         store.down = False
         assert client.get("/readyz").status_code == 200
+
+
+def test_readyz_is_not_ready_when_the_store_file_is_gone(tmp_path: Path) -> None:
+    """The connections open already read on from the moved file: only a new one, which a
+    new thread needs, would fail. /readyz sees it before the requests do."""
+    for live in serve_store(tmp_path, {}):
+        path = Path(live.archive.describe()["path"])
+        with live.client() as client:
+            assert client.get("/readyz").status_code == 200
+            path.rename(path.with_name("moved.db"))
+            try:
+                ready = client.get("/readyz")
+            finally:
+                path.with_name("moved.db").rename(path)
+            assert ready.status_code == 503
+            message = ready.json()["checks"]["store"]["message"]
+            assert f"the store's file {path} cannot be found" in message, message
+            assert client.get("/readyz").status_code == 200
+
+
+def test_readyz_is_not_ready_when_no_descriptor_is_left(tmp_path: Path) -> None:
+    """Out of descriptors, a new store connection or request fails (502, 500), while a
+    read on a connection open already still works: /readyz said ready."""
+    for live in serve_store(tmp_path, {}):
+        with live.client() as client:
+            assert client.get("/readyz").status_code == 200
+            soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+            in_use = len(os.listdir("/proc/self/fd")) - 1  # less the listing's own
+            resource.setrlimit(resource.RLIMIT_NOFILE, (in_use, hard))
+            held = []
+            try:
+                while True:  # the free numbers below the limit taken: none left
+                    held.append(os.open(os.devnull, os.O_RDONLY))
+            except OSError:
+                pass
+            try:
+                ready = client.get("/readyz")
+            finally:
+                for descriptor in held:
+                    os.close(descriptor)
+                resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+            assert ready.status_code == 503
+            message = ready.json()["checks"]["store"]["message"]
+            assert "the process cannot open files: Too many open files" in message, message
+            assert "file descriptors open" in message
+            assert client.get("/readyz").status_code == 200

@@ -15,13 +15,7 @@ import datetime as dt
 from imixs_archive.archive.facts import SLOT_MINUTES, SLOTS_PER_DAY
 from imixs_archive.timezones import day_bounds
 
-__all__ = ["SLOTS_PER_DAY", "SLOT_MINUTES", "segments", "slot_of"]
-
-
-def slot_of(moment: dt.datetime) -> int:
-    """The quarter-hour slot (0..95) of an aware time within its UTC day."""
-    utc = moment.astimezone(dt.UTC)
-    return (utc.hour * 60 + utc.minute) // SLOT_MINUTES
+__all__ = ["SLOTS_PER_DAY", "SLOT_MINUTES", "segments"]
 
 
 def segments(day: dt.date, tz: dt.tzinfo) -> list[tuple[dt.date, int, int]]:

@@ -36,7 +36,7 @@ from imixs_archive.analytics.process_steps import NO_TASK, NO_TASK_WARNING, step
 from imixs_archive.archive.facts import SLOT_MINUTES
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import origin_id, snapshot_millis
-from imixs_archive.timezones import day_bounds, zone_label
+from imixs_archive.timezones import day_bounds, epoch_ms, zone_label
 
 KIND = "dfg"
 """Kept figures of a group are of kind ``dfg:<group>``."""
@@ -181,7 +181,7 @@ def count_days(
             if labels["group"] != group:
                 continue
             step = steps.setdefault(step_name(labels), len(steps))
-            millis = snapshot_millis(snapshot_id) or int(when.timestamp() * 1000)
+            millis = snapshot_millis(snapshot_id) or epoch_ms(when)
             local = when.astimezone(tz).date().isoformat()
             trace = days.setdefault(local, {}).setdefault(origin_id(snapshot_id), [])
             trace.extend((step, millis))

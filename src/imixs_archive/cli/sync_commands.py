@@ -21,10 +21,10 @@ from imixs_archive.errors import ArchiveError, ConfigError
 from imixs_archive.ledger.schedule import LedgerSchedule
 from imixs_archive.logs import setup_logging
 from imixs_archive.sync.jobs import new_resync, open_sync
-from imixs_archive.sync.resync import request_cancel, resync_status, to_millis
+from imixs_archive.sync.resync import request_cancel, resync_status
 from imixs_archive.sync.service import Outcome, SyncService
 from imixs_archive.sync.status import SyncStatus, retry_dead_letters, sync_status
-from imixs_archive.timezones import from_epoch_ms
+from imixs_archive.timezones import epoch_ms, from_epoch_ms
 from imixs_archive.workflow.client import WorkflowClient
 
 
@@ -248,7 +248,7 @@ def cmd_resync(args: argparse.Namespace, ctx: Context) -> int:
         with _stop_on_signals(resync.stopping.set):
             start = args.start
             if isinstance(start, dt.datetime):
-                start = to_millis(in_zone(start, ctx.settings.timezone))
+                start = epoch_ms(in_zone(start, ctx.settings.timezone))
             result = resync.run(start)
     print_problems(result.warnings, result.failures)
     print(

@@ -230,12 +230,3 @@ def _newest_sends(archive: Archive) -> Iterator[Send]:
             if archive.exists(snapshot_id):
                 yield Send(origin_id(snapshot_id), snapshot_id)
                 break
-
-
-def saved_plan_state(archive: Archive) -> dict[str, object]:
-    """The ``restore.plan.*`` items (for the API and the runbook's checks)."""
-    state = archive.state.load()
-    names = ("key", "after", "restored", "bytes", "total", "status")
-    found = {name: state.get_first(f"restore.plan.{name}") for name in names}
-    found["failed"] = state.get_values("restore.plan.failed")
-    return found

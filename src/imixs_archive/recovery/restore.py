@@ -300,8 +300,8 @@ class Restorer:
     def _resume_point(self, wanted: RestoreRange, report: RestoreReport) -> dt.date | None:
         state = self.archive.state.load()
         same = (
-            state.get_first("restore.from") == _millis(wanted.first)
-            and state.get_first("restore.to") == _millis(wanted.last)
+            state.get_first("restore.from") == epoch_ms(wanted.first)
+            and state.get_first("restore.to") == epoch_ms(wanted.last)
             and state.get_first("restore.options", "") == wanted.options_text()
             and state.get_first("restore.status") in ("running", "stopped")
         )
@@ -319,11 +319,11 @@ class Restorer:
     ) -> None:
         with self._lock:
             state = self.archive.state.load()
-            state["restore.from"] = _millis(wanted.first)
-            state["restore.to"] = _millis(wanted.last)
+            state["restore.from"] = epoch_ms(wanted.first)
+            state["restore.to"] = epoch_ms(wanted.last)
             state["restore.options"] = wanted.options_text()
             day = point or wanted.first.astimezone(dt.UTC).date()
-            state["restore.point"] = _millis(dt.datetime.combine(day, dt.time(), dt.UTC))
+            state["restore.point"] = epoch_ms(dt.datetime.combine(day, dt.time(), dt.UTC))
             state["restore.count"] = report.restored
             state["restore.size"] = report.bytes
             state["restore.errors"] = len(report.failed)
@@ -341,7 +341,3 @@ def _attachment_bytes(doc: Document) -> int:
 
 def _utc(when: dt.datetime) -> dt.datetime:
     return when.replace(tzinfo=dt.UTC) if when.tzinfo is None else when.astimezone(dt.UTC)
-
-
-def _millis(when: dt.datetime) -> int:
-    return epoch_ms(when)

@@ -85,6 +85,9 @@ class Backend(ABC):
         ``USING TIMESTAMP``); SQLite orders writes by its transactions instead, and the
         garbage collector re-checks inside one there (see ``filestore/gc.py``)."""
 
+    read_only: bool = False
+    """The store can be read but not written (the embedded store on a read-only file
+    system): only tables ``kept_by_readers`` take writes, and those last the process."""
     partition_rows: int = 10_000
     """Rows :meth:`put_partition` writes as one mutation at most."""
 
@@ -152,11 +155,6 @@ class Backend(ABC):
         """The position about ``share`` (0 to 1) of the way through ``table``'s range
         order: the range up to it holds about that share of the table's partitions
         (Cassandra: of the token ring; the embedded store: of the partitions there now)."""
-        raise ConfigError(f"a {self.name} store cannot scan a table by ranges")
-
-    def share_before(self, table: Table, position: Position) -> float:
-        """About what share (0 to 1) of ``table``'s range order lies up to ``position``
-        (:meth:`position_at` the other way round)."""
         raise ConfigError(f"a {self.name} store cannot scan a table by ranges")
 
     def grouped(self) -> AbstractContextManager[None]:

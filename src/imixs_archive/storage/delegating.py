@@ -66,9 +66,6 @@ class DelegatingBackend(Backend):
     def position_at(self, table: Table, share: Fraction) -> Position:
         return self.inner.position_at(table, share)
 
-    def share_before(self, table: Table, position: Position) -> float:
-        return self.inner.share_before(table, position)
-
     def delete(
         self, table: Table, key: Mapping[str, Any], *, written_before: int | None = None
     ) -> None:

@@ -8,6 +8,7 @@ from imixs_archive.config import Settings
 from imixs_archive.errors import NotFoundError
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.sqlite.backend import DB_FILE, SQLiteBackend
+from imixs_archive.storage.sqlite.read_only import ReadOnlyStore
 
 
 def open_backend(settings: Settings, *, create: bool = True) -> Backend:
@@ -26,4 +27,5 @@ def open_backend(settings: Settings, *, create: bool = True) -> Backend:
             f"no archive in {settings.data_dir} (nothing was created; set --data-dir or "
             "ARCHIVE_DATA_DIR to the folder of an archive)"
         )
-    return SQLiteBackend(settings.data_dir)
+    store = SQLiteBackend(settings.data_dir)
+    return ReadOnlyStore(store) if store.read_only else store

@@ -70,6 +70,11 @@ class Table:
     """Rows come and go all the time (a work list scanned whole): on Cassandra its
     tombstones are purged after 3 hours instead of 10 days (``gc_grace_seconds``), so a
     scan never walks more than a few hours of deletes."""
+    kept_by_readers: bool = False
+    """Written by commands that only read: job books, figures and an index they keep so
+    that the next asks cost the same. On a store that cannot be written (the embedded
+    store on a read-only file system) such writes go to a copy of the table kept for the
+    process's life (``storage/sqlite/read_only.py``); every other write is refused."""
 
     # Derived once: every row written or read asks (a frozen dataclass keeps them in its
     # __dict__), and a table hashes by its name (the stores key caches by table).
@@ -267,6 +272,7 @@ ARCHIVE_DAY_AGGREGATES = Table(
     "day's change stamp (Q21): computed again when the stamp differs (see "
     "analytics/day_store.py, row format 3).",
     java=False,
+    kept_by_readers=True,
 )
 
 # What the analytics count of each snapshot, kept when it is stored (archive/facts.py):
@@ -299,6 +305,7 @@ ARCHIVE_DAY_SUMMARIES = Table(
     "per dimension value, with new process instances, and the change stamp they were "
     "counted at (see analytics/day_store.py).",
     java=False,
+    kept_by_readers=True,
 )
 
 # The whole-archive figures of one UTC month in the days of one time zone, kept once all its
@@ -314,6 +321,7 @@ ARCHIVE_MONTH_FIGURES = Table(
     "local day, per dimension value and its new instances, with the digest of the day "
     "stamps they were counted at.",
     java=False,
+    kept_by_readers=True,
 )
 
 # The last whole count of the store's own tables (pieces, stored bytes, unused files and
@@ -325,6 +333,7 @@ ARCHIVE_CENSUS = Table(
     serves="Q31: the last census of the store (what stats --full counted, and when), by "
     "name ('store').",
     java=False,
+    kept_by_readers=True,
 )
 
 # The archive's own record that a day's snapshots changed, so that whoever keeps figures of
@@ -406,6 +415,7 @@ ARCHIVE_MODIFIED_DAYS = Table(
     clustering_key=("day",),
     serves="Q16: the UTC days of $modified that have (or had) snapshots, in day order.",
     java=False,
+    kept_by_readers=True,
 )
 
 # The sync's own record of the work it takes, so that nothing depends on the workflow's
@@ -545,6 +555,7 @@ ARCHIVE_CHECKS = Table(
     "stands in each table, what it covered when, its findings), 'scrub-lease' and "
     "'verify-lease/K/N' (which process scrubs, or runs that part, until when).",
     java=False,
+    kept_by_readers=True,
 )
 
 TABLES: tuple[Table, ...] = (

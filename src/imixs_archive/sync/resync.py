@@ -38,6 +38,7 @@ from imixs_archive.document.model import Long
 from imixs_archive.document.xml_reader import discard_files, iter_xml_documents
 from imixs_archive.errors import ArchiveError, DocumentError
 from imixs_archive.sync.syncpoint_gap import GAP_NOTE, GapLocator, is_feed_failure
+from imixs_archive.timezones import epoch_ms
 from imixs_archive.workflow.client import WorkflowClient
 from imixs_archive.workflow.errors import WorkflowUnavailableError
 
@@ -69,14 +70,8 @@ class _Step:
     failures: list[str]
 
 
-def to_millis(when: dt.datetime) -> int:
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.UTC)
-    return (when - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(milliseconds=1)
-
-
 def _millis_of(value: Any) -> int | None:
-    return to_millis(value) if isinstance(value, dt.datetime) else None
+    return epoch_ms(value) if isinstance(value, dt.datetime) else None
 
 
 class Resync:
@@ -276,7 +271,7 @@ def _int_item(value: Any) -> int:
     if isinstance(value, bool) or value is None:
         return 0
     if isinstance(value, dt.datetime):
-        return to_millis(value)
+        return epoch_ms(value)
     try:
         return int(value)
     except (TypeError, ValueError):

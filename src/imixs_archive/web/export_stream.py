@@ -5,6 +5,11 @@ it writes into a :class:`Pipe`: bytes are gathered into chunks of ``CHUNK`` and 
 over a queue of at most ``DEPTH`` chunks, so the writer waits while the client reads
 slowly and memory stays at ``CHUNK * DEPTH`` whatever the number of rows. When the
 client goes away, the next write raises :class:`ClientGone` and the writer ends.
+
+The writers run on a pool the process keeps, of ``WRITERS`` threads: a thread per export
+opened a store connection per export (SQLite's are per thread, kept until the store
+closes), and ``serve`` ran out of file descriptors. While ``WRITERS`` exports are being
+written, another is answered 503 (:class:`ServiceBusyError`) rather than queued.
 """
 
 from __future__ import annotations
@@ -14,9 +19,18 @@ import threading
 from collections.abc import Callable, Generator
 from typing import IO, Any, cast
 
+from imixs_archive.web.problems import ServiceBusyError
+
 CHUNK = 256 * 1024
 DEPTH = 8
+WRITERS = 8
+"""Exports written at once, each on a thread of the process's writer pool."""
 _END = object()
+
+_free = threading.BoundedSemaphore(WRITERS)
+_work: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+_start_lock = threading.Lock()
+_started = False
 
 
 class ClientGone(Exception):
@@ -102,22 +116,55 @@ class Pipe:
         return cast(IO[bytes], self)
 
 
-def start_writer(write: Callable[[IO[bytes]], object], pipe: Pipe) -> threading.Thread:
-    """Run ``write(pipe)`` in a thread; its end (or error) is passed down the pipe."""
+def start_writer(write: Callable[[IO[bytes]], object], pipe: Pipe) -> threading.Event:
+    """Run ``write(pipe)`` on a writer thread; its end (or error) is passed down the pipe.
+    The event is set once the writer has ended. :class:`ServiceBusyError` when
+    ``WRITERS`` exports are being written already."""
+    if not _free.acquire(blocking=False):
+        raise ServiceBusyError(
+            f"{WRITERS} exports are being written at the moment: try again when one has ended"
+        )
+    ended = threading.Event()
 
     def run() -> None:
         try:
-            write(pipe.as_file())
-        except ClientGone:
-            return
-        except BaseException as exc:  # handed to the reader, which raises it
-            pipe.finish(exc)
-            return
-        pipe.finish()
+            _write_through(write, pipe)
+        finally:
+            _free.release()
+            ended.set()
 
-    thread = threading.Thread(target=run, name="export-writer", daemon=True)
-    thread.start()
-    return thread
+    _start_threads()
+    _work.put(run)
+    return ended
+
+
+def _write_through(write: Callable[[IO[bytes]], object], pipe: Pipe) -> None:
+    try:
+        write(pipe.as_file())
+    except ClientGone:
+        return
+    except BaseException as exc:  # handed to the reader, which raises it
+        pipe.finish(exc)
+        return
+    pipe.finish()
+
+
+def _start_threads() -> None:
+    """The writer threads, started once. Daemons (not an executor's threads, which the
+    interpreter joins at exit): a writer a stalled client holds does not hold the exit."""
+    global _started
+    with _start_lock:
+        if _started:
+            return
+        for number in range(WRITERS):
+            name = f"export-writer-{number}"
+            threading.Thread(target=_serve_work, name=name, daemon=True).start()
+        _started = True
+
+
+def _serve_work() -> None:
+    while True:
+        _work.get()()
 
 
 def iter_rest(pipe: Pipe, first: bytes) -> Generator[bytes, None, None]:

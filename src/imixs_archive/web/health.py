@@ -9,7 +9,9 @@ written for it keep working: ``{"status": "UP", "checks": [{"name": "imixs-archi
 from __future__ import annotations
 
 import datetime as dt
+import os
 import shutil
+import stat
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -26,6 +28,7 @@ from imixs_archive.services.jobs import JobState
 from imixs_archive.sync.counters import REPORTED
 from imixs_archive.sync.status import dead_letters
 from imixs_archive.web.dependencies import Reader, Services, Svc
+from imixs_archive.web.descriptors import descriptors_in_use
 from imixs_archive.web.integrations import WorkflowLink
 from imixs_archive.web.limits import workers_free
 from imixs_archive.web.problems import PROBLEM_RESPONSES
@@ -153,11 +156,36 @@ async def health_ready(svc: Svc) -> JSONResponse:
     return _mp_health([await _readiness(svc)])
 
 
+def _files_check(svc: Services) -> str | None:
+    """Why a new connection to the store would fail where the open ones still read (None:
+    it would not): no descriptor left to open, or the embedded store's file gone or not
+    readable and writable by this process. The store's file itself is never opened here:
+    closing a descriptor of it would drop SQLite's locks on it (POSIX locks are the
+    process's, not the descriptor's)."""
+    path = svc.archive.describe().get("path")
+    try:
+        os.close(os.open(os.devnull, os.O_RDONLY))
+    except OSError as exc:
+        return (
+            f"the process cannot open files: {exc.strerror or exc} ({descriptors_in_use()}); "
+            "new connections to the store and requests fail"
+        )
+    if not isinstance(path, str) or not path:
+        return None  # Cassandra: its session has the connections it needs
+    try:
+        found = os.stat(path)
+    except OSError as exc:
+        return f"the store's file {path} cannot be found: {exc.strerror or exc}"
+    if not stat.S_ISREG(found.st_mode) or not os.access(path, os.R_OK | os.W_OK):
+        return f"the store's file {path} cannot be read and written by this process"
+    return None
+
+
 def store_check(svc: Services) -> tuple[bool, str, float]:
     start = time.perf_counter()
     try:
         svc.archive.state.load()
-        full = _disk_check(svc)
+        full = _files_check(svc) or _disk_check(svc)
         if full is not None:
             return False, full, time.perf_counter() - start
     except ArchiveError as exc:

@@ -52,6 +52,11 @@ class BadRequestError(ArchiveError):
     """400: a parameter that cannot be used."""
 
 
+class ServiceBusyError(ArchiveError):
+    """503: the service runs as many of these at once as it may (e.g. streamed exports);
+    the client tries again later."""
+
+
 class LoginRequiredError(Exception):
     """A web page needs a logged-in user: answered with a redirect to the login page."""
 
@@ -74,6 +79,7 @@ STATUS_OF: tuple[tuple[type[ArchiveError], int], ...] = (
     (DocumentError, 400),  # HostileInputError included
     (ConfigError, 503),  # a feature that is not configured
     (ShuttingDownError, 503),
+    (ServiceBusyError, 503),
     (BudgetSpentError, 503),
     (ClientGoneError, 503),  # nobody reads it
     (StoreUnavailableError, 503),

@@ -42,12 +42,6 @@ class Event:
             created=created if isinstance(created, dt.datetime) else None,
         )
 
-    def to_document(self) -> Document:
-        doc = Document({"id": self.id, "topic": self.topic, "ref": self.ref})
-        if self.created is not None:
-            doc["created"] = self.created
-        return doc
-
 
 def backup_topics(mirrors: list[str] | tuple[str, ...]) -> list[str]:
     """``snapshot.backup`` and ``snapshot.backup.<mirror>`` for each mirror, as Java emits."""

@@ -450,9 +450,6 @@ class CassandraBackend(Backend):
     def position_at(self, table: Table, share: Fraction) -> Position:
         return ranges.token_at(share)
 
-    def share_before(self, table: Table, position: Position) -> float:
-        return 1.0 if position is None else ranges.share_before(position)
-
     def delete(
         self, table: Table, key: Mapping[str, Any], *, written_before: int | None = None
     ) -> None:

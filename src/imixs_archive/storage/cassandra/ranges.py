@@ -44,7 +44,3 @@ def token_at(share: Fraction) -> int:
     """The token ``share`` of the way round the ring."""
     share = min(max(Fraction(share), Fraction(0)), Fraction(1))
     return min(MAX_TOKEN, MIN_TOKEN + (RING * share.numerator) // share.denominator)
-
-
-def share_before(token: int) -> float:
-    return float(Fraction(int(token) - MIN_TOKEN, RING))

@@ -42,8 +42,6 @@ snapshot: rows written while it runs may or may not be seen.
 from __future__ import annotations
 
 import atexit
-import os
-import sqlite3
 import tempfile
 import threading
 import time
@@ -54,10 +52,12 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from imixs_archive.durable import sync_folder
 from imixs_archive.errors import ConfigError, IntegrityError, StoreError, StoreUnavailableError
 from imixs_archive.storage import packing
 from imixs_archive.storage.base import Backend, Position, Row
 from imixs_archive.storage.model import TABLES, ColumnType, Table
+from imixs_archive.storage.sqlite import engine
 from imixs_archive.storage.sqlite import statements as sql
 from imixs_archive.storage.sqlite.store_file import (
     LogGuard,
@@ -109,6 +109,9 @@ class Tuning:
     pack_level: int | None = packing.DEFAULT_LEVEL
     """zstd level of packed cells (pieces), each kept compressed only when that saves a
     tenth; None writes them as given (reads unpack either way)."""
+    vfs: str | None = None
+    """The SQLite layer to the files (None: the system's); tests record what SQLite syncs
+    through one of their own."""
 
     def __post_init__(self) -> None:
         if self.page_size not in {512 << n for n in range(8)}:
@@ -125,17 +128,6 @@ class Tuning:
             raise ValueError(f"pack_level must be 1..19 or None: {self.pack_level}")
 
 
-_BUSY = ("SQLITE_BUSY", "SQLITE_LOCKED")
-_REASONS = (
-    ("SQLITE_NOTADB", "the file is not an SQLite database"),
-    ("SQLITE_CORRUPT", "the database file is corrupt"),
-    ("SQLITE_CANTOPEN", "the database file cannot be opened (is the data directory writable?)"),
-    ("SQLITE_READONLY", "the store is read-only (check the permissions of the data directory)"),
-    ("SQLITE_FULL", "the disk is full"),
-    ("SQLITE_IOERR", "an I/O error occurred"),
-)
-
-
 class SQLiteBackend(Backend):
     """The tables of ``storage/model.py`` in ``<data_dir>/archive.db``."""
 
@@ -150,7 +142,8 @@ class SQLiteBackend(Backend):
         self.path = self.data_dir / DB_FILE
         self.tuning = tuning or Tuning()
         self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
+        self._connections: dict[threading.Thread, engine.Connection] = {}
+        """Each thread's connection, closed when the backend closes or the thread has ended."""
         self._lock = threading.Lock()
         self._writer = threading.Lock()
         """Held by the thread of this process that writes (see the module's text)."""
@@ -160,8 +153,13 @@ class SQLiteBackend(Backend):
         self.tables = tuple(tables)
         level = self.tuning.pack_level
         self._codecs = {table.name: sql.Codec.of(table, level) for table in self.tables}
-        self._make_directory()
-        wal = self.tuning.journal_mode.upper() == "WAL"
+        self.read_only = engine.on_read_only_file_system(self.data_dir)
+        """On a read-only file system the store is read as it is, and every write refused."""
+        if self.read_only:
+            self._refuse_read_only("open a store" if self.path.exists() else "create a store")
+        else:
+            self._make_directory()
+        wal = self.tuning.journal_mode.upper() == "WAL" and not self.read_only
         self._log = LogGuard(self.path) if wal else None
         """The write-ahead log's guard (``store_file.py``); None in other journal modes."""
         if self._log is not None:
@@ -173,7 +171,7 @@ class SQLiteBackend(Backend):
         try:
             if not self.path.exists():
                 with self._errors("create the store"):
-                    create_atomically(self.path, self._prepare_new)
+                    create_atomically(self.path, self._prepare_new, self.tuning.busy_timeout)
             self._create_schema(self._connection())
         except BaseException:
             self.close()
@@ -199,17 +197,25 @@ class SQLiteBackend(Backend):
                 f"the data directory {self.data_dir} is not writable: {exc.strerror or exc}"
             ) from exc
 
+    def _refuse_read_only(self, action: str) -> None:
+        """A write on a read-only file system is a data folder that cannot be written
+        (exit 2, as any other); opening what is there to read it is not."""
+        if action != "open a store":
+            raise ConfigError(
+                f"the data directory {self.data_dir} is on a read-only file system: cannot"
+                f" {action} there (read-only commands such as get, list and backup still work)"
+            )
+
     def _busy(self, action: str) -> StoreUnavailableError:
         return StoreUnavailableError(
             f"SQLite store {self.path}: cannot {action}: the store is locked by another"
             f" writer (waited {self.tuning.busy_timeout:g} s)"
         )
 
-    def _error(self, action: str, exc: sqlite3.Error) -> StoreError:
-        if _is_busy(exc):
+    def _error(self, action: str, exc: engine.Error) -> StoreError:
+        if engine.is_busy(exc):
             return self._busy(action)
-        name = getattr(exc, "sqlite_errorname", "") or ""
-        reason = next((text for prefix, text in _REASONS if name.startswith(prefix)), "")
+        reason = engine.reason(exc, self.data_dir)
         detail = f"{reason} ({exc})" if reason else str(exc)
         return StoreError(f"SQLite store {self.path}: cannot {action}: {detail}")
 
@@ -217,23 +223,24 @@ class SQLiteBackend(Backend):
     def _errors(self, action: str) -> Iterator[None]:
         try:
             yield
-        except sqlite3.Error as exc:
+        except engine.Error as exc:
             raise self._error(action, exc) from exc
 
-    def _connection(self) -> sqlite3.Connection:
-        """This thread's connection, opened on first use."""
+    def _connection(self) -> engine.Connection:
+        """This thread's connection, opened on first use. Opening one closes those of
+        threads that have ended: a service that runs work on ever new threads keeps as
+        many connections (and file descriptors) as it has threads alive, not as it ever
+        had."""
         if self._closed:
             raise StoreError(f"SQLite store {self.path}: the backend is closed")
-        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        connection: engine.Connection | None = getattr(self._local, "connection", None)
         if connection is not None:
             return connection
         with self._errors("open the database"):
-            connection = sqlite3.connect(
-                self.path,
-                timeout=self.tuning.busy_timeout,
-                isolation_level=None,  # autocommit; transactions are explicit
-                check_same_thread=False,  # close() may run on another thread
-            )
+            if self.read_only:
+                connection = engine.connect_read_only(self.path, self.tuning.vfs)
+            else:
+                connection = engine.connect(self.path, self.tuning.busy_timeout, self.tuning.vfs)
             try:
                 self._local.synchronous = self.tuning.synchronous.upper()
                 connection.execute(f"PRAGMA synchronous = {self._local.synchronous}")
@@ -244,11 +251,16 @@ class SQLiteBackend(Backend):
                 connection.close()
                 raise
         with self._lock:
-            self._connections.append(connection)
+            ended = [thread for thread in self._connections if not thread.is_alive()]
+            finished = [self._connections.pop(thread) for thread in ended]
+            self._connections[threading.current_thread()] = connection
         self._local.connection = connection
+        for old in finished:  # after the new one opened: never the process's last
+            with suppress(engine.Error):
+                old.close()
         return connection
 
-    def _prepare_new(self, connection: sqlite3.Connection) -> None:
+    def _prepare_new(self, connection: engine.Connection) -> None:
         """A new store's file, before it is put in place (``store_file.create_atomically``)."""
         connection.execute(f"PRAGMA page_size = {self.tuning.page_size}")
         connection.execute(f"PRAGMA journal_mode = {self.tuning.journal_mode.upper()}")
@@ -258,7 +270,7 @@ class SQLiteBackend(Backend):
         connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         connection.execute("COMMIT")
 
-    def _create_schema(self, connection: sqlite3.Connection) -> None:
+    def _create_schema(self, connection: engine.Connection) -> None:
         with self._errors("open the database"):
             check_ours(connection, self.path, (table.name for table in self.tables))
         version, existing = self._open_file(connection)
@@ -272,7 +284,7 @@ class SQLiteBackend(Backend):
             if version < SCHEMA_VERSION:
                 connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
-    def _open_file(self, connection: sqlite3.Connection) -> tuple[int, set[str]]:
+    def _open_file(self, connection: engine.Connection) -> tuple[int, set[str]]:
         """Set the file's page size and journal mode; its schema version and tables.
 
         Switching a new file to WAL needs an exclusive lock, and SQLite answers "busy" at
@@ -298,7 +310,7 @@ class SQLiteBackend(Backend):
             time.sleep(pause)
             pause = min(2 * pause, 0.05)
 
-    def _add_marker(self, connection: sqlite3.Connection, table: Table) -> None:
+    def _add_marker(self, connection: engine.Connection, table: Table) -> None:
         """A table created before its cell was packed gets the marker column."""
         if table.packing is None:
             return
@@ -306,8 +318,8 @@ class SQLiteBackend(Backend):
         if table.packing.marker not in present:
             connection.execute(sql.add_marker(table))
 
-    def _check_version(self, connection: sqlite3.Connection) -> int:
-        version: int = connection.execute("PRAGMA user_version").fetchone()[0]
+    def _check_version(self, connection: engine.Connection) -> int:
+        version: int = engine.first(connection, "PRAGMA user_version")
         if version > SCHEMA_VERSION:
             raise StoreError(
                 f"SQLite store {self.path}: written by a newer version"
@@ -330,19 +342,24 @@ class SQLiteBackend(Backend):
                 self._local.grouped = False
 
     @contextmanager
-    def _transaction(self, connection: sqlite3.Connection, action: str) -> Iterator[None]:
+    def _transaction(
+        self, connection: engine.Connection, action: str, *, synced: bool = False
+    ) -> Iterator[None]:
         """One write transaction holding the write lock from its start (inside a group:
-        part of the group's transaction)."""
+        part of the group's transaction). ``synced``: its commit is fsynced whatever
+        ``durable_at_end`` blocks are open."""
         if getattr(self._local, "grouped", False) and connection.in_transaction:
             with self._errors(action):
                 yield
             return
+        if self.read_only:
+            self._refuse_read_only(action)
         deadline = time.monotonic() + self.tuning.busy_timeout
         if not self._writer.acquire(timeout=self.tuning.busy_timeout):
             raise self._busy(action)
         try:
             with self._errors(action):
-                self._synchronous(connection)
+                self._synchronous(connection, synced)
                 self._begin(connection, action, deadline)
                 try:
                     if self._log is not None:
@@ -352,7 +369,7 @@ class SQLiteBackend(Backend):
                 except BaseException:
                     if connection.in_transaction:
                         # The original error is what the caller needs.
-                        with suppress(sqlite3.Error):
+                        with suppress(engine.Error):
                             connection.execute("ROLLBACK")
                     raise
         finally:
@@ -360,9 +377,9 @@ class SQLiteBackend(Backend):
 
     @contextmanager
     def durable_at_end(self) -> Iterator[None]:
-        """Commits in the block skip their fsync (``synchronous=NORMAL``); its end fsyncs
-        the WAL, the database file and the folder, which makes every commit before durable.
-        A block inside another of the same thread leaves that to the outer block's end.
+        """Commits in the block skip their fsync (``synchronous=NORMAL``); its end makes
+        every commit before durable. A block inside another of the same thread leaves that
+        to the outer block's end.
 
         In WAL mode SQLite keeps a store whole without the per-commit fsync: after a power
         loss it recovers the WAL up to the first commit not on disk, so the commits that
@@ -385,44 +402,46 @@ class SQLiteBackend(Backend):
             self._leave_durable(depth)
             if not depth:
                 with suppress(StoreError):  # what was written stays a prefix; the error first
-                    self._sync_files()
+                    self._make_durable()
             raise
         self._leave_durable(depth)
         if not depth:
-            self._sync_files()
+            self._make_durable()
 
     def _leave_durable(self, depth: int) -> None:
         self._local.durable_depth = depth
         with self._lock:
             self._deferring -= 1
 
-    def _synchronous(self, connection: sqlite3.Connection) -> None:
+    def _synchronous(self, connection: engine.Connection, synced: bool = False) -> None:
         """This thread's connection syncs as the open ``durable_at_end`` blocks want."""
-        wanted = "NORMAL" if self._deferring else self.tuning.synchronous.upper()
+        deferred = self._deferring and not synced
+        wanted = "NORMAL" if deferred else self.tuning.synchronous.upper()
         if self._local.synchronous != wanted:
             connection.execute(f"PRAGMA synchronous = {wanted}")
             self._local.synchronous = wanted
 
-    def _sync_files(self) -> None:
-        """fsync the WAL (whoever wrote it: it is one file), the database file (a
-        checkpoint syncs it itself, once more is cheap) and the data directory."""
-        wal = self.path.with_name(self.path.name + "-wal")
+    def _make_durable(self) -> None:
+        """Every commit before durable, through SQLite itself: one commit with
+        ``synchronous=FULL`` fsyncs the WAL, and with it every frame written before (a
+        frame no longer in it was merged into the database file, which the merge syncs);
+        then the folder, for the log guard's mark. The commit writes the schema version
+        again: a commit that changes no page writes nothing and syncs nothing.
+
+        Never by opening the files beside SQLite: closing any descriptor of a file drops
+        every lock the process holds on it (``engine.py``), and the next process to close
+        the store then takes itself for the last, merges and deletes a log still written."""
+        connection = self._connection()
+        with self._transaction(connection, "make the writes durable", synced=True):
+            connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         try:
-            for path in (wal, self.path, self.data_dir):
-                try:
-                    fd = os.open(path, os.O_RDONLY)
-                except FileNotFoundError:
-                    continue  # no WAL: checkpointed and removed, the database file synced
-                try:
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
+            sync_folder(self.data_dir)
         except OSError as exc:
             raise StoreError(
                 f"SQLite store {self.path}: cannot make the writes durable: {exc.strerror or exc}"
             ) from exc
 
-    def _begin(self, connection: sqlite3.Connection, action: str, deadline: float) -> None:
+    def _begin(self, connection: engine.Connection, action: str, deadline: float) -> None:
         """``BEGIN IMMEDIATE``, polling while another process holds the write lock."""
         pause = 0.0001
         connection.execute("PRAGMA busy_timeout = 0")
@@ -431,8 +450,8 @@ class SQLiteBackend(Backend):
                 try:
                     connection.execute("BEGIN IMMEDIATE")
                     return
-                except sqlite3.OperationalError as exc:
-                    if not _is_busy(exc):
+                except engine.Error as exc:
+                    if not engine.is_busy(exc):
                         raise
                 if time.monotonic() >= deadline:
                     raise self._busy(action)
@@ -561,22 +580,12 @@ class SQLiteBackend(Backend):
     def position_at(self, table: Table, share: Fraction) -> Position:
         with self._errors(f"read {table.name}"):
             connection = self._connection()
-            count = connection.execute(sql.count_partitions(table, upto=False)).fetchone()[0]
+            count = engine.first(connection, sql.count_partitions(table))
             before = min(count, int(count * Fraction(share)))
             if before <= 0:
                 return [_lowest(table.column(name).type) for name in table.partition_key]
             found = connection.execute(sql.nth_partition(table), (before - 1,)).fetchone()
         return list(found) if found is not None else None
-
-    def share_before(self, table: Table, position: Position) -> float:
-        with self._errors(f"read {table.name}"):
-            connection = self._connection()
-            count = connection.execute(sql.count_partitions(table, upto=False)).fetchone()[0]
-            if position is None or not count:
-                return 1.0 if position is None else 0.0
-            statement = sql.count_partitions(table, upto=True)
-            before = int(connection.execute(statement, tuple(position)).fetchone()[0])
-        return before / int(count)
 
     def _pages(
         self, plan: _Scan, limit: int | None, bound: tuple[Any, ...] | None = None
@@ -645,7 +654,8 @@ class SQLiteBackend(Backend):
         values = self._codec(table).encode_row(row)
         connection = self._connection()
         with self._transaction(connection, f"write to {table.name}"):
-            written = connection.execute(sql.insert_new(table), values).rowcount
+            connection.execute(sql.insert_new(table), values)
+            written = connection.changes()
         return bool(written)
 
     def put_if_absent(self, table: Table, row: Mapping[str, Any]) -> Row | None:
@@ -654,10 +664,11 @@ class SQLiteBackend(Backend):
         statement = sql.select(table, codec.selected(names), table.primary_key)
         connection = self._connection()
         with self._transaction(connection, f"write to {table.name}"):
-            if connection.execute(sql.insert_new(table), codec.encode_row(row)).rowcount:
+            connection.execute(sql.insert_new(table), codec.encode_row(row))
+            if connection.changes():
                 return None
-            found = connection.execute(statement, codec.encode_key(row, table.primary_key))
-            return codec.decode(names, found.fetchone())
+            found = engine.row(connection, statement, codec.encode_key(row, table.primary_key))
+            return codec.decode(names, found)
 
     def replace(
         self, table: Table, key: Mapping[str, Any], column: str, expected: Any, value: Any
@@ -687,9 +698,9 @@ class SQLiteBackend(Backend):
     def describe(self) -> dict[str, Any]:
         connection = self._connection()
         with self._errors("describe the store"):
-            page_size = connection.execute("PRAGMA page_size").fetchone()[0]
-            journal_mode = connection.execute("PRAGMA journal_mode").fetchone()[0]
-            synchronous = connection.execute("PRAGMA synchronous").fetchone()[0]
+            page_size = engine.first(connection, "PRAGMA page_size")
+            journal_mode = engine.first(connection, "PRAGMA journal_mode")
+            synchronous = engine.first(connection, "PRAGMA synchronous")
         sizes = {"": 0, "-wal": 0}  # the database file and its write-ahead log, apart
         for suffix in sizes:
             with suppress(FileNotFoundError):
@@ -697,7 +708,7 @@ class SQLiteBackend(Backend):
         return {
             "kind": "sqlite",
             "path": str(self.path),
-            "sqlite_version": sqlite3.sqlite_version,
+            "sqlite_version": engine.version(),
             "page_size": page_size,
             "journal_mode": journal_mode,
             "synchronous": _SYNCHRONOUS[synchronous] if 0 <= synchronous < 4 else synchronous,
@@ -734,9 +745,8 @@ class SQLiteBackend(Backend):
         argument = f"({table})" if table is not None else ""
         try:
             found = self._connection().execute(f"PRAGMA {pragma}{argument}").fetchall()
-        except sqlite3.DatabaseError as exc:
-            name = getattr(exc, "sqlite_errorname", "") or ""
-            if not name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+        except engine.Error as exc:
+            if not engine.is_damage(exc):
                 raise self._error(f"check {table or 'the file'}", exc) from exc
             return [f"cannot be read whole: {exc}"]
         lines = (part for (text,) in found for part in str(text).splitlines())
@@ -753,7 +763,8 @@ class SQLiteBackend(Backend):
             self._merge_log()
         with self._lock:
             self._closed = True
-            connections, self._connections = self._connections, []
+            connections = list(self._connections.values())
+            self._connections = {}
         for connection in connections:
             connection.close()
         if self._log is not None and connections:
@@ -771,11 +782,6 @@ class SQLiteBackend(Backend):
             pass  # the store cannot be opened now: the mark stays, as it should
         finally:
             self._writer.release()
-
-
-def _is_busy(exc: sqlite3.Error) -> bool:
-    name = getattr(exc, "sqlite_errorname", "") or ""
-    return name.startswith(_BUSY) or "locked" in str(exc)
 
 
 @dataclass(frozen=True)

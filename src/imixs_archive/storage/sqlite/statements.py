@@ -162,11 +162,10 @@ def select_page(
 
 
 @functools.lru_cache(maxsize=64)
-def count_partitions(table: Table, *, upto: bool) -> str:
-    """How many partitions the table holds (``upto``: at or before a partition key)."""
-    key = table.partition_key
-    where = f" WHERE {_row_value(key)} <= {_placeholders(len(key))}" if upto else ""
-    return f"SELECT count(*) FROM (SELECT DISTINCT {_names(key)} FROM {quote(table.name)}{where})"
+def count_partitions(table: Table) -> str:
+    """How many partitions the table holds."""
+    key = _names(table.partition_key)
+    return f"SELECT count(*) FROM (SELECT DISTINCT {key} FROM {quote(table.name)})"
 
 
 @functools.lru_cache(maxsize=64)

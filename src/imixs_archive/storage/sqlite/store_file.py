@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sqlite3
 import time
 from collections.abc import Callable, Iterable
 from contextlib import suppress
@@ -34,6 +33,7 @@ from pathlib import Path
 
 from imixs_archive.durable import sync_folder
 from imixs_archive.errors import StoreError
+from imixs_archive.storage.sqlite import engine
 
 log = logging.getLogger("imixs_archive.sqlite")
 
@@ -48,13 +48,15 @@ MERGE_TIMEOUT_MS = 5000
 """How long a closing process waits for readers and writers to let it merge the log."""
 
 
-def create_atomically(path: Path, prepare: Callable[[sqlite3.Connection], None]) -> bool:
+def create_atomically(
+    path: Path, prepare: Callable[[engine.Connection], None], busy_timeout: float
+) -> bool:
     """Make a new store at ``path`` unless one is there: ``prepare`` sets up a database
     under a temporary name, which then appears as ``path`` whole. False when another
     process made it first."""
     temporary = path.with_name(f".{path.name}.new-{os.getpid()}-{time.monotonic_ns()}")
     try:
-        connection = sqlite3.connect(temporary, isolation_level=None)
+        connection = engine.connect(temporary, busy_timeout)
         try:
             prepare(connection)
             connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
@@ -76,10 +78,10 @@ def _companions(database: Path) -> tuple[Path, ...]:
     return tuple(database.with_name(database.name + suffix) for suffix in ("-wal", "-shm"))
 
 
-def check_ours(connection: sqlite3.Connection, path: Path, tables: Iterable[str]) -> None:
+def check_ours(connection: engine.Connection, path: Path, tables: Iterable[str]) -> None:
     """A StoreError unless the database holds this archive: made by it, or holding its
     tables (stores made before the application id was set)."""
-    application_id = connection.execute("PRAGMA application_id").fetchone()[0]
+    application_id = engine.first(connection, "PRAGMA application_id")
     present = {name for (name,) in connection.execute("SELECT name FROM sqlite_master")}
     if application_id == APPLICATION_ID or (application_id == 0 and present & set(tables)):
         return
@@ -154,15 +156,13 @@ class LogGuard:
                 f"SQLite store {self.path}: cannot write {self.mark.name}: {exc.strerror or exc}"
             ) from exc
 
-    def merge(self, connection: sqlite3.Connection, begin: Callable[[], None]) -> None:
+    def merge(self, connection: engine.Connection, begin: Callable[[], None]) -> None:
         """At close: merge the log into the database and, when it is then empty, remove
         the mark under the write lock (``begin`` takes it). Best effort: a log that
         cannot be merged now keeps its mark."""
         try:
             connection.execute(f"PRAGMA busy_timeout = {MERGE_TIMEOUT_MS}")
-            busy, _frames, _merged = connection.execute(
-                "PRAGMA wal_checkpoint(TRUNCATE)"
-            ).fetchone()
+            busy, _frames, _merged = engine.row(connection, "PRAGMA wal_checkpoint(TRUNCATE)")
             if busy or not self.mark.exists():
                 return
             begin()
@@ -171,7 +171,7 @@ class LogGuard:
                     self.mark.unlink(missing_ok=True)
             finally:
                 connection.execute("ROLLBACK")
-        except (sqlite3.Error, OSError, StoreError) as exc:
+        except (engine.Error, OSError, StoreError) as exc:
             log.debug("the log of %s was not merged at close: %s", self.path, exc)
 
     def after_close(self) -> None:
@@ -194,15 +194,7 @@ def copy_store(path: Path, folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     temporary = folder / f".{path.name}.copy-{os.getpid()}-{time.monotonic_ns()}"
     try:
-        source = sqlite3.connect(path)
-        try:
-            copy = sqlite3.connect(temporary)
-            try:
-                source.backup(copy)  # all pages in one step: one consistent read
-            finally:
-                copy.close()
-        finally:
-            source.close()
+        engine.copy_database(path, temporary)
         fd = os.open(temporary, os.O_RDONLY)
         try:
             os.fsync(fd)
@@ -210,7 +202,7 @@ def copy_store(path: Path, folder: Path) -> Path:
             os.close(fd)
         os.link(temporary, target)
         sync_folder(folder)
-    except sqlite3.Error as exc:
+    except engine.Error as exc:
         raise StoreError(f"cannot copy the store {path}: {exc}") from exc
     except FileExistsError:
         raise StoreError(f"{target} exists: copy into a folder without an archive") from None
