@@ -12,6 +12,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 CLI = [sys.executable, "-m", "imixs_archive"]
 POLL = 0.05
@@ -102,6 +103,12 @@ def run(
     )
 
 
+def _drain(pipe: IO[bytes]) -> None:
+    """Read a pipe to its end (so that its writer never blocks), then close it."""
+    with pipe:
+        pipe.read()
+
+
 class Serve:
     """``imixs-archive serve`` on a free port; started, killed and started again."""
 
@@ -138,8 +145,11 @@ class Serve:
             if line.startswith(b"imixs-archive: serving "):
                 break
         if not line.startswith(b"imixs-archive: serving "):
+            kill_group(process)
+            process.wait()
+            process.stdout.close()
             raise RuntimeError(f"serve did not start (exit {process.poll()}): see {self.log}")
-        threading.Thread(target=process.stdout.read, daemon=True).start()  # keep it drained
+        threading.Thread(target=_drain, args=(process.stdout,), daemon=True).start()
         self.url = line.split()[2].decode().rstrip("/")
         self._ready.set()
 
