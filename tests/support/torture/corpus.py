@@ -25,8 +25,11 @@ GROUPS = ("Invoice", "Contract", "Ticket", "Order", "Complaint")
 EXPIRING = "Complaint"
 POLICY = f"group:{EXPIRING}=365d"
 """The retention policy of every process of a run (``ARCHIVE_RETENTION``)."""
-KEPT_FROM = dt.datetime(2025, 1, 6, 8, 0, tzinfo=dt.UTC)
+KEPT_FROM = dt.datetime(2024, 1, 8, 8, 0, tzinfo=dt.UTC)
 EXPIRED_FROM = dt.datetime(2021, 3, 1, 8, 0, tzinfo=dt.UTC)
+SPAN_HOURS = 500 * 24
+"""Instances start 7 hours apart, round and round within 500 days from their group's
+first day: every snapshot stays in the past (an archive refuses one from the future)."""
 OFFSETS = (0, 60, 120, -300, 330)
 """Minutes east of UTC of the snapshots' ``$modified``, one per instance."""
 PEOPLE = [f"user{n:03d}" for n in range(40)]
@@ -74,7 +77,8 @@ class Corpus:
         )
         group = EXPIRING if number % 5 == 4 else GROUPS[rng.randrange(len(GROUPS) - 1)]
         base = EXPIRED_FROM if group == EXPIRING else KEPT_FROM
-        start = base + dt.timedelta(hours=7 * number, minutes=rng.randrange(400))
+        hours = (7 * number) % SPAN_HOURS
+        start = base + dt.timedelta(hours=hours, minutes=rng.randrange(400))
         offset = dt.timezone(dt.timedelta(minutes=OFFSETS[number % len(OFFSETS)]))
         return Instance(number, uniqueid, group, rng.randint(3, 8), start, offset)
 

@@ -359,10 +359,16 @@ def backup_problems(
         sent = seen.model.sent.get(sid)
         if sent is None or fingerprint(doc) != sent.fingerprint:
             problems.append(f"backup file {path} is not what was sent for {sid}")
-    for sid in seen.model.stable_since(chain_start) & view.stable & seen.visible:
+    for sid in _kept_throughout(seen, chain_start, view):
         if sid not in found:
             problems.append(f"backup (exit 0) lacks {sid}, archived since round {chain_start}")
     return problems
+
+
+def _kept_throughout(seen: Seen, chain_start: int, view: View) -> set[str]:
+    """Snapshots archived from before ``chain_start`` to the end of this round, which no
+    operation could remove meanwhile: a copy of everything that ran then holds them."""
+    return seen.model.stable_since(chain_start) & view.stable & seen.visible
 
 
 def do_export(bench: Bench, op: Op, view: View, chain_start: int) -> Outcome:
@@ -393,7 +399,7 @@ def export_problems(
     if unknown:
         problems.append(f"export-table wrote rows of snapshots never sent: {sorted(unknown)[:3]}")
     if whole:
-        missing = (seen.model.stable_since(chain_start) & view.stable & seen.visible) - set(ids)
+        missing = _kept_throughout(seen, chain_start, view) - set(ids)
         if missing:
             problems.append(
                 f"export-table (exit 0) lacks {len(missing)} snapshots archived since round "
@@ -511,8 +517,9 @@ def do_list(bench: Bench, op: Op, view: View) -> Outcome:
         args = ["list", "--uniqueid", uid, "--json", "--limit", "1000"]
         must = {sid for sid in view.stable if sid.rsplit("-", 1)[0] == uid}
     elif op.option == "days":
-        args = ["list", "--from", "2025-01-01", "--to", "2025-03-31", "--json", "--limit", "100000"]
-        must = {s for s in view.stable if "2025-01-01" <= bench.model.sent[s].day <= "2025-03-31"}
+        first, last = "2024-03-01", "2024-05-31"
+        args = ["list", "--from", first, "--to", last, "--json", "--limit", "100000"]
+        must = {s for s in view.stable if first <= bench.model.sent[s].day <= last}
     else:
         args = ["list", "--json", "--limit", "1000000"]
         must = set(view.stable)
@@ -603,7 +610,7 @@ def _api_round(client: httpx.Client, bench: Bench, sid: str, view: View, out: Ou
             out.fail(f"GET file {name} of {sid}: other bytes")
         elif got.status_code not in (200, 404):
             out.fail(f"GET file {name} of {sid}: {got.status_code} {got.text[:300]}")
-    day = sent.day if sent is not None else "2025-01-10"
+    day = sent.day if sent is not None else "2024-03-10"
     listing = client.get("/api/archive/snapshots", params={"from": day, "to": day, "limit": 1000})
     if listing.status_code != 200:
         out.fail(f"GET snapshots of {day}: {listing.status_code} {listing.text[:300]}")

@@ -61,12 +61,12 @@ class Profile:
 
     ops: tuple[int, int] = (3, 7)
     """Operations per round, at least and at most."""
-    batches: tuple[tuple[float, int, int], ...] = ((0.6, 2, 15), (0.3, 40, 200), (0.1, 800, 2500))
+    batches: tuple[tuple[float, int, int], ...] = ((0.5, 2, 15), (0.3, 40, 300), (0.2, 1000, 2500))
     """Import sizes: (share, fewest, most snapshots)."""
     kill: float = 0.35
     """Share of processes killed."""
     kill_within: tuple[float, float] = (0.3, 4.0)
-    serve: float = 0.6
+    serve: float = 0.5
     """Share of rounds in which ``serve`` runs."""
     serve_kill: float = 0.35
     """Share of those in which it is killed (and started again)."""
@@ -77,6 +77,10 @@ class Profile:
     """Background readers in every round (each opens the store, reads one snapshot and
     closes it, in a loop)."""
     weights: tuple[tuple[str, float], ...] = tuple(WEIGHTS.items())
+    rounds: int = 30
+    """Rounds of a run on one store (a long torture then goes on with the next seed on a
+    fresh store: the checks read the whole store, and a store that only grows would
+    slow the rounds down)."""
 
 
 SHORT = Profile(
