@@ -98,7 +98,15 @@ writes were made durable: where issue 48's corruption struck)."""
 SHORT_CASSANDRA = replace(SHORT, batches=((0.6, 2, 12), (0.4, 30, 250)))
 """The pytest run on Cassandra: imports of at most 250 snapshots, so that a minute holds
 several rounds (a round with 1,200 snapshots and its checks takes about a minute there)."""
-LONG = Profile()
+LONG = replace(
+    SHORT,
+    batches=((0.45, 2, 15), (0.25, 30, 300), (0.3, 1000, 2500)),
+    kill_within=(0.3, 4.0),
+    large=0.03,
+    opener_seconds=(2.0, 8.0),
+)
+"""The long run (``bench/torture.py``): rounds as the pytest run's, imports up to 2,500
+snapshots, longer kill delays and reads, 30 rounds per store."""
 
 
 @dataclass(frozen=True)
