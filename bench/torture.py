@@ -72,7 +72,7 @@ def main() -> int:
             say=_flushed(say),
             tolerate=tuple(args.tolerate),
         )
-        tally = torture.run(rounds=args.rounds, seconds=left)
+        tally = torture.run(rounds=args.rounds or profile.rounds, seconds=left)
         print(f"seed {seed} ({args.store}): {tally.line()}", flush=True)
         if args.quiet:  # the report the rounds' lines would have ended with
             for failure in tally.failures[:40]:
