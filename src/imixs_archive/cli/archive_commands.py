@@ -245,7 +245,7 @@ def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
         ids = _page((sid for _day, sid in days), args.after, args.limit)
     else:
         ids = _page(archive.iter_snapshot_ids(), args.after, args.limit)
-    rows = [_summary_row(archive, snapshot_id, tz) for snapshot_id in ids]
+    rows = summary_rows(archive, ids, tz)
     if args.json:
         for row in rows:
             print(json.dumps(row))
@@ -276,6 +276,19 @@ def _page(ids: Iterable[str], after: str | None, limit: int) -> list[str]:
         if len(page) >= limit:
             break
     return page
+
+
+def summary_rows(archive: Archive, ids: Iterable[str], tz: dt.tzinfo) -> list[dict[str, Any]]:
+    """The listing's rows: a snapshot deleted by another process between the listing of
+    its id and the read of its row is left out (a listing a moment later would not have
+    it), not a failure of the whole listing."""
+    rows = []
+    for snapshot_id in ids:
+        try:
+            rows.append(_summary_row(archive, snapshot_id, tz))
+        except NotFoundError:
+            continue
+    return rows
 
 
 def _summary_row(archive: Archive, snapshot_id: str, tz: dt.tzinfo) -> dict[str, Any]:
