@@ -33,20 +33,20 @@ from typing import Any, ClassVar, cast
 
 import pytest
 
-from imixs_archive.archive.ledger_books import Logged
-from imixs_archive.archive.ledger_entries import (
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.config import Settings, load_settings
+from imixs_archive.document.model import Document
+from imixs_archive.ledger import checkpoints as checkpoints_module
+from imixs_archive.ledger import sequencer as sequencer_module
+from imixs_archive.ledger.books import Logged
+from imixs_archive.ledger.checkpoints import open_checkpoint, witnessed
+from imixs_archive.ledger.entries import (
     DELETED,
     HOLD_PLACED,
     HOLD_RELEASED,
     STORED,
     Entry,
 )
-from imixs_archive.archive.snapshots import Archive
-from imixs_archive.config import Settings, load_settings
-from imixs_archive.document.model import Document
-from imixs_archive.ledger import checkpoints as checkpoints_module
-from imixs_archive.ledger import sequencer as sequencer_module
-from imixs_archive.ledger.checkpoints import open_checkpoint, witnessed
 from imixs_archive.ledger.keys import key_path, load_signer
 from imixs_archive.ledger.sequencer import LEASE_MS, RoundReport, Sequencer
 from imixs_archive.ledger.tree import read_tree

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from imixs_archive.archive.ledger_entries import FOUND, Entry
 from imixs_archive.archive.snapshot_xml import seal, snapshot_xml
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings, load_settings
 from imixs_archive.errors import ArchiveError
 from imixs_archive.filestore.reading import pieces_digest
 from imixs_archive.ledger.checkpoints import sign_checkpoint
+from imixs_archive.ledger.entries import FOUND, Entry
 from imixs_archive.ledger.keys import key_path, load_signer
 from imixs_archive.ledger.sequencer import Sequencer
 from imixs_archive.ledger.tree import TREE, TreeState

@@ -10,12 +10,12 @@ import pytest
 
 from imixs_archive.archive.service_state import load_state
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.sync_records import ProgressBook
 from imixs_archive.config import load_settings
 from imixs_archive.document.model import Document
 from imixs_archive.services.jobs import Job
 from imixs_archive.storage.base import Backend
 from imixs_archive.sync.jobs import resync_job
+from imixs_archive.sync.records import ProgressBook
 from imixs_archive.sync.resync import Resync, request_cancel, resync_status, stop_asked
 from imixs_archive.workflow import WorkflowClient
 from support.workflow_double import WorkflowDouble

@@ -12,7 +12,6 @@ from typing import Any
 
 from imixs_archive.archive.holds import place_hold
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.sync_records import Claim, FailureBook
 from imixs_archive.config import load_settings
 from imixs_archive.document.model import Document
 from imixs_archive.errors import StoreUnavailableError
@@ -22,6 +21,7 @@ from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import ARCHIVE_SYNC_INSTANCES, SNAPSHOTS, Table
 from imixs_archive.sync.counters import COUNTERS
 from imixs_archive.sync.failures import retry_delay_ms
+from imixs_archive.sync.records import Claim, FailureBook
 from imixs_archive.sync.service import Outcome, SyncConfig, SyncService, _spread
 from imixs_archive.sync.status import retry_dead_letters, sync_status
 from imixs_archive.timezones import now_ms
@@ -414,7 +414,7 @@ def test_a_snapshot_the_java_service_archived_first_is_logged_as_found(
     """Both services beside each other on one keyspace: the Java service archived the
     snapshot before the sync met its event, so the sync stores nothing, but the ledger
     logs it as found (on a keyspace the Java service can write; nowhere else)."""
-    from imixs_archive.archive.ledger_entries import FOUND, STORED, Entry
+    from imixs_archive.ledger.entries import FOUND, STORED, Entry
     from imixs_archive.ledger.sequencer import Sequencer
     from support.java_rows import java_store_snapshot
 

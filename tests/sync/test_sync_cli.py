@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.sync_records import ClaimBook
 from imixs_archive.archive.verify import verify
 from imixs_archive.cli import main
 from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
+from imixs_archive.sync.records import ClaimBook
 from imixs_archive.sync.status import sync_status
 from support.workflow_double import JavaArchiveBeside, WorkflowDouble
 

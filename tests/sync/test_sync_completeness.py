@@ -15,8 +15,8 @@ from dataclasses import replace
 import pytest
 
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.sync_records import ClaimBook, FailureBook, GoneBook, ProgressBook
 from imixs_archive.document.model import Document
+from imixs_archive.sync.records import ClaimBook, FailureBook, GoneBook, ProgressBook
 from imixs_archive.sync.service import Outcome, SyncService
 from imixs_archive.sync.status import sync_status
 from support.sync_harness import FAST, assert_archived, open_service

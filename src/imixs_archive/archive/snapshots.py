@@ -75,9 +75,6 @@ from imixs_archive.archive.instance_runs import (
     open_instance_run,
     run_over_instances,
 )
-from imixs_archive.archive.ledger_books import LedgerBooks
-from imixs_archive.archive.ledger_entries import DELETED, FOUND, Entry
-from imixs_archive.archive.ledger_writes import StoreEntry
 from imixs_archive.archive.read_gate import DEFAULT_LIMIT as DEFAULT_READ_MEMORY
 from imixs_archive.archive.read_gate import ReadGate
 from imixs_archive.archive.rebuild import rebuild_range
@@ -93,7 +90,6 @@ from imixs_archive.archive.snapshot_xml import (
 from imixs_archive.archive.snapshot_xml import digest as xml_digest
 from imixs_archive.archive.stats import Stats, collect_stats
 from imixs_archive.archive.stored_xml import StoredXml, load_with_files
-from imixs_archive.archive.sync_records import SyncRecords
 from imixs_archive.archive.verify import WALKS, Walk, verify
 from imixs_archive.archive.verify_report import VerifyReport
 from imixs_archive.archive.verify_runs import VerifyRun, verify_part
@@ -128,6 +124,9 @@ from imixs_archive.errors import (
 from imixs_archive.filestore.content import IngestCounters, IngestedContent, PendingContent
 from imixs_archive.filestore.reading import EMPTY_MD5, StoredContent
 from imixs_archive.filestore.store import FileStore, store_cuts
+from imixs_archive.ledger.books import LedgerBooks
+from imixs_archive.ledger.entries import DELETED, FOUND, Entry
+from imixs_archive.ledger.store_entry import StoreEntry
 from imixs_archive.storage.base import Backend, Position, Row
 from imixs_archive.storage.model import (
     ARCHIVE_SNAPSHOT_FILES,
@@ -136,6 +135,7 @@ from imixs_archive.storage.model import (
     SNAPSHOTS_BY_MODIFIED,
     SNAPSHOTS_BY_UNIQUEID,
 )
+from imixs_archive.sync.records import SyncRecords
 from imixs_archive.timezones import now_ms
 
 HISTORY_HORIZON_MS = 3600 * 1000
@@ -959,7 +959,7 @@ class Archive:
         """Remove a snapshot and its references; the files and pieces nothing refers to
         any more are left to the collector (``filestore/gc.py``). ``LegalHoldError`` (nothing
         changed) when the snapshot's process instance is under legal hold. ``reason`` and
-        ``by`` go into the ledger's entry (``ledger_entries.DELETE_REASONS``; ``by``: the
+        ``by`` go into the ledger's entry (``ledger/entries.py``: ``DELETE_REASONS``; ``by``: the
         archive's actor when not given)."""
         origin = origin_id(snapshot_id)
         hold = get_hold(self.backend, origin)

@@ -12,13 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from imixs_archive.archive.ledger_books import Subject
-from imixs_archive.archive.ledger_entries import FOUND, HOLD_PLACED, STORED, Entry
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.versions import BEFORE_LEDGER
 from imixs_archive.config import Settings
 from imixs_archive.errors import IntegrityError
 from imixs_archive.jsonable import Jsonable
+from imixs_archive.ledger.books import BEFORE_LEDGER, Subject
+from imixs_archive.ledger.entries import FOUND, HOLD_PLACED, STORED, Entry
 from imixs_archive.ledger.sequencer import Sequencer
 from imixs_archive.timezones import epoch_ms
 

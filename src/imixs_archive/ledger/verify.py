@@ -43,14 +43,13 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from imixs_archive.archive.ledger_books import Subject
-from imixs_archive.archive.ledger_entries import DELETED, HOLD_PLACED, HOLD_PREFIX, Entry
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.versions import BEFORE_LEDGER
 from imixs_archive.config import Settings
 from imixs_archive.errors import ArchiveError, IntegrityError
 from imixs_archive.jsonable import Jsonable
+from imixs_archive.ledger.books import BEFORE_LEDGER, Subject
 from imixs_archive.ledger.checkpoints import PUBLIC_KEY_FILE, newest_witnessed, open_checkpoint
+from imixs_archive.ledger.entries import DELETED, HOLD_PLACED, HOLD_PREFIX, Entry
 from imixs_archive.ledger.found import not_logged_as_present
 from imixs_archive.ledger.index_view import (
     KEPT,

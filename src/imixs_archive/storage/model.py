@@ -559,7 +559,7 @@ ARCHIVE_VERSIONS = Table(
     java=False,
 )
 
-# The ledger (archive/ledger_books.py, ledger/, docs/ledger.md): an append-only log of what
+# The ledger (ledger/books.py, ledger/, docs/ledger.md): an append-only log of what
 # the archive did, the leaves of an RFC 6962 Merkle tree whose heads are signed. An entry is
 # queued with the change it records (a store or delete of a snapshot, a hold placed or
 # released), then sequenced into the log by one process at a time; the log's rows are
