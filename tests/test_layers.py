@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from imixs_archive.storage import model
+
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "imixs_archive"
 ENTRY_POINTS = sorted([*PACKAGE.glob("cli/*.py"), *PACKAGE.glob("web/*.py")])
 
@@ -150,6 +152,45 @@ def test_no_module_above_the_archive_touches_tables(path: Path) -> None:
             if isinstance(node, ast.ImportFrom) and node.module is not None
         }
         assert "imixs_archive.storage.model" not in imported, f"{where} names tables"
+
+
+# --- each wing its own tables -------------------------------------------------------------
+
+NAMES_EVERY_WING = {"web/metrics.py"}
+"""Modules that name tables of any wing: ``web/metrics.py`` times the store's calls by
+table (and tells pieces apart); it issues none."""
+
+
+def _tables_named(tree: ast.AST) -> list[tuple[str, int]]:
+    """(table constant, line) of each table a module imports from the model."""
+    return [
+        (alias.name, node.lineno)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module == "imixs_archive.storage.model"
+        for alias in node.names
+        if isinstance(getattr(model, alias.name, None), model.Table)
+    ]
+
+
+def test_a_module_names_only_its_own_wings_tables() -> None:
+    """Every table is declared with its owner (``Wing`` in ``storage/model.py``); outside
+    the store itself, a module names a table only when the table's wing is its own: the
+    ledger's through ``ledger/``, the sync's through ``sync/``... Every violation named."""
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = str(path.relative_to(PACKAGE))
+        package = path.relative_to(PACKAGE).parts[0]
+        if package == "storage" or where in NAMES_EVERY_WING:
+            continue
+        for name, line in _tables_named(ast.parse(path.read_text(), str(path))):
+            owner = getattr(model, name).owner
+            if owner is None or package not in owner.packages:
+                wrong.append(f"{where}:{line} names {name} ({owner and owner.value}'s)")
+    assert not wrong, "a table named outside its wing:\n" + "\n".join(wrong)
+
+
+def test_every_table_has_an_owner() -> None:
+    assert [table.name for table in model.TABLES if table.owner is None] == []
 
 
 # --- one door: the archive ------------------------------------------------------------
