@@ -230,6 +230,24 @@ def test_only_the_runtime_builds_an_archive() -> None:
     assert builders == ["runtime.py"]
 
 
+ARCHIVE_METHODS_AT_MOST = 30
+
+
+def test_the_archive_keeps_at_most_30_public_methods() -> None:
+    """``Archive`` keeps what callers need; the rest is grouped in its sub-objects
+    (``.files``, ``.storage``, ``.index``, ``.days``, ``.facts``, ``.ledger``, ``.holds``,
+    ``.state``, ``.sync_records``) that callers use directly, not forwarded one by one."""
+    tree = ast.parse((PACKAGE / "archive" / "snapshots.py").read_text())
+    archive = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Archive")
+    public = [
+        node.name
+        for node in archive.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and not node.name.startswith("_")
+    ]
+    assert len(public) <= ARCHIVE_METHODS_AT_MOST, f"Archive has {len(public)}: {public}"
+
+
 # --- imports point down -------------------------------------------------------------------
 
 

@@ -176,7 +176,7 @@ def check_ledger(
     books = archive.ledger
     logged = list(books.entries(0))
     entries = [_entry(row) for row in logged]
-    present = set(archive.iter_snapshot_ids())
+    present = set(archive.index.iter_snapshot_ids())
     if expected is not None:
         assert Counter((e.kind, e.target) for e in entries) == expected
         stored = {t for kind, t in expected if kind == STORED}
@@ -633,7 +633,7 @@ def test_storers_and_sequencers_killed_at_random_leave_a_ledger_a_drain_complete
 
     with Archive(backend) as archive:
         _drain_when_free(archive, settings)
-        present = set(archive.iter_snapshot_ids())
+        present = set(archive.index.iter_snapshot_ids())
         logged = Counter((e.kind, e.target) for e in map(_entry, archive.ledger.entries(0)))
         assert present <= shared | scratch
         assert {target for kind, target in logged if kind == STORED} >= present

@@ -63,7 +63,7 @@ def test_export_resumes_after_dying(archive: Archive, tmp_path: Path) -> None:
             export(archive, target, on_snapshot=die_after_two)
         summary = export(archive, target)
         assert (summary.copied, summary.present) == (2, 2)
-        assert sorted(target.iter_snapshot_ids()) == sorted(ids)
+        assert sorted(target.index.iter_snapshot_ids()) == sorted(ids)
 
 
 def test_export_reports_corrupt_source_data(archive: Archive, tmp_path: Path) -> None:

@@ -316,7 +316,7 @@ def test_an_unavailable_store_pauses_without_counting(
             assert list(FailureBook(flaky).all()) == [] and len(double.events()) == 1
             flaky.down = False
             service.run_round()
-            assert double.events() == [] and len(list(archive.iter_snapshot_ids())) == 1
+            assert double.events() == [] and len(list(archive.index.iter_snapshot_ids())) == 1
             service.close()
 
 
@@ -361,7 +361,7 @@ def test_an_event_of_a_snapshot_archived_already_is_released_without_a_download(
     assert double.stats.documents - asked == 1  # the second one only
     assert service.counters.archived == 1
     assert double.events() == []
-    assert sorted(archive.iter_snapshot_ids()) == sorted(
+    assert sorted(archive.index.iter_snapshot_ids()) == sorted(
         str(doc.get_first("$uniqueid")) for doc in (first, second)
     )
 
@@ -377,7 +377,7 @@ def test_stop_finishes_the_event_in_hand(double: WorkflowDouble, archive: Archiv
     archived = service.counters.archived
     assert 0 < archived < 10
     assert len(double.events()) == 10 - archived
-    assert sorted(archive.iter_snapshot_ids()) == sorted(
+    assert sorted(archive.index.iter_snapshot_ids()) == sorted(
         sid for sid in double.snapshots if sid not in {e.ref for e in double.events()}
     )
     assert sync_status(archive).instances[0]["state"] == "stopped"
@@ -430,7 +430,7 @@ def test_a_snapshot_the_java_service_archived_first_is_logged_as_found(
         e.target: e.kind for e in map(Entry.decode, (r.text for r in archive.ledger.entries(0)))
     }
     assert logged[str(second.get_first("$uniqueid"))] == STORED
-    if archive.java_may_write:
+    if archive.storage.java_may_write:
         assert logged[java_id] == FOUND
     else:
         assert java_id not in logged

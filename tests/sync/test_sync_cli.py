@@ -66,7 +66,7 @@ def _populate(double: WorkflowDouble, count: int, seed: int = 5) -> None:
 def _check_exactly_once(double: WorkflowDouble, store: Path) -> None:
     assert double.events() == []
     with SQLiteBackend(store) as backend, Archive(backend) as archive:
-        ids = list(archive.iter_snapshot_ids())
+        ids = list(archive.index.iter_snapshot_ids())
         assert len(ids) == len(set(ids)) == len(double.snapshots)
         for sid, snapshot in double.snapshots.items():
             assert archive.load(sid) == snapshot

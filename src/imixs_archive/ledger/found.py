@@ -38,7 +38,7 @@ def not_logged_as_present(
 ) -> Iterator[tuple[str, Subject | None]]:
     """Each stored snapshot whose last entry does not log it as present (none, or a
     deletion), with that entry; ``counted`` is called for every snapshot walked."""
-    for snapshot_id in archive.iter_snapshot_ids():
+    for snapshot_id in archive.index.iter_snapshot_ids():
         counted()
         row = archive.ledger.subject(snapshot_id)
         if row is None or row.kind not in (STORED, FOUND):

@@ -547,7 +547,7 @@ def _walk_store(
 ) -> None:
     """Snapshots the log does not know, walked one by one only when the counts differ."""
     count = 0
-    for _snapshot_id in archive.iter_snapshot_ids():
+    for _snapshot_id in archive.index.iter_snapshot_ids():
         count += 1
     report.snapshots = count
     holds = archive.holds.list()
@@ -596,10 +596,10 @@ def _written_around(archive: Archive, sealed: bool) -> str:
     it may be the Java service's: no seal, in a keyspace it can write)."""
     if sealed:
         return "stored with this archive's seal but without an entry (written around the archive)"
-    if not archive.java_may_write:
+    if not archive.storage.java_may_write:
         return (
             "stored without an entry and without a seal in a store the Java service cannot "
-            f"write ({archive.store_name}): written around the archive"
+            f"write ({archive.storage.name}): written around the archive"
         )
     return ""
 
