@@ -304,7 +304,7 @@ def test_two_processes_ingest_and_collect_at_once(backend: Backend, tmp_path: Pa
         removed += report.removed_files + report.removed_pieces
         time.sleep(grace + 0.1)
     with Archive(backend) as archive:
-        ids = list(archive.iter_snapshot_ids())
+        ids = list(archive.index.iter_snapshot_ids())
         assert len(ids) == 1
         doc = archive.load(ids[0])
         assert content_of(doc, "shared.bin") == random.Random(21).randbytes(600_000)

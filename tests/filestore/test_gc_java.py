@@ -162,7 +162,7 @@ def test_java_pieces_no_file_lists_are_collected(archive: Archive, backend: Back
     assert (second.java_pieces_removed, second.java_bytes_freed) == (2, len(B + A))
     assert second.removed_pieces == 2 and second.bytes_freed == len(B + A)
     assert all(backend.get(DOCUMENTS_DATA, {"data_id": i}) is None for i in lost)
-    assert archive.file_by_md5(kept).read_all() == C
+    assert archive.files.by_md5(kept).read_all() == C
     assert content_of(archive.load(ours), "a.bin") == A
     assert gc(backend).java_pieces_found == 0
     assert verify(backend).ok
@@ -186,7 +186,7 @@ def test_a_java_write_under_way_keeps_its_pieces(archive: Archive, backend: Back
     assert (report.java_pieces_removed, report.kept) == (0, 3)
     assert next(backend.scan(ARCHIVE_GARBAGE), None) is None
     settled(backend)
-    assert archive.file_by_md5(key).read_all() == C
+    assert archive.files.by_md5(key).read_all() == C
 
 
 def test_a_java_file_written_while_the_collector_runs(archive: Archive, backend: Backend) -> None:
@@ -344,8 +344,8 @@ def test_an_empty_file_has_no_rows(archive: Archive, backend: Backend) -> None:
         assert content_of(archive.load(snapshot_id), "empty.txt") == b""
         assert archive.stored_digest(snapshot_id, read_all=True) is not None
         assert b"".join(archive.xml_with_files(snapshot_id).iter_bytes())
-    assert archive.file_by_md5(EMPTY_MD5).read_all() == b""
-    assert archive.file_keys(second, archive.load(second)) == {"empty.txt": EMPTY_MD5}
+    assert archive.files.by_md5(EMPTY_MD5).read_all() == b""
+    assert archive.index.file_keys(second, archive.load(second)) == {"empty.txt": EMPTY_MD5}
     archive.delete(first)
     settled(backend)
     assert refs(backend, EMPTY_MD5) == []
@@ -380,7 +380,7 @@ def test_the_empty_files_old_references_are_removed(archive: Archive, backend: B
     assert backend.get(ARCHIVE_FILES, {"md5": EMPTY_MD5}) is None
     for snapshot_id in ids:
         assert content_of(archive.load(snapshot_id), "empty.txt") == b""
-    assert archive.file_by_md5(EMPTY_MD5).read_all() == b""
+    assert archive.files.by_md5(EMPTY_MD5).read_all() == b""
 
 
 def test_a_store_of_an_empty_file_while_the_collector_drops_its_rows(

@@ -114,7 +114,7 @@ def test_the_monitor_says_at_a_glance_whether_the_archive_is_complete_and_curren
     gap_live: LiveServer,
 ) -> None:
     archive = gap_live.archive
-    newest = max(archive.iter_snapshot_ids(), key=lambda sid: int(sid.rsplit("-", 1)[1]))
+    newest = max(archive.index.iter_snapshot_ids(), key=lambda sid: int(sid.rsplit("-", 1)[1]))
     with gap_live.client("manager") as client:
         held = newest.rsplit("-", 1)[0]
         archive.holds.place(held, "audit", "mia", NOW)

@@ -271,7 +271,7 @@ def _utc_days(
     stamps: dict[dt.date, str] = {}
     for year in sorted({day.year for day in needed}):  # the years asked for only
         start, end = dt.date(year, 1, 1), dt.date(year, 12, 31)
-        stamps.update(archive.day_stamps(max(needed[0], start), min(needed[-1], end)))
+        stamps.update(archive.days.stamps(max(needed[0], start), min(needed[-1], end)))
     stored = {} if recompute else read_stored(archive, needed, workers=workers)
     found = {day: c for day, c in stored.items() if c.stamp == stamps.get(day, "")}
     missing = [day for day in needed if day not in found]

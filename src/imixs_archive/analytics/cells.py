@@ -34,7 +34,7 @@ class DayCells:
     source: str = "live"
     computed_at: dt.datetime | None = None
     stamp: str = ""
-    """The day's change stamp (``Archive.day_stamps``) read before it was counted."""
+    """The day's change stamp (``Archive.days.stamps``) read before it was counted."""
     settled: bool = True
     """False when a snapshot of the day was being written or deleted as it was counted,
     or could not be read: such figures are not stored."""

@@ -201,7 +201,7 @@ def instance_walk(
     def read(found: tuple[Position, list[str]]) -> tuple[Position, Found]:
         return found[0], pick(archive, spec, found[1])
 
-    instances = archive.instances_in_range(after, upto)
+    instances = archive.index.instances_in_range(after, upto)
     yield from ordered_map(read, instances, workers=spec.workers, window=2 * spec.workers)
 
 
@@ -224,9 +224,9 @@ def _by_days(
 
     utc_first = day_bounds(first, tz)[0].date()
     utc_last = (day_bounds(last, tz)[1] - dt.timedelta(microseconds=1)).date()
-    days = archive.days_with_snapshots(utc_first, utc_last)  # not every calendar day
+    days = archive.days.with_snapshots(utc_first, utc_last)  # not every calendar day
     partitions = ordered_map(
-        archive.day_snapshot_ids, days, workers=min(4, workers), window=min(4, workers)
+        archive.days.snapshot_ids, days, workers=min(4, workers), window=min(4, workers)
     )
     ids = (sid for day in partitions for sid in day)
     for snapshot_id, doc in ordered_map(load, ids, workers=workers):

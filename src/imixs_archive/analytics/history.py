@@ -117,7 +117,7 @@ def iter_history(
     ids = archive.list_instance(uniqueid.strip(), newest_first=False)
     for index, snapshot_id in enumerate(ids):
         doc = archive.load(snapshot_id, with_files=False)
-        keys = archive.file_keys(snapshot_id, doc)
+        keys = archive.index.file_keys(snapshot_id, doc)
         when = snapshot_time(snapshot_id)
         step = HistoryStep(
             index=index,

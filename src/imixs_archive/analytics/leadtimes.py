@@ -133,7 +133,7 @@ def lead_times(
     if finished_from is not None and finished_to is not None:
         _range_samples(archive, (finished_from, finished_to), tz, finished, workers, now, take)
     else:  # another rule with an open end: every instance
-        every = archive.iter_instances()
+        every = archive.index.iter_instances()
         for _day, name, seconds in _samples(archive, every, {}, bounds, tz, finished, workers):
             take(name, seconds)
     return sorted(groups.values(), key=lambda g: (-g.count, g.group))

@@ -125,7 +125,7 @@ class PeriodCache:
         while day <= end:
             if day.year not in self._stamps:
                 year = dt.date(day.year, 1, 1), dt.date(day.year, 12, 31)
-                self._stamps[day.year] = self.archive.day_stamps(*year)
+                self._stamps[day.year] = self.archive.days.stamps(*year)
             parts.append(f"{day.isoformat()}={self._stamps[day.year].get(day, '')}")
             day += dt.timedelta(days=1)
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]

@@ -167,7 +167,7 @@ def count_days(
     steps: dict[str, int] = {}
     days: dict[str, dict[str, list[int]]] = {}
     settled, unreadable = True, 0
-    for day in archive.days_with_snapshots(
+    for day in archive.days.with_snapshots(
         start.date(), (end - dt.timedelta(microseconds=1)).date()
     ):
         read = read_day_facts(archive, day)

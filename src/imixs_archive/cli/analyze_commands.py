@@ -204,7 +204,7 @@ def cmd_aggregates(args: argparse.Namespace, ctx: Context) -> int:
     only_days = None
     if args.to_day is None:  # the UTC days the index has: the others are empty, not read
         around = dt.timedelta(days=1)
-        found = ctx.archive.days_with_snapshots(args.from_day - around, last + around)
+        found = ctx.archive.days.with_snapshots(args.from_day - around, last + around)
         only_days = set(found)
     report = aggregate_days(
         ctx.archive,

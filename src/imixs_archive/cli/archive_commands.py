@@ -220,7 +220,7 @@ def cmd_file(args: argparse.Namespace, ctx: Context) -> int:
     archive = ctx.archive
     content: BinaryStream
     if args.name is None:
-        content = archive.file_by_md5(args.ref)
+        content = archive.files.by_md5(args.ref)
     else:
         _entry, content = archive.file_of_snapshot(args.ref, args.name)
     if args.output is None and sys.stdout.isatty():
@@ -241,10 +241,10 @@ def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
     elif args.from_day or args.to_day:
         first = args.from_day or dt.date(1970, 1, 1)
         last = args.to_day or dt.datetime.now(tz).date()
-        days = archive.iter_local_days(first, last, tz)
+        days = archive.days.iter_local_days(first, last, tz)
         ids = _page((sid for _day, sid in days), args.after, args.limit)
     else:
-        ids = _page(archive.iter_snapshot_ids(), args.after, args.limit)
+        ids = _page(archive.index.iter_snapshot_ids(), args.after, args.limit)
     rows = summary_rows(archive, ids, tz)
     if args.json:
         for row in rows:
@@ -426,7 +426,7 @@ def cmd_copy_store(args: argparse.Namespace, ctx: Context) -> int:
     from imixs_archive.services.checks import verify_once  # the analytics: not at start
 
     archive = ctx.archive
-    target = archive.copy_store(args.directory)
+    target = archive.storage.copy_to(args.directory)
     print(f"copied the store to {target}")
     if not args.verify:
         return 0

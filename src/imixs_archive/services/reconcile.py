@@ -109,15 +109,15 @@ def reconcile(
     else:
         report.resumed_after = _resumed(record)
     report.before = {k: int(v) for k, v in record.get("before", {}).items()}
-    report.days_indexed = [day.isoformat() for day in archive.add_missing_days()]
+    report.days_indexed = [day.isoformat() for day in archive.days.add_missing()]
     _rebuild(archive, record, tick or (lambda _walk: None))
     report.rebuilt = dict(record.get("rebuilt", {}))
     after = dt.date.fromisoformat(record["done"]) if record.get("done") else None
-    days = [day for day in archive.days_with_snapshots() if after is None or day > after]
-    carriers = archive.earliest_carriers()
+    days = [day for day in archive.days.with_snapshots() if after is None or day > after]
+    carriers = archive.facts.earliest_carriers()
     for done, day in enumerate(days, 1):
         checkpoint()
-        changed = archive.reconcile_facts(day, carriers)
+        changed = archive.facts.reconcile(day, carriers)
         report.days += 1
         if changed:
             report.facts_changed += changed

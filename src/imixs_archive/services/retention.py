@@ -351,7 +351,7 @@ def instance_retention(
     """What the policy says of one instance now: one partition and its newest snapshot
     read, whatever the archive holds. None when the archive holds none of it."""
     now = now or dt.datetime.now(dt.UTC)
-    ids = archive.instance_ids(uniqueid)
+    ids = archive.index.instance_ids(uniqueid)
     if not ids:
         return None
     due = _due(archive, policy, ids, now) if not policy.empty else None
@@ -473,7 +473,7 @@ class _RetentionWork:
         """Whether another instance goes too (a dry run's file counts), remembered."""
         known = self._going.get(uniqueid)
         if known is None:
-            ids = self.archive.instance_ids(uniqueid)
+            ids = self.archive.index.instance_ids(uniqueid)
             found = _expired(self.archive, self.policy, ids, self.now) if ids else None
             known = isinstance(found, Expired) and self.archive.holds.get(uniqueid) is None
             if len(self._going) >= GOING_REMEMBERED:

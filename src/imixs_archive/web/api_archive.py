@@ -150,7 +150,7 @@ def get_file_by_md5(
         if not _MEDIA_TYPE.fullmatch(content_type.strip()):
             raise BadRequestError(f"contentType {content_type[:80]!r} is not a media type")
         media_type = content_type.strip()
-    content = svc.archive.file_by_md5(md5)
+    content = svc.archive.files.by_md5(md5)
     return file_response(request, content, media_type, etag=content.key)
 
 
@@ -291,7 +291,9 @@ def list_by_modified(
         raise BadRequestError(f"to ({last}) is before from ({from_day})")
     resume = _decode_cursor(cursor) if cursor else None
     found: list[tuple[dt.date, str]] = []
-    for day, snapshot_id in svc.archive.iter_local_days(from_day, last, zone_info, resume=resume):
+    for day, snapshot_id in svc.archive.days.iter_local_days(
+        from_day, last, zone_info, resume=resume
+    ):
         found.append((day, snapshot_id))
         if len(found) > limit:
             break

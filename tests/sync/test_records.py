@@ -1,9 +1,11 @@
-"""The sync's records in the archive (``archive/sync_records.py``): failed events and each
+"""The sync's records (``sync/records.py``): failed events and each
 process's counters, typed, on each backend."""
 
 from __future__ import annotations
 
-from imixs_archive.archive.sync_records import (
+from imixs_archive.storage.base import Backend
+from imixs_archive.sync.failures import record_failure
+from imixs_archive.sync.records import (
     DEAD,
     RETRY,
     FailedEvent,
@@ -11,8 +13,6 @@ from imixs_archive.archive.sync_records import (
     InstanceBook,
     SyncInstance,
 )
-from imixs_archive.storage.base import Backend
-from imixs_archive.sync.failures import record_failure
 
 
 def _failed(event_id: str, status: str, last: int) -> FailedEvent:
