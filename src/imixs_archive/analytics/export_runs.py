@@ -156,7 +156,7 @@ class _PartExport:
         self._take_up()
         self.summary.resumed = self.run.resumed
         clock = SaveClock()
-        place = self.run.after
+        place = self.run.start()
         with _interrupt_deferred() as interrupted:
             for at, found in instance_walk(self.archive, self.spec, place, self.run.upto):
                 self._add(found)
@@ -243,7 +243,7 @@ class _PartExport:
             "warnings": self.summary.warnings,
             "columns": _encoded(self.columns),
         }
-        self.run.save(place, state)
+        self.run.save_job(place, state)
 
     def _join(self) -> None:
         """The pieces as the output file, durable, renamed into place."""

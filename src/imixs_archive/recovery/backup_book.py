@@ -102,7 +102,7 @@ class BackupBook(Tally):
         """Counted up to the place: the instances before the first not done."""
         if self.before is not None:
             self._done.merge(self.before)
-        self._place = run.after
+        self._place = run.start()
         self._met = run.met
         self._queue: deque[_Instance] = deque()
         self._owner: dict[str, _Instance] = {}
@@ -140,7 +140,7 @@ class BackupBook(Tally):
     def save(self) -> None:
         """The place after the instances done, and what they counted."""
         self.run.met = self._met
-        self.run.save(self._place, self._done.saved())
+        self.run.save_job(self._place, self._done.saved())
 
     def total(self) -> BackupSummary:
         """What this run counted, with what the runs it goes on from counted."""
