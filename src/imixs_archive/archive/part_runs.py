@@ -62,7 +62,7 @@ class PartRun:
     ) -> None:
         self.backend, self._books, self._plan, self._renew = backend, books, plan, renew
         self.job, self.walks, self.part, self.parts = job, tuple(walks), part, parts
-        self.book = book_name(job, part, parts)
+        self.book = f"{job}/{part}/{parts}"
         self.walk = 0
         self.after: Position | None = None
         self.found: dict[str, Any] | None = None
@@ -98,7 +98,7 @@ class PartRun:
         """Go on where an unfinished run of this plan stood, unless ``restart``
         (and unless ``accept``, given, refuses its book)."""
         saved = None if restart else self._books.read(self.book)
-        if saved is None or not resumable(saved, self._plan):
+        if saved is None or saved.get("plan") != self._plan["id"] or saved.get("finished"):
             return
         if accept is not None and not accept(saved):
             return
@@ -109,8 +109,14 @@ class PartRun:
         self.found, self.walk, self.after = None, 0, None
 
     def bounds(self, walk: int) -> tuple[Position | None, Position | None]:
-        """The range of the ``walk``-th table this part covers (see :func:`part_bounds`)."""
-        return part_bounds(self._plan, self.walks[walk], self.part, self.parts)
+        """The range of the ``walk``-th table this part covers: after the first bound, up
+        to the second (None: the table's start or end)."""
+        if self.parts == 1:
+            return None, None
+        cuts = self._plan["cuts"][self.walks[walk]]
+        lower = cuts[self.part - 2] if self.part > 1 else None
+        upper = cuts[self.part - 1] if self.part < self.parts else None
+        return lower, upper
 
     def start(self) -> Position | None:
         """Where the walk at hand goes on: after ``after``, else from the part's start."""
@@ -138,12 +144,20 @@ class PartRun:
         self._renew()
 
     def finish(self, shared: Sequence[str] = ()) -> None:
-        """The part is done (:func:`finish_part`); the last part to finish also removes
-        the books of :meth:`plan_book` named in ``shared``."""
-        finish_part(self._books, self.job, self._plan, self.part, self.parts)
-        if self.parts > 1 and self._books.read(f"{self.job}-plan/{self.parts}") is None:
-            for what in shared:
-                self._books.drop(f"{self.job}-{what}/{self.parts}")
+        """The part is done: its book goes (one part), or is marked finished; the last
+        part to finish removes the plan, the parts' books and those of :meth:`plan_book`
+        named in ``shared``."""
+        if self.parts == 1:
+            self._books.drop(self.book)
+            return
+        plan = self._plan["id"]
+        self._books.write(self.book, {"plan": plan, "finished": now_ms()})
+        names = [f"{self.job}/{k}/{self.parts}" for k in range(1, self.parts + 1)]
+        found = [self._books.read(name) or {} for name in names]
+        if all(book.get("plan") == plan and book.get("finished") for book in found):
+            ours = [f"{self.job}-plan/{self.parts}", *names]
+            for name in [*ours, *(f"{self.job}-{what}/{self.parts}" for what in shared)]:
+                self._books.drop(name)
 
     def plan_book(self, what: str, state: dict[str, Any] | None) -> dict[str, Any] | None:
         """A book every part of this plan shares (``JOB-what/N``): this ``state`` when no
@@ -164,10 +178,6 @@ class PartRun:
                 return mine
             found = self._books.read(name) or mine
         return found
-
-
-def book_name(job: str, part: int, parts: int) -> str:
-    return f"{job}/{part}/{parts}"
 
 
 @contextmanager
@@ -204,40 +214,6 @@ def part_plan(
     }
     plan = {"id": secrets.token_hex(8), "cuts": cuts, "created": now_ms()}
     return books.open(f"{job}-plan/{parts}", plan)
-
-
-def part_bounds(
-    plan: dict[str, Any], walk: str, part: int, parts: int
-) -> tuple[Position | None, Position | None]:
-    """The range of ``walk``'s table that part ``part`` of ``parts`` covers: after the
-    first bound, up to the second (None: the table's start or end)."""
-    if parts == 1:
-        return None, None
-    cuts = plan["cuts"][walk]
-    lower = cuts[part - 2] if part > 1 else None
-    upper = cuts[part - 1] if part < parts else None
-    return lower, upper
-
-
-def resumable(saved: dict[str, Any] | None, plan: dict[str, Any]) -> bool:
-    """Whether a book read is an unfinished run of this plan, to go on from."""
-    return saved is not None and saved.get("plan") == plan["id"] and not saved.get("finished")
-
-
-def finish_part(books: CheckBooks, job: str, plan: dict[str, Any], part: int, parts: int) -> None:
-    """Part ``part`` is over: its book goes (one part), or is marked finished; the last
-    part to finish removes the plan and the parts' books."""
-    name = book_name(job, part, parts)
-    if parts == 1:
-        books.drop(name)
-        return
-    books.write(name, {"plan": plan["id"], "finished": now_ms()})
-    names = [book_name(job, k, parts) for k in range(1, parts + 1)]
-    found = [books.read(n) or {} for n in names]
-    if all(b.get("plan") == plan["id"] and b.get("finished") for b in found):
-        books.drop(f"{job}-plan/{parts}")
-        for n in names:
-            books.drop(n)
 
 
 class SaveClock:
