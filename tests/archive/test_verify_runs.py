@@ -5,11 +5,7 @@ would, nothing lost and nothing twice."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,8 +20,7 @@ from imixs_archive.errors import BusyError
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import ARCHIVE_FILES, Table
-
-ROOT = Path(__file__).resolve().parents[2]
+from support.kills import process_env, run_command, run_killed
 
 
 def _counts(report: VerifyReport) -> tuple[int, int, int, int]:
@@ -101,20 +96,8 @@ def test_one_part_at_a_time(archive: Archive, backend: Backend) -> None:
 
 
 KILLED = """
-import os, signal, sys
-from imixs_archive.archive import part_runs
-from imixs_archive.archive.check_books import CheckBooks
-from imixs_archive.config import load_settings
-from imixs_archive.runtime import open_archive
-part_runs.SAVE_MS = 0
-ticks = 0
-def tick(_what):
-    global ticks
-    ticks += 1
-    if ticks == int(sys.argv[1]):
-        os.kill(os.getpid(), signal.SIGKILL)
 with open_archive(load_settings(dict(os.environ))) as archive:
-    archive.verify_part(progress=tick)
+    archive.verify_part(progress=step)
 """
 
 
@@ -124,14 +107,9 @@ def test_a_killed_verify_goes_on_where_it_stood(
     fill(archive)
     data_id = corrupt_a_piece(backend, seed=7)
     whole = archive.verify_part().report
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + str(ROOT / "tests")}
-    env.update(_store_env(store_settings))
-    done = subprocess.run(
-        [sys.executable, "-c", KILLED, "150"], env=env, capture_output=True, timeout=120
-    )
-    assert done.returncode == -9, done.stderr.decode()
-    command = [sys.executable, "-m", "imixs_archive", "verify"]
-    resumed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    env = process_env(store_settings)
+    run_killed(KILLED, env=env, at=150)
+    resumed = run_command("verify", env=env)
     assert resumed.returncode == 5, resumed.stderr
     assert "went on from snapshots" in resumed.stdout
     assert f"checked {whole.snapshots} snapshots" in resumed.stdout
@@ -139,18 +117,6 @@ def test_a_killed_verify_goes_on_where_it_stood(
     named = [line for line in resumed.stdout.splitlines() if line.startswith("PROBLEM")]
     assert sorted(named) == sorted(f"PROBLEM: {p}" for p in whole.problems)
     assert any(data_id in line for line in named)
-
-
-def _store_env(settings: Settings) -> dict[str, str]:
-    if settings.cluster_contactpoints:
-        return {
-            "ARCHIVE_CLUSTER_CONTACTPOINTS": settings.cluster_contactpoints,
-            "ARCHIVE_CLUSTER_KEYSPACE": settings.cluster_keyspace,
-            "ARCHIVE_CLUSTER_REPLICATION_FACTOR": "1",
-            "ARCHIVE_CLUSTER_CONSISTENCY_READ": "ONE",
-            "ARCHIVE_CLUSTER_CONSISTENCY_WRITE": "ONE",
-        }
-    return {"ARCHIVE_DATA_DIR": str(settings.data_dir)}
 
 
 class _StopsAtARead(DelegatingBackend):
