@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Any
 
-from imixs_archive.archive.part_runs import PartRun
+from imixs_archive.archive.part_runs import PartDone, PartRun
 from imixs_archive.filestore.garbage import now_us
 from imixs_archive.filestore.gc import (
     CLOCK_SKEW_US,
@@ -50,16 +50,8 @@ Progress = Callable[[str], None]
 """Called after each partition walked, with the walk's name."""
 
 
-@dataclass
-class GcRun:
-    """A finished run (or part): its report, and where it went on from."""
-
-    report: GcReport
-    part: int = 1
-    parts: int = 1
-    resumed: str = ""
-    """Where the run went on from ('' when it began): the walk and how far it was."""
-    seconds: float = 0.0
+class GcRun(PartDone[GcReport]):
+    """A finished collection (or part of one): its report, and where it went on from."""
 
     def to_json(self) -> dict[str, Any]:
         """The report as ``gc --json`` prints it, with the part and where it went on."""

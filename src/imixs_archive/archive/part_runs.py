@@ -25,8 +25,9 @@ import secrets
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Self
+from typing import Any, Generic, Self, TypeVar
 
 from imixs_archive.archive.check_books import CheckBooks
 from imixs_archive.errors import BusyError
@@ -40,6 +41,19 @@ LEASE_MS = 60_000
 """A part's lease, renewed with every save: a holder silent this long is taken over."""
 WHOLE = {"id": "whole", "cuts": {}}
 """The plan of a job in one part: nothing cut."""
+R = TypeVar("R")
+
+
+@dataclass
+class PartDone(Generic[R]):
+    """A finished run of a job (or a part of it): its report, and where it went on from."""
+
+    report: R
+    part: int = 1
+    parts: int = 1
+    resumed: str = ""
+    """Where the run went on from ('' when it began): the walk and how far it was."""
+    seconds: float = 0.0
 
 
 class PartRun:

@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from imixs_archive.archive.part_runs import PartRun
+from imixs_archive.archive.part_runs import PartDone, PartRun
 from imixs_archive.archive.verify import (
     WALKS,
     Progress,
@@ -39,16 +38,8 @@ from imixs_archive.timezones import now_ms
 JOB = "verify"
 
 
-@dataclass
-class VerifyRun:
-    """A finished run (or part): its report, and where it went on from."""
-
-    report: VerifyReport
-    part: int = 1
-    parts: int = 1
-    resumed: str = ""
-    """Where the run went on from ('' when it began): the walk and how far it was."""
-    seconds: float = 0.0
+VerifyRun = PartDone[VerifyReport]
+"""A finished verify (or part of one): its report, and where it went on from."""
 
 
 def verify_part(
