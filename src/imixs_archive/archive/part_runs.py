@@ -13,10 +13,13 @@ again. This module holds what every such job shares:
   plan and the books;
 - the **save clock**: a book is written every few seconds, not after every partition.
 
-:func:`part_run` holds them together for a job: the lease for the block, the plan, and a
-:class:`PartRun` that keeps the place (the walk, the position after the last partition
-done), takes up a stopped run's book, saves it and ends the part. What a book holds beyond
-the place is the job's (``verify_runs.py``, ``gc_runs.py``, ``instance_runs.py``).
+:class:`PartRun` is that walk, for every such job: :meth:`PartRun.held` takes the lease
+for the block and the plan; the run keeps the place (the walk at hand, the position after
+its last partition done), takes up a stopped run's book (:meth:`PartRun.take_up`), saves
+it (:meth:`PartRun.passed` says when) and ends the part (:meth:`PartRun.finish`). The book
+is ``{"plan", "walk", "after", ..., "saved"}``: what it holds beyond the place is the
+job's (``verify_runs.py``, ``gc_runs.py``, ``instance_runs.py``, which ``retention``,
+``backup`` and ``export-table`` use).
 """
 
 from __future__ import annotations
