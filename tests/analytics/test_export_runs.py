@@ -22,7 +22,7 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.document.model import Long
 from imixs_archive.errors import BusyError
-from support.kills import process_env, run_command, run_killed, store_env
+from support.kills import process_env, run_command, run_killed, stops_at, store_env
 from support.snapshots import make_snapshot
 
 INSTANCES = 20
@@ -115,14 +115,7 @@ def test_a_stopped_export_goes_on_and_ends_with_the_whole_file(
     monkeypatch.setattr(part_runs, "SAVE_MS", 0)
     wanted = spec(format)
     out = out_dir / f"table.{format}"
-    met = 0
-
-    def interrupt() -> None:
-        nonlocal met
-        met += 1
-        if met in (7, 13):
-            raise KeyboardInterrupt
-
+    interrupt = stops_at(7, 13)
     for _ in range(2):
         with pytest.raises(KeyboardInterrupt):
             export_to_file(archive, wanted, out, seen=interrupt)
@@ -172,10 +165,7 @@ def test_pieces_lost_or_another_export_begin_again(
     fill(archive)
     monkeypatch.setattr(part_runs, "SAVE_MS", 0)
     out = out_dir / "table.parquet"
-
-    def stop() -> None:
-        raise KeyboardInterrupt
-
+    stop = stops_at()
     with pytest.raises(KeyboardInterrupt):
         export_to_file(archive, spec(), out, seen=stop)
     for piece in (out_dir / ".table.parquet.export").iterdir():

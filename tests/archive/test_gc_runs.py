@@ -42,7 +42,7 @@ from imixs_archive.storage.model import (
 )
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from support.java_rows import java_delete_snapshot, java_store_file
-from support.kills import process_env, run_killed, run_script
+from support.kills import process_env, run_killed, run_script, stops_at
 from support.snapshots import make_snapshot
 
 GRACE = 0.4
@@ -179,16 +179,8 @@ def test_a_stopped_run_goes_on_where_it_stood(
     monkeypatch.setattr(part_runs, "SAVE_MS", 0)
     first = counts(run(backend).report)  # lists
     time.sleep(GRACE + 0.05)
-    ticks = 0
-
-    def interrupt(_walk: str) -> None:
-        nonlocal ticks
-        ticks += 1
-        if ticks == 4:  # in the walk over the list: removing
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        run(backend, progress=interrupt)
+    with pytest.raises(KeyboardInterrupt):  # in the walk over the list: removing
+        run(backend, progress=stops_at(4))
     resumed = run(backend)
     assert resumed.resumed.startswith("listed, after 4 partitions")
     got, after = collect_until_clean(backend, 1, first + counts(resumed.report))
@@ -322,14 +314,7 @@ def test_the_command_parts_goes_on_and_refuses(
     with SQLiteBackend(folder) as backend:
         CheckBooks(backend).release_lease("gc-lease/1/1", "someone@else:1:x")
     monkeypatch.setattr(part_runs, "SAVE_MS", 0)
-    ticks = 0
-
-    def stop(_walk: str) -> None:
-        nonlocal ticks
-        ticks += 1
-        if ticks == 2:
-            raise KeyboardInterrupt
-
+    stop = stops_at(2)
     real = Archive.gc_part
 
     def stopping(self: Archive, *args: Any, **kwargs: Any) -> GcRun:

@@ -20,7 +20,7 @@ from imixs_archive.errors import BusyError
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import ARCHIVE_FILES, Table
-from support.kills import process_env, run_command, run_killed
+from support.kills import process_env, run_command, run_killed, stops_at
 
 
 def _counts(report: VerifyReport) -> tuple[int, int, int, int]:
@@ -55,16 +55,8 @@ def test_a_stopped_run_goes_on_and_reports_what_an_unstopped_one_does(
     corrupt_a_piece(backend)
     whole = archive.verify_part().report
     monkeypatch.setattr(part_runs, "SAVE_MS", 0)
-    ticks = 0
-
-    def interrupt(_what: str) -> None:
-        nonlocal ticks
-        ticks += 1
-        if ticks == 130:  # in the snapshots' walk, past the pieces
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        archive.verify_part(progress=interrupt)
+    with pytest.raises(KeyboardInterrupt):  # in the snapshots' walk, past the pieces
+        archive.verify_part(progress=stops_at(130))
     run = archive.verify_part()
     assert run.resumed.startswith("snapshots")
     assert _counts(run.report) == _counts(whole)
@@ -76,12 +68,8 @@ def test_a_stopped_run_goes_on_and_reports_what_an_unstopped_one_does(
 def test_restart_begins_again(archive: Archive, monkeypatch: pytest.MonkeyPatch) -> None:
     fill(archive, instances=5)
     monkeypatch.setattr(part_runs, "SAVE_MS", 0)
-
-    def interrupt(_what: str) -> None:
-        raise KeyboardInterrupt
-
     with pytest.raises(KeyboardInterrupt):
-        archive.verify_part(progress=interrupt)
+        archive.verify_part(progress=stops_at())
     run = archive.verify_part(restart=True)
     assert run.resumed == "" and run.report.snapshots == 15
 

@@ -16,7 +16,7 @@ from imixs_archive.errors import BusyError
 from imixs_archive.recovery.backup import MANIFEST, backup
 from imixs_archive.services.jobs import JobStoppedError
 from imixs_archive.services.workers import Spread
-from support.kills import process_env, run_command, run_killed, store_env
+from support.kills import process_env, run_command, run_killed, stops_at, store_env
 from support.snapshots import make_snapshot
 
 INSTANCES = 20
@@ -90,14 +90,7 @@ def test_a_stopped_backup_goes_on_after_the_instances_done(
     backup(archive, tmp_path / "whole")
     monkeypatch.setattr(part_runs, "SAVE_MS", 10_000_000)  # saved only when stopping
     root = tmp_path / "bk"
-    met = 0
-
-    def interrupt(_snapshot_id: str) -> None:
-        nonlocal met
-        met += 1
-        if met in (7, 12):
-            raise KeyboardInterrupt
-
+    interrupt = stops_at(7, 12)
     for _ in range(2):
         with pytest.raises(KeyboardInterrupt):
             backup(archive, root, on_snapshot=interrupt)
@@ -117,14 +110,7 @@ def test_a_job_stopped_goes_on_at_the_next(
     next backup of everything into that folder goes on where it stood."""
     fill(archive)
     monkeypatch.setattr(part_runs, "SAVE_MS", 10_000_000)
-    met = 0
-
-    def stop_at_five(_snapshot_id: str) -> None:
-        nonlocal met
-        met += 1
-        if met == 5:
-            raise JobStoppedError("stopped")
-
+    stop_at_five = stops_at(5, error=lambda: JobStoppedError("stopped"))
     with pytest.raises(JobStoppedError):
         backup(archive, tmp_path / "bk", on_snapshot=stop_at_five)
     done = backup(archive, tmp_path / "bk")
@@ -136,12 +122,8 @@ def test_restart_and_another_folder_begin_again(
 ) -> None:
     fill(archive)
     monkeypatch.setattr(part_runs, "SAVE_MS", 0)
-
-    def stop(_snapshot_id: str) -> None:
-        raise KeyboardInterrupt
-
     with pytest.raises(KeyboardInterrupt):
-        backup(archive, tmp_path / "bk", on_snapshot=stop)
+        backup(archive, tmp_path / "bk", on_snapshot=stops_at())
     assert backup(archive, tmp_path / "other").resumed == ""
     restarted = backup(archive, tmp_path / "bk", restart=True)
     assert restarted.resumed == "" and (restarted.written, restarted.current) == (

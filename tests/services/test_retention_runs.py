@@ -18,7 +18,7 @@ from imixs_archive.config import Settings
 from imixs_archive.document.model import Document
 from imixs_archive.errors import BusyError
 from imixs_archive.services.retention import Policy, RetentionReport, run_retention
-from support.kills import process_env, run_command, run_killed
+from support.kills import process_env, run_command, run_killed, stops_at
 from support.snapshots import make_snapshot
 
 NOW = dt.datetime(2024, 6, 1, tzinfo=dt.UTC)
@@ -109,16 +109,8 @@ def test_a_stopped_run_goes_on_where_it_stood(
     and its report counts the whole run; ``serve`` stopping (its event) likewise."""
     want = fill(archive)
     monkeypatch.setattr(part_runs, "SAVE_MS", 10_000_000)  # saved only when stopping
-    met = 0
-
-    def interrupt() -> None:
-        nonlocal met
-        met += 1
-        if met == 9:
-            raise KeyboardInterrupt
-
     with pytest.raises(KeyboardInterrupt):
-        run_retention(archive, POLICY, now=NOW, seen=interrupt)
+        run_retention(archive, POLICY, now=NOW, seen=stops_at(9))
     stop = threading.Event()
 
     def stop_soon() -> None:

@@ -1,5 +1,6 @@
 """Kill and go on: a job run in a process of its own that SIGKILLs itself at its n-th step,
-then the job run again (the command, or the same script) on the same store.
+then the job run again (the command, or the same script) on the same store; and a job
+stopped in this process at its n-th step (:func:`stops_at`).
 
 A script given to :func:`run_script` begins after :data:`PRELUDE`: its job calls
 ``step`` (with any arguments) at each step it makes (an instance, a partition), and the
@@ -14,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from imixs_archive.config import Settings
@@ -72,6 +74,23 @@ def run_killed(script: str, *args: str, env: dict[str, str], at: int) -> None:
     """``script`` as :func:`run_script` runs it: it must end killed at step ``at``."""
     done = run_script(script, *args, env=env, kill_at=at)
     assert done.returncode == -signal.SIGKILL, done.stderr
+
+
+def stops_at(
+    *steps: int, error: Callable[[], BaseException] = KeyboardInterrupt
+) -> Callable[..., None]:
+    """A job's step callback (``progress``, ``seen``, ``on_snapshot``) that stops it as
+    Ctrl-C does (or raising ``error()``) at the ``steps`` given, counted over every run it
+    is given to (1: the first call); no steps: at every call."""
+    calls = 0
+
+    def step(*_args: object) -> None:
+        nonlocal calls
+        calls += 1
+        if not steps or calls in steps:
+            raise error()
+
+    return step
 
 
 def run_command(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
