@@ -89,8 +89,7 @@ def gc_part(
         if run.found is not None:
             report = _restored(run.found["report"])
             partitions = int(run.found.get("partitions", 0))
-            where = WALKS[run.walk].name if run.walk < len(WALKS) else "the end"
-            resumed = f"{where}, after {partitions:,} partitions"
+            resumed = f"{run.where()}, after {partitions:,} partitions"
         gc = GcPass.begin(
             backend, grace, dry_run, clock, clock_skew_us, report, removes=run.walk <= _PIECES
         )

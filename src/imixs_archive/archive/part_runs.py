@@ -125,6 +125,10 @@ class PartRun:
         """Walk the part from its start (what a stopped run left cannot be used)."""
         self.found, self.walk, self.after = None, 0, None
 
+    def where(self) -> str:
+        """The walk the run stands in, by name ("the end" past the last)."""
+        return self.walks[self.walk] if self.walk < len(self.walks) else "the end"
+
     def bounds(self, walk: int) -> tuple[Position | None, Position | None]:
         """The range of the ``walk``-th table this part covers: after the first bound, up
         to the second (None: the table's start or end)."""

@@ -62,7 +62,7 @@ def verify_part(
     walks = tuple(walks or WALKS)
     tables = {walk.name: walk.table for walk in walks}
     with PartRun.held(backend, JOB, tables, holder=holder, part=part, parts=parts) as run:
-        report, resumed = _taken_up(backend, run, restart, full, walks)
+        report, resumed = _taken_up(backend, run, restart, full)
         _walk(run, report, progress, walks)
         finish(backend, report, whole=parts == 1)
         run.finish()
@@ -70,16 +70,15 @@ def verify_part(
 
 
 def _taken_up(
-    backend: Backend, run: PartRun, restart: bool, full: bool, walks: Sequence[Walk]
+    backend: Backend, run: PartRun, restart: bool, full: bool
 ) -> tuple[VerifyReport, str]:
     """The report of the stopped run this one goes on from, and where it stood; else a
     new one (part 1 begins with the store's own findings)."""
     run.take_up(restart)
     if run.found is not None:
         report = VerifyReport.restored(run.found["report"])
-        where = walks[run.walk].name if run.walk < len(walks) else "the end"
         checked = report.snapshots + report.files + report.pieces
-        return report, f"{where}, after {checked:,} snapshots, files and pieces"
+        return report, f"{run.where()}, after {checked:,} snapshots, files and pieces"
     report = VerifyReport()
     if run.part == 1:
         start_whole(backend, report, full=full)
