@@ -19,6 +19,7 @@ import pytest
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.verify import verify
+from imixs_archive.config import Settings
 from imixs_archive.errors import StoreUnavailableError
 from imixs_archive.filestore.content import PieceStore
 from imixs_archive.filestore.garbage import now_us
@@ -33,6 +34,7 @@ from imixs_archive.storage.model import (
     Table,
 )
 from support.backends import CASSANDRA_ENV, CASSANDRA_SKIP
+from support.kills import process_env
 from support.snapshots import content_of, make_snapshot
 
 GRACE = 0.4
@@ -234,15 +236,14 @@ def test_the_pieces_a_removed_file_leaves_are_counted_as_still_to_free(backend: 
 
 
 INGESTER = """
-import random, sys, time
+import os, random, sys, time
 from imixs_archive.filestore.content import PieceStore
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import load_settings
 from imixs_archive.errors import StoreUnavailableError
 from imixs_archive.storage.factory import open_backend
-sys.path.insert(0, sys.argv[2])
 from support.snapshots import make_snapshot
-settings = load_settings({**dict(a.split("=", 1) for a in sys.argv[3:])})
+settings = load_settings(dict(os.environ))
 shared = random.Random(21).randbytes(600_000)
 with open_backend(settings) as backend, Archive(backend, gc_grace=float(sys.argv[1])) as archive:
     for step in range(24):
@@ -260,27 +261,17 @@ print("done")
 """
 
 
-def _store_env(backend: Backend) -> list[str]:
-    described = backend.describe()
-    if backend.name == "sqlite":
-        return [f"ARCHIVE_DATA_DIR={Path(described['path']).parent}"]
-    return [
-        f"ARCHIVE_CLUSTER_CONTACTPOINTS={os.environ[CASSANDRA_ENV]}",
-        f"ARCHIVE_CLUSTER_KEYSPACE={described['keyspace']}",
-        "ARCHIVE_CLUSTER_CONSISTENCY_READ=ONE",
-        "ARCHIVE_CLUSTER_CONSISTENCY_WRITE=ONE",
-    ]
-
-
-def test_two_processes_ingest_and_collect_at_once(backend: Backend, tmp_path: Path) -> None:
+def test_two_processes_ingest_and_collect_at_once(
+    backend: Backend, store_settings: Settings, tmp_path: Path
+) -> None:
     """Another process archives snapshots whose attachments come and go (history 1, so
     each store deletes the one before); this one collects all the while."""
     grace = 3.0
-    tests = str(Path(__file__).resolve().parents[1])
     script = tmp_path / "ingest.py"
     script.write_text(INGESTER)
     other = subprocess.Popen(
-        [sys.executable, str(script), str(grace), tests, *_store_env(backend)],
+        [sys.executable, str(script), str(grace)],
+        env=process_env(store_settings),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
