@@ -281,6 +281,17 @@ def test_finished_days_of_a_month_not_over_are_kept_one_by_one(
     assert counting.scans["snapshots_by_modified"] == 0  # the days' kept rows, a get each
     assert counting.gets["archive_month_figures"] == 7
     assert [d.source for d in again.days] == ["stored"] * 7
+    counting.reset()
     aggregate_days(generated, START, LAST, now=LATER)  # the month over: kept whole
     rows = list(generated.backend.scan(ARCHIVE_MONTH_FIGURES))
     assert [row["month"] for row in rows] == [f"{START:%Y-%m}"]
+    assert counting.deletes["archive_month_figures"] == 31  # each day of March, once
+    late = dt.datetime.combine(START + dt.timedelta(days=3), dt.time(9), dt.UTC)
+    generated.store(make_snapshot(900, modified=late))
+    counting.reset()
+    recounted = aggregate_days(generated, START, LAST, now=LATER)
+    counted = sum(d.total.snapshots for d in first.days)
+    assert sum(d.total.snapshots for d in recounted.days) == counted + 1
+    assert counting.scans["snapshots_by_modified"] > 0  # the month counted again
+    # and no day dropped again: each delete is a tombstone a read of the table walks
+    assert counting.deletes["archive_month_figures"] == 0
