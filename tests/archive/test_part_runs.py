@@ -19,7 +19,7 @@ def test_an_instance_book_of_the_version_before_is_taken_up(archive: Archive) ->
     its place with its counts, and asked another key begins again."""
     for k in range(INSTANCES):
         archive.store(make_snapshot(k, origin=origin(k)))
-    walked = list(archive.instances_in_range())
+    walked = list(archive.index.instances_in_range())
     place, _ids = walked[2]
     old = {"plan": "whole", "key": "k1", "after": place, "instances": 3, "job": {"n": 3}}
     CheckBooks(archive.backend).write("job/1/1", {**old, "saved": 1})
