@@ -3,14 +3,17 @@ days, enumerations and nested summaries converted."""
 
 from __future__ import annotations
 
+import ast
 import datetime as dt
 import enum
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+import imixs_archive
 from imixs_archive.analytics.columns import Column
 from imixs_archive.analytics.event_log import EventLogSummary
 from imixs_archive.analytics.export_table import ExportSummary
@@ -157,9 +160,9 @@ EXPECTED = {
         ' "untimed": [], "untimed_count": 0, "instances": []}'
     ),
     "reconcile": (
-        '{"before": {"a": 1, "b": 2}, "after": {"a": 1, "b": 3}, "drift": {"b": [2, 3]},'
-        ' "days": 4, "facts_changed": 5, "days_changed": ["2024-01-01"],'
-        ' "resumed_after": "2023-12-31", "days_indexed": ["2024-01-02"], "rebuilt": {"t": 6}}'
+        '{"before": {"a": 1, "b": 2}, "after": {"a": 1, "b": 3}, "days": 4, "facts_changed": 5,'
+        ' "days_changed": ["2024-01-01"], "resumed_after": "2023-12-31",'
+        ' "days_indexed": ["2024-01-02"], "rebuilt": {"t": 6}, "drift": {"b": [2, 3]}}'
     ),
 }
 
@@ -168,3 +171,65 @@ EXPECTED = {
 def test_a_report_answers_the_same_json_text(name: str) -> None:
     """The JSON the CLI and the API print of each report, to the order of its keys."""
     assert json.dumps(_reports()[name].to_json()) == EXPECTED[name]
+
+
+HAND_WRITTEN = {
+    "analytics/aggregates.py:AggregateReport",
+    "analytics/aggregates.py:AggregateRow",
+    "analytics/archive_figures.py:_Sums",
+    "analytics/cells.py:DayCells",
+    "analytics/day_summary.py:DaySummary",
+    "analytics/figures.py:DayFigures",
+    "analytics/history.py:HistoryStep",
+    "analytics/history.py:InstanceHistory",
+    "analytics/history.py:ItemChange",
+    "analytics/leadtimes.py:LeadTimes",
+    "analytics/process_map.py:Edge",
+    "archive/gc_runs.py:GcRun",
+    "archive/stats.py:Stats",
+    "services/retention.py:Expired",
+    "services/retention.py:InstanceRetention",
+    "web/dashboard.py:Dashboard",
+}
+"""The classes that write their own ``to_json``: each answers more than its fields (the
+line above its ``def`` says what). A new one answers through ``Jsonable``, or is added here
+with its reason where it is written."""
+
+
+def _hand_written() -> set[str]:
+    package = Path(imixs_archive.__file__).parent
+    found: set[str] = set()
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and node.name != "Jsonable":
+                methods = {item.name for item in node.body if isinstance(item, ast.FunctionDef)}
+                if "to_json" in methods:
+                    found.add(f"{path.relative_to(package).as_posix()}:{node.name}")
+    return found
+
+
+def test_no_to_json_is_written_by_hand_but_the_listed() -> None:
+    assert sorted(_hand_written() - HAND_WRITTEN) == []
+
+
+@dataclass
+class Run(Jsonable):
+    JSON_NAMES = (("first", "from"),)
+    JSON_ROUNDED = ("seconds",)
+    JSON_NULL_IF_EMPTY = ("resumed",)
+
+    first: dt.date
+    seconds: float
+    resumed: str = ""
+    edge: Edge | None = None
+
+
+def test_names_rounded_seconds_empty_as_null_and_nested_to_json() -> None:
+    run = Run(dt.date(2024, 1, 2), 1.23456, edge=Edge("a", "b", 1, 0.5, ["x"]))
+    assert run.to_json() == {
+        "from": "2024-01-02",
+        "seconds": 1.235,
+        "resumed": None,
+        "edge": {"source": "a", "target": "b", "count": 1, "instances": 1, "median_seconds": 0.5},
+    }
+    assert Run(dt.date(2024, 1, 2), 2.0, "after 3").to_json()["resumed"] == "after 3"
