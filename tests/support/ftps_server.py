@@ -108,6 +108,17 @@ class FtpsServer:
     def url(self, path: str = "/backup") -> str:
         return f"ftps://{USER}@{self.host}:{self.port}{path}"
 
+    def env(self, path: str = "/backup") -> dict[str, str]:
+        """The ``BACKUP_FTP_*`` settings that back up into ``path`` of this server."""
+        return {
+            "BACKUP_FTP_HOST": self.host,
+            "BACKUP_FTP_PORT": str(self.port),
+            "BACKUP_FTP_USER": USER,
+            "BACKUP_FTP_PASSWORD": PASSWORD,
+            "BACKUP_FTP_PATH": path,
+            "BACKUP_FTP_CAFILE": str(self.cafile),
+        }
+
 
 class _Server(FTPServer):
     """The address read once, when bound: serve_forever's first line logs it from the

@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from imixs_archive.document.model import Document
-from support.ftps_server import PASSWORD, FtpsServer, serve
+from support.ftps_server import FtpsServer, serve
 from support.workflow_double import WorkflowDouble
 from web.live import PASSWORDS, LiveServer, credentials_env, serve_store
 
@@ -34,12 +34,7 @@ def ftps_env(ftps: FtpsServer, double: WorkflowDouble) -> dict[str, str]:
         "WORKFLOW_SYNC_INITIALDELAY": "0",
         "WORKFLOW_SYNC_INTERVAL": "200ms",
         "WORKFLOW_SYNC_CATCHUP": "false",
-        "BACKUP_FTP_HOST": ftps.host,
-        "BACKUP_FTP_PORT": str(ftps.port),
-        "BACKUP_FTP_USER": "backup",
-        "BACKUP_FTP_PASSWORD": PASSWORD,
-        "BACKUP_FTP_PATH": "/backup",
-        "BACKUP_FTP_CAFILE": str(ftps.cafile),
+        **ftps.env(),
     }
 
 
