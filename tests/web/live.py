@@ -39,6 +39,7 @@ from imixs_archive.web.credentials import hash_password, token_hash
 from support.snapshots import make_snapshot
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+DEMO = Path(__file__).resolve().parents[2] / "scripts" / "demo_month.py"
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 PASSWORDS = {"mia": "mia-secret", "rex": "rex-secret"}
 TOKENS = {"manager": "tok-manager-0123456789", "reader": "tok-reader-0123456789"}
@@ -207,6 +208,20 @@ def serve_store(
         }
     )
     yield from serve_filled(backend, settings, seed, oidc)
+
+
+def serve_beside(workflow: str, tmp: Path, **env: str) -> Iterator[LiveServer]:
+    """:func:`serve_store` with the test credentials, beside the ``workflow`` (its URL)."""
+    yield from serve_store(tmp, {**credentials_env(), "WORKFLOW_SERVICE_ENDPOINT": workflow, **env})
+
+
+def serve_demo_month(tmp: Path, env: dict[str, str]) -> Iterator[LiveServer]:
+    """:func:`serve_store` with the demo month (``scripts/demo_month.py``) imported."""
+    demo = tmp / "demo.xml"
+    demo.write_bytes(subprocess.run([sys.executable, str(DEMO)], capture_output=True).stdout)
+    for live in serve_store(tmp, env):
+        assert import_sources(live.archive, find_sources([str(demo)])).failed == 0
+        yield live
 
 
 def serve_filled(

@@ -19,7 +19,13 @@ import httpx
 import pytest
 
 from support.workflow_double import WorkflowDouble
-from web.live import ARTIFACTS, BIG_ORIGIN, PASSWORDS, LiveServer, credentials_env, serve_store
+from web.live import (
+    ARTIFACTS,
+    BIG_ORIGIN,
+    PASSWORDS,
+    LiveServer,
+    serve_beside,
+)
 
 CHROMIUM = os.environ.get("ARCHIVE_TEST_CHROMIUM", "/usr/bin/chromium")
 if not Path(CHROMIUM).exists():
@@ -55,13 +61,12 @@ def shot(page: Any, name: str) -> None:
 def ui_live(
     double: WorkflowDouble, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveServer]:
-    env = {
-        **credentials_env(),
-        "WORKFLOW_SERVICE_ENDPOINT": double.url,
-        "WORKFLOW_SYNC_INITIALDELAY": "0",
-        "WORKFLOW_SYNC_INTERVAL": "200",
-    }
-    yield from serve_store(Path(tmp_path_factory.mktemp("ui")), env)
+    yield from serve_beside(
+        double.url,
+        Path(tmp_path_factory.mktemp("ui")),
+        WORKFLOW_SYNC_INITIALDELAY="0",
+        WORKFLOW_SYNC_INTERVAL="200",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -465,12 +470,8 @@ def waiting_live(
     double: WorkflowDouble, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveServer]:
     """A service whose sync waits ten minutes before its first round."""
-    env = {
-        **credentials_env(),
-        "WORKFLOW_SERVICE_ENDPOINT": double.url,
-        "WORKFLOW_SYNC_INITIALDELAY": "10m",
-    }
-    yield from serve_store(Path(tmp_path_factory.mktemp("waiting")), env)
+    tmp = Path(tmp_path_factory.mktemp("waiting"))
+    yield from serve_beside(double.url, tmp, WORKFLOW_SYNC_INITIALDELAY="10m")
 
 
 def test_the_monitor_counts_down_to_the_first_round(browser: Any, waiting_live: LiveServer) -> None:
