@@ -12,6 +12,7 @@ import hashlib
 import os
 import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +102,19 @@ def log_in(page: Any, user: str = "mia") -> None:
     page.fill("input[name=password]", PASSWORDS[user])
     page.click("button[type=submit]")
     page.wait_for_url("**/ui/monitor")
+
+
+@contextmanager
+def logged_in_page(url: str, user: str = "mia") -> Iterator[Any]:
+    """A page of a Chromium of its own on ``url``, logged in as ``user``."""
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        try:
+            page = launched.new_page(base_url=url)
+            log_in(page, user)
+            yield page
+        finally:
+            launched.close()
 
 
 def test_log_in_and_monitor(page: Any) -> None:

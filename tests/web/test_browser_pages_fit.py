@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
-from web.live import PASSWORDS, LiveServer, credentials_env, serve_demo_month
+from web.live import LiveServer, credentials_env, serve_demo_month
 
 browser_tests = pytest.importorskip("web.test_browser")  # skips without Chromium
 UNREADABLE, SAMPLE, shot = browser_tests.UNREADABLE, browser_tests.SAMPLE, browser_tests.shot
+log_in = browser_tests.log_in
 browser = browser_tests.browser
 pytestmark = pytest.mark.browser
 
@@ -39,11 +40,7 @@ def test_pages_fit_and_cut_no_label(
 ) -> None:
     context = browser.new_context(base_url=demo_live.url, viewport={"width": width, "height": 800})
     page = context.new_page()
-    page.goto("/login")
-    page.fill("input[name=username]", "mia")
-    page.fill("input[name=password]", PASSWORDS["mia"])
-    page.click("button[type=submit]")
-    page.wait_for_url("**/ui/monitor")
+    log_in(page)
     page.goto("/ui/holds")
     page.fill("input[name=uniqueid]", SAMPLE)
     page.fill("input[name=reason]", "case 4711, court order of 2024-05-02")

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from web.live import PASSWORDS, LiveServer, credentials_env, serve_demo_month
+from web.live import LiveServer, credentials_env, serve_demo_month
 
 browser_tests = pytest.importorskip("web.test_browser")  # skips without Chromium
-UNREADABLE, shot = browser_tests.UNREADABLE, browser_tests.shot
+UNREADABLE, shot, log_in = browser_tests.UNREADABLE, browser_tests.shot, browser_tests.log_in
 browser = browser_tests.browser
 pytestmark = [
     pytest.mark.browser,
@@ -46,11 +46,7 @@ def test_the_map_from_statistics_to_an_instance(
         java_script_enabled=script,
     )
     page = context.new_page()
-    page.goto("/login")
-    page.fill("input[name=username]", "mia")
-    page.fill("input[name=password]", PASSWORDS["mia"])
-    page.click("button[type=submit]")
-    page.wait_for_url("**/ui/monitor")
+    log_in(page)
     page.goto("/ui/stats?from=2024-03-01&to=2024-05-31")
     page.click("#mining a:text('Process map')")
     page.wait_for_url("**/ui/process-map?**")
