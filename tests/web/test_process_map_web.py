@@ -7,7 +7,6 @@ import datetime as dt
 import gzip
 import re
 import shutil
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,24 +19,15 @@ from imixs_archive.document.conventions import origin_id
 from imixs_archive.document.model import Document
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.web.app import create_app
+from support.demo_docs import demo_documents
 from web.live import LiveServer, credentials_env, serve_documents
 from web.test_api_access import assert_problem
 
-SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 RANGE = {"from": "2024-04-01", "to": "2024-05-31"}
 needs_dot = pytest.mark.skipif(
     shutil.which("dot") is None, reason="Graphviz's dot is not installed (apt-get install graphviz)"
 )
 HOSTILE = '<script>alert("x")</script> \\N "q"'
-
-
-def demo_documents() -> list[Document]:
-    sys.path.insert(0, str(SCRIPTS))
-    try:
-        import demo_month
-    finally:
-        sys.path.remove(str(SCRIPTS))
-    return list(demo_month.month())
 
 
 def hostile_documents() -> list[Document]:
