@@ -39,6 +39,7 @@ rule of this archive's own writes and deletes would leave:
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -131,38 +132,38 @@ def remove_piece_ref(backend: Backend, item: str, since: int, before: int, *, dr
     row = {"data_id": data_id, "md5": key}
     # KEPT: the file's rows were written (again) meanwhile; GONE: the file was released
     kept = partial(lists, backend, key, data_id)
-    return _remove_listed(
-        backend, PIECE_REF, item, since, ARCHIVE_PIECE_REFS, row, kept, before, dry_run
-    )
+    ref = _Listed(PIECE_REF, item, ARCHIVE_PIECE_REFS, row, kept)
+    return _remove_listed(backend, ref, since, before, dry_run)
 
 
-def _remove_listed(
-    backend: Backend,
-    kind: str,
-    item: str,
-    since: int,
-    table: Table,
-    row: dict[str, Any],
-    kept: Callable[[], bool],
-    before: int,
-    dry_run: bool,
-) -> str:
-    """Remove the reference ``row`` of ``table`` listed as ``item`` of ``kind`` if it is
-    still listed as it was (else MOVED) and not ``kept`` (KEPT) and still there (else GONE);
-    ``dry_run``: only the outcome."""
+@dataclass(frozen=True)
+class _Listed:
+    """A reference on the list (``item`` of ``kind``): its ``row`` of ``table``, and
+    whether it is in use again (``kept``)."""
+
+    kind: str
+    item: str
+    table: Table
+    row: dict[str, Any]
+    kept: Callable[[], bool]
+
+
+def _remove_listed(backend: Backend, ref: _Listed, since: int, before: int, dry_run: bool) -> str:
+    """Remove a listed reference if it is still listed as it was (else MOVED), not in use
+    again (else KEPT) and still there (else GONE); ``dry_run``: only the outcome."""
     with backend.grouped():  # SQLite: the re-checks and the removal are one transaction
-        if listed(backend, kind, item) != since:
+        if listed(backend, ref.kind, ref.item) != since:
             return MOVED
-        if kept():
+        if ref.kept():
             outcome = KEPT
-        elif backend.get(table, row, list(row)[:1]) is None:
+        elif backend.get(ref.table, ref.row, list(ref.row)[:1]) is None:
             outcome = GONE
         else:
             outcome = REMOVED
         if not dry_run:
             if outcome == REMOVED:
-                backend.delete(table, row, written_before=before)
-            backend.delete(ARCHIVE_GARBAGE, {"id": item, "kind": kind})
+                backend.delete(ref.table, ref.row, written_before=before)
+            backend.delete(ARCHIVE_GARBAGE, {"id": ref.item, "kind": ref.kind})
         return outcome
 
 
@@ -203,6 +204,5 @@ def remove_reference(backend: Backend, item: str, since: int, before: int, *, dr
     row = {"md5": key, "snapshot": snapshot_id}
     # KEPT: the snapshot was stored (again) meanwhile; GONE: a delete of this archive finished
     kept = partial(snapshot_exists, backend, snapshot_id)
-    return _remove_listed(
-        backend, REF, item, since, SNAPSHOTS_BY_DOCUMENT, row, kept, before, dry_run
-    )
+    ref = _Listed(REF, item, SNAPSHOTS_BY_DOCUMENT, row, kept)
+    return _remove_listed(backend, ref, since, before, dry_run)
