@@ -28,14 +28,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def backup_ftps(args: argparse.Namespace, ctx: Context) -> int:
     location = FtpsLocation.from_settings(ctx.settings, args.directory)
-    summary = backup_to_location(
-        ctx.archive,
-        location,
-        ctx.settings,
-        first=args.from_day,
-        last=args.to_day,
-        overwrite=args.overwrite or ctx.settings.backup_ftp_overwrite,
-    )
+    overwrite = args.overwrite or ctx.settings.backup_ftp_overwrite
+    days = (args.from_day, args.to_day)
+    summary = backup_to_location(ctx.archive, location, ctx.settings, *days, overwrite)
     print_problems(failures=summary.failures)
     print(
         f"{summary.written} written, {summary.current} already current, {summary.failed} failed; "

@@ -112,10 +112,10 @@ def backup_to_location(
     archive: Archive,
     location: FtpsLocation,
     settings: Settings,
-    *,
     first: dt.date | None = None,
     last: dt.date | None = None,
     overwrite: bool = False,
+    *,
     on_snapshot: Callable[[str], None] | None = None,
 ) -> BackupSummary:
     """:func:`backup_to_ftps` into the FTPS target at ``location``, the days in the time
