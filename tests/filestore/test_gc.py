@@ -9,9 +9,9 @@ import os
 import random
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +23,8 @@ from imixs_archive.config import Settings
 from imixs_archive.errors import StoreUnavailableError
 from imixs_archive.filestore.content import PieceStore
 from imixs_archive.filestore.garbage import now_us
-from imixs_archive.filestore.gc import GcReport, collect
+from imixs_archive.filestore.gc import collect
 from imixs_archive.storage.base import Backend, Row
-from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import (
     ARCHIVE_GARBAGE,
     DOCUMENTS,
@@ -34,6 +33,7 @@ from imixs_archive.storage.model import (
     Table,
 )
 from support.backends import CASSANDRA_ENV, CASSANDRA_SKIP
+from support.gc_hooks import OnceHook, collect_due
 from support.kills import process_env
 from support.snapshots import content_of, make_snapshot
 
@@ -42,16 +42,10 @@ X = random.Random(21).randbytes(1_500_000)
 X_OTHER_HEAD = random.Random(22).randbytes(40_000) + X[40_000:]  # no twin, shares pieces
 
 
-def gc(backend: Backend, *, wait: bool = True) -> GcReport:
-    """One collection, after the grace period of everything listed so far has passed."""
-    if wait:
-        time.sleep(GRACE + 0.05)
-    report = collect(backend, grace=GRACE, clock_skew_us=0)
-    assert not report.errors
-    return report
+gc = partial(collect_due, grace=GRACE)
 
 
-class Interleave(DelegatingBackend):
+class Interleave(OnceHook):
     """Runs ``hook`` once, on another thread (its own store connection) and to its end,
     right after the ingest's first look-up of ``table``: the ingest then goes on."""
 
@@ -59,40 +53,20 @@ class Interleave(DelegatingBackend):
         self, inner: Backend, table: Table, hook: Callable[[], None], *, found: bool = False
     ) -> None:
         """``found``: only after a look-up that found its row."""
-        super().__init__(inner)
-        self.table = table
+        super().__init__(inner, table, hook)
         self.found = found
-        self.hook: Callable[[], None] | None = hook
-        self.errors: list[BaseException] = []
-        self._lock = threading.Lock()
-
-    def _fire(self, table: Table) -> None:
-        with self._lock:
-            hook, self.hook = (self.hook, None) if table == self.table else (None, self.hook)
-        if hook is None:
-            return
-
-        def run() -> None:
-            try:
-                hook()
-            except BaseException as exc:
-                self.errors.append(exc)
-
-        thread = threading.Thread(target=run)
-        thread.start()
-        thread.join()
 
     def get(
         self, table: Table, key: Mapping[str, Any], columns: Sequence[str] | None = None
     ) -> Row | None:
         row = super().get(table, key, columns)
         if row is not None or not self.found:
-            self._fire(table)
+            self.fire(table)
         return row
 
     def scan(self, table: Table, *args: Any, **kwargs: Any) -> Iterator[Row]:
         rows = list(super().scan(table, *args, **kwargs))
-        self._fire(table)
+        self.fire(table)
         return iter(rows)
 
 

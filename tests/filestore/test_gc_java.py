@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import hashlib
 import random
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import pytest
@@ -34,6 +34,7 @@ from imixs_archive.storage.model import (
     SNAPSHOTS_BY_UNIQUEID,
     Table,
 )
+from support.gc_hooks import OnceHook, collect_due
 from support.java_rows import java_delete_snapshot, java_store_file, java_store_snapshot
 from support.snapshots import content_of, make_snapshot
 
@@ -45,13 +46,7 @@ C = b"java, three pieces " * 150_000  # ~2.7 MiB: three pieces either way
 R = random.Random(5).randbytes(2_500_000)  # three Java pieces, fourteen of this archive
 
 
-def gc(backend: Backend, *, wait: bool = True, dry_run: bool = False) -> GcReport:
-    """One collection, after the grace period of everything listed so far has passed."""
-    if wait:
-        time.sleep(GRACE + 0.05)
-    report = collect(backend, grace=GRACE, clock_skew_us=0, dry_run=dry_run)
-    assert not report.errors
-    return report
+gc = partial(collect_due, grace=GRACE)
 
 
 def settled(backend: Backend) -> None:
@@ -71,47 +66,20 @@ def listed_kinds(backend: Backend) -> list[str]:
     return sorted(row["kind"] for row in backend.scan(ARCHIVE_GARBAGE))
 
 
-class BeforeWrite(DelegatingBackend):
+class BeforeWrite(OnceHook):
     """Runs ``hook`` once, on another thread (its own store connection) and to its end,
     right before the first write of ``table``: the write then goes on."""
 
-    def __init__(self, inner: Backend, table: Table, hook: Callable[[], None]) -> None:
-        super().__init__(inner)
-        self.table = table
-        self.hook: Callable[[], None] | None = hook
-        self.errors: list[BaseException] = []
-        self.same_thread = False
-        self._lock = threading.Lock()
-
-    def _fire(self, table: Table) -> None:
-        with self._lock:
-            hook, self.hook = (self.hook, None) if table == self.table else (None, self.hook)
-        if hook is None:
-            return
-        if self.same_thread:
-            hook()
-            return
-
-        def run() -> None:
-            try:
-                hook()
-            except BaseException as exc:
-                self.errors.append(exc)
-
-        thread = threading.Thread(target=run)
-        thread.start()
-        thread.join()
-
     def put(self, table: Table, rows: Any) -> int:
-        self._fire(table)
+        self.fire(table)
         return super().put(table, rows)
 
     def put_soon(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> Callable[[], None]:
-        self._fire(table)
+        self.fire(table)
         return super().put_soon(table, rows)
 
     def put_partition(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> int:
-        self._fire(table)
+        self.fire(table)
         return super().put_partition(table, rows)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import random
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -39,13 +38,7 @@ def _service(
 
 
 def _populate(double: WorkflowDouble, count: int, seed: int = 1) -> list[Document]:
-    rng = random.Random(seed)
-    shared = rng.randbytes(150_000)
-    snapshots = []
-    for n in range(count):
-        files = {"shared.pdf": shared, f"own-{n}.bin": rng.randbytes(rng.randrange(1, 60_000))}
-        snapshots.append(double.save(subject=f"case {n}", files=files if n % 3 else None))
-    return snapshots
+    return double.save_cases(count, shared=150_000, own=60_000, seed=seed)
 
 
 def _drain(service: SyncService, double: WorkflowDouble, limit: float = 60.0) -> None:

@@ -7,7 +7,6 @@ several at once) are in ``test_sync_cli.py``."""
 from __future__ import annotations
 
 import logging
-import random
 import threading
 import time
 from dataclasses import replace
@@ -42,13 +41,7 @@ def _service(double: WorkflowDouble, archive: Archive, **changes: object) -> Syn
 
 
 def _populate(double: WorkflowDouble, count: int, seed: int = 1) -> list[Document]:
-    rng = random.Random(seed)
-    shared = rng.randbytes(40_000)
-    out = []
-    for n in range(count):
-        files = {"shared.pdf": shared, f"own-{n}.bin": rng.randbytes(rng.randrange(1, 20_000))}
-        out.append(double.save(subject=f"case {n}", files=files if n % 3 else None))
-    return out
+    return double.save_cases(count, shared=40_000, own=20_000, seed=seed)
 
 
 def _settled(service: SyncService, double: WorkflowDouble) -> bool:

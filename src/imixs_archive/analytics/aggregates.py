@@ -52,6 +52,7 @@ class AggregateRow:
     value: str | None
     measures: Measures
 
+    # Own JSON: a key named by the period asked for (instances or instance_days).
     def to_json(self, per: str = "day") -> dict[str, Any]:
         m = self.measures
         return {
@@ -112,6 +113,7 @@ class AggregateReport:
             rows += [AggregateRow(period, value, m) for value, m in ordered]
         return rows
 
+    # Own JSON: rows summed by the dimension and period asked for.
     def to_json(self, by: str | None = None, per: str = "day") -> dict[str, Any]:
         return {
             "from": self.first.isoformat(),

@@ -263,6 +263,7 @@ class _Sums:
         figures.instances = self.instances
         figures.unreadable = self.unreadable
 
+    # Own JSON: the stored layout, read back by from_json.
     def to_json(self) -> dict[str, Any]:
         return {
             "points": {day.isoformat(): sums for day, sums in sorted(self.points.items())},

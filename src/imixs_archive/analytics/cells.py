@@ -57,6 +57,7 @@ class DayCells:
                     logical,
                 )
 
+    # Own JSON: the stored layout with its layout marks, read back by from_json.
     def to_json(self) -> dict[str, Any]:
         return {
             "day": self.day.isoformat(),

@@ -45,6 +45,7 @@ from imixs_archive.document.conventions import (
 from imixs_archive.document.labels import label, utc
 from imixs_archive.document.model import Document
 from imixs_archive.errors import ConfigError, NotFoundError
+from imixs_archive.jsonable import Jsonable
 from imixs_archive.timezones import day_bounds
 
 FORMATS = ("xes", "xes.gz", "jsonocel")
@@ -82,19 +83,13 @@ class EventLogSpec:
 
 
 @dataclass
-class EventLogSummary:
+class EventLogSummary(Jsonable):
+    JSON_ROUNDED = ("seconds",)
+
     traces: int = 0
     events: int = 0
     warnings: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "traces": self.traces,
-            "events": self.events,
-            "warnings": self.warnings,
-            "seconds": round(self.seconds, 3),
-        }
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from imixs_archive.document.labels import utc
 from imixs_archive.document.model import Document
 from imixs_archive.document.plain import plain
 from imixs_archive.errors import ConfigError
+from imixs_archive.jsonable import Jsonable
 from imixs_archive.storage.base import Position
 from imixs_archive.timezones import day_bounds
 
@@ -70,7 +71,10 @@ class ExportSpec:
 
 
 @dataclass
-class ExportSummary:
+class ExportSummary(Jsonable):
+    JSON_ROUNDED = ("seconds",)
+    JSON_NULL_IF_EMPTY = ("resumed",)
+
     rows: int = 0
     batches: int = 0
     columns: list[Column] = field(default_factory=list)
@@ -78,18 +82,6 @@ class ExportSummary:
     seconds: float = 0.0
     resumed: str = ""
     """Where a run that went on took up (``export_runs.py``; '' when it began)."""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "rows": self.rows,
-            "batches": self.batches,
-            "columns": [
-                {"name": c.name, "type": c.kind + ("[]" if c.multi else "")} for c in self.columns
-            ],
-            "warnings": self.warnings,
-            "seconds": round(self.seconds, 3),
-            "resumed": self.resumed or None,
-        }
 
 
 def export_table(archive: Archive, spec: ExportSpec, out: IO[bytes]) -> ExportSummary:

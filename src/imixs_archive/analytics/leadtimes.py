@@ -73,6 +73,7 @@ class LeadTimes:
     def percentile(self, q: float) -> float:
         return percentile(sorted(self.samples), q)
 
+    # Own JSON: percentiles of the samples, not the samples.
     def to_json(self) -> dict[str, Any]:
         """Seconds to the millisecond (the precision of the snapshots' times): no
         ``528679.6433500001`` from interpolating percentiles."""

@@ -22,6 +22,7 @@ from imixs_archive.cli.context import (
     day_arg,
     output,
     part_of,
+    resumable_options,
     spread,
     store_options,
 )
@@ -91,13 +92,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="check only the slice of the scrub's cycle due now (ARCHIVE_SCRUB_PERIOD)",
     )
-    how.add_argument(
-        "--part",
-        metavar="K/N",
-        help="check part K of N (the token ring on Cassandra): N processes share one verify",
-    )
-    p.add_argument(
-        "--restart", action="store_true", help="begin again instead of going on where it stopped"
+    resumable_options(
+        p,
+        "check part K of N (the token ring on Cassandra): N processes share one verify",
+        part_into=how,
     )
     p.add_argument(
         "--full",
@@ -129,13 +127,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--dry-run", action="store_true", help="change nothing; report what a run would do"
     )
-    p.add_argument(
-        "--part",
-        metavar="K/N",
-        help="collect part K of N (the token ring on Cassandra): N processes share one gc",
-    )
-    p.add_argument(
-        "--restart", action="store_true", help="begin again instead of going on where it stopped"
+    resumable_options(
+        p, "collect part K of N (the token ring on Cassandra): N processes share one gc"
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_gc, reads_only=True)
