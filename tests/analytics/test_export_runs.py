@@ -25,6 +25,8 @@ from imixs_archive.errors import BusyError
 from support.kills import process_env, run_command, run_killed, stops_at, store_env
 from support.snapshots import make_snapshot
 
+pytestmark = pytest.mark.both_stores  # store-facing: an export stopped, killed and resumed
+
 INSTANCES = 20
 ITEMS = "subject,$taskid,amount"
 

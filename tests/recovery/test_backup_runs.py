@@ -19,6 +19,8 @@ from imixs_archive.services.workers import Spread
 from support.kills import process_env, run_command, run_killed, stops_at, store_env
 from support.snapshots import make_snapshot
 
+pytestmark = pytest.mark.both_stores  # store-facing: a backup stopped, killed and resumed
+
 INSTANCES = 20
 
 

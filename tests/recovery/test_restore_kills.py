@@ -22,6 +22,8 @@ from imixs_archive.document.model import Document
 from support.kills import process_env
 from support.workflow_double import WorkflowDouble
 
+pytestmark = pytest.mark.both_stores  # store-facing: a restore killed and resumed
+
 INSTANCES = 300
 DAY = dt.datetime(2024, 3, 1, 8, 0, tzinfo=dt.UTC)
 KILLS = 2

@@ -25,6 +25,8 @@ from imixs_archive.storage.model import ARCHIVE_FILES, SNAPSHOTS
 from support.java_rows import java_store_snapshot
 from support.snapshots import make_snapshot
 
+pytestmark = pytest.mark.both_stores  # store-facing: several writers at once
+
 A = "aaaaaaaa-1111-4111-8111-111111111111"
 B = "bbbbbbbb-2222-4222-8222-222222222222"
 C = "cccccccc-3333-4333-8333-333333333333"

@@ -21,6 +21,8 @@ from imixs_archive.services.retention import Policy, RetentionReport, run_retent
 from support.kills import process_env, run_command, run_killed, stops_at
 from support.snapshots import make_snapshot
 
+pytestmark = pytest.mark.both_stores  # store-facing: a retention stopped, killed and resumed
+
 NOW = dt.datetime(2024, 6, 1, tzinfo=dt.UTC)
 POLICY = Policy.parse("group:Invoice=10y")
 TEMPLATE = b"the template every invoice carries " * 200

@@ -1,4 +1,5 @@
-"""The ``backend`` fixture, shared by every suite: each test runs on each backend.
+"""The ``backend`` fixture, shared by every suite: each test runs on each backend where
+it faces the store (``STORE_FACING``), on SQLite where it tests logic above it.
 
 SQLite runs always, on a fresh store in ``tmp_path``. Cassandra runs when
 ``ARCHIVE_TEST_CASSANDRA=host:port`` names a server (``.ci/run`` starts one with
@@ -85,6 +86,37 @@ def cassandra_session_store(cassandra_session_keyspace: str) -> Iterator[Backend
             store.drop_keyspace()
         finally:
             store.close()
+
+
+STORE_FACING = ("storage", "archive", "ledger", "filestore")
+"""The test folders whose tests face the store (its contract, the archive's tables, crash
+orders, leases and compare-and-set, the piece store): each test runs on each store. The
+rest test logic above the archive (analytics, recovery, services, sync, the CLI, the
+web): on SQLite only, unless a module is marked ``both_stores`` (processes at once, kills
+and resumes) or names Cassandra itself. ``ARCHIVE_TEST_EVERY_STORE=1`` runs every test
+on each store."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if os.environ.get("ARCHIVE_TEST_EVERY_STORE"):
+        return
+    once = [item for item in items if _logic_on_cassandra(item)]
+    if once:
+        config.hook.pytest_deselected(items=once)
+        dropped = {id(item) for item in once}
+        items[:] = [item for item in items if id(item) not in dropped]
+
+
+def _logic_on_cassandra(item: pytest.Item) -> bool:
+    """Whether ``item`` is the Cassandra half of a test of logic above the store."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is None or "cassandra" not in callspec.params.values():
+        return False
+    if item.get_closest_marker("both_stores") is not None:
+        return False
+    parts = Path(str(item.path)).parts
+    folder = parts[parts.index("tests") + 1] if "tests" in parts else ""
+    return folder not in STORE_FACING
 
 
 @pytest.fixture(params=["sqlite", pytest.param("cassandra", marks=pytest.mark.cassandra)])
