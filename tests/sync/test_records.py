@@ -3,6 +3,8 @@ process's counters, typed, on each backend."""
 
 from __future__ import annotations
 
+import pytest
+
 from imixs_archive.storage.base import Backend
 from imixs_archive.sync.failures import record_failure
 from imixs_archive.sync.records import (
@@ -13,6 +15,8 @@ from imixs_archive.sync.records import (
     InstanceBook,
     SyncInstance,
 )
+
+pytestmark = pytest.mark.both_stores  # store-facing: the sync's book tables on each store
 
 
 def _failed(event_id: str, status: str, last: int) -> FailedEvent:
