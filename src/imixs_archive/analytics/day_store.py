@@ -161,8 +161,23 @@ def store_month(archive: Archive, zone: str, kind: str, key: str, data: dict[str
     archive.backend.put(ARCHIVE_MONTH_FIGURES, [row])
 
 
-def drop_period(archive: Archive, zone: str, kind: str, key: str) -> None:
-    archive.backend.delete(ARCHIVE_MONTH_FIGURES, {"zone": f"{kind}@{zone}", "month": key})
+def drop_days_of(archive: Archive, zone: str, kind: str, month: str) -> int:
+    """Delete the kept days of ``month`` (``2025-03``) that are there, how many: read
+    first (at most the month's days, in key order right after the month's own row), so
+    that no delete is written for a day never kept (each a tombstone on Cassandra, which a
+    read of the table walks, and past 100,000 refuses)."""
+    partition = {"zone": f"{kind}@{zone}"}
+    found = []
+    rows = archive.backend.scan(
+        ARCHIVE_MONTH_FIGURES, partition, start_after={"month": month}, columns=["month"]
+    )
+    for row in rows:
+        if not str(row["month"]).startswith(f"{month}-"):
+            break
+        found.append(str(row["month"]))
+    for day in found:
+        archive.backend.delete(ARCHIVE_MONTH_FIGURES, {**partition, "month": day})
+    return len(found)
 
 
 def drop_days(archive: Archive) -> int:

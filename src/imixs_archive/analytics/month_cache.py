@@ -9,7 +9,8 @@ over yet. A finished unit is counted once, whole, by the caller's count, and kep
 ``2025-03-07``) with a digest of the change stamps of the UTC days it covers: while they
 hold, a range reads the kept row and takes its days; when a snapshot of it is stored or
 deleted (its day's stamp changes), it is counted again at its next use. Once a month is
-kept whole, its days' rows go (once: a month counted again has none). What is not over
+kept whole, its days' rows that are there go (read first: no delete, and so no
+tombstone on Cassandra, for a day never kept or dropped before). What is not over
 yet, or was counted while a snapshot was half written, is counted for the range each
 time and not kept.
 """
@@ -23,7 +24,7 @@ from typing import Any
 
 from imixs_archive.analytics.day_store import (
     DEFAULT_GRACE_DAYS,
-    drop_period,
+    drop_days_of,
     is_final,
     read_month,
     store_month,
@@ -103,14 +104,8 @@ class PeriodCache:
         data, settled = count()
         if settled:
             store_month(self.archive, self.zone, kind, key, {"digest": digest, "data": data})
-            if month and kept is None:  # its days' rows are no longer read: dropped once,
-                # when the month is first kept (a month counted again has none: a delete
-                # of each of its days each time left a tombstone each on Cassandra, which
-                # a read of the table walks, and past 100,000 refuses)
-                day = unit[0]
-                while day <= unit[1]:
-                    drop_period(self.archive, self.zone, kind, day.isoformat())
-                    day += dt.timedelta(days=1)
+            if month:  # its days' rows are no longer read: those kept go
+                drop_days_of(self.archive, self.zone, kind, key)
         return data
 
     def _utc(self, first: dt.date, last: dt.date) -> tuple[dt.date, dt.date]:
