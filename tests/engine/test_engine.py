@@ -18,7 +18,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -31,11 +30,12 @@ from imixs_archive.cli import main
 from imixs_archive.document.model import Document
 from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
-from support.engine import ADMIN, Engine, Instance, engine_url, file_digests
+from support.engine import ADMIN, Engine, Instance, Reply, engine_url, file_digests
 from support.workflow_double import WorkflowDouble
 
 pytestmark = pytest.mark.skipif(
-    not engine_url(), reason="no Imixs-Workflow engine (ARCHIVE_TEST_ENGINE, scripts/imixs-workflow)"
+    not engine_url(),
+    reason="no Imixs-Workflow engine (ARCHIVE_TEST_ENGINE, scripts/imixs-workflow)",
 )
 
 MB = 1024 * 1024
@@ -147,7 +147,7 @@ def workload(engine: Engine) -> tuple[list[Instance], dt.datetime]:
                 engine.move(ticket, 10, user=user, note="looked at")
                 engine.move(ticket, 10, user=user, files={**files, "more.pdf": own.randbytes(9)})
                 instances.append(ticket)
-        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+        except BaseException as exc:
             failures.append(exc)
 
     threads = [threading.Thread(target=user_work, args=(u, s)) for s, u in enumerate(USERS3)]
@@ -168,13 +168,12 @@ USERS3 = ("admin", "alex", "marty")
 # ---- the double answers as the engine does -------------------------------------------------
 
 
-def _answers(call: object) -> list[tuple[str, int]]:
-    """The status codes of the event log's and the restore's edge cases, through
-    ``call(method, path, body, user)`` against an engine or the double."""
-    from support.engine import Reply
+def _answers(caller: Engine) -> list[tuple[str, int]]:
+    """The status codes of the event log's and the restore's edge cases, sent by
+    ``caller`` (to the engine or to the double) as the admin."""
 
-    def send(method: str, path: str, body: bytes | None = None, user: str = "admin") -> Reply:
-        return call(method, path, body, user)  # type: ignore[operator, no-any-return]
+    def send(method: str, path: str, body: bytes | None = None) -> Reply:
+        return caller.call(method, path, body)
 
     out = []
     [event] = send("GET", "eventlog/engine.probe?maxCount=1").documents()
@@ -197,7 +196,10 @@ def _answers(call: object) -> list[tuple[str, int]]:
         out.append((name, send(method, path).status))
     for name, body in (("put an event", b"<document/>"), ("put an empty XML body", b"")):
         out.append((name, send("PUT", "eventlog/engine.put/ref-1", body).status))
-    bad = (("unreadable XML", b"<document><item"), ("a bad id", to_xml(Document({"$uniqueid": "x"}))))
+    bad = (
+        ("unreadable XML", b"<document><item"),
+        ("a bad id", to_xml(Document({"$uniqueid": "x"}))),
+    )
     for name, body in bad:
         out.append((f"restore {name}", send("POST", "snapshot", body).status))
     empty = send("GET", "snapshot/syncpoint/32503680000000")
@@ -212,20 +214,283 @@ def test_the_double_answers_as_the_engine_does(engine: Engine) -> None:
     """The event log's edge cases, an empty syncpoint and a restore without manager
     rights, sent to the engine and to the double: the same answers."""
 
-    def on_engine(method: str, path: str, body: bytes | None, user: str) -> object:
-        return engine.call(method, path, body, user=user)
-
     assert engine.call("PUT", "eventlog/engine.probe/probe-1", b"<document/>").status == 204
-    real = _answers(on_engine)
-    real.append(("restore by a reader", engine.call("POST", "snapshot", RESTORE_PROBE, user="rita").status))
+    real = _answers(engine)
+    refused = engine.call("POST", "snapshot", RESTORE_PROBE, user="rita")
+    real.append(("restore by a reader", refused.status))
     with WorkflowDouble(auth="BASIC", user="admin", password=ADMIN[1]) as double:
         double.put_event("engine.probe", "probe-1")
         caller = Engine(double.url)
-
-        def on_double(method: str, path: str, body: bytes | None, user: str) -> object:
-            return caller.call(method, path, body, user=user)
-
-        seen = _answers(on_double)
+        seen = _answers(caller)
         double.manager = False
         seen.append(("restore by a reader", caller.call("POST", "snapshot", RESTORE_PROBE).status))
     assert dict(seen) == dict(real), [(n, dict(seen)[n], s) for n, s in real if dict(seen)[n] != s]
+
+
+# ---- sync, serve's sync loop, resync ------------------------------------------------------
+
+
+def test_sync_archives_every_snapshot_through_sigkills(
+    engine: Engine, workload: tuple[list[Instance], dt.datetime], tmp_path: Path
+) -> None:
+    """``sync`` (the loop, as a process) killed twice mid-round, then run to the end:
+    every snapshot the engine wrote is archived, XML and file bytes equal, the event log
+    is empty and no claim is left."""
+    instances, _began = workload
+    store, log = tmp_path / "store", tmp_path / "sync.log"
+    env = _env(store)
+    for _ in range(2):
+        pending = len(engine.events())
+        process = _start(["sync"], env, log)
+        deadline = time.monotonic() + 120
+        while len(engine.events()) > pending - 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        process.send_signal(signal.SIGKILL)  # mid-round: a batch claimed, some done
+        process.wait(30)
+    assert engine.events(), "the kills should land before the end"
+    process = _start(["sync"], env, log)
+    try:
+        _wait_drained(engine, store)
+    finally:
+        _stop(process, log)
+    assert _check_archived(store, engine, instances) == sum(len(i.snapshots) for i in instances)
+    assert "Traceback" not in log.read_text()
+
+
+def test_resync_walks_what_the_engine_holds(
+    engine: Engine,
+    workload: tuple[list[Instance], dt.datetime],
+    in_process: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``resync --from`` over the engine's ``/snapshot/syncpoint``: a fresh archive gets
+    every snapshot the engine wrote since, equal, and the sync point moves to the last."""
+    instances, began = workload
+    assert main(["resync", "--from", began.isoformat()]) == 0
+    out = capsys.readouterr().out
+    assert "resync done" in out, out
+    assert _check_archived(in_process, engine, instances) == sum(
+        len(i.snapshots) for i in instances
+    )
+
+
+def test_serve_syncs_through_an_engine_restart(engine: Engine, tmp_path: Path) -> None:
+    """``serve``'s sync loop while the engine is stopped and started again mid-sync: what
+    was written before, during the outage's backlog and after is all archived."""
+    store, log = tmp_path / "store", tmp_path / "serve.log"
+    rng = random.Random(3)
+    before = [
+        engine.create(f"before restart {n}", {"a.bin": rng.randbytes(3 * MB)}) for n in range(4)
+    ]
+    process = _start(["serve", "--port", "0"], _env(store), log)
+    try:
+        deadline = time.monotonic() + 120
+        while len(engine.events()) >= 4 and time.monotonic() < deadline:
+            time.sleep(0.05)  # the first of them archived: the sync is mid-way
+        engine.restart(urlsplit(engine.url).port or 8081)
+        after = [
+            engine.create(f"after restart {n}", {"b.bin": rng.randbytes(1000)}) for n in range(3)
+        ]
+        for ticket in after:
+            engine.move(ticket, 30)
+        _wait_drained(engine, store)
+    finally:
+        _stop(process, log)
+    _check_archived(store, engine, before + after)
+    assert "Traceback" not in log.read_text()
+
+
+# ---- $snapshot.history and the engine's deletes --------------------------------------------
+
+
+def _archive_ids(store: Path, uniqueid: str) -> list[str]:
+    with SQLiteBackend(store) as backend, Archive(backend) as archive:
+        return archive.instance_ids(uniqueid)
+
+
+def test_history_and_deletes_as_the_engine_does_them(engine: Engine, in_process: Path) -> None:
+    """Event 1100.20 sets ``$snapshot.history=2`` (the engine's ResultPlugin): the archive
+    keeps the two newest snapshots of that instance. The engine deletes an instance with
+    every snapshot of it and writes no event: the archive keeps what it has, and the
+    snapshots it had not fetched yet answer 404 and are recorded as gone."""
+    kept = engine.create("keeps two", {"k.bin": b"k" * 4000})
+    engine.move(kept, 10)
+    engine.move(kept, 20)  # "keep two": $snapshot.history = 2 from now on
+    engine.move(kept, 10)
+    archived = engine.create("archived, then deleted in the engine", {"d.bin": b"d" * 500})
+    engine.move(archived, 10)
+    assert main(["sync", "--once"]) == 0
+    history = engine.document(kept.snapshots[-1])
+    assert history is not None and history.get_values("$snapshot.history") == [2]
+    assert _archive_ids(in_process, kept.uniqueid) == kept.snapshots[-2:]
+    assert _archive_ids(in_process, archived.uniqueid) == archived.snapshots
+
+    engine.delete(archived.uniqueid)
+    assert all(engine.document(sid) is None for sid in archived.snapshots)
+    early = engine.create("deleted before any sync", {"e.bin": b"e" * 700})
+    engine.move(early, 10)
+    engine.delete(early.uniqueid)
+    refs = {str(e.get_first("ref")) for e in engine.events()}
+    assert set(early.snapshots) <= refs  # their events stay: nothing announces a delete
+    assert not any(str(e.get_first("topic")) == "snapshot.remove" for e in engine.events())
+    assert main(["sync", "--once"]) == 0
+    assert engine.events() == []
+    assert _archive_ids(in_process, archived.uniqueid) == archived.snapshots
+    assert _archive_ids(in_process, early.uniqueid) == []
+    with SQLiteBackend(in_process) as backend:
+        gone = {g.ref for g in GoneBook(backend).all()}
+    assert set(early.snapshots) <= gone
+
+
+# ---- restore -------------------------------------------------------------------------------
+
+
+def _workitem(engine: Engine, uniqueid: str) -> Document:
+    doc = engine.document(uniqueid)
+    assert doc is not None, f"the engine has no {uniqueid}"
+    return doc
+
+
+def _restore(*args: str) -> int:
+    return main(["restore", *args])
+
+
+def test_restore_modes_post_what_the_engine_accepts(
+    engine: Engine, in_process: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each restore mode against the engine: it accepts the snapshots, its instances are
+    then at the restored snapshot (file bytes included) and can be processed on;
+    ``--dry-run`` posts nothing."""
+    tag = f"restore-{random.randrange(10**9)}"
+    p = engine.create(f"{tag} P", {"p.pdf": random.randbytes(200_000)})
+    engine.move(p, 10)
+    engine.move(p, 10, files={"p.pdf": random.randbytes(90_000)})
+    q = engine.create(f"{tag} Q", {"q.bin": b"q1"})
+    r = engine.create(f"{tag} R", {"r.bin": b"r" * 3000})
+    time.sleep(1.1)
+    middle = dt.datetime.now(dt.UTC)
+    time.sleep(1.1)
+    engine.move(q, 10, files={"q.bin": b"q2"})
+    assert main(["sync", "--once"]) == 0
+    capsys.readouterr()
+
+    # --as-of: the instances changed since go back to how they were (Q); others stay
+    assert _restore("--as-of", middle.isoformat(), "--dry-run") == 0
+    assert _workitem(engine, q.uniqueid).get_first("$snapshotid") == q.snapshots[1]
+    assert _restore("--as-of", middle.isoformat()) == 0
+    assert _workitem(engine, q.uniqueid).get_first("$snapshotid") == q.snapshots[0]
+    assert _workitem(engine, p.uniqueid).get_first("$snapshotid") == p.snapshots[-1]
+
+    # --snapshot: one snapshot back (Q forward to its newest again)
+    assert _restore("--snapshot", q.snapshots[1]) == 0
+    assert _workitem(engine, q.uniqueid).get_first("$snapshotid") == q.snapshots[1]
+
+    # --uniqueid: an instance the engine deleted comes back whole; --dry-run sends nothing
+    engine.delete(p.uniqueid)
+    assert _restore("--uniqueid", p.uniqueid, "--dry-run") == 0
+    assert engine.document(p.uniqueid) is None
+    assert _restore("--uniqueid", p.uniqueid) == 0
+    _check_served(engine, in_process, p)
+
+    # --from/--to (with a filter): the newest snapshot inside the range
+    engine.delete(r.uniqueid)
+    day_before = (middle - dt.timedelta(days=1)).isoformat()
+    assert (
+        _restore("--from", day_before, "--to", middle.isoformat(), "--filter", f"subject={tag} R")
+        == 0
+    )
+    _check_served(engine, in_process, r)
+
+    # --all: every instance at its newest archived snapshot (Q is current: not sent)
+    engine.delete(q.uniqueid)
+    assert _restore("--all", "--dry-run") == 0
+    assert engine.document(q.uniqueid) is None
+    assert _restore("--all") == 0
+    _check_served(engine, in_process, q)
+
+    # --source: a backup tree (the Java backup layout); what the engine lacks is posted
+    backup = tmp_path / "backup"
+    assert main(["backup", str(backup)]) == 0
+    engine.delete(r.uniqueid)
+    assert _restore("--source", str(backup), "--dry-run") == 0
+    assert engine.document(r.uniqueid) is None
+    assert _restore("--source", str(backup)) == 0
+    newest = _archive_ids(in_process, r.uniqueid)[-1]  # the backup's: R's newest archived
+    assert _workitem(engine, r.uniqueid).get_first("$snapshotid") == newest
+    out = capsys.readouterr().out
+    assert "Traceback" not in out
+
+
+def _check_served(engine: Engine, store: Path, instance: Instance) -> None:
+    """The engine holds the instance at its newest archived snapshot, with the archived
+    file bytes, and processes it on (a new snapshot)."""
+    newest = instance.snapshots[-1]
+    assert _workitem(engine, instance.uniqueid).get_first("$snapshotid") == newest
+    held = engine.document(newest)
+    assert held is not None
+    with SQLiteBackend(store) as backend, Archive(backend) as archive:
+        assert file_digests(held) == file_digests(archive.load(newest))
+    engine.move(
+        instance, 30 if _workitem(engine, instance.uniqueid).get_first("$taskid") == 1100 else 10
+    )
+    assert _workitem(engine, instance.uniqueid).get_first("$snapshotid") == instance.snapshots[-1]
+
+
+# ---- logins --------------------------------------------------------------------------------
+
+
+def _form_session(engine: Engine, user: str, password: str) -> str:
+    from urllib.parse import urlencode
+
+    reply = engine.call(
+        "POST",
+        "j_security_check",
+        urlencode({"j_username": user, "j_password": password}).encode(),
+        user=None,
+        content_type="application/x-www-form-urlencoded",
+    )
+    assert reply.status == 200, reply.status
+    cookie = reply.headers.get("Set-Cookie", "")
+    return cookie.split("JSESSIONID=", 1)[1].split(";", 1)[0]
+
+
+@pytest.mark.parametrize(
+    ("method", "user", "password"),
+    [("BASIC", "admin", "adminadmin"), ("FORM", "admin", "adminadmin"), ("COOKIE", "", "")],
+)
+def test_each_login_the_sync_offers_against_the_engine_realm(
+    engine: Engine,
+    in_process: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    method: str,
+    user: str,
+    password: str,
+) -> None:
+    """BASIC, FORM (``j_security_check`` and its session) and COOKIE (a session cookie
+    given as user = its name, password = its value) sync from the engine. Wrong
+    credentials are one clear line, no traceback: ``sync --once`` pauses (exit 1, as
+    documented), ``resync`` fails at its first step (it retried a 401 for minutes before),
+    ``restore`` exits 7."""
+    if method == "COOKIE":
+        user, password = "JSESSIONID", _form_session(engine, *ADMIN)
+    monkeypatch.setenv("WORKFLOW_SERVICE_AUTHMETHOD", method)
+    monkeypatch.setenv("WORKFLOW_SERVICE_USER", user)
+    monkeypatch.setenv("WORKFLOW_SERVICE_PASSWORD", password)
+    ticket = engine.create(f"login {method}", {"l.bin": b"login"})
+    assert main(["sync", "--once"]) == 0
+    _check_archived(in_process, engine, [ticket])
+    capsys.readouterr()
+    monkeypatch.setenv("WORKFLOW_SERVICE_PASSWORD", password[:-1] + "x")
+    said = "refused (HTTP 401)" if method == "FORM" else "HTTP 401 (check the credentials)"
+    engine.create(f"login {method}, refused", {"l.bin": b"refused"})
+    assert main(["sync", "--once"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("\n") == 1 and said in err, err
+    began = (dt.datetime.now(dt.UTC) - dt.timedelta(minutes=1)).isoformat()
+    assert main(["resync", "--from", began]) == 1
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err and said in err, (out, err)
+    assert _restore("--snapshot", ticket.snapshots[0]) == 7
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and said in err, err

@@ -26,11 +26,18 @@ from typing import Any
 from imixs_archive.document.model import Document
 from imixs_archive.document.xml_reader import read_xml
 from imixs_archive.document.xml_writer import to_xml
+from support.snapshots import content_of
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "imixs-workflow"
 MODEL = "ticket-1.0.0"
 ADMIN = ("admin", "adminadmin")
-USERS = {"admin": "adminadmin", "alex": "alexalex", "marty": "martymarty", "rita": "ritarita"}
+USERS = {
+    "admin": "adminadmin",
+    "alex": "alexalex",
+    "marty": "martymarty",
+    "anna": "annaanna",
+    "rita": "ritarita",
+}
 SYNC_TOPICS = ("snapshot.add", "snapshot.remove")
 
 
@@ -174,7 +181,7 @@ class Engine:
 def file_digests(doc: Document) -> dict[str, str]:
     """File name -> SHA-256 of its bytes (the ``$file`` map of a snapshot)."""
     files = doc.get_first("$file") or {}
-    return {name: hashlib.sha256(bytes(values[1])).hexdigest() for name, values in files.items()}
+    return {name: hashlib.sha256(content_of(doc, name)).hexdigest() for name in files}
 
 
 def _type(name: str) -> str:

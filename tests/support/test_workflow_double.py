@@ -4,7 +4,6 @@ httpx (not the project's client), so the client's tests rest on a double that is
 from __future__ import annotations
 
 import datetime as dt
-
 import time
 from collections.abc import Iterator
 

@@ -36,7 +36,8 @@ It serves on 127.0.0.1 with an ephemeral port and holds everything in memory:
 ``WorkflowDouble(documented=True)`` behaves as the event log is *documented* instead
 (reference section 4 before its correction): a second lock answers 409, a missing entry
 404, release unlocks entries locked longer than N ms, syncpoint answers at most 16.
-``tests/engine/test_engine.py`` checks these answers against the real engine. :class:`JavaArchiveBeside` plays a Java archive sharing the workflow.
+:class:`JavaArchiveBeside` plays a Java archive sharing the workflow.
+``tests/engine/test_engine.py`` checks the default answers against the real engine.
 """
 
 from __future__ import annotations
