@@ -321,7 +321,9 @@ def _refuse_non_snapshot(doc: Document) -> None:
     if not kind.startswith("snapshot-"):
         sid = doc.get_first("$uniqueid", "")
         raise WorkflowRejectedError(
-            f"{sid} is not a snapshot (type {kind!r}): not sent to the workflow", 406, "NOT_A_SNAPSHOT"
+            f"{sid} is not a snapshot (type {kind!r}): not sent to the workflow",
+            406,
+            "NOT_A_SNAPSHOT",
         )
 
 
