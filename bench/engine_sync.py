@@ -65,7 +65,8 @@ def write(engine: Engine, count: int, size: int, users: int = 3) -> tuple[float,
         user = ("admin", "alex", "marty")[n % 3]
         left = per_user[n]
         while left > 0:
-            ticket = engine.create(f"bench {n}", {"a.bin": payloads[left % len(payloads)]}, user=user)
+            files = {"a.bin": payloads[left % len(payloads)]}
+            ticket = engine.create(f"bench {n}", files, user=user)
             left -= 1
             if left > 0:
                 engine.move(ticket, 10, user=user, note="moved")
