@@ -169,9 +169,11 @@ class Engine:
         assert reply.status == 200, reply.status
         return reply.documents()
 
-    def restart(self, port: int) -> None:
-        """Stop the engine and start it again on its data (``--keep``)."""
-        for command in (["stop"], ["start", "--keep", "--port", str(port)]):
+    def restart(self, port: int, history: int = 0) -> None:
+        """Stop the engine and start it again on its data (``--keep``), with
+        ``SNAPSHOT_HISTORY=history``."""
+        start = ["start", "--keep", "--port", str(port), "--history", str(history)]
+        for command in (["stop"], start):
             done = subprocess.run(
                 [str(SCRIPT), *command], capture_output=True, text=True, timeout=600
             )

@@ -5,7 +5,8 @@ It serves on 127.0.0.1 with an ephemeral port and holds everything in memory:
 * documents and snapshots: :meth:`WorkflowDouble.save` stores a workitem the way the
   workflow does (``$modified``, ``$created``, a snapshot ``<uniqueid>-<millis>`` of type
   ``snapshot-<type>``, ``$snapshotid`` on the workitem) and writes a ``snapshot.add``
-  event; :meth:`remove_snapshot` writes ``snapshot.remove``;
+  event; :meth:`remove_snapshot` writes ``snapshot.remove`` (the engine never does: a model
+  could);
 * the event log as the workflow's code behaves (``wf-engine/EventLogService.java``,
   ``wf-rs/EventLogRestService.java``; ``java-compat-audit.md`` section 4): read by topics
   (``~``, exact topic match); ``lock`` answers 200 and appends ``.lock`` every time (a
@@ -15,7 +16,8 @@ It serves on 127.0.0.1 with an ephemeral port and holds everything in memory:
   ``<topic>.lock`` whatever its age (the lock date is never persisted); ``DELETE`` and
   ``PUT`` answer 204 (also for a missing entry);
 * ``GET /documents/{id}`` (``<data><document>``, optionally ``?items=a,b``), 404 when the
-  document is gone;
+  document is gone; ``DELETE /documents/{id}`` of a workitem deletes every snapshot of it
+  and writes no event (:meth:`WorkflowDouble.delete`);
 * ``GET /snapshot/syncpoint/{millis}``: every snapshot with the smallest ``$modified``
   later than ``millis``; an empty ``<data/>`` (200) when there is none, **500** when more
   than 16 share that timestamp;
@@ -324,6 +326,16 @@ class WorkflowDouble:
                 )
         return 404, {}, b""
 
+    def delete(self, uniqueid: str) -> None:
+        """``DELETE /documents/{id}`` of a workitem: the engine's SnapshotService deletes
+        every snapshot of it too, and nothing writes an event (its ``snapshot.add`` events
+        stay; their documents then answer 404)."""
+        with self.lock:
+            self.workitems.pop(uniqueid, None)
+            for sid in [s for s in self.snapshots if s.rsplit("-", 1)[0] == uniqueid]:
+                self.snapshots.pop(sid)
+                self._xml.pop(sid, None)
+
     def remove_snapshot(self, snapshot_id: str, *, event: bool = True) -> None:
         """The workflow dropped a snapshot: a ``snapshot.remove`` event for the archive."""
         with self.lock:
@@ -457,6 +469,9 @@ class WorkflowDouble:
             return self._eventlog(method, parts[1:], query)
         if head == "documents" and method == "GET" and len(parts) == 2:
             return self._document(parts[1], query.get("items"))
+        if head == "documents" and method == "DELETE" and len(parts) == 2:
+            self.delete(parts[1])
+            return 200, {}, b""  # as the engine's DocumentRestService answers
         if head == "snapshot" and method == "GET" and len(parts) == 3 and parts[1] == "syncpoint":
             return self._syncpoint(int(parts[2]))
         if head == "snapshot" and method == "POST" and len(parts) == 1:
