@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
+import string
 import subprocess
 import sys
 import tempfile
@@ -72,7 +74,9 @@ def store_env(store: str, where: Path, run: int) -> dict[str, str]:
         return {"ARCHIVE_DATA_DIR": str(where / f"store-{run}")}
     return {
         "ARCHIVE_CLUSTER_CONTACTPOINTS": os.environ["ARCHIVE_TEST_CASSANDRA"],
-        "ARCHIVE_CLUSTER_KEYSPACE": f"beside_readers_{os.getpid()}_{run}",
+        # letters and underscores only
+        "ARCHIVE_CLUSTER_KEYSPACE": "beside_readers_"
+        + "".join(random.SystemRandom().choices(string.ascii_lowercase, k=10)),
         "ARCHIVE_CLUSTER_REPLICATION_FACTOR": "1",
     }
 
@@ -85,7 +89,12 @@ def drop(env: dict[str, str]) -> None:
         "from imixs_archive.runtime import open_store;"
         "s = open_store(load_settings(), create=False); s.drop_keyspace(); s.close()"
     )
-    subprocess.run([sys.executable, "-c", code], env={**os.environ, **env}, check=False)
+    subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, **env},
+        stderr=subprocess.DEVNULL,  # an import that failed early made no keyspace
+        check=False,
+    )
 
 
 def one_run(run: int, args: argparse.Namespace, source: Path, ids: list[str]) -> str:

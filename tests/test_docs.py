@@ -66,3 +66,26 @@ def test_data_model_md_names_every_table_of_the_model() -> None:
     for said in re.findall(r"(\w+) tables prefixed", text):
         if said.lower() in words or said.isdigit():
             assert (int(said) if said.isdigit() else words.index(said.lower())) == extra, said
+
+
+PATH_IN_BACKTICKS = re.compile(
+    r"`((?:[A-Za-z0-9_.-]+/)+[A-Za-z0-9_.-]+\.(?:py|md|yml|yaml|toml|sh|html|js|css|xml))"
+    r"(?:[:#][^`]*)?`"
+)
+
+
+def test_every_path_the_docs_name_exists() -> None:
+    """A file a page names by its path (``archive/verify_runs.py``, ``tests/sync/...``) is
+    there: below the repository, the package, the tests or the page's own folder. Files
+    move; the pages that name them must follow."""
+    package = ROOT / "src" / "imixs_archive"
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "bench/README.md"]
+    stale = []
+    for page in pages:
+        for number, line in enumerate(page.read_text().splitlines(), 1):
+            for found in PATH_IN_BACKTICKS.finditer(line):
+                path = found.group(1)
+                places = (ROOT, package, ROOT / "tests", ROOT / "deploy", page.parent)
+                if not any((place / path).exists() for place in places):
+                    stale.append(f"{page.relative_to(ROOT)}:{number}: {path}")
+    assert not stale, stale

@@ -57,6 +57,11 @@ class IntegrityError(ArchiveError):
     exit_code = 5
 
 
+class DamagedRowError(IntegrityError):
+    """A row the store gave back that cannot be one of its table (a NULL key, a date that
+    is none): what a damaged page of the embedded store's file gives back."""
+
+
 class StoreError(ArchiveError):
     """The store cannot be reached or refused an operation."""
 

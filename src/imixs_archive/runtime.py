@@ -58,12 +58,15 @@ def open_store(settings: Settings, *, create: bool = True) -> Backend:
     return open_backend(settings, create=create)
 
 
-def open_archive(settings: Settings, *, create: bool = True) -> Archive:
+def open_archive(settings: Settings, *, create: bool = True, writes: bool | None = None) -> Archive:
     """The store the settings name, opened (``create=False``: a store that does not exist
-    is a ``NotFoundError``, nothing is created), and the archive over it, which closes it."""
+    is a ``NotFoundError``, nothing is created), and the archive over it, which closes it.
+    ``writes``: whether the command writes (``build_archive``; by default, as ``create``:
+    a command that changes only an existing archive, such as ``ledger verify``, says so)."""
     backend = open_store(settings, create=create)
     try:
-        return build_archive(backend, settings, owns_backend=True, writes=create)
+        writing = create if writes is None else writes
+        return build_archive(backend, settings, owns_backend=True, writes=writing)
     except BaseException:
         backend.close()
         raise

@@ -18,7 +18,7 @@ from tests.archive.verify_fill import corrupt_a_piece, fill
 from imixs_archive.archive import part_runs
 from imixs_archive.archive.check_books import CheckBooks
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.verify import VerifyReport
+from imixs_archive.archive.verify_report import VerifyReport
 from imixs_archive.config import Settings
 from imixs_archive.errors import BusyError
 from imixs_archive.storage.base import Backend, Row

@@ -132,5 +132,17 @@ def test_init_logs_what_was_stored_before_the_ledger(
 
 
 def test_key_before_the_ledger_started(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["ledger", "key", "--data-dir", str(tmp_path / "none")]) == 1
+    SQLiteBackend(tmp_path / "store").close()  # an archive whose ledger has not started
+    assert main(["ledger", "key", "--data-dir", str(tmp_path / "store")]) == 1
     assert "no ledger key in" in capsys.readouterr().err
+    assert not (tmp_path / "store" / "ledger.key").exists()
+
+
+def test_init_creates_the_archive_it_is_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The one ledger command that starts an archive where there is none."""
+    assert main(["ledger", "init", "--data-dir", str(tmp_path / "new")]) == 0
+    assert "0 snapshots in the store" in capsys.readouterr().out
+    assert (tmp_path / "new" / "archive.db").is_file()
+    assert (tmp_path / "new" / "ledger.key").is_file()

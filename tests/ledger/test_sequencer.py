@@ -445,3 +445,138 @@ def test_a_queue_that_cannot_be_read_whole_is_still_sequenced(
         assert report.logged == 2 and not report.busy
         assert _kinds(archive) == [(STORED, _sid(1)), (STORED, _sid(2))]
     assert "the whole queue could not be read" in caplog.text
+
+
+class _Clock:
+    """The archive's clock, ``offset`` ms ahead of the real one, for every module that
+    queues or sequences the ledger's entries: minutes pass in a test at once."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from imixs_archive.archive import ledger_books, ledger_writes, snapshots
+        from imixs_archive.ledger import verify
+
+        self.offset = 0
+        for module in (ledger_books, ledger_writes, snapshots, sequencer_module, verify):
+            monkeypatch.setattr(module, "now_ms", self)
+
+    def __call__(self) -> int:
+        return now_ms() + self.offset
+
+    def minutes(self, count: int) -> None:
+        self.offset += count * 60_000
+
+
+def _command_env(
+    backend: Backend,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> None:
+    """The environment that points the command line at ``backend``'s store."""
+    from imixs_archive.storage.sqlite.backend import SQLiteBackend
+    from support.backends import cassandra_env
+
+    if isinstance(backend, SQLiteBackend):
+        monkeypatch.setenv("ARCHIVE_DATA_DIR", str(backend.data_dir))
+    else:
+        for name, value in cassandra_env(
+            request.getfixturevalue("cassandra_session_keyspace")
+        ).items():
+            monkeypatch.setenv(name, value)
+    monkeypatch.setenv("ARCHIVE_LEDGER_KEY", str(tmp_path / "keys" / "ledger.key"))
+
+
+def test_snapshots_imported_before_the_ledger_ran_and_deleted_later_are_logged_stored_then_deleted(
+    archive: Archive,
+    backend: Backend,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 46, item 2: an import without serve (nothing sequences), three of its snapshots
+    deleted minutes later, the ledger first run twenty minutes after. A round reads the
+    queue a few thousand entries at a time (20 here, for 5,000): the first round read the
+    stores of the deleted snapshots but not their deletions, found the snapshots gone and
+    dropped the stores as never made; the log held deletions of snapshots it never logged
+    as stored. Every store and every deletion is logged, in order."""
+    from imixs_archive.cli import main
+
+    clock = _Clock(monkeypatch)
+    monkeypatch.setattr(sequencer_module, "ROUND_ENTRIES", 20)
+    stored = [_sid(step) for step in range(60)]
+    for step in range(60):
+        if step % 20 == 0:
+            clock.minutes(1)  # twenty a minute
+        archive.store(make_snapshot(step))
+    clock.minutes(4)
+    deleted = [_sid(1), _sid(25), _sid(59)]
+    for snapshot_id in deleted:
+        archive.delete(snapshot_id)
+        clock.offset += 1  # made one after the other (the same millisecond is no order)
+    clock.minutes(20)
+    _command_env(backend, tmp_path, monkeypatch, request)
+    assert main(["ledger", "verify", "--json"]) == 0, capsys.readouterr()
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] and report["checked"] == 63 and report["pending"] == 0
+    kinds = _kinds(archive)
+    assert sorted(target for kind, target in kinds if kind == STORED) == sorted(stored)
+    assert [target for kind, target in kinds if kind == DELETED] == deleted
+    for snapshot_id in deleted:
+        assert [kind for kind, target in kinds if target == snapshot_id] == [STORED, DELETED]
+    assert all(entry.digest for entry in _log(archive) if entry.kind == STORED)
+
+
+class _DeletedWhileChecked(Sequencer):
+    """A sequencer during whose round another process deletes a snapshot: right after the
+    round read the queue, before it looks whether the store shows the snapshot."""
+
+    victim = ""
+
+    def _agrees(self, entry: Entry) -> bool:
+        if entry.target == self.victim:
+            self.archive.delete(self.victim)
+            self.victim = ""
+        return super()._agrees(entry)
+
+
+def test_a_store_older_than_the_wait_whose_snapshot_is_deleted_during_the_round_is_logged(
+    archive: Archive, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The deletion's entry is queued after the round read the queue: the store is not
+    dropped as never made (its snapshot is gone because it was deleted), and the deletion
+    follows it in the next round."""
+    clock = _Clock(monkeypatch)
+    archive.store(make_snapshot(1))
+    clock.offset += 1  # made one after the other (the same millisecond is no order)
+    archive.store(make_snapshot(2))
+    clock.minutes(20)
+    with _DeletedWhileChecked(archive, settings) as sequencer:
+        sequencer.victim = _sid(1)
+        report = sequencer.run()
+        assert (report.logged, report.abandoned) == (2, 0)
+        sequencer.drain()
+    assert _kinds(archive) == [(STORED, _sid(1)), (STORED, _sid(2)), (DELETED, _sid(1))]
+
+
+class _AnsweredAsFailed(DelegatingBackend):
+    """A store whose compare and set of the ledger's lease is made but answered as failed,
+    as Cassandra's lightweight transaction is when it timed out under load, was made, and
+    its retry then found the value already set."""
+
+    def replace(
+        self, table: Table, key: Mapping[str, Any], column: str, expected: Any, value: Any
+    ) -> bool:
+        made = super().replace(table, key, column, expected, value)
+        return made and key != {"name": sequencer_module.LEASE}
+
+
+def test_a_lease_taken_but_answered_as_failed_is_held(backend: Backend, settings: Settings) -> None:
+    """Not 'another process took the lease just now' (exit 75 for ledger checkpoint): the
+    lease holds this process's own write."""
+    with Archive(_AnsweredAsFailed(backend)) as archive, Sequencer(archive, settings) as sequencer:
+        archive.store(make_snapshot(1))
+        assert sequencer.run().logged == 1
+        archive.store(make_snapshot(2))
+        report = sequencer.run(checkpoint=True)
+        assert not report.busy and report.logged == 1, report.busy

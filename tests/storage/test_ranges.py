@@ -10,7 +10,15 @@ import pytest
 from tests.storage.test_contract import rows_of
 
 from imixs_archive.storage.base import Backend
-from imixs_archive.storage.model import ARCHIVE_FILES, DOCUMENTS, DOCUMENTS_DATA, SNAPSHOTS, Table
+from imixs_archive.storage.model import (
+    ARCHIVE_FILES,
+    ARCHIVE_SNAPSHOT_FACTS,
+    DOCUMENTS,
+    DOCUMENTS_DATA,
+    SNAPSHOTS,
+    SNAPSHOTS_BY_MODIFIED,
+    Table,
+)
 
 
 def _keys(table: Table, rows: list[dict[str, object]]) -> list[tuple[object, ...]]:
@@ -34,6 +42,20 @@ def test_parts_cover_every_row_exactly_once(backend: Backend, table: Table, part
     order = [row[table.partition_key[0]] for row in found]
     runs = [key for i, key in enumerate(order) if i == 0 or order[i - 1] != key]
     assert len(runs) == len(set(runs))  # each partition whole, in one range
+
+
+@pytest.mark.parametrize(
+    "table", [SNAPSHOTS_BY_MODIFIED, ARCHIVE_SNAPSHOT_FACTS], ids=lambda t: t.name
+)
+def test_a_cut_before_the_first_partition_of_days(backend: Backend, table: Table) -> None:
+    """Tables partitioned by a day: a cut before their first partition (a share of less
+    than one partition, as the scrub's first slices and a verify in more parts than days
+    cut them) is a position the range scans compare with the days."""
+    rows = rows_of(table, 3, 2)
+    backend.put(table, iter(rows))
+    first = backend.position_at(table, Fraction(1, 7))
+    assert list(backend.scan_range(table, None, first)) == []
+    assert _keys(table, [row for _p, row in backend.scan_range(table, first)]) == _keys(table, rows)
 
 
 @pytest.mark.parametrize("table", [DOCUMENTS, SNAPSHOTS], ids=lambda t: t.name)

@@ -19,7 +19,13 @@ import apsw
 import pytest
 
 from imixs_archive.config import Settings, load_settings
-from imixs_archive.errors import ConfigError, IntegrityError, StoreError, StoreUnavailableError
+from imixs_archive.errors import (
+    ConfigError,
+    DamagedRowError,
+    IntegrityError,
+    StoreError,
+    StoreUnavailableError,
+)
 from imixs_archive.storage.base import Row, key_of
 from imixs_archive.storage.factory import open_backend
 from imixs_archive.storage.model import (
@@ -28,6 +34,7 @@ from imixs_archive.storage.model import (
     DOCUMENTS,
     DOCUMENTS_DATA,
     SNAPSHOTS,
+    SNAPSHOTS_BY_MODIFIED,
     SNAPSHOTS_BY_UNIQUEID,
     ColumnType,
     Table,
@@ -857,3 +864,15 @@ def test_the_store_runs_on_a_sqlite_without_the_wal_reset_bug(tmp_path: Path) ->
     assert not engine.has_wal_reset_bug()
     with SQLiteBackend(tmp_path) as store:
         assert store.describe()["sqlite_version"] == engine.version()
+
+
+def test_a_cell_a_damaged_page_left_unreadable_is_an_integrity_error(tmp_path: Path) -> None:
+    """What damage leaves in a cell its column cannot hold is named as damage (exit 5), not a
+    ValueError of the code that reads it."""
+    with SQLiteBackend(tmp_path) as store:
+        row = {"modified": datetime.date(2024, 3, 5), "snapshot": "s1"}
+        store.put(SNAPSHOTS_BY_MODIFIED, [row])
+        with raw_sqlite.opened(store.path) as raw:
+            raw.execute("UPDATE snapshots_by_modified SET modified = 'x7\x01'")
+        with pytest.raises(DamagedRowError, match="the row is damaged"):
+            list(store.scan(SNAPSHOTS_BY_MODIFIED))

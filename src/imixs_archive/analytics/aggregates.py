@@ -346,13 +346,16 @@ def compute_cells(
     day: dt.date,
     source: str = "live",
     now: dt.datetime | None = None,
+    *,
+    repair: bool = True,
 ) -> DayCells:
     """Count one UTC day from the archive, per quarter-hour of ``$modified``: its index
     partition and its snapshots' facts (``archive/facts.py``; no XML is read). A snapshot
-    without a fact has it counted from its XML and written; figures that needed one, or
-    met a snapshot being written or deleted, are not kept (``settled``)."""
+    without a fact has it counted from its XML and written (``repair``; else left out);
+    figures that needed one, or met a snapshot being written or deleted, are not kept
+    (``settled``)."""
     collector = CellCollector(day)
-    read = read_day_facts(archive, day)
+    read = read_day_facts(archive, day, repair=repair)
     firsts = 0
     for snapshot_id, fact in read:
         firsts += fact.first

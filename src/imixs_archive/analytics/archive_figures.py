@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from imixs_archive.analytics._pool import DEFAULT_WORKERS, ordered_map
-from imixs_archive.analytics.aggregates import count_and_keep
+from imixs_archive.analytics.aggregates import compute_cells, count_and_keep
 from imixs_archive.analytics.day_store import (
     DEFAULT_GRACE_DAYS,
     is_final,
@@ -147,6 +148,41 @@ def archive_figures(
         total.add(sums)
     total.finish(figures)
     return figures
+
+
+def kept_month_problem(
+    archive: Archive,
+    zone_name: str,
+    month: str,
+    kept: dict[str, Any],
+    days: list[dt.date],
+    stamps: dict[dt.date, str],
+) -> str | None:
+    """How a kept month of the whole-archive figures (``sums@<zone>``) differs from its UTC
+    days (``days``: :func:`archive_days`) counted again from their facts, nothing stored;
+    None when it agrees, is stale (a day's stamp moved on since: counted again at its next
+    use) or a day of it has a snapshot without a fact (being written: not kept either)."""
+    month_days = [day for day in days if f"{day:%Y-%m}" == month]
+    if not month_days or kept.get("digest") != _digest(month_days, stamps):
+        return None
+    tz = zone(zone_name)
+    sums = _Sums()
+    for day in month_days:
+        cells = compute_cells(archive, day, "computed", repair=False)
+        if not cells.settled:
+            return None
+        sums.add_day(DaySummary.of(cells), tz)
+    counted = json.loads(json.dumps(sums.to_json()))
+    differing = sorted(name for name, value in counted.items() if kept.get(name) != value)
+    if not differing:
+        return None
+    return f"{month} in {zone_name}: its {', '.join(differing)} differ from its days' facts"
+
+
+def archive_days(archive: Archive, today: dt.date) -> list[dt.date]:
+    """The UTC days the whole-archive figures count (the digest of a kept month covers
+    those of its month)."""
+    return _days(archive, today)
 
 
 def _summaries(

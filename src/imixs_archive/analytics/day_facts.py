@@ -31,9 +31,10 @@ class DayFacts:
         return iter(self.found)
 
 
-def read_day_facts(archive: Archive, day: dt.date) -> DayFacts:
+def read_day_facts(archive: Archive, day: dt.date, *, repair: bool = True) -> DayFacts:
     """The day's index partition, then its facts (a fact read after its id is complete);
-    a snapshot without a fact has it counted from its XML and written."""
+    a snapshot without a fact has it counted from its XML and written (``repair``; else it
+    is left out, and the figures are not settled)."""
     checkpoint()  # a request's (or serve's) budget: stops between two days
     read = DayFacts(day)
     ids = archive.day_snapshot_ids(day)
@@ -44,6 +45,8 @@ def read_day_facts(archive: Archive, day: dt.date) -> DayFacts:
         fact = facts.get(snapshot_id)
         if fact is None:
             read.settled = False
+            if not repair:
+                continue
             try:
                 fact = archive.repair_fact(snapshot_id, day)
             except ArchiveError:

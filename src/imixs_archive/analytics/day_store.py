@@ -38,7 +38,8 @@ from imixs_archive.analytics.cells import DayCells
 from imixs_archive.analytics.day_summary import DaySummary
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.stats import Stats
-from imixs_archive.storage.base import Backend
+from imixs_archive.archive.verify import Check, Walk
+from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.model import (
     ARCHIVE_CENSUS,
     ARCHIVE_DAY_AGGREGATES,
@@ -85,12 +86,23 @@ def read_summaries(archive: Archive, first: dt.date, last: dt.date) -> Iterator[
         for row in archive.backend.scan(ARCHIVE_DAY_SUMMARIES, {"year": year}, start_after=after):
             if row["day"] > last:
                 return
-            if row["version"] != FORMAT_VERSION:
-                continue
             try:
-                yield DaySummary.from_json(json.loads(row["data"]))
-            except (ValueError, KeyError, TypeError, AttributeError):
+                summary = summary_of(row)
+            except ValueError:
                 continue  # counted again, and the row rewritten
+            if summary is not None:
+                yield summary
+
+
+def summary_of(row: Row) -> DaySummary | None:
+    """The summary an ``archive_day_summaries`` row holds; None for a row of another
+    version (ignored: counted again); ValueError for one that cannot be read."""
+    if row["version"] != FORMAT_VERSION:
+        return None
+    try:
+        return DaySummary.from_json(json.loads(row["data"]))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"a day summary that cannot be read ({exc})") from exc
 
 
 def read_months(archive: Archive, zone: str, kind: str) -> dict[str, dict[str, Any]]:
@@ -108,6 +120,29 @@ def read_month(archive: Archive, zone: str, kind: str, key: str) -> dict[str, An
     """One kept period (a month ``2025-03`` or a day ``2025-03-07``); None when none."""
     row = archive.backend.get(ARCHIVE_MONTH_FIGURES, {"zone": f"{kind}@{zone}", "month": key})
     return _kept_json(row["data"]) if row is not None else None
+
+
+def kept_figure_walks(summaries: Check, months: Check) -> tuple[Walk, ...]:
+    """``verify``'s walks over the kept day summaries and months, with their checks
+    (``analytics/figure_checks.py``): the partitions of each table in range order."""
+    return (
+        Walk("day summaries", ARCHIVE_DAY_SUMMARIES, ("year", "day", "version", "data"),
+             summaries, ""),
+        Walk("kept months", ARCHIVE_MONTH_FIGURES, ("zone", "month", "data"), months, ""),
+    )  # fmt: skip
+
+
+def kept_of(row: Row) -> tuple[str, str, dict[str, Any] | None]:
+    """(kind, zone, figures) of an ``archive_month_figures`` row; figures None for a row of
+    another version (ignored: counted again); ValueError for one that cannot be read."""
+    kind, _, zone = str(row["zone"]).partition("@")
+    try:
+        data = json.loads(row["data"])
+    except ValueError as exc:
+        raise ValueError(f"kept figures that cannot be read ({exc})") from exc
+    if not isinstance(data, dict):
+        raise ValueError("kept figures that cannot be read (not an object)")
+    return kind, zone, data if data.get("version") == FORMAT_VERSION else None
 
 
 def _kept_json(raw: bytes) -> dict[str, Any] | None:
@@ -128,6 +163,18 @@ def store_month(archive: Archive, zone: str, kind: str, key: str, data: dict[str
 
 def drop_period(archive: Archive, zone: str, kind: str, key: str) -> None:
     archive.backend.delete(ARCHIVE_MONTH_FIGURES, {"zone": f"{kind}@{zone}", "month": key})
+
+
+def drop_days(archive: Archive) -> int:
+    """Forget every kept day (its cells and its summary: counted again from the day's facts
+    at their next use); how many years had some."""
+    years: set[int] = set()
+    for table in (ARCHIVE_DAY_AGGREGATES, ARCHIVE_DAY_SUMMARIES):
+        found = {row["year"] for row in archive.backend.scan(table, columns=["year"])}
+        for year in sorted(found):
+            archive.backend.delete(table, {"year": year})
+        years |= found
+    return len(years)
 
 
 def drop_months(archive: Archive) -> int:

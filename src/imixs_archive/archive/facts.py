@@ -173,7 +173,7 @@ def count_fact(
     carriers = carriers or Carriers(0)
     origin = origin_id(snapshot_id)
     sizes = file_sizes(backend, doc, keys, known)
-    logical = sum(sizes.get(keys.get(entry.name, ""), 0) for entry in iter_files(doc))
+    logical = logical_bytes(doc, keys, sizes)
     new_files = {
         key: size
         for key, size in sorted(sizes.items())
@@ -187,6 +187,12 @@ def count_fact(
     carriers.note([origin, *sizes], snapshot_id)
     labels = dimension_labels(doc)
     return Fact(slot_in_day(doc, day), tuple(labels.values()), logical, new_files, first)
+
+
+def logical_bytes(doc: Document, keys: Mapping[str, str], sizes: Mapping[str, int]) -> int:
+    """The attachment bytes a snapshot carries: each file's stored size (``sizes`` by key,
+    :func:`file_sizes`), a file named twice counted twice."""
+    return sum(sizes.get(keys.get(entry.name, ""), 0) for entry in iter_files(doc))
 
 
 def file_sizes(

@@ -10,6 +10,11 @@ a cycle ends within the period however often the slices run (``serve`` every
 missed is caught up by the next. Everything stored when a cycle starts is checked before
 it ends; what is stored later, by that cycle or the next.
 
+The store's own file is checked a table at a time (``Backend.file_problems``: SQLite's
+``quick_check`` of one table and its indexes; nothing on Cassandra, whose nodes check
+their own files): each slice checks the tables due by then in the order of
+``storage/model.py``, so every table is checked once a cycle, within the period.
+
 The ``scrub`` book (``archive_checks``) records where the cycle stands in each table
 (saved every few seconds: a slice stopped goes on there), which shares of the archive were
 checked when (its coverage), when the last cycle ended, and the problems found, each with
@@ -19,17 +24,21 @@ when it is gone. One process scrubs at a time (the ``scrub-lease`` book); the ot
 
 from __future__ import annotations
 
+import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from imixs_archive.archive.check_books import CheckBooks
-from imixs_archive.archive.verify import LISTED, WALKS, VerifyReport, walk_range
+from imixs_archive.archive.store_damage import check_file
+from imixs_archive.archive.verify import WALKS, Walk, walk_range
+from imixs_archive.archive.verify_report import LISTED, VerifyReport
 from imixs_archive.jsonable import Jsonable
 from imixs_archive.storage.base import Backend, Position
+from imixs_archive.storage.model import TABLES
 from imixs_archive.timezones import now_ms
 
 BOOK = "scrub"
@@ -39,6 +48,9 @@ SAVE_MS = 5_000
 """How often a slice records where it stands (and renews its lease)."""
 END = "end"
 """A walk's cursor once it reached the end of its table in this cycle."""
+FILE_WALK = "file"
+"""The book's name for the checks of the store's file: its cursor counts the tables
+checked this cycle; a finding's place is its table."""
 
 
 @dataclass
@@ -56,6 +68,10 @@ class ScrubReport(Jsonable):
     problems: list[str] = field(default_factory=list)
     """Problems this slice found (listed up to 1,000)."""
     problem_count: int = 0
+    disagreeing: dict[str, int] = field(default_factory=dict)
+    """Tables whose rows disagree with the snapshots, with how many (``VerifyReport``)."""
+    damaged: dict[str, int] = field(default_factory=dict)
+    """Tables the store's check of its file found damaged, with how many problems."""
     cycle_finished: bool = False
     stopped: bool = False
     """Stopped before the end of its slice (the next slice goes on where it stood)."""
@@ -108,9 +124,11 @@ def scrub_slice(
     rate: float = 0.0,
     stop: threading.Event | None = None,
     now: Callable[[], int] = now_ms,
+    walks: Sequence[Walk] | None = None,
 ) -> ScrubReport:
     """Check what is due of the current cycle (see the module's text). ``period`` and
-    ``interval`` in seconds; ``rate``: bytes read per second at most (0: no limit)."""
+    ``interval`` in seconds; ``rate``: bytes read per second at most (0: no limit);
+    ``walks``: those of ``verify.WALKS`` and of the layers above (``verify.verify``)."""
     books = CheckBooks(backend)
     busy = books.take_lease(LEASE, holder, LEASE_MS)
     if busy:
@@ -118,12 +136,14 @@ def scrub_slice(
     try:
         state = books.read(BOOK) or fresh_state(now())
         run = _Slice(backend, books, state, holder, rate, stop or threading.Event())
-        return _run(run, period, interval, now)
+        return _run(run, period, interval, now, tuple(walks or WALKS))
     finally:
         books.release_lease(LEASE, holder)
 
 
-def _run(run: _Slice, period: float, interval: float, now: Callable[[], int]) -> ScrubReport:
+def _run(
+    run: _Slice, period: float, interval: float, now: Callable[[], int], walks: Sequence[Walk]
+) -> ScrubReport:
     state = run.state
     started_ms = now()
     # a clock set back (or a cycle begun by another machine's clock ahead) counts as now
@@ -131,7 +151,7 @@ def _run(run: _Slice, period: float, interval: float, now: Callable[[], int]) ->
     due = min(Fraction(1), Fraction(elapsed / max(period, 1.0)).limit_denominator(10**9))
     report = ScrubReport(cycle=int(state["cycle"]), share_from=float(state["share"]))
     try:
-        for walk in WALKS:
+        for walk in walks:
             cursors = state["cursors"]
             if cursors.get(walk.name) == END:
                 continue
@@ -142,6 +162,7 @@ def _run(run: _Slice, period: float, interval: float, now: Callable[[], int]) ->
             walk_range(run.backend, walk, after, upto, run.report, _done(run, walk.name))
             _merge(run, walk.name, cursors.get(walk.name), upto)
             cursors[walk.name] = END if upto is None else upto
+        _check_files(run, due)
     except Stopped:
         report.stopped = True
     reached = float(state["share"])
@@ -156,6 +177,28 @@ def _run(run: _Slice, period: float, interval: float, now: Callable[[], int]) ->
     return _summary(report, run.report, reached, time.monotonic() - run.started)
 
 
+def _check_files(run: _Slice, due: Fraction) -> None:
+    """The store's check of the tables due by now (``FILE_WALK`` in the book: how many of
+    ``TABLES`` this cycle checked), each table's findings replacing the ones it had."""
+    names = [table.name for table in TABLES]
+    cursors = run.state["cursors"]
+    done = int(cursors.get(FILE_WALK, 0))
+    upto = min(len(names), math.ceil(due * len(names)))
+    for name in names[done:upto]:
+        if run.stop.is_set():
+            raise Stopped
+        run.report.where = (FILE_WALK, name)
+        check_file(run.backend, run.report, table=name)
+        run.report.where = None
+        _merge_file(run, name)
+        cursors[FILE_WALK] = done = done + 1
+
+
+def _merge_file(run: _Slice, table: str) -> None:
+    kept = [f for f in run.state["findings"] if (f["walk"], f["at"]) != (FILE_WALK, table)]
+    _keep_new(run, kept)
+
+
 def _done(run: _Slice, walk: str) -> Callable[[Position], None]:
     """After each partition: keep to the rate, record where the slice stands now and
     then, stop when asked."""
@@ -166,10 +209,12 @@ def _done(run: _Slice, walk: str) -> Callable[[Position], None]:
             if ahead > 0:
                 run.stop.wait(min(ahead, 5.0))
         if run.stop.is_set():
+            run.report.settle(wait=True)  # what was found before the place is kept
             _merge(run, walk, run.state["cursors"].get(walk), at)
             run.state["cursors"][walk] = at
             raise Stopped
         if (time.monotonic() - run.saved_at) * 1000 >= SAVE_MS:
+            run.report.settle(wait=True)
             _merge(run, walk, run.state["cursors"].get(walk), at)
             run.state["cursors"][walk] = at
             run.books.write(BOOK, run.state)
@@ -182,12 +227,17 @@ def _done(run: _Slice, walk: str) -> Callable[[Position], None]:
 def _merge(run: _Slice, walk: str, after: Position | None, upto: Position | None) -> None:
     """The findings of ``walk`` between ``after`` and ``upto`` are what this slice found
     there: those recorded earlier in that range go, the new ones come."""
-    state, report = run.state, run.report
     kept = [
         found
-        for found in state["findings"]
+        for found in run.state["findings"]
         if found["walk"] != walk or not _within(found["at"], after, upto)
     ]
+    _keep_new(run, kept)
+
+
+def _keep_new(run: _Slice, kept: list[dict[str, Any]]) -> None:
+    """The findings are ``kept`` and the problems this slice found since the last time."""
+    state, report = run.state, run.report
     places = report.places or []
     stamp = now_ms()
     for text, (where, at) in zip(report.problems[run.listed :], places[run.listed :], strict=True):
@@ -257,6 +307,7 @@ def _summary(
     report.snapshots, report.files, report.pieces = checked.snapshots, checked.files, checked.pieces
     report.bytes_read = checked.bytes_read
     report.problems, report.problem_count = checked.problems, checked.problem_count
+    report.disagreeing, report.damaged = checked.disagreeing, checked.damaged
     report.seconds = seconds
     return report
 

@@ -7,7 +7,7 @@ method over its backend."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from imixs_archive.archive.snapshot_xml import load_row
 from imixs_archive.document.conventions import (
@@ -18,7 +18,7 @@ from imixs_archive.document.conventions import (
     snapshot_order,
 )
 from imixs_archive.document.model import Document
-from imixs_archive.storage.base import Backend
+from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,
     ARCHIVE_SNAPSHOT_FILES,
@@ -45,10 +45,14 @@ def snapshot_file_keys(backend: Backend, snapshot_id: str, doc: Document) -> dic
     """File name -> stored key (``documents``) of a snapshot's files: this archive's
     record in ``archive_snapshot_files``, else the upper-case ``md5checksum`` (snapshots
     the Java service wrote)."""
-    keys = {
-        row["name"]: row["md5"]
-        for row in backend.scan(ARCHIVE_SNAPSHOT_FILES, {"snapshot": snapshot_id})
-    }
+    rows = backend.scan(ARCHIVE_SNAPSHOT_FILES, {"snapshot": snapshot_id})
+    return keys_of(doc, rows)
+
+
+def keys_of(doc: Document, rows: Iterable[Row]) -> dict[str, str]:
+    """File name -> stored key of a snapshot's files from its ``archive_snapshot_files``
+    rows (:func:`snapshot_file_keys`)."""
+    keys = {row["name"]: row["md5"] for row in rows}
     for entry in iter_files(doc):
         if entry.name not in keys and entry.md5checksum:
             keys[entry.name] = entry.md5checksum.upper()

@@ -33,7 +33,8 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +50,7 @@ from imixs_archive.archive.days import (
     record_day,
     stamp_day,
 )
+from imixs_archive.archive.derived_checks import day_fact_problems
 from imixs_archive.archive.facts import (
     Carriers,
     EarliestCarrier,
@@ -78,6 +80,7 @@ from imixs_archive.archive.ledger_entries import DELETED, FOUND, Entry
 from imixs_archive.archive.ledger_writes import StoreEntry
 from imixs_archive.archive.read_gate import DEFAULT_LIMIT as DEFAULT_READ_MEMORY
 from imixs_archive.archive.read_gate import ReadGate
+from imixs_archive.archive.rebuild import rebuild_range
 from imixs_archive.archive.scrub import ScrubReport, scrub_slice, scrub_status
 from imixs_archive.archive.service_state import ServiceState
 from imixs_archive.archive.snapshot_xml import (
@@ -91,7 +94,8 @@ from imixs_archive.archive.snapshot_xml import digest as xml_digest
 from imixs_archive.archive.stats import Stats, collect_stats
 from imixs_archive.archive.stored_xml import StoredXml, load_with_files
 from imixs_archive.archive.sync_records import SyncRecords
-from imixs_archive.archive.verify import VerifyReport, verify
+from imixs_archive.archive.verify import WALKS, Walk, verify
+from imixs_archive.archive.verify_report import VerifyReport
 from imixs_archive.archive.verify_runs import VerifyRun, verify_part
 from imixs_archive.budget import checkpoint
 from imixs_archive.document.conventions import (
@@ -224,10 +228,15 @@ class Archive:
         self.read_gate = ReadGate(read_memory)
         """Memory for loading large snapshots at once (``read_gate.py``)."""
 
-    def verify(self, progress: Callable[[str], None] | None = None) -> VerifyReport:
+    def verify(
+        self,
+        progress: Callable[[str], None] | None = None,
+        checks: Sequence[Walk] = (),
+    ) -> VerifyReport:
         """Re-read everything and check it against its hashes and references
-        (``verify.py``)."""
-        return verify(self.backend, progress)
+        (``verify.py``); ``checks``: the walks of the layers above, after the archive's
+        (``services/checks.py`` gives them)."""
+        return verify(self.backend, progress, (*WALKS, *checks))
 
     def verify_part(
         self,
@@ -235,17 +244,22 @@ class Archive:
         parts: int = 1,
         *,
         restart: bool = False,
+        full: bool = False,
         progress: Callable[[str], None] | None = None,
+        checks: Sequence[Walk] = (),
     ) -> VerifyRun:
         """Verify everything (or part ``part`` of ``parts``), going on where a stopped
-        run ended unless ``restart`` (``verify_runs.py``)."""
+        run ended unless ``restart`` (``verify_runs.py``; ``full``: the store's file checked
+        thoroughly; ``checks``: as :meth:`verify`)."""
         return verify_part(
             self.backend,
             holder=self._holder,
             part=part,
             parts=parts,
             restart=restart,
+            full=full,
             progress=progress,
+            walks=(*WALKS, *checks),
         )
 
     def gc_part(
@@ -329,8 +343,10 @@ class Archive:
         interval: float,
         rate: float = 0.0,
         stop: threading.Event | None = None,
+        checks: Sequence[Walk] = (),
     ) -> ScrubReport:
-        """Check the slice of the scrub's cycle that is due now (``scrub.py``)."""
+        """Check the slice of the scrub's cycle that is due now (``scrub.py``; ``checks``:
+        as :meth:`verify`)."""
         return scrub_slice(
             self.backend,
             period=period,
@@ -338,6 +354,7 @@ class Archive:
             holder=self._holder,
             rate=rate * 1_000_000,
             stop=stop,
+            walks=(*WALKS, *checks),
         )
 
     def scrub_status(self, period: float) -> dict[str, Any]:
@@ -355,6 +372,11 @@ class Archive:
     def findings(self) -> list[str]:
         """Damage the store found on its own, below the rows (``Backend.findings``)."""
         return self.backend.findings()
+
+    def file_problems(self, *, full: bool = False) -> list[str]:
+        """Damage in the store's own file, each line starting with its table's name
+        (``Backend.file_problems``; ``store_damage.way_out`` says what to do)."""
+        return self.backend.file_problems(full=full)
 
     def copy_store(self, folder: Path) -> Path:
         """A consistent copy of the whole store in ``folder``, taken while others write
@@ -792,6 +814,11 @@ class Archive:
         """The facts of one UTC day's snapshots by id (``facts.py``): what day figures sum."""
         return day_facts(self.backend, day)
 
+    def day_fact_problems(self, day: dt.date) -> list[str]:
+        """How the facts of one UTC day's snapshots differ from their XML (what ``verify``
+        reports of them: ``derived_checks.py``); empty when they agree."""
+        return day_fact_problems(self.backend, day)
+
     def repair_fact(self, snapshot_id: str, day: dt.date) -> Fact | None:
         """The fact of a snapshot of ``day`` that has none, counted from its XML and
         written; None when the snapshot is not complete (being written or deleted)."""
@@ -832,6 +859,18 @@ class Archive:
         if changed:
             stamp_day(self.backend, day)
         return changed
+
+    def rebuild(
+        self,
+        name: str,
+        after: Any,
+        repaired: Counter[str],
+        done: Callable[[Any], None],
+    ) -> None:
+        """Rebuild the index and derived rows of walk ``name`` (``rebuild.REBUILDS``) from
+        the partition after ``after`` (a position ``done`` was given) to the end, counting
+        what was written or removed by table in ``repaired`` (``rebuild.py``)."""
+        rebuild_range(self.backend, name, after, repaired, done)
 
     def file_keys(self, snapshot_id: str, doc: Document) -> dict[str, str]:
         """File name -> stored key of a snapshot's files."""

@@ -18,20 +18,48 @@ it finished.
   size (archive_files) computed again;
 - ``file records`` (archive_files): each must have its pieces' list;
 - ``snapshot files`` (archive_snapshot_files): writes or deletes that did not finish, and
-  md5checksums that were wrong.
+  md5checksums that were wrong;
+- ``instances``, ``days``, ``facts`` (snapshots_by_uniqueid, snapshots_by_modified,
+  archive_snapshot_facts): each row names a snapshot of its instance or day
+  (``derived_checks.py``, which also checks, from each snapshot and each file, every row
+  derived from it).
+
+What disagrees between two tables is read again before it is reported (``rechecks.py``):
+a check beside writers reports what is wrong, not what was being written or deleted. A
+read the store refuses for damage in its own file is reported under the table it read and
+the walk goes on (``store_damage.py``); a walk the damage stops is reported and the next
+one begins.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from imixs_archive.archive.days import add_missing_days
-from imixs_archive.archive.snapshot_reads import snapshot_file_keys
+from imixs_archive.archive.derived_checks import (
+    Snapshot,
+    check_day,
+    check_facts,
+    check_instance,
+    check_piece_refs,
+    check_snapshot_rows,
+    recorded_sizes,
+)
+from imixs_archive.archive.facts import file_sizes
+from imixs_archive.archive.rechecks import Rechecks
 from imixs_archive.archive.snapshot_xml import parse_stored, read_stored, seal_row
+from imixs_archive.archive.store_damage import (
+    REBUILD,
+    TableUnreadable,
+    check_file,
+    table_reads,
+    unreadable,
+)
+from imixs_archive.archive.verify_report import VerifyReport
 from imixs_archive.document.conventions import METADATA_ID, modified_day, origin_id
 from imixs_archive.errors import ArchiveError, IntegrityError
 from imixs_archive.filestore.gc import unused_now
@@ -40,6 +68,7 @@ from imixs_archive.storage.base import Backend, Position, Row
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,
     ARCHIVE_PIECE_REFS,
+    ARCHIVE_SNAPSHOT_FACTS,
     ARCHIVE_SNAPSHOT_FILES,
     DOCUMENTS,
     DOCUMENTS_DATA,
@@ -50,72 +79,6 @@ from imixs_archive.storage.model import (
 )
 
 SHA256_ID = re.compile(r"^[0-9a-f]{64}$")
-LISTED = 1000
-"""Problems (and warnings) a report lists; it counts the rest."""
-
-
-@dataclass
-class VerifyReport:
-    pieces: int = 0
-    files: int = 0
-    snapshots: int = 0
-    unverified: int = 0
-    """Snapshot rows found without a digest (the Java service's, or an earlier version's):
-    parsed only, then sealed (``sealed`` of them; the others changed meanwhile)."""
-    sealed: int = 0
-    problems: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    unlisted_problems: int = 0
-    """Problems found beyond the first ``LISTED`` (counted, not kept)."""
-    unlisted_warnings: int = 0
-    reclaimable_bytes: int = 0
-    """Bytes of pieces no file uses plus those only unused files use (``gc`` frees them;
-    ``filestore/gc.py``: :func:`unused_now`, as ``stats`` and ``gc`` count them)."""
-    unused_files: int = 0
-    """Of the files checked: those no snapshot uses."""
-    unused_pieces: int = 0
-    """Of the pieces checked: those only unused files use, or no file uses."""
-    loose_pieces: int = 0
-    """Pieces no file refers to, met in the pass over the pieces."""
-    bytes_read: int = 0
-    """Bytes of pieces and snapshot rows read (the scrub paces itself by them)."""
-    where: tuple[str, Position] | None = field(default=None, repr=False)
-    """The walk and the partition being checked (set by :func:`walk_range`)."""
-    places: list[tuple[str, Position]] | None = field(default=None, repr=False)
-    """Where each listed problem was found, when asked for (the scrub: its findings)."""
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems and not self.unlisted_problems
-
-    @property
-    def problem_count(self) -> int:
-        return len(self.problems) + self.unlisted_problems
-
-    def problem(self, text: str) -> None:
-        if len(self.problems) >= LISTED:
-            self.unlisted_problems += 1
-            return
-        self.problems.append(text)
-        if self.places is not None:
-            self.places.append(self.where or ("", None))
-
-    def warn(self, text: str) -> None:
-        if len(self.warnings) >= LISTED:
-            self.unlisted_warnings += 1
-        else:
-            self.warnings.append(text)
-
-    def saved(self) -> dict[str, Any]:
-        """The report as JSON, to go on with later (:meth:`restored`)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.repr}
-
-    @classmethod
-    def restored(cls, saved: dict[str, Any]) -> VerifyReport:
-        names = {f.name for f in fields(cls) if f.repr}
-        return cls(**{name: value for name, value in saved.items() if name in names})
-
-
 Progress = Callable[[str], None]
 Check = Callable[[Backend, Sequence[Row], VerifyReport], None]
 
@@ -141,20 +104,43 @@ def walk_range(
     done: Callable[[Position], None] | None = None,
 ) -> None:
     """Check the partitions of ``walk``'s table after ``after`` and up to ``upto``, one at
-    a time; ``done(position)`` after each (where a stopped walk goes on)."""
-    table = walk.table
+    a time; ``done(position)`` after each (where a stopped walk goes on). What it held to
+    read again is reported by its end (``rechecks.py``). A walk that damage in the store's
+    file stops is reported, and ends there (``store_damage.py``)."""
+    reads = table_reads(backend)
+    if report.held is None:
+        report.held = Rechecks.of(backend)
+    at: Position | None = after
+    try:
+        for at, rows in partitions(reads, walk.table, after, upto, walk.columns):
+            _check_group(reads, walk, at, rows, report, done)
+    except TableUnreadable as exc:
+        past = f" past {at}" if at is not None else ""
+        unreadable(reads, report, exc, f"{walk.table.name}: the walk{past}")
+    report.settle(wait=True)
+
+
+def partitions(
+    backend: Backend,
+    table: Table,
+    after: Position | None,
+    upto: Position | None,
+    columns: Sequence[str],
+) -> Iterator[tuple[Position, list[Row]]]:
+    """Each partition of ``table`` after ``after`` and up to ``upto`` in the store's range
+    order (``Backend.scan_range``): its position and its rows, one partition at a time."""
     group: list[Row] = []
     key: tuple[Any, ...] | None = None
     at: Position | None = None
-    for position, row in backend.scan_range(table, after, upto, columns=walk.columns):
+    for position, row in backend.scan_range(table, after, upto, columns=columns):
         this = tuple(row[name] for name in table.partition_key)
         if group and this != key:
-            _check_group(backend, walk, at, group, report, done)
+            yield at, group
             group = []
         group.append(row)
         key, at = this, position
     if group:
-        _check_group(backend, walk, at, group, report, done)
+        yield at, group
 
 
 def _check_group(
@@ -166,19 +152,26 @@ def _check_group(
     done: Callable[[Position], None] | None,
 ) -> None:
     report.where = (walk.name, at)
-    walk.check(backend, rows, report)
+    try:
+        walk.check(backend, rows, report)
+    except TableUnreadable as exc:
+        unreadable(backend, report, exc, f"{walk.name} at {at}")
     report.where = None
+    report.settle()
     if done is not None:
         done(at)
 
 
-def verify(backend: Backend, progress: Progress | None = None) -> VerifyReport:
+def verify(
+    backend: Backend, progress: Progress | None = None, walks: Sequence[Walk] | None = None
+) -> VerifyReport:
     """The whole archive, at once, remembering nothing (``verify_runs.py`` goes on where a
-    stopped one ended)."""
+    stopped one ended). ``walks``: :data:`WALKS` and those of the layers above (the kept
+    figures' checks, ``analytics/figure_checks.py``)."""
     report = VerifyReport()
     start_whole(backend, report)
     tick = progress or (lambda _stage: None)
-    for walk in WALKS:
+    for walk in walks or WALKS:
         walk_range(backend, walk, None, None, report, ticker(walk, tick))
     return finish(backend, report)
 
@@ -193,27 +186,33 @@ def ticker(walk: Walk, tick: Progress) -> Callable[[Position], None]:
     return done
 
 
-def start_whole(backend: Backend, report: VerifyReport) -> None:
-    """What a whole verify checks before the walks: damage the store found on its own."""
+def start_whole(backend: Backend, report: VerifyReport, *, full: bool = False) -> None:
+    """What a whole verify checks before the walks: damage the store found on its own,
+    and its check of its own file (``full``: the thorough one, ``store_damage.py``)."""
     for finding in backend.findings():
         report.problem(finding)
+    check_file(backend, report, full=full)
 
 
 def finish(backend: Backend, report: VerifyReport, *, whole: bool = True) -> VerifyReport:
     """What only a whole verify counts once the walks are done (``whole``), and the
     warning about rows without a digest."""
     if whole:
-        unused = unused_now(backend, orphans=report.loose_pieces)
-        report.unused_files, report.unused_pieces = unused.files, unused.pieces
-        report.reclaimable_bytes = unused.bytes
-        added = add_missing_days(backend)
-        if added:
-            report.warn(
-                f"{len(added)} day(s) of snapshots were missing from the day index (stored "
-                f"by another writer, e.g. the Java service: {', '.join(map(str, added[:5]))}"
-                f"{', ...' if len(added) > 5 else ''}): added now, so that listings, ranged "
-                "backups and analytics see them"
-            )
+        reads = table_reads(backend)
+        try:
+            _count_unused(reads, report)
+        except TableUnreadable as exc:
+            unreadable(reads, report, exc, "the count of unused files and pieces")
+        try:
+            _add_days(reads, report)
+        except TableUnreadable as exc:
+            unreadable(reads, report, exc, "the days of snapshots_by_modified")
+    if report.factless:
+        report.warn(
+            f"{report.factless} snapshot(s) have no fact yet (the Java service's, or a writer "
+            "stopped between a snapshot and its fact): each is counted when its day is, "
+            f"or by {REBUILD}"
+        )
     if report.unverified:
         report.warn(
             f"{report.unverified} snapshot row(s) had no digest (written by the Java service "
@@ -221,6 +220,23 @@ def finish(backend: Backend, report: VerifyReport, *, whole: bool = True) -> Ver
             "sealed now, so every later read checks them"
         )
     return report
+
+
+def _count_unused(backend: Backend, report: VerifyReport) -> None:
+    unused = unused_now(backend, orphans=report.loose_pieces)
+    report.unused_files, report.unused_pieces = unused.files, unused.pieces
+    report.reclaimable_bytes = unused.bytes
+
+
+def _add_days(backend: Backend, report: VerifyReport) -> None:
+    added = add_missing_days(backend)
+    if added:
+        report.warn(
+            f"{len(added)} day(s) of snapshots were missing from the day index (stored "
+            f"by another writer, e.g. the Java service: {', '.join(map(str, added[:5]))}"
+            f"{', ...' if len(added) > 5 else ''}): added now, so that listings, ranged "
+            "backups and analytics see them"
+        )
 
 
 # ---- the checks, one partition each ----------------------------------------------------
@@ -277,17 +293,18 @@ def _check_snapshot(backend: Backend, rows: Sequence[Row], report: VerifyReport)
         return
     try:
         day = modified_day(doc)
-        origin = origin_id(snapshot_id)
+        origin_id(snapshot_id)
     except ArchiveError as exc:
         report.problem(f"snapshot {snapshot_id}: unreadable: {exc}")
         return
-    for name, key in snapshot_file_keys(backend, snapshot_id, doc).items():
-        if not _file_present(backend, key):
+    files = list(backend.scan(ARCHIVE_SNAPSHOT_FILES, {"snapshot": snapshot_id}))
+    snap = Snapshot(snapshot_id, doc, day, files, stored.verified)
+    recorded = recorded_sizes(backend, snap.keys)
+    for name, key in snap.keys.items():
+        if key not in recorded and not _file_present(backend, key):
             report.problem(f"snapshot {snapshot_id}: file {name!r} ({key}) is missing")
-    if backend.get(SNAPSHOTS_BY_UNIQUEID, {"uniqueid": origin, "snapshot": snapshot_id}) is None:
-        report.problem(f"snapshot {snapshot_id}: missing from snapshots_by_uniqueid")
-    if backend.get(SNAPSHOTS_BY_MODIFIED, {"modified": day, "snapshot": snapshot_id}) is None:
-        report.problem(f"snapshot {snapshot_id}: missing from snapshots_by_modified")
+    sizes = file_sizes(backend, doc, snap.keys, recorded)
+    check_snapshot_rows(backend, report, snap, sizes)
 
 
 def _named(snapshot_id: str) -> str:
@@ -310,10 +327,12 @@ def _file_present(backend: Backend, key: str) -> bool:
 
 
 def _check_file(backend: Backend, rows: Sequence[Row], report: VerifyReport) -> None:
-    """A file: its ``documents`` rows (the pieces in order), each piece read."""
+    """A file: its ``documents`` rows (the pieces in order), each piece read; one this
+    archive recorded complete has a reference per piece (``derived_checks.py``)."""
     key = rows[0]["md5"]
     report.files += 1
     md5, size, ids = hashlib.md5(), 0, []
+    sizes: dict[str, int] = {}
     missing = False
     for row in rows:
         try:
@@ -329,6 +348,7 @@ def _check_file(backend: Backend, rows: Sequence[Row], report: VerifyReport) -> 
             continue
         md5.update(piece["data"])
         size += len(piece["data"])
+        sizes[row["data_id"]] = len(piece["data"])
     report.bytes_read += size
     if missing:
         return
@@ -337,6 +357,7 @@ def _check_file(backend: Backend, rows: Sequence[Row], report: VerifyReport) -> 
     info = backend.get(ARCHIVE_FILES, {"md5": key})
     if info is None:
         return  # the Java service's: no digest to check
+    check_piece_refs(backend, report, key, sorted(sizes.items()))
     ours = all(SHA256_ID.match(data_id) for data_id in ids)  # else cut by the Java service
     if info["size"] != size or (ours and info["digest"] != pieces_digest(ids)):
         report.problem(f"file {key}: content does not match its digest or size")
@@ -379,4 +400,7 @@ WALKS: tuple[Walk, ...] = (
         _check_snapshot_files,
         "",
     ),
+    Walk("instances", SNAPSHOTS_BY_UNIQUEID, ("uniqueid", "snapshot"), check_instance, ""),
+    Walk("days", SNAPSHOTS_BY_MODIFIED, ("modified", "snapshot"), check_day, ""),
+    Walk("facts", ARCHIVE_SNAPSHOT_FACTS, ("day", "snapshot", "data"), check_facts, ""),
 )

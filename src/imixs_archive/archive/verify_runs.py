@@ -12,14 +12,14 @@ space on SQLite), cut once for all N parts (the ``verify-plan/N`` book, written 
 first part to start): N processes, on one machine or several, each verifying its part,
 together check every row once. Each part is a run of its own (it stops and goes on alone);
 the last part to finish removes the plan (lease, plan and books: ``part_runs.py``). Only
-part 1 reports the store's own findings, and what needs the whole archive (the bytes
-``gc`` would free) only a verify in one part.
+part 1 reports the store's own findings and checks its file (``store_damage.py``), and
+what needs the whole archive (the bytes ``gc`` would free) only a verify in one part.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,11 +36,12 @@ from imixs_archive.archive.part_runs import (
 from imixs_archive.archive.verify import (
     WALKS,
     Progress,
-    VerifyReport,
+    Walk,
     finish,
     start_whole,
     walk_range,
 )
+from imixs_archive.archive.verify_report import VerifyReport
 from imixs_archive.storage.base import Backend, Position
 from imixs_archive.timezones import now_ms
 
@@ -88,36 +89,48 @@ def verify_part(
     part: int = 1,
     parts: int = 1,
     restart: bool = False,
+    full: bool = False,
     progress: Progress | None = None,
+    walks: Sequence[Walk] | None = None,
 ) -> VerifyRun:
     """Verify part ``part`` of ``parts`` (1 of 1: everything), going on where an unfinished
-    run of it stopped unless ``restart``. BusyError when another process runs this part."""
+    run of it stopped unless ``restart``. BusyError when another process runs this part.
+    ``full``: part 1 checks the store's file thoroughly (SQLite's ``integrity_check``, which
+    compares every index of the file with its table) instead of quickly; ``walks``: those
+    of ``verify.WALKS`` and of the layers above (``verify.verify``)."""
     books = CheckBooks(backend)
     began = time.monotonic()
+    walks = tuple(walks or WALKS)
     with part_lease(books, JOB, part, parts, holder) as renew:
-        state, resumed = _state(backend, books, part, parts, restart)
-        _walk(backend, books, state, renew, progress)
+        state, resumed = _state(backend, books, part, parts, restart, full, walks)
+        _walk(backend, books, state, renew, progress, walks)
         finish(backend, state.report, whole=parts == 1)
         finish_part(books, JOB, state.plan, part, parts)
     return VerifyRun(state.report, part, parts, resumed, time.monotonic() - began)
 
 
 def _state(
-    backend: Backend, books: CheckBooks, part: int, parts: int, restart: bool
+    backend: Backend,
+    books: CheckBooks,
+    part: int,
+    parts: int,
+    restart: bool,
+    full: bool,
+    walks: Sequence[Walk],
 ) -> tuple[_State, str]:
-    plan = part_plan(backend, books, JOB, {walk.name: walk.table for walk in WALKS}, parts)
+    plan = part_plan(backend, books, JOB, {walk.name: walk.table for walk in walks}, parts)
     name = book_name(JOB, part, parts)
     saved = None if restart else books.read(name)
     if saved is not None and resumable(saved, plan):
         state = _State(name, plan, part, parts, int(saved["walk"]), saved.get("after"))
         state.report = VerifyReport.restored(saved["report"])
         state.started = int(saved.get("started", now_ms()))
-        where = WALKS[state.walk].name if state.walk < len(WALKS) else "the end"
+        where = walks[state.walk].name if state.walk < len(walks) else "the end"
         checked = state.report.snapshots + state.report.files + state.report.pieces
         return state, f"{where}, after {checked:,} snapshots, files and pieces"
     state = _State(name, plan, part, parts)
     if part == 1:
-        start_whole(backend, state.report)
+        start_whole(backend, state.report, full=full)
     return state, ""
 
 
@@ -127,22 +140,24 @@ def _walk(
     state: _State,
     renew: Callable[[], str],
     progress: Progress | None,
+    walks: Sequence[Walk],
 ) -> None:
     clock = SaveClock()
 
     def done(at: Position) -> None:
         state.after = at
-        if progress is not None and WALKS[state.walk].counts:
-            progress(WALKS[state.walk].counts)
+        if progress is not None and walks[state.walk].counts:
+            progress(walks[state.walk].counts)
         if clock.due():
+            state.report.settle(wait=True)  # what was found before the place is saved
             books.write(state.name, state.saved())
             renew()
 
     # Saved only between two partitions, where the report and the place agree: a stop
     # (Ctrl-C, a kill) in the middle of one goes on from the last save, that partition
     # and those after it checked again, none counted twice.
-    while state.walk < len(WALKS):
-        walk = WALKS[state.walk]
+    while state.walk < len(walks):
+        walk = walks[state.walk]
         lower, upper = part_bounds(state.plan, walk.name, state.part, state.parts)
         after = state.after if state.after is not None else lower
         walk_range(backend, walk, after, upper, state.report, done)

@@ -187,7 +187,8 @@ def _run(args: argparse.Namespace, standby: Standby | None) -> int:
         data_dir = getattr(args, "data_dir", None) or args.data_dir_first
         settings = load_settings(data_dir=data_dir)
         existing = getattr(args, "reads_only", False)
-        with Context(settings, existing_store=existing, standby=standby) as ctx:
+        writes = getattr(args, "writes", None)
+        with Context(settings, existing_store=existing, writes=writes, standby=standby) as ctx:
             code: int = args.handler(args, ctx)
             return code
     except ArchiveError as exc:

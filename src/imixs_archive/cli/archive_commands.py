@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from imixs_archive.archive.rebuild import NOT_REBUILT
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli.context import (
     Context,
@@ -98,6 +99,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--restart", action="store_true", help="begin again instead of going on where it stopped"
     )
+    p.add_argument(
+        "--full",
+        action="store_true",
+        help="check the store's file thoroughly (SQLite's integrity_check, which also compares "
+        "every index of the file with its table; quick_check without)",
+    )
     p.add_argument("--json", action="store_true", help="the report as JSON")
     p.set_defaults(handler=cmd_verify, reads_only=True)
 
@@ -143,11 +150,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--reconcile",
         action="store_true",
-        help="count everything again from the snapshots, repair figures that drifted "
-        "(goes on where a stopped run ended)",
+        help="rebuild every index and derived table from the snapshots, count everything "
+        "again from them and repair figures that drifted (goes on where a stopped run ended)",
     )
     p.add_argument(
-        "--restart", action="store_true", help="with --reconcile: start from the first day"
+        "--restart", action="store_true", help="with --reconcile: start from the beginning"
     )
     p.set_defaults(handler=cmd_stats, reads_only=True)
 
@@ -397,13 +404,26 @@ def cmd_stats(args: argparse.Namespace, ctx: Context) -> int:
 def _reconcile(args: argparse.Namespace, ctx: Context) -> int:
     from imixs_archive.services.reconcile import reconcile
 
-    with count_progress("reconciling days") as advance:
-        report = reconcile(ctx.archive, lambda _done, _days: advance(1), restart=args.restart)
+    with count_progress("reconciling: partitions rebuilt and days counted") as advance:
+        report = reconcile(
+            ctx.archive,
+            lambda _done, _days: advance(1),
+            restart=args.restart,
+            tick=lambda _walk: advance(1),
+        )
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
         return 0
     if report.resumed_after:
         print(f"went on after {report.resumed_after}, where a stopped reconcile ended")
+    for table, count in sorted(report.rebuilt.items()):
+        if table == NOT_REBUILT:
+            print(
+                f"  {count} snapshot(s) could not be rebuilt (unreadable, or a file whose key "
+                "is unknown): `imixs-archive verify` names them; archive them again"
+            )
+        else:
+            print(f"  {table}: {count} row(s) rebuilt")
     if report.days_indexed:
         print(
             f"{len(report.days_indexed)} day(s) only another writer (the Java service) stored "
@@ -418,13 +438,15 @@ def _reconcile(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_copy_store(args: argparse.Namespace, ctx: Context) -> int:
+    from imixs_archive.services.checks import verify_once  # the analytics: not at start
+
     archive = ctx.archive
     target = archive.copy_store(args.directory)
     print(f"copied the store to {target}")
     if not args.verify:
         return 0
     with open_archive(replace(ctx.settings, data_dir=target.parent), create=False) as copy:
-        report = copy.verify()
+        report = verify_once(copy)
     for problem in report.problems:
         print(f"PROBLEM: {problem}")
     verdict = "clean" if report.ok else f"{len(report.problems)} problems"

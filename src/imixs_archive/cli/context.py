@@ -25,15 +25,24 @@ class Context:
     ``hash-password``) never create one."""
 
     def __init__(
-        self, settings: Settings, *, existing_store: bool = False, standby: Standby | None = None
+        self,
+        settings: Settings,
+        *,
+        existing_store: bool = False,
+        writes: bool | None = None,
+        standby: Standby | None = None,
     ) -> None:
         """``existing_store``: the command only reads, or changes only what an archive
         holds (``delete``, ``retention``, ``legal-hold release``), so a missing store is
         an error (exit 4) rather than an empty one created on the spot (the parser's
-        ``reads_only``; a command may set it before it opens the archive). ``standby``:
-        workers started ahead for this command (``cli.standby_workers``)."""
+        ``reads_only``; a command may set it before it opens the archive). ``writes``: the
+        command writes into the archive it finds (the parser's ``writes``: the ``ledger``
+        commands), so the store's layout version is recorded (``runtime.build_archive``);
+        by default a command that creates none writes none. ``standby``: workers started
+        ahead for this command (``cli.standby_workers``)."""
         self.settings = settings
         self.existing_store = existing_store
+        self.writes = writes
         self.standby = standby
         self._archive: Archive | None = None
 
@@ -41,7 +50,9 @@ class Context:
     def archive(self) -> Archive:
         """The archive over the store, opened on first use (``runtime.py``)."""
         if self._archive is None:
-            self._archive = open_archive(self.settings, create=not self.existing_store)
+            self._archive = open_archive(
+                self.settings, create=not self.existing_store, writes=self.writes
+            )
         return self._archive
 
     def close(self) -> None:

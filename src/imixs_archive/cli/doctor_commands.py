@@ -1,10 +1,11 @@
 """``doctor``: is this archive set up to run beside (or instead of) the Java service?
 
-Checks the configuration, the store, the workflow connection and its credentials, and
-the accounts the workflow needs to read files back; then says what to set on the
-workflow side. The workflow's ``ArchiveRemoteService`` (imixs-archive-api) fetches
-attachments with ``GET <ARCHIVE_SERVICE_ENDPOINT>/archive/md5/<MD5>`` as
-``ARCHIVE_SERVICE_USER`` with HTTP Basic: this archive needs that user to be a reader.
+Checks the configuration, the store (and SQLite's own check of its file, with the way out
+of damage there), the workflow connection and its credentials, and the accounts the
+workflow needs to read files back; then says what to set on the workflow side. The
+workflow's ``ArchiveRemoteService`` (imixs-archive-api) fetches attachments with
+``GET <ARCHIVE_SERVICE_ENDPOINT>/archive/md5/<MD5>`` as ``ARCHIVE_SERVICE_USER`` with HTTP
+Basic: this archive needs that user to be a reader.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from imixs_archive.archive.snapshots import Archive
+from imixs_archive.archive.store_damage import damaged_tables, way_out
 from imixs_archive.cli.context import Context, store_options
 from imixs_archive.config import Settings, java_warnings
 from imixs_archive.errors import ArchiveError, NotFoundError
@@ -108,18 +110,46 @@ def _configuration(settings: Settings, found: Diagnosis) -> None:
 
 def _store(open_archive: Callable[[], Archive], found: Diagnosis) -> None:
     try:
-        state = open_archive().state.load()
+        archive = open_archive()
     except NotFoundError as exc:  # no archive there: said, not created
         found.add("store", FAIL, f"{exc}; the first import, sync or serve creates one")
         return
     except ArchiveError as exc:
         found.add("store", FAIL, str(exc))
         return
+    try:
+        state = archive.state.load()
+    except ArchiveError as exc:
+        found.add("store", FAIL, str(exc))
+    else:
+        found.add(
+            "store",
+            OK,
+            f"reachable; syncpoint {state.get_first('sync.point', 0)}, "
+            f"{state.get_first('sync.count', 0)} snapshots synced",
+        )
+    _store_file(archive, found)
+
+
+def _store_file(archive: Archive, found: Diagnosis) -> None:
+    """The store's own check of its file (SQLite's quick_check; Cassandra's nodes check
+    their own), with the way out of damage (``archive/store_damage.py``)."""
+    if archive.store_name != "sqlite":
+        return
+    try:
+        problems = archive.file_problems()
+    except ArchiveError as exc:
+        found.add("store file", FAIL, f"cannot be checked: {exc}")
+        return
+    if not problems:
+        found.add("store file", OK, "SQLite's check of archive.db found no damage")
+        return
+    tables = damaged_tables(problems)
     found.add(
-        "store",
-        OK,
-        f"reachable; syncpoint {state.get_first('sync.point', 0)}, "
-        f"{state.get_first('sync.count', 0)} snapshots synced",
+        "store file",
+        FAIL,
+        f"archive.db is damaged in {', '.join(tables)} ({len(problems)} problem(s), e.g. "
+        f"{problems[0]}): {'; '.join(way_out(tables))}",
     )
 
 

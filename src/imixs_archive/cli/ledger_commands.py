@@ -4,6 +4,11 @@
 ``proof`` prints an inclusion proof and ``check-proof`` checks one without the store (the
 auditor's tool), ``init`` logs what an existing archive holds, ``key`` prints the public
 key, ``checkpoint`` sequences what is queued and signs a checkpoint now.
+
+Each but ``init`` (and ``check-proof``, which needs no store) works on an archive that
+exists: on a folder or keyspace without one it says so and exits 4, creating nothing (no
+store, no signing key). They still write into the archive they find: the queued entries
+into the log, and, where the ledger has not started, its head and its key.
 """
 
 from __future__ import annotations
@@ -23,6 +28,9 @@ from imixs_archive.ledger.schedule import sign_now
 from imixs_archive.ledger.sequencer import Sequencer
 from imixs_archive.ledger.verify import LedgerReport, verify_ledger
 
+_EXISTING = {"reads_only": True, "writes": True}
+"""The parser's defaults of a command that needs an archive there and writes into it."""
+
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     common = store_options()
@@ -36,7 +44,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     commands = ledger.add_subparsers(dest="ledger_command", metavar="COMMAND", required=True)
 
     p = commands.add_parser("head", parents=[common], help="print the latest signed checkpoint")
-    p.set_defaults(handler=cmd_head)
+    p.set_defaults(handler=cmd_head, **_EXISTING)
 
     p = commands.add_parser(
         "verify",
@@ -67,13 +75,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--restart", action="store_true", help="begin again, not where a run stopped")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=cmd_verify)
+    p.set_defaults(handler=cmd_verify, **_EXISTING)
 
     p = commands.add_parser(
         "proof", parents=[common], help="print the inclusion proof of a snapshot's last entry"
     )
     p.add_argument("snapshot_id", metavar="SNAPSHOT_ID")
-    p.set_defaults(handler=cmd_proof, reads_only=True)
+    p.set_defaults(handler=cmd_proof, **_EXISTING)
 
     p = commands.add_parser(
         "check-proof",
@@ -91,14 +99,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=cmd_init)
 
     p = commands.add_parser("key", parents=[common], help="print the ledger's public key")
-    p.set_defaults(handler=cmd_key)
+    p.set_defaults(handler=cmd_key, **_EXISTING)
 
     p = commands.add_parser(
         "checkpoint",
         parents=[common],
         help="log what is queued and sign a checkpoint now",
     )
-    p.set_defaults(handler=cmd_checkpoint)
+    p.set_defaults(handler=cmd_checkpoint, **_EXISTING)
 
 
 def cmd_head(args: argparse.Namespace, ctx: Context) -> int:
@@ -217,6 +225,7 @@ def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_key(args: argparse.Namespace, ctx: Context) -> int:
+    ctx.archive  # noqa: B018 - no archive here: exit 4 (the key is of an archive's ledger)
     path = key_path(ctx.settings)
     signer = load_signer(path)
     if signer is None:

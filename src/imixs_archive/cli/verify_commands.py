@@ -9,20 +9,31 @@ import datetime as dt
 import json
 from typing import Any, Protocol
 
+from imixs_archive.archive.store_damage import way_out
 from imixs_archive.archive.verify_runs import VerifyRun
 from imixs_archive.cli.context import Context, part_of
 from imixs_archive.cli.output import count_progress, human_bytes, human_duration
+from imixs_archive.errors import ConfigError
 from imixs_archive.humanize import human_period
 
 
 def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
     if args.slice:
+        if args.full:
+            raise ConfigError("--full checks the store's file in a whole verify, not a slice")
         return verify_slice(args, ctx)
+    from imixs_archive.services.checks import verify_run  # the analytics: not at start
+
     part, parts = part_of(args)
     try:
         with count_progress("verifying: partitions checked") as tick:
-            run = ctx.archive.verify_part(
-                part, parts, restart=args.restart, progress=lambda _what: tick(1)
+            run = verify_run(
+                ctx.archive,
+                part,
+                parts,
+                restart=args.restart,
+                full=args.full,
+                progress=lambda _what: tick(1),
             )
     except KeyboardInterrupt:
         again = f"verify --part {part}/{parts}" if parts > 1 else "verify"
@@ -41,6 +52,8 @@ def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
         print(
             f"... and {report.unlisted_problems} problems, {report.unlisted_warnings} warnings more"
         )
+    for line in table_words(report.disagreeing, report.damaged):
+        print(line)
     verdict = "clean" if report.ok else f"{report.problem_count} problems"
     unverified = f" ({report.unverified} without a digest)" if report.unverified else ""
     which = f"part {part} of {parts}: " if parts > 1 else ""
@@ -69,15 +82,20 @@ def verify_json(run: VerifyRun) -> dict[str, Any]:
         "warnings": report.warnings,
         "problem_count": report.problem_count,
         "warning_count": len(report.warnings) + report.unlisted_warnings,
+        "disagreeing": report.disagreeing,
+        "damaged": report.damaged,
+        "way_out": way_out(report.damaged, report.disagreeing),
         "seconds": round(run.seconds, 3),
     }
 
 
 def verify_slice(args: argparse.Namespace, ctx: Context) -> int:
+    from imixs_archive.services.checks import scrub_once
+
     settings = ctx.settings
     interval = settings.scrub_interval or settings.scrub_period / 30
-    report = ctx.archive.scrub_slice(
-        period=settings.scrub_period, interval=interval, rate=settings.scrub_rate
+    report = scrub_once(
+        ctx.archive, period=settings.scrub_period, interval=interval, rate=settings.scrub_rate
     )
     if report.busy:
         print(f"no slice checked: {report.busy}")
@@ -88,6 +106,8 @@ def verify_slice(args: argparse.Namespace, ctx: Context) -> int:
         return 0 if not report.problem_count else 5
     for problem in report.problems:
         print(f"PROBLEM: {problem}")
+    for line in table_words(report.disagreeing, report.damaged):
+        print(line)
     verdict = "clean" if not report.problem_count else f"{report.problem_count} problems"
     print(
         f"cycle {report.cycle}: checked {report.share_from:.2%} to {report.share_to:.2%} of "
@@ -97,6 +117,19 @@ def verify_slice(args: argparse.Namespace, ctx: Context) -> int:
     )
     print(scrub_words(status))
     return 0 if not report.problem_count else 5
+
+
+def table_words(disagreeing: dict[str, int], damaged: dict[str, int]) -> list[str]:
+    """Each table that disagrees or is damaged with its count, and what to do about it."""
+    lines = [
+        f"{table}: {count} row(s) disagree with the snapshots they are derived from"
+        for table, count in sorted(disagreeing.items())
+    ]
+    lines += [
+        f"{table}: {count} problem(s) in the store's file"
+        for table, count in sorted(damaged.items())
+    ]
+    return lines + [f"what to do: {line}" for line in way_out(damaged, disagreeing)]
 
 
 def scrub_words(status: dict[str, Any]) -> str:

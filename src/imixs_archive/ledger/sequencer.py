@@ -17,6 +17,9 @@ order they were made, as Trillian separates its queue from its sequencer:
    dropped; the last of a subject is logged only once the store agrees with it (the
    snapshot is there, or gone; the hold placed, or released): a change still being made
    waits, one that never happened (its process died first) is dropped after ten minutes.
+   When the store does not agree and the round stopped at its limit (or the entry is old
+   enough to be dropped), the queue beyond what it read is looked at for a later change of
+   the subject, which explains the store (``queue_window.py``): then the entry is logged.
 4. **The entries, their tree nodes and each subject's last entry** are written, then the
    head moves by compare and set from the state read at the start to the new one (with a
    new checkpoint when one is due). A head another process moved meanwhile ends the round:
@@ -62,6 +65,7 @@ from imixs_archive.ledger.checkpoints import (
     witness,
 )
 from imixs_archive.ledger.keys import create_signer, key_path, load_signer, origin_of
+from imixs_archive.ledger.queue_window import Later, Window, read_window
 from imixs_archive.ledger.tree import TREE, TreeState, read_tree
 from imixs_archive.runtime import process_actor
 from imixs_archive.timezones import now_ms
@@ -250,8 +254,8 @@ class Sequencer:
             holder, until = "", 0  # damaged: taken over
         if holder != self.holder and until > now:
             return holder
-        if self.books.turn_book(LEASE, text, mine):
-            return ""
+        if self.books.turn_book(LEASE, text, mine) or self.books.book(LEASE) == mine:
+            return ""  # (the second: our own write, answered as failed, as for the head)
         return "another process (it took the lease just now)"
 
     def release(self) -> None:
@@ -287,8 +291,9 @@ class Sequencer:
             total.add(self.run(checkpoint=True))
         return total
 
-    def run(self, *, checkpoint: bool = False, limit: int = ROUND_ENTRIES) -> RoundReport:
-        """One round (see the module's text)."""
+    def run(self, *, checkpoint: bool = False, limit: int | None = None) -> RoundReport:
+        """One round (see the module's text), reading some ``limit`` queued entries (by
+        default ``ROUND_ENTRIES``)."""
         with self._lock:
             report = RoundReport()
             holder = self._take_lease()
@@ -298,7 +303,7 @@ class Sequencer:
                 report.size = tree.size if tree is not None else 0
                 return report
             self.start()
-            return self._round(report, checkpoint, limit)
+            return self._round(report, checkpoint, ROUND_ENTRIES if limit is None else limit)
 
     def _round(self, report: RoundReport, checkpoint: bool, limit: int) -> RoundReport:
         books = self.books
@@ -317,69 +322,16 @@ class Sequencer:
             report.adopted += 1
         now = now_ms()
         now_slot = now // 60_000
-        pending: dict[str, list[Queued]] = {}
-        slot, read = state.queue_from, 0
+        first = state.queue_from
         if now - self._last_full_pass >= FULL_PASS_MS:  # writers whose clocks run behind
             self._last_full_pass = now
-            first = self._first_slot()
-            slot = min(slot, first) if first is not None else slot
-        last_read = slot - 1
-        while slot <= now_slot + 1:  # 3. the queue
-            for queued in books.queued(slot):
-                pending.setdefault(queued.subject, []).append(queued)
-                read += 1
-            last_read = slot
-            slot += 1
-            if read >= limit and slot <= now_slot + 1:
-                report.more = True
-                break
-        done: list[Queued] = []
-        to_log: list[Entry] = []
-        unfinished: set[int] = set()
-        # In the order made (a subject's entries, and across subjects), each subject's
-        # entries after one that waits waiting with it.
-        last_of = {subject: max(q.entry_key for q in items) for subject, items in pending.items()}
-        again = _made_again(pending)
-        everything = sorted((q for items in pending.values() for q in items), key=_made)
-        current: dict[str, Subject | None] = {}
-        taken = self._taken(pending, adopted_texts, current)
-        waiting: set[str] = set()
-        for queued in everything:
-            subject, entry = queued.subject, queued.entry
-            if subject in waiting:
-                unfinished.add(queued.slot)
-                continue
-            if (subject, queued.entry_key) in taken:
-                report.repeated += 1  # logged (or dropped) by a round that stopped
-                done.append(queued)
-                continue
-            if entry is None:
-                report.damaged += 1
-                done.append(queued)
-                continue
-            if subject not in current:
-                current[subject] = latest.get(subject) or books.subject(subject)
-            last = current[subject]
-            if last is not None and _same_state(last, entry):
-                report.repeated += 1
-                done.append(queued)
-                continue
-            if (subject, queued.entry_key) in again:
-                report.repeated += 1  # the next entry stands for it (and waits, if need be)
-                done.append(queued)
-                continue
-            if queued.entry_key == last_of[subject] and not self._agrees(entry):
-                if now - entry.at < SETTLE_MS:
-                    report.waiting += 1
-                    unfinished.add(queued.slot)
-                    waiting.add(subject)
-                    continue
-                report.abandoned += 1
-                done.append(queued)
-                continue
-            to_log.append(entry)
-            done.append(queued)
-            current[subject] = subject_row(entry, -1)
+            whole = self._first_slot()
+            first = min(first, whole) if whole is not None else first
+        window = read_window(books, first, now_slot + 1, limit)  # 3. the queue
+        report.more = window.cut
+        plan = self._plan(window, latest, adopted_texts, now, report)
+        to_log, done, unfinished = plan.to_log, plan.done, plan.unfinished
+        last_read = window.last_read
         new_state = state
         note: str | None = None
 
@@ -427,6 +379,76 @@ class Sequencer:
         if self.key_note and self.key_note not in report.notes:
             report.notes.append(self.key_note)
         return report
+
+    def _plan(
+        self,
+        window: Window,
+        latest: dict[str, Subject],
+        adopted_texts: dict[str, str],
+        now: int,
+        report: RoundReport,
+    ) -> _Plan:
+        """What a round does with each queued entry it read: log it, drop it (repeated,
+        damaged, never made) or leave it queued (its change is still being made); in the
+        order made (a subject's entries, and across subjects), each subject's entries after
+        one that waits waiting with it."""
+        pending = window.pending
+        plan = _Plan()
+        last_of = {subject: max(q.entry_key for q in items) for subject, items in pending.items()}
+        again = _made_again(pending)
+        everything = sorted((q for items in pending.values() for q in items), key=_made)
+        current: dict[str, Subject | None] = {}
+        taken = self._taken(pending, adopted_texts, current)
+        waiting: set[str] = set()
+        later = Later(self.books, window, lambda: now_ms())
+        for queued in everything:
+            subject, entry = queued.subject, queued.entry
+            if subject in waiting:
+                plan.unfinished.add(queued.slot)
+                continue
+            if (subject, queued.entry_key) in taken:
+                report.repeated += 1  # logged (or dropped) by a round that stopped
+                plan.done.append(queued)
+                continue
+            if entry is None:
+                report.damaged += 1
+                plan.done.append(queued)
+                continue
+            if subject not in current:
+                current[subject] = latest.get(subject) or self.books.subject(subject)
+            last = current[subject]
+            if last is not None and _same_state(last, entry):
+                report.repeated += 1
+                plan.done.append(queued)
+                continue
+            if (subject, queued.entry_key) in again:
+                report.repeated += 1  # the next entry stands for it (and waits, if need be)
+                plan.done.append(queued)
+                continue
+            if queued.entry_key == last_of[subject] and not self._agrees(entry):
+                logged = adopted_texts.get(subject) or self._logged_text(last)
+                verdict = _unborne(queued, entry, later, window.cut, now, logged)
+                if verdict == "wait":
+                    report.waiting += 1
+                    plan.unfinished.add(queued.slot)
+                    waiting.add(subject)
+                    continue
+                if verdict != "log":
+                    setattr(report, verdict, getattr(report, verdict) + 1)
+                    plan.done.append(queued)
+                    continue
+            plan.to_log.append(entry)
+            plan.done.append(queued)
+            current[subject] = subject_row(entry, -1)
+        return plan
+
+    def _logged_text(self, last: Subject | None) -> str | None:
+        """The text of the log's entry a subject's row names (None: none, or one this round
+        is about to log)."""
+        if last is None or last.idx < 0:
+            return None
+        logged = self.books.entry(last.idx)
+        return logged.text if logged is not None else None
 
     def _record(self, state: TreeState, report: RoundReport) -> None:
         """The head's checkpoint into the checkpoints table and the witness folder (again,
@@ -532,6 +554,39 @@ class Sequencer:
             return not self.archive.exists(entry.target)
         held = self.archive.holds.get(entry.target) is not None
         return held if entry.kind == HOLD_PLACED else not held
+
+
+@dataclass
+class _Plan:
+    """What a round logs, which queue rows it is done with, and the minutes it leaves
+    unfinished (entries that wait)."""
+
+    to_log: list[Entry] = field(default_factory=list)
+    done: list[Queued] = field(default_factory=list)
+    unfinished: set[int] = field(default_factory=set)
+
+
+def _unborne(
+    queued: Queued, entry: Entry, later: Later, cut: bool, now: int, logged: str | None
+) -> str:
+    """What becomes of a subject's last entry read that the store does not bear out:
+    'wait' (its change may still be under way), 'abandoned' (dropped: it never happened),
+    'repeated' (dropped: a later entry stands for it, or a round that stopped logged it
+    and those after it), or 'log' (a later entry, queued beyond what the round read,
+    explains why the store no longer shows it: ``queue_window.py``)."""
+    old = now - entry.at >= SETTLE_MS
+    following = later.after(queued) if cut or old else []
+    if not following:
+        return "abandoned" if old else "wait"
+    if logged is not None and any(
+        q.entry is not None and q.entry.encode() == logged for q in following
+    ):
+        return "repeated"
+    upcoming = following[0].entry
+    assert upcoming is not None  # Later leaves damaged rows out
+    if upcoming.kind == entry.kind and state_of(upcoming) == state_of(entry):
+        return "repeated"  # as _made_again: the next one stands for it
+    return "log"
 
 
 def _made_again(pending: dict[str, list[Queued]]) -> set[tuple[str, str]]:

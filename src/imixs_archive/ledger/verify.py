@@ -20,9 +20,17 @@ the pass is kept in the ``verify-progress`` book every few thousand entries):
   logged*, and logged as found.
 
 The subjects table (each subject's last entry) makes this one pass: it is checked against
-the log as the pass goes (a row behind the log, or pointing at an entry of another
-subject, is a finding and is put right), and counting tells whether the store holds
-snapshots the log does not know, so that only then are the snapshots walked one by one.
+the log as the pass goes (a row behind the log is put right, one pointing at an entry of
+another subject is a finding), and counting tells whether the store holds snapshots the
+log does not know, so that only then are the snapshots walked one by one.
+
+Writers go on while a pass runs (``serve`` sequences every few seconds), and a stopped
+pass resumes later: a pass checks one view, the log up to its target (the size when it
+began) and the subjects table as of that size. A row naming an entry past the target is a
+change made since, no finding (``index_view.py``); a checkpoint signed past it is checked
+by a consistency proof from the target's tree (as is, in a resumed pass, one below where it
+resumed); a disagreement between the store and a subject changed since is none either
+(``_changed_since``).
 """
 
 from __future__ import annotations
@@ -36,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from imixs_archive.archive.ledger_books import Subject
-from imixs_archive.archive.ledger_entries import DELETED, HOLD_PLACED, Entry
+from imixs_archive.archive.ledger_entries import DELETED, HOLD_PLACED, HOLD_PREFIX, Entry
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.versions import BEFORE_LEDGER
 from imixs_archive.config import Settings
@@ -44,11 +52,24 @@ from imixs_archive.errors import ArchiveError, IntegrityError
 from imixs_archive.jsonable import Jsonable
 from imixs_archive.ledger.checkpoints import PUBLIC_KEY_FILE, newest_witnessed, open_checkpoint
 from imixs_archive.ledger.found import not_logged_as_present
+from imixs_archive.ledger.index_view import (
+    KEPT,
+    index_at_start,
+    index_problems,
+    rows_of,
+    strays_left,
+)
 from imixs_archive.ledger.keys import key_path, load_signer
 from imixs_archive.ledger.sequencer import Sequencer, state_of, subject_row
 from imixs_archive.ledger.tree import TREE, TreeState
 from imixs_archive.timezones import now_ms
-from imixs_archive.tlog.merkle import Frontier, leaf_hash
+from imixs_archive.tlog.merkle import (
+    Frontier,
+    ProofError,
+    consistency_proof,
+    leaf_hash,
+    verify_consistency,
+)
 from imixs_archive.tlog.note import Checkpoint, Verifier
 
 log = logging.getLogger(__name__)
@@ -107,9 +128,25 @@ class _Pass:
     matched: int = 0
     present: int = 0
     held: int = 0
-    fix: dict[str, list[str | int]] = field(default_factory=dict)
-    """Subjects whose row is behind the log: their last entry seen (idx, text)."""
+    fix: dict[str, list[str | int | bool]] = field(default_factory=dict)
+    """Subjects whose row is behind the log: their last entry seen (idx, text, whether
+    the subject had a row)."""
     report: dict[str, list[str]] = field(default_factory=dict)
+    below: int = 0
+    """Rows of the index naming an entry below the target when the pass began."""
+    ahead: list[str] | None = field(default_factory=list)
+    """Subjects whose row named an entry past the target when the pass began (None: too
+    many to keep: every row is checked at the end, ``index_view.py``)."""
+    changed: set[str] | None = field(default_factory=set)
+    """Subjects the pass found changed since it began (their row names an entry past the
+    target; None: too many to keep)."""
+
+    def note_changed(self, subject: str) -> None:
+        self.fix.pop(subject, None)
+        if self.changed is not None:
+            self.changed.add(subject)
+            if len(self.changed) > KEPT:
+                self.changed = None
 
     def encode(self) -> str:
         fields = {
@@ -121,6 +158,9 @@ class _Pass:
             "held": self.held,
             "fix": self.fix,
             "report": {name: ids[:LISTED] for name, ids in self.report.items()},
+            "below": self.below,
+            "ahead": self.ahead,
+            "changed": None if self.changed is None else sorted(self.changed),
         }
         return json.dumps(fields)
 
@@ -137,9 +177,20 @@ class _Pass:
                 held=int(fields["held"]),
                 fix={str(k): list(v) for k, v in fields["fix"].items()},
                 report={str(k): list(v) for k, v in fields["report"].items()},
+                below=int(fields["below"]),
+                ahead=_names(fields["ahead"]),
+                changed=None if fields["changed"] is None else set(_names(fields["changed"]) or ()),
             )
         except (ValueError, KeyError, TypeError, AttributeError):
             return None
+
+
+def _names(value: object) -> list[str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise TypeError("not a list")
+    return [str(name) for name in value]
 
 
 @dataclass
@@ -218,7 +269,7 @@ def verify_ledger(
             "no trusted public key to check the checkpoints with: give --key (the ledger's "
             "public key, as `imixs-archive ledger key` printed it where the key is)"
         )
-    against = _checkpoints(head, trusted, since, settings, report)
+    against = _checkpoints(archive, head, trusted, since, settings, report)
     unsigned = head.size - head.checkpoint_size
     if unsigned and now_ms() - head.checkpoint_at > 2000 * settings.ledger_checkpoint_seconds:
         report.warnings.append(
@@ -232,6 +283,7 @@ def verify_ledger(
         report.resumed_at = state.next
     else:
         state = _Pass(target=head.size)
+        state.below, state.ahead = index_at_start(books, state.target)
     report.size = state.target
     _walk_log(archive, state, against, report, tick, read_all)
     books.write_book(PROGRESS, state.encode())
@@ -247,13 +299,16 @@ def verify_ledger(
 
 
 def _checkpoints(
+    archive: Archive,
     head: TreeState,
     trusted: Sequence[Verifier],
     since: str | None,
     settings: Settings,
     report: LedgerReport,
 ) -> list[_Against]:
-    """The checkpoints the log must agree with, each opened with a trusted key."""
+    """The checkpoints the log must agree with, each opened with a trusted key. One larger
+    than the head read at the start was signed since (a witness file written while this
+    ran) when the log holds that many entries now; else entries were removed."""
     notes: list[tuple[str, str]] = []
     if head.checkpoint:
         notes.append(("the ledger's last checkpoint", head.checkpoint))
@@ -283,7 +338,7 @@ def _checkpoints(
                 f"{what} is of another log ({checkpoint.origin!r}, this one is {head.origin!r})"
             )
             continue
-        if checkpoint.size > head.size:
+        if checkpoint.size > head.size and _size_now(archive) < checkpoint.size:
             report.problems.append(
                 f"{what} signed {checkpoint.size} entries, the log now holds {head.size}: "
                 "entries were removed (the log, or the whole store, was put back or cut)"
@@ -292,6 +347,11 @@ def _checkpoints(
         report.checkpoints.append(f"{what}: {checkpoint.size} entries")
         against.append(_Against(what, checkpoint))
     return against
+
+
+def _size_now(archive: Archive) -> int:
+    text = archive.ledger.book(TREE)
+    return TreeState.decode(text).size if text is not None else 0
 
 
 def _walk_log(
@@ -305,7 +365,7 @@ def _walk_log(
     books = archive.ledger
     frontier = Frontier.from_bytes(state.next, state.frontier) if state.next else Frontier()
     _compare_roots(frontier, against, report)
-    expected = state.next
+    start = expected = state.next
     for logged in books.entries(start=state.next, stop=state.target):
         if logged.idx != expected:
             report.problems.append(
@@ -335,6 +395,34 @@ def _walk_log(
                 f"ledger entries {expected} to {state.target - 1} are missing from the log"
             )
     state.frontier = frontier.to_bytes()
+    if frontier.size == state.target:
+        outside = [a for a in against if not start <= a.checkpoint.size <= state.target]
+        _prove_consistent(archive, frontier, outside, report)
+
+
+def _prove_consistent(
+    archive: Archive, frontier: Frontier, against: list[_Against], report: LedgerReport
+) -> None:
+    """Checkpoints of a size the pass did not walk through: one signed after it began (its
+    size past the target), or, in a resumed pass, one below where it resumed. The tree
+    computed from the entries checked and each such checkpoint's are linked by a
+    consistency proof (RFC 9162 2.1.4) from the store's tree nodes: it holds only when the
+    smaller tree is the first part of the larger."""
+    size, root = frontier.size, frontier.root()
+    for item in against:
+        signed = item.checkpoint
+        try:
+            if signed.size > size:
+                proof = consistency_proof(size, signed.size, archive.ledger.node)
+                verify_consistency(size, signed.size, root, signed.root_hash, proof)
+            else:
+                proof = consistency_proof(signed.size, size, archive.ledger.node)
+                verify_consistency(signed.size, size, signed.root_hash, root, proof)
+        except (ProofError, IntegrityError):
+            report.problems.append(
+                f"the log's first {min(size, signed.size)} entries are not those {item.what} "
+                "signed: the log was changed, reordered or rewritten"
+            )
 
 
 def _compare_roots(frontier: Frontier, against: list[_Against], report: LedgerReport) -> None:
@@ -358,12 +446,17 @@ def _check_entry(
     """An entry, as the pass meets it: against its subject's row, and (when it is the
     subject's last) against the store."""
     row = archive.ledger.subject(entry.subject)
+    if row is not None and row.idx >= state.target:
+        state.note_changed(entry.subject)  # an entry past the log checked is its last
+        return
     if row is None or row.idx < idx or (row.idx == idx and not _row_matches(row, entry)):
-        state.fix[entry.subject] = [idx, text]  # the row is behind: put right at the end
+        # the row is behind: put right at the end
+        state.fix[entry.subject] = [idx, text, row is not None]
         return
     if row.idx > idx:
         return  # a later entry is the subject's last
     state.matched += 1
+    state.fix.pop(entry.subject, None)
     _check_store(archive, state, idx, entry, read_all)
 
 
@@ -422,9 +515,13 @@ def _check_store(archive: Archive, state: _Pass, idx: int, entry: Entry, read_al
 
 def _settle_fixes(archive: Archive, state: _Pass, report: LedgerReport, read_all: bool) -> None:
     """Subjects whose row was behind the log: checked against their last entry, and their
-    row put right."""
+    row put right (unless a change logged since moved it past the target); then the rows
+    the pass did not meet (``index_view.py``)."""
     rows = []
-    for _subject, (idx, text) in sorted(state.fix.items()):
+    for subject, (idx, text, *_had) in sorted(state.fix.items()):
+        now = archive.ledger.subject(subject)
+        if now is not None and now.idx >= state.target:
+            continue  # changed since: its row names a later entry
         entry = Entry.decode(str(text))
         _check_store(archive, state, int(idx), entry, read_all)
         rows.append(subject_row(entry, int(idx)))
@@ -434,27 +531,16 @@ def _settle_fixes(archive: Archive, state: _Pass, report: LedgerReport, read_all
             "put right (the index is derived from the log)"
         )
         archive.ledger.put_subjects(rows)
-    counted = sum(1 for _ in archive.ledger.subjects())
-    stray = counted - state.matched - len(rows)
-    if stray > 0:
-        _report_strays(archive, state, report)
+    fixed = sum(1 for _idx, _text, *had in state.fix.values() if had and had[0])
     state.fix.clear()
-
-
-def _report_strays(archive: Archive, state: _Pass, report: LedgerReport) -> None:
-    """Rows of the index that no entry of the log bears out (pointing at an entry of
-    another subject, or past the log)."""
-    for row in list(archive.ledger.subjects()):
-        logged = archive.ledger.entry(row.idx) if row.idx < state.target else None
-        try:
-            entry = Entry.decode(logged.text) if logged is not None else None
-        except ValueError:
-            entry = None
-        if entry is None or entry.subject != row.subject:
-            report.problems.append(
-                f"the ledger's index names entry {row.idx} for {row.subject}, which the log "
-                "does not bear out (the index was changed)"
-            )
+    books = archive.ledger
+    if state.ahead is None or state.changed is None:
+        report.problems += index_problems(books, books.subjects())
+        return
+    if strays_left(state.below, state.matched, fixed, state.changed, state.ahead):
+        report.problems += index_problems(books, books.subjects())
+    else:
+        report.problems += index_problems(books, rows_of(books, state.ahead))
 
 
 def _walk_store(
@@ -497,8 +583,10 @@ def _walk_store(
             if log_found:
                 archive.log_found(snapshot_id, by="ledger verify", digest=stored)
     for hold in holds:
-        row = archive.ledger.subject("hold:" + hold.uniqueid)
-        if row is None or row.kind != HOLD_PLACED:
+        subject = HOLD_PREFIX + hold.uniqueid
+        row = archive.ledger.subject(subject)
+        logged = row is not None and row.kind == HOLD_PLACED
+        if not logged and not _changed_since(archive, subject, state.target):  # not meanwhile
             report.warnings.append(f"legal hold of {hold.uniqueid}: not logged")
     if before and log_found and not report.unlogged:
         archive.ledger.drop_book(BEFORE_LEDGER)
@@ -521,8 +609,7 @@ def _changed_since(archive: Archive, subject: str, target: int) -> bool:
     """Whether a subject changed since the pass began: its last entry is past the log the
     pass checks, or an entry about it is queued (a change being made right now). Checked
     only where the store and the log disagree."""
-    row = archive.ledger.subject(subject)
-    if row is not None and row.idx >= target:
+    if _moved_past(archive, subject, target):
         return True
     head = archive.ledger.book(TREE)
     if head is None:
@@ -532,7 +619,14 @@ def _changed_since(archive: Archive, subject: str, target: int) -> bool:
         if any(q.subject == subject for q in archive.ledger.queued(slot)):
             return True
         slot += 1
-    return False
+    # Read again: a sequencer may have logged the entry, and taken it off the queue, while
+    # the queue was read (it writes the row first).
+    return _moved_past(archive, subject, target)
+
+
+def _moved_past(archive: Archive, subject: str, target: int) -> bool:
+    row = archive.ledger.subject(subject)
+    return row is not None and row.idx >= target
 
 
 def _pending(archive: Archive, head: TreeState) -> int:

@@ -16,6 +16,12 @@ another store"):
 * the **sync's records**: failed events and dead letters, snapshots gone from the
   workflow, the catch-up point and the ranges it skipped; rows the target has are kept.
 
+A store whose own file is damaged (``archive/store_damage.py``) is exported as far as it
+can be read: a snapshot that cannot be read is counted failed and named (exit 5), and when
+the damage stops the walk over ``snapshots``, the rest are found by the instances' index
+(``snapshots_by_uniqueid``). That is the way out of a damaged SQLite file: what export
+could not read is archived again into the new store from the workflow or a backup.
+
 What does not travel: the ledger (the target logs its own: each snapshot copied is a
 stored entry, each hold a hold-placed entry, in a log of its own under its own key), the
 sync's claims and each sync process's counters (they belong to running processes: stop
@@ -25,7 +31,7 @@ snapshots), and files and pieces no snapshot refers to (garbage the collector re
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from imixs_archive.archive.snapshots import Archive
@@ -52,22 +58,68 @@ def export(
 ) -> ExportSummary:
     summary = ExportSummary()
     summary.holds = target.holds.adopt(source.holds.list())  # first: nothing held goes bare
-    for snapshot_id in source.iter_snapshot_ids():
+    damaged = _Damage(source)
+    for snapshot_id in _snapshot_ids(source, damaged, summary):
         try:
             _copy(source, target, snapshot_id, summary)
-        except StoreError:
-            raise  # a store that went away: stop, a re-run resumes
+        except StoreError as exc:
+            if not damaged():
+                raise  # a store that went away: stop, a re-run resumes
+            summary.failed += 1
+            summary.corrupt += 1
+            summary.failures.append(f"{snapshot_id}: cannot be read: {exc}")
         except ArchiveError as exc:
             summary.failed += 1
             summary.corrupt += isinstance(exc, IntegrityError)
             summary.failures.append(f"{snapshot_id}: {exc}")
         if on_snapshot is not None:
             on_snapshot(snapshot_id)
-    state = source.state.load()
-    if len(state) and not len(target.state.load()):
+    try:
+        state = source.state.load()
+    except StoreError:
+        if not damaged():
+            raise
+        state = None  # its row cannot be read: the target keeps its own
+    if state is not None and len(state) and not len(target.state.load()):
         target.state.save(state)
     summary.sync_records = target.sync_records.adopt(source.sync_records)
     return summary
+
+
+class _Damage:
+    """Whether the source's own file is damaged (asked once, at the first failed read)."""
+
+    def __init__(self, source: Archive) -> None:
+        self._source = source
+        self._found: bool | None = None
+
+    def __call__(self) -> bool:
+        if self._found is None:
+            self._found = bool(self._source.file_problems())
+        return self._found
+
+
+def _snapshot_ids(source: Archive, damaged: _Damage, summary: ExportSummary) -> Iterator[str]:
+    """The ids of the stored snapshots, from ``snapshots``; when damage in the store's file
+    stops that walk, the ids the instances' index holds (some again: those are there)."""
+    try:
+        yield from source.iter_snapshot_ids()
+        return
+    except StoreError as exc:
+        if not damaged():
+            raise
+        summary.failures.append(
+            f"the snapshots table cannot be read through ({exc}): the snapshots are found by "
+            "the instances' index instead"
+        )
+    for ids in source.iter_instances():
+        for snapshot_id in ids:
+            try:
+                stored = source.exists(snapshot_id)
+            except StoreError:
+                stored = True  # its row cannot be read: counted failed when it is copied
+            if stored:
+                yield snapshot_id
 
 
 def _copy(source: Archive, target: Archive, snapshot_id: str, summary: ExportSummary) -> None:

@@ -13,6 +13,7 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.errors import ArchiveError
 from imixs_archive.periodic import Periodic
+from imixs_archive.services.checks import scrub_once
 
 log = logging.getLogger(__name__)
 
@@ -33,8 +34,12 @@ class ScrubSchedule:
 
     def run_once(self) -> ScrubReport | None:
         try:
-            report = self.archive.scrub_slice(
-                period=self.period, interval=self.interval, rate=self.rate, stop=self._loop.stop
+            report = scrub_once(
+                self.archive,
+                period=self.period,
+                interval=self.interval,
+                rate=self.rate,
+                stop=self._loop.stop,
             )
         except ArchiveError as exc:  # the store went away: the next turn tries again
             self.last_error = str(exc)

@@ -26,13 +26,17 @@ class DelegatingBackend(Backend):
         self.inline_limit = inner.inline_limit
         self.partition_rows = inner.partition_rows
 
+    def store_for(self, table: Table) -> Backend:
+        """The store that holds ``table`` (``inner``; a wrapper may keep some elsewhere)."""
+        return self.inner
+
     def put(self, table: Table, rows: Iterable[Mapping[str, Any]]) -> int:
-        return self.inner.put(table, rows)
+        return self.store_for(table).put(table, rows)
 
     def get(
         self, table: Table, key: Mapping[str, Any], columns: Sequence[str] | None = None
     ) -> Row | None:
-        return self.inner.get(table, key, columns)
+        return self.store_for(table).get(table, key, columns)
 
     def scan(
         self,
@@ -44,7 +48,7 @@ class DelegatingBackend(Backend):
         limit: int | None = None,
         columns: Sequence[str] | None = None,
     ) -> Iterator[Row]:
-        return self.inner.scan(
+        return self.store_for(table).scan(
             table,
             partition,
             start_after=start_after,
@@ -61,32 +65,32 @@ class DelegatingBackend(Backend):
         *,
         columns: Sequence[str] | None = None,
     ) -> Iterator[tuple[Position, Row]]:
-        return self.inner.scan_range(table, after, upto, columns=columns)
+        return self.store_for(table).scan_range(table, after, upto, columns=columns)
 
     def position_at(self, table: Table, share: Fraction) -> Position:
-        return self.inner.position_at(table, share)
+        return self.store_for(table).position_at(table, share)
 
     def delete(
         self, table: Table, key: Mapping[str, Any], *, written_before: int | None = None
     ) -> None:
-        self.inner.delete(table, key, written_before=written_before)
+        self.store_for(table).delete(table, key, written_before=written_before)
 
     def put_partition(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> int:
-        return self.inner.put_partition(table, rows)
+        return self.store_for(table).put_partition(table, rows)
 
     def put_soon(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> Callable[[], None]:
-        return self.inner.put_soon(table, rows)
+        return self.store_for(table).put_soon(table, rows)
 
     def put_new(self, table: Table, row: Mapping[str, Any]) -> bool:
-        return self.inner.put_new(table, row)
+        return self.store_for(table).put_new(table, row)
 
     def put_if_absent(self, table: Table, row: Mapping[str, Any]) -> Row | None:
-        return self.inner.put_if_absent(table, row)
+        return self.store_for(table).put_if_absent(table, row)
 
     def replace(
         self, table: Table, key: Mapping[str, Any], column: str, expected: Any, value: Any
     ) -> bool:
-        return self.inner.replace(table, key, column, expected, value)
+        return self.store_for(table).replace(table, key, column, expected, value)
 
     def grouped(self) -> AbstractContextManager[None]:
         return self.inner.grouped()

@@ -50,7 +50,8 @@ FINGERPRINT = 32
 
 
 class UnpackError(ValueError):
-    """A packed cell that does not decompress to the size recorded with it."""
+    """A packed cell that does not decompress to the size recorded with it, or a cell that a
+    damaged page left holding what its column cannot (a NULL key, a date that is none)."""
 
 
 class _PerThread(threading.local):

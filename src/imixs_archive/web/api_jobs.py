@@ -14,6 +14,7 @@ from imixs_archive.recovery.backup import backup
 from imixs_archive.recovery.backup_book import BackupSummary
 from imixs_archive.recovery.backup_ftps import backup_to_ftps
 from imixs_archive.recovery.ftps import FtpsLocation, FtpsTarget
+from imixs_archive.services.checks import verify_once
 from imixs_archive.services.jobs import MAX_LISTED, Job
 from imixs_archive.sync.jobs import resync_job
 from imixs_archive.sync.resync import request_cancel
@@ -109,7 +110,7 @@ def verify_job(svc: Services) -> Any:
             job.add(**{stage: 1})
             job.check_stop()
 
-        report = svc.archive.verify(progress=tick)
+        report = verify_once(svc.archive, progress=tick)
         job.set_result(
             {
                 "ok": report.ok,

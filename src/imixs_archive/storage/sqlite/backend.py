@@ -42,6 +42,7 @@ snapshot: rows written while it runs may or may not be seen.
 from __future__ import annotations
 
 import atexit
+import datetime
 import tempfile
 import threading
 import time
@@ -53,7 +54,13 @@ from pathlib import Path
 from typing import Any
 
 from imixs_archive.durable import sync_folder
-from imixs_archive.errors import ConfigError, IntegrityError, StoreError, StoreUnavailableError
+from imixs_archive.errors import (
+    ConfigError,
+    DamagedRowError,
+    IntegrityError,
+    StoreError,
+    StoreUnavailableError,
+)
 from imixs_archive.storage import packing
 from imixs_archive.storage.base import Backend, Position, Row
 from imixs_archive.storage.model import TABLES, ColumnType, Table
@@ -511,7 +518,8 @@ class SQLiteBackend(Backend):
 
     def _corrupt(self, table: Table, key: Mapping[str, Any], exc: Exception) -> IntegrityError:
         where = ", ".join(f"{name} {key.get(name)}" for name in table.primary_key)
-        return IntegrityError(f"SQLite store {self.path}: {table.name} ({where}): {exc}")
+        kind = DamagedRowError if isinstance(exc, sql.DamagedCell) else IntegrityError
+        return kind(f"SQLite store {self.path}: {table.name} ({where}): {exc}")
 
     def scan(
         self,
@@ -798,7 +806,10 @@ class _Scan:
 
 
 def _lowest(kind: ColumnType) -> Any:
-    """A stored value no key of this type sorts before."""
+    """A stored value no key of this type sorts before (a date is stored as its ISO text:
+    the first day there is, which decodes as a date)."""
+    if kind is ColumnType.DATE:
+        return datetime.date.min.isoformat()
     return "" if kind is ColumnType.TEXT else b"" if kind is ColumnType.BLOB else -(2**63)
 
 

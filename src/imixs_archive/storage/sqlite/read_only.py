@@ -16,14 +16,11 @@ from __future__ import annotations
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from fractions import Fraction
 from pathlib import Path
-from typing import Any
 
 from imixs_archive.errors import ConfigError
-from imixs_archive.storage.base import Backend, Position, Row
+from imixs_archive.storage.base import Backend
 from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import Table
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
@@ -48,8 +45,9 @@ class ReadOnlyStore(DelegatingBackend):
         self._copied: set[str] = set()
         self._lock = threading.Lock()
 
-    def _for(self, table: Table) -> Backend:
-        """The store that holds ``table`` for this process."""
+    def store_for(self, table: Table) -> Backend:
+        """The store that holds ``table`` for this process (every read and write of the
+        contract goes through here: ``DelegatingBackend``)."""
         if not table.kept_by_readers:
             return self.inner
         with self._lock:
@@ -57,68 +55,6 @@ class ReadOnlyStore(DelegatingBackend):
                 self._kept.put(table, self.inner.scan(table))
                 self._copied.add(table.name)
         return self._kept
-
-    def put(self, table: Table, rows: Iterable[Mapping[str, Any]]) -> int:
-        return self._for(table).put(table, rows)
-
-    def get(
-        self, table: Table, key: Mapping[str, Any], columns: Sequence[str] | None = None
-    ) -> Row | None:
-        return self._for(table).get(table, key, columns)
-
-    def scan(
-        self,
-        table: Table,
-        partition: Mapping[str, Any] | None = None,
-        *,
-        start_after: Mapping[str, Any] | None = None,
-        descending: bool = False,
-        limit: int | None = None,
-        columns: Sequence[str] | None = None,
-    ) -> Iterator[Row]:
-        return self._for(table).scan(
-            table,
-            partition,
-            start_after=start_after,
-            descending=descending,
-            limit=limit,
-            columns=columns,
-        )
-
-    def scan_range(
-        self,
-        table: Table,
-        after: Position | None = None,
-        upto: Position | None = None,
-        *,
-        columns: Sequence[str] | None = None,
-    ) -> Iterator[tuple[Position, Row]]:
-        return self._for(table).scan_range(table, after, upto, columns=columns)
-
-    def position_at(self, table: Table, share: Fraction) -> Position:
-        return self._for(table).position_at(table, share)
-
-    def delete(
-        self, table: Table, key: Mapping[str, Any], *, written_before: int | None = None
-    ) -> None:
-        self._for(table).delete(table, key, written_before=written_before)
-
-    def put_partition(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> int:
-        return self._for(table).put_partition(table, rows)
-
-    def put_soon(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> Callable[[], None]:
-        return self._for(table).put_soon(table, rows)
-
-    def put_new(self, table: Table, row: Mapping[str, Any]) -> bool:
-        return self._for(table).put_new(table, row)
-
-    def put_if_absent(self, table: Table, row: Mapping[str, Any]) -> Row | None:
-        return self._for(table).put_if_absent(table, row)
-
-    def replace(
-        self, table: Table, key: Mapping[str, Any], column: str, expected: Any, value: Any
-    ) -> bool:
-        return self._for(table).replace(table, key, column, expected, value)
 
     def grouped(self) -> AbstractContextManager[None]:
         return self._kept.grouped()  # only kept tables can be written

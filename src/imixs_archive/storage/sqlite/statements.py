@@ -221,8 +221,34 @@ def _identity(value: Any) -> Any:
     return value
 
 
+def _decoder(table: Table, name: str, kind: ColumnType) -> Decoder:
+    decode = _decode_date if kind is ColumnType.DATE else _identity
+    return _key(decode) if name in table.primary_key else decode
+
+
+class DamagedCell(packing.UnpackError):
+    """A cell that holds what its column cannot (``storage/sqlite/backend.py`` raises it as
+    a ``DamagedRowError``)."""
+
+
 def _decode_date(value: Any) -> Any:
-    return None if value is None else datetime.date.fromisoformat(value)
+    if value is None:
+        return None
+    try:
+        return datetime.date.fromisoformat(value)
+    except (TypeError, ValueError) as exc:
+        raise DamagedCell(f"a date cell holds {value!r}: the row is damaged") from exc
+
+
+def _key(decode: Decoder) -> Decoder:
+    """A key column's decoder: a key cell is never NULL (NOT NULL), save in a damaged page."""
+
+    def decoded(value: Any) -> Any:
+        if value is None:
+            raise DamagedCell("a key cell is NULL: the row is damaged")
+        return decode(value)
+
+    return decoded
 
 
 @dataclass(frozen=True)
@@ -240,10 +266,7 @@ class Codec:
         return cls(
             table,
             {c.name: _encoder(table, c.name, c.type) for c in table.columns},
-            {
-                c.name: _decode_date if c.type is ColumnType.DATE else _identity
-                for c in table.columns
-            },
+            {c.name: _decoder(table, c.name, c.type) for c in table.columns},
             pack_level,
         )
 
