@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 
 def human_bytes(count: float) -> str:
     """``512 B``, ``1.5 KiB``, ``3.2 GiB``."""
@@ -51,3 +53,19 @@ def human_age(seconds: float) -> str:
     else:
         text = f"{whole // (365 * 86_400)} years"
     return f"in {text}" if ahead else f"{text} ago"
+
+
+class _Unused(Protocol):
+    unused_files: int
+    unused_pieces: int
+
+    @property
+    def reclaimable_bytes(self) -> int: ...
+
+
+def unused_words(counts: _Unused) -> str:
+    """What collections free, in the words ``verify``, ``gc`` and ``stats`` share."""
+    return (
+        f"{counts.unused_files} files and {counts.unused_pieces} pieces unused, "
+        f"{human_bytes(counts.reclaimable_bytes)} reclaimable by gc"
+    )

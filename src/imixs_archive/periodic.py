@@ -4,8 +4,12 @@ here; settings given in milliseconds are converted where they are read."""
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+log = logging.getLogger(__name__)
 
 
 class Periodic:
@@ -62,3 +66,77 @@ class Periodic:
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None
+
+
+class Schedule:
+    """Work ``serve`` repeats on a thread of its own. A subclass names it, gives its
+    ``interval`` in seconds (0 or less: never started) and :meth:`run_once`; starting,
+    pacing, stopping and what a failed run leaves (logged with its trace, ``last_error``,
+    the next run tries again) are the same for all."""
+
+    name = "schedule"
+    at_once = False
+    """The first run right at the start, not one interval after it."""
+
+    def __init__(self, interval: float) -> None:
+        self.interval = interval
+        self.last_error = ""
+        self._loop = Periodic(
+            self.name, interval, self._turn, at_once=self.at_once, on_error=self.failed
+        )
+
+    @property
+    def stop(self) -> threading.Event:
+        """Set when it is closing: a long run looks at it to end early."""
+        return self._loop.stop
+
+    @property
+    def runs(self) -> int:
+        return self._loop.runs
+
+    def start(self) -> None:
+        if self.interval > 0:
+            self._loop.start()
+
+    def run_once(self) -> object:
+        raise NotImplementedError
+
+    def _turn(self) -> None:
+        self.run_once()
+
+    def failed(self, exc: Exception) -> None:
+        """A run that raised: a fault of the code rather than of the store (runs catch
+        the store's own errors), so logged with its trace."""
+        self.last_error = f"{type(exc).__name__}: {exc}"
+        log.error("%s: a run failed", self.name, exc_info=exc)
+
+    def close(self, timeout: float = 30.0) -> None:
+        self._loop.close(timeout)
+
+
+class Background(Protocol):
+    def start(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class Lifecycle:
+    """What ``serve`` runs beside its requests, started in the order given and closed the
+    other way round; a close that fails is logged and the others still close."""
+
+    def __init__(self, parts: Sequence[Background]) -> None:
+        self._parts = list(parts)
+        self._started: list[Background] = []
+
+    def start(self) -> None:
+        for part in self._parts:
+            part.start()
+            self._started.append(part)
+
+    def close(self) -> None:
+        while self._started:
+            part = self._started.pop()
+            try:
+                part.close()
+            except Exception:
+                log.exception("closing %s failed", type(part).__name__)

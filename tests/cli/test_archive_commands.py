@@ -200,3 +200,24 @@ def test_a_large_import_runs_in_the_workers_started_before_the_archive_loaded(
     assert main(["import", "--data-dir", str(tmp_path / "store"), str(folder)]) == 0
     assert "4 new" in capsys.readouterr().out
     assert len(made) == 1 and given == made  # the worker started ahead got the work
+
+
+def test_a_listing_leaves_out_a_snapshot_deleted_while_it_is_read(
+    capsys: pytest.CaptureFixture[str], store: Path, inputs: Path
+) -> None:
+    """``list`` gathers a page of ids, then reads each one's summary: a snapshot another
+    process deleted in between is left out, as a listing a moment later leaves it out,
+    instead of the whole listing failing with exit 4 (the torture met it: ``list`` beside
+    ``retention``). Here the delete lands between the two steps on purpose."""
+    import datetime as dt
+
+    from imixs_archive.cli.archive_commands import summary_rows
+    from imixs_archive.config import load_settings
+    from imixs_archive.runtime import open_archive
+
+    assert run(capsys, "import", str(inputs), "--data-dir", str(store))[0] == 0
+    with open_archive(load_settings({"ARCHIVE_DATA_DIR": str(store)})) as archive:
+        listed = [sid(0), sid(1), sid(2)]
+        archive.delete(sid(1))  # by another process, after the ids were gathered
+        rows = summary_rows(archive, listed, dt.UTC)
+    assert [row["snapshot"] for row in rows] == [sid(0), sid(2)]

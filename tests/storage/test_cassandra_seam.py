@@ -884,3 +884,27 @@ def test_a_timed_out_batch_is_retried_whole_with_its_timestamps(
     assert fake.batches[0] == fake.batches[1]
     assert sorted(p[1] for p in fake.written) == list(range(5))
     assert sleeps.delays == [0.2]
+
+
+def test_a_compare_and_set_that_timed_out_yet_landed_was_set(
+    fake: FakeSession, sleeps: Sleeps
+) -> None:
+    """A lightweight transaction whose answer timed out may have been applied; its retry
+    then finds the value it was to write, not the one expected, and is not applied. That
+    value is there: the set was made (the torture met the other answer under load: a
+    verify's lease taken so said "runs in another process", exit 75, with no other)."""
+    from imixs_archive.storage.cassandra import cql
+    from imixs_archive.storage.model import ARCHIVE_CHECKS
+
+    backend = backend_for(fake, sleeps)
+    text = cql.replace_cell(KS, ARCHIVE_CHECKS, "state")
+    key = {"name": "verify-lease/1/1"}
+
+    def cas(found: str, *, timed_out: bool) -> bool:
+        fake.pages[text] = [[(False, found)]]
+        fake.errors = [WriteTimeout("slow", write_type=5)] if timed_out else []
+        return backend.replace(ARCHIVE_CHECKS, key, "state", "old", "mine")
+
+    assert cas("mine", timed_out=True)  # the first attempt landed
+    assert not cas("theirs", timed_out=True)  # another process's value: not set
+    assert not cas("mine", timed_out=False)  # no attempt of this call wrote it

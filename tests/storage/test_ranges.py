@@ -11,6 +11,7 @@ from tests.storage.test_contract import rows_of
 
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
+    ARCHIVE_DAY_SUMMARIES,
     ARCHIVE_FILES,
     ARCHIVE_SNAPSHOT_FACTS,
     DOCUMENTS,
@@ -45,12 +46,14 @@ def test_parts_cover_every_row_exactly_once(backend: Backend, table: Table, part
 
 
 @pytest.mark.parametrize(
-    "table", [SNAPSHOTS_BY_MODIFIED, ARCHIVE_SNAPSHOT_FACTS], ids=lambda t: t.name
+    "table",
+    [SNAPSHOTS_BY_MODIFIED, ARCHIVE_SNAPSHOT_FACTS, ARCHIVE_DAY_SUMMARIES],
+    ids=lambda t: t.name,
 )
 def test_a_cut_before_the_first_partition_of_days(backend: Backend, table: Table) -> None:
-    """Tables partitioned by a day: a cut before their first partition (a share of less
-    than one partition, as the scrub's first slices and a verify in more parts than days
-    cut them) is a position the range scans compare with the days."""
+    """Tables partitioned by a day (or a year, an int): a cut before their first partition
+    (a share of less than one partition, as the scrub's first slices and a verify in more
+    parts than days cut them) is a position the range scans compare with the keys."""
     rows = rows_of(table, 3, 2)
     backend.put(table, iter(rows))
     first = backend.position_at(table, Fraction(1, 7))

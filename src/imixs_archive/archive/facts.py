@@ -132,9 +132,12 @@ def slot_in_day(doc: Document, day: dt.date) -> int:
 class Carriers:
     """Instances and file keys this process stored a snapshot of lately, with that
     snapshot's id (bounded: the oldest go first). While that snapshot is there, a new one
-    of the instance, or carrying the file, brought neither: no read is needed to know.
-    A delete by this process forgets what the deleted snapshot carried; one by another
-    process at the same moment can leave a count off, which the reconcile repairs."""
+    of the instance, or carrying the file, brought neither. A delete by this process
+    forgets what the deleted snapshot carried; one by another process (retention, a
+    delete beside a long import or the sync) is found where reads are local (SQLite: one
+    index row read, in the snapshot's transaction); on Cassandra the memory is trusted,
+    a round trip saved, and a count left off by such a delete is repaired by the
+    reconcile."""
 
     def __init__(self, capacity: int = 100_000) -> None:
         self._by: OrderedDict[str, str] = OrderedDict()
@@ -144,6 +147,21 @@ class Carriers:
         """True when a snapshot other than ``snapshot_id`` carried ``key`` here."""
         carrier = self._by.get(key)
         return carrier is not None and carrier != snapshot_id
+
+    def still_other_than(
+        self, backend: Backend, table: Table, partition: Mapping[str, object], snapshot_id: str
+    ) -> bool:
+        """:meth:`other_than` for the key ``partition`` names, checked in ``table`` where
+        reads are local: a carrier another process deleted is forgotten."""
+        (key,) = partition.values()
+        assert isinstance(key, str)
+        if not self.other_than(key, snapshot_id):
+            return False
+        carrier = self._by[key]
+        if not backend.local_reads or backend.get(table, {**partition, "snapshot": carrier}):
+            return True
+        self.forget([key], carrier)
+        return False
 
     def note(self, keys: Iterable[str], snapshot_id: str) -> None:
         for key in keys:
@@ -178,12 +196,13 @@ def count_fact(
         key: size
         for key, size in sorted(sizes.items())
         if key != EMPTY_MD5  # not stored: no snapshot brings it (and it has no references)
-        and not carriers.other_than(key, snapshot_id)
+        and not carriers.still_other_than(backend, SNAPSHOTS_BY_DOCUMENT, {"md5": key}, snapshot_id)
         and not _any_other(backend, SNAPSHOTS_BY_DOCUMENT, {"md5": key}, snapshot_id)
     }
-    first = not carriers.other_than(origin, snapshot_id) and not _any_other(
-        backend, SNAPSHOTS_BY_UNIQUEID, {"uniqueid": origin}, snapshot_id
-    )
+    by_instance = {"uniqueid": origin}
+    first = not carriers.still_other_than(
+        backend, SNAPSHOTS_BY_UNIQUEID, by_instance, snapshot_id
+    ) and not _any_other(backend, SNAPSHOTS_BY_UNIQUEID, by_instance, snapshot_id)
     carriers.note([origin, *sizes], snapshot_id)
     labels = dimension_labels(doc)
     return Fact(slot_in_day(doc, day), tuple(labels.values()), logical, new_files, first)

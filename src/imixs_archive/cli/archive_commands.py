@@ -32,7 +32,7 @@ from imixs_archive.cli.output import (
     print_problems,
     print_table,
 )
-from imixs_archive.cli.verify_commands import cmd_verify, unused_words
+from imixs_archive.cli.verify_commands import cmd_verify
 from imixs_archive.document.conventions import iter_files, modified_time
 from imixs_archive.document.json_codec import to_json
 from imixs_archive.document.model import BinaryStream
@@ -245,7 +245,7 @@ def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
         ids = _page((sid for _day, sid in days), args.after, args.limit)
     else:
         ids = _page(archive.iter_snapshot_ids(), args.after, args.limit)
-    rows = [_summary_row(archive, snapshot_id, tz) for snapshot_id in ids]
+    rows = summary_rows(archive, ids, tz)
     if args.json:
         for row in rows:
             print(json.dumps(row))
@@ -276,6 +276,19 @@ def _page(ids: Iterable[str], after: str | None, limit: int) -> list[str]:
         if len(page) >= limit:
             break
     return page
+
+
+def summary_rows(archive: Archive, ids: Iterable[str], tz: dt.tzinfo) -> list[dict[str, Any]]:
+    """The listing's rows: a snapshot deleted by another process between the listing of
+    its id and the read of its row is left out (a listing a moment later would not have
+    it), not a failure of the whole listing."""
+    rows = []
+    for snapshot_id in ids:
+        try:
+            rows.append(_summary_row(archive, snapshot_id, tz))
+        except NotFoundError:
+            continue
+    return rows
 
 
 def _summary_row(archive: Archive, snapshot_id: str, tz: dt.tzinfo) -> dict[str, Any]:
@@ -334,36 +347,8 @@ def cmd_gc(args: argparse.Namespace, ctx: Context) -> int:
         print(f"part {part} of {parts}:")
     if run.resumed:
         print(f"went on from {run.resumed}")
-    verb = "would remove" if args.dry_run else "removed"
-    listing = "would list" if args.dry_run else "listed"
-    print(
-        f"{verb} {report.removed_files} files and {report.removed_pieces} pieces "
-        f"({human_bytes(report.bytes_freed)}); {listing} {report.listed_files} files and "
-        f"{report.listed_pieces} pieces no longer used ({human_bytes(report.listed_bytes)}), "
-        f"removed by a run {ctx.settings.gc_grace:g} s later; {report.waiting} listed "
-        f"earlier still waiting; {report.kept} in use again"
-    )
-    if parts == 1:  # what is unused needs the whole archive
-        print(f"{'now' if args.dry_run else 'after this run'}: {unused_words(report)}")
-    if report.java_pieces_found or report.java_pieces_removed:
-        print(
-            f"pieces the Java service cut that no file lists: found {report.java_pieces_found}, "
-            f"{listing} {report.java_pieces_listed}, {verb} {report.java_pieces_removed} "
-            f"({human_bytes(report.java_bytes_freed)})"
-        )
-    if report.dangling_refs_found or report.dangling_refs_removed:
-        print(
-            f"references from snapshots that are gone: found {report.dangling_refs_found}, "
-            f"{listing} {report.dangling_refs_listed}, {verb} {report.dangling_refs_removed}"
-        )
-    if report.stale_piece_refs_found or report.stale_piece_refs_removed:
-        print(
-            "references of pieces their file no longer lists: found "
-            f"{report.stale_piece_refs_found}, {listing} {report.stale_piece_refs_listed}, "
-            f"{verb} {report.stale_piece_refs_removed}"
-        )
-    if report.empty_refs_removed:
-        print(f"references to the empty file (none needed): {verb} {report.empty_refs_removed}")
+    for line in report.lines(ctx.settings.gc_grace, whole=parts == 1):
+        print(line)
     for error in report.errors:
         print(f"error: {error}", file=sys.stderr)
     return 1 if report.errors else 0

@@ -7,14 +7,14 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-from typing import Any, Protocol
+from typing import Any
 
 from imixs_archive.archive.store_damage import way_out
 from imixs_archive.archive.verify_runs import VerifyRun
 from imixs_archive.cli.context import Context, part_of
 from imixs_archive.cli.output import count_progress, human_bytes, human_duration
 from imixs_archive.errors import ConfigError
-from imixs_archive.humanize import human_period
+from imixs_archive.humanize import human_period, unused_words
 
 
 def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
@@ -145,20 +145,4 @@ def scrub_words(status: dict[str, Any]) -> str:
         f"{human_period(status['period_seconds'])}; the cycle is at "
         f"{status['cycle_share']:.2%} (due: {status['due_share']:.2%}); last full cycle "
         f"ended {ended}; {status['finding_count']} problems open"
-    )
-
-
-class _Unused(Protocol):
-    unused_files: int
-    unused_pieces: int
-
-    @property
-    def reclaimable_bytes(self) -> int: ...
-
-
-def unused_words(counts: _Unused) -> str:
-    """What collections free, in the words ``verify``, ``gc`` and ``stats`` share."""
-    return (
-        f"{counts.unused_files} files and {counts.unused_pieces} pieces unused, "
-        f"{human_bytes(counts.reclaimable_bytes)} reclaimable by gc"
     )

@@ -79,6 +79,7 @@ from imixs_archive.filestore.gc_java import (
     remove_reference,
 )
 from imixs_archive.filestore.reading import EMPTY_MD5, is_hashed
+from imixs_archive.humanize import human_bytes, unused_words
 from imixs_archive.jsonable import Jsonable
 from imixs_archive.storage.base import Backend, Position
 from imixs_archive.storage.model import (
@@ -146,6 +147,38 @@ class GcReport(Jsonable):
     def reclaimable_bytes(self) -> int:
         """Bytes later collections free: those of the unused pieces, after this one."""
         return self.unused_bytes
+
+    def lines(self, grace: float, *, whole: bool = True) -> list[str]:
+        """What the collection did, in the words the CLI prints and ``serve`` logs
+        (``whole``: it saw the whole archive, so what is left unused is known)."""
+        verb = "would remove" if self.dry_run else "removed"
+        listing = "would list" if self.dry_run else "listed"
+        lines = [
+            f"{verb} {self.removed_files} files and {self.removed_pieces} pieces "
+            f"({human_bytes(self.bytes_freed)}); {listing} {self.listed_files} files and "
+            f"{self.listed_pieces} pieces no longer used ({human_bytes(self.listed_bytes)}), "
+            f"removed by a run {grace:g} s later; {self.waiting} listed "
+            f"earlier still waiting; {self.kept} in use again"
+        ]
+        if whole:
+            lines.append(f"{'now' if self.dry_run else 'after this run'}: {unused_words(self)}")
+        counted = (
+            ("pieces the Java service cut that no file lists", "java_pieces"),
+            ("references from snapshots that are gone", "dangling_refs"),
+            ("references of pieces their file no longer lists", "stale_piece_refs"),
+        )
+        for what, name in counted:
+            found, listed, removed = (
+                getattr(self, f"{name}_{kind}") for kind in ("found", "listed", "removed")
+            )
+            if found or removed:
+                freed = f" ({human_bytes(self.java_bytes_freed)})" if name == "java_pieces" else ""
+                lines.append(f"{what}: found {found}, {listing} {listed}, {verb} {removed}{freed}")
+        if self.empty_refs_removed:
+            lines.append(
+                f"references to the empty file (none needed): {verb} {self.empty_refs_removed}"
+            )
+        return lines
 
 
 def collect(

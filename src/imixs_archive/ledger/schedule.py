@@ -13,30 +13,25 @@ from imixs_archive.errors import ArchiveError, ConfigError, NotFoundError
 from imixs_archive.ledger.sequencer import RoundReport, Sequencer
 from imixs_archive.ledger.tree import read_tree
 from imixs_archive.ledger.verify import last_verify
-from imixs_archive.periodic import Periodic
+from imixs_archive.periodic import Schedule
 from imixs_archive.services.jobs import JobBusyError
 from imixs_archive.timezones import now_ms
 
 log = logging.getLogger(__name__)
 
 
-class LedgerSchedule:
-    """A thread that sequences the ledger every ``interval`` seconds until :meth:`close`,
-    which logs what is queued once more and gives the lease up."""
+class LedgerSchedule(Schedule):
+    """Sequences the ledger every ``interval`` seconds until :meth:`close`, which logs
+    what is queued once more and gives the lease up."""
+
+    name = "ledger"
+    at_once = True
 
     def __init__(self, archive: Archive, settings: Settings) -> None:
+        super().__init__(settings.ledger_interval)
         self.sequencer = Sequencer(archive, settings)
-        self.interval = settings.ledger_interval
         self.last: RoundReport | None = None
-        self.last_error = ""
         self.last_round = 0
-        self._loop = Periodic(
-            "ledger", self.interval, self._run, at_once=True, on_error=self._failed
-        )
-
-    def start(self) -> None:
-        if self.interval > 0:
-            self._loop.start()
 
     def run_once(self) -> RoundReport | None:
         try:
@@ -58,17 +53,8 @@ class LedgerSchedule:
             )
         return report
 
-    def _run(self) -> None:
-        self.run_once()
-
-    def _failed(self, exc: Exception) -> None:
-        """A fault of the code, not of the store: logged with its trace, the next round
-        tries again."""
-        self.last_error = f"{type(exc).__name__}: {exc}"
-        log.error("ledger: sequencing failed", exc_info=exc)
-
-    def close(self) -> None:
-        self._loop.close()
+    def close(self, timeout: float = 30.0) -> None:
+        super().close(timeout)
         if self.interval > 0:
             self.run_once()
         try:

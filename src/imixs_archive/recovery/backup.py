@@ -40,7 +40,7 @@ from typing import Any, TextIO
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import origin_id, snapshot_order
 from imixs_archive.document.xml_reader import discard_files, iter_xml_documents
-from imixs_archive.errors import ArchiveError, ConfigError, IntegrityError
+from imixs_archive.errors import ArchiveError, ConfigError, IntegrityError, NotFoundError
 from imixs_archive.recovery.backup_book import BackupBook, BackupSummary, Tally
 from imixs_archive.recovery.durable_files import Placed, Placer, existing_ancestor
 from imixs_archive.services.workers import Send, Spread, run_in_workers
@@ -287,6 +287,8 @@ class _Writer:
                 outcome,
                 self.folders,
             )
+        except NotFoundError:  # deleted since the walk found it (retention, a delete)
+            handed = False  # not in the archive any more: nothing to back up, no failure
         except ArchiveError as exc:
             _failed(outcome, snapshot_id, exc)
             handed = False

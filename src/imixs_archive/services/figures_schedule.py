@@ -13,7 +13,7 @@ from imixs_archive.analytics.day_store import read_census
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.budget import Budget, ClientGoneError, within
 from imixs_archive.config import Settings
-from imixs_archive.periodic import Periodic
+from imixs_archive.periodic import Schedule
 from imixs_archive.services.statistics import take_census
 
 log = logging.getLogger(__name__)
@@ -21,17 +21,17 @@ log = logging.getLogger(__name__)
 EVERY = 300.0
 
 
-class FiguresSchedule:
+class FiguresSchedule(Schedule):
+    name = "figures"
+    at_once = True
+
     def __init__(self, archive: Archive, settings: Settings, refresh: Callable[[], object]) -> None:
+        super().__init__(EVERY)
         self.archive = archive
         self.census_interval = settings.census_interval
         self._refresh = refresh
         self._stopping = Budget(None)
         """Cancelled by :meth:`close`: a census under way stops between two rows."""
-        self._loop = Periodic("figures", EVERY, self.run_once, on_error=self._failed, at_once=True)
-
-    def start(self) -> None:
-        self._loop.start()
 
     def run_once(self) -> None:
         """The census when due, then the figures; either stops between two reads when
@@ -57,9 +57,10 @@ class FiguresSchedule:
         census = read_census(self.archive)
         return census is None or (now - census[1]).total_seconds() >= self.census_interval
 
-    def _failed(self, exc: Exception) -> None:
+    def failed(self, exc: Exception) -> None:
+        self.last_error = str(exc)
         log.warning("counting the archive's figures failed (tried again later): %s", exc)
 
-    def close(self) -> None:
+    def close(self, timeout: float = 30.0) -> None:
         self._stopping.cancel("serve is stopping")
-        self._loop.close()
+        super().close(timeout)

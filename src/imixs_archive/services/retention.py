@@ -41,7 +41,7 @@ from imixs_archive.document.conventions import (
 )
 from imixs_archive.document.labels import label
 from imixs_archive.errors import ConfigError, DocumentError, LegalHoldError, NotFoundError
-from imixs_archive.periodic import Periodic
+from imixs_archive.periodic import Schedule
 from imixs_archive.timezones import zone_label
 
 _RULE = re.compile(r"\s*(?:(group|type):(.+?)|(\*))\s*=\s*([0-9]+)\s*([yd])\s*", re.IGNORECASE)
@@ -490,10 +490,12 @@ def _still_expired(archive: Archive, expired: Expired) -> bool:
     return bool(newest) and newest[0] == expired.snapshots[-1]
 
 
-class RetentionLoop:
+class RetentionLoop(Schedule):
     """``serve``: the policy applied every ``interval_ms`` on a thread of its own (the
     first run one interval after start). Several servers may run it at once: deletes are
     idempotent, and each instance is checked again right before it is deleted."""
+
+    name = "retention"
 
     def __init__(
         self,
@@ -502,25 +504,20 @@ class RetentionLoop:
         interval_ms: int,
         on_error: Callable[[Exception], None] | None = None,
     ) -> None:
+        super().__init__(interval_ms / 1000)
         self._archive = archive
         self._policy = policy
+        self._on_error = on_error
         self.last: RetentionReport | None = None
-        self._loop = Periodic(
-            "retention", interval_ms / 1000, self._run, on_error=on_error or (lambda _e: None)
-        )
 
-    @property
-    def runs(self) -> int:
-        return self._loop.runs
+    def run_once(self) -> RetentionReport:
+        self.last = run_retention(self._archive, self._policy, stop=self.stop)
+        return self.last
 
-    def _run(self) -> None:
-        self.last = run_retention(self._archive, self._policy, stop=self._loop.stop)
-
-    def start(self) -> None:
-        self._loop.start()
-
-    def close(self, timeout: float = 10) -> None:
-        self._loop.close(timeout)
+    def failed(self, exc: Exception) -> None:
+        self.last_error = str(exc)
+        if self._on_error is not None:
+            self._on_error(exc)
 
 
 def retention_loop(

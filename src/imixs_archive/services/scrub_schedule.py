@@ -12,25 +12,21 @@ from imixs_archive.archive.scrub import ScrubReport
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.errors import ArchiveError
-from imixs_archive.periodic import Periodic
+from imixs_archive.periodic import Schedule
 from imixs_archive.services.checks import scrub_once
 
 log = logging.getLogger(__name__)
 
 
-class ScrubSchedule:
+class ScrubSchedule(Schedule):
+    name = "scrub"
+
     def __init__(self, archive: Archive, settings: Settings) -> None:
+        super().__init__(settings.scrub_interval)
         self.archive = archive
         self.period = settings.scrub_period
-        self.interval = settings.scrub_interval
         self.rate = settings.scrub_rate
         self.last: ScrubReport | None = None
-        self.last_error = ""
-        self._loop = Periodic("scrub", self.interval, self._run, on_error=self._failed)
-
-    def start(self) -> None:
-        if self.interval > 0:
-            self._loop.start()
 
     def run_once(self) -> ScrubReport | None:
         try:
@@ -39,7 +35,7 @@ class ScrubSchedule:
                 period=self.period,
                 interval=self.interval,
                 rate=self.rate,
-                stop=self._loop.stop,
+                stop=self.stop,
             )
         except ArchiveError as exc:  # the store went away: the next turn tries again
             self.last_error = str(exc)
@@ -61,13 +57,3 @@ class ScrubSchedule:
         for problem in report.problems:
             log.warning("scrub: %s", problem)
         return report
-
-    def _run(self) -> None:
-        self.run_once()
-
-    def _failed(self, exc: Exception) -> None:
-        self.last_error = f"{type(exc).__name__}: {exc}"
-        log.error("scrub: slice failed", exc_info=exc)
-
-    def close(self) -> None:
-        self._loop.close()

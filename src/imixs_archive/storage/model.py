@@ -1,7 +1,8 @@
 """The archive's data model, declared once.
 
-Both backends derive everything from these declarations: SQLite its DDL and statements
-(``storage/sqlite/``), Cassandra its CQL (``storage/cassandra/``). The six tables of
+Everything about the tables is derived from these declarations: the SQLite DDL and
+statements (``storage/sqlite/``), the Cassandra CQL (``storage/cassandra/``) and the page
+``docs/data-model.md`` (``scripts/data_model_doc.py``). The six tables of
 the Java Imixs-Archive keyspace keep their names and columns exactly, so either service
 can read a keyspace the other wrote. Extra tables, prefixed ``archive_``, hold what
 the Java service does not record; it ignores them.
@@ -56,7 +57,13 @@ class Table:
     columns: tuple[Column, ...]
     partition_key: tuple[str, ...]
     clustering_key: tuple[str, ...] = ()
+    query: int = 0
+    """The number of the query it serves (Q1, Q2 ...): docs, comments and code cite it, so
+    a number is never changed nor reused. 0: a table outside the model (tests)."""
     serves: str = ""
+    """What the query reads, and what a reader of the table must know (who writes it, in
+    which order, what marks a row complete), in Markdown: docs/data-model.md prints it
+    (``scripts/data_model_doc.py``)."""
     java: bool = True
     """Part of the Java Imixs-Archive keyspace (False: an ``archive_`` extra table)."""
     holds_pieces: bool = False
@@ -130,8 +137,13 @@ SNAPSHOTS = Table(
     "snapshots",
     _cols(("snapshot", T), ("data", B)),
     partition_key=("snapshot",),
-    serves="Q1: one snapshot's XML (file contents emptied) by snapshot id; "
-    "its presence marks the snapshot complete. Row '0' holds the service state.",
+    query=1,
+    serves="one snapshot's XML (file contents emptied) by snapshot id, followed by its "
+    "SHA-256 in an XML comment (`<!--imixs-archive sha256:...-->`, checked on every read; "
+    "rows the Java service wrote have none until `verify` adds it); a snapshot too large "
+    "for the cell holds a marker of its parts instead (Q15). Written after the snapshot's "
+    "files and index rows, so its presence marks the snapshot complete. Row `'0'` holds "
+    "the service state (`archive/service_state.py`)",
     large_cells=True,
     packing=Packing(cell="data", marker="raw_size"),
 )
@@ -140,27 +152,40 @@ SNAPSHOTS_BY_UNIQUEID = Table(
     _cols(("uniqueid", T), ("snapshot", T)),
     partition_key=("uniqueid",),
     clustering_key=("snapshot",),
-    serves="Q2: the snapshots of one process instance, in time order (ids end in millis).",
+    query=2,
+    serves="the snapshots of one process instance, in time order (snapshot ids end in "
+    "epoch millis; newest first reads the partition in reverse). Written before the "
+    "`snapshots` row and deleted last, so a delete that died part-way is found and "
+    "finished (`archive/snapshots.py`)",
 )
 SNAPSHOTS_BY_MODIFIED = Table(
     "snapshots_by_modified",
     _cols(("modified", D), ("snapshot", T)),
     partition_key=("modified",),
     clustering_key=("snapshot",),
-    serves="Q3: the snapshots whose $modified falls on one UTC day.",
+    query=3,
+    serves="the snapshots whose `$modified` falls on one UTC day (listings, restores and "
+    "exports by date range; which days have any: Q16)",
 )
 DOCUMENTS = Table(
     "documents",
     _cols(("md5", T), ("sort_id", N), ("data_id", T)),
     partition_key=("md5",),
     clustering_key=("sort_id",),
-    serves="Q4: the ordered pieces of one file, by the file's MD5 (upper-case hex).",
+    query=4,
+    serves="the ordered pieces of one file, by its documents key: the file's MD5 "
+    "(upper-case hex), as the Java service reads it, or `<MD5>-SHA256:<digest>` when other "
+    "bytes hold that MD5 (a collision); a file's rows are written in one mutation, up to "
+    "10,000 pieces (`filestore/files.py`)",
 )
 DOCUMENTS_DATA = Table(
     "documents_data",
     _cols(("data_id", T), ("data", B)),
     partition_key=("data_id",),
-    serves="Q5: the bytes of one piece, by its id (hex SHA-256 here; a UUID when Java wrote it).",
+    query=5,
+    serves="the bytes of one piece by its id: the piece's SHA-256 (hex) here, shared by "
+    "every file that holds it; a random UUID when the Java service wrote it, used by that "
+    "file alone and deleted with it",
     holds_pieces=True,
     packing=Packing(cell="data", marker="raw_size"),
 )
@@ -169,25 +194,32 @@ SNAPSHOTS_BY_DOCUMENT = Table(
     _cols(("md5", T), ("snapshot", T)),
     partition_key=("md5",),
     clustering_key=("snapshot",),
-    serves="Q6: the snapshots that use one file (to delete files no longer used).",
+    query=6,
+    serves="the snapshots that use one file, by documents key (none for the empty file), "
+    "to collect files no longer used (read newest first, one row); plus one *pin* row "
+    "(snapshot `!archive`) per file this archive registered, which keeps the Java "
+    "service's delete off it (`filestore/garbage.py`)",
 )
 ARCHIVE_FILES = Table(
     "archive_files",
     _cols(("md5", T), ("digest", T), ("size", BI), ("pieces", N)),
     partition_key=("md5",),
-    serves="Q7: a file's digest (the SHA-256 over its ordered piece ids), size "
-    "and piece count, by its documents key; written after its documents rows, so its "
-    "presence marks the file complete.",
+    query=7,
+    serves="a file's digest (the SHA-256 over its ordered piece ids), size and piece count "
+    "by its documents key; written after its `documents` rows, so its presence marks the "
+    "file complete, and removed first when the collector releases the file",
     java=False,
 )
 ARCHIVE_FILE_CUTS = Table(
     "archive_file_cuts",
     _cols(("md5", T), ("digest", T), ("ledger_digest", T)),
     partition_key=("md5",),
-    serves="Q34: a file stored in other pieces than the content-defined ones (the Java "
-    "service's 1 MiB cuts, filestore/chunking.py): the digest the ledger logs of it (over "
-    "the SHA-256s of its content-defined cuts), valid while archive_files.digest is "
-    "`digest`. No row: the file's archive_files.digest is that digest.",
+    query=34,
+    serves="a file stored in other pieces than the content-defined ones (the Java "
+    "service's 1 MiB cuts, `ARCHIVE_FILE_CUTS=java`, the default on Cassandra): the digest "
+    "the ledger logs of it (over the SHA-256s of its content-defined cuts), valid while "
+    "`archive_files.digest` is the row's `digest`; no row: `archive_files.digest` is that "
+    "digest (see [java-compatibility.md](java-compatibility.md#one-file-stored-by-both-services))",
     java=False,
 )
 ARCHIVE_SNAPSHOT_FILES = Table(
@@ -195,8 +227,11 @@ ARCHIVE_SNAPSHOT_FILES = Table(
     _cols(("snapshot", T), ("name", T), ("md5", T), ("claimed_md5", T)),
     partition_key=("snapshot",),
     clustering_key=("name",),
-    serves="Q8: where each file of a snapshot is stored (its documents key) and the MD5 the "
-    "document claimed, so a wrong md5checksum or an MD5 collision never returns wrong bytes.",
+    query=8,
+    serves="where each file of a snapshot is stored (its documents key) and the MD5 the "
+    "document claimed, so a wrong `md5checksum` or an MD5 collision never returns wrong "
+    "bytes; a delete removes it after the `snapshots` row, so a re-run still finds the "
+    "files of a snapshot whose row is gone",
     java=False,
 )
 
@@ -205,10 +240,12 @@ ARCHIVE_SNAPSHOT_PARTS = Table(
     _cols(("snapshot", T), ("part", N), ("data", B)),
     partition_key=("snapshot",),
     clustering_key=("part",),
-    serves="Q15: the XML of a snapshot too large for its snapshots cell (over the node's "
-    "mutation limit less 64 KiB, 16 MiB by default, files emptied), in 1 MiB parts; "
-    "the snapshots row then holds a marker with their count, "
-    "size and SHA-256 (see archive/snapshot_xml.py).",
+    query=15,
+    serves="the XML of a snapshot too large for its `snapshots` cell (over the node's "
+    "mutation limit less 64 KiB, 16 MiB by default, files emptied), in 1 MiB parts, written "
+    "before the `snapshots` row and deleted after it; that row then holds a marker (a NUL "
+    "byte first) with their count, size and SHA-256, checked on every read "
+    "(`archive/snapshot_xml.py`)",
     java=False,
     large_cells=True,
     packing=Packing(cell="data", marker="raw_size"),
@@ -219,8 +256,10 @@ ARCHIVE_PIECE_REFS = Table(
     _cols(("data_id", T), ("md5", T), ("size", BI)),
     partition_key=("data_id",),
     clustering_key=("md5",),
-    serves="Q9: the files (documents keys) that use one piece, and the piece's size: a piece "
-    "is deleted when its last file is; sizes give stored bytes without reading pieces.",
+    query=9,
+    serves="the files (documents keys) that use one piece, and the piece's size, written "
+    "before the file's `documents` rows: the collector lists a piece once no file uses it "
+    "(Q14); stored bytes are summed without reading pieces",
     java=False,
 )
 ARCHIVE_FILE_HEADS = Table(
@@ -228,9 +267,11 @@ ARCHIVE_FILE_HEADS = Table(
     _cols(("head", T), ("md5", T)),
     partition_key=("head",),
     clustering_key=("md5",),
-    serves="Q13: the files (documents keys) whose first 32 KiB have this SHA-256: an "
-    "attachment arriving again is compared byte by byte with its stored twin instead of "
-    "being hashed and cut again. A hint only: rows may outlive their file.",
+    query=13,
+    serves="the files (documents keys) whose first 32 KiB have this SHA-256: on a store "
+    "whose reads are local (SQLite), an attachment that arrives again is compared byte by "
+    "byte with its stored twin instead of hashed and cut again (`filestore/twin.py`). A "
+    "hint: a row may outlive its file, the lookup skips it",
     java=False,
 )
 
@@ -242,11 +283,15 @@ ARCHIVE_GARBAGE = Table(
     _cols(("id", T), ("kind", T), ("since", BI), ("size", BI)),
     partition_key=("id",),
     clustering_key=("kind",),
-    serves="Q14: files (kind 'file', by documents key), pieces (kind 'piece', by id), "
-    "pieces the Java service cut that no file lists (kind 'java-piece') and references "
-    "from snapshots that are gone (kind 'reference', '<key> <snapshot>') "
-    "that nothing referred to since a time (epoch microseconds), with their bytes: removed "
-    "by the collector once the grace period has passed and they are still unreferenced.",
+    query=14,
+    serves="the files (kind `file`, by documents key), pieces (`piece`, by id), pieces "
+    "the Java service cut that no file lists (`java-piece`), piece references their file "
+    "no longer lists (`piece-reference`, id `<piece id> <documents key>`) and references "
+    "from snapshots that are gone (`reference`, id `<documents key> <snapshot id>`) that "
+    "nothing referred to when the collector last looked, since when (epoch µs) and their "
+    "bytes: removed a grace period (`ARCHIVE_GC_GRACE`) later if still unreferenced; an "
+    "ingest reusing one takes it off first (see [architecture.md]"
+    "(architecture.md#deleting-and-garbage-collection))",
     java=False,
 )
 
@@ -256,21 +301,23 @@ ARCHIVE_GARBAGE = Table(
 # presence means the day is complete), replaced by writing one row, and read ten years at a
 # time as ~3,650 rows. The values of a dimension (creators, task ids) are open-ended, which
 # per-value rows would spread over many rows with no completeness marker. Partitioned by
-# year: at most 366 rows of a few KB each (a day with thousands of distinct creators: a
-# few hundred KB), far under Cassandra's partition guidance. Row format 2 (the same
-# columns) keeps UTC days in quarter-hour cells per process instance, so any time zone's
-# days are assembled from them (analytics/cells.py): a row then grows with the day's
-# snapshots, ~60 bytes per cell (a day with 10,000 snapshots: ~0.6 MB).
+# year: at most 366 rows. Since row format 2 (the same columns) a row keeps the UTC day in
+# cells of (quarter hour, process instance, dimension values), so any time zone's days are
+# assembled from them (analytics/cells.py): a row grows with the day's snapshots, ~60
+# bytes per cell (a day with 10,000 snapshots: ~0.6 MB).
 ARCHIVE_DAY_AGGREGATES = Table(
     "archive_day_aggregates",
     _cols(("year", N), ("day", D), ("version", N), ("data", B)),
     partition_key=("year",),
     clustering_key=("day",),
-    serves="Q10: the analytics figures of one finished UTC day of $modified in quarter-hour "
-    "cells (snapshots, process instances, new files and bytes, per dimension values), from "
-    "which the days of any time zone are assembled; computed once and stored with the "
-    "day's change stamp (Q21): computed again when the stamp differs (see "
-    "analytics/day_store.py, row format 3).",
+    query=10,
+    serves="the analytics figures of one finished UTC day of `$modified` in cells of "
+    "(quarter hour, process instance, dimension values) with their snapshots, new files "
+    "and bytes and the bytes they carry, from which the days of any time zone are "
+    "assembled (one row per day, partitioned by year): computed once and stored with the "
+    "day's change stamp (Q21), computed again when the stamp differs or `version` is not "
+    "the current row format (`analytics/day_store.py`); the analytics' own table, which "
+    "the archive never touches",
     java=False,
     kept_by_readers=True,
 )
@@ -285,9 +332,12 @@ ARCHIVE_SNAPSHOT_FACTS = Table(
     _cols(("day", D), ("snapshot", T), ("data", B)),
     partition_key=("day",),
     clustering_key=("snapshot",),
-    serves="Q29: the figures of each snapshot of one UTC day of $modified (slot, dimension "
-    "values, logical bytes, new files, first of its instance), written with the snapshot, "
-    "so day figures are counted without reading any snapshot (see archive/facts.py).",
+    query=29,
+    serves="what the analytics count of each snapshot of one UTC day of `$modified` (its "
+    "quarter hour, dimension values, attachment bytes, the files it brought into the "
+    "archive and whether it brought its process instance), written after its `snapshots` "
+    "row, removed first by a delete: a day is counted from one partition without parsing "
+    "any XML (`archive/facts.py`)",
     java=False,
 )
 
@@ -301,37 +351,48 @@ ARCHIVE_DAY_SUMMARIES = Table(
     _cols(("year", N), ("day", D), ("version", N), ("data", B)),
     partition_key=("year",),
     clustering_key=("day",),
-    serves="Q30: per UTC day of $modified, the day's figures summed per quarter-hour and "
-    "per dimension value, with new process instances, and the change stamp they were "
-    "counted at (see analytics/day_store.py).",
+    query=30,
+    serves="the sums of one finished UTC day of `$modified` (per quarter hour and per "
+    "dimension value, with the new process instances) without instance ids: a few KB "
+    "whatever the day holds; what whole-archive views read, written after the day's "
+    "aggregates with the same change stamp (Q21)",
     java=False,
     kept_by_readers=True,
 )
 
-# The whole-archive figures of one UTC month in the days of one time zone, kept once all its
-# days are over (analytics/archive_figures.py): a view of ten years reads ~120 of these and
-# the day stamps, whatever the archive holds. Valid while the month's day stamps are the
-# ones it was counted at (a digest of them is kept with it).
+# Figures of finished periods kept per time zone (analytics/month_cache.py,
+# analytics/archive_figures.py), so that a view over ten years reads ~120 months of them
+# and the day stamps, whatever the archive holds. A kept period is valid while the change
+# stamps of the UTC days it covers are the ones it was counted at (a digest of them is kept
+# with it). The partition is `<kind>@<zone>`: `sums` (the whole-archive figures of a UTC
+# month), `days` (analyze aggregates), `leads` (lead times), `dfg:<group>` (a process map).
 ARCHIVE_MONTH_FIGURES = Table(
     "archive_month_figures",
     _cols(("zone", T), ("month", T), ("data", B)),
     partition_key=("zone",),
     clustering_key=("month",),
-    serves="Q32: per time zone and UTC month, the month's snapshots, files and bytes per "
-    "local day, per dimension value and its new instances, with the digest of the day "
-    "stamps they were counted at.",
+    query=32,
+    serves="figures of a finished period in the days of one time zone, by kind and zone "
+    "(`zone` is `<kind>@<zone>`) and period (`month`: `2025-03`, or a day `2025-03-07` of "
+    "a month not over), with a digest of the day stamps (Q21) they were counted at: the "
+    "whole-archive figures of a UTC month (`sums`: per local day and dimension value, new "
+    "instances), a local month's day figures (`days`), lead-time samples (`leads`), a "
+    "workflow group's process map events (`dfg:<group>`)",
     java=False,
     kept_by_readers=True,
 )
 
 # The last whole count of the store's own tables (pieces, stored bytes, unused files and
-# pieces): ``stats --full``, and serve once a day, write it; views show it with its time.
+# pieces): `stats --full` writes it, and `serve` once it is older than
+# ARCHIVE_CENSUS_INTERVAL; views show it with its time.
 ARCHIVE_CENSUS = Table(
     "archive_census",
     _cols(("name", T), ("data", B)),
     partition_key=("name",),
-    serves="Q31: the last census of the store (what stats --full counted, and when), by "
-    "name ('store').",
+    query=31,
+    serves="small records of the store's figures as JSON, by name: `store`, the last "
+    "census (what `stats --full` counted of files, pieces and stored bytes, and when); "
+    "`reconcile`, how far an unfinished `stats --reconcile` got",
     java=False,
     kept_by_readers=True,
 )
@@ -345,15 +406,19 @@ ARCHIVE_CENSUS = Table(
 # (writer), not one per day: one process's writes are ordered by its own monotonic write
 # times, while two processes' writes to one row would be ordered by their clocks (a later
 # write from a host whose clock is behind would be lost). Partitioned by year like the
-# figures: a row per day and process that changed it, a few KB a year.
+# figures: a row per day and process that changed it (~100 bytes: one process, ~40 KB a
+# year).
 ARCHIVE_DAY_CHANGES = Table(
     "archive_day_changes",
     _cols(("year", N), ("day", D), ("writer", T), ("stamp", T)),
     partition_key=("year",),
     clustering_key=("day", "writer"),
-    serves="Q21: for each UTC day of $modified, a change stamp per process that stored or "
-    "deleted a snapshot of it (the day's stamp is all of them), so stored day figures "
-    "know when they are stale.",
+    query=21,
+    serves="each UTC day's change stamp: a row per day of `$modified` and process that "
+    "stored or deleted a snapshot of it (a new random stamp each time, written after the "
+    "index row and before the `snapshots` row; also the day of the instance's newest other "
+    "snapshot, whose lead time changed), so stored day figures know when they are stale "
+    "(`archive/days.py`)",
     java=False,
 )
 
@@ -375,8 +440,11 @@ ARCHIVE_SYNC_FAILURES = Table(
         ("error", T),
     ),
     partition_key=("event_id",),
-    serves="Q11: workflow events whose archiving failed, by event id: attempts, when to try "
-    "again (epoch ms), the last error; status 'retry' or 'dead' (the dead-letter list).",
+    query=11,
+    serves="workflow events whose archiving failed, by event id: attempts, when to try "
+    "again (epoch ms), the first and last failure, the last error; status `retry` or "
+    "`dead` (a dead letter, put back into the workflow's event log by `sync --retry`). One "
+    "row per event, written only by the process whose claim on it (Q17) stands",
     java=False,
     queue=True,
 )
@@ -397,23 +465,29 @@ ARCHIVE_SYNC_INSTANCES = Table(
         ("lag_ms", BI),
     ),
     partition_key=("instance",),
-    serves="Q12: each sync process's counters since it started (epoch ms), written after "
-    "every round, for `imixs-archive sync --status`.",
+    query=12,
+    serves="each sync process's counters since it started (times in epoch ms), written "
+    "after every round, for `sync --status` and the monitor; a row not updated for a week "
+    "is deleted when a sync starts",
     java=False,
 )
 
 # Which days have snapshots, so that a listing over a long range of days costs what it
 # returns rather than one query per calendar day (from year 1 that is 740,000 queries).
-# One partition (bucket 0): a row per day that ever had a snapshot, a few KB a decade. The
-# row (bucket 1, 0001-01-01) says the index is complete: written once the days of
-# snapshots_by_modified that existed before this table were copied in
-# (archive/snapshots.py). Rows outlive their snapshots: an emptied day costs one query.
+# One partition (bucket 0): a row per day that ever had a snapshot, ~40 bytes (ten years:
+# ~150 KB). The row (bucket 1, 0001-01-01) says the index is complete: written once the
+# days of snapshots_by_modified that existed before this table were copied in
+# (archive/days.py). Rows outlive their snapshots: an emptied day costs one query.
 ARCHIVE_MODIFIED_DAYS = Table(
     "archive_modified_days",
     _cols(("bucket", N), ("day", D)),
     partition_key=("bucket",),
     clustering_key=("day",),
-    serves="Q16: the UTC days of $modified that have (or had) snapshots, in day order.",
+    query=16,
+    serves="the UTC days of `$modified` that have (or had) snapshots, in day order: a "
+    "listing over a long range walks the days that exist instead of every calendar day; "
+    "built from `snapshots_by_modified` at its first use, then written by a store before "
+    "its index row (once per day and process: `archive/days.py`)",
     java=False,
     kept_by_readers=True,
 )
@@ -424,9 +498,13 @@ ARCHIVE_SYNC_CLAIMS = Table(
     "archive_sync_claims",
     _cols(("event_id", T), ("topic", T), ("ref", T), ("instance", T), ("claimed", BI)),
     partition_key=("event_id",),
-    serves="Q17: workflow events a sync process has taken, written before it works on them and "
-    "deleted once the event is done: a claim left older than WORKFLOW_SYNC_DEADLOCK (its "
-    "process died, or the event vanished) is finished by any process from its ref.",
+    query=17,
+    serves="workflow events a sync process has taken, written before any work on them "
+    "(the events are not locked: the workflow's lock keeps no one apart) and deleted once "
+    "the event is done; of two processes that took one at once, the one whose claim stands "
+    "goes on; a claim left older than `WORKFLOW_SYNC_DEADLOCK` (its process died, or the "
+    "event vanished) is finished by any process from its ref "
+    "([sync.md](sync.md#a-round))",
     java=False,
     queue=True,
 )
@@ -434,22 +512,25 @@ ARCHIVE_SYNC_GONE = Table(
     "archive_sync_gone",
     _cols(("ref", T), ("event_id", T), ("topic", T), ("gone_at", BI), ("instance", T)),
     partition_key=("ref",),
-    serves="Q18: snapshots the workflow no longer held (404) when their event was handled: "
-    "final, never retried (with SNAPSHOT_HISTORY=1 the workflow deletes intermediate ones).",
+    query=18,
+    serves="snapshots the workflow answered 404 for when their event was handled: final, "
+    "never retried (with the workflow's `SNAPSHOT_HISTORY=1` it deletes intermediate ones)",
     java=False,
 )
 ARCHIVE_SYNC_PROGRESS = Table(
     "archive_sync_progress",
     _cols(("name", T), ("point", BI), ("updated", BI), ("owner", T), ("note", T)),
     partition_key=("name",),
-    serves="Q19: the catch-up over /snapshot/syncpoint: 'catchup' holds the $modified (epoch "
-    "ms) up to which every snapshot the workflow holds is archived; 'skipped:<from>' rows the "
-    "ranges it could not read (more than 16 snapshots sharing one timestamp); 'resync-stop' "
-    "a stop asked of the running resync (its own row, so no save of the state loses it).",
+    query=19,
+    serves="the catch-up over `/snapshot/syncpoint`: row `catchup` holds the `$modified` "
+    "(epoch ms) up to which every snapshot the workflow holds is archived; rows "
+    "`skipped:<from>` the ranges the catch-up or a resync could not read (more than 16 "
+    "snapshots sharing one timestamp); row `resync-stop` a stop asked of the running "
+    "resync (its own row, so no save of the state document loses it)",
     java=False,
 )
 
-# Legal holds (services/retention.py, docs/retention.md): one row per held process instance.
+# Legal holds (archive/holds.py, docs/retention.md): one row per held process instance.
 # Its own table, not an item in the instance's snapshots (snapshots never change once
 # written) nor in the '0' state document (two operators placing holds at once would lose
 # one in a read-modify-write); a single-row upsert or delete per hold. Small: listed whole.
@@ -457,8 +538,10 @@ ARCHIVE_LEGAL_HOLDS = Table(
     "archive_legal_holds",
     _cols(("uniqueid", T), ("reason", T), ("placed", BI), ("placed_by", T)),
     partition_key=("uniqueid",),
-    serves="Q20: whether a process instance is under legal hold (no snapshot of it is "
-    "deleted while it is), why, since when (epoch ms) and by whom.",
+    query=20,
+    serves="whether a process instance is under legal hold (no snapshot of it is deleted "
+    "while it is: a delete is refused, retention and the history cleanup keep them), why, "
+    "since when (epoch ms) and by whom",
     java=False,
 )
 
@@ -469,8 +552,10 @@ ARCHIVE_VERSIONS = Table(
     "archive_versions",
     _cols(("name", T), ("version", N), ("written_by", T)),
     partition_key=("name",),
-    serves="Q22: the version of the store's layout ('store'), raised by an archive version "
-    "that changes it, and the archive version that wrote it.",
+    query=22,
+    serves="the version of the store's layout (row `store`), raised by an archive version "
+    "that changes it, and the archive version that wrote it: an older archive refuses a "
+    "newer store (`archive/versions.py`)",
     java=False,
 )
 
@@ -485,12 +570,13 @@ ARCHIVE_LEDGER_QUEUE = Table(
     _cols(("slot", N), ("subject", T), ("entry_key", T), ("entry", T)),
     partition_key=("slot",),
     clustering_key=("subject", "entry_key"),
-    serves="Q23: ledger entries written with their change and not yet in the log, by the "
-    "minute they were written (slot: epoch minutes), then subject (a snapshot id, or "
-    "'hold:' and a process instance) and the order they were made in (the key starts with "
-    "the time, epoch ms). The sequencer reads the minutes since the oldest it has not "
-    "finished (and always the last five), deleting what it logged: the deletes of minutes "
-    "it has finished are never read again.",
+    query=23,
+    serves="the ledger's queue: entries written with the change they record (a snapshot "
+    "stored or deleted, a hold placed or released) and not yet in the log, by the minute "
+    "written (`slot`: epoch minutes), subject (a snapshot id, or `hold:` and a process "
+    "instance) and the order made in (the key starts with the time, epoch ms); the "
+    "sequencer reads the minutes since the oldest it has not finished (and always the last "
+    "five), deleting what it logged ([ledger.md](ledger.md))",
     java=False,
     queue=True,
 )
@@ -499,10 +585,12 @@ ARCHIVE_LEDGER_ENTRIES = Table(
     _cols(("bucket", N), ("idx", BI), ("entry", T), ("hash", B)),
     partition_key=("bucket",),
     clustering_key=("idx",),
-    serves="Q24: the log: entry number idx (bucket idx >> 14, 16,384 to a partition) and its "
-    "RFC 6962 leaf hash, in log order. Written once; only entries below the head's size are "
-    "in the log (rows past it were written by a sequencer that stopped before moving it, "
-    "and are taken over as they are by the next one).",
+    query=24,
+    serves="the ledger's log: entry number `idx` (`bucket` `idx >> 14`, 16,384 to a "
+    "partition) and its RFC 6962 leaf hash, in log order; written once (insert if absent: "
+    "a lightweight transaction on Cassandra); only entries below the head's size are in "
+    "the log (rows past it were written by a sequencer that stopped before moving the "
+    "head, and are taken over as they are by the next one)",
     java=False,
 )
 ARCHIVE_LEDGER_NODES = Table(
@@ -510,26 +598,33 @@ ARCHIVE_LEDGER_NODES = Table(
     _cols(("level", N), ("bucket", N), ("idx", BI), ("hash", B)),
     partition_key=("level", "bucket"),
     clustering_key=("idx",),
-    serves="Q25: the hash of each complete subtree of the log's tree with 2**level entries "
-    "(level >= 1) starting at entry idx * 2**level: proofs read log2(size) of them.",
+    query=25,
+    serves="the hash of each complete subtree of the log's tree with `2**level` entries "
+    "(level >= 1) starting at entry `idx * 2**level` (`bucket` `idx >> 14`): an inclusion "
+    "or consistency proof reads log2(size) of them",
     java=False,
 )
 ARCHIVE_LEDGER_HEAD = Table(
     "archive_ledger_head",
     _cols(("name", T), ("state", T)),
     partition_key=("name",),
-    serves="Q26: the ledger's small books as JSON, by name: 'tree' (size, root, the "
-    "compact range of its subtrees, origin, the last checkpoint), 'lease' (which process "
-    "sequences, until when), 'verify' (the last ledger verify).",
+    query=26,
+    serves="the ledger's small books as JSON, by name: `tree` (size, root, compact range, "
+    "origin, key, last checkpoint, the queue's oldest unfinished minute), moved only by "
+    "compare and set; `lease` (which process sequences, until when); `verify` and "
+    "`verify-progress` (the last ledger verify, an unfinished one); `before-ledger` (the "
+    "store held snapshots before the ledger existed, until `ledger init` or a ledger "
+    "verify has logged them)",
     java=False,
 )
 ARCHIVE_LEDGER_SUBJECTS = Table(
     "archive_ledger_subjects",
     _cols(("subject", T), ("idx", BI), ("kind", T), ("digest", T)),
     partition_key=("subject",),
-    serves="Q27: the last log entry about each subject (a snapshot id, or 'hold:' and a "
-    "process instance): its number, kind and digest. Derived from the log, checked "
-    "against it by ledger verify.",
+    query=27,
+    serves="the last log entry about each subject (a snapshot id, or `hold:` and a "
+    "process instance): its number, kind and digest; derived from the log and checked "
+    "against it by ledger verify",
     java=False,
 )
 ARCHIVE_LEDGER_CHECKPOINTS = Table(
@@ -537,23 +632,28 @@ ARCHIVE_LEDGER_CHECKPOINTS = Table(
     _cols(("year", N), ("size", BI), ("note", T), ("written", BI)),
     partition_key=("year",),
     clustering_key=("size",),
-    serves="Q28: every signed checkpoint (a C2SP signed note) by the year it was written "
-    "and the tree size it signs, and when (epoch ms).",
+    query=28,
+    serves="every signed checkpoint (a C2SP signed note) by the year it was written and "
+    "the tree size it signs, and when (epoch ms): the record of every signed head; the "
+    "ledger reads the last one from its `tree` book (Q26)",
     java=False,
 )
 
-# The books of verify and the scrub (archive/check_books.py, archive/scrub.py): where a
-# stopped verify goes on, how a verify split into parts is cut, how far the scrub is, what
-# it covered and found. A few small rows, written every few thousand rows checked.
+# The books of the jobs that stop and go on (archive/check_books.py, archive/part_runs.py):
+# where a stopped job goes on, how a job split into parts is cut, who runs each part. A few
+# small rows per job, written every few seconds while it runs.
 ARCHIVE_CHECKS = Table(
     "archive_checks",
     _cols(("name", T), ("state", T)),
     partition_key=("name",),
-    serves="Q33: the books of verify and the scrub as JSON, by name: 'verify/K/N' (where "
-    "part K of N of an unfinished verify stands, with what it found so far), 'verify-plan/N' "
-    "(where the parts of a verify split N ways are cut), 'scrub' (the scrub's cycle: where it "
-    "stands in each table, what it covered when, its findings), 'scrub-lease' and "
-    "'verify-lease/K/N' (which process scrubs, or runs that part, until when).",
+    query=33,
+    serves="the books of the jobs that stop and go on, as JSON by name: `JOB/K/N` (where "
+    "part K of N of an unfinished job stands, with what it counted or found so far), "
+    "`JOB-plan/N` (where the N parts are cut), `JOB-lease/K/N` (which process runs that "
+    "part, until when), for `verify`, `gc` (`gc-dry-run`), `retention` "
+    "(`retention-preview`), `backup.<hash>` and `export-table.<hash>`; and the scrub's "
+    "`scrub` (its place in each table, what it covered when, its findings) and "
+    "`scrub-lease` (`archive/part_runs.py`, `archive/scrub.py`)",
     java=False,
     kept_by_readers=True,
 )

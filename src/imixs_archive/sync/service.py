@@ -21,7 +21,7 @@ holds it: its ``lock`` is not exclusive (a second lock answers 200 too) and its
   and archives whatever no event brought (a Java archive beside consumes events too).
 
 A failed event is never dropped: it is retried with a growing delay, and after
-``WORKFLOW_SYNC_MAXATTEMPTS`` it goes to the dead-letter list (``sync_failures.py``). A
+``WORKFLOW_SYNC_MAXATTEMPTS`` it goes to the dead-letter list (``sync/failures.py``). A
 workflow that is down, or a store that is unavailable, pauses the loop with backoff.
 The service never calls ``release`` unless ``WORKFLOW_SYNC_RELEASE`` asks for it.
 

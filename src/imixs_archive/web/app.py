@@ -25,6 +25,7 @@ from imixs_archive import __version__
 from imixs_archive.config import Settings
 from imixs_archive.humanize import human_bytes
 from imixs_archive.ledger.schedule import LedgerSchedule
+from imixs_archive.periodic import Background, Lifecycle
 from imixs_archive.runtime import build_archive
 from imixs_archive.services.figures_schedule import FiguresSchedule
 from imixs_archive.services.gc_schedule import GcSchedule
@@ -105,28 +106,29 @@ def create_app(
 
     figures = FiguresSchedule(archive, settings, warm)
 
+    # Closed the other way round: the jobs before the ledger (what they changed is
+    # logged), the workflow link last (the sync's last events are released).
+    background = Lifecycle(
+        [
+            *(
+                []
+                if svc.workflow is None
+                else [svc.workflow if run_sync else _Closed(svc.workflow)]
+            ),
+            ledger,
+            _JobsAtClose(runner),
+            figures,
+            collector,
+            scrub,
+            *([retention] if retention is not None else []),
+        ]
+    )
+
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        if svc.workflow is not None and run_sync:
-            svc.workflow.start()
-        collector.start()
-        ledger.start()
-        figures.start()
-        scrub.start()
-        if retention is not None:
-            retention.start()
+        background.start()
         yield
-        if retention is not None:
-            retention.close()
-        scrub.close()
-        collector.close()
-        figures.close()
-        left = runner.shutdown(timeout=10)
-        ledger.close()  # after the jobs: what they changed is logged
-        if left:
-            log.warning("jobs still running at shutdown: %s", ", ".join(left))
-        if svc.workflow is not None:
-            svc.workflow.close()
+        background.close()
 
     app = FastAPI(
         title="imixs-archive",
@@ -267,3 +269,32 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, add_headers)
+
+
+class _JobsAtClose:
+    """The jobs asked of the API, given ten seconds to end when ``serve`` stops."""
+
+    def __init__(self, runner: JobRunner) -> None:
+        self.runner = runner
+
+    def start(self) -> None:
+        pass  # jobs start when asked
+
+    def close(self) -> None:
+        left = self.runner.shutdown(timeout=10)
+        if left:
+            log.warning("jobs still running at shutdown: %s", ", ".join(left))
+
+
+class _Closed:
+    """A part that is not started here, only closed with the rest (the workflow link of
+    an app that runs no sync loop: its client)."""
+
+    def __init__(self, part: Background) -> None:
+        self.part = part
+
+    def start(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.part.close()

@@ -48,7 +48,7 @@ from imixs_archive.storage.cassandra.config import (
     consistency_level,
     load_config,
 )
-from imixs_archive.storage.cassandra.session import CqlSession, DriverSession
+from imixs_archive.storage.cassandra.session import CqlSession, DriverSession, Page
 from imixs_archive.storage.model import TABLES, ColumnType, Table
 
 T = TypeVar("T")
@@ -495,10 +495,21 @@ class CassandraBackend(Backend):
             *_key_params(table, key, table.primary_key, "full primary key"),
             _bind(table, column, expected),
         ]
-        page = self._retrying(
-            f"replacing in {table.name}", partial(self._session.execute, statement, params)
-        )
-        return bool(page.rows and page.rows[0][0])
+        attempts = 0
+
+        def attempt() -> Page:
+            nonlocal attempts
+            attempts += 1
+            return self._session.execute(statement, params)
+
+        page = self._retrying(f"replacing in {table.name}", attempt)
+        if page.rows and page.rows[0][0]:
+            return True
+        # An attempt whose answer timed out may have been applied (a lightweight
+        # transaction's outcome is then unknown): its retry finds the value this call was
+        # to write where the expected one was. Set, by this call.
+        found = page.rows[0] if page.rows else ()
+        return attempts > 1 and len(found) > 1 and found[1] == params[0]
 
     def describe(self) -> dict[str, Any]:
         info = self._session.info(self._keyspace)

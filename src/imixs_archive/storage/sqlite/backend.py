@@ -810,6 +810,8 @@ def _lowest(kind: ColumnType) -> Any:
     the first day there is, which decodes as a date)."""
     if kind is ColumnType.DATE:
         return datetime.date.min.isoformat()
+    if kind is ColumnType.INT:  # 32 bits, as Cassandra's int (the encoder checks it)
+        return -(2**31)
     return "" if kind is ColumnType.TEXT else b"" if kind is ColumnType.BLOB else -(2**63)
 
 
