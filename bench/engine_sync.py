@@ -14,7 +14,7 @@ so other work on the engine would count too: run it on an idle engine). Events l
 log by others are synced away (not timed) before each workload. The catch-up is off: the
 event path is measured.
 
-    scripts/imixs-workflow start
+    scripts/imixs-workflow start --server-jit
     .venv/bin/python bench/engine_sync.py                          # the recorded run
     .venv/bin/python bench/engine_sync.py --small 100 --large 2 --large-mb 50
 
