@@ -67,7 +67,7 @@ def test_a_lost_snapshot_is_named_unless_the_round_could_remove_it(tmp_path: Pat
 
 
 def test_an_unreadable_or_unknown_snapshot_is_named(tmp_path: Path) -> None:
-    bench, ids = _stored(tmp_path, 3)
+    bench, _ids = _stored(tmp_path, 3)
     stranger = Corpus(99, large=0).snapshot(0, 0)
     with Archive(SQLiteBackend(tmp_path / "store"), owns_backend=True) as archive:
         archive.store(stranger)
