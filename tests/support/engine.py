@@ -169,6 +169,15 @@ class Engine:
         assert reply.status == 200, reply.status
         return reply.documents()
 
+    def snapshots_since(self, millis: int) -> list[Document]:
+        """Every snapshot the engine holds modified after ``millis`` (its
+        ``/snapshot/syncpoint`` walked, as the archive's catch-up walks it)."""
+        found: list[Document] = []
+        while docs := self.call("GET", f"snapshot/syncpoint/{millis}").documents():
+            found += docs
+            millis = max(int(d.get_first("$modified").timestamp() * 1000) for d in docs)
+        return found
+
     def restart(self, port: int, history: int = 0) -> None:
         """Stop the engine and start it again on its data (``--keep``), with
         ``SNAPSHOT_HISTORY=history``."""
