@@ -169,13 +169,15 @@ class Engine:
         assert reply.status == 200, reply.status
         return reply.documents()
 
-    def snapshots_since(self, millis: int) -> list[Document]:
-        """Every snapshot the engine holds modified after ``millis`` (its
-        ``/snapshot/syncpoint`` walked, as the archive's catch-up walks it)."""
+    def snapshots_between(self, millis: int, until: int) -> list[Document]:
+        """Every snapshot the engine holds modified after ``millis`` and up to ``until``
+        (its ``/snapshot/syncpoint`` walked, as the archive's catch-up walks it)."""
         found: list[Document] = []
-        while docs := self.call("GET", f"snapshot/syncpoint/{millis}").documents():
-            found += docs
+        while millis < until and (
+            docs := self.call("GET", f"snapshot/syncpoint/{millis}").documents()
+        ):
             millis = max(int(d.get_first("$modified").timestamp() * 1000) for d in docs)
+            found += [d for d in docs if d.get_first("$modified").timestamp() * 1000 <= until]
         return found
 
     def restart(self, port: int, history: int = 0) -> None:
