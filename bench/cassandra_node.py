@@ -152,7 +152,7 @@ def ingest_and_read(
             counted.report(f"{backend.name} ingest", xml_bytes / MB, "MB")
         with measured() as read:
             read_bytes = 0
-            for snapshot_id in list(archive.iter_snapshot_ids()):
+            for snapshot_id in list(archive.index.iter_snapshot_ids()):
                 for piece in iter_xml(archive.load(snapshot_id)):
                     read_bytes += len(piece)
         if counted:

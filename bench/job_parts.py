@@ -55,7 +55,7 @@ def store_env(folder: Path) -> dict[str, str]:
 
 
 def fill(env: dict[str, str], instances: int) -> int:
-    with open_archive(load_settings(env)) as archive, archive.durable_at_end():
+    with open_archive(load_settings(env)) as archive, archive.storage.durable_at_end():
         for k in range(1, instances + 1):
             origin = f"{k:08x}-0000-4000-8000-{k:012x}"
             for step in range(10):

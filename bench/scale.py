@@ -77,7 +77,7 @@ def build(env: dict[str, str], size: int) -> dict[str, float]:
     """The store of ``size`` snapshots (generated unless there); the finishing count."""
     figures: dict[str, float] = {}
     with open_store(env) as backend, Archive(backend) as archive:
-        empty = next(archive.days_with_snapshots(), None) is None
+        empty = next(archive.days.with_snapshots(), None) is None
     if empty:
         started = time.perf_counter()
         with open_store(env) as backend:
@@ -93,9 +93,9 @@ def build(env: dict[str, str], size: int) -> dict[str, float]:
 def samples(env: dict[str, str]) -> dict[str, str]:
     """A snapshot id, its instance and a day that has snapshots, from the middle."""
     with open_store(env) as backend, Archive(backend) as archive:
-        days = list(archive.days_with_snapshots())
+        days = list(archive.days.with_snapshots())
         day = days[len(days) // 2]
-        snapshot_id = sorted(archive.day_snapshot_ids(day))[0]
+        snapshot_id = sorted(archive.days.snapshot_ids(day))[0]
     uniqueid = snapshot_id.rsplit("-", 1)[0]
     return {"id": snapshot_id, "uniqueid": uniqueid, "day": day.isoformat()}
 

@@ -105,7 +105,7 @@ def generate(backend: Backend, total: int, years: float, progress: bool = False)
     """Store the snapshots; how many."""
     stored = 0
     started = time.monotonic()
-    with Archive(backend) as archive, archive.durable_at_end():  # as an import of files
+    with Archive(backend) as archive, archive.storage.durable_at_end():  # as an import of files
         for doc in instances(total, years):
             archive.store(doc)
             stored += 1

@@ -198,7 +198,7 @@ def main() -> None:
             ingest_s = time.perf_counter() - started
             started = time.perf_counter()
             read = 0
-            for snapshot_id in list(archive.iter_snapshot_ids()):
+            for snapshot_id in list(archive.index.iter_snapshot_ids()):
                 for piece in iter_xml(archive.load(snapshot_id)):
                     read += len(piece)
             read_s = time.perf_counter() - started

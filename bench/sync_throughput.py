@@ -120,7 +120,7 @@ def _drain(url: str, store: Path, workers: int) -> tuple[int, int, float, float]
             while service.catchup.run(10.0).more:
                 pass
         result = (
-            sum(1 for _ in archive.iter_snapshot_ids()),  # whoever archived it
+            sum(1 for _ in archive.index.iter_snapshot_ids()),  # whoever archived it
             service.counters.bytes,
             time.process_time() - cpu,
             time.monotonic(),  # the work ends here: the idle loop is not timed with it

@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from support.torture.runner import Tally, Torture
-from support.torture.schedule import LONG, SHORT, SHORT_CASSANDRA
+from support.torture.schedule import LONG, LONG_CASSANDRA, SHORT, SHORT_CASSANDRA
 
 
 def main() -> int:
@@ -53,8 +53,8 @@ def main() -> int:
         parser.error("give --minutes or --rounds")
     cassandra = os.environ.get("ARCHIVE_TEST_CASSANDRA", "127.0.0.1:9042")
     root = args.work or Path(tempfile.mkdtemp(prefix="torture-", dir=_scratch()))
-    short = SHORT if args.store == "sqlite" else SHORT_CASSANDRA
-    profile = LONG if args.profile == "long" else short
+    short, long = (SHORT, LONG) if args.store == "sqlite" else (SHORT_CASSANDRA, LONG_CASSANDRA)
+    profile = long if args.profile == "long" else short
     deadline = time.monotonic() + 60 * args.minutes if args.minutes else None
     seed, totals, failed = args.seed, [], []
     while True:

@@ -36,11 +36,13 @@ Java service does not record; it ignores them.
 
 The model follows Cassandra's rule: one table per query, each query reads one partition.
 Each query keeps its number (Q1 ...) for good: other pages and the code cite them.
+Each table has one owner, the wing whose modules alone name it (`Wing` in the model):
+`archive` (`archive/`, `filestore/`), `ledger`, `sync` or `analytics` (their packages).
 
 ## Queries
 
-| | query | table |
-|---|---|---|"""
+| | query | table | owner |
+|---|---|---|---|"""
 
 TABLES_HEAD = """
 ## Tables
@@ -491,7 +493,10 @@ def page() -> list[str]:
     check_sizes()
     grace = cql.QUEUE_GC_GRACE_SECONDS
     lines = [INTRO.format(java=_count(len(JAVA_TABLES)), extra=len(TABLES) - len(JAVA_TABLES))]
-    lines += [f"| Q{t.query} | {cell(t.serves)} | `{t.name}` |" for t in tables]
+    lines += [
+        f"| Q{t.query} | {cell(t.serves)} | `{t.name}` | {t.owner and t.owner.value} |"
+        for t in tables
+    ]
     lines += [TABLES_HEAD.format(grace=grace // 3600), *map(columns_row, tables)]
     lines.append(DIAGRAM)
     java_cql = ";\n".join(_wrapped(cql.create_table(KEYSPACE, t, zstd=True)) for t in JAVA_TABLES)

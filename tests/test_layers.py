@@ -9,8 +9,60 @@ from pathlib import Path
 
 import pytest
 
+from imixs_archive.storage import model
+
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "imixs_archive"
 ENTRY_POINTS = sorted([*PACKAGE.glob("cli/*.py"), *PACKAGE.glob("web/*.py")])
+
+RANKS = {
+    "errors": 0,
+    "recent": 0,
+    "humanize": 0,
+    "timezones": 0,
+    "budget": 0,
+    "jsonable": 0,
+    "periodic": 0,
+    "durable": 0,
+    "config": 1,
+    "logs": 1,
+    "document": 2,
+    "storage": 2,
+    "workflow": 2,
+    "tlog": 2,
+    "filestore": 3,
+    "ledger.books": 3,
+    "ledger.entries": 3,
+    "ledger.store_entry": 3,
+    "sync.records": 3,
+    "archive": 4,
+    "runtime": 5,
+    "analytics": 6,
+    "services": 6,
+    "sync": 6,
+    "recovery": 6,
+    "ledger": 6,
+    "cli": 8,
+    "web": 8,
+    "__main__": 9,
+}
+"""Each part of the package and its floor: a module imports from its own floor or below.
+A wing's books, the modules of its tables that the archive writes with its own changes
+(the ledger's queue entry in a snapshot's store) or builds for everyone (the sync's
+records, ``Archive.sync_records``), sit below the archive in their wing's package."""
+
+
+def _module(path: Path) -> str:
+    return ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
+
+
+def _part(module: str) -> str:
+    """The part of RANKS a module (``imixs_archive.ledger.books``) belongs to."""
+    inner = module.removeprefix("imixs_archive").lstrip(".")
+    parts = inner.split(".")
+    if ".".join(parts[:2]) in RANKS:
+        return ".".join(parts[:2])
+    return parts[0] if inner else ""
+
 
 BUILT_ONCE = {
     "SyncService": "sync.jobs.open_sync",
@@ -65,6 +117,7 @@ ABOVE_THE_ARCHIVE = sorted(
     path
     for area in ("analytics", "services", "sync", "recovery", "ledger", "cli", "web")
     for path in PACKAGE.glob(f"{area}/*.py")
+    if RANKS[_part(_module(path))] > RANKS["archive"]  # not a wing's books below it
 )
 TABLE_CALLS = {"get", "scan", "put", "delete", "grouped", "count"}
 MAY_TOUCH_TABLES = {"analytics/day_store.py"}
@@ -99,6 +152,45 @@ def test_no_module_above_the_archive_touches_tables(path: Path) -> None:
             if isinstance(node, ast.ImportFrom) and node.module is not None
         }
         assert "imixs_archive.storage.model" not in imported, f"{where} names tables"
+
+
+# --- each wing its own tables -------------------------------------------------------------
+
+NAMES_EVERY_WING = {"web/metrics.py"}
+"""Modules that name tables of any wing: ``web/metrics.py`` times the store's calls by
+table (and tells pieces apart); it issues none."""
+
+
+def _tables_named(tree: ast.AST) -> list[tuple[str, int]]:
+    """(table constant, line) of each table a module imports from the model."""
+    return [
+        (alias.name, node.lineno)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module == "imixs_archive.storage.model"
+        for alias in node.names
+        if isinstance(getattr(model, alias.name, None), model.Table)
+    ]
+
+
+def test_a_module_names_only_its_own_wings_tables() -> None:
+    """Every table is declared with its owner (``Wing`` in ``storage/model.py``); outside
+    the store itself, a module names a table only when the table's wing is its own: the
+    ledger's through ``ledger/``, the sync's through ``sync/``... Every violation named."""
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = str(path.relative_to(PACKAGE))
+        package = path.relative_to(PACKAGE).parts[0]
+        if package == "storage" or where in NAMES_EVERY_WING:
+            continue
+        for name, line in _tables_named(ast.parse(path.read_text(), str(path))):
+            owner = getattr(model, name).owner
+            if owner is None or package not in owner.packages:
+                wrong.append(f"{where}:{line} names {name} ({owner and owner.value}'s)")
+    assert not wrong, "a table named outside its wing:\n" + "\n".join(wrong)
+
+
+def test_every_table_has_an_owner() -> None:
+    assert [table.name for table in model.TABLES if table.owner is None] == []
 
 
 # --- one door: the archive ------------------------------------------------------------
@@ -138,48 +230,32 @@ def test_only_the_runtime_builds_an_archive() -> None:
     assert builders == ["runtime.py"]
 
 
+ARCHIVE_METHODS_AT_MOST = 30
+
+
+def test_the_archive_keeps_at_most_30_public_methods() -> None:
+    """``Archive`` keeps what callers need; the rest is grouped in its sub-objects
+    (``.files``, ``.storage``, ``.index``, ``.days``, ``.facts``, ``.ledger``, ``.holds``,
+    ``.state``, ``.sync_records``) that callers use directly, not forwarded one by one."""
+    tree = ast.parse((PACKAGE / "archive" / "snapshots.py").read_text())
+    archive = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Archive")
+    public = [
+        node.name
+        for node in archive.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and not node.name.startswith("_")
+    ]
+    assert len(public) <= ARCHIVE_METHODS_AT_MOST, f"Archive has {len(public)}: {public}"
+
+
 # --- imports point down -------------------------------------------------------------------
-
-RANKS = {
-    "errors": 0,
-    "recent": 0,
-    "humanize": 0,
-    "timezones": 0,
-    "budget": 0,
-    "jsonable": 0,
-    "periodic": 0,
-    "durable": 0,
-    "config": 1,
-    "logs": 1,
-    "document": 2,
-    "storage": 2,
-    "workflow": 2,
-    "tlog": 2,
-    "filestore": 3,
-    "archive": 4,
-    "runtime": 5,
-    "analytics": 6,
-    "services": 6,
-    "sync": 6,
-    "recovery": 6,
-    "ledger": 6,
-    "cli": 8,
-    "web": 8,
-    "__main__": 9,
-}
-"""Each part of the package and its floor: a module imports from its own floor or below."""
-
-
-def _part(module: str) -> str:
-    inner = module.removeprefix("imixs_archive").lstrip(".")
-    return inner.split(".")[0].removesuffix(".py") if inner else ""
 
 
 @pytest.mark.parametrize(
     "path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE))
 )
 def test_no_import_runs_back_up(path: Path) -> None:
-    part = path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+    part = _part(_module(path))
     if part == "__init__":
         return
     floor = RANKS[part]

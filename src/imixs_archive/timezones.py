@@ -60,6 +60,11 @@ def epoch_ms(when: dt.datetime) -> int:
     return (aware - EPOCH) // _MILLISECOND
 
 
+def epoch_ms_of(value: object) -> int | None:
+    """:func:`epoch_ms` of a value that is a time (an item's ``$modified``), else None."""
+    return epoch_ms(value) if isinstance(value, dt.datetime) else None
+
+
 def from_epoch_ms(millis: int) -> dt.datetime:
     """The UTC time of milliseconds since 1970."""
     return EPOCH + dt.timedelta(milliseconds=millis)

@@ -16,17 +16,26 @@ from imixs_archive.storage.model import Table
 
 
 class CountingBackend(DelegatingBackend):
-    """Delegates to a backend and counts reads per table: ``scans`` and ``gets``."""
+    """Delegates to a backend and counts reads per table (``scans`` and ``gets``) and row
+    deletes (``deletes``)."""
 
     def __init__(self, inner: Backend) -> None:
         super().__init__(inner)
         self.name = "counting"
         self.scans: Counter[str] = Counter()
         self.gets: Counter[str] = Counter()
+        self.deletes: Counter[str] = Counter()
 
     def reset(self) -> None:
         self.scans.clear()
         self.gets.clear()
+        self.deletes.clear()
+
+    def delete(
+        self, table: Table, key: Mapping[str, Any], *, written_before: int | None = None
+    ) -> None:
+        self.deletes[table.name] += 1
+        super().delete(table, key, written_before=written_before)
 
     def get(
         self, table: Table, key: Mapping[str, Any], columns: Sequence[str] | None = None

@@ -161,7 +161,7 @@ def test_the_same_content_is_one_new_file(archive: Archive) -> None:
     figures = compute_day(archive, day)
     assert figures.total.as_list() == [2, 2, 1, len(pdf)]
     md5 = hashlib.md5(pdf).hexdigest().upper()
-    assert archive.file_exists(md5)
+    assert archive.files.exists(md5)
 
 
 def test_a_row_of_another_format_version_is_recomputed(generated: Archive) -> None:
@@ -198,7 +198,7 @@ def test_a_snapshot_stored_while_its_day_is_counted_is_counted_next_time(
     before its figures are stored: the stored figures miss it, and are not used again."""
     day = dt.datetime(2022, 5, 3, 10, 0, tzinfo=dt.UTC)
     archive.store(make_snapshot(0, modified=day))
-    listed = archive.day_snapshot_ids
+    listed = archive.days.snapshot_ids
 
     def list_then_store(on: dt.date) -> list[str]:
         ids = listed(on)
@@ -206,7 +206,7 @@ def test_a_snapshot_stored_while_its_day_is_counted_is_counted_next_time(
             archive.store(make_snapshot(1, modified=day + dt.timedelta(hours=1)))
         return ids
 
-    monkeypatch.setattr(archive, "day_snapshot_ids", list_then_store)
+    monkeypatch.setattr(archive.days, "snapshot_ids", list_then_store)
     assert _one_day_report(archive, day) == ("computed", 1)
     monkeypatch.undo()
     assert _one_day_report(archive, day) == ("computed", 2)
@@ -220,14 +220,14 @@ def test_a_snapshot_deleted_while_its_day_is_counted_is_left_out_next_time(
     archive.store(make_snapshot(0, modified=day))
     doomed = make_snapshot(1, modified=day + dt.timedelta(hours=1))
     archive.store(doomed)
-    listed = archive.day_snapshot_ids
+    listed = archive.days.snapshot_ids
 
     def list_then_delete(utc_day: dt.date) -> list[str]:
         ids = listed(utc_day)
         archive.delete(doomed["$uniqueid"][0])  # after its id was read, before its fact
         return ids
 
-    monkeypatch.setattr(archive, "day_snapshot_ids", list_then_delete)
+    monkeypatch.setattr(archive.days, "snapshot_ids", list_then_delete)
     assert _one_day_report(archive, day) == ("computed", 1)  # its fact went: not counted
     monkeypatch.undo()
     assert _one_day_report(archive, day) == ("computed", 1)  # not kept: counted again
@@ -281,6 +281,17 @@ def test_finished_days_of_a_month_not_over_are_kept_one_by_one(
     assert counting.scans["snapshots_by_modified"] == 0  # the days' kept rows, a get each
     assert counting.gets["archive_month_figures"] == 7
     assert [d.source for d in again.days] == ["stored"] * 7
+    counting.reset()
     aggregate_days(generated, START, LAST, now=LATER)  # the month over: kept whole
     rows = list(generated.backend.scan(ARCHIVE_MONTH_FIGURES))
     assert [row["month"] for row in rows] == [f"{START:%Y-%m}"]
+    assert counting.deletes["archive_month_figures"] == 31  # each day of March, once
+    late = dt.datetime.combine(START + dt.timedelta(days=3), dt.time(9), dt.UTC)
+    generated.store(make_snapshot(900, modified=late))
+    counting.reset()
+    recounted = aggregate_days(generated, START, LAST, now=LATER)
+    counted = sum(d.total.snapshots for d in first.days)
+    assert sum(d.total.snapshots for d in recounted.days) == counted + 1
+    assert counting.scans["snapshots_by_modified"] > 0  # the month counted again
+    # and no day dropped again: each delete is a tombstone a read of the table walks
+    assert counting.deletes["archive_month_figures"] == 0

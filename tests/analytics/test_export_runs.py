@@ -8,8 +8,6 @@ import datetime as dt
 import io
 import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -24,9 +22,11 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.document.model import Long
 from imixs_archive.errors import BusyError
+from support.kills import process_env, run_command, run_killed, stops_at, store_env
 from support.snapshots import make_snapshot
 
-ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.both_stores  # store-facing: an export stopped, killed and resumed
+
 INSTANCES = 20
 ITEMS = "subject,$taskid,amount"
 
@@ -117,14 +117,7 @@ def test_a_stopped_export_goes_on_and_ends_with_the_whole_file(
     monkeypatch.setattr(part_runs, "SAVE_MS", 0)
     wanted = spec(format)
     out = out_dir / f"table.{format}"
-    met = 0
-
-    def interrupt() -> None:
-        nonlocal met
-        met += 1
-        if met in (7, 13):
-            raise KeyboardInterrupt
-
+    interrupt = stops_at(7, 13)
     for _ in range(2):
         with pytest.raises(KeyboardInterrupt):
             export_to_file(archive, wanted, out, seen=interrupt)
@@ -174,10 +167,7 @@ def test_pieces_lost_or_another_export_begin_again(
     fill(archive)
     monkeypatch.setattr(part_runs, "SAVE_MS", 0)
     out = out_dir / "table.parquet"
-
-    def stop() -> None:
-        raise KeyboardInterrupt
-
+    stop = stops_at()
     with pytest.raises(KeyboardInterrupt):
         export_to_file(archive, spec(), out, seen=stop)
     for piece in (out_dir / ".table.parquet.export").iterdir():
@@ -210,24 +200,13 @@ def _job_digest(wanted: ExportSpec) -> str:
 
 
 KILLED = """
-import os, signal, sys
 from pathlib import Path
 from imixs_archive.analytics.columns import parse_items
 from imixs_archive.analytics.export_runs import export_to_file
 from imixs_archive.analytics.export_table import ExportSpec
-from imixs_archive.archive import part_runs
-from imixs_archive.config import load_settings
-from imixs_archive.runtime import open_archive
-part_runs.SAVE_MS = 0
-met = 0
-def seen():
-    global met
-    met += 1
-    if met == int(sys.argv[2]):
-        os.kill(os.getpid(), signal.SIGKILL)
 spec = ExportSpec(parse_items("subject,$taskid,amount"), batch_rows=2, workers=2)
 with open_archive(load_settings(dict(os.environ))) as archive:
-    export_to_file(archive, spec, Path(sys.argv[1]), seen=seen)
+    export_to_file(archive, spec, Path(sys.argv[1]), seen=step)
 """
 
 
@@ -238,18 +217,13 @@ def test_a_killed_export_goes_on_where_it_stood(
     after the last saved instance and its file holds every row once."""
     fill(archive)
     out = out_dir / "table.parquet"
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + str(ROOT / "tests")}
-    env.update(_store_env(store_settings))
-    done = subprocess.run(
-        [sys.executable, "-c", KILLED, str(out), "11"], env=env, capture_output=True, timeout=120
-    )
-    assert done.returncode == -signal.SIGKILL, done.stderr.decode()
+    env = process_env(store_settings)
+    run_killed(KILLED, str(out), env=env, at=11)
     assert not out.exists()
-    command = [
-        *(sys.executable, "-m", "imixs_archive", "export-table", str(out)),
-        *("--items", ITEMS, "--batch-rows", "2", "--workers", "2"),
-    ]
-    resumed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    resumed = run_command(
+        *("export-table", str(out), "--items", ITEMS, "--batch-rows", "2", "--workers", "2"),
+        env=env,
+    )
     assert resumed.returncode == 0, resumed.stderr
     assert "(went on after 10 instances)" in resumed.stdout
     whole = in_one_go(archive, spec())
@@ -277,7 +251,7 @@ def test_bad_parts_are_one_line(
     from imixs_archive.cli import main
 
     archive.store(make_snapshot(0))
-    env = _store_env(store_settings)
+    env = store_env(store_settings)
     with pytest.MonkeyPatch.context() as patch:
         for name, value in env.items():
             patch.setenv(name, value)
@@ -287,18 +261,6 @@ def test_bad_parts_are_one_line(
         code = main(["export-table", str(out), "--items", "subject", *arguments])
     err = capsys.readouterr().err.strip()
     assert code == 2 and message in err and "\n" not in err and "Traceback" not in err
-
-
-def _store_env(settings: Settings) -> dict[str, str]:
-    if settings.cluster_contactpoints:
-        return {
-            "ARCHIVE_CLUSTER_CONTACTPOINTS": settings.cluster_contactpoints,
-            "ARCHIVE_CLUSTER_KEYSPACE": settings.cluster_keyspace,
-            "ARCHIVE_CLUSTER_REPLICATION_FACTOR": "1",
-            "ARCHIVE_CLUSTER_CONSISTENCY_READ": "ONE",
-            "ARCHIVE_CLUSTER_CONSISTENCY_WRITE": "ONE",
-        }
-    return {"ARCHIVE_DATA_DIR": str(settings.data_dir)}
 
 
 def test_the_day_range_walk_is_written_in_one_go(archive: Archive, out_dir: Path) -> None:

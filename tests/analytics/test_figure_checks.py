@@ -101,8 +101,8 @@ def test_figures_a_snapshot_stored_since_made_stale_are_not_damage(
 ) -> None:
     day = dt.date(2023, 11, 14)
     assert backend.get(ARCHIVE_DAY_SUMMARIES, {"year": 2023, "day": day}) is not None
-    before = kept.day_stamps(day, day)
+    before = kept.days.stamps(day, day)
     kept.store(make_snapshot(5, origin="1a0e3a6d-a0e4-4875-89f1-3b418859abe5"))
-    assert kept.day_stamps(day, day) != before  # counted again at the next view
+    assert kept.days.stamps(day, day) != before  # counted again at the next view
     report = verify_once(kept)
     assert report.ok, report.problems

@@ -81,7 +81,7 @@ def test_a_range_reads_its_days_and_agrees_with_the_whole_archive(
     instance met), not from every instance, while its month is not over; a finished month
     is counted once and its samples kept. Either way: the same groups and samples as the
     whole archive's instances filtered by the day of their last snapshot."""
-    whole = {ids[-1]: ids for ids in generated.iter_instances()}
+    whole = {ids[-1]: ids for ids in generated.index.iter_instances()}
     days = sorted({snapshot_time(last).astimezone(tz).date() for last in whole})
     first = last = days[len(days) // 2]
     expected_groups: dict[str, list[float]] = {}

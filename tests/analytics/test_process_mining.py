@@ -11,7 +11,6 @@ import itertools
 import json
 import random
 import statistics
-import sys
 import xml.etree.ElementTree as ET
 from collections import Counter
 from dataclasses import dataclass
@@ -28,24 +27,15 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.model import Document
 from imixs_archive.errors import NotFoundError
 from imixs_archive.storage.model import ARCHIVE_SNAPSHOT_FACTS
+from support.demo_docs import demo_documents
 
 pm4py = pytest.importorskip("pm4py")
 # pm4py's own advice (a faster optional reader), not a problem of this archive
 pytestmark = pytest.mark.filterwarnings("ignore:Install the optional requirement:UserWarning")
 
-SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 BERLIN = ZoneInfo("Europe/Berlin")
 XES = "{http://www.xes-standard.org/}"
 NOW = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)  # every day of the data is over
-
-
-def demo_documents() -> list[Document]:
-    sys.path.insert(0, str(SCRIPTS))
-    try:
-        import demo_month
-    finally:
-        sys.path.remove(str(SCRIPTS))
-    return list(demo_month.month())
 
 
 # ---- generated data: paths with loops and skips, times about midnight ----------------

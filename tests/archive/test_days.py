@@ -49,11 +49,11 @@ def _store_far_apart(archive: Archive) -> list[str]:
 def test_a_listing_over_all_days_costs_what_it_returns(backend: Backend) -> None:
     ids = _store_far_apart(Archive(backend))
     counting = CountingBackend(backend)
-    found = [sid for _day, sid in Archive(counting).iter_days(FIRST, LAST)]
+    found = [sid for _day, sid in Archive(counting).days.iter_days(FIRST, LAST)]
     assert found == ids
     assert counting.scans < 10
     counting.scans = 0
-    middle = Archive(counting).iter_days(dt.date(2, 1, 1), dt.date(9000, 1, 1))
+    middle = Archive(counting).days.iter_days(dt.date(2, 1, 1), dt.date(9000, 1, 1))
     assert [sid for _day, sid in middle] == ids[1:2]
 
 
@@ -63,10 +63,10 @@ def test_the_day_index_is_built_for_a_store_written_without_it(backend: Backend)
     backend.delete(ARCHIVE_MODIFIED_DAYS, {"bucket": 0})
     backend.delete(ARCHIVE_MODIFIED_DAYS, {"bucket": 1})
     counting = CountingBackend(backend)
-    assert [sid for _day, sid in Archive(counting).iter_days(FIRST, LAST)] == ids
+    assert [sid for _day, sid in Archive(counting).days.iter_days(FIRST, LAST)] == ids
     later = make_snapshot(5, modified=dt.datetime(5000, 1, 1, tzinfo=CET))
     Archive(backend).store(later)
-    assert len(list(Archive(counting).iter_days(FIRST, LAST))) == 4
+    assert len(list(Archive(counting).days.iter_days(FIRST, LAST))) == 4
 
 
 @pytest.mark.parametrize("span", [0, 1, 61, 62, 400])
@@ -84,7 +84,7 @@ def test_short_and_long_ranges_list_the_same(backend: Backend, span: int) -> Non
     expected = sorted(
         (start + dt.timedelta(days=step)) for step in range(0, 420, 7) if step <= span
     )
-    assert [day for day, _sid in archive.iter_days(start, last)] == expected
+    assert [day for day, _sid in archive.days.iter_days(start, last)] == expected
 
 
 def test_each_store_and_delete_changes_its_days_stamp_only(
@@ -93,20 +93,20 @@ def test_each_store_and_delete_changes_its_days_stamp_only(
     from imixs_archive.archive import days
 
     first, second = dt.date(2022, 12, 31), dt.date(2023, 1, 2)
-    assert archive.day_stamps(first, second) == {}
+    assert archive.days.stamps(first, second) == {}
     doc = make_snapshot(0, modified=dt.datetime(2022, 12, 31, 12, tzinfo=dt.UTC))
     archive.store(doc)
-    before = archive.day_stamps(first, second)
+    before = archive.days.stamps(first, second)
     assert list(before) == [first]
     archive.store(make_snapshot(1, modified=dt.datetime(2023, 1, 2, 8, tzinfo=dt.UTC)))
-    after = archive.day_stamps(first, second)
+    after = archive.days.stamps(first, second)
     assert after[first] == before[first] and list(after) == [first, second]
-    assert archive.day_stamps(second, second) == {second: after[second]}  # range kept
+    assert archive.days.stamps(second, second) == {second: after[second]}  # range kept
     archive.delete(doc["$uniqueid"][0])  # this process's row of that day again
-    deleted = archive.day_stamps(first, second)
+    deleted = archive.days.stamps(first, second)
     assert deleted[first] != after[first] and deleted[second] == after[second]
     # another process's stamp of the day changes the day's stamp too, and stays in it
     monkeypatch.setattr(days, "_writer", (os.getpid(), "other-host:1:x"))
     archive.store(make_snapshot(2, modified=dt.datetime(2022, 12, 31, 9, tzinfo=dt.UTC)))
-    other = archive.day_stamps(first, second)
+    other = archive.days.stamps(first, second)
     assert other[first] != deleted[first] and other[second] == after[second]

@@ -63,7 +63,7 @@ def target(archive: Archive) -> Target:
     sid = archive.store(TWO_FILES).snapshot_id
     doc = archive.load_complete(sid)
     assert doc is not None
-    key = archive.file_keys(sid, doc)["a.txt"]
+    key = archive.index.file_keys(sid, doc)["a.txt"]
     rows = archive.backend.scan(DOCUMENTS, {"md5": key})
     piece = next(r["data_id"] for r in rows if is_hashed(r["data_id"]))
     return Target(sid, origin_id(sid), modified_day(doc), key, piece)

@@ -11,8 +11,6 @@ import json
 import os
 import random
 import socket
-import subprocess
-import sys
 import time
 import uuid
 from collections import Counter
@@ -44,9 +42,9 @@ from imixs_archive.storage.model import (
 )
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from support.java_rows import java_delete_snapshot, java_store_file
+from support.kills import process_env, run_killed, run_script, stops_at
 from support.snapshots import make_snapshot
 
-ROOT = Path(__file__).resolve().parents[2]
 GRACE = 0.4
 HOLDER = f"test@{socket.gethostname()}:{os.getpid()}:gc"
 COUNTED = (
@@ -181,16 +179,8 @@ def test_a_stopped_run_goes_on_where_it_stood(
     monkeypatch.setattr(part_runs, "SAVE_MS", 0)
     first = counts(run(backend).report)  # lists
     time.sleep(GRACE + 0.05)
-    ticks = 0
-
-    def interrupt(_walk: str) -> None:
-        nonlocal ticks
-        ticks += 1
-        if ticks == 4:  # in the walk over the list: removing
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        run(backend, progress=interrupt)
+    with pytest.raises(KeyboardInterrupt):  # in the walk over the list: removing
+        run(backend, progress=stops_at(4))
     resumed = run(backend)
     assert resumed.resumed.startswith("listed, after 4 partitions")
     got, after = collect_until_clean(backend, 1, first + counts(resumed.report))
@@ -262,23 +252,13 @@ def test_one_process_per_part(backend: Backend) -> None:
 
 
 KILLED = """
-import json, os, signal, socket, sys
-from imixs_archive.archive import part_runs
+import json, socket
 from imixs_archive.archive.gc_runs import gc_part
-from imixs_archive.config import load_settings
-from imixs_archive.runtime import open_archive
-part_runs.SAVE_MS = 0
-ticks = 0
-def tick(_walk):
-    global ticks
-    ticks += 1
-    if ticks == int(sys.argv[1]):
-        os.kill(os.getpid(), signal.SIGKILL)
 holder = f"test@{socket.gethostname()}:{os.getpid()}:killed"
 with open_archive(load_settings(dict(os.environ))) as archive:
     done = gc_part(
-        archive.backend, holder=holder, grace=0.4, part=int(sys.argv[2]),
-        parts=int(sys.argv[3]), progress=tick, clock_skew_us=0,
+        archive.backend, holder=holder, grace=0.4, part=int(sys.argv[1]),
+        parts=int(sys.argv[2]), progress=step, clock_skew_us=0,
     )
 print(json.dumps({"resumed": done.resumed, "part": done.part, "report": vars(done.report)}))
 """
@@ -293,35 +273,17 @@ def test_a_killed_part_goes_on_where_it_stood(
     fill(backend)
     totals = counts(run(backend, 1, 2).report) + counts(run(backend, 2, 2).report)
     time.sleep(GRACE + 0.05)
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + str(ROOT / "tests")}
-    env.update(_store_env(store_settings))
-    killed = subprocess.run(
-        [sys.executable, "-c", KILLED, "3", "1", "2"], env=env, capture_output=True, timeout=120
-    )
-    assert killed.returncode == -9, killed.stderr.decode()
+    env = process_env(store_settings)
+    run_killed(KILLED, "1", "2", env=env, at=3)
     totals += counts(run(backend, 2, 2).report)
-    again = subprocess.run(
-        [sys.executable, "-c", KILLED, "0", "1", "2"], env=env, capture_output=True, timeout=120
-    )
-    assert again.returncode == 0, again.stderr.decode()
+    again = run_script(KILLED, "1", "2", env=env)
+    assert again.returncode == 0, again.stderr
     resumed = json.loads(again.stdout)
     assert resumed["resumed"].startswith("listed, after 3 partitions")
     assert resumed["part"] == 1
     totals += Counter({name: resumed["report"][name] for name in COUNTED})
     got, after = collect_until_clean(backend, 2, totals)
     assert got == want and after == clean
-
-
-def _store_env(settings: Settings) -> dict[str, str]:
-    if settings.cluster_contactpoints:
-        return {
-            "ARCHIVE_CLUSTER_CONTACTPOINTS": settings.cluster_contactpoints,
-            "ARCHIVE_CLUSTER_KEYSPACE": settings.cluster_keyspace,
-            "ARCHIVE_CLUSTER_REPLICATION_FACTOR": "1",
-            "ARCHIVE_CLUSTER_CONSISTENCY_READ": "ONE",
-            "ARCHIVE_CLUSTER_CONSISTENCY_WRITE": "ONE",
-        }
-    return {"ARCHIVE_DATA_DIR": str(settings.data_dir)}
 
 
 def test_the_command_parts_goes_on_and_refuses(
@@ -352,14 +314,7 @@ def test_the_command_parts_goes_on_and_refuses(
     with SQLiteBackend(folder) as backend:
         CheckBooks(backend).release_lease("gc-lease/1/1", "someone@else:1:x")
     monkeypatch.setattr(part_runs, "SAVE_MS", 0)
-    ticks = 0
-
-    def stop(_walk: str) -> None:
-        nonlocal ticks
-        ticks += 1
-        if ticks == 2:
-            raise KeyboardInterrupt
-
+    stop = stops_at(2)
     real = Archive.gc_part
 
     def stopping(self: Archive, *args: Any, **kwargs: Any) -> GcRun:

@@ -68,7 +68,7 @@ def test_a_content_less_file_links_to_the_bytes_java_stored(
     result = archive.store(doc)
     assert not result.warnings
     assert content_of(archive.load(result.snapshot_id), "scan.tif") == content
-    assert archive.file_by_md5(md5).read_all() == content
+    assert archive.files.by_md5(md5).read_all() == content
     stored = read_xml_document(backend.get(SNAPSHOTS, {"snapshot": result.snapshot_id})["data"])
     assert stored["$file"][0]["scan.tif"][1] == b""  # as Java keeps it: content emptied
 

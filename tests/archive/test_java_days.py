@@ -24,7 +24,7 @@ JAVA_ORIGIN = "0a0a0a0a-0000-4000-8000-00000000000a"
 
 def ranged(archive: Archive) -> list[str]:
     """The snapshot ids a listing of the two years gives (over 62 days: the index)."""
-    return [sid for _day, sid in archive.iter_local_days(FIRST, LAST, dt.UTC)]
+    return [sid for _day, sid in archive.days.iter_local_days(FIRST, LAST, dt.UTC)]
 
 
 def with_a_java_day(archive: Archive) -> str:
@@ -69,6 +69,6 @@ def test_a_ranged_backup_has_the_java_snapshot_once_its_day_is_added(
     with_a_java_day(archive)
     before = backup(archive, tmp_path / "before", first=FIRST, last=LAST)
     assert before.written == 1  # the audit's replay: 1 file instead of 2
-    archive.add_missing_days()
+    archive.days.add_missing()
     after = backup(archive, tmp_path / "after", first=FIRST, last=LAST)
     assert after.written == 2 and after.failed == 0

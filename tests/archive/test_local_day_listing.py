@@ -47,26 +47,34 @@ def test_a_local_day_is_midnight_to_midnight_across_a_clock_change(
     middle = put(archive, start + (end - start) / 2, tz)
     last = put(archive, end - MINUTE, tz)
     after = put(archive, end, tz)
-    found = [sid for _day, sid in archive.iter_local_days(day, day, tz)]
+    found = [sid for _day, sid in archive.days.iter_local_days(day, day, tz)]
     assert sorted(found) == sorted([first, middle, last])
     assert len(found) == len(set(found))
     # the days either side hold the snapshots just outside
     previous = [
-        sid for _d, sid in archive.iter_local_days(day - dt.timedelta(1), day - dt.timedelta(1), tz)
+        sid
+        for _d, sid in archive.days.iter_local_days(
+            day - dt.timedelta(1), day - dt.timedelta(1), tz
+        )
     ]
     following = [
-        sid for _d, sid in archive.iter_local_days(day + dt.timedelta(1), day + dt.timedelta(1), tz)
+        sid
+        for _d, sid in archive.days.iter_local_days(
+            day + dt.timedelta(1), day + dt.timedelta(1), tz
+        )
     ]
     assert previous == [before] and following == [after]
     # in UTC the same snapshots fall on other days
-    utc_day = [sid for _d, sid in archive.iter_local_days(day, day, ZoneInfo("UTC"))]
+    utc_day = [sid for _d, sid in archive.days.iter_local_days(day, day, ZoneInfo("UTC"))]
     assert utc_day != found
     # paging: resuming after each one yields the rest, in the same order
-    whole = list(archive.iter_local_days(day - dt.timedelta(1), day + dt.timedelta(1), tz))
+    whole = list(archive.days.iter_local_days(day - dt.timedelta(1), day + dt.timedelta(1), tz))
     assert [sid for _d, sid in whole].count(first) == 1 and len(whole) == 5
     for index, mark in enumerate(whole):
         rest = list(
-            archive.iter_local_days(day - dt.timedelta(1), day + dt.timedelta(1), tz, resume=mark)
+            archive.days.iter_local_days(
+                day - dt.timedelta(1), day + dt.timedelta(1), tz, resume=mark
+            )
         )
         assert rest == whole[index + 1 :]
 
@@ -80,6 +88,8 @@ def test_the_repeated_hour_of_autumn_counts_once_on_its_day(archive: Archive) ->
     ]
     found = [
         sid
-        for _d, sid in archive.iter_local_days(dt.date(2024, 10, 27), dt.date(2024, 10, 27), berlin)
+        for _d, sid in archive.days.iter_local_days(
+            dt.date(2024, 10, 27), dt.date(2024, 10, 27), berlin
+        )
     ]
     assert sorted(found) == sorted(twice)

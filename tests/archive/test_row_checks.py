@@ -101,7 +101,7 @@ def test_a_bit_flipped_in_any_snapshot_row_is_never_served(
     undamaged = len(docs) - len(damaged)
     assert undamaged <= (0 if backend.name == "cassandra" else 2)
     with pytest.raises(IntegrityError):
-        list(archive.iter_complete())
+        list(archive.index.iter_complete())
 
     report = verify(backend)
     named = {sid for sid in docs if any(f"snapshot {sid}:" in p for p in report.problems)}
@@ -200,7 +200,7 @@ def test_a_damaged_snapshot_can_be_deleted(backend: Backend) -> None:
     assert not archive.exists(snapshot_id)
     assert archive.list_instance(doc["$uniqueid"][0].rsplit("-", 1)[0]) == []
     day = doc["$modified"][0].astimezone(dt.UTC).date()
-    assert snapshot_id not in archive.day_snapshot_ids(day)
+    assert snapshot_id not in archive.days.snapshot_ids(day)
     assert verify(backend).ok
 
 

@@ -185,7 +185,7 @@ def test_md5_collision_keeps_both_contents(archive: Archive) -> None:
     assert content_of(archive.load(first["$uniqueid"][0]), "a.bin") == COLLISION_A
     assert content_of(archive.load(second["$uniqueid"][0]), "b.bin") == COLLISION_B
     md5 = hashlib.md5(COLLISION_A).hexdigest().upper()
-    assert archive.file_by_md5(md5).read_all() == COLLISION_A  # the first keeps the key
+    assert archive.files.by_md5(md5).read_all() == COLLISION_A  # the first keeps the key
     assert verify(archive.backend).ok
 
 
@@ -193,11 +193,11 @@ def test_file_by_md5_and_by_name(archive: Archive) -> None:
     doc = make_snapshot(files={"a.pdf": PDF})
     archive.store(doc)
     md5 = hashlib.md5(PDF).hexdigest()
-    assert archive.file_by_md5(md5.lower()).read_all() == PDF
+    assert archive.files.by_md5(md5.lower()).read_all() == PDF
     entry, content = archive.file_of_snapshot(doc["$uniqueid"][0], "a.pdf")
     assert entry.content_type == "application/pdf" and content.read_all() == PDF
     with pytest.raises(NotFoundError):
-        archive.file_by_md5("F" * 32)
+        archive.files.by_md5("F" * 32)
     with pytest.raises(NotFoundError):
         archive.file_of_snapshot(doc["$uniqueid"][0], "A.PDF")
 
@@ -217,10 +217,10 @@ def test_modified_day_is_the_utc_day(archive: Archive, backend: Backend) -> None
     archive.store(doc)
     sid = doc["$uniqueid"][0]
     assert backend.get(SNAPSHOTS_BY_MODIFIED, {"modified": dt.date(2024, 2, 29), "snapshot": sid})
-    assert list(archive.iter_days(dt.date(2024, 2, 29), dt.date(2024, 2, 29))) == [
+    assert list(archive.days.iter_days(dt.date(2024, 2, 29), dt.date(2024, 2, 29))) == [
         (dt.date(2024, 2, 29), sid)
     ]
-    assert list(archive.iter_days(dt.date(2024, 3, 1), dt.date(2024, 3, 2))) == []
+    assert list(archive.days.iter_days(dt.date(2024, 3, 1), dt.date(2024, 3, 2))) == []
 
 
 def test_instance_listing_newest_first_and_paged(archive: Archive) -> None:
@@ -349,7 +349,7 @@ def test_reads_a_keyspace_written_by_the_java_service(archive: Archive, backend:
     backend.put(SNAPSHOTS, [{"snapshot": sid, "data": to_xml(stored)}])
     loaded = archive.load(sid)
     assert content_of(loaded, "scan.tif") == content
-    assert archive.file_by_md5(md5).read_all() == content
+    assert archive.files.by_md5(md5).read_all() == content
     # The same file arriving again is recognised by its bytes, not duplicated.
     again = archive.store(make_snapshot(1, files={"scan.tif": content}))
     # Its MD5 is known only at its end: the first time, its bytes are cut and stored
@@ -413,7 +413,7 @@ def test_iter_instances_gives_each_instances_ids_oldest_first(archive: Archive) 
     for step in (2, 0, 1):
         for origin in origins:
             archive.store(make_snapshot(step, origin=origin))
-    instances = list(archive.iter_instances())
+    instances = list(archive.index.iter_instances())
     assert len(instances) == 3
     for ids in instances:
         assert len({origin_id(sid) for sid in ids}) == 1

@@ -57,5 +57,5 @@ def test_history_cleanup_never_walks_old_tombstones(
                 make_snapshot(step, dollar_snapshot__history=1, files={"a.txt": b"%d" % step})
             )
         newest = make_snapshot(3)["$uniqueid"][0]
-        assert [sid for sid in archive.iter_snapshot_ids()] == [newest]
+        assert [sid for sid in archive.index.iter_snapshot_ids()] == [newest]
         assert archive.load(newest)["subject"] == ["step 3"]

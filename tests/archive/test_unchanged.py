@@ -39,7 +39,7 @@ def test_a_file_name_with_nul_is_refused(archive: Archive) -> None:
     doc = make_snapshot(0, files={"f\u0000.txt": b"content"})
     with pytest.raises(DocumentError, match="U\\+0000"):
         archive.store(doc)
-    assert list(archive.iter_snapshot_ids()) == []
+    assert list(archive.index.iter_snapshot_ids()) == []
 
 
 def test_json_with_a_control_character_fails_alone(archive: Archive, tmp_path: Path) -> None:

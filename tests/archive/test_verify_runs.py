@@ -5,11 +5,7 @@ would, nothing lost and nothing twice."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,8 +20,7 @@ from imixs_archive.errors import BusyError
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import ARCHIVE_FILES, Table
-
-ROOT = Path(__file__).resolve().parents[2]
+from support.kills import process_env, run_command, run_killed, stops_at
 
 
 def _counts(report: VerifyReport) -> tuple[int, int, int, int]:
@@ -60,16 +55,8 @@ def test_a_stopped_run_goes_on_and_reports_what_an_unstopped_one_does(
     corrupt_a_piece(backend)
     whole = archive.verify_part().report
     monkeypatch.setattr(part_runs, "SAVE_MS", 0)
-    ticks = 0
-
-    def interrupt(_what: str) -> None:
-        nonlocal ticks
-        ticks += 1
-        if ticks == 130:  # in the snapshots' walk, past the pieces
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        archive.verify_part(progress=interrupt)
+    with pytest.raises(KeyboardInterrupt):  # in the snapshots' walk, past the pieces
+        archive.verify_part(progress=stops_at(130))
     run = archive.verify_part()
     assert run.resumed.startswith("snapshots")
     assert _counts(run.report) == _counts(whole)
@@ -81,12 +68,8 @@ def test_a_stopped_run_goes_on_and_reports_what_an_unstopped_one_does(
 def test_restart_begins_again(archive: Archive, monkeypatch: pytest.MonkeyPatch) -> None:
     fill(archive, instances=5)
     monkeypatch.setattr(part_runs, "SAVE_MS", 0)
-
-    def interrupt(_what: str) -> None:
-        raise KeyboardInterrupt
-
     with pytest.raises(KeyboardInterrupt):
-        archive.verify_part(progress=interrupt)
+        archive.verify_part(progress=stops_at())
     run = archive.verify_part(restart=True)
     assert run.resumed == "" and run.report.snapshots == 15
 
@@ -101,20 +84,8 @@ def test_one_part_at_a_time(archive: Archive, backend: Backend) -> None:
 
 
 KILLED = """
-import os, signal, sys
-from imixs_archive.archive import part_runs
-from imixs_archive.archive.check_books import CheckBooks
-from imixs_archive.config import load_settings
-from imixs_archive.runtime import open_archive
-part_runs.SAVE_MS = 0
-ticks = 0
-def tick(_what):
-    global ticks
-    ticks += 1
-    if ticks == int(sys.argv[1]):
-        os.kill(os.getpid(), signal.SIGKILL)
 with open_archive(load_settings(dict(os.environ))) as archive:
-    archive.verify_part(progress=tick)
+    archive.verify_part(progress=step)
 """
 
 
@@ -124,14 +95,9 @@ def test_a_killed_verify_goes_on_where_it_stood(
     fill(archive)
     data_id = corrupt_a_piece(backend, seed=7)
     whole = archive.verify_part().report
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + str(ROOT / "tests")}
-    env.update(_store_env(store_settings))
-    done = subprocess.run(
-        [sys.executable, "-c", KILLED, "150"], env=env, capture_output=True, timeout=120
-    )
-    assert done.returncode == -9, done.stderr.decode()
-    command = [sys.executable, "-m", "imixs_archive", "verify"]
-    resumed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    env = process_env(store_settings)
+    run_killed(KILLED, env=env, at=150)
+    resumed = run_command("verify", env=env)
     assert resumed.returncode == 5, resumed.stderr
     assert "went on from snapshots" in resumed.stdout
     assert f"checked {whole.snapshots} snapshots" in resumed.stdout
@@ -139,18 +105,6 @@ def test_a_killed_verify_goes_on_where_it_stood(
     named = [line for line in resumed.stdout.splitlines() if line.startswith("PROBLEM")]
     assert sorted(named) == sorted(f"PROBLEM: {p}" for p in whole.problems)
     assert any(data_id in line for line in named)
-
-
-def _store_env(settings: Settings) -> dict[str, str]:
-    if settings.cluster_contactpoints:
-        return {
-            "ARCHIVE_CLUSTER_CONTACTPOINTS": settings.cluster_contactpoints,
-            "ARCHIVE_CLUSTER_KEYSPACE": settings.cluster_keyspace,
-            "ARCHIVE_CLUSTER_REPLICATION_FACTOR": "1",
-            "ARCHIVE_CLUSTER_CONSISTENCY_READ": "ONE",
-            "ARCHIVE_CLUSTER_CONSISTENCY_WRITE": "ONE",
-        }
-    return {"ARCHIVE_DATA_DIR": str(settings.data_dir)}
 
 
 class _StopsAtARead(DelegatingBackend):

@@ -9,10 +9,11 @@ import pytest
 
 from imixs_archive import __version__
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.versions import BEFORE_LEDGER, STORE_VERSION, check_store_version
+from imixs_archive.archive.versions import STORE_VERSION, check_store_version
 from imixs_archive.cli import main
 from imixs_archive.config import load_settings
 from imixs_archive.errors import StoreError
+from imixs_archive.ledger.books import BEFORE_LEDGER
 from imixs_archive.runtime import open_archive
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import ARCHIVE_LEDGER_HEAD, ARCHIVE_VERSIONS

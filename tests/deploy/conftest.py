@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from support.ftps_server import PASSWORD, serve
+from support.ftps_server import serve
 from support.metric_names import families
 from support.workflow_double import WorkflowDouble
 from web.live import serve_store
@@ -28,12 +28,7 @@ def exposed(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
             "WORKFLOW_SERVICE_ENDPOINT": double.url,
             "WORKFLOW_SYNC_INITIALDELAY": "0",
             "WORKFLOW_SYNC_INTERVAL": "100",
-            "BACKUP_FTP_HOST": ftps.host,
-            "BACKUP_FTP_PORT": str(ftps.port),
-            "BACKUP_FTP_USER": "backup",
-            "BACKUP_FTP_PASSWORD": PASSWORD,
-            "BACKUP_FTP_PATH": "/backup",
-            "BACKUP_FTP_CAFILE": str(ftps.cafile),
+            **ftps.env(),
             "ARCHIVE_USERS": "",
         }
         with contextmanager(_serving)(tmp, env) as text:

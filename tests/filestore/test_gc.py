@@ -9,9 +9,9 @@ import os
 import random
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +19,12 @@ import pytest
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.verify import verify
+from imixs_archive.config import Settings
 from imixs_archive.errors import StoreUnavailableError
 from imixs_archive.filestore.content import PieceStore
 from imixs_archive.filestore.garbage import now_us
-from imixs_archive.filestore.gc import GcReport, collect
+from imixs_archive.filestore.gc import collect
 from imixs_archive.storage.base import Backend, Row
-from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import (
     ARCHIVE_GARBAGE,
     DOCUMENTS,
@@ -33,6 +33,8 @@ from imixs_archive.storage.model import (
     Table,
 )
 from support.backends import CASSANDRA_ENV, CASSANDRA_SKIP
+from support.gc_hooks import OnceHook, collect_due
+from support.kills import process_env
 from support.snapshots import content_of, make_snapshot
 
 GRACE = 0.4
@@ -40,16 +42,10 @@ X = random.Random(21).randbytes(1_500_000)
 X_OTHER_HEAD = random.Random(22).randbytes(40_000) + X[40_000:]  # no twin, shares pieces
 
 
-def gc(backend: Backend, *, wait: bool = True) -> GcReport:
-    """One collection, after the grace period of everything listed so far has passed."""
-    if wait:
-        time.sleep(GRACE + 0.05)
-    report = collect(backend, grace=GRACE, clock_skew_us=0)
-    assert not report.errors
-    return report
+gc = partial(collect_due, grace=GRACE)
 
 
-class Interleave(DelegatingBackend):
+class Interleave(OnceHook):
     """Runs ``hook`` once, on another thread (its own store connection) and to its end,
     right after the ingest's first look-up of ``table``: the ingest then goes on."""
 
@@ -57,40 +53,20 @@ class Interleave(DelegatingBackend):
         self, inner: Backend, table: Table, hook: Callable[[], None], *, found: bool = False
     ) -> None:
         """``found``: only after a look-up that found its row."""
-        super().__init__(inner)
-        self.table = table
+        super().__init__(inner, table, hook)
         self.found = found
-        self.hook: Callable[[], None] | None = hook
-        self.errors: list[BaseException] = []
-        self._lock = threading.Lock()
-
-    def _fire(self, table: Table) -> None:
-        with self._lock:
-            hook, self.hook = (self.hook, None) if table == self.table else (None, self.hook)
-        if hook is None:
-            return
-
-        def run() -> None:
-            try:
-                hook()
-            except BaseException as exc:
-                self.errors.append(exc)
-
-        thread = threading.Thread(target=run)
-        thread.start()
-        thread.join()
 
     def get(
         self, table: Table, key: Mapping[str, Any], columns: Sequence[str] | None = None
     ) -> Row | None:
         row = super().get(table, key, columns)
         if row is not None or not self.found:
-            self._fire(table)
+            self.fire(table)
         return row
 
     def scan(self, table: Table, *args: Any, **kwargs: Any) -> Iterator[Row]:
         rows = list(super().scan(table, *args, **kwargs))
-        self._fire(table)
+        self.fire(table)
         return iter(rows)
 
 
@@ -234,15 +210,14 @@ def test_the_pieces_a_removed_file_leaves_are_counted_as_still_to_free(backend: 
 
 
 INGESTER = """
-import random, sys, time
+import os, random, sys, time
 from imixs_archive.filestore.content import PieceStore
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import load_settings
 from imixs_archive.errors import StoreUnavailableError
 from imixs_archive.storage.factory import open_backend
-sys.path.insert(0, sys.argv[2])
 from support.snapshots import make_snapshot
-settings = load_settings({**dict(a.split("=", 1) for a in sys.argv[3:])})
+settings = load_settings(dict(os.environ))
 shared = random.Random(21).randbytes(600_000)
 with open_backend(settings) as backend, Archive(backend, gc_grace=float(sys.argv[1])) as archive:
     for step in range(24):
@@ -260,27 +235,17 @@ print("done")
 """
 
 
-def _store_env(backend: Backend) -> list[str]:
-    described = backend.describe()
-    if backend.name == "sqlite":
-        return [f"ARCHIVE_DATA_DIR={Path(described['path']).parent}"]
-    return [
-        f"ARCHIVE_CLUSTER_CONTACTPOINTS={os.environ[CASSANDRA_ENV]}",
-        f"ARCHIVE_CLUSTER_KEYSPACE={described['keyspace']}",
-        "ARCHIVE_CLUSTER_CONSISTENCY_READ=ONE",
-        "ARCHIVE_CLUSTER_CONSISTENCY_WRITE=ONE",
-    ]
-
-
-def test_two_processes_ingest_and_collect_at_once(backend: Backend, tmp_path: Path) -> None:
+def test_two_processes_ingest_and_collect_at_once(
+    backend: Backend, store_settings: Settings, tmp_path: Path
+) -> None:
     """Another process archives snapshots whose attachments come and go (history 1, so
     each store deletes the one before); this one collects all the while."""
     grace = 3.0
-    tests = str(Path(__file__).resolve().parents[1])
     script = tmp_path / "ingest.py"
     script.write_text(INGESTER)
     other = subprocess.Popen(
-        [sys.executable, str(script), str(grace), tests, *_store_env(backend)],
+        [sys.executable, str(script), str(grace)],
+        env=process_env(store_settings),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -304,7 +269,7 @@ def test_two_processes_ingest_and_collect_at_once(backend: Backend, tmp_path: Pa
         removed += report.removed_files + report.removed_pieces
         time.sleep(grace + 0.1)
     with Archive(backend) as archive:
-        ids = list(archive.iter_snapshot_ids())
+        ids = list(archive.index.iter_snapshot_ids())
         assert len(ids) == 1
         doc = archive.load(ids[0])
         assert content_of(doc, "shared.bin") == random.Random(21).randbytes(600_000)

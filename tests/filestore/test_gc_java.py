@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import hashlib
 import random
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import pytest
@@ -34,6 +34,7 @@ from imixs_archive.storage.model import (
     SNAPSHOTS_BY_UNIQUEID,
     Table,
 )
+from support.gc_hooks import OnceHook, collect_due
 from support.java_rows import java_delete_snapshot, java_store_file, java_store_snapshot
 from support.snapshots import content_of, make_snapshot
 
@@ -45,13 +46,7 @@ C = b"java, three pieces " * 150_000  # ~2.7 MiB: three pieces either way
 R = random.Random(5).randbytes(2_500_000)  # three Java pieces, fourteen of this archive
 
 
-def gc(backend: Backend, *, wait: bool = True, dry_run: bool = False) -> GcReport:
-    """One collection, after the grace period of everything listed so far has passed."""
-    if wait:
-        time.sleep(GRACE + 0.05)
-    report = collect(backend, grace=GRACE, clock_skew_us=0, dry_run=dry_run)
-    assert not report.errors
-    return report
+gc = partial(collect_due, grace=GRACE)
 
 
 def settled(backend: Backend) -> None:
@@ -71,47 +66,20 @@ def listed_kinds(backend: Backend) -> list[str]:
     return sorted(row["kind"] for row in backend.scan(ARCHIVE_GARBAGE))
 
 
-class BeforeWrite(DelegatingBackend):
+class BeforeWrite(OnceHook):
     """Runs ``hook`` once, on another thread (its own store connection) and to its end,
     right before the first write of ``table``: the write then goes on."""
 
-    def __init__(self, inner: Backend, table: Table, hook: Callable[[], None]) -> None:
-        super().__init__(inner)
-        self.table = table
-        self.hook: Callable[[], None] | None = hook
-        self.errors: list[BaseException] = []
-        self.same_thread = False
-        self._lock = threading.Lock()
-
-    def _fire(self, table: Table) -> None:
-        with self._lock:
-            hook, self.hook = (self.hook, None) if table == self.table else (None, self.hook)
-        if hook is None:
-            return
-        if self.same_thread:
-            hook()
-            return
-
-        def run() -> None:
-            try:
-                hook()
-            except BaseException as exc:
-                self.errors.append(exc)
-
-        thread = threading.Thread(target=run)
-        thread.start()
-        thread.join()
-
     def put(self, table: Table, rows: Any) -> int:
-        self._fire(table)
+        self.fire(table)
         return super().put(table, rows)
 
     def put_soon(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> Callable[[], None]:
-        self._fire(table)
+        self.fire(table)
         return super().put_soon(table, rows)
 
     def put_partition(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> int:
-        self._fire(table)
+        self.fire(table)
         return super().put_partition(table, rows)
 
 
@@ -162,7 +130,7 @@ def test_java_pieces_no_file_lists_are_collected(archive: Archive, backend: Back
     assert (second.java_pieces_removed, second.java_bytes_freed) == (2, len(B + A))
     assert second.removed_pieces == 2 and second.bytes_freed == len(B + A)
     assert all(backend.get(DOCUMENTS_DATA, {"data_id": i}) is None for i in lost)
-    assert archive.file_by_md5(kept).read_all() == C
+    assert archive.files.by_md5(kept).read_all() == C
     assert content_of(archive.load(ours), "a.bin") == A
     assert gc(backend).java_pieces_found == 0
     assert verify(backend).ok
@@ -186,7 +154,7 @@ def test_a_java_write_under_way_keeps_its_pieces(archive: Archive, backend: Back
     assert (report.java_pieces_removed, report.kept) == (0, 3)
     assert next(backend.scan(ARCHIVE_GARBAGE), None) is None
     settled(backend)
-    assert archive.file_by_md5(key).read_all() == C
+    assert archive.files.by_md5(key).read_all() == C
 
 
 def test_a_java_file_written_while_the_collector_runs(archive: Archive, backend: Backend) -> None:
@@ -344,8 +312,8 @@ def test_an_empty_file_has_no_rows(archive: Archive, backend: Backend) -> None:
         assert content_of(archive.load(snapshot_id), "empty.txt") == b""
         assert archive.stored_digest(snapshot_id, read_all=True) is not None
         assert b"".join(archive.xml_with_files(snapshot_id).iter_bytes())
-    assert archive.file_by_md5(EMPTY_MD5).read_all() == b""
-    assert archive.file_keys(second, archive.load(second)) == {"empty.txt": EMPTY_MD5}
+    assert archive.files.by_md5(EMPTY_MD5).read_all() == b""
+    assert archive.index.file_keys(second, archive.load(second)) == {"empty.txt": EMPTY_MD5}
     archive.delete(first)
     settled(backend)
     assert refs(backend, EMPTY_MD5) == []
@@ -380,7 +348,7 @@ def test_the_empty_files_old_references_are_removed(archive: Archive, backend: B
     assert backend.get(ARCHIVE_FILES, {"md5": EMPTY_MD5}) is None
     for snapshot_id in ids:
         assert content_of(archive.load(snapshot_id), "empty.txt") == b""
-    assert archive.file_by_md5(EMPTY_MD5).read_all() == b""
+    assert archive.files.by_md5(EMPTY_MD5).read_all() == b""
 
 
 def test_a_store_of_an_empty_file_while_the_collector_drops_its_rows(

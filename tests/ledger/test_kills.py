@@ -33,20 +33,20 @@ from typing import Any, ClassVar, cast
 
 import pytest
 
-from imixs_archive.archive.ledger_books import Logged
-from imixs_archive.archive.ledger_entries import (
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.config import Settings, load_settings
+from imixs_archive.document.model import Document
+from imixs_archive.ledger import checkpoints as checkpoints_module
+from imixs_archive.ledger import sequencer as sequencer_module
+from imixs_archive.ledger.books import Logged
+from imixs_archive.ledger.checkpoints import open_checkpoint, witnessed
+from imixs_archive.ledger.entries import (
     DELETED,
     HOLD_PLACED,
     HOLD_RELEASED,
     STORED,
     Entry,
 )
-from imixs_archive.archive.snapshots import Archive
-from imixs_archive.config import Settings, load_settings
-from imixs_archive.document.model import Document
-from imixs_archive.ledger import checkpoints as checkpoints_module
-from imixs_archive.ledger import sequencer as sequencer_module
-from imixs_archive.ledger.checkpoints import open_checkpoint, witnessed
 from imixs_archive.ledger.keys import key_path, load_signer
 from imixs_archive.ledger.sequencer import LEASE_MS, RoundReport, Sequencer
 from imixs_archive.ledger.tree import read_tree
@@ -176,7 +176,7 @@ def check_ledger(
     books = archive.ledger
     logged = list(books.entries(0))
     entries = [_entry(row) for row in logged]
-    present = set(archive.iter_snapshot_ids())
+    present = set(archive.index.iter_snapshot_ids())
     if expected is not None:
         assert Counter((e.kind, e.target) for e in entries) == expected
         stored = {t for kind, t in expected if kind == STORED}
@@ -633,7 +633,7 @@ def test_storers_and_sequencers_killed_at_random_leave_a_ledger_a_drain_complete
 
     with Archive(backend) as archive:
         _drain_when_free(archive, settings)
-        present = set(archive.iter_snapshot_ids())
+        present = set(archive.index.iter_snapshot_ids())
         logged = Counter((e.kind, e.target) for e in map(_entry, archive.ledger.entries(0)))
         assert present <= shared | scratch
         assert {target for kind, target in logged if kind == STORED} >= present

@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from imixs_archive.archive.ledger_entries import DELETED, STORED, Entry
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings, load_settings
 from imixs_archive.errors import StoreError
 from imixs_archive.ledger import sequencer as sequencer_module
 from imixs_archive.ledger.checkpoints import open_checkpoint, witnessed
+from imixs_archive.ledger.entries import DELETED, STORED, Entry
 from imixs_archive.ledger.keys import key_path, load_signer
 from imixs_archive.ledger.sequencer import Sequencer
 from imixs_archive.storage.base import Backend, Row
@@ -452,11 +452,11 @@ class _Clock:
     queues or sequences the ledger's entries: minutes pass in a test at once."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        from imixs_archive.archive import ledger_books, ledger_writes, snapshots
-        from imixs_archive.ledger import verify
+        from imixs_archive.archive import snapshots
+        from imixs_archive.ledger import books, store_entry, verify
 
         self.offset = 0
-        for module in (ledger_books, ledger_writes, snapshots, sequencer_module, verify):
+        for module in (books, store_entry, snapshots, sequencer_module, verify):
             monkeypatch.setattr(module, "now_ms", self)
 
     def __call__(self) -> int:

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from imixs_archive.archive.ledger_entries import FOUND, Entry
 from imixs_archive.archive.snapshot_xml import seal, snapshot_xml
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings, load_settings
 from imixs_archive.errors import ArchiveError
 from imixs_archive.filestore.reading import pieces_digest
 from imixs_archive.ledger.checkpoints import sign_checkpoint
+from imixs_archive.ledger.entries import FOUND, Entry
 from imixs_archive.ledger.keys import key_path, load_signer
 from imixs_archive.ledger.sequencer import Sequencer
 from imixs_archive.ledger.tree import TREE, TreeState
@@ -325,7 +325,7 @@ def test_a_snapshot_the_java_service_wrote_is_logged_as_found_apart_from_tamperi
         unsealed = snapshot_xml(scratch, row)  # the Java service writes no seal
     backend.put(SNAPSHOTS, [{"snapshot": snapshot_id, "data": unsealed}])
     report = _verify(logged, settings)
-    if not logged.java_may_write:  # the embedded store: no one else writes there
+    if not logged.storage.java_may_write:  # the embedded store: no one else writes there
         assert not report.ok and report.unlogged == [snapshot_id]
         assert any("a store the Java service cannot write" in p for p in report.problems)
         return
@@ -410,7 +410,7 @@ def test_files_the_java_service_cut_are_logged_by_their_bytes(
     ours = make_snapshot(61, files={"scan.tif": content})  # later, by this archive
     archive.store(ours)
     report = _verify(archive, settings)
-    if not archive.java_may_write:  # the embedded store: Java-shaped rows are forged
+    if not archive.storage.java_may_write:  # the embedded store: Java-shaped rows are forged
         assert not report.ok and report.unlogged == [java_id]
         return
     assert report.ok and report.not_logged == [java_id]

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from imixs_archive.archive.ledger_books import Subject
-from imixs_archive.archive.ledger_entries import STORED, Entry
 from imixs_archive.archive.snapshot_xml import seal, snapshot_xml
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings, load_settings
 from imixs_archive.errors import ArchiveError
+from imixs_archive.ledger.books import Subject
+from imixs_archive.ledger.entries import STORED, Entry
 from imixs_archive.ledger.sequencer import RoundReport, Sequencer
 from imixs_archive.ledger.tree import TreeState
 from imixs_archive.ledger.verify import LedgerReport, verify_ledger

@@ -84,7 +84,7 @@ def test_backup_then_import_into_an_empty_store(archive: Archive, tmp_path: Path
         fresh = Archive(fresh_backend)
         summary = import_sources(fresh, find_sources([str(tmp_path / "bk")]))
         assert (summary.new, summary.failed) == (4, 0)
-        for snapshot_id in archive.iter_snapshot_ids():
+        for snapshot_id in archive.index.iter_snapshot_ids():
             assert fresh.load(snapshot_id) == archive.load(snapshot_id)
 
 

@@ -18,7 +18,7 @@ from imixs_archive.recovery import backup_events
 from imixs_archive.recovery.backup_events import BackupEvents
 from imixs_archive.recovery.ftps import FtpsTarget
 from imixs_archive.workflow.client import WorkflowClient
-from support.ftps_server import PASSWORD, FtpsServer
+from support.ftps_server import FtpsServer
 from support.restore_data import archived_instances, file_hashes
 from support.workflow_double import WorkflowDouble
 
@@ -240,12 +240,7 @@ def test_backup_events_once_backup_only_opens_no_store(
     double.put_event(TOPIC, "0badf00d-dead-4222-8333-444444444444-1700000000000")
     for name, value in {
         "BACKUP_ONLY": "true",
-        "BACKUP_FTP_HOST": ftps.host,
-        "BACKUP_FTP_PORT": str(ftps.port),
-        "BACKUP_FTP_USER": "backup",
-        "BACKUP_FTP_PASSWORD": PASSWORD,
-        "BACKUP_FTP_PATH": "/backup",
-        "BACKUP_FTP_CAFILE": str(ftps.cafile),
+        **ftps.env(),
         "WORKFLOW_SERVICE_ENDPOINT": double.url,
     }.items():
         monkeypatch.setenv(name, value)

@@ -182,12 +182,7 @@ def test_the_commands(
     with SQLiteBackend(store) as backend, Archive(backend) as archive:
         newest = archived_instances(double, archive, instances=2)
     for name, value in {
-        "BACKUP_FTP_PASSWORD": PASSWORD,
-        "BACKUP_FTP_CAFILE": str(ftps.cafile),
-        "BACKUP_FTP_HOST": ftps.host,
-        "BACKUP_FTP_PORT": str(ftps.port),
-        "BACKUP_FTP_USER": "backup",
-        "BACKUP_FTP_PATH": "/events",
+        **ftps.env("/events"),
         "WORKFLOW_SERVICE_ENDPOINT": double.url,
     }.items():
         monkeypatch.setenv(name, value)
@@ -237,12 +232,7 @@ def test_serve_backs_up_what_the_sync_archives(
         "WORKFLOW_SYNC_INITIALDELAY": "0",
         "WORKFLOW_SYNC_INTERVAL": "100",
         "BACKUP_SERVICE_ENDPOINT": ftps.url(),
-        "BACKUP_FTP_HOST": ftps.host,
-        "BACKUP_FTP_PORT": str(ftps.port),
-        "BACKUP_FTP_USER": "backup",
-        "BACKUP_FTP_PASSWORD": PASSWORD,
-        "BACKUP_FTP_PATH": "/backup",
-        "BACKUP_FTP_CAFILE": str(ftps.cafile),
+        **ftps.env(),
     }
     snapshot = double.save(
         Document({"$uniqueid": "0badcafe-1111-4222-8333-444444444444", "subject": "x"}),

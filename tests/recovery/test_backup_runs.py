@@ -4,10 +4,6 @@ the last instance it had finished and ends with the whole tree. On both backends
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,9 +16,11 @@ from imixs_archive.errors import BusyError
 from imixs_archive.recovery.backup import MANIFEST, backup
 from imixs_archive.services.jobs import JobStoppedError
 from imixs_archive.services.workers import Spread
+from support.kills import process_env, run_command, run_killed, stops_at, store_env
 from support.snapshots import make_snapshot
 
-ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.both_stores  # store-facing: a backup stopped, killed and resumed
+
 INSTANCES = 20
 
 
@@ -94,14 +92,7 @@ def test_a_stopped_backup_goes_on_after_the_instances_done(
     backup(archive, tmp_path / "whole")
     monkeypatch.setattr(part_runs, "SAVE_MS", 10_000_000)  # saved only when stopping
     root = tmp_path / "bk"
-    met = 0
-
-    def interrupt(_snapshot_id: str) -> None:
-        nonlocal met
-        met += 1
-        if met in (7, 12):
-            raise KeyboardInterrupt
-
+    interrupt = stops_at(7, 12)
     for _ in range(2):
         with pytest.raises(KeyboardInterrupt):
             backup(archive, root, on_snapshot=interrupt)
@@ -121,14 +112,7 @@ def test_a_job_stopped_goes_on_at_the_next(
     next backup of everything into that folder goes on where it stood."""
     fill(archive)
     monkeypatch.setattr(part_runs, "SAVE_MS", 10_000_000)
-    met = 0
-
-    def stop_at_five(_snapshot_id: str) -> None:
-        nonlocal met
-        met += 1
-        if met == 5:
-            raise JobStoppedError("stopped")
-
+    stop_at_five = stops_at(5, error=lambda: JobStoppedError("stopped"))
     with pytest.raises(JobStoppedError):
         backup(archive, tmp_path / "bk", on_snapshot=stop_at_five)
     done = backup(archive, tmp_path / "bk")
@@ -140,12 +124,8 @@ def test_restart_and_another_folder_begin_again(
 ) -> None:
     fill(archive)
     monkeypatch.setattr(part_runs, "SAVE_MS", 0)
-
-    def stop(_snapshot_id: str) -> None:
-        raise KeyboardInterrupt
-
     with pytest.raises(KeyboardInterrupt):
-        backup(archive, tmp_path / "bk", on_snapshot=stop)
+        backup(archive, tmp_path / "bk", on_snapshot=stops_at())
     assert backup(archive, tmp_path / "other").resumed == ""
     restarted = backup(archive, tmp_path / "bk", restart=True)
     assert restarted.resumed == "" and (restarted.written, restarted.current) == (
@@ -168,21 +148,10 @@ def test_one_process_per_part(archive: Archive, tmp_path: Path) -> None:
 
 
 KILLED = """
-import os, signal, sys
 from pathlib import Path
-from imixs_archive.archive import part_runs
-from imixs_archive.config import load_settings
 from imixs_archive.recovery.backup import backup
-from imixs_archive.runtime import open_archive
-part_runs.SAVE_MS = 0
-met = 0
-def seen(_snapshot_id):
-    global met
-    met += 1
-    if met == int(sys.argv[2]):
-        os.kill(os.getpid(), signal.SIGKILL)
 with open_archive(load_settings(dict(os.environ))) as archive:
-    backup(archive, Path(sys.argv[1]), on_snapshot=seen)
+    backup(archive, Path(sys.argv[1]), on_snapshot=step)
 """
 
 
@@ -194,16 +163,11 @@ def test_a_killed_backup_goes_on_where_it_stood(
     fill(archive)
     backup(archive, tmp_path / "whole")
     root = tmp_path / "bk"
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + str(ROOT / "tests")}
-    env.update(_store_env(store_settings))
-    done = subprocess.run(
-        [sys.executable, "-c", KILLED, str(root), "11"], env=env, capture_output=True, timeout=120
-    )
-    assert done.returncode == -signal.SIGKILL, done.stderr.decode()
+    env = process_env(store_settings)
+    run_killed(KILLED, str(root), env=env, at=11)
     before = manifest_lines(root)
     assert 0 < before < INSTANCES
-    command = [sys.executable, "-m", "imixs_archive", "backup", str(root), "--jobs", "2"]
-    resumed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    resumed = run_command("backup", str(root), "--jobs", "2", env=env)
     assert resumed.returncode == 0, resumed.stderr
     assert "(went on after " in resumed.stdout, resumed.stdout
     assert tree(root) == tree(tmp_path / "whole")
@@ -231,20 +195,8 @@ def test_bad_parts_are_one_line(
 
     archive.store(make_snapshot(0))
     with pytest.MonkeyPatch.context() as patch:
-        for name, value in _store_env(store_settings).items():
+        for name, value in store_env(store_settings).items():
             patch.setenv(name, value)
         code = main(["backup", str(tmp_path / "bk"), *arguments])
     err = capsys.readouterr().err.strip()
     assert code == 2 and message in err and "\n" not in err and "Traceback" not in err
-
-
-def _store_env(settings: Settings) -> dict[str, str]:
-    if settings.cluster_contactpoints:
-        return {
-            "ARCHIVE_CLUSTER_CONTACTPOINTS": settings.cluster_contactpoints,
-            "ARCHIVE_CLUSTER_KEYSPACE": settings.cluster_keyspace,
-            "ARCHIVE_CLUSTER_REPLICATION_FACTOR": "1",
-            "ARCHIVE_CLUSTER_CONSISTENCY_READ": "ONE",
-            "ARCHIVE_CLUSTER_CONSISTENCY_WRITE": "ONE",
-        }
-    return {"ARCHIVE_DATA_DIR": str(settings.data_dir)}

@@ -10,13 +10,13 @@ import pytest
 
 from imixs_archive.archive.service_state import load_state, save_state
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.sync_records import FailedEvent
 from imixs_archive.archive.verify import verify
 from imixs_archive.document.model import Document
 from imixs_archive.recovery.export import export
 from imixs_archive.services.retention import Policy, run_retention
 from imixs_archive.storage.model import DOCUMENTS_DATA
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
+from imixs_archive.sync.records import FailedEvent
 from support.snapshots import ORIGIN, make_snapshot
 
 PDF = random.Random(3).randbytes(900_000)
@@ -63,7 +63,7 @@ def test_export_resumes_after_dying(archive: Archive, tmp_path: Path) -> None:
             export(archive, target, on_snapshot=die_after_two)
         summary = export(archive, target)
         assert (summary.copied, summary.present) == (2, 2)
-        assert sorted(target.iter_snapshot_ids()) == sorted(ids)
+        assert sorted(target.index.iter_snapshot_ids()) == sorted(ids)
 
 
 def test_export_reports_corrupt_source_data(archive: Archive, tmp_path: Path) -> None:

@@ -7,7 +7,6 @@ delay, as a real one takes its time."""
 from __future__ import annotations
 
 import datetime as dt
-import os
 import signal
 import subprocess
 import sys
@@ -18,11 +17,12 @@ import pytest
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli import main
+from imixs_archive.config import Settings
 from imixs_archive.document.model import Document
-from imixs_archive.storage.base import Backend
-from imixs_archive.storage.sqlite.backend import SQLiteBackend
-from support.backends import cassandra_env
+from support.kills import process_env
 from support.workflow_double import WorkflowDouble
+
+pytestmark = pytest.mark.both_stores  # store-facing: a restore killed and resumed
 
 INSTANCES = 300
 DAY = dt.datetime(2024, 3, 1, 8, 0, tzinfo=dt.UTC)
@@ -45,17 +45,6 @@ def _archived(double: WorkflowDouble, archive: Archive) -> dict[str, str]:
             newest[uid] = str(snapshot.get_first("$uniqueid"))
     double.wipe()
     return newest
-
-
-def _env(
-    backend: Backend, request: pytest.FixtureRequest, double: WorkflowDouble
-) -> dict[str, str]:
-    env = {**os.environ, "WORKFLOW_SERVICE_ENDPOINT": double.url}
-    if isinstance(backend, SQLiteBackend):
-        env["ARCHIVE_DATA_DIR"] = str(backend.data_dir)
-    else:
-        env.update(cassandra_env(request.getfixturevalue("cassandra_session_keyspace")))
-    return env
 
 
 def _after(archive: Archive) -> str:
@@ -87,14 +76,13 @@ def _kill_once_past(archive: Archive, env: dict[str, str], logs: Path, seen: str
 def test_a_killed_whole_restore_resumes_without_posting_twice(
     double: WorkflowDouble,
     archive: Archive,
-    backend: Backend,
-    request: pytest.FixtureRequest,
+    store_settings: Settings,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     newest = _archived(double, archive)
-    env = _env(backend, request, double)
+    env = process_env(store_settings, WORKFLOW_SERVICE_ENDPOINT=double.url)
     env["ARCHIVE_RESTORE_SAVE_EVERY"] = "200ms"
     double.delays = {"POST": 0.03}
     seen = ""

@@ -25,6 +25,8 @@ from imixs_archive.storage.model import ARCHIVE_FILES, SNAPSHOTS
 from support.java_rows import java_store_snapshot
 from support.snapshots import make_snapshot
 
+pytestmark = pytest.mark.both_stores  # store-facing: several writers at once
+
 A = "aaaaaaaa-1111-4111-8111-111111111111"
 B = "bbbbbbbb-2222-4222-8222-222222222222"
 C = "cccccccc-3333-4333-8333-333333333333"
@@ -57,7 +59,7 @@ def whole_count(archive: Archive, tz: dt.tzinfo = dt.UTC) -> dict[str, Any]:
     for snapshot_id in ids:
         doc = archive.load(snapshot_id, with_files=False)
         days[modified_time(doc).astimezone(tz).date().isoformat()] += 1
-        keys = archive.file_keys(snapshot_id, doc)
+        keys = archive.index.file_keys(snapshot_id, doc)
         for entry in iter_files(doc):  # the size as stored; the Java service's: its attribute
             size = stored.get(keys[entry.name], entry.size or 0)
             logical += size
@@ -153,7 +155,7 @@ def test_a_reconcile_resumes_after_the_last_day_it_finished(archive: Archive) ->
         reconcile(archive, stop_after_two)
     report = reconcile(archive)
     assert report.resumed_after is not None and report.days < len(
-        list(archive.days_with_snapshots())
+        list(archive.days.with_snapshots())
     )
     assert report.drift["snapshots"][1] == report.drift["snapshots"][0] + 1
     assert kept(archive) == whole_count(archive)
@@ -184,7 +186,7 @@ def test_several_writers_at_once_keep_the_figures_exact(
     for writer in writers:
         writer.join(120)
         assert writer.exitcode == 0
-    if archive.java_may_write:  # Cassandra: two first carriers at one moment may both count
+    if archive.storage.java_may_write:  # Cassandra: two first carriers at one moment may both count
         reconcile(archive)
     assert kept(archive) == whole_count(archive)
 
@@ -219,7 +221,7 @@ def test_a_snapshot_another_process_deleted_carries_nothing_for_the_next(
     with Archive(archive.backend) as other:  # another process: it knows nothing of this one
         other.delete(first["$uniqueid"][0])
     archive.store(snap(A, at(7, 10), file))  # the instance and the file anew
-    if not archive.reads_are_local:  # Cassandra: memory trusted, the reconcile repairs
+    if not archive.storage.reads_are_local:  # Cassandra: memory trusted, the reconcile repairs
         reconcile(archive)
     assert kept(archive) == whole_count(archive)
     assert kept(archive)["instances"] == 1 and kept(archive)["files"] == 1

@@ -177,8 +177,8 @@ def test_import_in_worker_processes_stores_and_reports_what_one_process_does(
         assert summary.exit_code == expected.exit_code == 3
         assert summary.logical_bytes == expected.logical_bytes
         assert sum(read) == sum(source.size or 0 for source in sources)
-        ids = sorted(alone.iter_snapshot_ids())
-        assert sorted(archive.iter_snapshot_ids()) == ids and len(ids) == 16
+        ids = sorted(alone.index.iter_snapshot_ids())
+        assert sorted(archive.index.iter_snapshot_ids()) == ids and len(ids) == 16
         for snapshot_id in ids:
             assert archive.load(snapshot_id) == alone.load(snapshot_id)
     again = import_in_workers(Spread(store_settings, 2), sources)

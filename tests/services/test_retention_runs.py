@@ -6,12 +6,7 @@ instances share once. On both backends."""
 from __future__ import annotations
 
 import datetime as dt
-import os
-import signal
-import subprocess
-import sys
 import threading
-from pathlib import Path
 
 import pytest
 
@@ -23,9 +18,11 @@ from imixs_archive.config import Settings
 from imixs_archive.document.model import Document
 from imixs_archive.errors import BusyError
 from imixs_archive.services.retention import Policy, RetentionReport, run_retention
+from support.kills import process_env, run_command, run_killed, stops_at
 from support.snapshots import make_snapshot
 
-ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.both_stores  # store-facing: a retention stopped, killed and resumed
+
 NOW = dt.datetime(2024, 6, 1, tzinfo=dt.UTC)
 POLICY = Policy.parse("group:Invoice=10y")
 TEMPLATE = b"the template every invoice carries " * 200
@@ -114,16 +111,8 @@ def test_a_stopped_run_goes_on_where_it_stood(
     and its report counts the whole run; ``serve`` stopping (its event) likewise."""
     want = fill(archive)
     monkeypatch.setattr(part_runs, "SAVE_MS", 10_000_000)  # saved only when stopping
-    met = 0
-
-    def interrupt() -> None:
-        nonlocal met
-        met += 1
-        if met == 9:
-            raise KeyboardInterrupt
-
     with pytest.raises(KeyboardInterrupt):
-        run_retention(archive, POLICY, now=NOW, seen=interrupt)
+        run_retention(archive, POLICY, now=NOW, seen=stops_at(9))
     stop = threading.Event()
 
     def stop_soon() -> None:
@@ -163,20 +152,9 @@ def test_one_process_per_part(archive: Archive) -> None:
 
 
 KILLED = """
-import datetime as dt, os, signal, sys
-from imixs_archive.archive import part_runs
-from imixs_archive.config import load_settings
-from imixs_archive.runtime import open_archive
 from imixs_archive.services.retention import Policy, run_retention
-part_runs.SAVE_MS = 0
-met = 0
-def seen():
-    global met
-    met += 1
-    if met == int(sys.argv[1]):
-        os.kill(os.getpid(), signal.SIGKILL)
 with open_archive(load_settings(dict(os.environ))) as archive:
-    run_retention(archive, Policy.parse("group:Invoice=10y"), seen=seen)
+    run_retention(archive, Policy.parse("group:Invoice=10y"), seen=step)
 """
 
 
@@ -184,27 +162,10 @@ def test_a_killed_run_goes_on_where_it_stood(archive: Archive, store_settings: S
     """A kill: the next run (the command) goes on after the last saved instance and
     finishes every expired instance; nothing is deleted twice or left."""
     want = fill(archive)
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + str(ROOT / "tests")}
-    env.update(_store_env(store_settings))
-    done = subprocess.run(
-        [sys.executable, "-c", KILLED, "11"], env=env, capture_output=True, timeout=120
-    )
-    assert done.returncode == -signal.SIGKILL, done.stderr.decode()
-    command = [sys.executable, "-m", "imixs_archive", "retention", "--policy", "group:Invoice=10y"]
-    resumed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    env = process_env(store_settings)
+    run_killed(KILLED, env=env, at=11)
+    resumed = run_command("retention", "--policy", "group:Invoice=10y", env=env)
     assert resumed.returncode == 0, resumed.stderr
     assert "(went on after 10 instances)" in resumed.stderr
     left = run_retention(archive, POLICY, dry_run=True, keep_book=False)
     assert left.expired_count == 0 and left.instances_seen == INSTANCES - want["expired"]
-
-
-def _store_env(settings: Settings) -> dict[str, str]:
-    if settings.cluster_contactpoints:
-        return {
-            "ARCHIVE_CLUSTER_CONTACTPOINTS": settings.cluster_contactpoints,
-            "ARCHIVE_CLUSTER_KEYSPACE": settings.cluster_keyspace,
-            "ARCHIVE_CLUSTER_REPLICATION_FACTOR": "1",
-            "ARCHIVE_CLUSTER_CONSISTENCY_READ": "ONE",
-            "ARCHIVE_CLUSTER_CONSISTENCY_WRITE": "ONE",
-        }
-    return {"ARCHIVE_DATA_DIR": str(settings.data_dir)}

@@ -27,6 +27,8 @@ from imixs_archive.services.importer import import_sources
 from imixs_archive.services.sources import Source, find_sources
 from support.snapshots import content_of, make_snapshot
 
+pytestmark = pytest.mark.both_stores  # store-facing: a store that falls behind its writers
+
 WAIT_S = 30.0
 """Long enough for any machine; a test that waits this long has failed."""
 

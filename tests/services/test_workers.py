@@ -31,6 +31,8 @@ from support.worker_tasks import (
     StoreSteps,
 )
 
+pytestmark = pytest.mark.both_stores  # store-facing: worker processes writing one store at once
+
 
 def _collect(spread: Spread, task: Any, batches: Any) -> list[Any]:
     messages: list[Any] = []

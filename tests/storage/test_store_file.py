@@ -312,7 +312,7 @@ def test_a_copy_taken_while_another_process_writes_is_whole_and_verifies(
             said = capsys.readouterr().out
             assert f"copied the store to {target / 'archive.db'}" in said and ": clean" in said
             with SQLiteBackend(target) as copy:
-                counts.append(sum(1 for _ in Archive(copy).iter_snapshot_ids()))
+                counts.append(sum(1 for _ in Archive(copy).index.iter_snapshot_ids()))
                 assert copy.findings() == []
     finally:
         writer.communicate(timeout=120)

@@ -6,7 +6,6 @@ tests (keep-alive, connections the server drops, truncated bodies, chunked bodie
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import socket
 import ssl
 import threading
@@ -15,6 +14,7 @@ from dataclasses import dataclass, field
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
+from support.certificates import self_signed_pem
 from support.http_handler import LoopbackHandler
 
 
@@ -185,45 +185,10 @@ def self_signed(
 ) -> Iterator[tuple[ssl.SSLContext, ssl.SSLContext]]:
     """A server TLS context with a fresh self-signed certificate for 127.0.0.1 (and the
     DNS ``names``), and a client context that trusts exactly that certificate."""
-    import ipaddress
-
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = dt.datetime.now(dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(hours=1))
-        .add_extension(
-            x509.SubjectAlternativeName(
-                [
-                    x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
-                    *(x509.DNSName(name) for name in names),
-                ]
-            ),
-            critical=False,
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
+    cert_pem, key_pem = self_signed_pem("127.0.0.1", names)
     cert_file, key_file = folder / "cert.pem", folder / "key.pem"
-    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
+    cert_file.write_bytes(cert_pem)
+    key_file.write_bytes(key_pem)
     server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     server.load_cert_chain(cert_file, key_file)
     client = ssl.create_default_context(cafile=str(cert_file))

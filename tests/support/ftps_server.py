@@ -4,19 +4,12 @@ after some bytes of a transfer (``server.drop_after = n``)."""
 
 from __future__ import annotations
 
-import datetime as dt
-import ipaddress
 import threading
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 with warnings.catch_warnings():  # on Python 3.11 pyftpdlib uses the standard asyncore/asynchat
     warnings.filterwarnings("ignore", "The async(ore|hat) module is deprecated", DeprecationWarning)
@@ -25,37 +18,14 @@ with warnings.catch_warnings():  # on Python 3.11 pyftpdlib uses the standard as
     from pyftpdlib.handlers import TLS_DTPHandler, TLS_FTPHandler
     from pyftpdlib.servers import FTPServer
 
+from support.certificates import self_signed_pem
+
 USER, PASSWORD = "backup", "ftp-secret"
 
 
 def make_certificate(folder: Path) -> tuple[Path, Path]:
     """(key+certificate PEM for the server, certificate PEM for the client to trust)."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = dt.datetime.now(dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName(
-                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
-            ),
-            critical=False,
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_pem = cert.public_bytes(serialization.Encoding.PEM)
-    key_pem = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
+    cert_pem, key_pem = self_signed_pem("localhost", ("localhost",))
     server_pem, ca_pem = folder / "server.pem", folder / "ca.pem"
     server_pem.write_bytes(key_pem + cert_pem)
     ca_pem.write_bytes(cert_pem)
@@ -107,6 +77,17 @@ class FtpsServer:
 
     def url(self, path: str = "/backup") -> str:
         return f"ftps://{USER}@{self.host}:{self.port}{path}"
+
+    def env(self, path: str = "/backup") -> dict[str, str]:
+        """The ``BACKUP_FTP_*`` settings that back up into ``path`` of this server."""
+        return {
+            "BACKUP_FTP_HOST": self.host,
+            "BACKUP_FTP_PORT": str(self.port),
+            "BACKUP_FTP_USER": USER,
+            "BACKUP_FTP_PASSWORD": PASSWORD,
+            "BACKUP_FTP_PATH": path,
+            "BACKUP_FTP_CAFILE": str(self.cafile),
+        }
 
 
 class _Server(FTPServer):

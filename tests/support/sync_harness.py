@@ -56,7 +56,7 @@ def assert_archived(archive: Archive, double: WorkflowDouble, *, only: bool = Tr
     """Every snapshot the double holds is archived, equal (files by hash) to it (``only``:
     and nothing else), and the archive verifies."""
     if only:
-        assert sorted(archive.iter_snapshot_ids()) == sorted(double.snapshots)
+        assert sorted(archive.index.iter_snapshot_ids()) == sorted(double.snapshots)
     for sid, snapshot in double.snapshots.items():
         assert archive.load(sid) == snapshot
     assert archive.verify().ok

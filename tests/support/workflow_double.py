@@ -248,6 +248,17 @@ class WorkflowDouble:
         self._clock = max(self._clock + 1, int(time.time() * 1000))
         return self._clock
 
+    def save_cases(self, count: int, *, shared: int, own: int, seed: int = 1) -> list[Document]:
+        """``count`` workitems ``case N``; two of every three carry a file of ``shared``
+        bytes they all share and one of their own, of up to ``own`` bytes."""
+        rng = random.Random(seed)
+        common = rng.randbytes(shared)
+        snapshots = []
+        for n in range(count):
+            files = {"shared.pdf": common, f"own-{n}.bin": rng.randbytes(rng.randrange(1, own))}
+            snapshots.append(self.save(subject=f"case {n}", files=files if n % 3 else None))
+        return snapshots
+
     def save(
         self,
         doc: Document | None = None,

@@ -10,12 +10,12 @@ import pytest
 
 from imixs_archive.archive.service_state import load_state
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.sync_records import ProgressBook
 from imixs_archive.config import load_settings
 from imixs_archive.document.model import Document
 from imixs_archive.services.jobs import Job
 from imixs_archive.storage.base import Backend
 from imixs_archive.sync.jobs import resync_job
+from imixs_archive.sync.records import ProgressBook
 from imixs_archive.sync.resync import Resync, request_cancel, resync_status, stop_asked
 from imixs_archive.workflow import WorkflowClient
 from imixs_archive.workflow.auth import BasicAuth
@@ -57,7 +57,7 @@ def test_walk_archives_what_is_missing_and_saves_the_point(
     result = _resync(archive, client).run(BASE - 1)
     assert result.status == "done"
     assert (result.walked, result.new) == (6, 5)
-    assert sorted(archive.iter_snapshot_ids()) == sorted(ids)
+    assert sorted(archive.index.iter_snapshot_ids()) == sorted(ids)
     for sid in ids:
         assert archive.load(sid) == double.snapshots[sid]
     state = load_state(archive.backend)
@@ -85,8 +85,8 @@ def test_a_point_where_nothing_can_be_archived_is_passed(
     later = double.save(modified=BASE + 2000, event=False)
     result = _resync(archive, client).run(BASE - 1)
     assert [f for f in result.failures if "not a snapshot id" in f]
-    assert str(bad.get_first("$uniqueid")) not in set(archive.iter_snapshot_ids())
-    assert set(archive.iter_snapshot_ids()) == {good[0], str(later.get_first("$uniqueid"))}
+    assert str(bad.get_first("$uniqueid")) not in set(archive.index.iter_snapshot_ids())
+    assert set(archive.index.iter_snapshot_ids()) == {good[0], str(later.get_first("$uniqueid"))}
     assert load_state(archive.backend).get_first("sync.point") == BASE + 2000
 
 
@@ -103,7 +103,7 @@ def _sixteen(double: WorkflowDouble, archive: Archive, client: WorkflowClient) -
     last = double.save(modified=BASE + 1, event=False)
     result = _resync(archive, client).run(0)
     # The Java feed's rule: 16 of the 20 sharing one timestamp, then the next timestamp.
-    assert result.walked == 17 and len(list(archive.iter_snapshot_ids())) == 17
+    assert result.walked == 17 and len(list(archive.index.iter_snapshot_ids())) == 17
     assert archive.exists(str(last.get_first("$uniqueid")))
     assert any("at most 16" in w for w in result.warnings)
 
@@ -123,7 +123,7 @@ def test_more_than_sixteen_per_timestamp_are_passed_and_reported(
     double.inject("status", path="^/api/snapshot/syncpoint/", status=500, times=2)
     result = _resync(archive, client).run(BASE - 1)
     assert result.status == "done"
-    assert set(archive.iter_snapshot_ids()) == set(before + after)
+    assert set(archive.index.iter_snapshot_ids()) == set(before + after)
     assert result.skipped == [(BASE + 2000 + 1, BASE + 5000)]
     assert any("could not be read" in w for w in result.warnings)
     [skipped] = ProgressBook(archive.backend).skipped()
@@ -154,7 +154,7 @@ def test_a_passing_500_is_retried_not_skipped(
     double.inject("status", path=f"^/api/snapshot/syncpoint/{BASE + 1000}$", status=500, times=1)
     result = _resync(archive, client).run(BASE - 1)
     assert (result.status, result.skipped) == ("done", [])
-    assert sorted(archive.iter_snapshot_ids()) == sorted(ids)
+    assert sorted(archive.index.iter_snapshot_ids()) == sorted(ids)
     assert ProgressBook(archive.backend).skipped() == []
 
 
@@ -166,12 +166,12 @@ def test_failure_stops_at_the_saved_point_and_a_rerun_resumes(
     failed = _resync(archive, client, max_attempts=2).run(BASE - 1)
     assert failed.status == "failed" and failed.point == BASE + 2000
     assert fault.hits == 2
-    assert len(list(archive.iter_snapshot_ids())) == 3
+    assert len(list(archive.index.iter_snapshot_ids())) == 3
     assert resync_status(archive) == "failed"
     double.clear_faults()
     resumed = _resync(archive, client).run()
     assert resumed.status == "done" and resumed.walked == 2
-    assert sorted(archive.iter_snapshot_ids()) == sorted(ids)
+    assert sorted(archive.index.iter_snapshot_ids()) == sorted(ids)
     assert load_state(archive.backend).get_first("sync.count") == 5
 
 
@@ -194,7 +194,7 @@ def test_broken_answers_are_retried(
         double.inject(kind, path="^/api/snapshot/syncpoint/", times=1)
     result = _resync(archive, client).run(0)
     assert result.status == "done"
-    assert sorted(archive.iter_snapshot_ids()) == sorted(ids)
+    assert sorted(archive.index.iter_snapshot_ids()) == sorted(ids)
 
 
 def test_cancel_then_run_again_to_the_end(
@@ -211,18 +211,18 @@ def test_cancel_then_run_again_to_the_end(
     # started yet on a busy machine was not running, or had walked none); the other 11
     # take 2.2 s, the time the cancel has to land.
     deadline = time.monotonic() + 60
-    while not any(archive.iter_snapshot_ids()):
+    while not any(archive.index.iter_snapshot_ids()):
         assert time.monotonic() < deadline and thread.is_alive(), outcome
         time.sleep(0.01)
     assert request_cancel(archive) is True
     thread.join(60)
     assert outcome == ["cancelled"]
-    walked = len(list(archive.iter_snapshot_ids()))
+    walked = len(list(archive.index.iter_snapshot_ids()))
     assert 0 < walked < 12
     double.clear_faults()
     again = _resync(archive, client).run()
     assert again.status == "done"
-    assert sorted(archive.iter_snapshot_ids()) == sorted(ids)
+    assert sorted(archive.index.iter_snapshot_ids()) == sorted(ids)
 
 
 def test_stop_event_cancels(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import random
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -12,7 +11,6 @@ from typing import Any
 
 from imixs_archive.archive.holds import place_hold
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.sync_records import Claim, FailureBook
 from imixs_archive.config import load_settings
 from imixs_archive.document.model import Document
 from imixs_archive.errors import StoreUnavailableError
@@ -22,6 +20,7 @@ from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import ARCHIVE_SYNC_INSTANCES, SNAPSHOTS, Table
 from imixs_archive.sync.counters import COUNTERS
 from imixs_archive.sync.failures import retry_delay_ms
+from imixs_archive.sync.records import Claim, FailureBook
 from imixs_archive.sync.service import Outcome, SyncConfig, SyncService, _spread
 from imixs_archive.sync.status import retry_dead_letters, sync_status
 from imixs_archive.timezones import now_ms
@@ -39,13 +38,7 @@ def _service(
 
 
 def _populate(double: WorkflowDouble, count: int, seed: int = 1) -> list[Document]:
-    rng = random.Random(seed)
-    shared = rng.randbytes(150_000)
-    snapshots = []
-    for n in range(count):
-        files = {"shared.pdf": shared, f"own-{n}.bin": rng.randbytes(rng.randrange(1, 60_000))}
-        snapshots.append(double.save(subject=f"case {n}", files=files if n % 3 else None))
-    return snapshots
+    return double.save_cases(count, shared=150_000, own=60_000, seed=seed)
 
 
 def _drain(service: SyncService, double: WorkflowDouble, limit: float = 60.0) -> None:
@@ -316,7 +309,7 @@ def test_an_unavailable_store_pauses_without_counting(
             assert list(FailureBook(flaky).all()) == [] and len(double.events()) == 1
             flaky.down = False
             service.run_round()
-            assert double.events() == [] and len(list(archive.iter_snapshot_ids())) == 1
+            assert double.events() == [] and len(list(archive.index.iter_snapshot_ids())) == 1
             service.close()
 
 
@@ -361,7 +354,7 @@ def test_an_event_of_a_snapshot_archived_already_is_released_without_a_download(
     assert double.stats.documents - asked == 1  # the second one only
     assert service.counters.archived == 1
     assert double.events() == []
-    assert sorted(archive.iter_snapshot_ids()) == sorted(
+    assert sorted(archive.index.iter_snapshot_ids()) == sorted(
         str(doc.get_first("$uniqueid")) for doc in (first, second)
     )
 
@@ -377,7 +370,7 @@ def test_stop_finishes_the_event_in_hand(double: WorkflowDouble, archive: Archiv
     archived = service.counters.archived
     assert 0 < archived < 10
     assert len(double.events()) == 10 - archived
-    assert sorted(archive.iter_snapshot_ids()) == sorted(
+    assert sorted(archive.index.iter_snapshot_ids()) == sorted(
         sid for sid in double.snapshots if sid not in {e.ref for e in double.events()}
     )
     assert sync_status(archive).instances[0]["state"] == "stopped"
@@ -414,7 +407,7 @@ def test_a_snapshot_the_java_service_archived_first_is_logged_as_found(
     """Both services beside each other on one keyspace: the Java service archived the
     snapshot before the sync met its event, so the sync stores nothing, but the ledger
     logs it as found (on a keyspace the Java service can write; nowhere else)."""
-    from imixs_archive.archive.ledger_entries import FOUND, STORED, Entry
+    from imixs_archive.ledger.entries import FOUND, STORED, Entry
     from imixs_archive.ledger.sequencer import Sequencer
     from support.java_rows import java_store_snapshot
 
@@ -430,7 +423,7 @@ def test_a_snapshot_the_java_service_archived_first_is_logged_as_found(
         e.target: e.kind for e in map(Entry.decode, (r.text for r in archive.ledger.entries(0)))
     }
     assert logged[str(second.get_first("$uniqueid"))] == STORED
-    if archive.java_may_write:
+    if archive.storage.java_may_write:
         assert logged[java_id] == FOUND
     else:
         assert java_id not in logged

@@ -79,11 +79,7 @@ def test_events_left_in_the_event_log_are_pending(
     double.inject("status", path=f"^/api/documents/{sids[1]}", status=500)
     double.inject("status", path=f"^/api/documents/{sids[3]}", status=500)
     caplog.set_level(logging.INFO, logger="imixs_archive.sync")
-    service = SyncService(archive, client, CONFIG, instance="pending-1")
-    try:
-        service.run(initial_delay=False, rounds=1)
-    finally:
-        service.close(timeout=10)
+    service = _rounds(SyncService(archive, client, CONFIG, instance="pending-1"), 1)
     assert len(double.events()) == 2
     values = service.counters.as_dict()
     assert values["pending"] == 2 and values["rounds"] == 1
@@ -134,14 +130,19 @@ def test_rounds_that_change_nothing_are_logged_once(
     double.inject("status", path=f"^/api/documents/{sid}", status=500)
     config = SyncConfig(**{**vars(CONFIG), "interval_ms": 20})
     caplog.set_level(logging.INFO, logger="imixs_archive.sync")
-    service = SyncService(archive, client, config, instance="quiet-1")
-    try:
-        service.run(initial_delay=False, rounds=10)
-    finally:
-        service.close(timeout=10)
+    service = _rounds(SyncService(archive, client, config, instance="quiet-1"), 10)
     rounds = [r.getMessage() for r in caplog.records if r.getMessage().startswith("round:")]
     assert rounds == [
         "round: 1 events read (1 failed), 1 left in the event log; next round in 0.02 s",
         "round: 1 events read (1 deferred), 1 left in the event log; next round in 0.02 s",
     ]
     assert service.counters.as_dict()["rounds"] == 10
+
+
+def _rounds(service: SyncService, rounds: int) -> SyncService:
+    """``rounds`` rounds of the service at once, then closed."""
+    try:
+        service.run(initial_delay=False, rounds=rounds)
+    finally:
+        service.close(timeout=10)
+    return service

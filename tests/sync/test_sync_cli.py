@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.sync_records import ClaimBook
 from imixs_archive.archive.verify import verify
 from imixs_archive.cli import main
 from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
+from imixs_archive.sync.records import ClaimBook
 from imixs_archive.sync.status import sync_status
 from support.workflow_double import JavaArchiveBeside, WorkflowDouble
 
@@ -66,7 +66,7 @@ def _populate(double: WorkflowDouble, count: int, seed: int = 5) -> None:
 def _check_exactly_once(double: WorkflowDouble, store: Path) -> None:
     assert double.events() == []
     with SQLiteBackend(store) as backend, Archive(backend) as archive:
-        ids = list(archive.iter_snapshot_ids())
+        ids = list(archive.index.iter_snapshot_ids())
         assert len(ids) == len(set(ids)) == len(double.snapshots)
         for sid, snapshot in double.snapshots.items():
             assert archive.load(sid) == snapshot

@@ -7,7 +7,6 @@ several at once) are in ``test_sync_cli.py``."""
 from __future__ import annotations
 
 import logging
-import random
 import threading
 import time
 from dataclasses import replace
@@ -15,8 +14,8 @@ from dataclasses import replace
 import pytest
 
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.sync_records import ClaimBook, FailureBook, GoneBook, ProgressBook
 from imixs_archive.document.model import Document
+from imixs_archive.sync.records import ClaimBook, FailureBook, GoneBook, ProgressBook
 from imixs_archive.sync.service import Outcome, SyncService
 from imixs_archive.sync.status import sync_status
 from support.sync_harness import FAST, assert_archived, open_service
@@ -42,13 +41,7 @@ def _service(double: WorkflowDouble, archive: Archive, **changes: object) -> Syn
 
 
 def _populate(double: WorkflowDouble, count: int, seed: int = 1) -> list[Document]:
-    rng = random.Random(seed)
-    shared = rng.randbytes(40_000)
-    out = []
-    for n in range(count):
-        files = {"shared.pdf": shared, f"own-{n}.bin": rng.randbytes(rng.randrange(1, 20_000))}
-        out.append(double.save(subject=f"case {n}", files=files if n % 3 else None))
-    return out
+    return double.save_cases(count, shared=40_000, own=20_000, seed=seed)
 
 
 def _settled(service: SyncService, double: WorkflowDouble) -> bool:
@@ -64,7 +57,7 @@ def _until_complete(
 
     def complete() -> bool:
         held = set(double.snapshots)
-        return _settled(services[0], double) and held <= set(archive.iter_snapshot_ids())
+        return _settled(services[0], double) and held <= set(archive.index.iter_snapshot_ids())
 
     def loop(service: SyncService) -> None:
         while not complete() and time.monotonic() < deadline:
@@ -204,7 +197,7 @@ def test_catch_up_archives_snapshots_no_event_announced(
     service = _service(double, archive, catchup_budget_ms=60_000)
     result = service.run_round()
     assert result.read == 0
-    assert sorted(archive.iter_snapshot_ids()) == sorted(double.snapshots)
+    assert sorted(archive.index.iter_snapshot_ids()) == sorted(double.snapshots)
     assert_archived(archive, double, only=False)
     assert service.counters.caught_up == 30
     progress = ProgressBook(archive.backend).point()
@@ -227,12 +220,12 @@ def test_catch_up_leaves_a_snapshot_the_event_path_is_archiving_to_it(
     service = _service(double, archive)
     assert service._in_flight.take([ids[1]])
     service.run_round()
-    assert set(archive.iter_snapshot_ids()) == {ids[0]}
+    assert set(archive.index.iter_snapshot_ids()) == {ids[0]}
     progress = ProgressBook(archive.backend).point()
     assert progress is not None and progress.point == base  # not past the busy one
     service._in_flight.release([ids[1]])  # its worker is done (here: failed), the walk goes on
     service.run_round()
-    assert set(archive.iter_snapshot_ids()) == set(ids)
+    assert set(archive.index.iter_snapshot_ids()) == set(ids)
     assert_archived(archive, double, only=False)
 
 

@@ -353,6 +353,15 @@ def test_every_consistency_proof_verifies(size: int, salt: bytes) -> None:
         verify_consistency(old, size, root_of(leaves[:old]), root, proof)
 
 
+def flip_a_bit(data: st.DataObject, proof: list[bytes]) -> None:
+    """One bit of one element of the proof, drawn, flipped."""
+    j = data.draw(st.integers(0, len(proof) - 1), label="element")
+    bit = data.draw(st.integers(0, 8 * HASH_SIZE - 1), label="bit")
+    element = bytearray(proof[j])
+    element[bit // 8] ^= 1 << (bit % 8)
+    proof[j] = bytes(element)
+
+
 @settings(max_examples=300, deadline=None)
 @given(data=st.data(), size=st.integers(min_value=2, max_value=300))
 def test_a_changed_inclusion_proof_fails(data: st.DataObject, size: int) -> None:
@@ -365,11 +374,7 @@ def test_a_changed_inclusion_proof_fails(data: st.DataObject, size: int) -> None
     kind = data.draw(st.sampled_from(["bit", "index", "size", "shorter", "longer"]))
     claimed_size = size
     if kind == "bit":
-        j = data.draw(st.integers(0, len(proof) - 1), label="element")
-        bit = data.draw(st.integers(0, 8 * HASH_SIZE - 1), label="bit")
-        element = bytearray(proof[j])
-        element[bit // 8] ^= 1 << (bit % 8)
-        proof[j] = bytes(element)
+        flip_a_bit(data, proof)
     elif kind == "index":
         index = data.draw(st.integers(0, size - 1).filter(lambda i: i != index), label="to")
     elif kind == "size":
@@ -396,11 +401,7 @@ def test_a_changed_consistency_proof_fails(data: st.DataObject, size: int) -> No
     verify_consistency(old, new, root_of(leaves[:old]), root_of(leaves), proof)
     kind = data.draw(st.sampled_from(["bit", "old", "new", "shorter", "longer"]))
     if kind == "bit":
-        j = data.draw(st.integers(0, len(proof) - 1), label="element")
-        bit = data.draw(st.integers(0, 8 * HASH_SIZE - 1), label="bit")
-        element = bytearray(proof[j])
-        element[bit // 8] ^= 1 << (bit % 8)
-        proof[j] = bytes(element)
+        flip_a_bit(data, proof)
     elif kind == "old":
         old = data.draw(st.integers(0, size).filter(lambda m: m != old), label="to")
     elif kind == "new":

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,8 +27,10 @@ from fastapi import FastAPI
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings, load_settings
+from imixs_archive.document.model import Document
 from imixs_archive.services.importer import import_sources
 from imixs_archive.services.sources import find_sources
+from imixs_archive.storage.base import Backend
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.web.app import create_app
 from imixs_archive.web.auth import TokenVerifier
@@ -37,6 +39,7 @@ from imixs_archive.web.credentials import hash_password, token_hash
 from support.snapshots import make_snapshot
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+DEMO = Path(__file__).resolve().parents[2] / "scripts" / "demo_month.py"
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 PASSWORDS = {"mia": "mia-secret", "rex": "rex-secret"}
 TOKENS = {"manager": "tok-manager-0123456789", "reader": "tok-reader-0123456789"}
@@ -204,15 +207,58 @@ def serve_store(
             **env,
         }
     )
+    yield from serve_filled(backend, settings, seed, oidc)
+
+
+def serve_beside(workflow: str, tmp: Path, **env: str) -> Iterator[LiveServer]:
+    """:func:`serve_store` with the test credentials, beside the ``workflow`` (its URL)."""
+    yield from serve_store(tmp, {**credentials_env(), "WORKFLOW_SERVICE_ENDPOINT": workflow, **env})
+
+
+def serve_demo_month(tmp: Path, env: dict[str, str]) -> Iterator[LiveServer]:
+    """:func:`serve_store` with the demo month (``scripts/demo_month.py``) imported."""
+    demo = tmp / "demo.xml"
+    demo.write_bytes(subprocess.run([sys.executable, str(DEMO)], capture_output=True).stdout)
+    for live in serve_store(tmp, env):
+        assert import_sources(live.archive, find_sources([str(demo)])).failed == 0
+        yield live
+
+
+def serve_filled(
+    backend: Backend,
+    settings: Settings,
+    fill: Callable[[Archive], None],
+    oidc: TokenVerifier | None = None,
+) -> Iterator[LiveServer]:
+    """The app on ``backend``, its archive filled by ``fill``, served until the generator
+    is closed; then the store is closed."""
     app = create_app(settings, backend, oidc=oidc)
     archive: Archive = app.state.services.archive
-    seed(archive)
+    fill(archive)
     live = start_server(app, settings, archive)
     try:
         yield live
     finally:
         live.stop()
         backend.close()
+
+
+def serve_documents(tmp: Path, docs: Iterable[Document], **env: str) -> Iterator[LiveServer]:
+    """A store in ``tmp`` with ``docs`` in it, served with the test credentials and ``env``."""
+    settings = load_settings(
+        {
+            "ARCHIVE_BACKUP_DIR": str(tmp / "backups"),
+            "ARCHIVE_DATA_DIR": str(tmp / "data"),
+            **credentials_env(),
+            **env,
+        }
+    )
+
+    def fill(archive: Archive) -> None:
+        for doc in docs:
+            archive.store(doc)
+
+    yield from serve_filled(SQLiteBackend(tmp / "store"), settings, fill)
 
 
 def serve_process(

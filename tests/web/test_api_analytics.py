@@ -28,11 +28,8 @@ from analytics.generated_archive import (
     expected_local,
     plan,
 )
-from imixs_archive.config import load_settings
-from imixs_archive.storage.sqlite.backend import SQLiteBackend
-from imixs_archive.web.app import create_app
 from imixs_archive.web.export_stream import WRITERS, Pipe, iter_rest, start_writer
-from web.live import LiveServer, credentials_env, start_server
+from web.live import LiveServer, serve_documents
 from web.test_api_access import assert_problem
 
 FIRST, LAST = START, START + dt.timedelta(days=9)
@@ -54,24 +51,7 @@ def gen_live(
     planned: list[Planned], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveServer]:
     tmp = Path(tmp_path_factory.mktemp("analytics"))
-    backend = SQLiteBackend(tmp / "store")
-    settings = load_settings(
-        {
-            "ARCHIVE_BACKUP_DIR": str(tmp / "backups"),
-            "ARCHIVE_DATA_DIR": str(tmp / "data"),
-            **credentials_env(),
-        }
-    )
-    app = create_app(settings, backend)
-    archive = app.state.services.archive
-    for p in planned:
-        archive.store(document(p))
-    live = start_server(app, settings, archive)
-    try:
-        yield live
-    finally:
-        live.stop()
-        backend.close()
+    yield from serve_documents(tmp, [document(p) for p in planned])
 
 
 def figures(row: dict[str, Any], per: str = "day") -> list[int]:

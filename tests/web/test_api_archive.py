@@ -11,7 +11,8 @@ from urllib.parse import quote
 
 from imixs_archive.document.json_codec import read_json
 from imixs_archive.document.xml_reader import read_xml
-from imixs_archive.document.xml_writer import to_xml
+from imixs_archive.document.xml_writer import iter_xml, to_xml
+from imixs_archive.web.streaming import in_data
 from support.snapshots import make_snapshot
 from web.live import BIG, BIG_ORIGIN, LiveServer
 
@@ -45,6 +46,33 @@ def test_snapshot_in_xml_json_and_html(live: LiveServer) -> None:
         assert "<table" in html.text and "big.bin" in html.text
         assert "content-security-policy" in html.headers
         assert client.get(f"/api/archive/snapshot/{SNAPSHOT}?format=yaml").status_code == 400
+
+
+def test_the_java_snapshot_endpoint_passes_the_stored_xml_through(live: LiveServer) -> None:
+    """The XML answer is the stored XML as ``archive get`` writes it, files spliced in,
+    wrapped in ``<data>``: not parsed and written again, and the same document."""
+    stored = b"".join(live.archive.xml_with_files(SNAPSHOT).iter_bytes())
+    assert stored.startswith(b"<?xml") and b"<document xmlns:xs=" in stored[:200]
+    with live.client("reader") as client:
+        answer = client.get(f"/api/archive/snapshot/{SNAPSHOT}").content
+    inner = stored[stored.index(b"<document") :]
+    assert answer.startswith(b"<?xml") and b"\n<data xmlns:xs=" in answer[:200]
+    assert answer.endswith(inner + b"</data>\n")  # the stored bytes, as they are
+    assert read_xml(answer) == [live.archive.load(SNAPSHOT, with_files=True)]
+
+
+def test_stored_xml_is_wrapped_only_when_its_head_allows() -> None:
+    doc = make_snapshot(1, files={"a.txt": b"spliced"})
+    written = b"".join(iter_xml(doc, collection=False))
+    bare = written[written.index(b"<document") :]
+    for head in (written, bare, b"  \n" + bare):
+        answer = in_data(iter([head]))
+        assert answer is not None, head[:60]
+        assert read_xml(b"".join(answer)) == [doc]
+    latin = b'<?xml version="1.0" encoding="ISO-8859-1"?>' + bare
+    collection = b"".join(iter_xml(doc, collection=True))
+    for refused in (latin, collection, b"", b"<doc/>"):
+        assert in_data(iter([refused])) is None, refused[:60]
 
 
 def test_unknown_and_malformed_snapshots(live: LiveServer) -> None:

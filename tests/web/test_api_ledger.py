@@ -23,12 +23,12 @@ from typing import Any
 import httpx
 import pytest
 
-from imixs_archive.archive.ledger_entries import DELETED, STORED
 from imixs_archive.archive.snapshot_xml import seal, snapshot_xml
 from imixs_archive.cli import main
 from imixs_archive.config import load_settings
 from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.errors import IntegrityError
+from imixs_archive.ledger.entries import DELETED, STORED
 from imixs_archive.ledger.proofs import check_inclusion
 from imixs_archive.ledger.sequencer import LEASE, Sequencer
 from imixs_archive.ledger.tree import read_tree

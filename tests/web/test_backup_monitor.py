@@ -19,9 +19,9 @@ import httpx
 import pytest
 
 from imixs_archive.document.model import Document
-from support.ftps_server import PASSWORD, FtpsServer, serve
+from support.ftps_server import FtpsServer, serve
 from support.workflow_double import WorkflowDouble
-from web.live import PASSWORDS, LiveServer, credentials_env, serve_store
+from web.live import LiveServer, credentials_env, serve_store
 
 CHROMIUM = os.environ.get("ARCHIVE_TEST_CHROMIUM", "/usr/bin/chromium")
 GONE = "0badf00d-dead-4222-8333-444444444444-1700000000000"
@@ -34,12 +34,7 @@ def ftps_env(ftps: FtpsServer, double: WorkflowDouble) -> dict[str, str]:
         "WORKFLOW_SYNC_INITIALDELAY": "0",
         "WORKFLOW_SYNC_INTERVAL": "200ms",
         "WORKFLOW_SYNC_CATCHUP": "false",
-        "BACKUP_FTP_HOST": ftps.host,
-        "BACKUP_FTP_PORT": str(ftps.port),
-        "BACKUP_FTP_USER": "backup",
-        "BACKUP_FTP_PASSWORD": PASSWORD,
-        "BACKUP_FTP_PATH": "/backup",
-        "BACKUP_FTP_CAFILE": str(ftps.cafile),
+        **ftps.env(),
     }
 
 
@@ -199,45 +194,32 @@ def test_the_card_and_the_ftps_backup_form_in_chromium(
 ) -> None:
     if not Path(CHROMIUM).exists():
         pytest.skip(f"no Chromium at {CHROMIUM}")
-    sync_api: Any = pytest.importorskip("playwright.sync_api")
     browser_tests: Any = pytest.importorskip("web.test_browser")
     live, _snapshot_id = served
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--no-first-run"]
-        )
-        try:
-            page = browser.new_page(base_url=live.url)
-            page.goto("/ui/monitor")
-            page.fill("input[name=username]", "mia")
-            page.fill("input[name=password]", PASSWORDS["mia"])
-            page.click("button[type=submit]")
-            page.wait_for_url("**/ui/monitor")
-            card = page.locator("#backup")
-            assert card.locator("h2").inner_text() == "FTPS backup"
-            totals = card.locator('[data-backup="totals"]').inner_text()
-            assert "1 gone from the workflow" in totals
-            assert card.locator('[data-backup="round"]').is_visible()
-            for path, card_id in [
-                ("/ui/monitor", "backup"),
-                ("/ui/backup", "ftps-backup"),
-                ("/ui/restore", "ftps-restore"),
-            ]:  # at phone width: nothing wider than the screen, nothing unreadable
-                page.set_viewport_size({"width": 375, "height": 800})
-                page.goto(path)
-                assert page.locator(f"#{card_id}").is_visible(), path
-                assert page.evaluate("document.documentElement.scrollWidth") <= 376, path
-                assert page.evaluate(browser_tests.UNREADABLE) == [], path
-                browser_tests.shot(page, f"backup-ftps-phone-{card_id}")
-            page.set_viewport_size({"width": 1280, "height": 800})
-            page.goto("/ui/backup")
-            ftps_card = page.locator("#ftps-backup")
-            assert ftps.host in ftps_card.inner_text()
-            ftps_card.locator("button[name=start_ftps]").click()
-            page.wait_for_url("**/ui/backup?**")
-            assert "backup started" in page.locator(".banner").first.inner_text()
-        finally:
-            browser.close()
+    with browser_tests.logged_in_page(live.url, "mia") as page:
+        card = page.locator("#backup")
+        assert card.locator("h2").inner_text() == "FTPS backup"
+        totals = card.locator('[data-backup="totals"]').inner_text()
+        assert "1 gone from the workflow" in totals
+        assert card.locator('[data-backup="round"]').is_visible()
+        for path, card_id in [
+            ("/ui/monitor", "backup"),
+            ("/ui/backup", "ftps-backup"),
+            ("/ui/restore", "ftps-restore"),
+        ]:  # at phone width: nothing wider than the screen, nothing unreadable
+            page.set_viewport_size({"width": 375, "height": 800})
+            page.goto(path)
+            assert page.locator(f"#{card_id}").is_visible(), path
+            assert page.evaluate("document.documentElement.scrollWidth") <= 376, path
+            assert page.evaluate(browser_tests.UNREADABLE) == [], path
+            browser_tests.shot(page, f"backup-ftps-phone-{card_id}")
+        page.set_viewport_size({"width": 1280, "height": 800})
+        page.goto("/ui/backup")
+        ftps_card = page.locator("#ftps-backup")
+        assert ftps.host in ftps_card.inner_text()
+        ftps_card.locator("button[name=start_ftps]").click()
+        page.wait_for_url("**/ui/backup?**")
+        assert "backup started" in page.locator(".banner").first.inner_text()
     with live.socket_client("reader") as client:
         backup = wait_for_job(client, "backup")
     assert backup["state"] == "finished" and backup["result"]["target"].startswith("ftps://")

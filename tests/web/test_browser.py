@@ -12,6 +12,7 @@ import hashlib
 import os
 import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,13 @@ import httpx
 import pytest
 
 from support.workflow_double import WorkflowDouble
-from web.live import ARTIFACTS, BIG_ORIGIN, PASSWORDS, LiveServer, credentials_env, serve_store
+from web.live import (
+    ARTIFACTS,
+    BIG_ORIGIN,
+    PASSWORDS,
+    LiveServer,
+    serve_beside,
+)
 
 CHROMIUM = os.environ.get("ARCHIVE_TEST_CHROMIUM", "/usr/bin/chromium")
 if not Path(CHROMIUM).exists():
@@ -55,13 +62,12 @@ def shot(page: Any, name: str) -> None:
 def ui_live(
     double: WorkflowDouble, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveServer]:
-    env = {
-        **credentials_env(),
-        "WORKFLOW_SERVICE_ENDPOINT": double.url,
-        "WORKFLOW_SYNC_INITIALDELAY": "0",
-        "WORKFLOW_SYNC_INTERVAL": "200",
-    }
-    yield from serve_store(Path(tmp_path_factory.mktemp("ui")), env)
+    yield from serve_beside(
+        double.url,
+        Path(tmp_path_factory.mktemp("ui")),
+        WORKFLOW_SYNC_INITIALDELAY="0",
+        WORKFLOW_SYNC_INTERVAL="200",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -96,6 +102,19 @@ def log_in(page: Any, user: str = "mia") -> None:
     page.fill("input[name=password]", PASSWORDS[user])
     page.click("button[type=submit]")
     page.wait_for_url("**/ui/monitor")
+
+
+@contextmanager
+def logged_in_page(url: str, user: str = "mia") -> Iterator[Any]:
+    """A page of a Chromium of its own on ``url``, logged in as ``user``."""
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        try:
+            page = launched.new_page(base_url=url)
+            log_in(page, user)
+            yield page
+        finally:
+            launched.close()
 
 
 def test_log_in_and_monitor(page: Any) -> None:
@@ -465,12 +484,8 @@ def waiting_live(
     double: WorkflowDouble, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveServer]:
     """A service whose sync waits ten minutes before its first round."""
-    env = {
-        **credentials_env(),
-        "WORKFLOW_SERVICE_ENDPOINT": double.url,
-        "WORKFLOW_SYNC_INITIALDELAY": "10m",
-    }
-    yield from serve_store(Path(tmp_path_factory.mktemp("waiting")), env)
+    tmp = Path(tmp_path_factory.mktemp("waiting"))
+    yield from serve_beside(double.url, tmp, WORKFLOW_SYNC_INITIALDELAY="10m")
 
 
 def test_the_monitor_counts_down_to_the_first_round(browser: Any, waiting_live: LiveServer) -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from support.restore_data import NEW_UID, archived_instances, bad_update
 from support.workflow_double import WorkflowDouble
-from web.live import LiveServer, credentials_env, serve_store
+from web.live import LiveServer, serve_beside
 from web.test_browser import browser, log_in, page, shot
 
 __all__ = ["browser", "page"]  # the fixtures, over this module's ui_live
@@ -28,12 +28,8 @@ BAD = DAY + dt.timedelta(days=5)
 def ui_live(
     double: WorkflowDouble, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveServer]:
-    env = {
-        **credentials_env(),
-        "WORKFLOW_SERVICE_ENDPOINT": double.url,
-        "ARCHIVE_TIMEZONE": "Europe/Berlin",
-    }
-    yield from serve_store(Path(tmp_path_factory.mktemp("ui-asof")), env)
+    tmp = Path(tmp_path_factory.mktemp("ui-asof"))
+    yield from serve_beside(double.url, tmp, ARCHIVE_TIMEZONE="Europe/Berlin")
 
 
 def test_the_plan_is_shown_and_confirmed_before_anything_is_sent(

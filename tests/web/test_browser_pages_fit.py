@@ -4,29 +4,19 @@ month: round ticks, group names whole), the checks of ``test_browser.UNREADABLE`
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from imixs_archive.services.importer import import_sources
-from imixs_archive.services.sources import find_sources
-from web.live import PASSWORDS, LiveServer, credentials_env, serve_store
+from web.live import LiveServer, credentials_env, serve_demo_month
 
 browser_tests = pytest.importorskip("web.test_browser")  # skips without Chromium
-UNREADABLE, FLAGS, CHROMIUM, SAMPLE, shot = (
-    browser_tests.UNREADABLE,
-    browser_tests.FLAGS,
-    browser_tests.CHROMIUM,
-    browser_tests.SAMPLE,
-    browser_tests.shot,
-)
-sync_api = browser_tests.sync_api
+UNREADABLE, SAMPLE, shot = browser_tests.UNREADABLE, browser_tests.SAMPLE, browser_tests.shot
+log_in = browser_tests.log_in
+browser = browser_tests.browser
 pytestmark = pytest.mark.browser
-DEMO = Path(__file__).resolve().parents[2] / "scripts" / "demo_month.py"
 
 # the texts of the charts shown (those of one ``data-chart`` card, or all)
 CHART_TEXTS = """(name) => Array.from(
@@ -40,20 +30,8 @@ def demo_live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """The samples and the demo month, a retention policy (applied only when asked), and
     one hold; no workflow configured."""
     tmp = Path(tmp_path_factory.mktemp("pages-browser"))
-    demo = tmp / "demo.xml"
-    demo.write_bytes(subprocess.run([sys.executable, str(DEMO)], capture_output=True).stdout)
     env = {**credentials_env(), "ARCHIVE_RETENTION": "*=1y"}
-    for live in serve_store(tmp, env):
-        assert import_sources(live.archive, find_sources([str(demo)])).failed == 0
-        yield live
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
-        yield launched
-        launched.close()
+    yield from serve_demo_month(tmp, env)
 
 
 @pytest.mark.parametrize(("width", "prefix"), [(375, "phone"), (1280, "desktop")])
@@ -62,11 +40,7 @@ def test_pages_fit_and_cut_no_label(
 ) -> None:
     context = browser.new_context(base_url=demo_live.url, viewport={"width": width, "height": 800})
     page = context.new_page()
-    page.goto("/login")
-    page.fill("input[name=username]", "mia")
-    page.fill("input[name=password]", PASSWORDS["mia"])
-    page.click("button[type=submit]")
-    page.wait_for_url("**/ui/monitor")
+    log_in(page)
     page.goto("/ui/holds")
     page.fill("input[name=uniqueid]", SAMPLE)
     page.fill("input[name=reason]", "case 4711, court order of 2024-05-02")

@@ -5,26 +5,17 @@ and fitting the screen, an arrow followed to its instances and on to a history."
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from imixs_archive.services.importer import import_sources
-from imixs_archive.services.sources import find_sources
-from web.live import PASSWORDS, LiveServer, credentials_env, serve_store
+from web.live import LiveServer, credentials_env, serve_demo_month
 
 browser_tests = pytest.importorskip("web.test_browser")  # skips without Chromium
-UNREADABLE, FLAGS, CHROMIUM, shot = (
-    browser_tests.UNREADABLE,
-    browser_tests.FLAGS,
-    browser_tests.CHROMIUM,
-    browser_tests.shot,
-)
-sync_api = browser_tests.sync_api
+UNREADABLE, shot, log_in = browser_tests.UNREADABLE, browser_tests.shot, browser_tests.log_in
+browser = browser_tests.browser
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(
@@ -32,25 +23,13 @@ pytestmark = [
         reason="Graphviz's dot is not installed (apt-get install graphviz)",
     ),
 ]
-DEMO = Path(__file__).resolve().parents[2] / "scripts" / "demo_month.py"
 
 
 @pytest.fixture(scope="module")
 def demo_live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    tmp = Path(tmp_path_factory.mktemp("process-map-browser"))
-    demo = tmp / "demo.xml"
-    demo.write_bytes(subprocess.run([sys.executable, str(DEMO)], capture_output=True).stdout)
-    for live in serve_store(tmp, credentials_env()):
-        assert import_sources(live.archive, find_sources([str(demo)])).failed == 0
-        yield live
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
-        yield launched
-        launched.close()
+    yield from serve_demo_month(
+        Path(tmp_path_factory.mktemp("process-map-browser")), credentials_env()
+    )
 
 
 @pytest.mark.parametrize(
@@ -67,11 +46,7 @@ def test_the_map_from_statistics_to_an_instance(
         java_script_enabled=script,
     )
     page = context.new_page()
-    page.goto("/login")
-    page.fill("input[name=username]", "mia")
-    page.fill("input[name=password]", PASSWORDS["mia"])
-    page.click("button[type=submit]")
-    page.wait_for_url("**/ui/monitor")
+    log_in(page)
     page.goto("/ui/stats?from=2024-03-01&to=2024-05-31")
     page.click("#mining a:text('Process map')")
     page.wait_for_url("**/ui/process-map?**")

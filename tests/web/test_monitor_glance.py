@@ -19,11 +19,10 @@ from imixs_archive.config import load_settings
 from imixs_archive.document.model import Long
 from imixs_archive.humanize import human_age
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
-from imixs_archive.web.app import create_app
 from imixs_archive.web.ui_stats import time_axis
 from support.snapshots import make_snapshot
 from support.workflow_double import WorkflowDouble
-from web.live import LiveServer, credentials_env, start_server
+from web.live import LiveServer, credentials_env, serve_filled
 
 NOW = dt.datetime.now(dt.UTC)
 DAYS_AGO = (40, 39, 21, 0)
@@ -42,17 +41,12 @@ def _serve(store: Path, env: dict[str, str], seed: bool) -> Iterator[LiveServer]
     settings = load_settings(
         {"ARCHIVE_DATA_DIR": str(store), "ARCHIVE_BACKUP_DIR": str(store.parent / "b"), **env}
     )
-    app = create_app(settings, backend)
-    archive: Archive = app.state.services.archive
-    if seed:
-        for days in DAYS_AGO:
+
+    def fill(archive: Archive) -> None:
+        for days in DAYS_AGO if seed else ():
             _put(archive, NOW - dt.timedelta(days=days, seconds=2))
-    live = start_server(app, settings, archive)
-    try:
-        yield live
-    finally:
-        live.stop()
-        backend.close()
+
+    yield from serve_filled(backend, settings, fill)
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +108,7 @@ def test_the_monitor_says_at_a_glance_whether_the_archive_is_complete_and_curren
     gap_live: LiveServer,
 ) -> None:
     archive = gap_live.archive
-    newest = max(archive.iter_snapshot_ids(), key=lambda sid: int(sid.rsplit("-", 1)[1]))
+    newest = max(archive.index.iter_snapshot_ids(), key=lambda sid: int(sid.rsplit("-", 1)[1]))
     with gap_live.client("manager") as client:
         held = newest.rsplit("-", 1)[0]
         archive.holds.place(held, "audit", "mia", NOW)

@@ -87,7 +87,7 @@ def test_the_total_uses_stored_day_figures_and_the_ids(tmp_path: Path) -> None:
         assert count_modified(archive, utc(0), utc(0) + dt.timedelta(days=1)) == 4
         # stored figures of the day, current by its stamp, are used instead (marked x10)
         figures = compute_cells(archive, DAY)
-        figures.stamp = archive.day_stamps(DAY, DAY)[DAY]
+        figures.stamp = archive.days.stamps(DAY, DAY)[DAY]
         figures.cells = [[*c[:3], c[3] * 10, *c[4:]] for c in figures.cells]
         store_day(archive, figures)
         assert count_modified(archive, start, end) == 20

@@ -7,7 +7,6 @@ import datetime as dt
 import gzip
 import re
 import shutil
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,24 +19,15 @@ from imixs_archive.document.conventions import origin_id
 from imixs_archive.document.model import Document
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.web.app import create_app
-from web.live import LiveServer, credentials_env, start_server
+from support.demo_docs import demo_documents
+from web.live import LiveServer, credentials_env, serve_documents
 from web.test_api_access import assert_problem
 
-SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 RANGE = {"from": "2024-04-01", "to": "2024-05-31"}
 needs_dot = pytest.mark.skipif(
     shutil.which("dot") is None, reason="Graphviz's dot is not installed (apt-get install graphviz)"
 )
 HOSTILE = '<script>alert("x")</script> \\N "q"'
-
-
-def demo_documents() -> list[Document]:
-    sys.path.insert(0, str(SCRIPTS))
-    try:
-        import demo_month
-    finally:
-        sys.path.remove(str(SCRIPTS))
-    return list(demo_month.month())
 
 
 def hostile_documents() -> list[Document]:
@@ -60,28 +50,6 @@ def hostile_documents() -> list[Document]:
     return docs
 
 
-def serve(tmp: Path, docs: list[Document], **env: str) -> Iterator[LiveServer]:
-    backend = SQLiteBackend(tmp / "store")
-    settings = load_settings(
-        {
-            "ARCHIVE_BACKUP_DIR": str(tmp / "backups"),
-            "ARCHIVE_DATA_DIR": str(tmp / "data"),
-            **credentials_env(),
-            **env,
-        }
-    )
-    app = create_app(settings, backend)
-    archive = app.state.services.archive
-    for doc in docs:
-        archive.store(doc)
-    live = start_server(app, settings, archive)
-    try:
-        yield live
-    finally:
-        live.stop()
-        backend.close()
-
-
 @pytest.fixture(scope="module")
 def docs() -> list[Document]:
     return demo_documents() + hostile_documents()
@@ -89,7 +57,7 @@ def docs() -> list[Document]:
 
 @pytest.fixture(scope="module")
 def live(docs: list[Document], tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    yield from serve(Path(tmp_path_factory.mktemp("process-map")), docs)
+    yield from serve_documents(Path(tmp_path_factory.mktemp("process-map")), docs)
 
 
 def ticket_traces(docs: list[Document]) -> dict[str, list[str]]:
@@ -139,7 +107,9 @@ def test_names_are_escaped_in_the_drawing_and_the_tables(live: LiveServer) -> No
 def test_the_page_without_graphviz_says_what_to_install_and_shows_the_rest(
     docs: list[Document], tmp_path: Path
 ) -> None:
-    for server in serve(tmp_path, docs[:20], ARCHIVE_GRAPHVIZ_DOT=str(tmp_path / "no-dot")):
+    for server in serve_documents(
+        tmp_path, docs[:20], ARCHIVE_GRAPHVIZ_DOT=str(tmp_path / "no-dot")
+    ):
         with server.client("reader") as client:
             group = str(docs[0].get_first("$workflowgroup"))
             page = client.get("/ui/process-map", params={"group": group, **RANGE})

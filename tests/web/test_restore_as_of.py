@@ -15,7 +15,7 @@ import pytest
 
 from support.restore_data import NEW_UID, archived_instances, bad_update
 from support.workflow_double import WorkflowDouble
-from web.live import LiveServer, credentials_env, serve_store
+from web.live import LiveServer, serve_beside
 from web.test_api_access import assert_problem
 from web.test_workflow import finished
 
@@ -28,8 +28,7 @@ POINT = (BAD - dt.timedelta(minutes=5)).replace(tzinfo=None).isoformat()  # in U
 def asof_live(
     double: WorkflowDouble, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveServer]:
-    env = {**credentials_env(), "WORKFLOW_SERVICE_ENDPOINT": double.url}
-    yield from serve_store(Path(tmp_path_factory.mktemp("asof")), env)
+    yield from serve_beside(double.url, Path(tmp_path_factory.mktemp("asof")))
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from imixs_archive.document.conventions import iter_files
 from imixs_archive.recovery.backup import backup
 from support.restore_data import archived_instances, file_hashes
 from support.workflow_double import WorkflowDouble
-from web.live import LiveServer, credentials_env, serve_store
+from web.live import LiveServer, serve_beside
 from web.test_api_access import assert_problem
 from web.test_workflow import finished
 
@@ -29,8 +29,7 @@ RANGE = {"from": "2022-05-01", "to": "2022-05-31"}
 def rs_live(
     double: WorkflowDouble, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveServer]:
-    env = {**credentials_env(), "WORKFLOW_SERVICE_ENDPOINT": double.url}
-    yield from serve_store(Path(tmp_path_factory.mktemp("rs")), env)
+    yield from serve_beside(double.url, Path(tmp_path_factory.mktemp("rs")))
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import load_settings
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.web.app import create_app
-from web.live import PASSWORDS, LiveServer, credentials_env, start_server
+from web.live import LiveServer, credentials_env, start_server
 
 CHROMIUM = os.environ.get("ARCHIVE_TEST_CHROMIUM", "/usr/bin/chromium")
 
@@ -138,25 +138,13 @@ def test_the_monitor_shows_coverage_and_findings(scrubbed: tuple[LiveServer, str
 def test_the_scrub_card_in_chromium(scrubbed: tuple[LiveServer, str]) -> None:
     if not Path(CHROMIUM).exists():
         pytest.skip(f"no Chromium at {CHROMIUM}")
-    sync_api: Any = pytest.importorskip("playwright.sync_api")
+    browser_tests: Any = pytest.importorskip("web.test_browser")
     live, data_id = scrubbed
     _after_a_cycle(live)
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--no-first-run"]
-        )
-        try:
-            page = browser.new_page(base_url=live.url)
-            page.goto("/ui/monitor")
-            page.fill("input[name=username]", "rex")
-            page.fill("input[name=password]", PASSWORDS["rex"])
-            page.click("button[type=submit]")
-            page.wait_for_url("**/ui/monitor")
-            card = page.locator("#scrub")
-            assert card.locator("h2").inner_text() == "Scrub"
-            coverage = card.locator('[data-scrub="coverage"]').inner_text()
-            assert re.fullmatch(r"[\d.]+% of the archive in the last 6s", coverage)
-            assert data_id in card.locator("[data-scrub-findings]").inner_text()
-            assert card.locator('[data-scrub="findings"]').is_visible()
-        finally:
-            browser.close()
+    with browser_tests.logged_in_page(live.url, "rex") as page:
+        card = page.locator("#scrub")
+        assert card.locator("h2").inner_text() == "Scrub"
+        coverage = card.locator('[data-scrub="coverage"]').inner_text()
+        assert re.fullmatch(r"[\d.]+% of the archive in the last 6s", coverage)
+        assert data_id in card.locator("[data-scrub-findings]").inner_text()
+        assert card.locator('[data-scrub="findings"]').is_visible()

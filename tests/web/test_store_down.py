@@ -90,7 +90,7 @@ def test_readyz_is_not_ready_when_the_store_file_is_gone(tmp_path: Path) -> None
     """The connections open already read on from the moved file: only a new one, which a
     new thread needs, would fail. /readyz sees it before the requests do."""
     for live in serve_store(tmp_path, {}):
-        path = Path(live.archive.describe()["path"])
+        path = Path(live.archive.storage.describe()["path"])
         with live.client() as client:
             assert client.get("/readyz").status_code == 200
             path.rename(path.with_name("moved.db"))

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from support.workflow_double import WorkflowDouble
-from web.live import LiveServer, credentials_env, serve_store
+from web.live import LiveServer, serve_beside
 
 
 def eventually(check: Callable[[], Any], timeout: float = 60) -> Any:
@@ -38,15 +38,14 @@ def finished(client: httpx.Client, path: str) -> dict[str, Any]:
 def wf_live(
     double: WorkflowDouble, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveServer]:
-    env = {
-        **credentials_env(),
-        "WORKFLOW_SERVICE_ENDPOINT": double.url,
-        "WORKFLOW_SYNC_INITIALDELAY": "0",
-        "WORKFLOW_SYNC_INTERVAL": "50",
-        "WORKFLOW_SYNC_MAXATTEMPTS": "1",
-        "WORKFLOW_SYNC_RETRYDELAY": "0",
-    }
-    yield from serve_store(Path(tmp_path_factory.mktemp("wf")), env)
+    yield from serve_beside(
+        double.url,
+        Path(tmp_path_factory.mktemp("wf")),
+        WORKFLOW_SYNC_INITIALDELAY="0",
+        WORKFLOW_SYNC_INTERVAL="50",
+        WORKFLOW_SYNC_MAXATTEMPTS="1",
+        WORKFLOW_SYNC_RETRYDELAY="0",
+    )
 
 
 def test_the_sync_loop_runs_in_the_service(wf_live: LiveServer, double: WorkflowDouble) -> None:

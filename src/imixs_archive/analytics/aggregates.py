@@ -52,6 +52,7 @@ class AggregateRow:
     value: str | None
     measures: Measures
 
+    # Own JSON: a key named by the period asked for (instances or instance_days).
     def to_json(self, per: str = "day") -> dict[str, Any]:
         m = self.measures
         return {
@@ -112,6 +113,7 @@ class AggregateReport:
             rows += [AggregateRow(period, value, m) for value, m in ordered]
         return rows
 
+    # Own JSON: rows summed by the dimension and period asked for.
     def to_json(self, by: str | None = None, per: str = "day") -> dict[str, Any]:
         return {
             "from": self.first.isoformat(),
@@ -271,7 +273,7 @@ def _utc_days(
     stamps: dict[dt.date, str] = {}
     for year in sorted({day.year for day in needed}):  # the years asked for only
         start, end = dt.date(year, 1, 1), dt.date(year, 12, 31)
-        stamps.update(archive.day_stamps(max(needed[0], start), min(needed[-1], end)))
+        stamps.update(archive.days.stamps(max(needed[0], start), min(needed[-1], end)))
     stored = {} if recompute else read_stored(archive, needed, workers=workers)
     found = {day: c for day, c in stored.items() if c.stamp == stamps.get(day, "")}
     missing = [day for day in needed if day not in found]

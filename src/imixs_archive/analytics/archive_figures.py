@@ -124,7 +124,7 @@ def archive_figures(
     stamps: dict[dt.date, str] = {}
     for year in sorted({day.year for day in days}):  # the years with days only
         first, last = max(days[0], dt.date(year, 1, 1)), min(today, dt.date(year, 12, 31))
-        stamps.update(archive.day_stamps(first, last))
+        stamps.update(archive.days.stamps(first, last))
     by_month: dict[str, list[dt.date]] = {}
     for day in days:
         by_month.setdefault(f"{day:%Y-%m}", []).append(day)
@@ -263,6 +263,7 @@ class _Sums:
         figures.instances = self.instances
         figures.unreadable = self.unreadable
 
+    # Own JSON: the stored layout, read back by from_json.
     def to_json(self) -> dict[str, Any]:
         return {
             "points": {day.isoformat(): sums for day, sums in sorted(self.points.items())},
@@ -290,7 +291,7 @@ def _days(archive: Archive, today: dt.date) -> list[dt.date]:
     """The UTC days that may have snapshots: the day index's, and every recent day (a
     Java service beside may have added one the index does not know)."""
     recent = today - dt.timedelta(days=RECENT_DAYS)
-    days = {day for day in archive.days_with_snapshots(last=today)}
+    days = {day for day in archive.days.with_snapshots(last=today)}
     if days:
         days.update(recent + dt.timedelta(days=n) for n in range((today - recent).days + 1))
     return sorted(days)

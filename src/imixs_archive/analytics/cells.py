@@ -34,7 +34,7 @@ class DayCells:
     source: str = "live"
     computed_at: dt.datetime | None = None
     stamp: str = ""
-    """The day's change stamp (``Archive.day_stamps``) read before it was counted."""
+    """The day's change stamp (``Archive.days.stamps``) read before it was counted."""
     settled: bool = True
     """False when a snapshot of the day was being written or deleted as it was counted,
     or could not be read: such figures are not stored."""
@@ -57,6 +57,7 @@ class DayCells:
                     logical,
                 )
 
+    # Own JSON: the stored layout with its layout marks, read back by from_json.
     def to_json(self) -> dict[str, Any]:
         return {
             "day": self.day.isoformat(),

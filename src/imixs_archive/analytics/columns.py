@@ -24,6 +24,7 @@ from imixs_archive.document.labels import utc
 from imixs_archive.document.model import Document, normalize_name
 from imixs_archive.document.plain import as_text, plain
 from imixs_archive.errors import ConfigError
+from imixs_archive.jsonable import Jsonable
 
 TYPES = ("str", "int", "float", "bool", "datetime", "decimal", "bytes", "json")
 INT64 = (-(2**63), 2**63 - 1)
@@ -43,10 +44,18 @@ class ColumnSpec:
 
 
 @dataclass(frozen=True)
-class Column:
+class Column(Jsonable):
+    JSON_SKIP = ("kind", "multi")
+    JSON_EXTRA = ("type",)
+
     name: str
     kind: str
     multi: bool
+
+    @property
+    def type(self) -> str:
+        """The kind, ``[]`` after it for a list column (``str[]``)."""
+        return self.kind + ("[]" if self.multi else "")
 
 
 def parse_items(text: str) -> list[ColumnSpec]:

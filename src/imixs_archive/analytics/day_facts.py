@@ -37,8 +37,8 @@ def read_day_facts(archive: Archive, day: dt.date, *, repair: bool = True) -> Da
     is left out, and the figures are not settled)."""
     checkpoint()  # a request's (or serve's) budget: stops between two days
     read = DayFacts(day)
-    ids = archive.day_snapshot_ids(day)
-    facts = archive.day_facts(day)
+    ids = archive.days.snapshot_ids(day)
+    facts = archive.facts.of_day(day)
     for snapshot_id in ids:
         if not is_snapshot_id(snapshot_id):
             continue
@@ -48,7 +48,7 @@ def read_day_facts(archive: Archive, day: dt.date, *, repair: bool = True) -> Da
             if not repair:
                 continue
             try:
-                fact = archive.repair_fact(snapshot_id, day)
+                fact = archive.facts.repair(snapshot_id, day)
             except ArchiveError:
                 read.unreadable += 1
                 continue
@@ -66,7 +66,7 @@ def within_archive(
     UTC day may be the local day before) to its last or ``today`` (plus one). A range to
     a far year reads the months the archive has, not the calendar's. None when the
     archive is empty or nothing of the range is left."""
-    span = archive.day_span()
+    span = archive.days.span()
     if span is None:
         return None
     lo = span[0] - dt.timedelta(days=1)
@@ -86,12 +86,12 @@ def instances_on_days(
     accepts: found from the day index and the facts, no snapshot read; the instances' ids
     are held as a set, one instance's snapshot ids at a time."""
     origins: set[str] = set()
-    for day in archive.days_with_snapshots(first, last):
-        facts = archive.day_facts(day)
-        for snapshot_id in archive.day_snapshot_ids(day):
+    for day in archive.days.with_snapshots(first, last):
+        facts = archive.facts.of_day(day)
+        for snapshot_id in archive.days.snapshot_ids(day):
             if is_snapshot_id(snapshot_id) and keep(snapshot_id, facts.get(snapshot_id)):
                 origins.add(origin_id(snapshot_id))
     for origin in sorted(origins):
-        ids = archive.instance_ids(origin)
+        ids = archive.index.instance_ids(origin)
         if ids:
             yield ids

@@ -6,7 +6,7 @@ everything else they read through the ``Archive``.
 A day is stored once it is over: when it lies more than ``grace_days`` (default 1) days
 before today (UTC), so that snapshots arriving late - a sync that was paused, a workflow
 clock a little off - are counted without a second computation. A stored day is used only
-while the archive's change stamp of the day (``Archive.day_stamps``, read before the day's
+while the archive's change stamp of the day (``Archive.days.stamps``, read before the day's
 snapshots were) is the one stored with it: a snapshot of that day stored or deleted since,
 by any process, changed the stamp, and the day is computed again and stored anew. Figures
 that met a snapshot half written are not stored. Snapshots the Java service writes stamp

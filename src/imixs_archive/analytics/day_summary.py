@@ -59,6 +59,7 @@ class DaySummary:
                 _add(summary.by[dimension].setdefault(value, [0, 0, 0, 0]), sums)
         return summary
 
+    # Own JSON: the stored layout with its layout marks, read back by from_json.
     def to_json(self) -> dict[str, Any]:
         return {
             "day": self.day.isoformat(),

@@ -11,7 +11,7 @@ in the given zone (as ``export_table.py``); groups keep the events of those work
 groups; an instance without an event kept has no trace.
 
 Which instances: without a range or groups, one paged pass over them
-(``Archive.iter_instances``); with a range or groups, those the range's days' index and
+(``Archive.index.iter_instances``); with a range or groups, those the range's days' index and
 facts name (``archive/facts.py``: no snapshot read to find them; their ids held as a set).
 A few instances are in flight; each instance's snapshots near the range (by their ids'
 time) are read, reduced to their events and written. No more than a few traces are held,
@@ -45,6 +45,7 @@ from imixs_archive.document.conventions import (
 from imixs_archive.document.labels import label, utc
 from imixs_archive.document.model import Document
 from imixs_archive.errors import ConfigError, NotFoundError
+from imixs_archive.jsonable import Jsonable
 from imixs_archive.timezones import day_bounds
 
 FORMATS = ("xes", "xes.gz", "jsonocel")
@@ -82,19 +83,13 @@ class EventLogSpec:
 
 
 @dataclass
-class EventLogSummary:
+class EventLogSummary(Jsonable):
+    JSON_ROUNDED = ("seconds",)
+
     traces: int = 0
     events: int = 0
     warnings: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "traces": self.traces,
-            "events": self.events,
-            "warnings": self.warnings,
-            "seconds": round(self.seconds, 3),
-        }
 
 
 @dataclass(frozen=True)
@@ -166,7 +161,7 @@ def iter_traces(archive: Archive, spec: EventLogSpec) -> Iterator[tuple[str, lis
     if spec.groups or (spec.first is not None and spec.last is not None):
         instances = _instances_met(archive, spec, low, high)
     else:
-        instances = archive.iter_instances()
+        instances = archive.index.iter_instances()
     for uniqueid, events in ordered_map(events_of, instances, workers=spec.workers):
         if events:
             yield uniqueid, events

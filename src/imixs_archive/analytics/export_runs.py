@@ -56,7 +56,6 @@ from imixs_archive.analytics.export_table import (
     to_rows,
 )
 from imixs_archive.archive.instance_runs import OpenRun
-from imixs_archive.archive.part_runs import SaveClock
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.model import Document
 from imixs_archive.durable import sync_file, sync_folder
@@ -155,8 +154,7 @@ class _PartExport:
         started = time.perf_counter()
         self._take_up()
         self.summary.resumed = self.run.resumed
-        clock = SaveClock()
-        place = self.run.after
+        place = self.run.start()
         with _interrupt_deferred() as interrupted:
             for at, found in instance_walk(self.archive, self.spec, place, self.run.upto):
                 self._add(found)
@@ -170,7 +168,7 @@ class _PartExport:
                 except KeyboardInterrupt:  # between instances: what was read is kept
                     self._save(place)
                     raise
-                if clock.due():
+                if self.run.clock.due():
                     self._save(place)
         self._decide_columns()
         self._save(place)
@@ -243,7 +241,7 @@ class _PartExport:
             "warnings": self.summary.warnings,
             "columns": _encoded(self.columns),
         }
-        self.run.save(place, state)
+        self.run.save_job(place, state)
 
     def _join(self) -> None:
         """The pieces as the output file, durable, renamed into place."""

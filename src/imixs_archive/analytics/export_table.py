@@ -39,6 +39,7 @@ from imixs_archive.document.labels import utc
 from imixs_archive.document.model import Document
 from imixs_archive.document.plain import plain
 from imixs_archive.errors import ConfigError
+from imixs_archive.jsonable import Jsonable
 from imixs_archive.storage.base import Position
 from imixs_archive.timezones import day_bounds
 
@@ -70,7 +71,10 @@ class ExportSpec:
 
 
 @dataclass
-class ExportSummary:
+class ExportSummary(Jsonable):
+    JSON_ROUNDED = ("seconds",)
+    JSON_NULL_IF_EMPTY = ("resumed",)
+
     rows: int = 0
     batches: int = 0
     columns: list[Column] = field(default_factory=list)
@@ -78,18 +82,6 @@ class ExportSummary:
     seconds: float = 0.0
     resumed: str = ""
     """Where a run that went on took up (``export_runs.py``; '' when it began)."""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "rows": self.rows,
-            "batches": self.batches,
-            "columns": [
-                {"name": c.name, "type": c.kind + ("[]" if c.multi else "")} for c in self.columns
-            ],
-            "warnings": self.warnings,
-            "seconds": round(self.seconds, 3),
-            "resumed": self.resumed or None,
-        }
 
 
 def export_table(archive: Archive, spec: ExportSpec, out: IO[bytes]) -> ExportSummary:
@@ -201,7 +193,7 @@ def instance_walk(
     def read(found: tuple[Position, list[str]]) -> tuple[Position, Found]:
         return found[0], pick(archive, spec, found[1])
 
-    instances = archive.instances_in_range(after, upto)
+    instances = archive.index.instances_in_range(after, upto)
     yield from ordered_map(read, instances, workers=spec.workers, window=2 * spec.workers)
 
 
@@ -224,9 +216,9 @@ def _by_days(
 
     utc_first = day_bounds(first, tz)[0].date()
     utc_last = (day_bounds(last, tz)[1] - dt.timedelta(microseconds=1)).date()
-    days = archive.days_with_snapshots(utc_first, utc_last)  # not every calendar day
+    days = archive.days.with_snapshots(utc_first, utc_last)  # not every calendar day
     partitions = ordered_map(
-        archive.day_snapshot_ids, days, workers=min(4, workers), window=min(4, workers)
+        archive.days.snapshot_ids, days, workers=min(4, workers), window=min(4, workers)
     )
     ids = (sid for day in partitions for sid in day)
     for snapshot_id, doc in ordered_map(load, ids, workers=workers):

@@ -7,7 +7,7 @@ A kept figure is read only while the day stamps it was counted at hold (``day_st
 ``archive_figures.py``): one whose stamps moved on is stale, not damaged (counted again at
 its next use), and so is one whose days have a snapshot without a fact (being written). What
 remains and differs is damage in the kept row, unless the day's facts themselves disagree
-with their snapshots (``Archive.day_fact_problems``): then the facts are reported (by the
+with their snapshots (``Archive.facts.problems``): then the facts are reported (by the
 ``snapshots`` walk), not the figures counted from them. The stamps are read again before a
 difference is reported: a snapshot stored or deleted meanwhile makes it stale.
 
@@ -85,13 +85,13 @@ def _summary_again(archive: Archive, day: dt.date) -> str | None:
     stamp = _stamp(archive, day)
     summary = next(read_summaries(archive, day, day), None)
     what = None if summary is None else _summary_differs(archive, day, summary)
-    if what is None or _stamp(archive, day) != stamp or archive.day_fact_problems(day):
+    if what is None or _stamp(archive, day) != stamp or archive.facts.problems(day):
         return None  # stale meanwhile, or the facts are what disagrees
     return f"{day}: {what}"
 
 
 def _stamp(archive: Archive, day: dt.date) -> str:
-    return archive.day_stamps(day, day).get(day, "")
+    return archive.days.stamps(day, day).get(day, "")
 
 
 class _Days:
@@ -128,7 +128,7 @@ def _month_differs(
         first = dt.date.fromisoformat(f"{month}-01")
     except ValueError:
         return f"{month!r} is no month"
-    stamps = archive.day_stamps(first, (first + dt.timedelta(days=31)).replace(day=1))
+    stamps = archive.days.stamps(first, (first + dt.timedelta(days=31)).replace(day=1))
     return kept_month_problem(archive, zone, month, kept, days(), stamps)
 
 
@@ -138,6 +138,6 @@ def _month_again(archive: Archive, days: _Days, zone: str, month: str) -> str | 
     if what is None:
         return None  # gone, rewritten or stale meanwhile
     for day in days():
-        if f"{day:%Y-%m}" == month and archive.day_fact_problems(day):
+        if f"{day:%Y-%m}" == month and archive.facts.problems(day):
             return None  # the facts are what disagrees: the snapshots walk names them
     return what

@@ -68,6 +68,7 @@ class DayFigures:
     source: str = "live"
     computed_at: dt.datetime | None = None
 
+    # Own JSON: the stored layout (measures as lists), read back by from_json.
     def to_json(self) -> dict[str, Any]:
         return {
             "day": self.day.isoformat(),

@@ -34,6 +34,7 @@ class ItemChange:
     old: list[Any]
     new: list[Any]
 
+    # Own JSON: item values as plain JSON (``plain``), not as stored.
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name,
@@ -65,6 +66,7 @@ class HistoryStep:
     items: list[ItemChange] = field(default_factory=list)
     files: list[FileChange] = field(default_factory=list)
 
+    # Own JSON: times in the zone asked for, to the millisecond.
     def to_json(self, tz: dt.tzinfo = dt.UTC) -> dict[str, Any]:
         return {
             "index": self.index,
@@ -88,6 +90,7 @@ class InstanceHistory:
         """Seconds from the first to the last snapshot."""
         return (self.steps[-1].time - self.steps[0].time).total_seconds() if self.steps else 0.0
 
+    # Own JSON: times in the zone asked for; counts and duration derived.
     def to_json(self, tz: dt.tzinfo = dt.UTC) -> dict[str, Any]:
         """Times in ``tz``, named as ``tz``."""
         return {
@@ -117,7 +120,7 @@ def iter_history(
     ids = archive.list_instance(uniqueid.strip(), newest_first=False)
     for index, snapshot_id in enumerate(ids):
         doc = archive.load(snapshot_id, with_files=False)
-        keys = archive.file_keys(snapshot_id, doc)
+        keys = archive.index.file_keys(snapshot_id, doc)
         when = snapshot_time(snapshot_id)
         step = HistoryStep(
             index=index,

@@ -73,6 +73,7 @@ class LeadTimes:
     def percentile(self, q: float) -> float:
         return percentile(sorted(self.samples), q)
 
+    # Own JSON: percentiles of the samples, not the samples.
     def to_json(self) -> dict[str, Any]:
         """Seconds to the millisecond (the precision of the snapshots' times): no
         ``528679.6433500001`` from interpolating percentiles."""
@@ -133,7 +134,7 @@ def lead_times(
     if finished_from is not None and finished_to is not None:
         _range_samples(archive, (finished_from, finished_to), tz, finished, workers, now, take)
     else:  # another rule with an open end: every instance
-        every = archive.iter_instances()
+        every = archive.index.iter_instances()
         for _day, name, seconds in _samples(archive, every, {}, bounds, tz, finished, workers):
             take(name, seconds)
     return sorted(groups.values(), key=lambda g: (-g.count, g.group))

@@ -9,8 +9,9 @@ over yet. A finished unit is counted once, whole, by the caller's count, and kep
 ``2025-03-07``) with a digest of the change stamps of the UTC days it covers: while they
 hold, a range reads the kept row and takes its days; when a snapshot of it is stored or
 deleted (its day's stamp changes), it is counted again at its next use. Once a month is
-kept whole, its days' rows go. What is not over yet, or was counted while a snapshot was
-half written, is counted for the range each time and not kept.
+kept whole, its days' rows go (once: a month counted again has none). What is not over
+yet, or was counted while a snapshot was half written, is counted for the range each
+time and not kept.
 """
 
 from __future__ import annotations
@@ -102,7 +103,10 @@ class PeriodCache:
         data, settled = count()
         if settled:
             store_month(self.archive, self.zone, kind, key, {"digest": digest, "data": data})
-            if month:  # its days' rows are no longer read
+            if month and kept is None:  # its days' rows are no longer read: dropped once,
+                # when the month is first kept (a month counted again has none: a delete
+                # of each of its days each time left a tombstone each on Cassandra, which
+                # a read of the table walks, and past 100,000 refuses)
                 day = unit[0]
                 while day <= unit[1]:
                     drop_period(self.archive, self.zone, kind, day.isoformat())
@@ -125,7 +129,7 @@ class PeriodCache:
         while day <= end:
             if day.year not in self._stamps:
                 year = dt.date(day.year, 1, 1), dt.date(day.year, 12, 31)
-                self._stamps[day.year] = self.archive.day_stamps(*year)
+                self._stamps[day.year] = self.archive.days.stamps(*year)
             parts.append(f"{day.isoformat()}={self._stamps[day.year].get(day, '')}")
             day += dt.timedelta(days=1)
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]

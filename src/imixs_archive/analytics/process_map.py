@@ -36,6 +36,7 @@ from imixs_archive.analytics.process_steps import NO_TASK, NO_TASK_WARNING, step
 from imixs_archive.archive.facts import SLOT_MINUTES
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import origin_id, snapshot_millis
+from imixs_archive.jsonable import Jsonable
 from imixs_archive.timezones import day_bounds, epoch_ms, zone_label
 
 KIND = "dfg"
@@ -52,6 +53,7 @@ class Edge:
     instances: list[str] = field(repr=False)
     """The process instances that took this edge (each once), in the order first met."""
 
+    # Own JSON: counts its instances, does not list them.
     def to_json(self) -> dict[str, Any]:
         return {
             "source": self.source,
@@ -63,22 +65,20 @@ class Edge:
 
 
 @dataclass
-class Variant:
+class Variant(Jsonable):
+    JSON_ROUNDED = ("median_seconds",)
+
     steps: tuple[str, ...]
     count: int
     median_seconds: float
     """Throughput: the first step to the last, median over the variant's traces."""
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "steps": list(self.steps),
-            "count": self.count,
-            "median_seconds": round(self.median_seconds, 3),
-        }
-
 
 @dataclass
-class ProcessMap:
+class ProcessMap(Jsonable):
+    JSON_NAMES = (("first", "from"), ("last", "to"), ("zone", "tz"))
+    JSON_ROUNDED = ("seconds",)
+
     group: str
     first: dt.date
     last: dt.date
@@ -86,9 +86,9 @@ class ProcessMap:
     instances: int = 0
     events: int = 0
     steps: dict[str, int] = field(default_factory=dict)
-    edges: list[Edge] = field(default_factory=list)
     starts: dict[str, int] = field(default_factory=dict)
     ends: dict[str, int] = field(default_factory=dict)
+    edges: list[Edge] = field(default_factory=list)
     variants: list[Variant] = field(default_factory=list)
     warnings: dict[str, int] = field(default_factory=dict)
     counted: dict[str, int] = field(default_factory=dict)
@@ -98,24 +98,6 @@ class ProcessMap:
 
     def edge(self, source: str, target: str) -> Edge | None:
         return next((e for e in self.edges if (e.source, e.target) == (source, target)), None)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "group": self.group,
-            "from": self.first.isoformat(),
-            "to": self.last.isoformat(),
-            "tz": self.zone,
-            "instances": self.instances,
-            "events": self.events,
-            "steps": self.steps,
-            "starts": self.starts,
-            "ends": self.ends,
-            "edges": [e.to_json() for e in self.edges],
-            "variants": [v.to_json() for v in self.variants],
-            "warnings": self.warnings,
-            "counted": self.counted,
-            "seconds": round(self.seconds, 3),
-        }
 
 
 def process_map(
@@ -167,7 +149,7 @@ def count_days(
     steps: dict[str, int] = {}
     days: dict[str, dict[str, list[int]]] = {}
     settled, unreadable = True, 0
-    for day in archive.days_with_snapshots(
+    for day in archive.days.with_snapshots(
         start.date(), (end - dt.timedelta(microseconds=1)).date()
     ):
         read = read_day_facts(archive, day)

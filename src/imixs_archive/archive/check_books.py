@@ -1,8 +1,8 @@
 """The books of ``verify`` and the scrub (``archive_checks``): small JSON documents by name,
 set whatever they hold or by compare and set, and a lease on top of them.
 
-What each book holds is up to ``archive/verify_runs.py`` and ``archive/scrub.py``; this
-module only reads and writes them.
+What each book holds is up to the jobs that stop and go on (``archive/part_runs.py``) and
+``archive/scrub.py``; this module only reads and writes them.
 """
 
 from __future__ import annotations

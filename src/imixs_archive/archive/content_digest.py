@@ -1,4 +1,4 @@
-"""A snapshot's content digest (``ledger_entries.snapshot_digest``) from what the store holds
+"""A snapshot's content digest (``ledger/entries.snapshot_digest``) from what the store holds
 now, every byte read checked: what the ledger logs of a snapshot found in the store, and
 what ledger verify compares with the entry that logged it."""
 
@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from imixs_archive.archive.ledger_entries import snapshot_digest
 from imixs_archive.archive.snapshot_reads import snapshot_file_keys
 from imixs_archive.archive.snapshot_xml import digest, parse_stored, read_stored
 from imixs_archive.filestore.store import FileStore
+from imixs_archive.ledger.entries import snapshot_digest
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import SNAPSHOTS
 

@@ -28,19 +28,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Any
 
-from imixs_archive.archive.check_books import CheckBooks
-from imixs_archive.archive.part_runs import (
-    SaveClock,
-    book_name,
-    finish_part,
-    part_bounds,
-    part_lease,
-    part_plan,
-    resumable,
-)
+from imixs_archive.archive.part_runs import PartDone, PartRun
 from imixs_archive.filestore.garbage import now_us
 from imixs_archive.filestore.gc import (
     CLOCK_SKEW_US,
@@ -51,7 +42,6 @@ from imixs_archive.filestore.gc import (
     walk_range,
 )
 from imixs_archive.storage.base import Backend, Position
-from imixs_archive.timezones import now_ms
 
 JOB = "gc"
 DRY_JOB = "gc-dry-run"
@@ -60,16 +50,8 @@ Progress = Callable[[str], None]
 """Called after each partition walked, with the walk's name."""
 
 
-@dataclass
-class GcRun:
-    """A finished run (or part): its report, and where it went on from."""
-
-    report: GcReport
-    part: int = 1
-    parts: int = 1
-    resumed: str = ""
-    """Where the run went on from ('' when it began): the walk and how far it was."""
-    seconds: float = 0.0
+class GcRun(PartDone[GcReport]):
+    """A finished collection (or part of one): its report, and where it went on from."""
 
     def to_json(self) -> dict[str, Any]:
         """The report as ``gc --json`` prints it, with the part and where it went on."""
@@ -98,91 +80,49 @@ def gc_part(
     """Collect part ``part`` of ``parts`` (1 of 1: everything), going on where an
     unfinished run of it stopped unless ``restart``. BusyError when another process runs
     this part. ``clock`` and ``clock_skew_us`` as :func:`gc.collect`'s."""
-    books = CheckBooks(backend)
     job = DRY_JOB if dry_run else JOB
     began = time.monotonic()
-    with part_lease(books, job, part, parts, holder) as renew:
-        plan = part_plan(backend, books, job, {walk.name: walk.table for walk in WALKS}, parts)
-        name = book_name(job, part, parts)
-        saved = None if restart else books.read(name)
-        walk, after, report, resumed = 0, None, None, ""
-        if saved is not None and resumable(saved, plan):
-            walk, after = int(saved["walk"]), saved.get("after")
-            report = _restored(saved["report"])
-            where = WALKS[walk].name if walk < len(WALKS) else "the end"
-            resumed = f"{where}, after {int(saved.get('partitions', 0)):,} partitions"
-        run = GcPass.begin(
-            backend, grace, dry_run, clock, clock_skew_us, report, removes=walk <= _PIECES
+    tables = {walk.name: walk.table for walk in WALKS}
+    with PartRun.held(backend, job, tables, holder=holder, part=part, parts=parts) as run:
+        run.take_up(restart)
+        report, resumed, partitions = None, "", 0
+        if run.found is not None:
+            report = _restored(run.found["report"])
+            partitions = int(run.found.get("partitions", 0))
+            resumed = f"{run.where()}, after {partitions:,} partitions"
+        gc = GcPass.begin(
+            backend, grace, dry_run, clock, clock_skew_us, report, removes=run.walk <= _PIECES
         )
-        book = _Book(books, name, plan, renew, walk, after)
-        book.partitions = int(saved.get("partitions", 0)) if resumed and saved else 0
-        book.walk_all(backend, run, part, parts, progress)
+        _walk(run, gc, partitions, progress)
         if parts == 1:
-            finish_whole(backend, run.report)
-        finish_part(books, job, plan, part, parts)
-    return GcRun(run.report, part, parts, resumed, time.monotonic() - began)
+            finish_whole(backend, gc.report)
+        run.finish()
+    return GcRun(gc.report, part, parts, resumed, time.monotonic() - began)
 
 
 _PIECES = next(k for k, walk in enumerate(WALKS) if walk.name == "pieces")
 """The last walk that needs the filter of listed Java pieces."""
 
 
-class _Book:
-    """Where a run stands (the walk, the last partition done) and its book."""
+def _walk(run: PartRun, gc: GcPass, partitions: int, progress: Progress | None) -> None:
+    """The walks left, the book saved with the report as of the last partition done."""
+    counted: dict[str, Any] = {"partitions": partitions, "report": _saved(gc.report)}
 
-    def __init__(
-        self,
-        books: CheckBooks,
-        name: str,
-        plan: dict[str, Any],
-        renew: Callable[[], str],
-        walk: int,
-        after: Position | None,
-    ) -> None:
-        self.books, self.name, self.plan, self.renew = books, name, plan, renew
-        self.walk, self.after = walk, after
-        self.partitions = 0
-        self.counted: dict[str, Any] = {}
-        """The report as of the last partition done (what a save records)."""
+    def done(at: Position) -> None:
+        counted["partitions"] += 1
+        counted["report"] = _saved(gc.report)
+        if run.passed(at):
+            run.save(counted)
+        if progress is not None:
+            progress(WALKS[run.walk].name)
 
-    def walk_all(
-        self, backend: Backend, run: GcPass, part: int, parts: int, progress: Progress | None
-    ) -> None:
-        clock = SaveClock()
-        self.counted = _saved(run.report)
-
-        def done(at: Position) -> None:
-            self.after, self.partitions = at, self.partitions + 1
-            self.counted = _saved(run.report)
-            if clock.due():
-                self.save()
-            if progress is not None:
-                progress(WALKS[self.walk].name)
-
-        try:
-            while self.walk < len(WALKS):
-                walk = WALKS[self.walk]
-                lower, upper = part_bounds(self.plan, walk.name, part, parts)
-                start = self.after if self.after is not None else lower
-                walk_range(backend, walk, start, upper, run, done)
-                self.walk, self.after = self.walk + 1, None
-                self.counted = _saved(run.report)
-                self.save()
-        except KeyboardInterrupt:
-            self.save()  # after the last partition done: goes on there
-            raise
-
-    def save(self) -> None:
-        state = {
-            "plan": self.plan["id"],
-            "walk": self.walk,
-            "after": self.after,
-            "partitions": self.partitions,
-            "report": self.counted,
-            "saved": now_ms(),
-        }
-        self.books.write(self.name, state)
-        self.renew()
+    try:
+        for walk, after, upto in run.ranges(lambda: counted):
+            walk_range(run.backend, WALKS[walk], after, upto, gc, done)
+            counted["report"] = _saved(gc.report)
+    except KeyboardInterrupt:
+        run.save(counted)  # after the last partition done: goes on there
+        raise
 
 
 def _saved(report: GcReport) -> dict[str, Any]:

@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from imixs_archive.archive import snapshot_reads as reads
-from imixs_archive.archive.ledger_books import LedgerBooks
-from imixs_archive.archive.ledger_entries import HOLD_PLACED, HOLD_RELEASED, Entry
 from imixs_archive.document.conventions import (
     is_snapshot_id,
     iter_files,
@@ -25,6 +23,8 @@ from imixs_archive.errors import ConfigError, NotFoundError
 from imixs_archive.filestore.garbage import PIN
 from imixs_archive.filestore.reading import EMPTY_MD5
 from imixs_archive.jsonable import Jsonable
+from imixs_archive.ledger.books import LedgerBooks
+from imixs_archive.ledger.entries import HOLD_PLACED, HOLD_RELEASED, Entry
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,

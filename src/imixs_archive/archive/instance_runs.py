@@ -2,7 +2,8 @@
 
 The instances are met one at a time (the ids of its snapshots, oldest first) in the
 store's range order of ``snapshots_by_uniqueid``, so ``--part K/N`` gives each of N
-processes a range of its own (``part_runs.py``: the lease, the plan of cuts and the end).
+processes a range of its own (``part_runs.py``: the lease, the plan of cuts, the place and
+the end).
 The job's book (``JOB/K/N`` in ``archive_checks``) holds the place after the last instance
 the job finished with what the job counted up to there, written every few seconds and
 when the job stops (Ctrl-C, or the job saying so): run again, it goes on after that
@@ -22,25 +23,15 @@ table export) opens the run with :func:`open_instance_run` and saves its place i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from imixs_archive.archive.check_books import CheckBooks
-from imixs_archive.archive.part_runs import (
-    SaveClock,
-    book_name,
-    finish_part,
-    part_bounds,
-    part_lease,
-    part_plan,
-    resumable,
-)
+from imixs_archive.archive.part_runs import PartRun
 from imixs_archive.document.conventions import is_snapshot_id, snapshot_order
 from imixs_archive.storage.base import Backend, Position
 from imixs_archive.storage.model import SNAPSHOTS_BY_UNIQUEID
-from imixs_archive.timezones import now_ms
 
 WALK = "instances"
 
@@ -99,8 +90,7 @@ def run_over_instances(
     ) as run:
         if run.saved is not None:
             job.restore(run.saved)
-        clock = SaveClock()
-        place = run.after
+        place = run.start()
         try:
             for at, ids in run.instances():
                 going_on = job.visit(ids)
@@ -109,98 +99,58 @@ def run_over_instances(
                 if seen is not None:
                     seen()
                 if not going_on:
-                    run.save(place, job.saved())
+                    run.save_job(place, job.saved())
                     return InstanceRun(False, run.resumed)
-                if clock.due():
-                    run.save(place, job.saved())
+                if run.clock.due():
+                    run.save_job(place, job.saved())
         except KeyboardInterrupt:
-            run.save(place, job.saved())  # after the last instance finished: goes on there
+            run.save_job(place, job.saved())  # after the last instance finished: goes on there
             raise
         run.finish()
     return InstanceRun(True, run.resumed)
 
 
-class OpenRun:
-    """Part ``part`` of ``parts`` of a run over the instances, its lease held: where it
-    walks (after ``after`` up to ``upto``), what a stopped run of it saved, and its book.
-    For a job that walks on its own (several instances in flight, a place that trails the
-    walk): :func:`run_over_instances` is the usual way."""
+class OpenRun(PartRun):
+    """Part ``part`` of ``parts`` of a run over the instances, its lease held
+    (:meth:`PartRun.held`): where it walks (from :meth:`start` up to ``upto``), what a
+    stopped run of it saved, and its book. For a job that walks on its own (several
+    instances in flight, a place that trails the walk): :func:`run_over_instances` is the
+    usual way."""
 
-    def __init__(
-        self,
-        backend: Backend,
-        books: CheckBooks,
-        plan: dict[str, Any],
-        renew: Callable[[], str],
-        *,
-        name: str,
-        key: str,
-        part: int,
-        parts: int,
-    ) -> None:
-        self._backend, self._books, self._plan, self._renew = backend, books, plan, renew
-        self.name, self.key, self.part, self.parts = name, key, part, parts
-        self.book = book_name(name, part, parts)
-        self.after, self.upto = part_bounds(plan, WALK, part, parts)
-        self.saved: dict[str, Any] | None = None
-        """What the job saved in the run it goes on from (None: it begins)."""
-        self.resumed = ""
-        """Where the run went on from ('' when it began)."""
-        self.met = 0
-        """Instances met so far in this run, with those of the runs it goes on from."""
+    key = ""
+    """What the job was asked: a book of another key is not taken up."""
+    saved: dict[str, Any] | None = None
+    """What the job saved in the run it goes on from (None: it begins)."""
+    resumed = ""
+    """Where the run went on from ('' when it began)."""
+    met = 0
+    """Instances met so far in this run, with those of the runs it goes on from."""
 
-    def take_up(self, restart: bool) -> None:
-        """Go on from the book of an unfinished run of this plan and key, unless
+    @property
+    def upto(self) -> Position | None:
+        return self.bounds(0)[1]
+
+    def go_on(self, key: str, restart: bool) -> None:
+        """Go on from the book of an unfinished run of this plan asked ``key``, unless
         ``restart``."""
-        saved = None if restart else self._books.read(self.book)
-        if saved is None or not resumable(saved, self._plan) or saved.get("key") != self.key:
-            return
-        self.saved, self.after = saved["job"], saved.get("after")
-        self.met = int(saved.get("instances", 0))
-        self.resumed = f"after {self.met:,} instances"
+        self.key = key
+        self.take_up(restart, accept=lambda saved: saved.get("key") == key)
+        if self.found is not None:
+            self.saved, self.met = self.found["job"], int(self.found.get("instances", 0))
+            self.resumed = f"after {self.met:,} instances"
 
     def begin_again(self) -> None:
-        """Walk the part from its start (what a stopped run left cannot be used)."""
-        self.after = part_bounds(self._plan, WALK, self.part, self.parts)[0]
+        super().begin_again()
         self.saved, self.resumed, self.met = None, "", 0
 
     def instances(self) -> Iterator[tuple[Position, list[str]]]:
         """The part's instances after the place the run goes on from."""
-        return instances_in_range(self._backend, self.after, self.upto)
+        return instances_in_range(self.backend, self.start(), self.upto)
 
-    def save(self, place: Position | None, job: dict[str, Any]) -> None:
+    def save_job(self, place: Position | None, job: dict[str, Any]) -> None:
         """Every instance up to ``place`` is done; ``job`` what the job counted so far."""
-        state = {"plan": self._plan["id"], "key": self.key, "after": place, "instances": self.met}
-        self._books.write(self.book, {**state, "job": job, "saved": now_ms()})
-        self._renew()
-
-    def finish(self, shared: Sequence[str] = ()) -> None:
-        """The part is done (its book goes; the last part's end removes the plan, and the
-        books of :meth:`plan_book` named in ``shared``)."""
-        finish_part(self._books, self.name, self._plan, self.part, self.parts)
-        if self.parts > 1 and self._books.read(f"{self.name}-plan/{self.parts}") is None:
-            for what in shared:  # the last part to finish
-                self._books.drop(f"{self.name}-{what}/{self.parts}")
-
-    def plan_book(self, what: str, state: dict[str, Any] | None) -> dict[str, Any] | None:
-        """A book every part of this plan shares (``JOB-what/N``): this ``state`` when no
-        part wrote it yet for this plan, else what the first part wrote (``state`` None:
-        only read, None when no part wrote it). Removed with the plan (:meth:`finish`).
-        A run in one part has no plan: ``state`` as it is."""
-        if self.parts == 1:
-            return state
-        name = f"{self.name}-{what}/{self.parts}"
-        if state is None:
-            found = self._books.read(name)
-            return found if found is not None and found.get("plan") == self._plan["id"] else None
-        mine = {**state, "plan": self._plan["id"]}
-        found = self._books.open(name, mine)
-        if found.get("plan") != self._plan["id"]:  # left by an earlier plan: replaced
-            expected = self._books.text(name)
-            if expected is not None and self._books.turn(name, expected, mine):
-                return mine
-            found = self._books.read(name) or mine
-        return found
+        self.after = place
+        self.save({"key": self.key, "instances": self.met, "job": job})
 
 
 @contextmanager
@@ -217,11 +167,9 @@ def open_instance_run(
     """Part ``part`` of ``parts`` of the run ``name`` (asked ``key``) for the block, its
     lease held, taken up where a stopped run stood unless ``restart``. BusyError when
     another process runs this part."""
-    books = CheckBooks(backend)
-    with part_lease(books, name, part, parts, holder) as renew:
-        plan = part_plan(backend, books, name, {WALK: SNAPSHOTS_BY_UNIQUEID}, parts)
-        run = OpenRun(backend, books, plan, renew, name=name, key=key, part=part, parts=parts)
-        run.take_up(restart)
+    tables = {WALK: SNAPSHOTS_BY_UNIQUEID}
+    with OpenRun.held(backend, name, tables, holder=holder, part=part, parts=parts) as run:
+        run.go_on(key, restart)
         yield run
 
 

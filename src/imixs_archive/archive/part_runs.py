@@ -13,17 +13,24 @@ again. This module holds what every such job shares:
   plan and the books;
 - the **save clock**: a book is written every few seconds, not after every partition.
 
-What a book holds beyond the place is the job's (``verify_runs.py``, ``instance_runs.py``).
+:class:`PartRun` is that walk, for every such job: :meth:`PartRun.held` takes the lease
+for the block and the plan; the run keeps the place (the walk at hand, the position after
+its last partition done), takes up a stopped run's book (:meth:`PartRun.take_up`), saves
+it (:meth:`PartRun.passed` says when) and ends the part (:meth:`PartRun.finish`). The book
+is ``{"plan", "walk", "after", ..., "saved"}``: what it holds beyond the place is the
+job's (``verify_runs.py``, ``gc_runs.py``, ``instance_runs.py``, which ``retention``,
+``backup`` and ``export-table`` use).
 """
 
 from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, Generic, Self, TypeVar
 
 from imixs_archive.archive.check_books import CheckBooks
 from imixs_archive.errors import BusyError
@@ -37,10 +44,161 @@ LEASE_MS = 60_000
 """A part's lease, renewed with every save: a holder silent this long is taken over."""
 WHOLE = {"id": "whole", "cuts": {}}
 """The plan of a job in one part: nothing cut."""
+R = TypeVar("R")
 
 
-def book_name(job: str, part: int, parts: int) -> str:
-    return f"{job}/{part}/{parts}"
+@dataclass
+class PartDone(Generic[R]):
+    """A finished run of a job (or a part of it): its report, and where it went on from."""
+
+    report: R
+    part: int = 1
+    parts: int = 1
+    resumed: str = ""
+    """Where the run went on from ('' when it began): the walk and how far it was."""
+    seconds: float = 0.0
+
+
+class PartRun:
+    """Part ``part`` of ``parts`` of ``job``, its lease held: the tables it walks one
+    after the other (``walks``, by name), where it stands (``walk``, and ``after`` the
+    last partition done in it: None at the walk's start), what a stopped run of it saved
+    (``found``) and its book."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        books: CheckBooks,
+        plan: dict[str, Any],
+        renew: Callable[[], str],
+        *,
+        job: str,
+        walks: Sequence[str],
+        part: int,
+        parts: int,
+    ) -> None:
+        self.backend, self._books, self._plan, self._renew = backend, books, plan, renew
+        self.job, self.walks, self.part, self.parts = job, tuple(walks), part, parts
+        self.book = f"{job}/{part}/{parts}"
+        self.walk = 0
+        self.after: Position | None = None
+        self.found: dict[str, Any] | None = None
+        """The book of the stopped run this one goes on from (None: it begins)."""
+        self.clock = SaveClock()
+
+    @classmethod
+    @contextmanager
+    def held(
+        cls,
+        backend: Backend,
+        job: str,
+        tables: Mapping[str, Table],
+        *,
+        holder: str,
+        part: int = 1,
+        parts: int = 1,
+    ) -> Iterator[Self]:
+        """Part ``part`` of ``parts`` of ``job`` over ``tables`` (walk name -> table,
+        walked in this order) for the block, its lease held and its plan cut (or read).
+        BusyError when another process runs this part. The job takes up a stopped run's
+        book (:meth:`take_up`) and ends with :meth:`finish`."""
+        books = CheckBooks(backend)
+        with part_lease(books, job, part, parts, holder) as renew:
+            plan = part_plan(backend, books, job, tables, parts)
+            yield cls(
+                backend, books, plan, renew, job=job, walks=list(tables), part=part, parts=parts
+            )
+
+    def take_up(
+        self, restart: bool, accept: Callable[[dict[str, Any]], bool] | None = None
+    ) -> None:
+        """Go on where an unfinished run of this plan stood, unless ``restart``
+        (and unless ``accept``, given, refuses its book)."""
+        saved = None if restart else self._books.read(self.book)
+        if saved is None or saved.get("plan") != self._plan["id"] or saved.get("finished"):
+            return
+        if accept is not None and not accept(saved):
+            return
+        self.found, self.walk, self.after = saved, int(saved.get("walk", 0)), saved.get("after")
+
+    def begin_again(self) -> None:
+        """Walk the part from its start (what a stopped run left cannot be used)."""
+        self.found, self.walk, self.after = None, 0, None
+
+    def where(self) -> str:
+        """The walk the run stands in, by name ("the end" past the last)."""
+        return self.walks[self.walk] if self.walk < len(self.walks) else "the end"
+
+    def bounds(self, walk: int) -> tuple[Position | None, Position | None]:
+        """The range of the ``walk``-th table this part covers: after the first bound, up
+        to the second (None: the table's start or end)."""
+        if self.parts == 1:
+            return None, None
+        cuts = self._plan["cuts"][self.walks[walk]]
+        lower = cuts[self.part - 2] if self.part > 1 else None
+        upper = cuts[self.part - 1] if self.part < self.parts else None
+        return lower, upper
+
+    def start(self) -> Position | None:
+        """Where the walk at hand goes on: after ``after``, else from the part's start."""
+        return self.after if self.after is not None else self.bounds(self.walk)[0]
+
+    def ranges(
+        self, state: Callable[[], dict[str, Any]]
+    ) -> Iterator[tuple[int, Position | None, Position | None]]:
+        """Each walk left, from where the run stands: (its index, after, up to); when one
+        is walked the run stands at the next's start, saved with ``state()``."""
+        while self.walk < len(self.walks):
+            yield self.walk, self.start(), self.bounds(self.walk)[1]
+            self.walk, self.after = self.walk + 1, None
+            self.save(state())
+
+    def passed(self, at: Position) -> bool:
+        """A partition is done (the run stands after ``at``); True when a save is due."""
+        self.after = at
+        return self.clock.due()
+
+    def save(self, state: dict[str, Any]) -> None:
+        """The book: the place, with ``state`` (what the job counted up to it)."""
+        place = {"plan": self._plan["id"], "walk": self.walk, "after": self.after}
+        self._books.write(self.book, {**place, **state, "saved": now_ms()})
+        self._renew()
+
+    def finish(self, shared: Sequence[str] = ()) -> None:
+        """The part is done: its book goes (one part), or is marked finished; the last
+        part to finish removes the plan, the parts' books and those of :meth:`plan_book`
+        named in ``shared``."""
+        if self.parts == 1:
+            self._books.drop(self.book)
+            return
+        plan = self._plan["id"]
+        self._books.write(self.book, {"plan": plan, "finished": now_ms()})
+        names = [f"{self.job}/{k}/{self.parts}" for k in range(1, self.parts + 1)]
+        found = [self._books.read(name) or {} for name in names]
+        if all(book.get("plan") == plan and book.get("finished") for book in found):
+            ours = [f"{self.job}-plan/{self.parts}", *names]
+            for name in [*ours, *(f"{self.job}-{what}/{self.parts}" for what in shared)]:
+                self._books.drop(name)
+
+    def plan_book(self, what: str, state: dict[str, Any] | None) -> dict[str, Any] | None:
+        """A book every part of this plan shares (``JOB-what/N``): this ``state`` when no
+        part wrote it yet for this plan, else what the first part wrote (``state`` None:
+        only read, None when no part wrote it). Removed with the plan (:meth:`finish`).
+        A run in one part has no plan: ``state`` as it is."""
+        if self.parts == 1:
+            return state
+        name = f"{self.job}-{what}/{self.parts}"
+        if state is None:
+            found = self._books.read(name)
+            return found if found is not None and found.get("plan") == self._plan["id"] else None
+        mine = {**state, "plan": self._plan["id"]}
+        found = self._books.open(name, mine)
+        if found.get("plan") != self._plan["id"]:  # left by an earlier plan: replaced
+            expected = self._books.text(name)
+            if expected is not None and self._books.turn(name, expected, mine):
+                return mine
+            found = self._books.read(name) or mine
+        return found
 
 
 @contextmanager
@@ -77,40 +235,6 @@ def part_plan(
     }
     plan = {"id": secrets.token_hex(8), "cuts": cuts, "created": now_ms()}
     return books.open(f"{job}-plan/{parts}", plan)
-
-
-def part_bounds(
-    plan: dict[str, Any], walk: str, part: int, parts: int
-) -> tuple[Position | None, Position | None]:
-    """The range of ``walk``'s table that part ``part`` of ``parts`` covers: after the
-    first bound, up to the second (None: the table's start or end)."""
-    if parts == 1:
-        return None, None
-    cuts = plan["cuts"][walk]
-    lower = cuts[part - 2] if part > 1 else None
-    upper = cuts[part - 1] if part < parts else None
-    return lower, upper
-
-
-def resumable(saved: dict[str, Any] | None, plan: dict[str, Any]) -> bool:
-    """Whether a book read is an unfinished run of this plan, to go on from."""
-    return saved is not None and saved.get("plan") == plan["id"] and not saved.get("finished")
-
-
-def finish_part(books: CheckBooks, job: str, plan: dict[str, Any], part: int, parts: int) -> None:
-    """Part ``part`` is over: its book goes (one part), or is marked finished; the last
-    part to finish removes the plan and the parts' books."""
-    name = book_name(job, part, parts)
-    if parts == 1:
-        books.drop(name)
-        return
-    books.write(name, {"plan": plan["id"], "finished": now_ms()})
-    names = [book_name(job, k, parts) for k in range(1, parts + 1)]
-    found = [books.read(n) or {} for n in names]
-    if all(b.get("plan") == plan["id"] and b.get("finished") for b in found):
-        books.drop(f"{job}-plan/{parts}")
-        for n in names:
-            books.drop(n)
 
 
 class SaveClock:

@@ -6,7 +6,7 @@ switch between the two services and continue where the other stopped. Items this
 service adds (``resync.*``, ``restore.failed``, ``restore.options``) are ignored by the
 Java service; the sync's own records (failures and dead letters, claims, gone snapshots,
 each process's counters, the catch-up point) are tables of their own (``archive_sync_*``,
-``sync_records.py``).
+``sync/records.py``).
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ other, and needs no lock.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import logging
 import os
 import secrets
@@ -37,47 +38,34 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
 from imixs_archive.archive import snapshot_reads as reads
 from imixs_archive.archive.content_digest import StoredDigest, stored_digest
+from imixs_archive.archive.day_reads import DayReads
 from imixs_archive.archive.days import (
-    add_missing_days,
-    day_span,
-    day_stamps,
-    days_in,
     record_day,
     stamp_day,
 )
-from imixs_archive.archive.derived_checks import day_fact_problems
+from imixs_archive.archive.fact_book import FactBook
 from imixs_archive.archive.facts import (
     Carriers,
-    EarliestCarrier,
-    Fact,
     count_fact,
-    day_facts,
     days_about,
-    delete_fact,
     drop_fact,
-    exact_fact,
     put_fact,
-    repair_fact,
 )
 from imixs_archive.archive.gc_runs import GcRun, gc_part
 from imixs_archive.archive.holds import Hold, Holds, get_hold
+from imixs_archive.archive.index_reads import SnapshotIndex
 from imixs_archive.archive.instance_newest import NewestSnapshots
 from imixs_archive.archive.instance_runs import (
     InstanceJob,
     InstanceRun,
     OpenRun,
-    instances_in_range,
     open_instance_run,
     run_over_instances,
 )
-from imixs_archive.archive.ledger_books import LedgerBooks
-from imixs_archive.archive.ledger_entries import DELETED, FOUND, Entry
-from imixs_archive.archive.ledger_writes import StoreEntry
 from imixs_archive.archive.read_gate import DEFAULT_LIMIT as DEFAULT_READ_MEMORY
 from imixs_archive.archive.read_gate import ReadGate
 from imixs_archive.archive.rebuild import rebuild_range
@@ -92,22 +80,18 @@ from imixs_archive.archive.snapshot_xml import (
 )
 from imixs_archive.archive.snapshot_xml import digest as xml_digest
 from imixs_archive.archive.stats import Stats, collect_stats
+from imixs_archive.archive.store_door import StoreDoor
 from imixs_archive.archive.stored_xml import StoredXml, load_with_files
-from imixs_archive.archive.sync_records import SyncRecords
 from imixs_archive.archive.verify import WALKS, Walk, verify
 from imixs_archive.archive.verify_report import VerifyReport
 from imixs_archive.archive.verify_runs import VerifyRun, verify_part
-from imixs_archive.budget import checkpoint
 from imixs_archive.document.conventions import (
     FILE_ITEM,
-    METADATA_ID,
     FileEntry,
     implausible_time,
-    is_snapshot_id,
     item_integer,
     iter_files,
     modified_day,
-    modified_time,
     origin_id,
     require_snapshot_id,
     snapshot_millis,
@@ -128,7 +112,10 @@ from imixs_archive.errors import (
 from imixs_archive.filestore.content import IngestCounters, IngestedContent, PendingContent
 from imixs_archive.filestore.reading import EMPTY_MD5, StoredContent
 from imixs_archive.filestore.store import FileStore, store_cuts
-from imixs_archive.storage.base import Backend, Position, Row
+from imixs_archive.ledger.books import LedgerBooks
+from imixs_archive.ledger.entries import DELETED, FOUND, Entry
+from imixs_archive.ledger.store_entry import StoreEntry
+from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.model import (
     ARCHIVE_SNAPSHOT_FILES,
     SNAPSHOTS,
@@ -136,6 +123,7 @@ from imixs_archive.storage.model import (
     SNAPSHOTS_BY_MODIFIED,
     SNAPSHOTS_BY_UNIQUEID,
 )
+from imixs_archive.sync.records import SyncRecords
 from imixs_archive.timezones import now_ms
 
 HISTORY_HORIZON_MS = 3600 * 1000
@@ -227,6 +215,15 @@ class Archive:
         """This archive object, as the leases of its jobs name it."""
         self.read_gate = ReadGate(read_memory)
         """Memory for loading large snapshots at once (``read_gate.py``)."""
+        # Typed reads and doors, so no layer above reads table rows or takes the store:
+        self.storage = StoreDoor(backend)
+        """What the store says of itself, a copy of it, a bulk load (``store_door.py``)."""
+        self.index = SnapshotIndex(backend)
+        """Walks over the snapshots: by instance, by file, in store order (``index_reads.py``)."""
+        self.days = DayReads(backend, functools.partial(self.load, with_files=False))
+        """The day index, the days' change stamps, snapshots by day (``day_reads.py``)."""
+        self.facts = FactBook(backend)
+        """The snapshots' facts, by day, checked and counted again (``fact_book.py``)."""
 
     def verify(
         self,
@@ -329,13 +326,6 @@ class Archive:
             restart=restart,
         )
 
-    def instances_in_range(
-        self, after: Position | None = None, upto: Position | None = None
-    ) -> Iterator[tuple[Position, list[str]]]:
-        """(position, snapshot ids oldest first) of each instance after ``after`` up to
-        ``upto`` in the store's range order (``instance_runs.py``)."""
-        return instances_in_range(self.backend, after, upto)
-
     def scrub_slice(
         self,
         *,
@@ -364,48 +354,6 @@ class Archive:
     def stats(self) -> Stats:
         """Totals from the tables (``stats.py``)."""
         return collect_stats(self.backend)
-
-    def describe(self) -> dict[str, Any]:
-        """What the store says of itself (kind, location, versions ...)."""
-        return self.backend.describe()
-
-    def findings(self) -> list[str]:
-        """Damage the store found on its own, below the rows (``Backend.findings``)."""
-        return self.backend.findings()
-
-    def file_problems(self, *, full: bool = False) -> list[str]:
-        """Damage in the store's own file, each line starting with its table's name
-        (``Backend.file_problems``; ``store_damage.way_out`` says what to do)."""
-        return self.backend.file_problems(full=full)
-
-    def copy_store(self, folder: Path) -> Path:
-        """A consistent copy of the whole store in ``folder``, taken while others write
-        (``Backend.copy_to``); the path of the copy."""
-        return self.backend.copy_to(folder)
-
-    @property
-    def java_may_write(self) -> bool:
-        """Whether the Java service can write into this store (a Cassandra keyspace): rows
-        without this archive's seal are then its snapshots, not forgeries."""
-        return self.backend.name == "cassandra"
-
-    @property
-    def reads_are_local(self) -> bool:
-        """Whether reading the store costs about what hashing does (the embedded store;
-        ``Backend.local_reads``): a file is then compared with its stored twin as it is
-        parsed. False where every read is a round trip (Cassandra)."""
-        return self.backend.local_reads
-
-    @property
-    def store_name(self) -> str:
-        """The kind of store: ``sqlite`` or ``cassandra``."""
-        return self.backend.name
-
-    def durable_at_end(self) -> AbstractContextManager[None]:
-        """A bulk load from input that stays where it is: what is stored in the block is
-        durable when it ends, each write landing whole and in order before (see
-        ``Backend.durable_at_end``; never around a write that is a promise to others)."""
-        return self.backend.durable_at_end()
 
     def close(self) -> None:
         """Stop the piece threads; close the store when this archive owns it (else it is
@@ -653,9 +601,6 @@ class Archive:
     def exists(self, snapshot_id: str) -> bool:
         return reads.is_archived(self.backend, snapshot_id)
 
-    def file_exists(self, key: str) -> bool:
-        return self.files.exists(key)
-
     def load(self, snapshot_id: str, *, with_files: bool = True) -> Document:
         """The snapshot; with files, their contents stream from the store when read."""
         row = self.backend.get(SNAPSHOTS, {"snapshot": require_snapshot_id(snapshot_id)})
@@ -669,7 +614,7 @@ class Archive:
             raise
         self.read_gate.release_with(doc, weight)
         if with_files and doc.get_values(FILE_ITEM):  # the engine's nil $file has no map
-            keys = self.file_keys(snapshot_id, doc)
+            keys = self.index.file_keys(snapshot_id, doc)
             merged: dict[str, list[Any]] = {}
             for name, values in doc.get_values(FILE_ITEM)[0].items():
                 values = list(values)
@@ -704,7 +649,7 @@ class Archive:
         same in any cuts) of a complete snapshot."""
         doc = self.load(snapshot_id, with_files=False)
         digests: dict[str, tuple[str, str | None]] = {}
-        for name, key in self.file_keys(snapshot_id, doc).items():
+        for name, key in self.index.file_keys(snapshot_id, doc).items():
             digests[name] = (key, self.files.content_digest(key))
         return digests
 
@@ -729,7 +674,7 @@ class Archive:
         """A snapshot met again (the sync, an import) that a row without a seal holds and
         the ledger never logged: the Java service wrote it into a shared keyspace. Logged
         as found. (A sealed row this archive wrote is logged with its store.)"""
-        if not self.java_may_write or self.ledger.subject(snapshot_id) is not None:
+        if not self.storage.java_may_write or self.ledger.subject(snapshot_id) is not None:
             return
         try:
             found = self.stored_digest(snapshot_id)
@@ -737,9 +682,6 @@ class Archive:
             return  # damaged: verify names it
         if found is not None and not found.sealed:
             self.log_found(snapshot_id, digest=found)
-
-    def file_by_md5(self, md5: str) -> StoredContent:
-        return self.files.by_md5(md5)
 
     def list_instance(
         self,
@@ -766,99 +708,9 @@ class Archive:
         found.sort(key=snapshot_order, reverse=newest_first)
         return found
 
-    # Reads for walkers (``snapshot_reads``): typed, so no layer above reads table rows.
-
-    def iter_instances(self) -> Iterator[list[str]]:
-        """The snapshot ids of each process instance, oldest first, one instance at a
-        time (complete ones and any being written or deleted: ``exists`` tells)."""
-        return reads.iter_instances(self.backend)
-
-    def instance_ids(self, uniqueid: str) -> list[str]:
-        """The snapshot ids of one process instance, oldest first, as :meth:`iter_instances`
-        gives them (complete ones and any being written or deleted)."""
-        return reads.instance_ids(self.backend, uniqueid)
-
-    def iter_complete(self) -> Iterator[tuple[str, Document]]:
-        """(id, snapshot without file contents) of every complete snapshot."""
-        return reads.iter_complete(self.backend)
-
     def load_complete(self, snapshot_id: str) -> Document | None:
         """The snapshot without file contents, or None when it is not complete."""
         return reads.load_complete(self.backend, snapshot_id)
-
-    def days_with_snapshots(
-        self, first: dt.date = dt.date.min, last: dt.date = dt.date.max
-    ) -> Iterator[dt.date]:
-        """The UTC days of ``[first, last]`` that may have snapshots, in order (the day
-        index: a day whose snapshots were all deleted stays in it)."""
-        return days_in(self.backend, first, last)
-
-    def add_missing_days(self) -> list[dt.date]:
-        """Add the days only another writer (the Java service) stored snapshots of to the
-        day index; the days added (``days.py``)."""
-        return add_missing_days(self.backend)
-
-    def day_span(self) -> tuple[dt.date, dt.date] | None:
-        """The first and the last UTC day of the day index, or None for an empty archive."""
-        return day_span(self.backend)
-
-    def day_stamps(self, first: dt.date, last: dt.date) -> dict[dt.date, str]:
-        """Each day's change stamp (``days.py``): read it before the day's snapshots."""
-        return day_stamps(self.backend, first, last)
-
-    def day_snapshot_ids(self, day: dt.date) -> list[str]:
-        """The ids filed under one UTC day of ``$modified`` (complete or not)."""
-        return reads.day_snapshot_ids(self.backend, day)
-
-    def day_facts(self, day: dt.date) -> dict[str, Fact]:
-        """The facts of one UTC day's snapshots by id (``facts.py``): what day figures sum."""
-        return day_facts(self.backend, day)
-
-    def day_fact_problems(self, day: dt.date) -> list[str]:
-        """How the facts of one UTC day's snapshots differ from their XML (what ``verify``
-        reports of them: ``derived_checks.py``); empty when they agree."""
-        return day_fact_problems(self.backend, day)
-
-    def repair_fact(self, snapshot_id: str, day: dt.date) -> Fact | None:
-        """The fact of a snapshot of ``day`` that has none, counted from its XML and
-        written; None when the snapshot is not complete (being written or deleted)."""
-        doc = self.load_complete(snapshot_id)
-        if doc is None:
-            return None
-        keys = self.file_keys(snapshot_id, doc)
-        return repair_fact(self.backend, snapshot_id, doc, day, keys)
-
-    def earliest_carriers(self) -> EarliestCarrier:
-        """File key -> its earliest complete carrier, remembered: one per reconcile."""
-        return EarliestCarrier(self.backend, self.exists)
-
-    def reconcile_facts(self, day: dt.date, carriers: EarliestCarrier | None = None) -> int:
-        """Count the facts of one UTC day again from its snapshots' XML by the whole
-        count's rules (``facts.exact_fact``), rewrite those that differ, drop those whose
-        snapshot is gone, and stamp the day when anything changed. How many changed."""
-        carriers = carriers or self.earliest_carriers()
-        ids = self.day_snapshot_ids(day)
-        facts = day_facts(self.backend, day)
-        changed = 0
-        for snapshot_id in ids:
-            doc = self.load_complete(snapshot_id)
-            if doc is None:
-                continue  # being written or deleted: its writer finishes its fact
-            keys = self.file_keys(snapshot_id, doc)
-            try:
-                fact = exact_fact(self.backend, snapshot_id, doc, day, keys, carriers)
-            except StoreError as exc:  # e.g. a partition of more tombstones than a read walks
-                log.warning("reconcile: %s left as it is: %s", snapshot_id, exc)
-                continue
-            if facts.get(snapshot_id) != fact:
-                put_fact(self.backend, day, snapshot_id, fact)
-                changed += 1
-        for snapshot_id in set(facts) - set(ids):
-            delete_fact(self.backend, day, snapshot_id)
-            changed += 1
-        if changed:
-            stamp_day(self.backend, day)
-        return changed
 
     def rebuild(
         self,
@@ -872,94 +724,13 @@ class Archive:
         what was written or removed by table in ``repaired`` (``rebuild.py``)."""
         rebuild_range(self.backend, name, after, repaired, done)
 
-    def file_keys(self, snapshot_id: str, doc: Document) -> dict[str, str]:
-        """File name -> stored key of a snapshot's files."""
-        return reads.snapshot_file_keys(self.backend, snapshot_id, doc)
-
-    def previous_file_keys(self, snapshot_id: str) -> set[str]:
-        """The file keys of the instance's snapshot before this one."""
-        return reads.previous_file_keys(self.backend, snapshot_id)
-
-    def stored_file_size(self, key: str) -> int | None:
-        """A stored file's size, or None when it is not stored."""
-        return self.files.size(key)
-
-    def snapshots_with_file(self, key: str) -> Iterator[str]:
-        """The ids of the snapshots that refer to a stored file."""
-        return reads.snapshots_with_file(self.backend, key)
-
-    def iter_snapshot_ids(self) -> Iterator[str]:
-        """Every complete snapshot id, in the store's order."""
-        for row in self.backend.scan(SNAPSHOTS, columns=["snapshot"]):
-            if row["snapshot"] != METADATA_ID:
-                yield row["snapshot"]
-
-    def iter_days(self, first: dt.date, last: dt.date) -> Iterator[tuple[dt.date, str]]:
-        """(day, snapshot id) of complete snapshots whose $modified is in [first, last]:
-        by day, and within a day in time order (:func:`snapshot_order`: the id's
-        millisecond suffix is the time the snapshot was taken; the store files a day's ids
-        by id, i.e. by process instance, so a day's ids, keys only, are read and sorted)."""
-        for day in days_in(self.backend, first, last):
-            checkpoint()
-            rows = self.backend.scan(SNAPSHOTS_BY_MODIFIED, {"modified": day}, columns=["snapshot"])
-            for snapshot_id in sorted((row["snapshot"] for row in rows), key=_time_order):
-                if self.exists(snapshot_id):
-                    yield day, snapshot_id
-
-    def iter_local_days(
-        self,
-        first: dt.date,
-        last: dt.date,
-        tz: dt.tzinfo,
-        *,
-        resume: tuple[dt.date, str] | None = None,
-    ) -> Iterator[tuple[dt.date, str]]:
-        """:meth:`iter_modified` over the days ``first``..``last`` of the time zone ``tz``:
-        local midnight to local midnight (23 or 25 hours on the days clocks change)."""
-        start = dt.datetime.combine(first, dt.time(0), tz).astimezone(dt.UTC)
-        end = dt.datetime.combine(last + dt.timedelta(days=1), dt.time(0), tz)
-        return self.iter_modified(start, end.astimezone(dt.UTC), resume=resume)
-
-    def iter_modified(
-        self,
-        start: dt.datetime,
-        end: dt.datetime,
-        *,
-        resume: tuple[dt.date, str] | None = None,
-    ) -> Iterator[tuple[dt.date, str]]:
-        """(UTC day, snapshot id) of complete snapshots whose ``$modified`` is in
-        [``start``, ``end``) (aware instants, e.g. local midnights of any zone), in the
-        order of :meth:`iter_days`. The index is by UTC day: only the snapshots of the
-        first and last UTC day, which the range may cover in part, are read to check.
-        ``resume``: go on after this (day, snapshot id) of an earlier page."""
-        first = start.astimezone(dt.UTC).date()
-        last = (end - dt.timedelta(microseconds=1)).astimezone(dt.UTC).date()
-        if resume is not None:
-            first = max(first, resume[0])
-        for day, snapshot_id in self.iter_days(first, last):
-            if (
-                resume is not None
-                and day == resume[0]
-                and _time_order(snapshot_id) <= _time_order(resume[1])
-            ):
-                continue
-            midnight = dt.datetime.combine(day, dt.time(0), dt.UTC)
-            if not start <= midnight or midnight + dt.timedelta(days=1) > end:
-                try:
-                    modified = modified_time(self.load(snapshot_id, with_files=False))
-                except NotFoundError:
-                    continue  # deleted meanwhile
-                if not start <= modified < end:
-                    continue
-            yield day, snapshot_id
-
     # ---- delete ---------------------------------------------------------------------
 
     def delete(self, snapshot_id: str, *, reason: str = "delete", by: str = "") -> DeleteResult:
         """Remove a snapshot and its references; the files and pieces nothing refers to
         any more are left to the collector (``filestore/gc.py``). ``LegalHoldError`` (nothing
         changed) when the snapshot's process instance is under legal hold. ``reason`` and
-        ``by`` go into the ledger's entry (``ledger_entries.DELETE_REASONS``; ``by``: the
+        ``by`` go into the ledger's entry (``ledger/entries.py``: ``DELETE_REASONS``; ``by``: the
         archive's actor when not given)."""
         origin = origin_id(snapshot_id)
         hold = get_hold(self.backend, origin)
@@ -1013,7 +784,7 @@ class Archive:
                 r["md5"]
                 for r in self.backend.scan(ARCHIVE_SNAPSHOT_FILES, {"snapshot": snapshot_id})
             ]
-        keys = self.file_keys(snapshot_id, doc)
+        keys = self.index.file_keys(snapshot_id, doc)
         # A Java-written snapshot has no archive_snapshot_files rows: record them first, so
         # a delete that dies part-way can be finished by running it again.
         self.backend.put(
@@ -1083,8 +854,3 @@ def _snapshot_id_of(doc: Document) -> str:
     if not isinstance(uid, str) or not uid:
         raise DocumentError("the document has no $uniqueid", "item '$uniqueid'")
     return require_snapshot_id(uid)
-
-
-def _time_order(snapshot_id: str) -> tuple[int, str]:
-    """:func:`snapshot_order`, also for an id of another form a Java service filed (first)."""
-    return snapshot_order(snapshot_id) if is_snapshot_id(snapshot_id) else (0, snapshot_id)

@@ -19,20 +19,10 @@ what needs the whole archive (the bytes ``gc`` would free) only a verify in one 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
-from imixs_archive.archive.check_books import CheckBooks
-from imixs_archive.archive.part_runs import (
-    SaveClock,
-    book_name,
-    finish_part,
-    part_bounds,
-    part_lease,
-    part_plan,
-    resumable,
-)
+from imixs_archive.archive.part_runs import PartDone, PartRun
 from imixs_archive.archive.verify import (
     WALKS,
     Progress,
@@ -48,38 +38,8 @@ from imixs_archive.timezones import now_ms
 JOB = "verify"
 
 
-@dataclass
-class VerifyRun:
-    """A finished run (or part): its report, and where it went on from."""
-
-    report: VerifyReport
-    part: int = 1
-    parts: int = 1
-    resumed: str = ""
-    """Where the run went on from ('' when it began): the walk and how far it was."""
-    seconds: float = 0.0
-
-
-@dataclass
-class _State:
-    name: str
-    plan: dict[str, Any]
-    part: int
-    parts: int
-    walk: int = 0
-    after: Position | None = None
-    report: VerifyReport = field(default_factory=VerifyReport)
-    started: int = field(default_factory=now_ms)
-
-    def saved(self) -> dict[str, Any]:
-        return {
-            "plan": self.plan["id"],
-            "walk": self.walk,
-            "after": self.after,
-            "report": self.report.saved(),
-            "started": self.started,
-            "saved": now_ms(),
-        }
+VerifyRun = PartDone[VerifyReport]
+"""A finished verify (or part of one): its report, and where it went on from."""
 
 
 def verify_part(
@@ -98,68 +58,50 @@ def verify_part(
     ``full``: part 1 checks the store's file thoroughly (SQLite's ``integrity_check``, which
     compares every index of the file with its table) instead of quickly; ``walks``: those
     of ``verify.WALKS`` and of the layers above (``verify.verify``)."""
-    books = CheckBooks(backend)
     began = time.monotonic()
     walks = tuple(walks or WALKS)
-    with part_lease(books, JOB, part, parts, holder) as renew:
-        state, resumed = _state(backend, books, part, parts, restart, full, walks)
-        _walk(backend, books, state, renew, progress, walks)
-        finish(backend, state.report, whole=parts == 1)
-        finish_part(books, JOB, state.plan, part, parts)
-    return VerifyRun(state.report, part, parts, resumed, time.monotonic() - began)
+    tables = {walk.name: walk.table for walk in walks}
+    with PartRun.held(backend, JOB, tables, holder=holder, part=part, parts=parts) as run:
+        report, resumed = _taken_up(backend, run, restart, full)
+        _walk(run, report, progress, walks)
+        finish(backend, report, whole=parts == 1)
+        run.finish()
+    return VerifyRun(report, part, parts, resumed, time.monotonic() - began)
 
 
-def _state(
-    backend: Backend,
-    books: CheckBooks,
-    part: int,
-    parts: int,
-    restart: bool,
-    full: bool,
-    walks: Sequence[Walk],
-) -> tuple[_State, str]:
-    plan = part_plan(backend, books, JOB, {walk.name: walk.table for walk in walks}, parts)
-    name = book_name(JOB, part, parts)
-    saved = None if restart else books.read(name)
-    if saved is not None and resumable(saved, plan):
-        state = _State(name, plan, part, parts, int(saved["walk"]), saved.get("after"))
-        state.report = VerifyReport.restored(saved["report"])
-        state.started = int(saved.get("started", now_ms()))
-        where = walks[state.walk].name if state.walk < len(walks) else "the end"
-        checked = state.report.snapshots + state.report.files + state.report.pieces
-        return state, f"{where}, after {checked:,} snapshots, files and pieces"
-    state = _State(name, plan, part, parts)
-    if part == 1:
-        start_whole(backend, state.report, full=full)
-    return state, ""
+def _taken_up(
+    backend: Backend, run: PartRun, restart: bool, full: bool
+) -> tuple[VerifyReport, str]:
+    """The report of the stopped run this one goes on from, and where it stood; else a
+    new one (part 1 begins with the store's own findings)."""
+    run.take_up(restart)
+    if run.found is not None:
+        report = VerifyReport.restored(run.found["report"])
+        checked = report.snapshots + report.files + report.pieces
+        return report, f"{run.where()}, after {checked:,} snapshots, files and pieces"
+    report = VerifyReport()
+    if run.part == 1:
+        start_whole(backend, report, full=full)
+    return report, ""
 
 
 def _walk(
-    backend: Backend,
-    books: CheckBooks,
-    state: _State,
-    renew: Callable[[], str],
-    progress: Progress | None,
-    walks: Sequence[Walk],
+    run: PartRun, report: VerifyReport, progress: Progress | None, walks: Sequence[Walk]
 ) -> None:
-    clock = SaveClock()
+    started = int(run.found.get("started", now_ms())) if run.found is not None else now_ms()
+
+    def state() -> dict[str, Any]:
+        return {"report": report.saved(), "started": started}
 
     def done(at: Position) -> None:
-        state.after = at
-        if progress is not None and walks[state.walk].counts:
-            progress(walks[state.walk].counts)
-        if clock.due():
-            state.report.settle(wait=True)  # what was found before the place is saved
-            books.write(state.name, state.saved())
-            renew()
+        if progress is not None and walks[run.walk].counts:
+            progress(walks[run.walk].counts)
+        if run.passed(at):
+            report.settle(wait=True)  # what was found before the place is saved
+            run.save(state())
 
     # Saved only between two partitions, where the report and the place agree: a stop
     # (Ctrl-C, a kill) in the middle of one goes on from the last save, that partition
     # and those after it checked again, none counted twice.
-    while state.walk < len(walks):
-        walk = walks[state.walk]
-        lower, upper = part_bounds(state.plan, walk.name, state.part, state.parts)
-        after = state.after if state.after is not None else lower
-        walk_range(backend, walk, after, upper, state.report, done)
-        state.walk, state.after = state.walk + 1, None
-        books.write(state.name, state.saved())
+    for walk, after, upto in run.ranges(state):
+        walk_range(run.backend, walks[walk], after, upto, report, done)

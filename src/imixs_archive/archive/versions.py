@@ -27,15 +27,13 @@ import json
 from imixs_archive import __version__
 from imixs_archive.document.conventions import METADATA_ID
 from imixs_archive.errors import StoreError
+from imixs_archive.ledger.books import BEFORE_LEDGER, LedgerBooks
 from imixs_archive.storage.base import Backend
-from imixs_archive.storage.model import ARCHIVE_LEDGER_HEAD, ARCHIVE_VERSIONS, SNAPSHOTS
+from imixs_archive.storage.model import ARCHIVE_VERSIONS, SNAPSHOTS
 from imixs_archive.timezones import now_ms
 
 STORE_VERSION = 4
 LEDGER_VERSION = 2
-BEFORE_LEDGER = "before-ledger"
-"""The ledger's book saying the store held snapshots before the ledger existed: until a
-``ledger init`` (or a ledger verify) has logged them, they are reported as not logged."""
 KEY = {"name": "store"}
 
 
@@ -55,7 +53,7 @@ def check_store_version(backend: Backend, *, record: bool) -> int:
         if found < LEDGER_VERSION and _holds_snapshots(backend):
             # Stored before the ledger: not logged, and not tampering (``ledger init``).
             note = json.dumps({"from_version": found, "since": now_ms()})
-            backend.put(ARCHIVE_LEDGER_HEAD, [{"name": BEFORE_LEDGER, "state": note}])
+            LedgerBooks(backend).write_book(BEFORE_LEDGER, note)
         row = {**KEY, "version": STORE_VERSION, "written_by": __version__}
         backend.put(ARCHIVE_VERSIONS, [row])
     return found

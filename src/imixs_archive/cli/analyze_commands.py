@@ -36,6 +36,7 @@ from imixs_archive.cli.context import (
     day_arg,
     output,
     part_of,
+    resumable_options,
     store_options,
 )
 from imixs_archive.cli.output import count_progress, human_bytes, human_duration, print_table
@@ -84,14 +85,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--format", choices=FORMATS, help="default: from OUT's extension (.csv), else parquet"
     )
     p.add_argument("--batch-rows", type=count_arg, default=10_000, help="rows per row group")
-    p.add_argument(
-        "--part",
-        metavar="K/N",
-        help="write part K of N of the instances (the token ring on Cassandra) to "
+    resumable_options(
+        p,
+        "write part K of N of the instances (the token ring on Cassandra) to "
         "OUT's name with .part-K-of-N: N processes share one export",
-    )
-    p.add_argument(
-        "--restart", action="store_true", help="begin again instead of going on where it stopped"
     )
     p.set_defaults(handler=cmd_export_table, reads_only=True)
 
@@ -204,7 +201,7 @@ def cmd_aggregates(args: argparse.Namespace, ctx: Context) -> int:
     only_days = None
     if args.to_day is None:  # the UTC days the index has: the others are empty, not read
         around = dt.timedelta(days=1)
-        found = ctx.archive.days_with_snapshots(args.from_day - around, last + around)
+        found = ctx.archive.days.with_snapshots(args.from_day - around, last + around)
         only_days = set(found)
     report = aggregate_days(
         ctx.archive,

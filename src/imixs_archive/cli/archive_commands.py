@@ -22,6 +22,7 @@ from imixs_archive.cli.context import (
     day_arg,
     output,
     part_of,
+    resumable_options,
     spread,
     store_options,
 )
@@ -91,13 +92,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="check only the slice of the scrub's cycle due now (ARCHIVE_SCRUB_PERIOD)",
     )
-    how.add_argument(
-        "--part",
-        metavar="K/N",
-        help="check part K of N (the token ring on Cassandra): N processes share one verify",
-    )
-    p.add_argument(
-        "--restart", action="store_true", help="begin again instead of going on where it stopped"
+    resumable_options(
+        p,
+        "check part K of N (the token ring on Cassandra): N processes share one verify",
+        part_into=how,
     )
     p.add_argument(
         "--full",
@@ -129,13 +127,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--dry-run", action="store_true", help="change nothing; report what a run would do"
     )
-    p.add_argument(
-        "--part",
-        metavar="K/N",
-        help="collect part K of N (the token ring on Cassandra): N processes share one gc",
-    )
-    p.add_argument(
-        "--restart", action="store_true", help="begin again instead of going on where it stopped"
+    resumable_options(
+        p, "collect part K of N (the token ring on Cassandra): N processes share one gc"
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_gc, reads_only=True)
@@ -220,7 +213,7 @@ def cmd_file(args: argparse.Namespace, ctx: Context) -> int:
     archive = ctx.archive
     content: BinaryStream
     if args.name is None:
-        content = archive.file_by_md5(args.ref)
+        content = archive.files.by_md5(args.ref)
     else:
         _entry, content = archive.file_of_snapshot(args.ref, args.name)
     if args.output is None and sys.stdout.isatty():
@@ -241,10 +234,10 @@ def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
     elif args.from_day or args.to_day:
         first = args.from_day or dt.date(1970, 1, 1)
         last = args.to_day or dt.datetime.now(tz).date()
-        days = archive.iter_local_days(first, last, tz)
+        days = archive.days.iter_local_days(first, last, tz)
         ids = _page((sid for _day, sid in days), args.after, args.limit)
     else:
-        ids = _page(archive.iter_snapshot_ids(), args.after, args.limit)
+        ids = _page(archive.index.iter_snapshot_ids(), args.after, args.limit)
     rows = summary_rows(archive, ids, tz)
     if args.json:
         for row in rows:
@@ -426,7 +419,7 @@ def cmd_copy_store(args: argparse.Namespace, ctx: Context) -> int:
     from imixs_archive.services.checks import verify_once  # the analytics: not at start
 
     archive = ctx.archive
-    target = archive.copy_store(args.directory)
+    target = archive.storage.copy_to(args.directory)
     print(f"copied the store to {target}")
     if not args.verify:
         return 0

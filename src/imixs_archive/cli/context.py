@@ -132,6 +132,22 @@ def instant_end_arg(text: str) -> dt.datetime:
     return when
 
 
+RESTART_HELP = "begin again instead of going on where it stopped"
+
+
+def resumable_options(
+    p: argparse.ArgumentParser,
+    part_help: str,
+    *,
+    part_into: argparse._ActionsContainer | None = None,
+    restart_help: str = RESTART_HELP,
+) -> None:
+    """``--part K/N`` (into ``part_into``: a group of exclusive options) and ``--restart``
+    of a command whose run goes on where the last one stopped."""
+    (part_into or p).add_argument("--part", metavar="K/N", help=part_help)
+    p.add_argument("--restart", action="store_true", help=restart_help)
+
+
 def store_options() -> argparse.ArgumentParser:
     """Options every command that opens the store takes."""
     common = argparse.ArgumentParser(add_help=False)

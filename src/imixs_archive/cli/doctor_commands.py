@@ -134,10 +134,10 @@ def _store(open_archive: Callable[[], Archive], found: Diagnosis) -> None:
 def _store_file(archive: Archive, found: Diagnosis) -> None:
     """The store's own check of its file (SQLite's quick_check; Cassandra's nodes check
     their own), with the way out of damage (``archive/store_damage.py``)."""
-    if archive.store_name != "sqlite":
+    if archive.storage.name != "sqlite":
         return
     try:
-        problems = archive.file_problems()
+        problems = archive.storage.file_problems()
     except ArchiveError as exc:
         found.add("store file", FAIL, f"cannot be checked: {exc}")
         return

@@ -11,10 +11,9 @@ import threading
 from imixs_archive.cli.context import Context, store_options
 from imixs_archive.cli.output import human_bytes, print_problems
 from imixs_archive.recovery.backup_events import EventRound, consume_backup_events
-from imixs_archive.recovery.backup_ftps import backup_to_ftps
-from imixs_archive.recovery.ftps import FtpsLocation, FtpsTarget
+from imixs_archive.recovery.backup_ftps import backup_to_location
+from imixs_archive.recovery.ftps import FtpsLocation
 from imixs_archive.recovery.restore_files import TreeRestoreReport
-from imixs_archive.timezones import zone
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -30,15 +29,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def backup_ftps(args: argparse.Namespace, ctx: Context) -> int:
     location = FtpsLocation.from_settings(ctx.settings, args.directory)
     overwrite = args.overwrite or ctx.settings.backup_ftp_overwrite
-    with FtpsTarget(location) as target:
-        summary = backup_to_ftps(
-            ctx.archive,
-            target,
-            first=args.from_day,
-            last=args.to_day,
-            tz=zone(ctx.settings.timezone),
-            overwrite=overwrite,
-        )
+    days = (args.from_day, args.to_day)
+    summary = backup_to_location(ctx.archive, location, ctx.settings, *days, overwrite)
     print_problems(failures=summary.failures)
     print(
         f"{summary.written} written, {summary.current} already current, {summary.failed} failed; "

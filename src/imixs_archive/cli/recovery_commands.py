@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 from imixs_archive.cli.context import (
+    RESTART_HELP,
     Context,
     add_jobs_option,
     check_range,
@@ -17,6 +18,7 @@ from imixs_archive.cli.context import (
     instant_arg,
     instant_end_arg,
     part_of,
+    resumable_options,
     spread,
     store_options,
 )
@@ -58,16 +60,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="ftps: write files again that hold the same or a newer snapshot",
     )
-    p.add_argument(
-        "--part",
-        metavar="K/N",
-        help="a folder, everything: write part K of N of the instances (the token ring on "
+    resumable_options(
+        p,
+        "a folder, everything: write part K of N of the instances (the token ring on "
         "Cassandra): N processes share one backup",
-    )
-    p.add_argument(
-        "--restart",
-        action="store_true",
-        help="a folder, everything: begin again instead of going on where it stopped",
+        restart_help=f"a folder, everything: {RESTART_HELP}",
     )
     add_jobs_option(p)
     p.set_defaults(handler=cmd_backup, reads_only=True)

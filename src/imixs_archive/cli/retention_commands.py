@@ -9,7 +9,7 @@ import getpass
 import json
 import sys
 
-from imixs_archive.cli.context import Context, part_of, store_options
+from imixs_archive.cli.context import Context, part_of, resumable_options, store_options
 from imixs_archive.cli.output import count_progress, human_bytes, print_table
 from imixs_archive.errors import NotFoundError
 from imixs_archive.services.retention import (
@@ -35,14 +35,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--uniqueid",
         help="only say what the policy decides for this process instance (deletes nothing)",
     )
-    p.add_argument(
-        "--part",
-        metavar="K/N",
-        help="apply it to part K of N of the instances (the token ring on Cassandra): "
+    resumable_options(
+        p,
+        "apply it to part K of N of the instances (the token ring on Cassandra): "
         "N processes share one run",
-    )
-    p.add_argument(
-        "--restart", action="store_true", help="begin again instead of going on where it stopped"
     )
     p.set_defaults(handler=cmd_retention, reads_only=True)
 

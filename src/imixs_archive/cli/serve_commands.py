@@ -91,10 +91,10 @@ def _serve(settings: Settings, store: Backend) -> None:
     sock = bind(settings)
     port = sock.getsockname()[1]
     host = f"[{settings.http_host}]" if ":" in settings.http_host else settings.http_host
-    described = archive.describe()
+    described = archive.storage.describe()
     where = described.get("path") or described.get("keyspace") or ""
     print(
-        f"imixs-archive: serving http://{host}:{port}/ ({archive.store_name} store {where}); "
+        f"imixs-archive: serving http://{host}:{port}/ ({archive.storage.name} store {where}); "
         "Ctrl-C stops",
         flush=True,
     )

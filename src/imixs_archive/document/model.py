@@ -67,49 +67,43 @@ class XsType(StrEnum):
     ``xs:unsignedShort``; old data holds ``xs:date`` or ``xs:anyURI``."""
 
 
-class Long(int):
+class _Typed:
+    """A number that names its XML Schema type in its ``repr``: ``Long(5)``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({super().__repr__()})"
+
+
+class Long(_Typed, int):
     """An ``xs:long`` value."""
 
     __slots__ = ()
 
-    def __repr__(self) -> str:
-        return f"Long({int(self)})"
 
-
-class Short(int):
+class Short(_Typed, int):
     """An ``xs:short`` value."""
 
     __slots__ = ()
 
-    def __repr__(self) -> str:
-        return f"Short({int(self)})"
 
-
-class Byte(int):
+class Byte(_Typed, int):
     """An ``xs:byte`` value."""
 
     __slots__ = ()
 
-    def __repr__(self) -> str:
-        return f"Byte({int(self)})"
 
-
-class BigInteger(int):
+class BigInteger(_Typed, int):
     """An ``xs:integer`` value (Java ``BigInteger``)."""
 
     __slots__ = ()
 
-    def __repr__(self) -> str:
-        return f"BigInteger({int(self)})"
 
-
-class Float(float):
+class Float(_Typed, float):
     """An ``xs:float`` value (Java ``float``)."""
 
     __slots__ = ()
-
-    def __repr__(self) -> str:
-        return f"Float({float(self)!r})"
 
 
 class TypedText(str):

@@ -30,8 +30,8 @@ PIECE_SIZE = 64 * 1024
 """Approximate size of the output pieces."""
 _SMALL = PIECE_SIZE // 4
 
-_DECLARATION = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
-_NAMESPACES = f' xmlns:xs="{XS_NS}" xmlns:xsi="{XSI_NS}"'
+DECLARATION = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+NAMESPACES = f' xmlns:xs="{XS_NS}" xmlns:xsi="{XSI_NS}"'
 _INDENT = "    "
 _TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#13;"})
 _ATTR_ESCAPES = str.maketrans(
@@ -112,18 +112,18 @@ def write_xml(
 
 
 def _fragments(docs: Iterable[Document], single: bool) -> Iterator[str | bytes]:
-    yield _DECLARATION
+    yield DECLARATION
     if single:
         found = 0
         for doc in docs:
             found += 1
             if found > 1:
                 raise DocumentError("more than one document given for a single <document>")
-            yield from _document(doc, "", _NAMESPACES)
+            yield from _document(doc, "", NAMESPACES)
         if found != 1:
             raise DocumentError("no document given for a single <document>")
         return
-    yield f"<data{_NAMESPACES}"
+    yield f"<data{NAMESPACES}"
     opened = False
     for doc in docs:
         if not opened:

@@ -383,11 +383,7 @@ def _visit_reference(run: GcPass, row: dict[str, Any]) -> None:
     if snapshot_id == PIN or not is_dangling(run.backend, snapshot_id, run.indexed()):
         return
     report.dangling_refs_found += 1
-    item = ref_id(key, snapshot_id)
-    if listed(run.backend, REF, item) is None:
-        report.dangling_refs_listed += 1
-        if not report.dry_run:
-            put_on_list(run.backend, REF, item, 0, run.clock())
+    report.dangling_refs_listed += _put_on_list(run, REF, ref_id(key, snapshot_id))
 
 
 def _visit_piece_ref(run: GcPass, row: dict[str, Any]) -> None:
@@ -396,11 +392,16 @@ def _visit_piece_ref(run: GcPass, row: dict[str, Any]) -> None:
     if pair(key, data_id) in run.pairs():
         return
     report.stale_piece_refs_found += 1
-    item = ref_id(data_id, key)
-    if listed(run.backend, PIECE_REF, item) is None:
-        report.stale_piece_refs_listed += 1
-        if not report.dry_run:
-            put_on_list(run.backend, PIECE_REF, item, 0, run.clock())
+    report.stale_piece_refs_listed += _put_on_list(run, PIECE_REF, ref_id(data_id, key))
+
+
+def _put_on_list(run: GcPass, kind: str, item: str) -> bool:
+    """List a reference not listed yet (a dry run only says it would); whether it was new."""
+    if listed(run.backend, kind, item) is not None:
+        return False
+    if not run.report.dry_run:
+        put_on_list(run.backend, kind, item, 0, run.clock())
+    return True
 
 
 WALKS = (

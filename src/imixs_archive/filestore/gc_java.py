@@ -38,6 +38,11 @@ rule of this archive's own writes and deletes would leave:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
 from imixs_archive.budget import checkpoint
 from imixs_archive.filestore.bloom import BloomFilter
 from imixs_archive.filestore.files import piece_used
@@ -52,6 +57,7 @@ from imixs_archive.storage.model import (
     SNAPSHOTS,
     SNAPSHOTS_BY_DOCUMENT,
     SNAPSHOTS_BY_UNIQUEID,
+    Table,
 )
 
 REMOVED = "removed"
@@ -124,19 +130,40 @@ def remove_piece_ref(backend: Backend, item: str, since: int, before: int, *, dr
     :data:`MOVED`."""
     data_id, key = ref_of(item)
     row = {"data_id": data_id, "md5": key}
+    # KEPT: the file's rows were written (again) meanwhile; GONE: the file was released
+    kept = partial(lists, backend, key, data_id)
+    ref = _Listed(PIECE_REF, item, ARCHIVE_PIECE_REFS, row, kept)
+    return _remove_listed(backend, ref, since, before, dry_run)
+
+
+@dataclass(frozen=True)
+class _Listed:
+    """A reference on the list (``item`` of ``kind``): its ``row`` of ``table``, and
+    whether it is in use again (``kept``)."""
+
+    kind: str
+    item: str
+    table: Table
+    row: dict[str, Any]
+    kept: Callable[[], bool]
+
+
+def _remove_listed(backend: Backend, ref: _Listed, since: int, before: int, dry_run: bool) -> str:
+    """Remove a listed reference if it is still listed as it was (else MOVED), not in use
+    again (else KEPT) and still there (else GONE); ``dry_run``: only the outcome."""
     with backend.grouped():  # SQLite: the re-checks and the removal are one transaction
-        if listed(backend, PIECE_REF, item) != since:
+        if listed(backend, ref.kind, ref.item) != since:
             return MOVED
-        if lists(backend, key, data_id):
-            outcome = KEPT  # the file's rows were written (again) meanwhile
-        elif backend.get(ARCHIVE_PIECE_REFS, row, ["data_id"]) is None:
-            outcome = GONE  # the file was released meanwhile
+        if ref.kept():
+            outcome = KEPT
+        elif backend.get(ref.table, ref.row, list(ref.row)[:1]) is None:
+            outcome = GONE
         else:
             outcome = REMOVED
         if not dry_run:
             if outcome == REMOVED:
-                backend.delete(ARCHIVE_PIECE_REFS, row, written_before=before)
-            backend.delete(ARCHIVE_GARBAGE, {"id": item, "kind": PIECE_REF})
+                backend.delete(ref.table, ref.row, written_before=before)
+            backend.delete(ARCHIVE_GARBAGE, {"id": ref.item, "kind": ref.kind})
         return outcome
 
 
@@ -175,17 +202,7 @@ def remove_reference(backend: Backend, item: str, since: int, before: int, *, dr
     missing. The outcome: :data:`REMOVED`, :data:`KEPT`, :data:`GONE` or :data:`MOVED`."""
     key, snapshot_id = ref_of(item)
     row = {"md5": key, "snapshot": snapshot_id}
-    with backend.grouped():  # SQLite: the re-checks and the removal are one transaction
-        if listed(backend, REF, item) != since:
-            return MOVED
-        if snapshot_exists(backend, snapshot_id):
-            outcome = KEPT  # stored (again) meanwhile
-        elif backend.get(SNAPSHOTS_BY_DOCUMENT, row) is None:
-            outcome = GONE  # a delete of this archive finished
-        else:
-            outcome = REMOVED
-        if not dry_run:
-            if outcome == REMOVED:
-                backend.delete(SNAPSHOTS_BY_DOCUMENT, row, written_before=before)
-            backend.delete(ARCHIVE_GARBAGE, {"id": item, "kind": REF})
-        return outcome
+    # KEPT: the snapshot was stored (again) meanwhile; GONE: a delete of this archive finished
+    kept = partial(snapshot_exists, backend, snapshot_id)
+    ref = _Listed(REF, item, SNAPSHOTS_BY_DOCUMENT, row, kept)
+    return _remove_listed(backend, ref, since, before, dry_run)

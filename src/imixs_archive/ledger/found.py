@@ -12,13 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from imixs_archive.archive.ledger_books import Subject
-from imixs_archive.archive.ledger_entries import FOUND, HOLD_PLACED, STORED, Entry
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.versions import BEFORE_LEDGER
 from imixs_archive.config import Settings
 from imixs_archive.errors import IntegrityError
 from imixs_archive.jsonable import Jsonable
+from imixs_archive.ledger.books import BEFORE_LEDGER, Subject
+from imixs_archive.ledger.entries import FOUND, HOLD_PLACED, STORED, Entry
 from imixs_archive.ledger.sequencer import Sequencer
 from imixs_archive.timezones import epoch_ms
 
@@ -39,7 +38,7 @@ def not_logged_as_present(
 ) -> Iterator[tuple[str, Subject | None]]:
     """Each stored snapshot whose last entry does not log it as present (none, or a
     deletion), with that entry; ``counted`` is called for every snapshot walked."""
-    for snapshot_id in archive.iter_snapshot_ids():
+    for snapshot_id in archive.index.iter_snapshot_ids():
         counted()
         row = archive.ledger.subject(snapshot_id)
         if row is None or row.kind not in (STORED, FOUND):

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from imixs_archive.archive.ledger_books import LedgerBooks, Subject
-from imixs_archive.archive.ledger_entries import Entry
+from imixs_archive.ledger.books import LedgerBooks, Subject
+from imixs_archive.ledger.entries import Entry
 
 KEPT = 5000
 """Subjects that changed while the pass ran (or were past its target at its start) that a

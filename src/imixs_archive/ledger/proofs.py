@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from imixs_archive.archive.ledger_entries import Entry
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.errors import (
     ConfigError,
@@ -25,6 +24,7 @@ from imixs_archive.errors import (
     StoreUnavailableError,
 )
 from imixs_archive.ledger.checkpoints import open_checkpoint
+from imixs_archive.ledger.entries import Entry
 from imixs_archive.ledger.sequencer import Sequencer
 from imixs_archive.ledger.tree import TreeState
 from imixs_archive.tlog.merkle import (

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
-from imixs_archive.archive.ledger_books import LedgerBooks, Queued
+from imixs_archive.ledger.books import LedgerBooks, Queued
 
 
 @dataclass

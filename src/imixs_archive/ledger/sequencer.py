@@ -45,24 +45,24 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
 
-from imixs_archive.archive.ledger_books import LedgerBooks, Queued, Subject
-from imixs_archive.archive.ledger_entries import (
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.config import Settings
+from imixs_archive.errors import IntegrityError, StoreError
+from imixs_archive.jsonable import Jsonable
+from imixs_archive.ledger.books import LedgerBooks, Queued, Subject
+from imixs_archive.ledger.checkpoints import (
+    newest_witnessed,
+    open_checkpoint,
+    sign_checkpoint,
+    witness,
+)
+from imixs_archive.ledger.entries import (
     DELETED,
     FOUND,
     HOLD_PLACED,
     HOLD_RELEASED,
     STORED,
     Entry,
-)
-from imixs_archive.archive.snapshots import Archive
-from imixs_archive.config import Settings
-from imixs_archive.errors import IntegrityError, StoreError
-from imixs_archive.jsonable import Jsonable
-from imixs_archive.ledger.checkpoints import (
-    newest_witnessed,
-    open_checkpoint,
-    sign_checkpoint,
-    witness,
 )
 from imixs_archive.ledger.keys import create_signer, key_path, load_signer, origin_of
 from imixs_archive.ledger.queue_window import Later, Window, read_window

@@ -12,8 +12,8 @@ import base64
 import json
 from dataclasses import dataclass, replace
 
-from imixs_archive.archive.ledger_books import LedgerBooks
 from imixs_archive.errors import IntegrityError
+from imixs_archive.ledger.books import LedgerBooks
 from imixs_archive.tlog.merkle import EMPTY_ROOT, Frontier
 
 TREE = "tree"

@@ -43,14 +43,13 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from imixs_archive.archive.ledger_books import Subject
-from imixs_archive.archive.ledger_entries import DELETED, HOLD_PLACED, HOLD_PREFIX, Entry
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.versions import BEFORE_LEDGER
 from imixs_archive.config import Settings
 from imixs_archive.errors import ArchiveError, IntegrityError
 from imixs_archive.jsonable import Jsonable
+from imixs_archive.ledger.books import BEFORE_LEDGER, Subject
 from imixs_archive.ledger.checkpoints import PUBLIC_KEY_FILE, newest_witnessed, open_checkpoint
+from imixs_archive.ledger.entries import DELETED, HOLD_PLACED, HOLD_PREFIX, Entry
 from imixs_archive.ledger.found import not_logged_as_present
 from imixs_archive.ledger.index_view import (
     KEPT,
@@ -548,7 +547,7 @@ def _walk_store(
 ) -> None:
     """Snapshots the log does not know, walked one by one only when the counts differ."""
     count = 0
-    for _snapshot_id in archive.iter_snapshot_ids():
+    for _snapshot_id in archive.index.iter_snapshot_ids():
         count += 1
     report.snapshots = count
     holds = archive.holds.list()
@@ -597,10 +596,10 @@ def _written_around(archive: Archive, sealed: bool) -> str:
     it may be the Java service's: no seal, in a keyspace it can write)."""
     if sealed:
         return "stored with this archive's seal but without an entry (written around the archive)"
-    if not archive.java_may_write:
+    if not archive.storage.java_may_write:
         return (
             "stored without an entry and without a seal in a store the Java service cannot "
-            f"write ({archive.store_name}): written around the archive"
+            f"write ({archive.storage.name}): written around the archive"
         )
     return ""
 

@@ -160,8 +160,8 @@ def known_at(archive: Archive, point: dt.datetime) -> tuple[bool, dt.datetime | 
     day the snapshots are read in time order until one is at or before the point."""
     point_day = point.astimezone(dt.UTC).date()
     seen: dt.datetime | None = None
-    for day in archive.days_with_snapshots():
-        for _day, snapshot_id in archive.iter_days(day, day):
+    for day in archive.days.with_snapshots():
+        for _day, snapshot_id in archive.days.iter_days(day, day):
             modified = modified_time(archive.load(snapshot_id, with_files=False))
             seen = modified if seen is None else min(seen, modified)
             if day < point_day or modified <= point:
@@ -202,7 +202,9 @@ def changed_after(archive: Archive, request: AsOf) -> Iterator[str]:
     """The instances with a snapshot whose ``$modified`` is after the point (and at or
     before ``changed_until``); an instance may come more than once."""
     end = request.changed_until or dt.datetime.max.replace(tzinfo=dt.UTC) - MICROSECOND
-    for _day, snapshot_id in archive.iter_modified(request.point + MICROSECOND, end + MICROSECOND):
+    for _day, snapshot_id in archive.days.iter_modified(
+        request.point + MICROSECOND, end + MICROSECOND
+    ):
         yield origin_id(snapshot_id)
 
 

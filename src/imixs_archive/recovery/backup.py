@@ -75,7 +75,7 @@ def newest_per_instance(
 
 def _newest_of_every_instance(archive: Archive) -> Iterator[str]:
     """One pass over the instances, one at a time: memory stays flat."""
-    for ids in archive.iter_instances():
+    for ids in archive.index.iter_instances():
         newest = next((sid for sid in reversed(ids) if archive.exists(sid)), None)
         if newest is not None:
             yield newest
@@ -342,7 +342,7 @@ def _all_ids(
     archive: Archive, first: dt.date | None, last: dt.date | None, tz: dt.tzinfo
 ) -> Iterator[str]:
     if first is None and last is None:
-        yield from archive.iter_snapshot_ids()
+        yield from archive.index.iter_snapshot_ids()
         return
     yield from _in_days(archive, first, last, tz)
 
@@ -352,7 +352,7 @@ def _in_days(
 ) -> Iterator[str]:
     start = first or dt.date(1970, 1, 1)
     end = last or dt.datetime.now(tz).date()
-    for _day, snapshot_id in archive.iter_local_days(start, end, tz):
+    for _day, snapshot_id in archive.days.iter_local_days(start, end, tz):
         yield snapshot_id
 
 

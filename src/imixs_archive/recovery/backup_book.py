@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from imixs_archive.archive.instance_runs import OpenRun
-from imixs_archive.archive.part_runs import SaveClock
 from imixs_archive.storage.base import Position
 
 LISTED = 1_000
@@ -102,11 +101,9 @@ class BackupBook(Tally):
         """Counted up to the place: the instances before the first not done."""
         if self.before is not None:
             self._done.merge(self.before)
-        self._place = run.after
-        self._met = run.met
+        self._place = run.start()
         self._queue: deque[_Instance] = deque()
         self._owner: dict[str, _Instance] = {}
-        self._clock = SaveClock()
 
     def instances(self) -> Iterator[tuple[Position, list[str]]]:
         return self.run.instances()
@@ -133,14 +130,13 @@ class BackupBook(Tally):
         while self._queue and self._queue[0].outstanding <= 0:
             instance = self._queue.popleft()
             self._done.merge(instance.summary)
-            self._place, self._met = instance.position, self._met + 1
-        if self._clock.due():
+            self._place, self.run.met = instance.position, self.run.met + 1
+        if self.run.clock.due():
             self.save()
 
     def save(self) -> None:
         """The place after the instances done, and what they counted."""
-        self.run.met = self._met
-        self.run.save(self._place, self._done.saved())
+        self.run.save_job(self._place, self._done.saved())
 
     def total(self) -> BackupSummary:
         """What this run counted, with what the runs it goes on from counted."""

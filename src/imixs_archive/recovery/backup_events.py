@@ -223,8 +223,7 @@ class BackupEvents:
         try:
             sent, pulled = self._write(event.ref)
         except NotFoundError:
-            self.client.delete_event(event.id)
-            self._attempts.pop(event.id, None)
+            self._done_with(event)
             done.gone += 1
             log.warning(
                 "backup: snapshot %s is in neither the archive nor the workflow (404): "
@@ -248,14 +247,18 @@ class BackupEvents:
         except ArchiveError as exc:
             self._failed(event, exc, done)
             return True
-        self.client.delete_event(event.id)
-        self._attempts.pop(event.id, None)
+        self._done_with(event)
         done.pulled += pulled
         if sent is None:
             done.current += 1
         else:
             done.written += 1
         return True
+
+    def _done_with(self, event: Event) -> None:
+        """The event is removed from the log and its failures forgotten."""
+        self.client.delete_event(event.id)
+        self._attempts.pop(event.id, None)
 
     def _lock(self, event: Event) -> bool:
         try:
@@ -300,8 +303,7 @@ class BackupEvents:
             self.client.unlock_event(event.id)
             done.failed.append(f"{event.ref}: {exc}")
             return
-        self.client.delete_event(event.id)
-        self._attempts.pop(event.id, None)
+        self._done_with(event)
         done.given_up += 1
         log.error(
             "backup: snapshot %s failed %d times, event %s removed (back it up with "

@@ -18,17 +18,19 @@ from collections.abc import Callable
 from pathlib import Path
 
 from imixs_archive.archive.snapshots import Archive
+from imixs_archive.config import Settings
 from imixs_archive.document.xml_reader import iter_xml_documents
 from imixs_archive.document.xml_writer import iter_xml
 from imixs_archive.errors import ArchiveError, DocumentError, TargetUnavailableError
 from imixs_archive.recovery.backup import backup_path, newest_per_instance
 from imixs_archive.recovery.backup_book import BackupSummary
-from imixs_archive.recovery.ftps import FtpsTarget
+from imixs_archive.recovery.ftps import FtpsLocation, FtpsTarget
 from imixs_archive.recovery.restore_files import (
     TreeRestoreReport,
     restore_stream,
     spooled_files,
 )
+from imixs_archive.timezones import zone
 from imixs_archive.workflow.client import WorkflowClient
 
 SPOOL_IN_MEMORY = 4 * 1024 * 1024
@@ -104,6 +106,30 @@ def backup_to_ftps(
             summary.written += 1
             summary.bytes_written += sent
     return summary
+
+
+def backup_to_location(
+    archive: Archive,
+    location: FtpsLocation,
+    settings: Settings,
+    first: dt.date | None = None,
+    last: dt.date | None = None,
+    overwrite: bool = False,
+    *,
+    on_snapshot: Callable[[str], None] | None = None,
+) -> BackupSummary:
+    """:func:`backup_to_ftps` into the FTPS target at ``location``, the days in the time
+    zone of the settings (``backup ftps://...`` and the API's FTPS backup job)."""
+    with FtpsTarget(location) as target:
+        return backup_to_ftps(
+            archive,
+            target,
+            first=first,
+            last=last,
+            tz=zone(settings.timezone),
+            overwrite=overwrite,
+            on_snapshot=on_snapshot,
+        )
 
 
 def restore_from_ftps(

@@ -95,7 +95,7 @@ class _Damage:
 
     def __call__(self) -> bool:
         if self._found is None:
-            self._found = bool(self._source.file_problems())
+            self._found = bool(self._source.storage.file_problems())
         return self._found
 
 
@@ -103,7 +103,7 @@ def _snapshot_ids(source: Archive, damaged: _Damage, summary: ExportSummary) -> 
     """The ids of the stored snapshots, from ``snapshots``; when damage in the store's file
     stops that walk, the ids the instances' index holds (some again: those are there)."""
     try:
-        yield from source.iter_snapshot_ids()
+        yield from source.index.iter_snapshot_ids()
         return
     except StoreError as exc:
         if not damaged():
@@ -112,7 +112,7 @@ def _snapshot_ids(source: Archive, damaged: _Damage, summary: ExportSummary) -> 
             f"the snapshots table cannot be read through ({exc}): the snapshots are found by "
             "the instances' index instead"
         )
-    for ids in source.iter_instances():
+    for ids in source.index.iter_instances():
         for snapshot_id in ids:
             try:
                 stored = source.exists(snapshot_id)

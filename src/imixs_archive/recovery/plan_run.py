@@ -225,7 +225,7 @@ def newest_of_every_instance(archive: Archive) -> list[Send]:
 
 
 def _newest_sends(archive: Archive) -> Iterator[Send]:
-    for snapshot_ids in archive.iter_instances():  # oldest first
+    for snapshot_ids in archive.index.iter_instances():  # oldest first
         for snapshot_id in reversed(snapshot_ids):
             if archive.exists(snapshot_id):
                 yield Send(origin_id(snapshot_id), snapshot_id)

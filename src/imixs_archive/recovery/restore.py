@@ -61,7 +61,7 @@ class RestoreRange:
         """The UTC days of the range (from ``start`` on) that the archive's day index
         holds: a range of decades walks only the days with snapshots."""
         first = max(start or dt.date.min, self.first.astimezone(dt.UTC).date())
-        return archive.days_with_snapshots(first, self.last.astimezone(dt.UTC).date())
+        return archive.days.with_snapshots(first, self.last.astimezone(dt.UTC).date())
 
     def contains(self, when: object) -> bool:
         return isinstance(when, dt.datetime) and self.first <= _utc(when) <= self.last
@@ -164,7 +164,7 @@ class Restorer:
 
     def _origins_of_day(self, day: dt.date) -> list[str]:
         seen: dict[str, None] = {}
-        for _day, snapshot_id in self.archive.iter_days(day, day):
+        for _day, snapshot_id in self.archive.days.iter_days(day, day):
             seen.setdefault(origin_id(snapshot_id))
         return list(seen)
 

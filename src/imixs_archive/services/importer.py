@@ -82,10 +82,10 @@ def import_sources(
     the caller's thread and, where every store request is a round trip (Cassandra),
     stored one behind it (:class:`_StoreBehind`). What it returns is
     durable: the input stays where it is, so its writes are made durable together at the
-    end (``Archive.durable_at_end``); a crash before leaves a prefix the next run
+    end (``Archive.storage.durable_at_end``); a crash before leaves a prefix the next run
     completes."""
     summary = ImportSummary()
-    with archive.durable_at_end(), _StoreBehind(archive, summary) as behind:
+    with archive.storage.durable_at_end(), _StoreBehind(archive, summary) as behind:
         for source in sources:
             _import_one(archive, source, on_bytes, behind)
     return summary
@@ -115,7 +115,7 @@ STORED_BEHIND = 1
 
 def _depth(archive: Archive) -> int:
     """Snapshots stored behind the parser in this archive (see :class:`_StoreBehind`)."""
-    return 0 if archive.reads_are_local else STORED_BEHIND
+    return 0 if archive.storage.reads_are_local else STORED_BEHIND
 
 
 class _StoreBehind:
@@ -129,7 +129,7 @@ class _StoreBehind:
     reach the summary in input order, on the caller's thread; a ``StoreError`` ends the
     import there, after the snapshot being stored settles.
 
-    Not on a local store (``Archive.reads_are_local``: SQLite): there the parser compares a
+    Not on a local store (``Archive.storage.reads_are_local``: SQLite): there the parser compares a
     file with its stored twin, found by the files registered before, and a snapshot
     stored behind would not have registered the file the next one carries on (that
     import took 1.3x the CPU); nor are its round trips worth hiding."""
@@ -285,7 +285,7 @@ class _ImportTask:
     def session(self, archive: Archive) -> AbstractContextManager[None]:
         """One sync per process at its end: each batch's ``import_sources`` block nests in
         it. The run's summary is made once every worker has left its session."""
-        return archive.durable_at_end()
+        return archive.storage.durable_at_end()
 
 
 def _open(source: Source) -> AbstractContextManager[IO[bytes]]:

@@ -33,10 +33,10 @@ def count_modified(archive: Archive, start: dt.datetime, end: dt.datetime) -> in
     """The snapshots whose ``$modified`` is in [``start``, ``end``) (aware instants)."""
     first = start.astimezone(dt.UTC).date()
     last = (end - dt.timedelta(microseconds=1)).astimezone(dt.UTC).date()
-    days = list(archive.days_with_snapshots(first, last))
+    days = list(archive.days.with_snapshots(first, last))
     if not days:
         return 0
-    stamps = archive.day_stamps(days[0], days[-1])
+    stamps = archive.days.stamps(days[0], days[-1])
     stored = read_stored(archive, days)
     total = 0
     for day in days:
@@ -47,7 +47,7 @@ def count_modified(archive: Archive, start: dt.datetime, end: dt.datetime) -> in
             first_slot, end_slot = slots
             total += sum(c[3] for c in figures.cells if first_slot <= c[0] < end_slot)
             continue
-        ids = archive.day_snapshot_ids(day)
+        ids = archive.days.snapshot_ids(day)
         if start <= midnight and midnight + DAY <= end:
             total += len(ids)
             continue

@@ -42,6 +42,7 @@ from imixs_archive.archive.part_runs import SaveClock
 from imixs_archive.archive.rebuild import REBUILDS
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.budget import checkpoint
+from imixs_archive.jsonable import Jsonable
 from imixs_archive.services.statistics import take_census
 
 PROGRESS = "reconcile"
@@ -49,7 +50,9 @@ PROGRESS = "reconcile"
 
 
 @dataclass
-class ReconcileReport:
+class ReconcileReport(Jsonable):
+    JSON_EXTRA = ("drift",)
+
     before: dict[str, int] = field(default_factory=dict)
     after: dict[str, int] = field(default_factory=dict)
     days: int = 0
@@ -71,19 +74,6 @@ class ReconcileReport:
             name: (self.before.get(name, 0), value)
             for name, value in self.after.items()
             if self.before.get(name, 0) != value
-        }
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "before": self.before,
-            "after": self.after,
-            "drift": {name: list(pair) for name, pair in self.drift.items()},
-            "days": self.days,
-            "facts_changed": self.facts_changed,
-            "days_changed": self.days_changed,
-            "resumed_after": self.resumed_after,
-            "days_indexed": self.days_indexed,
-            "rebuilt": self.rebuilt,
         }
 
 
@@ -109,15 +99,15 @@ def reconcile(
     else:
         report.resumed_after = _resumed(record)
     report.before = {k: int(v) for k, v in record.get("before", {}).items()}
-    report.days_indexed = [day.isoformat() for day in archive.add_missing_days()]
+    report.days_indexed = [day.isoformat() for day in archive.days.add_missing()]
     _rebuild(archive, record, tick or (lambda _walk: None))
     report.rebuilt = dict(record.get("rebuilt", {}))
     after = dt.date.fromisoformat(record["done"]) if record.get("done") else None
-    days = [day for day in archive.days_with_snapshots() if after is None or day > after]
-    carriers = archive.earliest_carriers()
+    days = [day for day in archive.days.with_snapshots() if after is None or day > after]
+    carriers = archive.facts.earliest_carriers()
     for done, day in enumerate(days, 1):
         checkpoint()
-        changed = archive.reconcile_facts(day, carriers)
+        changed = archive.facts.reconcile(day, carriers)
         report.days += 1
         if changed:
             report.facts_changed += changed

@@ -41,6 +41,7 @@ from imixs_archive.document.conventions import (
 )
 from imixs_archive.document.labels import label
 from imixs_archive.errors import ConfigError, DocumentError, LegalHoldError, NotFoundError
+from imixs_archive.jsonable import Jsonable
 from imixs_archive.periodic import Schedule
 from imixs_archive.timezones import zone_label
 
@@ -128,6 +129,7 @@ class Expired:
     last: dt.datetime
     expired: dt.datetime
 
+    # Own JSON: counts the snapshots; a run's book reads it back (``restored``).
     def to_json(self) -> dict[str, Any]:
         return {
             "uniqueid": self.uniqueid,
@@ -166,16 +168,23 @@ _COUNTS = [
 
 
 @dataclass
-class RetentionReport:
+class RetentionReport(Jsonable):
+    JSON_NAMES = (("expired_count", "expired_instances"), ("expired", "instances"))
+    JSON_NULL_IF_EMPTY = ("resumed",)
+
     dry_run: bool
+    part: int = 1
+    parts: int = 1
+    resumed: str = ""
+    """Where the run went on from ('' when it began: see ``instance_runs.py``)."""
+    finished: bool = True
+    """False: the run stopped before its end (``serve`` stopping); the next goes on."""
     instances_seen: int = 0
+    expired_count: int = 0
+    expired_snapshots: int = 0
     held: list[str] = field(default_factory=list)
     """Expired instances kept because of a legal hold (the first ``LISTED``)."""
     held_count: int = 0
-    expired: list[Expired] = field(default_factory=list)
-    """The expired instances (the first ``LISTED``: ``expired_count`` counts them all)."""
-    expired_count: int = 0
-    expired_snapshots: int = 0
     files: int = 0
     bytes: int = 0
     """Dry run: files and bytes only the expired snapshots carry; else what was freed."""
@@ -186,12 +195,8 @@ class RetentionReport:
     """Instances whose newest snapshot has no plausible time (its id's; ``$modified`` for
     an old id without one): never deleted by retention, listed to be looked at."""
     untimed_count: int = 0
-    part: int = 1
-    parts: int = 1
-    resumed: str = ""
-    """Where the run went on from ('' when it began: see ``instance_runs.py``)."""
-    finished: bool = True
-    """False: the run stopped before its end (``serve`` stopping); the next goes on."""
+    expired: list[Expired] = field(default_factory=list)
+    """The expired instances (the first ``LISTED``: ``expired_count`` counts them all)."""
 
     def count_expired(self, found: Expired) -> None:
         self.expired_count += 1
@@ -206,27 +211,6 @@ class RetentionReport:
     def count_untimed(self, uniqueid: str) -> None:
         self.untimed_count += 1
         _listed(self.untimed, uniqueid)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "dry_run": self.dry_run,
-            "part": self.part,
-            "parts": self.parts,
-            "resumed": self.resumed or None,
-            "finished": self.finished,
-            "instances_seen": self.instances_seen,
-            "expired_instances": self.expired_count,
-            "expired_snapshots": self.expired_snapshots,
-            "held": self.held,
-            "held_count": self.held_count,
-            "files": self.files,
-            "bytes": self.bytes,
-            "snapshots_deleted": self.snapshots_deleted,
-            "skipped": self.skipped,
-            "untimed": self.untimed,
-            "untimed_count": self.untimed_count,
-            "instances": [e.to_json() for e in self.expired],
-        }
 
     def saved(self) -> dict[str, Any]:
         """What a run's book keeps (``instance_runs.py``)."""
@@ -313,6 +297,7 @@ class InstanceRetention:
     untimed: bool = False
     held: bool = False
 
+    # Own JSON: the due's rule and times flattened, null when there is none.
     def to_json(self) -> dict[str, Any]:
         due = self.due
         return {
@@ -351,7 +336,7 @@ def instance_retention(
     """What the policy says of one instance now: one partition and its newest snapshot
     read, whatever the archive holds. None when the archive holds none of it."""
     now = now or dt.datetime.now(dt.UTC)
-    ids = archive.instance_ids(uniqueid)
+    ids = archive.index.instance_ids(uniqueid)
     if not ids:
         return None
     due = _due(archive, policy, ids, now) if not policy.empty else None
@@ -473,7 +458,7 @@ class _RetentionWork:
         """Whether another instance goes too (a dry run's file counts), remembered."""
         known = self._going.get(uniqueid)
         if known is None:
-            ids = self.archive.instance_ids(uniqueid)
+            ids = self.archive.index.instance_ids(uniqueid)
             found = _expired(self.archive, self.policy, ids, self.now) if ids else None
             known = isinstance(found, Expired) and self.archive.holds.get(uniqueid) is None
             if len(self._going) >= GOING_REMEMBERED:

@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 def take_census(archive: Archive) -> Stats:
     """Count the store's tables now (one pass over each) and keep the count; on the way,
     add to the day index the days only the Java service stored snapshots of."""
-    added = archive.add_missing_days()
+    added = archive.days.add_missing()
     if added:
         log.info("census: %d day(s) another writer stored added to the day index", len(added))
     stats = archive.stats()

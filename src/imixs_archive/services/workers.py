@@ -73,7 +73,7 @@ class WorkerTask(Protocol):
 
     def session(self, archive: Archive) -> AbstractContextManager[None]:
         """Around a worker's batches and its ``finish`` (and the calling process's, when it
-        works too): for instance ``Archive.durable_at_end``, one sync per process."""
+        works too): for instance ``Archive.storage.durable_at_end``, one sync per process."""
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,29 @@ class ColumnType(StrEnum):
     DATE = "date"  # Python datetime.date
 
 
+class Wing(StrEnum):
+    """Who owns a table: only the modules of its wing's packages name it (checked by
+    ``tests/test_layers.py``); another wing reaches it through the owner's typed books."""
+
+    ARCHIVE = "archive"
+    """The snapshot store and the file store, with what the archive derives from each
+    snapshot in the write that stores it (indexes, day stamps, the analytics' facts), legal
+    holds, the store's version and the books of its jobs (``archive/``, ``filestore/``)."""
+    LEDGER = "ledger"
+    """The ledger's queue, log, tree and books (``ledger/``; the queue is written with the
+    change it records through ``ledger/books.py``)."""
+    SYNC = "sync"
+    """The sync's claims, failures, gone snapshots, progress and counters (``sync/``)."""
+    ANALYTICS = "analytics"
+    """Figures kept by the analytics: day aggregates and summaries, month figures, the
+    census (``analytics/``)."""
+
+    @property
+    def packages(self) -> tuple[str, ...]:
+        """The packages of ``imixs_archive`` whose modules may name the wing's tables."""
+        return ("archive", "filestore") if self is Wing.ARCHIVE else (self.value,)
+
+
 @dataclass(frozen=True)
 class Column:
     name: str
@@ -60,6 +83,9 @@ class Table:
     query: int = 0
     """The number of the query it serves (Q1, Q2 ...): docs, comments and code cite it, so
     a number is never changed nor reused. 0: a table outside the model (tests)."""
+    owner: Wing | None = None
+    """The wing whose modules alone name it (see :class:`Wing`); None: a table outside the
+    model (tests)."""
     serves: str = ""
     """What the query reads, and what a reader of the table must know (who writes it, in
     which order, what marks a row complete), in Markdown: docs/data-model.md prints it
@@ -138,6 +164,7 @@ SNAPSHOTS = Table(
     _cols(("snapshot", T), ("data", B)),
     partition_key=("snapshot",),
     query=1,
+    owner=Wing.ARCHIVE,
     serves="one snapshot's XML (file contents emptied) by snapshot id, followed by its "
     "SHA-256 in an XML comment (`<!--imixs-archive sha256:...-->`, checked on every read; "
     "rows the Java service wrote have none until `verify` adds it); a snapshot too large "
@@ -153,6 +180,7 @@ SNAPSHOTS_BY_UNIQUEID = Table(
     partition_key=("uniqueid",),
     clustering_key=("snapshot",),
     query=2,
+    owner=Wing.ARCHIVE,
     serves="the snapshots of one process instance, in time order (snapshot ids end in "
     "epoch millis; newest first reads the partition in reverse). Written before the "
     "`snapshots` row and deleted last, so a delete that died part-way is found and "
@@ -164,6 +192,7 @@ SNAPSHOTS_BY_MODIFIED = Table(
     partition_key=("modified",),
     clustering_key=("snapshot",),
     query=3,
+    owner=Wing.ARCHIVE,
     serves="the snapshots whose `$modified` falls on one UTC day (listings, restores and "
     "exports by date range; which days have any: Q16)",
 )
@@ -173,6 +202,7 @@ DOCUMENTS = Table(
     partition_key=("md5",),
     clustering_key=("sort_id",),
     query=4,
+    owner=Wing.ARCHIVE,
     serves="the ordered pieces of one file, by its documents key: the file's MD5 "
     "(upper-case hex), as the Java service reads it, or `<MD5>-SHA256:<digest>` when other "
     "bytes hold that MD5 (a collision); a file's rows are written in one mutation, up to "
@@ -183,6 +213,7 @@ DOCUMENTS_DATA = Table(
     _cols(("data_id", T), ("data", B)),
     partition_key=("data_id",),
     query=5,
+    owner=Wing.ARCHIVE,
     serves="the bytes of one piece by its id: the piece's SHA-256 (hex) here, shared by "
     "every file that holds it; a random UUID when the Java service wrote it, used by that "
     "file alone and deleted with it",
@@ -195,6 +226,7 @@ SNAPSHOTS_BY_DOCUMENT = Table(
     partition_key=("md5",),
     clustering_key=("snapshot",),
     query=6,
+    owner=Wing.ARCHIVE,
     serves="the snapshots that use one file, by documents key (none for the empty file), "
     "to collect files no longer used (read newest first, one row); plus one *pin* row "
     "(snapshot `!archive`) per file this archive registered, which keeps the Java "
@@ -205,6 +237,7 @@ ARCHIVE_FILES = Table(
     _cols(("md5", T), ("digest", T), ("size", BI), ("pieces", N)),
     partition_key=("md5",),
     query=7,
+    owner=Wing.ARCHIVE,
     serves="a file's digest (the SHA-256 over its ordered piece ids), size and piece count "
     "by its documents key; written after its `documents` rows, so its presence marks the "
     "file complete, and removed first when the collector releases the file",
@@ -215,6 +248,7 @@ ARCHIVE_FILE_CUTS = Table(
     _cols(("md5", T), ("digest", T), ("ledger_digest", T)),
     partition_key=("md5",),
     query=34,
+    owner=Wing.ARCHIVE,
     serves="a file stored in other pieces than the content-defined ones (the Java "
     "service's 1 MiB cuts, `ARCHIVE_FILE_CUTS=java`, the default on Cassandra): the digest "
     "the ledger logs of it (over the SHA-256s of its content-defined cuts), valid while "
@@ -228,6 +262,7 @@ ARCHIVE_SNAPSHOT_FILES = Table(
     partition_key=("snapshot",),
     clustering_key=("name",),
     query=8,
+    owner=Wing.ARCHIVE,
     serves="where each file of a snapshot is stored (its documents key) and the MD5 the "
     "document claimed, so a wrong `md5checksum` or an MD5 collision never returns wrong "
     "bytes; a delete removes it after the `snapshots` row, so a re-run still finds the "
@@ -241,6 +276,7 @@ ARCHIVE_SNAPSHOT_PARTS = Table(
     partition_key=("snapshot",),
     clustering_key=("part",),
     query=15,
+    owner=Wing.ARCHIVE,
     serves="the XML of a snapshot too large for its `snapshots` cell (over the node's "
     "mutation limit less 64 KiB, 16 MiB by default, files emptied), in 1 MiB parts, written "
     "before the `snapshots` row and deleted after it; that row then holds a marker (a NUL "
@@ -257,6 +293,7 @@ ARCHIVE_PIECE_REFS = Table(
     partition_key=("data_id",),
     clustering_key=("md5",),
     query=9,
+    owner=Wing.ARCHIVE,
     serves="the files (documents keys) that use one piece, and the piece's size, written "
     "before the file's `documents` rows: the collector lists a piece once no file uses it "
     "(Q14); stored bytes are summed without reading pieces",
@@ -268,6 +305,7 @@ ARCHIVE_FILE_HEADS = Table(
     partition_key=("head",),
     clustering_key=("md5",),
     query=13,
+    owner=Wing.ARCHIVE,
     serves="the files (documents keys) whose first 32 KiB have this SHA-256: on a store "
     "whose reads are local (SQLite), an attachment that arrives again is compared byte by "
     "byte with its stored twin instead of hashed and cut again (`filestore/twin.py`). A "
@@ -284,6 +322,7 @@ ARCHIVE_GARBAGE = Table(
     partition_key=("id",),
     clustering_key=("kind",),
     query=14,
+    owner=Wing.ARCHIVE,
     serves="the files (kind `file`, by documents key), pieces (`piece`, by id), pieces "
     "the Java service cut that no file lists (`java-piece`), piece references their file "
     "no longer lists (`piece-reference`, id `<piece id> <documents key>`) and references "
@@ -311,6 +350,7 @@ ARCHIVE_DAY_AGGREGATES = Table(
     partition_key=("year",),
     clustering_key=("day",),
     query=10,
+    owner=Wing.ANALYTICS,
     serves="the analytics figures of one finished UTC day of `$modified` in cells of "
     "(quarter hour, process instance, dimension values) with their snapshots, new files "
     "and bytes and the bytes they carry, from which the days of any time zone are "
@@ -333,6 +373,7 @@ ARCHIVE_SNAPSHOT_FACTS = Table(
     partition_key=("day",),
     clustering_key=("snapshot",),
     query=29,
+    owner=Wing.ARCHIVE,
     serves="what the analytics count of each snapshot of one UTC day of `$modified` (its "
     "quarter hour, dimension values, attachment bytes, the files it brought into the "
     "archive and whether it brought its process instance), written after its `snapshots` "
@@ -352,6 +393,7 @@ ARCHIVE_DAY_SUMMARIES = Table(
     partition_key=("year",),
     clustering_key=("day",),
     query=30,
+    owner=Wing.ANALYTICS,
     serves="the sums of one finished UTC day of `$modified` (per quarter hour and per "
     "dimension value, with the new process instances) without instance ids: a few KB "
     "whatever the day holds; what whole-archive views read, written after the day's "
@@ -372,6 +414,7 @@ ARCHIVE_MONTH_FIGURES = Table(
     partition_key=("zone",),
     clustering_key=("month",),
     query=32,
+    owner=Wing.ANALYTICS,
     serves="figures of a finished period in the days of one time zone, by kind and zone "
     "(`zone` is `<kind>@<zone>`) and period (`month`: `2025-03`, or a day `2025-03-07` of "
     "a month not over), with a digest of the day stamps (Q21) they were counted at: the "
@@ -390,6 +433,7 @@ ARCHIVE_CENSUS = Table(
     _cols(("name", T), ("data", B)),
     partition_key=("name",),
     query=31,
+    owner=Wing.ANALYTICS,
     serves="small records of the store's figures as JSON, by name: `store`, the last "
     "census (what `stats --full` counted of files, pieces and stored bytes, and when); "
     "`reconcile`, how far an unfinished `stats --reconcile` got",
@@ -414,6 +458,7 @@ ARCHIVE_DAY_CHANGES = Table(
     partition_key=("year",),
     clustering_key=("day", "writer"),
     query=21,
+    owner=Wing.ARCHIVE,
     serves="each UTC day's change stamp: a row per day of `$modified` and process that "
     "stored or deleted a snapshot of it (a new random stamp each time, written after the "
     "index row and before the `snapshots` row; also the day of the instance's newest other "
@@ -441,6 +486,7 @@ ARCHIVE_SYNC_FAILURES = Table(
     ),
     partition_key=("event_id",),
     query=11,
+    owner=Wing.SYNC,
     serves="workflow events whose archiving failed, by event id: attempts, when to try "
     "again (epoch ms), the first and last failure, the last error; status `retry` or "
     "`dead` (a dead letter, put back into the workflow's event log by `sync --retry`). One "
@@ -466,6 +512,7 @@ ARCHIVE_SYNC_INSTANCES = Table(
     ),
     partition_key=("instance",),
     query=12,
+    owner=Wing.SYNC,
     serves="each sync process's counters since it started (times in epoch ms), written "
     "after every round, for `sync --status` and the monitor; a row not updated for a week "
     "is deleted when a sync starts",
@@ -484,6 +531,7 @@ ARCHIVE_MODIFIED_DAYS = Table(
     partition_key=("bucket",),
     clustering_key=("day",),
     query=16,
+    owner=Wing.ARCHIVE,
     serves="the UTC days of `$modified` that have (or had) snapshots, in day order: a "
     "listing over a long range walks the days that exist instead of every calendar day; "
     "built from `snapshots_by_modified` at its first use, then written by a store before "
@@ -499,6 +547,7 @@ ARCHIVE_SYNC_CLAIMS = Table(
     _cols(("event_id", T), ("topic", T), ("ref", T), ("instance", T), ("claimed", BI)),
     partition_key=("event_id",),
     query=17,
+    owner=Wing.SYNC,
     serves="workflow events a sync process has taken, written before any work on them "
     "(the events are not locked: the workflow's lock keeps no one apart) and deleted once "
     "the event is done; of two processes that took one at once, the one whose claim stands "
@@ -513,6 +562,7 @@ ARCHIVE_SYNC_GONE = Table(
     _cols(("ref", T), ("event_id", T), ("topic", T), ("gone_at", BI), ("instance", T)),
     partition_key=("ref",),
     query=18,
+    owner=Wing.SYNC,
     serves="snapshots the workflow answered 404 for when their event was handled: final, "
     "never retried (with the workflow's `SNAPSHOT_HISTORY=1` it deletes intermediate ones)",
     java=False,
@@ -522,6 +572,7 @@ ARCHIVE_SYNC_PROGRESS = Table(
     _cols(("name", T), ("point", BI), ("updated", BI), ("owner", T), ("note", T)),
     partition_key=("name",),
     query=19,
+    owner=Wing.SYNC,
     serves="the catch-up over `/snapshot/syncpoint`: row `catchup` holds the `$modified` "
     "(epoch ms) up to which every snapshot the workflow holds is archived; rows "
     "`skipped:<from>` the ranges the catch-up or a resync could not read (more than 16 "
@@ -539,6 +590,7 @@ ARCHIVE_LEGAL_HOLDS = Table(
     _cols(("uniqueid", T), ("reason", T), ("placed", BI), ("placed_by", T)),
     partition_key=("uniqueid",),
     query=20,
+    owner=Wing.ARCHIVE,
     serves="whether a process instance is under legal hold (no snapshot of it is deleted "
     "while it is: a delete is refused, retention and the history cleanup keep them), why, "
     "since when (epoch ms) and by whom",
@@ -553,13 +605,14 @@ ARCHIVE_VERSIONS = Table(
     _cols(("name", T), ("version", N), ("written_by", T)),
     partition_key=("name",),
     query=22,
+    owner=Wing.ARCHIVE,
     serves="the version of the store's layout (row `store`), raised by an archive version "
     "that changes it, and the archive version that wrote it: an older archive refuses a "
     "newer store (`archive/versions.py`)",
     java=False,
 )
 
-# The ledger (archive/ledger_books.py, ledger/, docs/ledger.md): an append-only log of what
+# The ledger (ledger/books.py, ledger/, docs/ledger.md): an append-only log of what
 # the archive did, the leaves of an RFC 6962 Merkle tree whose heads are signed. An entry is
 # queued with the change it records (a store or delete of a snapshot, a hold placed or
 # released), then sequenced into the log by one process at a time; the log's rows are
@@ -571,6 +624,7 @@ ARCHIVE_LEDGER_QUEUE = Table(
     partition_key=("slot",),
     clustering_key=("subject", "entry_key"),
     query=23,
+    owner=Wing.LEDGER,
     serves="the ledger's queue: entries written with the change they record (a snapshot "
     "stored or deleted, a hold placed or released) and not yet in the log, by the minute "
     "written (`slot`: epoch minutes), subject (a snapshot id, or `hold:` and a process "
@@ -586,6 +640,7 @@ ARCHIVE_LEDGER_ENTRIES = Table(
     partition_key=("bucket",),
     clustering_key=("idx",),
     query=24,
+    owner=Wing.LEDGER,
     serves="the ledger's log: entry number `idx` (`bucket` `idx >> 14`, 16,384 to a "
     "partition) and its RFC 6962 leaf hash, in log order; written once (insert if absent: "
     "a lightweight transaction on Cassandra); only entries below the head's size are in "
@@ -599,6 +654,7 @@ ARCHIVE_LEDGER_NODES = Table(
     partition_key=("level", "bucket"),
     clustering_key=("idx",),
     query=25,
+    owner=Wing.LEDGER,
     serves="the hash of each complete subtree of the log's tree with `2**level` entries "
     "(level >= 1) starting at entry `idx * 2**level` (`bucket` `idx >> 14`): an inclusion "
     "or consistency proof reads log2(size) of them",
@@ -609,6 +665,7 @@ ARCHIVE_LEDGER_HEAD = Table(
     _cols(("name", T), ("state", T)),
     partition_key=("name",),
     query=26,
+    owner=Wing.LEDGER,
     serves="the ledger's small books as JSON, by name: `tree` (size, root, compact range, "
     "origin, key, last checkpoint, the queue's oldest unfinished minute), moved only by "
     "compare and set; `lease` (which process sequences, until when); `verify` and "
@@ -622,6 +679,7 @@ ARCHIVE_LEDGER_SUBJECTS = Table(
     _cols(("subject", T), ("idx", BI), ("kind", T), ("digest", T)),
     partition_key=("subject",),
     query=27,
+    owner=Wing.LEDGER,
     serves="the last log entry about each subject (a snapshot id, or `hold:` and a "
     "process instance): its number, kind and digest; derived from the log and checked "
     "against it by ledger verify",
@@ -633,6 +691,7 @@ ARCHIVE_LEDGER_CHECKPOINTS = Table(
     partition_key=("year",),
     clustering_key=("size",),
     query=28,
+    owner=Wing.LEDGER,
     serves="every signed checkpoint (a C2SP signed note) by the year it was written and "
     "the tree size it signs, and when (epoch ms): the record of every signed head; the "
     "ledger reads the last one from its `tree` book (Q26)",
@@ -647,6 +706,7 @@ ARCHIVE_CHECKS = Table(
     _cols(("name", T), ("state", T)),
     partition_key=("name",),
     query=33,
+    owner=Wing.ARCHIVE,
     serves="the books of the jobs that stop and go on, as JSON by name: `JOB/K/N` (where "
     "part K of N of an unfinished job stands, with what it counted or found so far), "
     "`JOB-plan/N` (where the N parts are cut), `JOB-lease/K/N` (which process runs that "

@@ -36,7 +36,7 @@ from imixs_archive.document.xml_scan import DoctypeRefused, scanner
 from imixs_archive.errors import ArchiveError, DocumentError
 from imixs_archive.sync.failures import record_failure
 from imixs_archive.sync.syncpoint_gap import GAP_NOTE, GapLocator, is_feed_failure
-from imixs_archive.timezones import epoch_ms, now_ms
+from imixs_archive.timezones import epoch_ms, epoch_ms_of, now_ms
 from imixs_archive.workflow.client import WorkflowClient
 from imixs_archive.workflow.errors import WorkflowUnavailableError
 from imixs_archive.workflow.events import TOPIC_ADD
@@ -54,12 +54,6 @@ class CatchUpResult:
     """Stopped by its time budget with more to walk."""
     point: int = 0
     skipped: list[tuple[int, int]] = field(default_factory=list)
-
-
-def _millis(value: object) -> int | None:
-    if not isinstance(value, dt.datetime):
-        return None
-    return epoch_ms(value)
 
 
 def _scan(blocks: Iterable[bytes]) -> list[tuple[str, int | None]] | None:
@@ -127,7 +121,7 @@ def _scan(blocks: Iterable[bytes]) -> list[tuple[str, int | None]] | None:
 
 def _iso_millis(text: str) -> int | None:
     try:
-        return _millis(dt.datetime.fromisoformat(text))
+        return epoch_ms(dt.datetime.fromisoformat(text))
     except ValueError:
         return None
 
@@ -258,7 +252,7 @@ class CatchUp:
             with self.client.stream_syncpoint(point) as blocks:
                 docs = list(iter_xml_documents(blocks, file_sink=discard_files))
             found = [
-                (str(doc.get_first("$uniqueid", "")), _millis(doc.get_first("$modified")))
+                (str(doc.get_first("$uniqueid", "")), epoch_ms_of(doc.get_first("$modified")))
                 for doc in docs
             ]
         if not found:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from imixs_archive.archive.sync_records import TOTALS, InstanceBook, SyncInstance, SyncTotals
+from imixs_archive.sync.records import TOTALS, InstanceBook, SyncInstance, SyncTotals
 from imixs_archive.timezones import now_ms
 
 COUNTERS = TOTALS

@@ -1,5 +1,5 @@
 """Failed sync events and the dead-letter list: the rules (the rows are the archive's
-``FailureBook``, ``archive/sync_records.py``, in ``archive_sync_failures``).
+``FailureBook``, ``sync/records.py``, in ``archive_sync_failures``).
 
 A row per failed event, keyed by the workflow's event id. Only the process whose claim on
 the event stands (``archive_sync_claims``: the last to claim it, checked before it works
@@ -15,7 +15,7 @@ workflow's log (``PUT /eventlog/{topic}/{ref}``) and removes the row.
 
 from __future__ import annotations
 
-from imixs_archive.archive.sync_records import DEAD, RETRY, FailedEvent, FailureBook
+from imixs_archive.sync.records import DEAD, RETRY, FailedEvent, FailureBook
 from imixs_archive.timezones import now_ms
 
 MAX_ERROR = 2000

@@ -39,7 +39,7 @@ from imixs_archive.document.model import Long
 from imixs_archive.document.xml_reader import discard_files, iter_xml_documents
 from imixs_archive.errors import ArchiveError, DocumentError
 from imixs_archive.sync.syncpoint_gap import GAP_NOTE, GapLocator, is_feed_failure
-from imixs_archive.timezones import epoch_ms
+from imixs_archive.timezones import epoch_ms, epoch_ms_of
 from imixs_archive.workflow.client import WorkflowClient
 from imixs_archive.workflow.errors import WorkflowAuthError, WorkflowUnavailableError
 
@@ -69,10 +69,6 @@ class _Step:
     new: int
     bytes: int
     failures: list[str]
-
-
-def _millis_of(value: Any) -> int | None:
-    return epoch_ms(value) if isinstance(value, dt.datetime) else None
 
 
 class Resync:
@@ -204,11 +200,13 @@ class Resync:
         found: list[int] = []
         for snapshot_id in ids:
             doc = self.archive.load(snapshot_id, with_files=False)
-            found.extend(m for m in [_millis_of(doc.get_first("$modified"))] if m is not None)
+            found.extend(m for m in [epoch_ms_of(doc.get_first("$modified"))] if m is not None)
         if not found:
             with self.client.stream_syncpoint(point) as blocks:
                 docs = iter_xml_documents(blocks, file_sink=discard_files)
-                found = [m for d in docs if (m := _millis_of(d.get_first("$modified"))) is not None]
+                found = [
+                    m for d in docs if (m := epoch_ms_of(d.get_first("$modified"))) is not None
+                ]
         later = [m for m in found if m > point]
         if not later:
             raise DocumentError(f"the syncpoint answer after {point} has no later $modified")

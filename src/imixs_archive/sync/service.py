@@ -47,7 +47,6 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from imixs_archive.archive.snapshots import Archive, StoreResult
-from imixs_archive.archive.sync_records import Claim, FailedEvent
 from imixs_archive.config import Settings
 from imixs_archive.errors import (
     ArchiveError,
@@ -67,6 +66,7 @@ from imixs_archive.sync.counters import (
     seconds,
 )
 from imixs_archive.sync.failures import record_failure
+from imixs_archive.sync.records import Claim, FailedEvent
 from imixs_archive.sync.status import forget_stale_instances
 from imixs_archive.timezones import now_ms
 from imixs_archive.workflow.client import WorkflowClient

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.sync_records import FailedEvent, Gone
+from imixs_archive.sync.records import FailedEvent, Gone
 from imixs_archive.timezones import epoch_ms, now_ms
 from imixs_archive.workflow.client import WorkflowClient
 from imixs_archive.workflow.events import TOPIC_REMOVE

@@ -12,7 +12,8 @@ streamed download. Every call needs a reader; bad parameters are answered 400.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import IO, Annotated, Any
 from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, Query
@@ -235,17 +236,10 @@ async def get_export(
     ``modified``, then the items. Written in batches while it is sent; an error after the
     first bytes ends the download early (the file is then incomplete)."""
     spec = export_spec(items, from_day, to_day, format, newest, request_zone(svc, tz))
-    pipe = Pipe()
-    try:
-        start_writer(lambda out: export_table(svc.archive, spec, out), pipe)
-        first = await run_in_threadpool(pipe.next_chunk)  # an early error is a problem
-    except BaseException:
-        pipe.close()
-        raise
-    return StreamingResponse(
-        iter_rest(pipe, first) if first is not None else iter(()),
-        media_type=MEDIA_TYPES[spec.format],
-        headers={"Content-Disposition": f'attachment; filename="{export_filename(spec)}"'},
+    return await _streamed(
+        lambda out: export_table(svc.archive, spec, out),
+        MEDIA_TYPES[spec.format],
+        export_filename(spec),
     )
 
 
@@ -289,22 +283,34 @@ async def get_event_log(
         items=[item.strip() for item in items.split(",") if item.strip()],
     )
     await run_in_threadpool(check_groups, svc.archive, spec.groups, zone_info)
-    pipe = Pipe()
-    try:
-        start_writer(lambda out: write_event_log(svc.archive, spec, out), pipe)
-        first = await run_in_threadpool(pipe.next_chunk)  # an early error is a problem
-    except BaseException:
-        pipe.close()
-        raise
     name = "-".join(
         ["imixs-archive-eventlog"]
         + [f"from-{from_day}"] * (from_day is not None)
         + [f"to-{to_day}"] * (to_day is not None)
     )
+    return await _streamed(
+        lambda out: write_event_log(svc.archive, spec, out),
+        LOG_MEDIA_TYPES[format],
+        f"{name}.{format}",
+    )
+
+
+async def _streamed(
+    write: Callable[[IO[bytes]], object], media_type: str, filename: str
+) -> StreamingResponse:
+    """A download that ``write`` writes on a writer thread while it is sent: an error
+    before its first bytes is answered as a problem, a later one ends it early."""
+    pipe = Pipe()
+    try:
+        start_writer(write, pipe)
+        first = await run_in_threadpool(pipe.next_chunk)
+    except BaseException:
+        pipe.close()
+        raise
     return StreamingResponse(
         iter_rest(pipe, first) if first is not None else iter(()),
-        media_type=LOG_MEDIA_TYPES[format],
-        headers={"Content-Disposition": f'attachment; filename="{name}.{format}"'},
+        media_type=media_type,
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
     )
 
 

@@ -43,7 +43,13 @@ from imixs_archive.web.api_models import (
 from imixs_archive.web.dependencies import Manager, Reader, Svc
 from imixs_archive.web.problems import PROBLEM_RESPONSES, BadRequestError
 from imixs_archive.web.push import PUSH_BODY, receive_snapshots
-from imixs_archive.web.streaming import AnyNameConvertor, file_response, negotiate, xml_response
+from imixs_archive.web.streaming import (
+    AnyNameConvertor,
+    file_response,
+    negotiate,
+    stored_xml_response,
+    xml_response,
+)
 
 # A file name may hold any character XML can carry, CR and LF included; Starlette's
 # ``path`` convertor (``.*``) stops at a newline, so such a file could not be fetched.
@@ -106,6 +112,10 @@ def _text(value: Any, tz: dt.tzinfo | None = None) -> str:
 def get_snapshot(
     request: Request, snapshot_id: str, svc: Svc, _who: Reader, format: Format = None
 ) -> Response:
+    if negotiate(request, format) == "xml":  # the stored XML as it is, files spliced in
+        stored = stored_xml_response(svc.archive.xml_with_files(snapshot_id).iter_bytes())
+        if stored is not None:
+            return stored
     return document_response(request, svc, svc.archive.load(snapshot_id, with_files=True), format)
 
 
@@ -150,7 +160,7 @@ def get_file_by_md5(
         if not _MEDIA_TYPE.fullmatch(content_type.strip()):
             raise BadRequestError(f"contentType {content_type[:80]!r} is not a media type")
         media_type = content_type.strip()
-    content = svc.archive.file_by_md5(md5)
+    content = svc.archive.files.by_md5(md5)
     return file_response(request, content, media_type, etag=content.key)
 
 
@@ -291,7 +301,9 @@ def list_by_modified(
         raise BadRequestError(f"to ({last}) is before from ({from_day})")
     resume = _decode_cursor(cursor) if cursor else None
     found: list[tuple[dt.date, str]] = []
-    for day, snapshot_id in svc.archive.iter_local_days(from_day, last, zone_info, resume=resume):
+    for day, snapshot_id in svc.archive.days.iter_local_days(
+        from_day, last, zone_info, resume=resume
+    ):
         found.append((day, snapshot_id))
         if len(found) > limit:
             break

@@ -12,8 +12,8 @@ from pydantic import BaseModel, Field
 from imixs_archive.errors import NotFoundError
 from imixs_archive.recovery.backup import backup
 from imixs_archive.recovery.backup_book import BackupSummary
-from imixs_archive.recovery.backup_ftps import backup_to_ftps
-from imixs_archive.recovery.ftps import FtpsLocation, FtpsTarget
+from imixs_archive.recovery.backup_ftps import backup_to_location
+from imixs_archive.recovery.ftps import FtpsLocation
 from imixs_archive.services.checks import verify_once
 from imixs_archive.services.jobs import MAX_LISTED, Job
 from imixs_archive.sync.jobs import resync_job
@@ -255,16 +255,15 @@ def ftps_backup_job(svc: Services, request: BackupRequest) -> Any:
             job.add(snapshots=1)
             job.check_stop()
 
-        with FtpsTarget(location) as target:
-            summary = backup_to_ftps(
-                svc.archive,
-                target,
-                first=request.from_day,
-                last=request.to_day,
-                tz=zone(svc.settings.timezone),
-                overwrite=svc.settings.backup_ftp_overwrite,
-                on_snapshot=seen,
-            )
+        summary = backup_to_location(
+            svc.archive,
+            location,
+            svc.settings,
+            first=request.from_day,
+            last=request.to_day,
+            overwrite=svc.settings.backup_ftp_overwrite,
+            on_snapshot=seen,
+        )
         return _finished(job, summary, str(location))
 
     return run

@@ -103,6 +103,13 @@ def _tick_format(fmt: Format) -> Format:
     return duration_tick if fmt is human_duration else fmt
 
 
+def _axis(values: Sequence[float], fmt: Format) -> tuple[float, float]:
+    """The top of the axis of these values (1 when none is above 0) and the room its
+    labels take left of the plot."""
+    peak = _axis_peak(max(values, default=0) or 1, values, fmt)
+    return peak, _left(peak, fmt)
+
+
 def _axis_peak(peak: float, values: Sequence[float], fmt: Format) -> float:
     """The top of the axis. Counts get whole-number ticks: the four steps are a whole
     1, 2 or 5 times a power of ten (a peak of 3 draws 0 1 2 3 4, not 0.8 1.5 2.2);
@@ -194,9 +201,7 @@ def bar_chart(label: str, points: Sequence[tuple[str, float]], fmt: Format = _nu
     """Vertical bars, one per (label, value), in order."""
     if not points:
         return Markup('<p class="empty">No data yet.</p>')
-    peak = max(value for _, value in points) or 1
-    peak = _axis_peak(peak, [value for _, value in points], fmt)
-    left = _left(peak, fmt)
+    peak, left = _axis([value for _, value in points], fmt)
 
     def draw(width: int) -> str:
         plot_w, plot_h = width - left - RIGHT, HEIGHT - TOP - BOTTOM
@@ -226,9 +231,7 @@ def line_chart(
     """Lines over the same x labels; series are styled ``series-0``, ``series-1``..."""
     if not labels:
         return Markup('<p class="empty">No data yet.</p>')
-    peak = max((max(values) for _, values in series if values), default=0) or 1
-    peak = _axis_peak(peak, [v for _, values in series for v in values], fmt)
-    left = _left(peak, fmt)
+    peak, left = _axis([v for _, values in series for v in values], fmt)
 
     def draw(width: int) -> str:
         plot_w, plot_h = width - left - RIGHT, HEIGHT - TOP - BOTTOM
@@ -310,9 +313,7 @@ def grouped_bar_chart(
     e.g. the lead-time percentiles of each workflow group."""
     if not categories or not series:
         return Markup('<p class="empty">No data yet.</p>')
-    peak = max((max(values) for _, values in series if values), default=0) or 1
-    peak = _axis_peak(peak, [v for _, values in series for v in values], fmt)
-    left = _left(peak, fmt)
+    peak, left = _axis([v for _, values in series for v in values], fmt)
 
     def draw(width: int) -> str:
         plot_w, plot_h = width - left - RIGHT, HEIGHT - TOP - BOTTOM

@@ -47,6 +47,7 @@ class Dashboard:
             out.append((point.day, snapshots, logical, stored))
         return out
 
+    # Own JSON: the growth series and per-day maps are derived from the days.
     def to_json(self) -> dict[str, Any]:
         return {
             "computed": self.computed.isoformat(timespec="seconds"),

@@ -98,7 +98,7 @@ async def healthz() -> JSONResponse:
 
 def _disk_check(svc: Services) -> str | None:
     """Why the embedded store's disk cannot take writes (None: it can)."""
-    path = svc.archive.describe().get("path")
+    path = svc.archive.storage.describe().get("path")
     if not isinstance(path, str) or not path:
         return None  # Cassandra: the cluster reports its own disks
     try:
@@ -162,7 +162,7 @@ def _files_check(svc: Services) -> str | None:
     readable and writable by this process. The store's file itself is never opened here:
     closing a descriptor of it would drop SQLite's locks on it (POSIX locks are the
     process's, not the descriptor's)."""
-    path = svc.archive.describe().get("path")
+    path = svc.archive.storage.describe().get("path")
     try:
         os.close(os.open(os.devnull, os.O_RDONLY))
     except OSError as exc:
@@ -416,7 +416,7 @@ def _backup_gauges(link: WorkflowLink) -> Iterator[Gauge]:
 
 
 def _store_gauges(svc: Services) -> Iterator[Gauge]:
-    findings = float(len(svc.archive.findings()))
+    findings = float(len(svc.archive.storage.findings()))
     help_text = "Damage the store found on its own (a lost log): see verify and the Monitor."
     yield ("store_findings", help_text, findings, {})
     letters = float(len(dead_letters(svc.archive)))
@@ -425,7 +425,7 @@ def _store_gauges(svc: Services) -> Iterator[Gauge]:
 
 def _disk_gauges(svc: Services) -> Iterator[Gauge]:
     """The embedded store's disk (Cassandra's nodes report their own)."""
-    path = svc.archive.describe().get("path")
+    path = svc.archive.storage.describe().get("path")
     if not isinstance(path, str) or not path:
         return
     try:

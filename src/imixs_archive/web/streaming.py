@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from imixs_archive.document.model import BinaryStream, Document
-from imixs_archive.document.xml_writer import iter_xml
+from imixs_archive.document.xml_writer import DECLARATION, NAMESPACES, iter_xml
 from imixs_archive.web.problems import problem
 
 _RANGE = re.compile(r"^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$", re.IGNORECASE)
@@ -168,3 +168,31 @@ def _primed(pieces: Iterator[bytes]) -> Iterator[bytes]:
 def xml_response(doc: Document, *, collection: bool = True) -> Response:
     """A snapshot as ``<data><document>`` (as the Java service answers), streamed."""
     return StreamingResponse(iter_xml(doc, collection=collection), media_type=XML)
+
+
+_HEAD = re.compile(rb"\s*(<\?xml\s[^>]*\?>)?\s*(?=<document[\s/>])")
+_ENCODING = re.compile(rb"""\sencoding\s*=\s*["']([^"']*)["']""")
+_DATA_OPEN = f"{DECLARATION}<data{NAMESPACES}>\n".encode()
+
+
+def stored_xml_response(pieces: Iterator[bytes]) -> Response | None:
+    """One snapshot's XML (root ``<document>``: its stored bytes with its files, as the
+    CLI's ``get`` writes them) answered as ``<data><document>``, as the Java service
+    answers, without parsing and writing it again (``in_data``); None when it cannot be
+    (the caller answers from the parsed snapshot)."""
+    body = in_data(pieces)
+    return None if body is None else StreamingResponse(body, media_type=XML)
+
+
+def in_data(pieces: Iterator[bytes]) -> Iterator[bytes] | None:
+    """The XML of one ``<document>`` as a ``<data>`` of it: the same document, the inner
+    root keeping its own namespace declarations. None when the head is not a UTF-8
+    ``<document>``."""
+    first = next(pieces, b"")
+    head = _HEAD.match(first)
+    if head is None:
+        return None
+    declared = _ENCODING.search(head.group(1) or b"")
+    if declared is not None and declared.group(1).lower() not in (b"utf-8", b"utf8"):
+        return None
+    return chain([_DATA_OPEN + first[head.end() :]], pieces, [b"</data>\n"])

@@ -79,11 +79,11 @@ def home() -> RedirectResponse:
 @router.get("/ui/monitor")
 def monitor(request: Request, svc: Svc, user: User) -> Response:
     try:
-        store: dict[str, Any] = svc.archive.describe()
+        store: dict[str, Any] = svc.archive.storage.describe()
         store_error = ""
     except Exception as exc:  # the page still renders: the store's trouble is the news
         store, store_error = {}, f"{type(exc).__name__}: {exc}"
-    findings = svc.archive.findings()  # a lost log: shown until the operator deals with it
+    findings = svc.archive.storage.findings()  # a lost log: shown until the operator deals with it
     reachable, why, _seconds = store_check(svc)
     if not reachable:
         store_error = f"Store unavailable: {why}"

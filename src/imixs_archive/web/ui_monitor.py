@@ -73,8 +73,8 @@ def newest_snapshot(svc: Services) -> tuple[str, dt.datetime] | None:
         return None
     day = board.growth[-1].day
     found: tuple[int, str] | None = None
-    for utc_day in svc.archive.days_with_snapshots(day - dt.timedelta(1), day + dt.timedelta(1)):
-        for sid in svc.archive.day_snapshot_ids(utc_day):
+    for utc_day in svc.archive.days.with_snapshots(day - dt.timedelta(1), day + dt.timedelta(1)):
+        for sid in svc.archive.days.snapshot_ids(utc_day):
             if is_snapshot_id(sid) and (found is None or snapshot_millis(sid) > found[0]):
                 found = (snapshot_millis(sid), sid)
     return None if found is None else (found[1], from_epoch_ms(found[0]))

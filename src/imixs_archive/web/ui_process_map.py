@@ -47,7 +47,7 @@ def chosen(
     the year up to the newest day with snapshots), and why the asked range is not used."""
     tz = zone(svc.settings.timezone)
     groups = svc.analytics.get(("groups", str(tz)), lambda: workflow_groups(svc.archive, tz))
-    span = svc.archive.day_span()
+    span = svc.archive.days.span()
     newest = span[1] if span else dt.datetime.now(tz).date()
     last = last or (first + dt.timedelta(days=DEFAULT_DAYS - 1) if first else newest)
     first = first or last - dt.timedelta(days=DEFAULT_DAYS - 1)

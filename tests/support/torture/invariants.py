@@ -43,7 +43,7 @@ def look(bench: Bench, cassandra: bool) -> Verdict:
             problems = archive.backend.file_problems(full=True)
             verdict.failures += [f"store file: {p}" for p in problems[:20]]
         try:
-            verdict.visible = set(archive.iter_snapshot_ids())
+            verdict.visible = set(archive.index.iter_snapshot_ids())
         except ArchiveError as exc:
             verdict.failures.append(f"the snapshots cannot be listed: {exc}")
             return verdict

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
-from imixs_archive.archive.ledger_entries import Entry
 from imixs_archive.errors import IntegrityError
+from imixs_archive.ledger.entries import Entry
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
     ARCHIVE_LEDGER_CHECKPOINTS,
@@ -29,6 +29,10 @@ from imixs_archive.timezones import from_epoch_ms, now_ms
 
 log = logging.getLogger(__name__)
 
+BEFORE_LEDGER = "before-ledger"
+"""The book saying the store held snapshots before the ledger existed (written when the
+store's layout is raised, ``archive/versions.py``): until a ``ledger init`` (or a ledger
+verify) has logged them, they are reported as not logged."""
 BUCKET_BITS = 14
 """Log entries (and nodes of one level) to a partition: 16,384."""
 _RANK = {"stored": 0, "found": 0, "hold-placed": 0, "deleted": 1, "hold-released": 1}

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from imixs_archive.archive.ledger_books import LedgerBooks
-from imixs_archive.archive.ledger_entries import STORED, Entry, snapshot_digest
 from imixs_archive.document.conventions import FileEntry
 from imixs_archive.filestore.content import IngestedContent
 from imixs_archive.filestore.store import FileStore
+from imixs_archive.ledger.books import LedgerBooks
+from imixs_archive.ledger.entries import STORED, Entry, snapshot_digest
 from imixs_archive.timezones import now_ms
 
 

@@ -1,9 +1,13 @@
-"""The sync's records in the archive (``archive/sync_records.py``): failed events and each
+"""The sync's records (``sync/records.py``): failed events and each
 process's counters, typed, on each backend."""
 
 from __future__ import annotations
 
-from imixs_archive.archive.sync_records import (
+import pytest
+
+from imixs_archive.storage.base import Backend
+from imixs_archive.sync.failures import record_failure
+from imixs_archive.sync.records import (
     DEAD,
     RETRY,
     FailedEvent,
@@ -11,8 +15,8 @@ from imixs_archive.archive.sync_records import (
     InstanceBook,
     SyncInstance,
 )
-from imixs_archive.storage.base import Backend
-from imixs_archive.sync.failures import record_failure
+
+pytestmark = pytest.mark.both_stores  # store-facing: the sync's book tables on each store
 
 
 def _failed(event_id: str, status: str, last: int) -> FailedEvent:
