@@ -101,7 +101,7 @@ def sync(url: str, store: Path, workers: int) -> tuple[int, int, float, float, f
         service.stop()
         thread.join()
         return (
-            sum(1 for _ in archive.iter_snapshot_ids()),
+            sum(1 for _ in archive.index.iter_snapshot_ids()),
             service.counters.bytes,
             elapsed,
             time.process_time() - cpu,

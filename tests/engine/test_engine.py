@@ -24,12 +24,12 @@ from urllib.parse import urlsplit
 import pytest
 
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.archive.sync_records import ClaimBook, GoneBook
 from imixs_archive.archive.verify import verify
 from imixs_archive.cli import main
 from imixs_archive.document.model import Document
 from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
+from imixs_archive.sync.records import ClaimBook, GoneBook
 from support.engine import ADMIN, Engine, Instance, Reply, engine_url, file_digests
 from support.workflow_double import WorkflowDouble
 
@@ -330,7 +330,7 @@ def test_resync_walks_what_the_engine_holds(
 
 def _archive_ids(store: Path, uniqueid: str) -> list[str]:
     with SQLiteBackend(store) as backend, Archive(backend) as archive:
-        return archive.instance_ids(uniqueid)
+        return archive.index.instance_ids(uniqueid)
 
 
 def test_history_and_deletes_as_the_engine_does_them(engine: Engine, in_process: Path) -> None:

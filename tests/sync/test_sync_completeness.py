@@ -333,7 +333,7 @@ def test_an_unexpected_error_pauses_the_catch_up_thread_it_does_not_end_it(
     thread.start()
     try:
         deadline = time.monotonic() + 60
-        while set(double.snapshots) - set(archive.iter_snapshot_ids()):
+        while set(double.snapshots) - set(archive.index.iter_snapshot_ids()):
             assert time.monotonic() < deadline, "the catch-up never came back"
             time.sleep(0.05)
     finally:
