@@ -17,7 +17,7 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.verify import verify
 from imixs_archive.document.conventions import origin_id, snapshot_order
 from imixs_archive.document.model import Document
-from imixs_archive.document.xml_reader import read_xml_document
+from imixs_archive.document.xml_reader import read_xml, read_xml_document
 from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.errors import DocumentError, NotFoundError
 from imixs_archive.filestore.garbage import now_us
@@ -90,6 +90,35 @@ def test_load_without_files_leaves_contents_empty(archive: Archive) -> None:
     archive.store(doc)
     loaded = archive.load(doc["$uniqueid"][0], with_files=False)
     assert loaded["$file"][0]["a.pdf"][1] == b""
+
+
+# A snapshot the engine writes of its own jobs (type snapshot-adminp, Imixs-Workflow 6.1.0):
+# ``$file`` is there with a nil value only.
+NIL_FILE_ITEM = (
+    '<document><item name="$file"><value xsi:nil="true"/></item>'
+    '<item name="$modified"><value xsi:type="xs:dateTime">2024-11-29T02:14:42.877Z</value></item>'
+    '<item name="$uniqueid"><value xsi:type="xs:string">'
+    f"{ORIGIN}-1732846482868</value></item>"
+    '<item name="job"><value xsi:type="xs:string">JOB_REBUILD_INDEX</value></item>'
+    '<item name="type"><value xsi:type="xs:string">snapshot-adminp</value></item></document>'
+)
+
+
+def test_a_file_item_without_a_value_is_archived_as_it_is(archive: Archive) -> None:
+    """The engine's ``<item name="$file"><value xsi:nil="true"/></item>``: archived (it
+    stopped the sync's catch-up with an IndexError), read back equal with and without
+    files, and the archive verifies."""
+    xml = (
+        '<data xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"'
+        f' xmlns:xs="http://www.w3.org/2001/XMLSchema">{NIL_FILE_ITEM}</data>'
+    ).encode()
+    [result] = list(archive.ingest([xml]))
+    assert not isinstance(result, tuple), result
+    sid = f"{ORIGIN}-1732846482868"
+    [expected] = read_xml(xml)
+    assert archive.load(sid) == archive.load(sid, with_files=False) == expected
+    assert "$file" in expected and expected.get_values("$file") == []
+    assert verify(archive.backend).ok
 
 
 def test_archiving_twice_changes_nothing(archive: Archive, backend: Backend) -> None:

@@ -5,7 +5,8 @@ It serves on 127.0.0.1 with an ephemeral port and holds everything in memory:
 * documents and snapshots: :meth:`WorkflowDouble.save` stores a workitem the way the
   workflow does (``$modified``, ``$created``, a snapshot ``<uniqueid>-<millis>`` of type
   ``snapshot-<type>``, ``$snapshotid`` on the workitem) and writes a ``snapshot.add``
-  event; :meth:`remove_snapshot` writes ``snapshot.remove``;
+  event; :meth:`remove_snapshot` writes ``snapshot.remove`` (the engine never does: a model
+  could);
 * the event log as the workflow's code behaves (``wf-engine/EventLogService.java``,
   ``wf-rs/EventLogRestService.java``; ``java-compat-audit.md`` section 4): read by topics
   (``~``, exact topic match); ``lock`` answers 200 and appends ``.lock`` every time (a
@@ -15,12 +16,19 @@ It serves on 127.0.0.1 with an ephemeral port and holds everything in memory:
   ``<topic>.lock`` whatever its age (the lock date is never persisted); ``DELETE`` and
   ``PUT`` answer 204 (also for a missing entry);
 * ``GET /documents/{id}`` (``<data><document>``, optionally ``?items=a,b``), 404 when the
-  document is gone;
+  document is gone; ``DELETE /documents/{id}`` of a workitem deletes every snapshot of it
+  and writes no event (:meth:`WorkflowDouble.delete`);
 * ``GET /snapshot/syncpoint/{millis}``: every snapshot with the smallest ``$modified``
-  later than ``millis``; 204 without a body when there is none (the resource returns
-  null), **500** when more than 16 share that timestamp;
-* ``POST /snapshot``: stores the snapshot, rebuilds the workitem from it with its
-  ``$snapshotid``; 406 with ``$error_code``/``$error_message`` on bad input; manager only;
+  later than ``millis``; an empty ``<data/>`` (200) when there is none, **500** when more
+  than 16 share that timestamp;
+* ``POST /snapshot`` (``SnapshotRestService.postSnapshot``): stores the snapshot unless it
+  has it already (then with ``$modified`` stamped anew, as every save does), rebuilds the
+  workitem from it (file contents emptied, ``$snapshotid``), writes a ``snapshot.add``
+  event for it, and answers 200 with the workitem; 401 for a user who is not a manager,
+  400 for XML it cannot read, 406 with ``$error_code`` ``INVALID_PARAMETER`` for an id
+  that is not a UUID (or an old-style id); a type without ``snapshot-`` passes;
+* ``PUT /eventlog/{topic}/{ref}``: 204; 400 for an empty XML body, 415 for a body of
+  another type;
 * authentication: ``BASIC``, ``FORM`` (``j_security_check``, ``JSESSIONID``, sessions that
   expire and then get the login page), ``COOKIE``, ``OIDC`` (token endpoint with password
   and refresh grants, tokens that expire) and ``JWT`` (one fixed bearer token);
@@ -29,8 +37,9 @@ It serves on 127.0.0.1 with an ephemeral port and holds everything in memory:
 
 ``WorkflowDouble(documented=True)`` behaves as the event log is *documented* instead
 (reference section 4 before its correction): a second lock answers 409, a missing entry
-404, release unlocks entries locked longer than N ms, syncpoint answers at most 16 and an
-empty ``<data/>``. :class:`JavaArchiveBeside` plays a Java archive sharing the workflow.
+404, release unlocks entries locked longer than N ms, syncpoint answers at most 16.
+:class:`JavaArchiveBeside` plays a Java archive sharing the workflow.
+``tests/engine/test_engine.py`` checks the default answers against the real engine.
 """
 
 from __future__ import annotations
@@ -63,6 +72,12 @@ from support.http_handler import LoopbackHandler
 API = "/api"
 TOKEN_PATH = "/oidc/token"
 SYNCPOINT_LIMIT = 16
+UID_PATTERN = re.compile(
+    r"[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}(-[0-9]{13,15})?"
+    r"|[0-9a-f]{8}-.*|[0-9a-f]{11}-.*"
+)
+"""The ids the engine's ``DocumentService.save`` accepts (a UUID, a snapshot id, or an
+old-style id); any other is refused with ``INVALID_PARAMETER``."""
 LOGIN_PAGE = (
     b"<html><body><form method='POST' action='j_security_check'>"
     b"<input name='j_username'/><input name='j_password' type='password'/></form></body></html>"
@@ -322,6 +337,16 @@ class WorkflowDouble:
                 )
         return 404, {}, b""
 
+    def delete(self, uniqueid: str) -> None:
+        """``DELETE /documents/{id}`` of a workitem: the engine's SnapshotService deletes
+        every snapshot of it too, and nothing writes an event (its ``snapshot.add`` events
+        stay; their documents then answer 404)."""
+        with self.lock:
+            self.workitems.pop(uniqueid, None)
+            for sid in [s for s in self.snapshots if s.rsplit("-", 1)[0] == uniqueid]:
+                self.snapshots.pop(sid)
+                self._xml.pop(sid, None)
+
     def remove_snapshot(self, snapshot_id: str, *, event: bool = True) -> None:
         """The workflow dropped a snapshot: a ``snapshot.remove`` event for the archive."""
         with self.lock:
@@ -442,13 +467,22 @@ class WorkflowDouble:
 
     # ---- the REST API ---------------------------------------------------------------------
 
-    def route(self, method: str, path: str, query: dict[str, str], body: bytes) -> Reply:
+    def route(
+        self, method: str, path: str, query: dict[str, str], body: bytes, content_type: str = ""
+    ) -> Reply:
         parts = [unquote(p) for p in path.removeprefix(API).strip("/").split("/")]
         head = parts[0] if parts else ""
         if head == "eventlog":
+            if method == "PUT" and content_type and "xml" not in content_type:
+                return 415, {}, b""  # the resource reads an XML document
+            if method == "PUT" and content_type and not body.strip():
+                return 400, {}, b""  # an XML body that is empty cannot be read
             return self._eventlog(method, parts[1:], query)
         if head == "documents" and method == "GET" and len(parts) == 2:
             return self._document(parts[1], query.get("items"))
+        if head == "documents" and method == "DELETE" and len(parts) == 2:
+            self.delete(parts[1])
+            return 200, {}, b""  # as the engine's DocumentRestService answers
         if head == "snapshot" and method == "GET" and len(parts) == 3 and parts[1] == "syncpoint":
             return self._syncpoint(int(parts[2]))
         if head == "snapshot" and method == "POST" and len(parts) == 1:
@@ -532,7 +566,7 @@ class WorkflowDouble:
             self.stats.syncpoints += 1
             ids = self._first_after(after)
             if not ids:
-                return _xml(to_xml([], collection=True)) if self.documented else (204, {}, b"")
+                return _xml(to_xml([], collection=True))
             if len(ids) > SYNCPOINT_LIMIT:
                 if not self.documented:  # SnapshotException: "Sync is not possible."
                     self.stats.syncpoint_overflows += 1
@@ -563,31 +597,44 @@ class WorkflowDouble:
 
     def _restore(self, body: bytes) -> Reply:
         if not self.manager:
-            return 403, {}, b""
+            return 401, {}, b""
         try:
             docs = read_xml(body)
         except DocumentError as exc:
-            return _refuse("INVALID_XML", str(exc))
+            return 400, {"Content-Type": "text/plain"}, str(exc).encode()
         if len(docs) != 1:
-            return _refuse("INVALID_SNAPSHOT", f"expected one document, got {len(docs)}")
+            return 400, {"Content-Type": "text/plain"}, b"expected one document"
         snapshot = docs[0]
-        sid = str(snapshot.get_first("$uniqueid", ""))
-        kind = str(snapshot.get_first("type", ""))
-        # Java takes the origin id as the part before the last "-": no "-" fails there;
-        # old-format ids without a millis suffix pass (SnapshotRestService.postSnapshot)
-        if not re.fullmatch(r".+-.+", sid) or not kind.startswith("snapshot-"):
-            return _refuse("INVALID_SNAPSHOT", f"not a snapshot: {sid!r} of type {kind!r}")
-        work = snapshot.copy()
-        work["$uniqueid"] = sid.rsplit("-", 1)[0]
-        work["type"] = kind.removeprefix("snapshot-")
-        work["$snapshotid"] = sid
-        for item in ("$immutable", "$noindex"):
-            work.pop(item, None)
+        sid = str(snapshot.get_first("$uniqueid", "")) or str(uuid.uuid4())
+        if not UID_PATTERN.fullmatch(sid):
+            return _refuse("INVALID_PARAMETER", f"invalid UUID pattern - {sid}")
         with self.lock:
-            self._put_snapshot(snapshot)
+            now = _at(self._next_millis(None))
+            if sid not in self.snapshots:
+                stored = snapshot.copy()
+                stored["$uniqueid"], stored["$modified"] = sid, now
+                self._put_snapshot(stored)
+            work = _rebuilt_workitem(snapshot, sid, now)
             self.workitems[str(work.get_first("$uniqueid"))] = work
+            self.put_event("snapshot.add", sid)
             self.stats.restored[sid] = self.stats.restored.get(sid, 0) + 1
-        return 200, {}, b""
+        return _xml(to_xml(work, collection=True))
+
+
+def _rebuilt_workitem(snapshot: Document, sid: str, now: dt.datetime) -> Document:
+    """The workitem ``POST /snapshot`` saves: the snapshot under its origin id (before the
+    last ``-``), ``snapshot-`` taken off its type, file contents emptied, ``$snapshotid``."""
+    work = snapshot.copy()
+    work["$uniqueid"] = sid.rsplit("-", 1)[0]
+    work["type"] = str(snapshot.get_first("type", "")).removeprefix("snapshot-")
+    work["$snapshotid"] = sid
+    work["$modified"] = now
+    for item in ("$immutable", "$noindex", "$backuprestore"):
+        work.pop(item, None)
+    files = work.get_first("$file")
+    if isinstance(files, dict):
+        work["$file"] = [{name: [v[0], b"", *v[2:]] for name, v in files.items()}]
+    return work
 
 
 def _xml(body: bytes) -> Reply:
@@ -655,7 +702,8 @@ class _Handler(LoopbackHandler):
         if refused is not None:
             return refused
         try:
-            return double.route(self.command, path, query, body)
+            content_type = self.headers.get("Content-Type", "")
+            return double.route(self.command, path, query, body, content_type)
         except (ValueError, KeyError) as exc:
             return 400, {"Content-Type": "text/plain"}, str(exc).encode()
 

@@ -18,6 +18,7 @@ from imixs_archive.sync.jobs import resync_job
 from imixs_archive.sync.records import ProgressBook
 from imixs_archive.sync.resync import Resync, request_cancel, resync_status, stop_asked
 from imixs_archive.workflow import WorkflowClient
+from imixs_archive.workflow.auth import BasicAuth
 from support.workflow_double import WorkflowDouble
 
 BASE = 1_700_000_000_000
@@ -172,6 +173,17 @@ def test_failure_stops_at_the_saved_point_and_a_rerun_resumes(
     assert resumed.status == "done" and resumed.walked == 2
     assert sorted(archive.index.iter_snapshot_ids()) == sorted(ids)
     assert load_state(archive.backend).get_first("sync.count") == 5
+
+
+def test_refused_credentials_end_the_walk_at_once(archive: Archive) -> None:
+    """Wrong credentials are not retried for minutes with backoff (seen against the real
+    engine): the walk fails at its first refused step, saying why."""
+    with WorkflowDouble(auth="BASIC") as double:
+        double.save(modified=BASE, event=False)
+        with WorkflowClient(double.url, auth=BasicAuth(double.user, "wrong")) as client:
+            failed = Resync(archive, client, retry_delay_ms=60_000, max_attempts=8).run(BASE - 1)
+        assert failed.status == "failed" and double.stats.requests == 1
+        assert "401" in failed.failures[0] and "check the credentials" in failed.failures[0]
 
 
 def test_broken_answers_are_retried(

@@ -310,3 +310,34 @@ def test_the_quick_scan_reads_what_the_full_reader_reads(double: WorkflowDouble)
     odd = snapshots[0].copy()
     odd["$modified"] = "yesterday"
     assert _scan([to_xml([odd], collection=True)]) is None
+
+
+def test_an_unexpected_error_pauses_the_catch_up_thread_it_does_not_end_it(
+    double: WorkflowDouble, archive: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``serve``'s catch-up runs in a thread of its own: an error nobody expected (a bug;
+    against the engine a ``$file`` without a value raised an IndexError) is logged and the
+    walk pauses, then goes on; the thread ended there before, and the catch-up with it."""
+    service = _service(double, archive, catchup_budget_ms=60_000)
+    walk, raised = service.catchup.run, []
+
+    def failing_once(budget: float) -> object:
+        if not raised:
+            raised.append(True)
+            raise IndexError("list index out of range")
+        return walk(budget)
+
+    monkeypatch.setattr(service.catchup, "run", failing_once)
+    double.save(modified=1_700_000_000_000, event=False)
+    thread = threading.Thread(target=service.run, kwargs={"initial_delay": False})
+    thread.start()
+    try:
+        deadline = time.monotonic() + 60
+        while set(double.snapshots) - set(archive.index.iter_snapshot_ids()):
+            assert time.monotonic() < deadline, "the catch-up never came back"
+            time.sleep(0.05)
+    finally:
+        service.stop()
+        thread.join(30)
+    assert raised and not thread.is_alive()
+    assert_archived(archive, double, only=False)

@@ -105,8 +105,12 @@ def test_post_snapshot(double: WorkflowDouble, client: WorkflowClient) -> None:
     assert double.workitems[uid].get_first("$snapshotid") == sid
     assert double.workitems[uid].get_first("subject") == "v1"
     with pytest.raises(WorkflowRejectedError) as caught:
-        client.post_snapshot(Document({"$uniqueid": "nonsense"}))
-    assert caught.value.error_code == "INVALID_SNAPSHOT"
+        client.post_snapshot(Document({"$uniqueid": "nonsense", "type": "snapshot-workitem"}))
+    assert caught.value.error_code == "INVALID_PARAMETER"  # the engine's code for a bad id
+    posts = double.stats.posts
+    with pytest.raises(WorkflowRejectedError) as caught:  # the engine would store it
+        client.post_snapshot(Document({"$uniqueid": f"{uid}-1700000000000", "type": "workitem"}))
+    assert caught.value.error_code == "NOT_A_SNAPSHOT" and double.stats.posts == posts
 
 
 def test_5xx_is_unavailable(double: WorkflowDouble, client: WorkflowClient) -> None:

@@ -613,7 +613,7 @@ class Archive:
             self.read_gate.release(weight)
             raise
         self.read_gate.release_with(doc, weight)
-        if with_files and FILE_ITEM in doc:
+        if with_files and doc.get_values(FILE_ITEM):  # the engine's nil $file has no map
             keys = self.index.file_keys(snapshot_id, doc)
             merged: dict[str, list[Any]] = {}
             for name, values in doc.get_values(FILE_ITEM)[0].items():
@@ -835,9 +835,10 @@ def _held(hold: Hold) -> str:
 
 
 def _emptied(doc: Document) -> Document:
-    """The snapshot as the ``snapshots`` row holds it: every file's content emptied."""
+    """The snapshot as the ``snapshots`` row holds it: every file's content emptied (a
+    ``$file`` without a value, as the engine writes for its own jobs, is kept as it is)."""
     stored = doc.copy()
-    if FILE_ITEM in doc:
+    if doc.get_values(FILE_ITEM):
         emptied = {}
         for name, values in doc.get_values(FILE_ITEM)[0].items():
             values = list(values)

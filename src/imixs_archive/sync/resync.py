@@ -16,7 +16,8 @@ An empty answer ends the walk.
   step; an item in the state document could be lost to the walk's next save). A
   cancelled resync can be run again, to the end (the Java service's flag was never reset).
 * A workflow or store that is unavailable, or an answer cut short, is retried with
-  backoff; after ``max_attempts`` failures in a row the walk stops as ``failed`` at the
+  backoff (credentials the workflow refuses end it at once: retrying cannot help); after
+  ``max_attempts`` failures in a row the walk stops as ``failed`` at the
   saved point.
 
 The state document is shared with the restore service: each save re-reads it and sets
@@ -40,7 +41,7 @@ from imixs_archive.errors import ArchiveError, DocumentError
 from imixs_archive.sync.syncpoint_gap import GAP_NOTE, GapLocator, is_feed_failure
 from imixs_archive.timezones import epoch_ms, epoch_ms_of
 from imixs_archive.workflow.client import WorkflowClient
-from imixs_archive.workflow.errors import WorkflowUnavailableError
+from imixs_archive.workflow.errors import WorkflowAuthError, WorkflowUnavailableError
 
 log = logging.getLogger("imixs_archive.resync")
 
@@ -115,6 +116,9 @@ class Resync:
                 if result.status == FAILED:
                     return result
                 continue
+            except WorkflowAuthError as exc:  # asking again with the same credentials: no
+                result.failures.append(f"at {result.point}: {exc}")
+                return self._end(result, FAILED, error=str(exc))
             except ArchiveError as exc:
                 errors = self._failed(result, exc, errors)
                 if result.status == FAILED:

@@ -396,6 +396,10 @@ class SyncService:
         except (ArchiveError, OSError) as exc:
             result.pause = f"catch-up: {exc}"
             return
+        except Exception as exc:  # a bug: logged; the walk pauses and goes on (its thread
+            log.exception("catch-up: unexpected error")  # ended here, the catch-up with it)
+            result.pause = f"catch-up: unexpected {type(exc).__name__}: {exc}"
+            return
         result.catching_up = walked.more
         self.counters.add(caught_up=walked.new)
         with self.counters._lock:

@@ -164,9 +164,9 @@ class WorkflowClient:
     @contextmanager
     def stream_syncpoint(self, millis: int) -> Iterator[Iterator[bytes]]:
         """The snapshots with the smallest ``$modified`` after ``millis``, as a stream of
-        ``<data>`` XML; an empty ``<data/>`` when there are none (the workflow answers 204
-        without a body then). More than 16 sharing that timestamp: the workflow answers
-        500, a ``WorkflowUnavailableError``."""
+        ``<data>`` XML; an empty ``<data/>`` when there are none (the engine answers that;
+        an answer without a body, 204, is read as one too). More than 16 sharing that
+        timestamp: the workflow answers 500, a ``WorkflowUnavailableError``."""
         with self._stream("GET", f"snapshot/syncpoint/{int(millis)}", None) as blocks:
             yield _or_empty_data(blocks)
 
@@ -176,9 +176,12 @@ class WorkflowClient:
 
     def post_snapshot(self, snapshot: Document | Iterable[bytes]) -> None:
         """Restore: the workflow stores the snapshot and rebuilds the live workitem from
-        it. A ``Document`` is streamed out (its file contents may be streams)."""
+        it. A ``Document`` is streamed out (its file contents may be streams). One whose
+        type is not ``snapshot-...`` is refused here: the engine would accept it and save a
+        document of that type under a made-up origin id (tests/engine)."""
         body: Content
         if isinstance(snapshot, Document):
+            _refuse_non_snapshot(snapshot)
             document = snapshot
             body = lambda: iter_xml(document, collection=False)  # noqa: E731
         else:
@@ -311,6 +314,17 @@ def _check(status: int, content_type: str, what: str) -> None:
         raise WorkflowError(f"{what}: unexpected HTTP {status}", status)
     if _is_html(content_type):
         raise WorkflowAuthError(f"{what}: the workflow answered a login page", status)
+
+
+def _refuse_non_snapshot(doc: Document) -> None:
+    kind = str(doc.get_first("type", ""))
+    if not kind.startswith("snapshot-"):
+        sid = doc.get_first("$uniqueid", "")
+        raise WorkflowRejectedError(
+            f"{sid} is not a snapshot (type {kind!r}): not sent to the workflow",
+            406,
+            "NOT_A_SNAPSHOT",
+        )
 
 
 def _rejected(reply: Reply) -> WorkflowRejectedError:
