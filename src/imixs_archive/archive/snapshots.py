@@ -38,7 +38,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, Unpack
 
 from imixs_archive.archive import snapshot_reads as reads
 from imixs_archive.archive.content_digest import StoredDigest, stored_digest
@@ -63,6 +63,7 @@ from imixs_archive.archive.instance_runs import (
     InstanceJob,
     InstanceRun,
     OpenRun,
+    RunAsked,
     open_instance_run,
     run_over_instances,
 )
@@ -286,45 +287,23 @@ class Archive:
         self,
         job: InstanceJob,
         *,
-        name: str,
-        key: str,
-        part: int = 1,
-        parts: int = 1,
-        restart: bool = False,
         keep_book: bool = True,
         seen: Callable[[], None] | None = None,
+        **asked: Unpack[RunAsked],
     ) -> InstanceRun:
         """Walk every process instance (or part ``part`` of ``parts`` of them) through
         ``job``, going on where a stopped run of ``name`` ended (``instance_runs.py``)."""
         return run_over_instances(
-            self.backend,
-            job,
-            name=name,
-            key=key,
-            holder=self._holder,
-            part=part,
-            parts=parts,
-            restart=restart,
-            keep_book=keep_book,
-            seen=seen,
+            self.backend, job, holder=self._holder, keep_book=keep_book, seen=seen, **asked
         )
 
-    def open_instance_run(
-        self, *, name: str, key: str, part: int = 1, parts: int = 1, restart: bool = False
-    ) -> AbstractContextManager[OpenRun]:
+    def open_instance_run(self, **asked: Unpack[RunAsked]) -> AbstractContextManager[OpenRun]:
         """Part ``part`` of ``parts`` of a run over the instances that walks on its own, its
         lease held for the block (``instance_runs.py``) by this run alone: a second run of
         the same part started meanwhile, in this process too (the scheduled backup and one
         asked from the API), is refused, never a race of two over one book."""
-        return open_instance_run(
-            self.backend,
-            name=name,
-            key=key,
-            holder=f"{self._holder}.{secrets.token_hex(3)}",
-            part=part,
-            parts=parts,
-            restart=restart,
-        )
+        holder = f"{self._holder}.{secrets.token_hex(3)}"
+        return open_instance_run(self.backend, holder=holder, **asked)
 
     def scrub_slice(
         self,
