@@ -55,7 +55,7 @@ from imixs_archive.archive.facts import (
     drop_fact,
     put_fact,
 )
-from imixs_archive.archive.gc_runs import GcRun, gc_part
+from imixs_archive.archive.gc_runs import GcAsked, GcRun, gc_part
 from imixs_archive.archive.holds import Hold, Holds, get_hold
 from imixs_archive.archive.index_reads import SnapshotIndex
 from imixs_archive.archive.instance_newest import NewestSnapshots
@@ -260,28 +260,10 @@ class Archive:
             walks=(*WALKS, *checks),
         )
 
-    def gc_part(
-        self,
-        part: int = 1,
-        parts: int = 1,
-        *,
-        grace: float,
-        dry_run: bool = False,
-        restart: bool = False,
-        progress: Callable[[str], None] | None = None,
-    ) -> GcRun:
+    def gc_part(self, part: int = 1, parts: int = 1, **asked: Unpack[GcAsked]) -> GcRun:
         """Collect what nothing uses (or part ``part`` of ``parts`` of it), going on where a
         stopped run ended unless ``restart`` (``gc_runs.py``)."""
-        return gc_part(
-            self.backend,
-            holder=self._holder,
-            grace=grace,
-            dry_run=dry_run,
-            part=part,
-            parts=parts,
-            restart=restart,
-            progress=progress,
-        )
+        return gc_part(self.backend, holder=self._holder, part=part, parts=parts, **asked)
 
     def run_over_instances(
         self,
