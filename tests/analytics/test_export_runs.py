@@ -23,7 +23,7 @@ from imixs_archive.config import Settings
 from imixs_archive.document.model import Long
 from imixs_archive.errors import BusyError
 from support.kills import process_env, run_command, run_killed, stops_at, store_env
-from support.snapshots import make_snapshot
+from support.snapshots import fill_instances, make_snapshot
 
 pytestmark = pytest.mark.both_stores  # store-facing: an export stopped, killed and resumed
 
@@ -31,18 +31,9 @@ INSTANCES = 20
 ITEMS = "subject,$taskid,amount"
 
 
-def origin(k: int) -> str:
-    return f"{k:08x}-0000-4000-8000-{k:012x}"
-
-
 def fill(archive: Archive) -> int:
     """INSTANCES instances of 1 to 3 snapshots: the rows of an export of every snapshot."""
-    rows = 0
-    for k in range(1, INSTANCES + 1):
-        for step in range(1 + k % 3):
-            archive.store(make_snapshot(step, origin=origin(k), amount=Long(k * 10 + step)))
-            rows += 1
-    return rows
+    return fill_instances(archive, INSTANCES, lambda k, step: {"amount": Long(k * 10 + step)})
 
 
 def spec(format: str = "parquet", **options: object) -> ExportSpec:
