@@ -85,7 +85,7 @@ from imixs_archive.archive.store_door import StoreDoor
 from imixs_archive.archive.stored_xml import StoredXml, load_with_files
 from imixs_archive.archive.verify import WALKS, Walk, verify
 from imixs_archive.archive.verify_report import VerifyReport
-from imixs_archive.archive.verify_runs import VerifyRun, verify_part
+from imixs_archive.archive.verify_runs import VerifyAsked, VerifyRun, verify_part
 from imixs_archive.document.conventions import (
     FILE_ITEM,
     FileEntry,
@@ -241,23 +241,15 @@ class Archive:
         part: int = 1,
         parts: int = 1,
         *,
-        restart: bool = False,
-        full: bool = False,
-        progress: Callable[[str], None] | None = None,
         checks: Sequence[Walk] = (),
+        **asked: Unpack[VerifyAsked],
     ) -> VerifyRun:
         """Verify everything (or part ``part`` of ``parts``), going on where a stopped
         run ended unless ``restart`` (``verify_runs.py``; ``full``: the store's file checked
         thoroughly; ``checks``: as :meth:`verify`)."""
+        walks = (*WALKS, *checks)
         return verify_part(
-            self.backend,
-            holder=self._holder,
-            part=part,
-            parts=parts,
-            restart=restart,
-            full=full,
-            progress=progress,
-            walks=(*WALKS, *checks),
+            self.backend, holder=self._holder, part=part, parts=parts, walks=walks, **asked
         )
 
     def gc_part(self, part: int = 1, parts: int = 1, **asked: Unpack[GcAsked]) -> GcRun:
