@@ -22,8 +22,14 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.document.model import Long
 from imixs_archive.errors import BusyError
-from support.kills import process_env, run_command, run_killed, stops_at, store_env
-from support.snapshots import make_snapshot
+from support.kills import (
+    process_env,
+    refused_in_one_line,
+    run_command,
+    run_killed,
+    stops_at,
+)
+from support.snapshots import fill_instances, make_snapshot
 
 pytestmark = pytest.mark.both_stores  # store-facing: an export stopped, killed and resumed
 
@@ -31,18 +37,9 @@ INSTANCES = 20
 ITEMS = "subject,$taskid,amount"
 
 
-def origin(k: int) -> str:
-    return f"{k:08x}-0000-4000-8000-{k:012x}"
-
-
 def fill(archive: Archive) -> int:
     """INSTANCES instances of 1 to 3 snapshots: the rows of an export of every snapshot."""
-    rows = 0
-    for k in range(1, INSTANCES + 1):
-        for step in range(1 + k % 3):
-            archive.store(make_snapshot(step, origin=origin(k), amount=Long(k * 10 + step)))
-            rows += 1
-    return rows
+    return fill_instances(archive, INSTANCES, lambda k, step: {"amount": Long(k * 10 + step)})
 
 
 def spec(format: str = "parquet", **options: object) -> ExportSpec:
@@ -248,19 +245,12 @@ def test_bad_parts_are_one_line(
     arguments: list[str],
     message: str,
 ) -> None:
-    from imixs_archive.cli import main
-
     archive.store(make_snapshot(0))
-    env = store_env(store_settings)
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in env.items():
-            patch.setenv(name, value)
-        missing = "--output-folder-missing" in arguments
-        out = out_dir / "missing" / "t.csv" if missing else out_dir / "t.csv"
-        arguments = [a for a in arguments if a != "--output-folder-missing"]
-        code = main(["export-table", str(out), "--items", "subject", *arguments])
-    err = capsys.readouterr().err.strip()
-    assert code == 2 and message in err and "\n" not in err and "Traceback" not in err
+    missing = "--output-folder-missing" in arguments
+    out = out_dir / "missing" / "t.csv" if missing else out_dir / "t.csv"
+    arguments = [a for a in arguments if a != "--output-folder-missing"]
+    args = ["export-table", str(out), "--items", "subject", *arguments]
+    assert message in refused_in_one_line(store_settings, capsys, *args)
 
 
 def test_the_day_range_walk_is_written_in_one_go(archive: Archive, out_dir: Path) -> None:

@@ -7,10 +7,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -18,57 +15,11 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.verify import verify
 from imixs_archive.document.model import Document
 from imixs_archive.document.xml_writer import to_xml
-from imixs_archive.storage.base import Backend
-from imixs_archive.storage.delegating import DelegatingBackend
-from imixs_archive.storage.model import Table
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
+from support.crashing import Crash, DyingBackend
 from support.snapshots import ORIGIN, content_of, make_snapshot
 
 PDF = random.Random(1).randbytes(600_000)
-
-
-class Crash(Exception):
-    """The simulated death of the process."""
-
-
-class CrashingBackend(DelegatingBackend):
-    """Delegates to a real backend and dies at the n-th write (put or delete)."""
-
-    def __init__(self, inner: Backend, crash_at: int) -> None:
-        super().__init__(inner)
-        self.crash_at = crash_at
-        self.writes = 0
-
-    def _tick(self) -> None:
-        self.writes += 1
-        if self.writes == self.crash_at:
-            raise Crash(f"crash at write {self.writes}")
-
-    def put(self, table: Table, rows: Iterable[Mapping[str, Any]]) -> int:
-        self._tick()
-        return self.inner.put(table, rows)
-
-    def put_partition(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> int:
-        self._tick()
-        return self.inner.put_partition(table, rows)
-
-    def put_new(self, table: Table, row: Mapping[str, Any]) -> bool:
-        self._tick()
-        return self.inner.put_new(table, row)
-
-    def put_soon(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> Callable[[], None]:
-        self._tick()
-        return self.inner.put_soon(table, rows)
-
-    def delete(
-        self, table: Table, key: Mapping[str, Any], *, written_before: int | None = None
-    ) -> None:
-        self._tick()
-        self.inner.delete(table, key, written_before=written_before)
-
-    def grouped(self) -> AbstractContextManager[None]:
-        # Each write on its own: the crash points between them are what is tested.
-        return nullcontext()
 
 
 def _docs() -> list[Document]:
@@ -82,12 +33,12 @@ def _docs() -> list[Document]:
 
 def _writes_needed(tmp_path: Path) -> int:
     with SQLiteBackend(tmp_path / "probe") as store:
-        counting = CrashingBackend(store, crash_at=0)
+        counting = DyingBackend(store)
         archive = Archive(counting)
         for doc in _docs():
             archive.store(doc)
         archive.delete(_docs()[2]["$uniqueid"][0])
-        return counting.writes
+        return len(counting.writes)
 
 
 def test_a_crash_at_every_write_is_completed_by_the_next_run(tmp_path: Path) -> None:
@@ -95,7 +46,7 @@ def test_a_crash_at_every_write_is_completed_by_the_next_run(tmp_path: Path) -> 
     assert total > 20
     for crash_at in range(1, total + 1):
         with SQLiteBackend(tmp_path / f"s{crash_at}") as store:
-            crashing = Archive(CrashingBackend(store, crash_at))
+            crashing = Archive(DyingBackend(store, crash_at))
             with pytest.raises(Crash):
                 for doc in _docs():
                     crashing.store(doc)

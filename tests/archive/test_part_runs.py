@@ -5,20 +5,16 @@ from __future__ import annotations
 
 from imixs_archive.archive.check_books import CheckBooks
 from imixs_archive.archive.snapshots import Archive
-from support.snapshots import make_snapshot
+from support.snapshots import make_snapshot, numbered_origin
 
 INSTANCES = 6
-
-
-def origin(k: int) -> str:
-    return f"{k:08x}-0000-4000-8000-{k:012x}"
 
 
 def test_an_instance_book_of_the_version_before_is_taken_up(archive: Archive) -> None:
     """Its book had no ``walk`` (an instance run walks one table): the run goes on after
     its place with its counts, and asked another key begins again."""
     for k in range(INSTANCES):
-        archive.store(make_snapshot(k, origin=origin(k)))
+        archive.store(make_snapshot(k, origin=numbered_origin(k)))
     walked = list(archive.index.instances_in_range())
     place, _ids = walked[2]
     old = {"plan": "whole", "key": "k1", "after": place, "instances": 3, "job": {"n": 3}}

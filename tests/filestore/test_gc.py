@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from imixs_archive.archive.snapshots import Archive
+from imixs_archive.archive.snapshots import Archive, StoreResult
 from imixs_archive.archive.verify import verify
 from imixs_archive.config import Settings
 from imixs_archive.errors import StoreUnavailableError
@@ -85,6 +85,30 @@ def settled(backend: Backend) -> None:
     assert not [w for w in report.warnings if "no file uses it" in w]
 
 
+def ingest_beside(
+    backend: Backend, hooked: Interleave, content: bytes, *, one_lookup: bool = False
+) -> StoreResult:
+    """``content`` archived (snapshot 1's ``x.bin``) through ``hooked``, which runs its
+    hook on the way, to its end and without an error; then, the store settled, read back
+    whole. ``one_lookup``: the pieces looked up one at a time."""
+    with Archive(hooked) as archive:
+        if one_lookup:
+            archive.pieces = PieceStore(hooked, threads=1)
+        later = archive.store(make_snapshot(1, files={"x.bin": content}))
+        assert not hooked.errors and hooked.hook is None
+        settled(backend)
+        assert content_of(archive.load(later.snapshot_id), "x.bin") == content
+    return later
+
+
+def pieces_listed(backend: Backend) -> None:
+    """A file stored, deleted, listed and removed by the collector: its pieces listed."""
+    with Archive(backend) as archive:
+        stored_then_deleted(archive)
+    gc(backend, wait=False)  # lists the file
+    assert gc(backend).removed_files == 1  # removes it, lists its pieces
+
+
 def test_a_collection_during_an_ingest_that_found_a_twin(backend: Backend) -> None:
     """The file was listed before the ingest began; while the ingest compares its bytes
     with it, the collector removes the file and lists its pieces. The ingest then writes
@@ -93,28 +117,15 @@ def test_a_collection_during_an_ingest_that_found_a_twin(backend: Backend) -> No
         stored_then_deleted(archive)
     assert gc(backend, wait=False).listed_files == 1
     # After the twin's piece list is read (its head, record and list were found):
-    hooked = Interleave(backend, DOCUMENTS, lambda: gc(backend))
-    with Archive(hooked) as archive:
-        later = archive.store(make_snapshot(1, files={"x.bin": X}))
-        assert not hooked.errors and hooked.hook is None
-        assert later.new_bytes == 0  # found as a twin: nothing written
-        settled(backend)
-        assert content_of(archive.load(later.snapshot_id), "x.bin") == X
+    later = ingest_beside(backend, Interleave(backend, DOCUMENTS, lambda: gc(backend)), X)
+    assert later.new_bytes == 0  # found as a twin: nothing written
 
 
 def test_a_collection_during_an_ingest_that_reuses_listed_pieces(backend: Backend) -> None:
     """The pieces were listed before the ingest; the ingest takes those it finds off the
     list; a collection after its first look-up removes the others, which it then writes."""
-    with Archive(backend) as archive:
-        stored_then_deleted(archive)
-    gc(backend, wait=False)  # lists the file
-    assert gc(backend).removed_files == 1  # removes it, lists its pieces
-    hooked = Interleave(backend, DOCUMENTS_DATA, lambda: gc(backend))
-    with Archive(hooked) as archive:
-        later = archive.store(make_snapshot(1, files={"x.bin": X_OTHER_HEAD}))
-        assert not hooked.errors and hooked.hook is None
-        settled(backend)
-        assert content_of(archive.load(later.snapshot_id), "x.bin") == X_OTHER_HEAD
+    pieces_listed(backend)
+    ingest_beside(backend, Interleave(backend, DOCUMENTS_DATA, lambda: gc(backend)), X_OTHER_HEAD)
 
 
 def test_a_collection_between_finding_a_piece_and_looking_at_the_list(
@@ -123,18 +134,10 @@ def test_a_collection_between_finding_a_piece_and_looking_at_the_list(
     """The ingest found a listed piece stored; before it looks at the list, the collector
     removes the piece and its list row. The ingest looks for the piece once more, finds
     it gone and writes it (it used to rely on it: a file with a missing piece)."""
-    with Archive(backend) as archive:
-        stored_then_deleted(archive)
-    gc(backend, wait=False)  # lists the file
-    assert gc(backend).removed_files == 1  # removes it, lists its pieces
+    pieces_listed(backend)
     time.sleep(GRACE + 0.05)  # the pieces are due
     hooked = Interleave(backend, DOCUMENTS_DATA, lambda: gc(backend, wait=False), found=True)
-    with Archive(hooked) as archive:
-        archive.pieces = PieceStore(hooked, threads=1)  # one look-up at a time
-        later = archive.store(make_snapshot(1, files={"x.bin": X_OTHER_HEAD}))
-        assert not hooked.errors and hooked.hook is None
-        settled(backend)
-        assert content_of(archive.load(later.snapshot_id), "x.bin") == X_OTHER_HEAD
+    ingest_beside(backend, hooked, X_OTHER_HEAD, one_lookup=True)
 
 
 def test_a_delete_and_a_collection_during_an_ingest_of_the_same_bytes(
@@ -151,12 +154,7 @@ def test_a_delete_and_a_collection_during_an_ingest_of_the_same_bytes(
                 other.delete(first)
             assert gc(backend, wait=False).listed_files == 1
 
-        hooked = Interleave(backend, DOCUMENTS_DATA, delete_and_list)
-        with Archive(hooked) as ingesting:
-            later = ingesting.store(make_snapshot(1, files={"x.bin": X_OTHER_HEAD}))
-        assert not hooked.errors and hooked.hook is None
-        settled(backend)
-        assert content_of(archive.load(later.snapshot_id), "x.bin") == X_OTHER_HEAD
+        ingest_beside(backend, Interleave(backend, DOCUMENTS_DATA, delete_and_list), X_OTHER_HEAD)
         assert not archive.exists(first)
 
 
@@ -212,7 +210,7 @@ def test_the_pieces_a_removed_file_leaves_are_counted_as_still_to_free(backend: 
 INGESTER = """
 import os, random, sys, time
 from imixs_archive.filestore.content import PieceStore
-from imixs_archive.archive.snapshots import Archive
+from imixs_archive.archive.snapshots import Archive, StoreResult
 from imixs_archive.config import load_settings
 from imixs_archive.errors import StoreUnavailableError
 from imixs_archive.storage.factory import open_backend

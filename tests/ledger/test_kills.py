@@ -254,6 +254,14 @@ def _logged_one(store: Backend, settings: Settings) -> None:
         _drain(archive, settings)
 
 
+def _both_logged_once(archive: Archive, settings: Settings) -> None:
+    """A sequencer drains: the first snapshot and the one the crashed stores were for
+    (``_doc(2)``) are logged once each, and everything checks."""
+    _drain(archive, settings)
+    expected = Counter([(STORED, _sid(_doc(0))), (STORED, _sid(_doc(2)))])
+    check_ledger(archive, settings, expected)
+
+
 ROW = ("put_new", SNAPSHOTS.name)
 """The ``snapshots`` row's write: the snapshot is complete once it is in."""
 FACT = ("put", ARCHIVE_SNAPSHOT_FACTS.name)
@@ -295,9 +303,7 @@ def test_a_store_that_dies_at_any_write_is_logged_once_by_the_next_run(
                 assert between.logged == (crash_at == total), crash_at
             # died before the row: stored anew; after it (at the fact): found complete
             assert archive.store(_doc(2)).new == (crash_at <= total - 1), crash_at
-            _drain(archive, settings)
-            expected = Counter([(STORED, _sid(_doc(0))), (STORED, _sid(_doc(2)))])
-            check_ledger(archive, settings, expected)
+            _both_logged_once(archive, settings)
 
 
 def test_an_entry_whose_store_died_before_the_row_is_not_tampering(
@@ -323,9 +329,7 @@ def test_an_entry_whose_store_died_before_the_row_is_not_tampering(
         assert (dropped.logged, dropped.abandoned) == (0, 1)
         check_ledger(archive, settings, Counter([(STORED, _sid(_doc(0)))]))
         archive.store(_doc(2))  # the next sync, however late, logs it
-        _drain(archive, settings)
-        expected = Counter([(STORED, _sid(_doc(0))), (STORED, _sid(_doc(2)))])
-        check_ledger(archive, settings, expected)
+        _both_logged_once(archive, settings)
 
 
 def test_two_stores_that_died_before_the_row_log_no_snapshot_that_is_not_there(
@@ -352,9 +356,7 @@ def test_two_stores_that_died_before_the_row_log_no_snapshot_that_is_not_there(
         _drain(archive, settings)
         check_ledger(archive, settings, Counter([(STORED, _sid(_doc(0)))]))
         archive.store(_doc(2))
-        _drain(archive, settings)
-        expected = Counter([(STORED, _sid(_doc(0))), (STORED, _sid(_doc(2)))])
-        check_ledger(archive, settings, expected)
+        _both_logged_once(archive, settings)
 
 
 # ---- simulated deaths: sequencing rounds -------------------------------------------------

@@ -1,5 +1,6 @@
-"""Fixtures of the FTPS backup tests: a real FTPS server on loopback, a target on it, and
-a workflow client of the test double."""
+"""Fixtures of the recovery tests: a real FTPS server on loopback, a target on it (the
+FTPS backup's), and a workflow client of the test double (every test that restores or
+reads events)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,6 @@ real HTTP against the workflow double, on SQLite and on the Cassandra node."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
 
 import pytest
 
@@ -21,12 +20,6 @@ from support.workflow_double import WorkflowDouble, file_entry
 
 POINT = BAD - dt.timedelta(minutes=5)
 NOW = BAD + dt.timedelta(days=1)
-
-
-@pytest.fixture
-def client(double: WorkflowDouble) -> Iterator[WorkflowClient]:
-    with WorkflowClient(double.url, read_timeout=10) as opened:
-        yield opened
 
 
 @pytest.fixture

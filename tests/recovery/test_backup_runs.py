@@ -5,6 +5,7 @@ the last instance it had finished and ends with the whole tree. On both backends
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,27 +17,27 @@ from imixs_archive.errors import BusyError
 from imixs_archive.recovery.backup import MANIFEST, backup
 from imixs_archive.services.jobs import JobStoppedError
 from imixs_archive.services.workers import Spread
-from support.kills import process_env, run_command, run_killed, stops_at, store_env
-from support.snapshots import make_snapshot
+from support.kills import (
+    process_env,
+    refused_in_one_line,
+    run_command,
+    run_killed,
+    stops_at,
+)
+from support.snapshots import fill_instances, make_snapshot
 
 pytestmark = pytest.mark.both_stores  # store-facing: a backup stopped, killed and resumed
 
 INSTANCES = 20
 
 
-def origin(k: int) -> str:
-    return f"{k:08x}-0000-4000-8000-{k:012x}"
-
-
 def fill(archive: Archive) -> int:
     """INSTANCES instances of 1 to 3 snapshots, each with a file; the snapshots stored."""
-    stored = 0
-    for k in range(1, INSTANCES + 1):
-        for step in range(1 + k % 3):
-            data = f"instance {k} step {step} ".encode() * 200
-            archive.store(make_snapshot(step, origin=origin(k), files={"a.pdf": data}))
-            stored += 1
-    return stored
+    return fill_instances(archive, INSTANCES, _with_a_file)
+
+
+def _with_a_file(k: int, step: int) -> dict[str, Any]:
+    return {"files": {"a.pdf": f"instance {k} step {step} ".encode() * 200}}
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -191,12 +192,6 @@ def test_bad_parts_are_one_line(
     arguments: list[str],
     message: str,
 ) -> None:
-    from imixs_archive.cli import main
-
     archive.store(make_snapshot(0))
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in store_env(store_settings).items():
-            patch.setenv(name, value)
-        code = main(["backup", str(tmp_path / "bk"), *arguments])
-    err = capsys.readouterr().err.strip()
-    assert code == 2 and message in err and "\n" not in err and "Traceback" not in err
+    args = ["backup", str(tmp_path / "bk"), *arguments]
+    assert message in refused_in_one_line(store_settings, capsys, *args)

@@ -5,21 +5,12 @@ and the pace and the time left are counted from this run's instances."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-
-import pytest
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.recovery.plan_run import PlanReport, PlanRunner, newest_of_every_instance
 from imixs_archive.workflow.client import WorkflowClient
 from support.restore_data import archived_instances
 from support.workflow_double import WorkflowDouble
-
-
-@pytest.fixture
-def client(double: WorkflowDouble) -> Iterator[WorkflowClient]:
-    with WorkflowClient(double.url, read_timeout=10) as opened:
-        yield opened
 
 
 def test_a_stopped_run_resumes_at_its_watermark(

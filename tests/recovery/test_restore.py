@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,12 +23,6 @@ from support.restore_data import DAY, archived_instances, file_hashes
 from support.workflow_double import WorkflowDouble
 
 WIDE = RestoreRange(DAY - dt.timedelta(days=30), DAY + dt.timedelta(days=30))
-
-
-@pytest.fixture
-def client(double: WorkflowDouble) -> Iterator[WorkflowClient]:
-    with WorkflowClient(double.url, read_timeout=10) as opened:
-        yield opened
 
 
 def test_wipe_and_restore_brings_everything_back(

@@ -19,7 +19,7 @@ from imixs_archive.document.model import Document
 from imixs_archive.errors import BusyError
 from imixs_archive.services.retention import Policy, RetentionReport, run_retention
 from support.kills import process_env, run_command, run_killed, stops_at
-from support.snapshots import make_snapshot
+from support.snapshots import make_snapshot, numbered_origin
 
 pytestmark = pytest.mark.both_stores  # store-facing: a retention stopped, killed and resumed
 
@@ -29,14 +29,12 @@ TEMPLATE = b"the template every invoice carries " * 200
 INSTANCES = 24
 
 
-def origin(k: int) -> str:
-    return f"{k:08x}-0000-4000-8000-{k:012x}"
-
-
 def snap(k: int, year: int, group: str, files: dict[str, bytes]) -> Document:
     when = dt.datetime(year, 1 + k % 12, 1, 12, tzinfo=dt.UTC)
-    doc = make_snapshot(0, origin=origin(k), modified=when, dollar_workflowgroup=group, files=files)
-    doc["$uniqueid"] = f"{origin(k)}-{int(when.timestamp() * 1000)}"
+    doc = make_snapshot(
+        0, origin=numbered_origin(k), modified=when, dollar_workflowgroup=group, files=files
+    )
+    doc["$uniqueid"] = f"{numbered_origin(k)}-{int(when.timestamp() * 1000)}"
     return doc
 
 
@@ -99,7 +97,7 @@ def test_a_file_only_expired_instances_share_is_counted_once(archive: Archive) -
         run_retention(archive, POLICY, now=NOW, dry_run=True, part=k, parts=2) for k in (1, 2)
     ]
     assert (sum(r.files for r in in_parts), sum(r.bytes for r in in_parts)) == (1, len(TEMPLATE))
-    place_hold(archive.backend, origin(2), "case 1", "tester", NOW)
+    place_hold(archive.backend, numbered_origin(2), "case 1", "tester", NOW)
     held = run_retention(archive, POLICY, now=NOW, dry_run=True)
     assert (held.files, held.expired_count, held.held_count) == (0, 2, 1)  # the hold keeps it
 

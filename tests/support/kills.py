@@ -18,6 +18,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from imixs_archive.config import Settings
 from support.backends import cassandra_env
 
@@ -97,3 +99,18 @@ def run_command(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[
     """``python -m imixs_archive ARGS`` in a process of its own."""
     command = [sys.executable, "-m", "imixs_archive", *args]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+
+
+def refused_in_one_line(settings: Settings, capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    """The CLI's ``args`` run here on ``settings``' store (named as a process would find
+    it): they must be refused as bad settings (exit 2) with a one-line error and no
+    traceback, which is returned."""
+    from imixs_archive.cli import main
+
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in store_env(settings).items():
+            patch.setenv(name, value)
+        code = main(list(args))
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "\n" not in err and "Traceback" not in err, err
+    return err

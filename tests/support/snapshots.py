@@ -1,11 +1,14 @@
-"""Builders shared by the tests: snapshot documents with attachments."""
+"""Builders shared by the tests: snapshot documents with attachments, and archives of
+numbered process instances."""
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
+from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.model import Document
 
 ORIGIN = "270e3a6d-a0e4-4875-89f1-3b418859abe5"
@@ -66,3 +69,22 @@ def content_of(doc: Document, name: str) -> bytes:
     """The bytes of one attachment, whether held or streamed."""
     content = doc.get_values("$file")[0][name][1]
     return content if isinstance(content, bytes) else content.read_all()
+
+
+def numbered_origin(k: int) -> str:
+    """The ``$uniqueid`` of process instance number ``k``."""
+    return f"{k:08x}-0000-4000-8000-{k:012x}"
+
+
+def fill_instances(
+    archive: Archive, instances: int, items: Callable[[int, int], dict[str, Any]]
+) -> int:
+    """Instances 1 to ``instances``, instance ``k`` of 1 to 3 snapshots (``1 + k % 3``),
+    each ``make_snapshot(step, origin=numbered_origin(k), **items(k, step))``, stored:
+    returns how many."""
+    stored = 0
+    for k in range(1, instances + 1):
+        for step in range(1 + k % 3):
+            archive.store(make_snapshot(step, origin=numbered_origin(k), **items(k, step)))
+            stored += 1
+    return stored

@@ -58,7 +58,7 @@ from imixs_archive.analytics.export_table import (
 from imixs_archive.archive.instance_runs import OpenRun
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.model import Document
-from imixs_archive.durable import sync_file, sync_folder
+from imixs_archive.durable import sync_file, sync_folder, whole_file
 from imixs_archive.errors import ConfigError
 from imixs_archive.storage.base import Position
 
@@ -122,20 +122,8 @@ def export_to_file(
 
 
 def _in_one_go(archive: Archive, spec: ExportSpec, path: Path) -> ExportSummary:
-    partial = path.with_name(f".{path.name}.partial")
-    try:
-        try:
-            opened = partial.open("wb")
-        except OSError as exc:
-            raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
-        with opened as out:
-            summary = export_table(archive, spec, out)
-            sync_file(out)
-        partial.replace(path)
-        _sync_folder(path.parent)
-    finally:
-        partial.unlink(missing_ok=True)
-    return summary
+    with whole_file(path, path.with_name(f".{path.name}.partial"), durable=True) as out:
+        return export_table(archive, spec, out)
 
 
 class _PartExport:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import fields
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from imixs_archive.archive.part_runs import PartDone, PartRun
 from imixs_archive.filestore.garbage import now_us
@@ -48,6 +48,15 @@ DRY_JOB = "gc-dry-run"
 
 Progress = Callable[[str], None]
 """Called after each partition walked, with the walk's name."""
+
+
+class GcAsked(TypedDict):
+    """What a collection is asked beyond its part (:func:`gc_part`'s keywords)."""
+
+    grace: float
+    dry_run: NotRequired[bool]
+    restart: NotRequired[bool]
+    progress: NotRequired[Progress | None]
 
 
 class GcRun(PartDone[GcReport]):

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NotRequired, Protocol, TypedDict, Unpack
 
 from imixs_archive.archive.part_runs import PartRun
 from imixs_archive.document.conventions import is_snapshot_id, snapshot_order
@@ -34,6 +34,17 @@ from imixs_archive.storage.base import Backend, Position
 from imixs_archive.storage.model import SNAPSHOTS_BY_UNIQUEID
 
 WALK = "instances"
+
+
+class RunAsked(TypedDict):
+    """Which run over the instances: ``name``, asked ``key``; part ``part`` of ``parts``
+    (default 1 of 1); ``restart`` to begin again, not where a stopped run ended."""
+
+    name: str
+    key: str
+    part: NotRequired[int]
+    parts: NotRequired[int]
+    restart: NotRequired[bool]
 
 
 class InstanceJob(Protocol):
@@ -65,14 +76,10 @@ def run_over_instances(
     backend: Backend,
     job: InstanceJob,
     *,
-    name: str,
-    key: str,
     holder: str,
-    part: int = 1,
-    parts: int = 1,
-    restart: bool = False,
     keep_book: bool = True,
     seen: Callable[[], None] | None = None,
+    **asked: Unpack[RunAsked],
 ) -> InstanceRun:
     """Walk part ``part`` of ``parts`` of the instances through ``job``, going on from the
     book of an unfinished run ``name`` asked ``key`` unless ``restart``; ``seen`` after
@@ -85,9 +92,7 @@ def run_over_instances(
             if not going_on:
                 return InstanceRun(finished=False)
         return InstanceRun(finished=True)
-    with open_instance_run(
-        backend, name=name, key=key, holder=holder, part=part, parts=parts, restart=restart
-    ) as run:
+    with open_instance_run(backend, holder=holder, **asked) as run:
         if run.saved is not None:
             job.restore(run.saved)
         place = run.start()

@@ -38,7 +38,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, Unpack
 
 from imixs_archive.archive import snapshot_reads as reads
 from imixs_archive.archive.content_digest import StoredDigest, stored_digest
@@ -55,7 +55,7 @@ from imixs_archive.archive.facts import (
     drop_fact,
     put_fact,
 )
-from imixs_archive.archive.gc_runs import GcRun, gc_part
+from imixs_archive.archive.gc_runs import GcAsked, GcRun, gc_part
 from imixs_archive.archive.holds import Hold, Holds, get_hold
 from imixs_archive.archive.index_reads import SnapshotIndex
 from imixs_archive.archive.instance_newest import NewestSnapshots
@@ -63,6 +63,7 @@ from imixs_archive.archive.instance_runs import (
     InstanceJob,
     InstanceRun,
     OpenRun,
+    RunAsked,
     open_instance_run,
     run_over_instances,
 )
@@ -84,7 +85,7 @@ from imixs_archive.archive.store_door import StoreDoor
 from imixs_archive.archive.stored_xml import StoredXml, load_with_files
 from imixs_archive.archive.verify import WALKS, Walk, verify
 from imixs_archive.archive.verify_report import VerifyReport
-from imixs_archive.archive.verify_runs import VerifyRun, verify_part
+from imixs_archive.archive.verify_runs import VerifyAsked, VerifyRun, verify_part
 from imixs_archive.document.conventions import (
     FILE_ITEM,
     FileEntry,
@@ -240,91 +241,43 @@ class Archive:
         part: int = 1,
         parts: int = 1,
         *,
-        restart: bool = False,
-        full: bool = False,
-        progress: Callable[[str], None] | None = None,
         checks: Sequence[Walk] = (),
+        **asked: Unpack[VerifyAsked],
     ) -> VerifyRun:
         """Verify everything (or part ``part`` of ``parts``), going on where a stopped
         run ended unless ``restart`` (``verify_runs.py``; ``full``: the store's file checked
         thoroughly; ``checks``: as :meth:`verify`)."""
+        walks = (*WALKS, *checks)
         return verify_part(
-            self.backend,
-            holder=self._holder,
-            part=part,
-            parts=parts,
-            restart=restart,
-            full=full,
-            progress=progress,
-            walks=(*WALKS, *checks),
+            self.backend, holder=self._holder, part=part, parts=parts, walks=walks, **asked
         )
 
-    def gc_part(
-        self,
-        part: int = 1,
-        parts: int = 1,
-        *,
-        grace: float,
-        dry_run: bool = False,
-        restart: bool = False,
-        progress: Callable[[str], None] | None = None,
-    ) -> GcRun:
+    def gc_part(self, part: int = 1, parts: int = 1, **asked: Unpack[GcAsked]) -> GcRun:
         """Collect what nothing uses (or part ``part`` of ``parts`` of it), going on where a
         stopped run ended unless ``restart`` (``gc_runs.py``)."""
-        return gc_part(
-            self.backend,
-            holder=self._holder,
-            grace=grace,
-            dry_run=dry_run,
-            part=part,
-            parts=parts,
-            restart=restart,
-            progress=progress,
-        )
+        return gc_part(self.backend, holder=self._holder, part=part, parts=parts, **asked)
 
     def run_over_instances(
         self,
         job: InstanceJob,
         *,
-        name: str,
-        key: str,
-        part: int = 1,
-        parts: int = 1,
-        restart: bool = False,
         keep_book: bool = True,
         seen: Callable[[], None] | None = None,
+        **asked: Unpack[RunAsked],
     ) -> InstanceRun:
         """Walk every process instance (or part ``part`` of ``parts`` of them) through
         ``job``, going on where a stopped run of ``name`` ended (``instance_runs.py``)."""
         return run_over_instances(
-            self.backend,
-            job,
-            name=name,
-            key=key,
-            holder=self._holder,
-            part=part,
-            parts=parts,
-            restart=restart,
-            keep_book=keep_book,
-            seen=seen,
+            self.backend, job, holder=self._holder, keep_book=keep_book, seen=seen, **asked
         )
 
-    def open_instance_run(
-        self, *, name: str, key: str, part: int = 1, parts: int = 1, restart: bool = False
-    ) -> AbstractContextManager[OpenRun]:
+    def open_instance_run(self, **asked: Unpack[RunAsked]) -> AbstractContextManager[OpenRun]:
         """Part ``part`` of ``parts`` of a run over the instances that walks on its own, its
         lease held for the block (``instance_runs.py``) by this run alone: a second run of
         the same part started meanwhile, in this process too (the scheduled backup and one
         asked from the API), is refused, never a race of two over one book."""
-        return open_instance_run(
-            self.backend,
-            name=name,
-            key=key,
-            holder=f"{self._holder}.{secrets.token_hex(3)}",
-            part=part,
-            parts=parts,
-            restart=restart,
-        )
+        holder = f"{self._holder}.{secrets.token_hex(3)}"
+        return open_instance_run(self.backend, holder=holder, **asked)
 
     def scrub_slice(
         self,

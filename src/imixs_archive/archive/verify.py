@@ -242,16 +242,25 @@ def _add_days(backend: Backend, report: VerifyReport) -> None:
 # ---- the checks, one partition each ----------------------------------------------------
 
 
+def _read_again(
+    backend: Backend, table: Table, key: dict[str, Any], report: VerifyReport, named: str
+) -> Row | None:
+    """The row the scan met, read whole, one at a time: one that cannot be unpacked is a
+    problem (``named: why``), not fatal; None for that and for one removed since the
+    scan."""
+    try:
+        return backend.get(table, key)
+    except IntegrityError as exc:
+        report.problem(f"{named}: {exc}")
+        return None
+
+
 def _check_piece(backend: Backend, rows: Sequence[Row], report: VerifyReport) -> None:
     data_id = rows[0]["data_id"]
     report.pieces += 1
-    try:  # one at a time: a piece that cannot be unpacked is reported, not fatal
-        row = backend.get(DOCUMENTS_DATA, {"data_id": data_id})
-    except IntegrityError as exc:
-        report.problem(f"piece {data_id}: {exc}")
-        return
+    row = _read_again(backend, DOCUMENTS_DATA, {"data_id": data_id}, report, f"piece {data_id}")
     if row is None:
-        return  # removed since the scan
+        return
     report.bytes_read += len(row["data"])
     if SHA256_ID.match(data_id) and hashlib.sha256(row["data"]).hexdigest() != data_id:
         report.problem(f"piece {data_id}: bytes do not match its SHA-256")
@@ -272,13 +281,10 @@ def _check_snapshot(backend: Backend, rows: Sequence[Row], report: VerifyReport)
     snapshot_id = rows[0]["snapshot"]
     if snapshot_id != METADATA_ID:
         report.snapshots += 1
-    try:
-        row = backend.get(SNAPSHOTS, {"snapshot": snapshot_id})
-    except IntegrityError as exc:
-        report.problem(f"{_named(snapshot_id)}: damaged in the store: {exc}")
-        return
+    named = f"{_named(snapshot_id)}: damaged in the store"
+    row = _read_again(backend, SNAPSHOTS, {"snapshot": snapshot_id}, report, named)
     if row is None:
-        return  # deleted since the scan
+        return
     report.bytes_read += len(row["data"] or b"")
     try:
         stored = read_stored(backend, row)

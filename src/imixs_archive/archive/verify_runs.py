@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from imixs_archive.archive.part_runs import PartDone, PartRun
 from imixs_archive.archive.verify import (
@@ -40,6 +40,15 @@ JOB = "verify"
 
 VerifyRun = PartDone[VerifyReport]
 """A finished verify (or part of one): its report, and where it went on from."""
+
+
+class VerifyAsked(TypedDict, total=False):
+    """What a verify is asked beyond its part and walks (:func:`verify_part`'s keywords),
+    handed on by the doors above it."""
+
+    restart: bool
+    full: bool
+    progress: Progress | None
 
 
 def verify_part(

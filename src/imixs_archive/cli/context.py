@@ -14,6 +14,7 @@ from typing import IO
 from imixs_archive.archive.part_runs import parse_part
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
+from imixs_archive.durable import whole_file
 from imixs_archive.errors import ConfigError
 from imixs_archive.runtime import open_archive
 from imixs_archive.services.workers import MAX_JOBS, Spread, Standby, default_jobs
@@ -164,17 +165,8 @@ def output(path: Path | None) -> Iterator[IO[bytes]]:
         yield sys.stdout.buffer
         sys.stdout.buffer.flush()
         return
-    partial = path.with_name(path.name + ".part")
-    try:
-        try:
-            opened = partial.open("wb")
-        except OSError as exc:
-            raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
-        with opened as out:
-            yield out
-        partial.replace(path)
-    finally:
-        partial.unlink(missing_ok=True)
+    with whole_file(path, path.with_name(path.name + ".part")) as out:
+        yield out
 
 
 def part_of(args: argparse.Namespace) -> tuple[int, int]:

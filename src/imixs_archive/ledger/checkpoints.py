@@ -17,6 +17,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from imixs_archive.durable import sync_file, sync_folder
 from imixs_archive.errors import ConfigError, IntegrityError
 from imixs_archive.tlog.note import Checkpoint, NoteError, Signer, Verifier, open_note, sign_note
 
@@ -81,12 +82,7 @@ def _write_new(path: Path, text: str) -> None:
         return
     except OSError as exc:
         raise ConfigError(f"the ledger's witness folder: cannot write {path}: {exc}") from None
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(text)
-        out.flush()
-        os.fsync(out.fileno())
-    fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    with os.fdopen(fd, "wb") as out:
+        out.write(text.encode())
+        sync_file(out)
+    sync_folder(path.parent)

@@ -6,29 +6,21 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Unpack
 
 from imixs_archive.analytics.figure_checks import figure_walks
 from imixs_archive.archive.scrub import ScrubReport
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.verify_report import VerifyReport
-from imixs_archive.archive.verify_runs import VerifyRun
+from imixs_archive.archive.verify_runs import VerifyAsked, VerifyRun
 
 
 def verify_run(
-    archive: Archive,
-    part: int = 1,
-    parts: int = 1,
-    *,
-    restart: bool = False,
-    full: bool = False,
-    progress: Callable[[str], None] | None = None,
+    archive: Archive, part: int = 1, parts: int = 1, **asked: Unpack[VerifyAsked]
 ) -> VerifyRun:
     """A verify (or part ``part`` of ``parts``) that goes on where a stopped one ended
     (``archive/verify_runs.py``)."""
-    checks = figure_walks(archive)
-    return archive.verify_part(
-        part, parts, restart=restart, full=full, progress=progress, checks=checks
-    )
+    return archive.verify_part(part, parts, checks=figure_walks(archive), **asked)
 
 
 def verify_once(archive: Archive, progress: Callable[[str], None] | None = None) -> VerifyReport:

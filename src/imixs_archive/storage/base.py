@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from imixs_archive.errors import ConfigError
 from imixs_archive.storage.model import Table
@@ -25,6 +25,16 @@ Position = Any
 """A place in a table's range order (:meth:`Backend.scan_range`), a JSON value only the
 backend that gave it interprets: a token on Cassandra, the partition key (a list) on the
 embedded store. Recorded by jobs that stop and go on (verify, the scrub)."""
+
+
+class ScanOptions(TypedDict, total=False):
+    """The keywords of :meth:`Backend.scan`, for a wrapper that hands them on as they
+    came (``**options: Unpack[ScanOptions]``)."""
+
+    start_after: Mapping[str, Any] | None
+    descending: bool
+    limit: int | None
+    columns: Sequence[str] | None
 
 
 class Backend(ABC):

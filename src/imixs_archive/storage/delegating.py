@@ -7,9 +7,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
-from imixs_archive.storage.base import Backend, Position, Row
+from imixs_archive.storage.base import Backend, Position, Row, ScanOptions
 from imixs_archive.storage.model import Table
 
 
@@ -42,20 +42,9 @@ class DelegatingBackend(Backend):
         self,
         table: Table,
         partition: Mapping[str, Any] | None = None,
-        *,
-        start_after: Mapping[str, Any] | None = None,
-        descending: bool = False,
-        limit: int | None = None,
-        columns: Sequence[str] | None = None,
+        **options: Unpack[ScanOptions],
     ) -> Iterator[Row]:
-        return self.store_for(table).scan(
-            table,
-            partition,
-            start_after=start_after,
-            descending=descending,
-            limit=limit,
-            columns=columns,
-        )
+        return self.store_for(table).scan(table, partition, **options)
 
     def scan_range(
         self,

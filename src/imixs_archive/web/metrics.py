@@ -10,14 +10,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Unpack
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from imixs_archive.storage.base import Backend, Row
+from imixs_archive.storage.base import Backend, Row, ScanOptions
 from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import DOCUMENTS_DATA, Table
 
@@ -171,21 +171,10 @@ class MeteredBackend(DelegatingBackend):
         self,
         table: Table,
         partition: Mapping[str, Any] | None = None,
-        *,
-        start_after: Mapping[str, Any] | None = None,
-        descending: bool = False,
-        limit: int | None = None,
-        columns: Sequence[str] | None = None,
+        **options: Unpack[ScanOptions],
     ) -> Iterator[Row]:
         with self._timed("scan", table):
-            yield from self.inner.scan(
-                table,
-                partition,
-                start_after=start_after,
-                descending=descending,
-                limit=limit,
-                columns=columns,
-            )
+            yield from self.inner.scan(table, partition, **options)
 
     def delete(
         self, table: Table, key: Mapping[str, Any], *, written_before: int | None = None
