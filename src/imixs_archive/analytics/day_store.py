@@ -161,6 +161,11 @@ def store_month(archive: Archive, zone: str, kind: str, key: str, data: dict[str
     archive.backend.put(ARCHIVE_MONTH_FIGURES, [row])
 
 
+def drop_period(archive: Archive, zone: str, kind: str, key: str) -> None:
+    """Forget one kept period (a month or a day: counted again at its next use)."""
+    archive.backend.delete(ARCHIVE_MONTH_FIGURES, {"zone": f"{kind}@{zone}", "month": key})
+
+
 def drop_days_of(archive: Archive, zone: str, kind: str, month: str) -> int:
     """Delete the kept days of ``month`` (``2025-03``) that are there, how many: read
     first (at most the month's days, in key order right after the month's own row), so
