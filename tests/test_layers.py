@@ -5,9 +5,8 @@ analytics read through the archive's typed reads, not table rows."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
-
-import pytest
 
 from imixs_archive.storage import model
 
@@ -88,10 +87,19 @@ def _calls(path: Path) -> set[str]:
     return called
 
 
-@pytest.mark.parametrize("path", ENTRY_POINTS, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_entry_points_use_the_service_functions(path: Path) -> None:
+def _every(paths: list[Path], check: Callable[[Path], list[str]]) -> str:
+    """The problems ``check`` finds in each of ``paths``, one a line ("" when none): each
+    rule is one test that names every module breaking it."""
+    return "\n".join(problem for path in paths for problem in check(path))
+
+
+def _entry_point_builds(path: Path) -> list[str]:
     wrong = {name: instead for name, instead in BUILT_ONCE.items() if name in _calls(path)}
-    assert not wrong, f"{path.name} builds its own: use {wrong}"
+    return [f"{path.parent.name}/{path.name} builds its own: use {wrong}"] if wrong else []
+
+
+def test_entry_points_use_the_service_functions() -> None:
+    assert not (found := _every(ENTRY_POINTS, _entry_point_builds)), found
 
 
 ANALYTICS = sorted(PACKAGE.glob("analytics/*.py"))
@@ -99,18 +107,27 @@ OWN_TABLES = {"day_store.py"}
 """The analytics' own storage-facing module (its table, ``archive_day_aggregates``)."""
 
 
-@pytest.mark.parametrize("path", ANALYTICS, ids=lambda p: p.name)
-def test_analytics_read_through_the_archive_not_table_rows(path: Path) -> None:
-    if path.name in OWN_TABLES:
-        return
-    tree = ast.parse(path.read_text(), str(path))
-    imported = {
+def _imported(tree: ast.AST) -> set[str]:
+    return {
         node.module
         for node in ast.walk(tree)
         if isinstance(node, ast.ImportFrom) and node.module is not None
     }
-    assert "imixs_archive.storage.model" not in imported, "use the Archive's typed reads"
-    assert "imixs_archive.archive.snapshot_xml" not in imported, "use Archive.load_complete"
+
+
+def _analytics_reading_rows(path: Path) -> list[str]:
+    if path.name in OWN_TABLES:
+        return []
+    imported = _imported(ast.parse(path.read_text(), str(path)))
+    wrong = {
+        "imixs_archive.storage.model": "use the Archive's typed reads",
+        "imixs_archive.archive.snapshot_xml": "use Archive.load_complete",
+    }
+    return [f"analytics/{path.name}: {why}" for name, why in wrong.items() if name in imported]
+
+
+def test_analytics_read_through_the_archive_not_table_rows() -> None:
+    assert not (found := _every(ANALYTICS, _analytics_reading_rows)), found
 
 
 ABOVE_THE_ARCHIVE = sorted(
@@ -139,19 +156,19 @@ def _backend_calls(tree: ast.AST) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("path", ABOVE_THE_ARCHIVE, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_no_module_above_the_archive_touches_tables(path: Path) -> None:
+def _touching_tables(path: Path) -> list[str]:
     where = f"{path.parent.name}/{path.name}"
     tree = ast.parse(path.read_text(), str(path))
-    if where not in MAY_TOUCH_TABLES:
-        assert not _backend_calls(tree), f"{where}: ask the archive (archive/*.py) instead"
-    if where not in MAY_NAME_TABLES:
-        imported = {
-            node.module
-            for node in ast.walk(tree)
-            if isinstance(node, ast.ImportFrom) and node.module is not None
-        }
-        assert "imixs_archive.storage.model" not in imported, f"{where} names tables"
+    problems = []
+    if where not in MAY_TOUCH_TABLES and (calls := _backend_calls(tree)):
+        problems.append(f"{where}: {calls}: ask the archive (archive/*.py) instead")
+    if where not in MAY_NAME_TABLES and "imixs_archive.storage.model" in _imported(tree):
+        problems.append(f"{where} names tables")
+    return problems
+
+
+def test_no_module_above_the_archive_touches_tables() -> None:
+    assert not (found := _every(ABOVE_THE_ARCHIVE, _touching_tables)), found
 
 
 # --- each wing its own tables -------------------------------------------------------------
@@ -208,16 +225,19 @@ def _attribute_uses(tree: ast.AST, name: str) -> list[int]:
     ]
 
 
-@pytest.mark.parametrize("path", ABOVE_THE_ARCHIVE, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_nothing_above_the_archive_takes_its_store(path: Path) -> None:
+def _taking_the_store(path: Path) -> list[str]:
+    text = path.read_text()
+    if text.startswith(TABLE_MODULE):
+        return []
+    lines = _attribute_uses(ast.parse(text, str(path)), "backend")
+    return [f"{path.parent.name}/{path.name} takes .backend (lines {lines})"] if lines else []
+
+
+def test_nothing_above_the_archive_takes_its_store() -> None:
     """Above the archive everything goes through the ``Archive`` (its files, holds, state,
     sync records, reads): no module takes ``.backend`` from it, but a declared table
     module for its own table."""
-    text = path.read_text()
-    if text.startswith(TABLE_MODULE):
-        return
-    lines = _attribute_uses(ast.parse(text, str(path)), "backend")
-    assert not lines, f"{path.parent.name}/{path.name} takes .backend (lines {lines})"
+    assert not (found := _every(ABOVE_THE_ARCHIVE, _taking_the_store)), found
 
 
 def test_only_the_runtime_builds_an_archive() -> None:
@@ -251,13 +271,10 @@ def test_the_archive_keeps_at_most_30_public_methods() -> None:
 # --- imports point down -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE))
-)
-def test_no_import_runs_back_up(path: Path) -> None:
+def _imports_from_above(path: Path) -> list[str]:
     part = _part(_module(path))
     if part == "__init__":
-        return
+        return []
     floor = RANKS[part]
     upward = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
@@ -269,7 +286,11 @@ def test_no_import_runs_back_up(path: Path) -> None:
             target = _part(node.module)
             if target and RANKS[target] > floor:
                 upward.append(f"{node.module} (line {node.lineno})")
-    assert not upward, f"{path.relative_to(PACKAGE)} imports from above it: {upward}"
+    return [f"{path.relative_to(PACKAGE)} imports from above it: {upward}"] if upward else []
+
+
+def test_no_import_runs_back_up() -> None:
+    assert not (found := _every(sorted(PACKAGE.rglob("*.py")), _imports_from_above)), found
 
 
 def test_one_sqlite_in_the_process() -> None:
