@@ -157,8 +157,11 @@ class Torture:
 
     # ---- the run ----------------------------------------------------------------------
 
-    def run(self, rounds: int | None = None, seconds: float | None = None) -> Tally:
-        """Rounds until ``rounds`` or ``seconds`` (the round under way ends), or a failure."""
+    def run(
+        self, rounds: int | None = None, seconds: float | None = None, *, at_least: int = 0
+    ) -> Tally:
+        """Rounds until ``rounds`` or ``seconds`` (the round under way ends; not before
+        ``at_least`` rounds), or a failure."""
         started = time.monotonic()
         self.work.mkdir(parents=True, exist_ok=True)
         self.double.start()
@@ -176,7 +179,8 @@ class Torture:
             for rnd in self.schedule.rounds():
                 if rounds is not None and rnd.number > rounds:
                     break
-                if seconds is not None and time.monotonic() - started > seconds:
+                late = seconds is not None and time.monotonic() - started > seconds
+                if late and self.tally.rounds >= at_least:
                     break
                 failures = self._known(self._round(bench, rnd))
                 self.tally.rounds += 1
