@@ -310,19 +310,88 @@ def test_resync_walks_what_the_engine_holds(
     start, a ``snapshot-adminp`` whose ``$file`` has a nil value only (it raised an
     IndexError before, which ended ``serve``'s catch-up thread)."""
     instances, began = workload
-    held = engine.snapshots_between(0, int(began.timestamp() * 1000))
+    held = _held_before(engine, began)
     assert any(d.get_first("type") == "snapshot-adminp" for d in held), "no job snapshot"
-    first = min(d.get_first("$modified") for d in held) - dt.timedelta(milliseconds=1)
-    assert main(["resync", "--from", first.isoformat()]) == 0
+    assert main(["resync", "--from", _before_first(held)]) == 0
     out = capsys.readouterr().out
     assert "resync done" in out, out
-    assert _check_archived(in_process, engine, instances) == sum(
-        len(i.snapshots) for i in instances
-    )
-    # each instance's newest (the jobs' $snapshot.history=1 keeps only that one)
+    _check_resynced(in_process, engine, instances, held)
+
+
+def _held_before(engine: Engine, began: dt.datetime) -> list[Document]:
+    """The snapshots the engine holds from before the workload (its own jobs' among them)."""
+    return engine.snapshots_between(0, int(began.timestamp() * 1000))
+
+
+def _before_first(held: list[Document]) -> str:
+    """A ``resync --from`` just before the engine's first snapshot."""
+    first = min(d.get_first("$modified") for d in held) - dt.timedelta(milliseconds=1)
+    return str(first.isoformat())
+
+
+def _check_resynced(
+    store: Path, engine: Engine, instances: list[Instance], held: list[Document]
+) -> None:
+    """Every snapshot of the workload archived equal, and each older instance's newest
+    snapshot the engine holds (the jobs' ``$snapshot.history=1`` keeps only that one)."""
+    assert _check_archived(store, engine, instances) == sum(len(i.snapshots) for i in instances)
     newest = {str(d.get_first("$uniqueid")).rsplit("-", 1)[0]: d for d in held}
-    with SQLiteBackend(in_process) as backend, Archive(backend) as archive:
+    with SQLiteBackend(store) as backend, Archive(backend) as archive:
         assert all(archive.load(str(d.get_first("$uniqueid"))) == d for d in newest.values())
+
+
+def _walked(store: Path) -> int:
+    """The resync's ``sync.count`` saved in the store (snapshots walked)."""
+    with SQLiteBackend(store) as backend, Archive(backend) as archive:
+        return int(archive.state.load().get_first("sync.count") or 0)
+
+
+def _walk_on(process: subprocess.Popen[bytes], store: Path, log: Path, steps: int) -> None:
+    """Wait until the running resync has walked ``steps`` snapshots more than the store
+    said when it began (its first save), or has ended."""
+    deadline = time.monotonic() + 120
+    while "resync from" not in log.read_text() and process.poll() is None:
+        assert time.monotonic() < deadline, log.read_text()[-3000:]
+        time.sleep(0.05)
+    walked = _walked(store)
+    while _walked(store) < walked + steps and process.poll() is None:
+        assert time.monotonic() < deadline, log.read_text()[-3000:]
+        time.sleep(0.05)
+    assert process.poll() is None, "the resync should still be walking: " + log.read_text()
+
+
+def test_resync_through_sigkills_and_an_engine_restart(
+    engine: Engine, workload: tuple[list[Instance], dt.datetime], tmp_path: Path
+) -> None:
+    """``resync --from`` (a process) SIGKILLed twice mid-walk, each time run again without
+    ``--from`` (on from the saved point); the third run meets the engine stopped and
+    started again mid-walk, retries through it and walks to the end: the workload's
+    snapshots and each older instance's newest are archived, equal to the engine's."""
+    instances, began = workload
+    held = _held_before(engine, began)
+    store, log = tmp_path / "store", tmp_path / "resync.log"
+    env = _env(store, WORKFLOW_SYNC_RETRYDELAY="200")  # 0.2 s, doubling: rides the restart
+    command = ["resync", "--from", _before_first(held)]
+    for _ in range(2):
+        process = _start(command, env, log)
+        _walk_on(process, store, log, 3)
+        process.send_signal(signal.SIGKILL)  # mid-walk: some steps saved, one in hand
+        process.wait(30)
+        command = ["resync"]
+    process = _start(command, env, log)
+    try:
+        _walk_on(process, store, log, 3)
+        engine.restart(urlsplit(engine.url).port or 8081, history=0)
+        assert process.wait(600) == 0, log.read_text()[-8000:]
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+    text = log.read_text()
+    assert "again in" in text, text[-8000:]  # it met the engine away and retried
+    assert text.count("resync from") == 3 and "resync done" in text, text[-8000:]
+    assert "Traceback" not in text, text[-8000:]
+    _check_resynced(store, engine, instances, held)
 
 
 # ---- $snapshot.history and the engine's deletes --------------------------------------------
