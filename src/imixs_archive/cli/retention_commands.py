@@ -55,6 +55,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     q.set_defaults(handler=cmd_hold_place)
     q = what.add_parser("release", parents=[common], help="release a hold")
     q.add_argument("uniqueid", metavar="UNIQUEID")
+    q.add_argument(
+        "--reason",
+        help="the case to release (the reason it was placed with); needed when the "
+        "instance is held for several",
+    )
     q.set_defaults(handler=cmd_hold_release, reads_only=True)
     q = what.add_parser("list", parents=[common], help="every hold")
     q.add_argument("--json", action="store_true", help="as JSON")
@@ -145,10 +150,13 @@ def cmd_hold_place(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_hold_release(args: argparse.Namespace, ctx: Context) -> int:
-    if not ctx.archive.holds.release(args.uniqueid, _who()):
+    released = ctx.archive.holds.release(args.uniqueid, _who(), args.reason)
+    if released is None:
         print(f"{args.uniqueid}: no hold", file=sys.stderr)
         return 1
-    print(f"{args.uniqueid}: released")
+    left = len(ctx.archive.holds.of(released.uniqueid))
+    still = f"; still held for {left} other case(s)" if left else ""
+    print(f"{released.uniqueid}: released ({released.reason}){still}")
     return 0
 
 
