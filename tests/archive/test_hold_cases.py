@@ -51,6 +51,11 @@ def test_holds_of_two_cases_stack(archive: Archive, settings: Settings) -> None:
         ("case 4711", "mia"),
         ("case 4712", "tom"),
     ]
+    with pytest.raises(LegalHoldError) as refused:
+        archive.delete(snapshot_id)
+    why = refused.value.why
+    assert "for 2 cases" in why and "case 4711" in why and "case 4712" in why
+    assert "--reason CASE" in why
     with pytest.raises(ConfigError, match="held for 2 cases"):
         archive.holds.release(ORIGIN, "ann")
     with pytest.raises(NotFoundError, match="no hold for 'case 9'"):
