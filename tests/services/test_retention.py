@@ -164,7 +164,12 @@ def test_cli_dry_run_and_holds(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert main(["retention", "--policy", policy, *data]) == 0
     err = capsys.readouterr().err
     assert "1 instances (1 snapshots)" in err and "2 more held" in err
-    assert main(["legal-hold", "release", D, *data]) == 1
+    capsys.readouterr()
+    assert main(["legal-hold", "release", D, *data]) == 4  # not held: "not found"
+    out, err = capsys.readouterr()
+    assert out == "" and err.strip().splitlines() == [
+        f"imixs-archive: {D}: no legal hold; nothing released"
+    ]
     assert main(["legal-hold", "place", " ", "--reason", "x", *data]) == 2
     for bad in ("3/2", "1", "a/b"):
         assert main(["retention", "--policy", policy, "--part", bad, *data]) == 2

@@ -152,8 +152,7 @@ def cmd_hold_place(args: argparse.Namespace, ctx: Context) -> int:
 def cmd_hold_release(args: argparse.Namespace, ctx: Context) -> int:
     released = ctx.archive.holds.release(args.uniqueid, _who(), args.reason)
     if released is None:
-        print(f"{args.uniqueid}: no hold", file=sys.stderr)
-        return 1
+        raise NotFoundError(f"{args.uniqueid.strip()}: no legal hold; nothing released")
     left = len(ctx.archive.holds.of(released.uniqueid))
     still = f"; still held for {left} other case(s)" if left else ""
     print(f"{released.uniqueid}: released ({released.reason}){still}")
