@@ -229,13 +229,18 @@ def holds_snapshots_of(backend: Backend, uniqueid: str) -> bool:
     return False
 
 
-def _not_held(uniqueid: str) -> str:
-    """Why a hold is refused: the id, and what it may be instead (how to ask for a hold
-    ahead of the data is the caller's to say: a flag, a box on a form)."""
+def no_snapshots_of(uniqueid: str) -> str:
+    """An id the archive holds no snapshot of: the id, and what it may be instead."""
     hint = ""
     if is_snapshot_id(uniqueid) and snapshot_millis(uniqueid):
         hint = f" (a snapshot id? its process instance is {origin_id(uniqueid)})"
-    return f"{uniqueid}: the archive holds no snapshot of this process instance{hint}; nothing held"
+    return f"{uniqueid}: the archive holds no snapshot of this process instance{hint}"
+
+
+def _not_held(uniqueid: str) -> str:
+    """Why a hold is refused (how to ask for a hold ahead of the data is the caller's to
+    say: a flag, a box on a form)."""
+    return f"{no_snapshots_of(uniqueid)}; nothing held"
 
 
 class Holds:
