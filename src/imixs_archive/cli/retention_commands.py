@@ -14,6 +14,7 @@ from imixs_archive.cli.output import count_progress, human_bytes, print_table
 from imixs_archive.errors import NotFoundError
 from imixs_archive.services.retention import (
     Policy,
+    groups_no_snapshot_has,
     instance_retention,
     retention_sentence,
     run_retention,
@@ -73,6 +74,12 @@ def cmd_retention(args: argparse.Namespace, ctx: Context) -> int:
         return _one_instance(args, ctx, policy)
     if policy.empty:
         print("no retention policy (ARCHIVE_RETENTION is empty): nothing to do", file=sys.stderr)
+    for group in groups_no_snapshot_has(ctx.archive, policy):
+        print(
+            f"warning: group:{group}: no instance in the archive is of that workflow group "
+            "(names compare case-insensitively): the rule deletes nothing",
+            file=sys.stderr,
+        )
     part, parts = part_of(args)
     try:
         with count_progress("retention: instances checked") as tick:
