@@ -508,8 +508,12 @@ def _check_store(archive: Archive, state: _Pass, idx: int, entry: Entry, read_al
         if held != (kind == "held") and not _changed_since(archive, entry.subject, state.target):
             found.setdefault("problems", []).append(
                 f"legal hold of {target}: {'placed' if held else 'released'} without an entry "
-                f"(entry {idx} logged it {entry.kind})"
+                f"(entry {idx} logged it {entry.kind}{_case(entry.case)})"
             )
+
+
+def _case(case: str) -> str:
+    return f"; case {case!r}" if case else ""
 
 
 def _settle_fixes(archive: Archive, state: _Pass, report: LedgerReport, read_all: bool) -> None:
@@ -586,7 +590,7 @@ def _walk_store(
         row = archive.ledger.subject(subject)
         logged = row is not None and row.kind == HOLD_PLACED
         if not logged and not _changed_since(archive, subject, state.target):  # not meanwhile
-            report.warnings.append(f"legal hold of {hold.uniqueid}: not logged")
+            report.warnings.append(f"legal hold of {hold.uniqueid}: not logged{_case(case)}")
     if before and log_found and not report.unlogged:
         archive.ledger.drop_book(BEFORE_LEDGER)
 
