@@ -265,7 +265,11 @@ SIZES: dict[str, tuple[str, str, str]] = {
         "~100 bytes",
         "`catchup`, `resync-stop` and one row per range skipped",
     ),
-    "archive_legal_holds": ("1", "~150 bytes", "one row per held instance"),
+    "archive_legal_holds": (
+        "1",
+        "~150 bytes",
+        "one row per instance held before store version 5 (read, released, no longer written)",
+    ),
     "archive_day_changes": (
         "1 per day and process that changed it",
         "~100 bytes",
@@ -317,6 +321,11 @@ SIZES: dict[str, tuple[str, str, str]] = {
         "~200 bytes",
         "one row (files in 1 MiB cuts whose cuts differ from the content-defined ones: "
         "most files over 32 KiB stored in 1 MiB cuts)",
+    ),
+    "archive_legal_hold_cases": (
+        "1 per case the instance is held for",
+        "~150 bytes",
+        "one or a few rows per held instance",
     ),
 }
 """Per table: rows per partition, row size, a typical partition (estimates, kept here:

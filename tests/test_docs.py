@@ -112,6 +112,7 @@ QUERIES = {
     "archive_month_figures": 32,
     "archive_checks": 33,
     "archive_file_cuts": 34,
+    "archive_legal_hold_cases": 35,
 }
 """The query numbers as docs and comments cite them ("Q23 to Q28"): never changed."""
 QUERY_ROW = re.compile(r"^\| Q(\d+) \| (?!`).* \| `([a-z_]+)` \| ([a-z]+) \|$", re.MULTILINE)

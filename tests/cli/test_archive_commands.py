@@ -221,3 +221,22 @@ def test_a_listing_leaves_out_a_snapshot_deleted_while_it_is_read(
         archive.delete(sid(1))  # by another process, after the ids were gathered
         rows = summary_rows(archive, listed, dt.UTC)
     assert [row["snapshot"] for row in rows] == [sid(0), sid(2)]
+
+
+def test_list_of_an_unknown_instance_is_not_found(
+    capsys: pytest.CaptureFixture[str], store: Path, inputs: Path
+) -> None:
+    """A mistyped (well-formed) id says nothing is there and exits 4, not an empty table
+    and 0; a snapshot id given instead names its instance; a page past the last of a
+    known instance is empty, exit 0."""
+    assert run(capsys, "import", str(inputs), "--data-dir", str(store))[0] == 0
+    typo = ORIGIN[:-1] + ("0" if ORIGIN[-1] != "0" else "1")
+    for wrong in (typo, sid(1)):
+        code, out, err = run(capsys, "list", "--uniqueid", wrong, "--data-dir", str(store))
+        assert code == 4 and out == "" and len(err.strip().splitlines()) == 1
+        assert f"{wrong}: the archive holds no snapshot of this process instance" in err
+    assert f"its process instance is {ORIGIN}" in err
+    code, out, _ = run(
+        capsys, "list", "--uniqueid", ORIGIN, "--after", sid(0), "--json", "--data-dir", str(store)
+    )
+    assert code == 0 and out == ""

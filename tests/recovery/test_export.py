@@ -86,6 +86,7 @@ def test_export_carries_the_holds_and_the_sync_records(archive: Archive, tmp_pat
     _fill(archive)
     now = dt.datetime(2024, 6, 1, 12, tzinfo=dt.UTC)
     archive.holds.place(ORIGIN, "case 4711", "mia", now)
+    archive.holds.place(ORIGIN, "case 4712", "ann", now)  # two cases: both travel
     archive.holds.place(AHEAD, "court order", "tom", now, ahead=True)
     records = archive.sync_records
     dead = FailedEvent("e1", "snapshot.add", f"{ORIGIN}-1", "dead", 5, 0, 1, 2, "HTTP 500")
@@ -98,7 +99,7 @@ def test_export_carries_the_holds_and_the_sync_records(archive: Archive, tmp_pat
         target = Archive(backend)
         target.sync_records.gone.record("kept", "e9", "snapshot.add", "p9")
         summary = export(archive, target)
-        assert (summary.copied, summary.holds, summary.sync_records) == (4, 2, 4)
+        assert (summary.copied, summary.holds, summary.sync_records) == (4, 3, 4)
         assert target.holds.list() == archive.holds.list()
         assert target.sync_records.failures.dead_letters() == [dead]
         assert {g.ref for g in target.sync_records.gone.all()} == {f"{ORIGIN}-2", "kept"}

@@ -164,7 +164,12 @@ def test_cli_dry_run_and_holds(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert main(["retention", "--policy", policy, *data]) == 0
     err = capsys.readouterr().err
     assert "1 instances (1 snapshots)" in err and "2 more held" in err
-    assert main(["legal-hold", "release", D, *data]) == 1
+    capsys.readouterr()
+    assert main(["legal-hold", "release", D, *data]) == 4  # not held: "not found"
+    out, err = capsys.readouterr()
+    assert out == "" and err.strip().splitlines() == [
+        f"imixs-archive: {D}: no legal hold; nothing released"
+    ]
     assert main(["legal-hold", "place", " ", "--reason", "x", *data]) == 2
     for bad in ("3/2", "1", "a/b"):
         assert main(["retention", "--policy", policy, "--part", bad, *data]) == 2
@@ -242,3 +247,24 @@ def test_the_retention_of_one_instance(archive: Archive) -> None:
     held = instance_retention(archive, policy, ORIGIN, now=NOW)
     assert held is not None and held.held and "legal hold" in retention_sentence(held, dt.UTC)
     assert instance_retention(archive, policy, "00000000-0000-4000-8000-00000000dead") is None
+
+
+def test_a_group_rule_no_instance_has_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``group:Tiket=1y`` (a typo of Ticket) deletes nothing: the run says so in a warning
+    line, names compare case-insensitively (``group:TICKET`` is no warning), and the exit
+    code stays what the run gives."""
+    store = tmp_path / "store"
+    with SQLiteBackend(store) as backend, Archive(backend) as archive:
+        fill(archive)
+    data = ["--data-dir", str(store)]
+    assert main(["retention", "--dry-run", "--policy", "group:Tiket=1y", *data]) == 0
+    warnings = [w for w in capsys.readouterr().err.splitlines() if w.startswith("warning")]
+    assert warnings == [
+        "warning: group:tiket: no instance in the archive is of that workflow group (names "
+        "compare case-insensitively): the rule deletes nothing"
+    ]
+    policy = "group:TICKET=1y,group:Contract=90y"
+    assert main(["retention", "--dry-run", "--policy", policy, *data]) == 0
+    assert "warning" not in capsys.readouterr().err

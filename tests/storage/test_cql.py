@@ -46,6 +46,7 @@ TABLE_IDS: dict[str, str] = {
     "archive_modified_days": "aa17b86e-783d-5f5b-8168-c70ea0990098",
     "archive_garbage": "16fb8389-0090-5f00-86de-7a45403a624d",
     "archive_legal_holds": "83a2263e-3a9b-599d-8412-978d8ba72b65",
+    "archive_legal_hold_cases": "d220c0ab-4b8e-58d9-907c-dbf918b5eddc",
     "archive_day_changes": "6324d7a4-77fc-527c-aed1-0a4a8bb1e973",
     "archive_versions": "d6f4d50b-f450-5bc3-b924-6dc2d4b52288",
     "archive_ledger_queue": "ce475a28-98fd-534a-b1b2-3e5c4ba8050f",
@@ -296,6 +297,18 @@ EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
         "DELETE FROM imixs_archive.archive_legal_holds USING TIMESTAMP ? WHERE uniqueid = ?",
         "DELETE FROM imixs_archive.archive_legal_holds USING TIMESTAMP ? WHERE uniqueid = ?",
     ),
+    "archive_legal_hold_cases": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_legal_hold_cases "
+        "(uniqueid text, reason text, placed bigint, placed_by text, "
+        "PRIMARY KEY (uniqueid, reason))",
+        "INSERT INTO imixs_archive.archive_legal_hold_cases (uniqueid, reason, placed, placed_by) "
+        "VALUES (?, ?, ?, ?) USING TIMESTAMP ?",
+        "SELECT uniqueid, reason, placed, placed_by FROM imixs_archive.archive_legal_hold_cases "
+        "WHERE uniqueid = ? AND reason = ?",
+        "DELETE FROM imixs_archive.archive_legal_hold_cases USING TIMESTAMP ? "
+        "WHERE uniqueid = ? AND reason = ?",
+        "DELETE FROM imixs_archive.archive_legal_hold_cases USING TIMESTAMP ? WHERE uniqueid = ?",
+    ),
     "archive_ledger_queue": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_ledger_queue (slot"
         " int, subject text, entry_key text, entry text, PRIMARY KEY (slot, subject, entry_key))",
@@ -544,6 +557,12 @@ PARTITION: dict[str, tuple[str, str]] = {
         "SELECT uniqueid, reason, placed, placed_by FROM imixs_archive.archive_legal_holds "
         "WHERE uniqueid = ? LIMIT ?",
     ),
+    "archive_legal_hold_cases": (
+        "SELECT uniqueid, reason, placed, placed_by FROM imixs_archive.archive_legal_hold_cases "
+        "WHERE uniqueid = ? ORDER BY reason ASC",
+        "SELECT uniqueid, reason, placed, placed_by FROM imixs_archive.archive_legal_hold_cases "
+        "WHERE uniqueid = ? AND reason < ? ORDER BY reason DESC LIMIT ?",
+    ),
     "archive_ledger_queue": (
         "SELECT slot, subject, entry_key, entry FROM"
         " imixs_archive.archive_ledger_queue WHERE slot = ? ORDER BY subject ASC, entry_key ASC",
@@ -682,6 +701,9 @@ WHOLE_TABLE: dict[str, str] = {
     + " FROM imixs_archive.archive_sync_progress",
     "archive_legal_holds": (
         "SELECT uniqueid, reason, placed, placed_by FROM imixs_archive.archive_legal_holds"
+    ),
+    "archive_legal_hold_cases": (
+        "SELECT uniqueid, reason, placed, placed_by FROM imixs_archive.archive_legal_hold_cases"
     ),
     "archive_ledger_queue": (
         "SELECT slot, subject, entry_key, entry FROM imixs_archive.archive_ledger_queue"

@@ -35,3 +35,30 @@ def test_api_and_ui_delete_refuse_a_held_snapshot(live: LiveServer) -> None:
         page = client.post(f"/ui/actions/delete/{sid}", data={"confirm": "yes"})
         assert f"deleted {sid}" in page.text
         assert client.get(f"/api/archive/snapshot/{sid}").status_code == 404
+
+
+def test_ui_release_releases_the_case_of_its_row(live: LiveServer) -> None:
+    """Two cases on one instance: the holds page lists both, each row's Release button
+    releases its own case; the other keeps the instance held."""
+    origin = "0e1d0000-0000-4000-8000-000000000032"
+    doc = make_snapshot(32, origin=origin)
+    live.archive.store(doc)
+    sid = doc.get_first("$uniqueid")
+    now = dt.datetime.now(dt.UTC)
+    live.archive.holds.place(origin, "case 4711", "mia", now)
+    live.archive.holds.place(origin, "case 4712", "tom", now)
+    try:
+        with live.client("manager", follow_redirects=True) as client:
+            page = client.get("/ui/holds")
+            for case in ("case 4711", "case 4712"):  # each row's button names its case
+                assert f'<input type="hidden" name="reason" value="{case}">' in page.text
+            assert page.text.count(f'id="hold-{origin}"') == 1  # the anchor, once
+            snapshot = client.get(f"/ui/snapshot/{sid}")
+            assert "under legal hold: case 4711; case 4712." in snapshot.text
+            done = client.post(
+                f"/ui/actions/release/{origin}", data={"confirm": "yes", "reason": "case 4712"}
+            )
+            assert "released (case 4712)" in done.text
+        assert [h.reason for h in live.archive.holds.of(origin)] == ["case 4711"]
+    finally:
+        release_hold(live.archive.backend, origin)

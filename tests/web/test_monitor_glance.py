@@ -112,6 +112,7 @@ def test_the_monitor_says_at_a_glance_whether_the_archive_is_complete_and_curren
     with gap_live.client("manager") as client:
         held = newest.rsplit("-", 1)[0]
         archive.holds.place(held, "audit", "mia", NOW)
+        archive.holds.place(held, "case 4711", "tom", NOW)  # two cases, one instance
         assert client.post("/api/verify").status_code == 202
         deadline = time.monotonic() + 60
         while client.get("/api/verify").json()["state"] == "running":
@@ -129,7 +130,7 @@ def test_the_monitor_says_at_a_glance_whether_the_archive_is_complete_and_curren
     assert re.fullmatch(
         r"[\d.]+ (B|KiB|MiB) data, [\d.]+ (B|KiB|MiB) write-ahead log", _cell(page, "size")
     )
-    assert _cell(page, "holds") == "1 process instance held"
+    assert _cell(page, "holds") == "1 process instance held (2 cases)"
     # SQLite internals in a details section, labelled for people, sizes in units
     details = page.split("<summary>Store details</summary>", 1)[1].split("</details>", 1)[0]
     rows = dict(re.findall(r"<tr><th>([^<]+)</th><td>([^<]*)</td></tr>", details))

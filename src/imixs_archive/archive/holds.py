@@ -1,7 +1,10 @@
 """Legal holds (``archive_legal_holds``) and the reads retention needs.
 
-A hold is one row per process instance: placing it is a single upsert, releasing it a
-single delete, so two operators never lose each other's holds. Retention
+A hold is one row per process instance and case (its reason): placing it is a single
+upsert, releasing it a single delete, so two operators never lose each other's holds and
+holds for different cases stack: an instance stays held while any is placed. A hold an
+earlier version placed (one row per instance, ``archive_legal_holds``) still holds, its
+reason its case. Retention
 (``services/retention.py``) deletes no snapshot of a held instance.
 """
 
@@ -28,6 +31,7 @@ from imixs_archive.ledger.entries import HOLD_PLACED, HOLD_RELEASED, Entry
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,
+    ARCHIVE_LEGAL_HOLD_CASES,
     ARCHIVE_LEGAL_HOLDS,
     ARCHIVE_SNAPSHOT_FILES,
     DOCUMENTS,
@@ -37,6 +41,8 @@ from imixs_archive.storage.model import (
     SNAPSHOTS_BY_UNIQUEID,
 )
 from imixs_archive.timezones import epoch_ms, from_epoch_ms, now_ms
+
+NO_REASON = "(no reason given)"
 
 
 @dataclass(frozen=True)
@@ -50,26 +56,21 @@ class Hold(Jsonable):
 def place_hold(
     backend: Backend, uniqueid: str, reason: str, placed_by: str, now: dt.datetime
 ) -> Hold:
+    """Place the hold of one case (its reason) on a process instance: one upsert; the
+    holds of other cases stay."""
     hold = Hold(uniqueid.strip(), reason.strip(), now.astimezone(dt.UTC), placed_by)
     if not hold.uniqueid:
         raise ConfigError("give the $uniqueid of the process instance to hold")
+    if not hold.reason:
+        raise ConfigError("give the reason of the hold (its case: a case number, a court order)")
     row = {
         "uniqueid": hold.uniqueid,
         "reason": hold.reason,
         "placed": epoch_ms(hold.placed),
         "placed_by": hold.placed_by,
     }
-    backend.put(ARCHIVE_LEGAL_HOLDS, [row])
+    backend.put(ARCHIVE_LEGAL_HOLD_CASES, [row])
     return hold
-
-
-def release_hold(backend: Backend, uniqueid: str) -> bool:
-    """Remove a hold; False when there was none."""
-    key = {"uniqueid": uniqueid.strip()}
-    if backend.get(ARCHIVE_LEGAL_HOLDS, key, ["uniqueid"]) is None:
-        return False
-    backend.delete(ARCHIVE_LEGAL_HOLDS, key)
-    return True
 
 
 def _hold(row: dict[str, Any]) -> Hold:
@@ -77,16 +78,58 @@ def _hold(row: dict[str, Any]) -> Hold:
     return Hold(row["uniqueid"], row["reason"] or "", placed, row["placed_by"] or "")
 
 
-def get_hold(backend: Backend, uniqueid: str) -> Hold | None:
+def _legacy(backend: Backend, uniqueid: str) -> Hold | None:
+    """The hold a version before store version 5 placed (one per instance), if any."""
     row = backend.get(ARCHIVE_LEGAL_HOLDS, {"uniqueid": uniqueid})
     return None if row is None else _hold(dict(row))
 
 
+def hold_rows(backend: Backend, uniqueid: str) -> list[tuple[Hold, bool]]:
+    """Every hold of a process instance, each with whether it is an old-style row (of
+    ``archive_legal_holds``): oldest first."""
+    key = {"uniqueid": uniqueid.strip()}
+    rows = [(_hold(dict(row)), False) for row in backend.scan(ARCHIVE_LEGAL_HOLD_CASES, key)]
+    legacy = _legacy(backend, key["uniqueid"])
+    if legacy is not None:
+        rows.append((legacy, True))
+    return sorted(rows, key=lambda r: (r[0].placed, r[0].reason, r[1]))
+
+
+def holds_of(backend: Backend, uniqueid: str) -> list[Hold]:
+    """The holds of a process instance, one per case, oldest first."""
+    seen: dict[str, Hold] = {}
+    for hold, _old in hold_rows(backend, uniqueid):
+        seen.setdefault(hold.reason, hold)
+    return list(seen.values())
+
+
+def release_hold(backend: Backend, uniqueid: str, reason: str | None = None) -> bool:
+    """Remove the hold of one case (``reason``; None: every hold of the instance); False
+    when there was none."""
+    target = uniqueid.strip()
+    found = False
+    for hold, old in hold_rows(backend, target):
+        if reason is not None and hold.reason != reason.strip():
+            continue
+        found = True
+        if old:
+            backend.delete(ARCHIVE_LEGAL_HOLDS, {"uniqueid": target})
+        else:
+            backend.delete(ARCHIVE_LEGAL_HOLD_CASES, {"uniqueid": target, "reason": hold.reason})
+    return found
+
+
+def get_hold(backend: Backend, uniqueid: str) -> Hold | None:
+    """The oldest hold of a process instance; None when it is under none."""
+    rows = hold_rows(backend, uniqueid)
+    return rows[0][0] if rows else None
+
+
 def list_holds(backend: Backend) -> list[Hold]:
-    return sorted(
-        (_hold(dict(row)) for row in backend.scan(ARCHIVE_LEGAL_HOLDS)),
-        key=lambda h: h.uniqueid,
-    )
+    """Every hold, one per instance and case, by instance then time placed."""
+    uniqueids = {row["uniqueid"] for row in backend.scan(ARCHIVE_LEGAL_HOLD_CASES)}
+    uniqueids |= {row["uniqueid"] for row in backend.scan(ARCHIVE_LEGAL_HOLDS)}
+    return [hold for uniqueid in sorted(uniqueids) for hold in holds_of(backend, uniqueid)]
 
 
 def _files_of(backend: Backend, snapshot_id: str) -> dict[str, int | None]:
@@ -186,13 +229,18 @@ def holds_snapshots_of(backend: Backend, uniqueid: str) -> bool:
     return False
 
 
-def _not_held(uniqueid: str) -> str:
-    """Why a hold is refused: the id, and what it may be instead (how to ask for a hold
-    ahead of the data is the caller's to say: a flag, a box on a form)."""
+def no_snapshots_of(uniqueid: str) -> str:
+    """An id the archive holds no snapshot of: the id, and what it may be instead."""
     hint = ""
     if is_snapshot_id(uniqueid) and snapshot_millis(uniqueid):
         hint = f" (a snapshot id? its process instance is {origin_id(uniqueid)})"
-    return f"{uniqueid}: the archive holds no snapshot of this process instance{hint}; nothing held"
+    return f"{uniqueid}: the archive holds no snapshot of this process instance{hint}"
+
+
+def _not_held(uniqueid: str) -> str:
+    """Why a hold is refused (how to ask for a hold ahead of the data is the caller's to
+    say: a flag, a box on a form)."""
+    return f"{no_snapshots_of(uniqueid)}; nothing held"
 
 
 class Holds:
@@ -205,9 +253,32 @@ class Holds:
         self._actor = actor
 
     def get(self, uniqueid: str) -> Hold | None:
+        """The oldest hold of an instance; None when it is under none."""
         return get_hold(self._backend, uniqueid)
 
+    def of(self, uniqueid: str) -> list[Hold]:
+        """The holds of an instance, one per case, oldest first."""
+        return holds_of(self._backend, uniqueid)
+
+    def logged_as(self) -> list[tuple[Hold, str]]:
+        """Every hold row with the case its ledger entries name ('' for a hold placed
+        before store version 5: its entries name the instance only)."""
+        return [
+            (hold, "" if old else hold.reason)
+            for uniqueid in sorted({h.uniqueid for h in list_holds(self._backend)})
+            for hold, old in hold_rows(self._backend, uniqueid)
+        ]
+
+    def has(self, uniqueid: str, case: str) -> bool:
+        """Whether the hold a ledger entry names is placed: the case's, or (``case``
+        '') the one a version before store version 5 placed."""
+        if not case:
+            return _legacy(self._backend, uniqueid) is not None
+        key = {"uniqueid": uniqueid, "reason": case}
+        return self._backend.get(ARCHIVE_LEGAL_HOLD_CASES, key, ["reason"]) is not None
+
     def list(self) -> list[Hold]:
+        """Every hold, one per instance and case."""
         return list_holds(self._backend)
 
     def place(
@@ -219,26 +290,28 @@ class Holds:
         *,
         ahead: bool = False,
     ) -> Hold:
-        """Hold a process instance the archive holds snapshots of: an id it holds none of
-        (unknown, mistyped, a snapshot id) is a ``NotFoundError`` and nothing is placed,
-        unless ``ahead`` (a hold placed ahead of the data it is to protect)."""
-        target = uniqueid.strip()
+        """Hold a process instance the archive holds snapshots of for one case (its
+        reason; the holds of other cases stay): an id it holds none of (unknown,
+        mistyped, a snapshot id) is a ``NotFoundError`` and nothing is placed, unless
+        ``ahead`` (a hold placed ahead of the data it is to protect)."""
+        target, case = uniqueid.strip(), reason.strip()
         if target and not ahead and not holds_snapshots_of(self._backend, target):
             raise NotFoundError(_not_held(target))
-        if target:
+        if target and case:
             by = placed_by or self._actor
-            entry = Entry(HOLD_PLACED, target, epoch_ms(now), by, reason=reason.strip())
+            entry = Entry(HOLD_PLACED, target, epoch_ms(now), by, reason=case, case=case)
             self._ledger.enqueue(entry)
         return place_hold(self._backend, uniqueid, reason, placed_by, now)
 
     def adopt(self, holds: Iterable[Hold]) -> int:
         """Place the holds of another archive (an archive copied, ``recovery/export.py``)
         with their reason, time and who placed them, also ahead of the data; a hold this
-        archive already has is kept as it is. The number placed."""
+        archive already has for the same case is kept as it is. The number placed."""
         placed = 0
         for hold in holds:
-            if self.get(hold.uniqueid) is None:
-                self.place(hold.uniqueid, hold.reason, hold.placed_by, hold.placed, ahead=True)
+            reason = hold.reason or NO_REASON  # placed by an old version without one
+            if reason not in {h.reason or NO_REASON for h in self.of(hold.uniqueid)}:
+                self.place(hold.uniqueid, reason, hold.placed_by, hold.placed, ahead=True)
                 placed += 1
         return placed
 
@@ -246,14 +319,34 @@ class Holds:
         """Whether the archive holds a complete snapshot of the process instance."""
         return holds_snapshots_of(self._backend, uniqueid.strip())
 
-    def release(self, uniqueid: str, released_by: str = "") -> bool:
-        """Remove a hold; False when there was none."""
+    def release(
+        self, uniqueid: str, released_by: str = "", reason: str | None = None
+    ) -> Hold | None:
+        """Remove the hold of one case (``reason``); None when the instance is under no
+        hold. Without a reason, the instance's only hold: a ``ConfigError`` when it is
+        under several; a reason it is not held for is a ``NotFoundError``."""
         target = uniqueid.strip()
-        if not target or get_hold(self._backend, target) is None:
-            return False
-        entry = Entry(HOLD_RELEASED, target, now_ms(), released_by or self._actor)
-        self._ledger.enqueue(entry)
-        return release_hold(self._backend, uniqueid)
+        rows = hold_rows(self._backend, target) if target else []
+        if not rows:
+            return None
+        cases = sorted({hold.reason for hold, _old in rows})
+        if reason is None and len(cases) > 1:
+            raise ConfigError(
+                f"{target}: held for {len(cases)} cases ({'; '.join(cases)}): name the one "
+                "to release by its reason"
+            )
+        case = cases[0] if reason is None else reason.strip()
+        if case not in cases:
+            raise NotFoundError(
+                f"{target}: no hold for {case!r} (held for: {'; '.join(cases)}); nothing released"
+            )
+        for hold, old in rows:
+            if hold.reason == case:
+                by = released_by or self._actor
+                entry = Entry(HOLD_RELEASED, target, now_ms(), by, case="" if old else case)
+                self._ledger.enqueue(entry)
+        release_hold(self._backend, target, case)
+        return next(hold for hold, _old in rows if hold.reason == case)
 
     def bytes_going_with(
         self, snapshot_ids: Sequence[str], goes: Callable[[str], bool]

@@ -56,7 +56,7 @@ from imixs_archive.archive.facts import (
     put_fact,
 )
 from imixs_archive.archive.gc_runs import GcAsked, GcRun, gc_part
-from imixs_archive.archive.holds import Hold, Holds, get_hold
+from imixs_archive.archive.holds import Hold, Holds, holds_of
 from imixs_archive.archive.index_reads import SnapshotIndex
 from imixs_archive.archive.instance_newest import NewestSnapshots
 from imixs_archive.archive.instance_runs import (
@@ -686,14 +686,14 @@ class Archive:
         ``by`` go into the ledger's entry (``ledger/entries.py``: ``DELETE_REASONS``; ``by``: the
         archive's actor when not given)."""
         origin = origin_id(snapshot_id)
-        hold = get_hold(self.backend, origin)
-        if hold is not None:
+        holds = holds_of(self.backend, origin)
+        if holds:
             index_key = {"uniqueid": origin, "snapshot": snapshot_id}
             if not self.exists(snapshot_id) and not self.backend.get(
                 SNAPSHOTS_BY_UNIQUEID, index_key
             ):
                 return DeleteResult(snapshot_id, existed=False)
-            raise LegalHoldError(snapshot_id, _held(hold))
+            raise LegalHoldError(snapshot_id, _held(holds))
         with self.backend.grouped():
             row = self.backend.get(SNAPSHOTS, {"snapshot": snapshot_id})
             indexed = self.backend.get(
@@ -776,14 +776,23 @@ def _readable(backend: Backend, row: Row | None) -> Document | None:
         return None
 
 
-def _held(hold: Hold) -> str:
-    """Why a delete is refused: the hold, and how to release it."""
-    placed = hold.placed.isoformat(timespec="seconds")
-    by = f" by {hold.placed_by}" if hold.placed_by else ""
-    reason = hold.reason or "no reason given"
+def _held(holds: list[Hold]) -> str:
+    """Why a delete is refused: the holds (one per case), and how to release them."""
+    cases = []
+    for hold in holds:
+        placed = hold.placed.isoformat(timespec="seconds")
+        by = f" by {hold.placed_by}" if hold.placed_by else ""
+        cases.append(f"{hold.reason or 'no reason given'}; placed {placed}{by}")
+    uniqueid = holds[0].uniqueid
+    if len(holds) == 1:
+        return (
+            f"process instance {uniqueid} is under legal hold ({cases[0]}); release it "
+            f"first: imixs-archive legal-hold release {uniqueid}"
+        )
     return (
-        f"process instance {hold.uniqueid} is under legal hold ({reason}; placed {placed}{by});"
-        f" release it first: imixs-archive legal-hold release {hold.uniqueid}"
+        f"process instance {uniqueid} is under legal hold for {len(holds)} cases "
+        f"({'), ('.join(cases)}); release each first: imixs-archive legal-hold release "
+        f"{uniqueid} --reason CASE"
     )
 
 

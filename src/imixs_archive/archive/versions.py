@@ -32,7 +32,7 @@ from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import ARCHIVE_VERSIONS, SNAPSHOTS
 from imixs_archive.timezones import now_ms
 
-STORE_VERSION = 4
+STORE_VERSION = 5
 LEDGER_VERSION = 2
 KEY = {"name": "store"}
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from imixs_archive.archive.holds import no_snapshots_of
 from imixs_archive.archive.rebuild import NOT_REBUILT
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli.context import (
@@ -231,6 +232,8 @@ def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
     tz: ZoneInfo = args.tz or zone(ctx.settings.timezone)
     if args.uniqueid:
         ids = archive.list_instance(args.uniqueid, start_after=args.after, limit=args.limit)
+        if not ids and (args.after is None or not archive.list_instance(args.uniqueid, limit=1)):
+            raise NotFoundError(no_snapshots_of(args.uniqueid))  # a typo: not an empty table
     elif args.from_day or args.to_day:
         first = args.from_day or dt.date(1970, 1, 1)
         last = args.to_day or dt.datetime.now(tz).date()

@@ -14,6 +14,7 @@ from imixs_archive.cli.output import count_progress, human_bytes, print_table
 from imixs_archive.errors import NotFoundError
 from imixs_archive.services.retention import (
     Policy,
+    groups_no_snapshot_has,
     instance_retention,
     retention_sentence,
     run_retention,
@@ -55,6 +56,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     q.set_defaults(handler=cmd_hold_place)
     q = what.add_parser("release", parents=[common], help="release a hold")
     q.add_argument("uniqueid", metavar="UNIQUEID")
+    q.add_argument(
+        "--reason",
+        help="the case to release (the reason it was placed with); needed when the "
+        "instance is held for several",
+    )
     q.set_defaults(handler=cmd_hold_release, reads_only=True)
     q = what.add_parser("list", parents=[common], help="every hold")
     q.add_argument("--json", action="store_true", help="as JSON")
@@ -68,6 +74,12 @@ def cmd_retention(args: argparse.Namespace, ctx: Context) -> int:
         return _one_instance(args, ctx, policy)
     if policy.empty:
         print("no retention policy (ARCHIVE_RETENTION is empty): nothing to do", file=sys.stderr)
+    for group in groups_no_snapshot_has(ctx.archive, policy):
+        print(
+            f"warning: group:{group}: no instance in the archive is of that workflow group "
+            "(names compare case-insensitively): the rule deletes nothing",
+            file=sys.stderr,
+        )
     part, parts = part_of(args)
     try:
         with count_progress("retention: instances checked") as tick:
@@ -145,10 +157,12 @@ def cmd_hold_place(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_hold_release(args: argparse.Namespace, ctx: Context) -> int:
-    if not ctx.archive.holds.release(args.uniqueid, _who()):
-        print(f"{args.uniqueid}: no hold", file=sys.stderr)
-        return 1
-    print(f"{args.uniqueid}: released")
+    released = ctx.archive.holds.release(args.uniqueid, _who(), args.reason)
+    if released is None:
+        raise NotFoundError(f"{args.uniqueid.strip()}: no legal hold; nothing released")
+    left = len(ctx.archive.holds.of(released.uniqueid))
+    still = f"; still held for {left} other case(s)" if left else ""
+    print(f"{released.uniqueid}: released ({released.reason}){still}")
     return 0
 
 

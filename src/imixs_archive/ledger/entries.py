@@ -14,7 +14,9 @@ An auditor reads them as they are (``docs/ledger.md``):
   ``retention`` (the retention policy), ``history`` (the instance's
   ``$snapshot.history``), ``snapshot.remove`` (the workflow's event, synced);
 - ``"kind":"hold-placed"`` (with the hold's ``reason``) and ``"kind":"hold-released"``,
-  whose subject is the process instance (``instance``, not ``id``).
+  whose subject is the process instance (``instance``, not ``id``) and, since store
+  version 5, the case (``case``, the hold's reason: holds of several cases stack, each
+  placed and released on its own).
 
 ``at`` is when the change was made (UTC, milliseconds, ISO 8601), ``by`` who made it (a
 user name, ``sync``, ``retention`` ...). ``v`` is the entry format, 1.
@@ -47,6 +49,15 @@ SNAPSHOT_KINDS = (STORED, FOUND, DELETED)
 HOLD_KINDS = (HOLD_PLACED, HOLD_RELEASED)
 DELETE_REASONS = ("delete", "retention", "history", "snapshot.remove")
 HOLD_PREFIX = "hold:"
+CASE_SEPARATOR = " / "
+
+
+def hold_subject(uniqueid: str, case: str = "") -> str:
+    """The ledger's subject of a hold: the instance's and case's (a hold placed before
+    store version 5: the instance's)."""
+    return HOLD_PREFIX + uniqueid + (CASE_SEPARATOR + case if case else "")
+
+
 """Subjects of hold entries: ``hold:`` and the process instance (snapshot ids never
 start with it)."""
 DIGEST_HEADER = "imixs-archive snapshot digest 1"
@@ -66,6 +77,10 @@ class Entry:
     """``stored``/``found``: the snapshot's content digest (hex)."""
     reason: str = ""
     """``deleted``: why (one of ``DELETE_REASONS``); ``hold-placed``: the hold's reason."""
+    case: str = ""
+    """A hold's entries since store version 5: the case (the hold's reason) they place or
+    release; holds of different cases of one instance are each a subject of their own.
+    Empty in entries about a hold placed before (one per instance)."""
 
     def __post_init__(self) -> None:
         if self.kind not in SNAPSHOT_KINDS + HOLD_KINDS:
@@ -80,7 +95,9 @@ class Entry:
     @property
     def subject(self) -> str:
         """What the entry is about, as the ledger's tables key it."""
-        return self.target if self.kind in SNAPSHOT_KINDS else HOLD_PREFIX + self.target
+        if self.kind in SNAPSHOT_KINDS:
+            return self.target
+        return hold_subject(self.target, self.case)
 
     @property
     def about_snapshot(self) -> bool:
@@ -98,6 +115,8 @@ class Entry:
             fields["digest"] = self.digest
         if self.reason or self.kind == HOLD_PLACED:
             fields["reason"] = self.reason
+        if self.case:
+            fields["case"] = self.case
         return fields
 
     def encode(self) -> str:
@@ -118,6 +137,7 @@ class Entry:
                 by=fields["by"],
                 digest=fields.get("digest", ""),
                 reason=fields.get("reason", ""),
+                case=fields.get("case", ""),
             )
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not a ledger entry: {exc}") from None
@@ -128,16 +148,20 @@ class Entry:
     def queued(self) -> str:
         """The entry as its queue row holds it: its fields as a JSON list (a fifth of the
         cost of the canonical text, which the sequencer writes into the log)."""
-        return json.dumps([self.kind, self.target, self.at, self.by, self.digest, self.reason])
+        fields = [self.kind, self.target, self.at, self.by, self.digest, self.reason]
+        return json.dumps([*fields, self.case] if self.case else fields)
 
     @classmethod
     def from_queue(cls, text: str) -> Entry:
         """The entry a queue row holds; ValueError when it is not one."""
         try:
-            kind, target, at, by, digest, reason = json.loads(text)
-            if not all(isinstance(f, str) for f in (kind, target, by, digest, reason)):
-                raise TypeError("a field is not text")
-            return cls(kind, target, int(at), by, digest, reason)
+            kind, target, at, by, digest, reason, *rest = json.loads(text)
+            case = rest[0] if len(rest) == 1 else ""
+            if len(rest) > 1 or not all(
+                isinstance(f, str) for f in (kind, target, by, digest, reason, case)
+            ):
+                raise TypeError("a field is not text, or one too many")
+            return cls(kind, target, int(at), by, digest, reason, case)
         except (ValueError, TypeError) as exc:
             raise ValueError(f"not a queued ledger entry: {exc}") from None
 

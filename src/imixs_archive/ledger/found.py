@@ -17,7 +17,7 @@ from imixs_archive.config import Settings
 from imixs_archive.errors import IntegrityError
 from imixs_archive.jsonable import Jsonable
 from imixs_archive.ledger.books import BEFORE_LEDGER, Subject
-from imixs_archive.ledger.entries import FOUND, HOLD_PLACED, STORED, Entry
+from imixs_archive.ledger.entries import FOUND, HOLD_PLACED, STORED, Entry, hold_subject
 from imixs_archive.ledger.sequencer import Sequencer
 from imixs_archive.timezones import epoch_ms
 
@@ -74,8 +74,8 @@ def _init(
             report.found += 1
             if report.found % DRAIN_EVERY == 0:
                 sequencer.drain()
-    for hold in archive.holds.list():
-        row = archive.ledger.subject("hold:" + hold.uniqueid)
+    for hold, case in archive.holds.logged_as():
+        row = archive.ledger.subject(hold_subject(hold.uniqueid, case))
         if row is not None and row.kind == HOLD_PLACED:
             continue
         entry = Entry(
@@ -84,6 +84,7 @@ def _init(
             epoch_ms(hold.placed),
             hold.placed_by or archive.actor,
             reason=hold.reason,
+            case=case,
         )
         archive.ledger.enqueue(entry)
         report.holds_found += 1

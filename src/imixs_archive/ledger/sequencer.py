@@ -552,7 +552,7 @@ class Sequencer:
             return self.archive.exists(entry.target)
         if entry.kind == DELETED:
             return not self.archive.exists(entry.target)
-        held = self.archive.holds.get(entry.target) is not None
+        held = self.archive.holds.has(entry.target, entry.case)
         return held if entry.kind == HOLD_PLACED else not held
 
 

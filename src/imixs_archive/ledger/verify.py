@@ -49,7 +49,7 @@ from imixs_archive.errors import ArchiveError, IntegrityError
 from imixs_archive.jsonable import Jsonable
 from imixs_archive.ledger.books import BEFORE_LEDGER, Subject
 from imixs_archive.ledger.checkpoints import PUBLIC_KEY_FILE, newest_witnessed, open_checkpoint
-from imixs_archive.ledger.entries import DELETED, HOLD_PLACED, HOLD_PREFIX, Entry
+from imixs_archive.ledger.entries import DELETED, HOLD_PLACED, Entry, hold_subject
 from imixs_archive.ledger.found import not_logged_as_present
 from imixs_archive.ledger.index_view import (
     KEPT,
@@ -502,14 +502,18 @@ def _check_store(archive: Archive, state: _Pass, idx: int, entry: Entry, read_al
                 "deletion)"
             )
     else:
-        held = archive.holds.get(target) is not None
+        held = archive.holds.has(target, entry.case)
         if kind == "held":
             state.held += 1
         if held != (kind == "held") and not _changed_since(archive, entry.subject, state.target):
             found.setdefault("problems", []).append(
                 f"legal hold of {target}: {'placed' if held else 'released'} without an entry "
-                f"(entry {idx} logged it {entry.kind})"
+                f"(entry {idx} logged it {entry.kind}{_case(entry.case)})"
             )
+
+
+def _case(case: str) -> str:
+    return f"; case {case!r}" if case else ""
 
 
 def _settle_fixes(archive: Archive, state: _Pass, report: LedgerReport, read_all: bool) -> None:
@@ -550,7 +554,7 @@ def _walk_store(
     for _snapshot_id in archive.index.iter_snapshot_ids():
         count += 1
     report.snapshots = count
-    holds = archive.holds.list()
+    holds = archive.holds.logged_as()
     before = archive.ledger.book(BEFORE_LEDGER) is not None
     if count == state.present and len(holds) == state.held:
         if before:
@@ -581,12 +585,12 @@ def _walk_store(
             report.not_logged.append(snapshot_id)
             if log_found:
                 archive.log_found(snapshot_id, by="ledger verify", digest=stored)
-    for hold in holds:
-        subject = HOLD_PREFIX + hold.uniqueid
+    for hold, case in holds:
+        subject = hold_subject(hold.uniqueid, case)
         row = archive.ledger.subject(subject)
         logged = row is not None and row.kind == HOLD_PLACED
         if not logged and not _changed_since(archive, subject, state.target):  # not meanwhile
-            report.warnings.append(f"legal hold of {hold.uniqueid}: not logged")
+            report.warnings.append(f"legal hold of {hold.uniqueid}: not logged{_case(case)}")
     if before and log_found and not report.unlogged:
         archive.ledger.drop_book(BEFORE_LEDGER)
 

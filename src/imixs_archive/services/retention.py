@@ -234,6 +234,19 @@ def _listed(names: list[str], name: str) -> None:
         names.append(name)
 
 
+def groups_no_snapshot_has(archive: Archive, policy: Policy) -> list[str]:
+    """The workflow groups the policy names that no snapshot of the archive carries (a
+    typo: such a rule deletes nothing). From the whole-archive figures, kept: their cost
+    follows the months the archive spans, not its snapshots."""
+    if not policy.groups:
+        return []
+    # Here, not at the top: the analytics would load with every retention command.
+    from imixs_archive.analytics.archive_figures import archive_figures
+
+    held = {name.casefold() for name in archive_figures(archive).by.get("group", {})}
+    return [name for name in sorted(policy.groups) if name.casefold() not in held]
+
+
 def preview_retention(
     archive: Archive, policy: Policy, now: dt.datetime | None = None
 ) -> RetentionReport:

@@ -593,7 +593,24 @@ ARCHIVE_LEGAL_HOLDS = Table(
     owner=Wing.ARCHIVE,
     serves="whether a process instance is under legal hold (no snapshot of it is deleted "
     "while it is: a delete is refused, retention and the history cleanup keep them), why, "
-    "since when (epoch ms) and by whom",
+    "since when (epoch ms) and by whom; written before store version 5, now read and "
+    "released only (the holds per case: Q35)",
+    java=False,
+)
+
+# Legal holds per case (store version 5): one row per process instance and case (the
+# hold's reason), so that holds for different cases stack and releasing one leaves the
+# others. A row of ``archive_legal_holds`` (written by versions before 5) is a hold too,
+# its reason its case. Small: listed whole.
+ARCHIVE_LEGAL_HOLD_CASES = Table(
+    "archive_legal_hold_cases",
+    _cols(("uniqueid", T), ("reason", T), ("placed", BI), ("placed_by", T)),
+    partition_key=("uniqueid",),
+    clustering_key=("reason",),
+    query=35,
+    owner=Wing.ARCHIVE,
+    serves="the legal holds of a process instance, one per case (its reason): no snapshot "
+    "of it is deleted while any is placed; since when (epoch ms) and by whom",
     java=False,
 )
 
@@ -753,6 +770,7 @@ TABLES: tuple[Table, ...] = (
     ARCHIVE_MONTH_FIGURES,
     ARCHIVE_CHECKS,
     ARCHIVE_FILE_CUTS,
+    ARCHIVE_LEGAL_HOLD_CASES,
 )
 JAVA_TABLES = tuple(table for table in TABLES if table.java)
 

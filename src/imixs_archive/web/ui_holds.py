@@ -116,9 +116,10 @@ async def release(request: Request, uniqueid: str, svc: Svc, who: UiManager) -> 
     if form.get("confirm") != "yes":
         return back("/ui/holds", error="tick the box to confirm the release")
     try:
-        released = await run_in_threadpool(svc.archive.holds.release, uniqueid, who.name)
+        case = form.get("reason")
+        released = await run_in_threadpool(svc.archive.holds.release, uniqueid, who.name, case)
     except ArchiveError as exc:
         return back("/ui/holds", error=str(exc))
-    if not released:
+    if released is None:
         return back("/ui/holds", error=f"{uniqueid}: no hold")
-    return back("/ui/holds", notice=f"{uniqueid}: released")
+    return back("/ui/holds", notice=f"{uniqueid}: released ({released.reason})")

@@ -75,15 +75,17 @@ def values_text(values: list[Any], tz: dt.tzinfo) -> tuple[str, str]:
 
 
 def hold_badge(archive: Archive, uniqueid: str, tz: dt.tzinfo) -> dict[str, str] | None:
-    """The legal hold of a process instance as the instance and snapshot pages show it
-    (None when it is not held)."""
-    hold = archive.holds.get(uniqueid)
-    if hold is None:
+    """The legal holds of a process instance as the instance and snapshot pages show them,
+    one per case (None when it is not held)."""
+    holds = archive.holds.of(uniqueid)
+    if not holds:
         return None
+    since = "; ".join(
+        f"since {local_time(h.placed, tz)}{' by ' + h.placed_by if h.placed_by else ''}: {h.reason}"
+        for h in holds
+    )
     return {
-        "reason": hold.reason,
-        "title": f"under legal hold since {local_time(hold.placed, tz)}"
-        f"{' by ' + hold.placed_by if hold.placed_by else ''}: {hold.reason}; "
-        "retention and delete leave its snapshots alone",
+        "reason": "; ".join(h.reason for h in holds),
+        "title": f"under legal hold {since}; retention and delete leave its snapshots alone",
         "link": f"/ui/holds#hold-{quote(uniqueid)}",
     }

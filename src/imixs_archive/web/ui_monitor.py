@@ -186,10 +186,13 @@ def store_size(store: dict[str, Any]) -> str:
 
 def _holds(svc: Services) -> Row:
     try:
-        count = len(svc.archive.holds.list())
+        holds = svc.archive.holds.list()
     except ArchiveError as exc:
         return Row("holds", "Legal holds", f"unknown: {exc}", bad=True)
+    count = len({hold.uniqueid for hold in holds})
     held = f"{count} process instance{'s' if count > 1 else ''} held"
+    if len(holds) > count:
+        held += f" ({len(holds)} cases)"
     return Row("holds", "Legal holds", held if count else "none")
 
 
