@@ -710,6 +710,9 @@ def test_plan_for_a_keyspace_the_java_service_created() -> None:
         "(name text, state text, PRIMARY KEY (name))",
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_file_cuts "
         "(md5 text, digest text, ledger_digest text, PRIMARY KEY (md5))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_legal_hold_cases "
+        "(uniqueid text, reason text, placed bigint, placed_by text, "
+        "PRIMARY KEY (uniqueid, reason))",
     ]
     assert [s.split()[5].split(".")[1] for s in plan] == EXTRA_NAMES
 
