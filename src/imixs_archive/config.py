@@ -103,6 +103,9 @@ def _choice(text: str, allowed: tuple[str, ...]) -> str:
     return lowered
 
 
+FTP_CERTIFICATE_CHECKS = ("full", "chain", "dates")
+"""The values of ``BACKUP_FTP_CERTIFICATE_CHECK``, strongest first."""
+
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
@@ -649,6 +652,23 @@ class Settings:
         "",
         "PEM file of the CA the FTPS server's certificate is checked against (empty: the "
         "system's).",
+    )
+    backup_ftp_protect_data: bool = _setting(
+        "BACKUP_FTP_PROTECT_DATA",
+        True,
+        "Encrypt the FTPS data connections too (PROT P), each resuming the control "
+        "connection's TLS session. false: the file data crosses the network in clear (PROT "
+        "C), as the Java backup service sends it, for a server set up for it; warned about.",
+        _bool,
+    )
+    backup_ftp_certificate_check: str = _setting(
+        "BACKUP_FTP_CERTIFICATE_CHECK",
+        "full",
+        "How the FTPS server's certificate is checked: full (its chain, to BACKUP_FTP_CAFILE "
+        "or the system's CAs, and the host name), chain (the chain only), or dates (only "
+        "its validity dates, any issuer: the Java backup service's check). The weaker two "
+        "are warned about.",
+        lambda text: _choice(text, FTP_CERTIFICATE_CHECKS),
     )
     backup_ftp_timezone: str = _setting(
         "BACKUP_FTP_TIMEZONE",
