@@ -24,7 +24,7 @@ from imixs_archive.errors import ArchiveError, ConfigError, TargetUnavailableErr
 from imixs_archive.recovery.backup import backup
 from imixs_archive.recovery.backup_events import BackupEvents
 from imixs_archive.recovery.backup_ftps import backup_to_ftps, restore_from_ftps
-from imixs_archive.recovery.ftps import MANIFEST, FtpsLocation, FtpsTarget
+from imixs_archive.recovery.ftps import FtpsLocation, FtpsTarget
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.workflow.client import WorkflowClient
 from support.ftps_server import PASSWORD, FtpsServer
@@ -38,7 +38,7 @@ def tree(root: Path) -> dict[str, bytes]:
     return {
         p.relative_to(root).as_posix(): p.read_bytes()
         for p in sorted(root.rglob("*"))
-        if p.is_file() and p.name != MANIFEST and not p.name.startswith(".")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
     }
 
 

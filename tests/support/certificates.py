@@ -11,9 +11,11 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 
-def self_signed_pem(common_name: str, dns_names: tuple[str, ...] = ()) -> tuple[bytes, bytes]:
-    """(certificate PEM, private key PEM) of a CA certificate for 127.0.0.1 and the DNS
-    ``dns_names``, valid from five minutes ago for a day."""
+def self_signed_pem(
+    common_name: str, dns_names: tuple[str, ...] = (), addresses: tuple[str, ...] = ("127.0.0.1",)
+) -> tuple[bytes, bytes]:
+    """(certificate PEM, private key PEM) of a CA certificate for the IP ``addresses`` and
+    the DNS ``dns_names``, valid from five minutes ago for a day."""
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
     now = dt.datetime.now(dt.UTC)
@@ -28,7 +30,7 @@ def self_signed_pem(common_name: str, dns_names: tuple[str, ...] = ()) -> tuple[
         .add_extension(
             x509.SubjectAlternativeName(
                 [
-                    x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+                    *(x509.IPAddress(ipaddress.ip_address(ip)) for ip in addresses),
                     *(x509.DNSName(dns) for dns in dns_names),
                 ]
             ),

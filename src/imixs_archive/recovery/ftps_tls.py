@@ -23,8 +23,6 @@ import socket
 import ssl
 from typing import Any
 
-from cryptography import x509
-
 from imixs_archive.config import Settings
 
 _NAME_MISMATCH = (62, 64)  # X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH
@@ -47,6 +45,8 @@ def tls_context(check: str, cafile: str) -> ssl.SSLContext:
 def check_dates(sock: ssl.SSLSocket, now: dt.datetime | None = None) -> None:
     """The Java check: the server's certificate is within its validity dates
     (``ssl.SSLCertVerificationError`` if not)."""
+    from cryptography import x509  # only this check needs it: loaded when made
+
     der = sock.getpeercert(binary_form=True)
     if der is None:
         raise ssl.SSLCertVerificationError("the FTPS server sent no certificate")
