@@ -183,6 +183,28 @@ def test_the_certificate_checks_and_data_protection(
     assert code == 1 and "522 Data connections must be encrypted" in err, err
 
 
+def test_the_dates_check_refuses_an_expired_certificate(
+    double: WorkflowDouble,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The Java check: any issuer, but within its dates; refused before the password is
+    sent (a one-line error, exit 6)."""
+    store = tmp_path / "store"
+    with SQLiteBackend(store) as backend, Archive(backend) as archive:
+        archived_instances(double, archive, instances=1)
+    with contextmanager(run_vsftpd)(AS_FOR_JAVA, ("ftp.example.org",), expired=True) as old:
+        old.folder("old")
+        set_env(monkeypatch, old.env("/old", BACKUP_FTP_CERTIFICATE_CHECK="dates"))
+        capsys.readouterr()
+        assert main(["backup", old.url("/old"), "--data-dir", str(store)]) == 6
+        err = capsys.readouterr().err.splitlines()
+        assert err[0].startswith("warning: BACKUP_FTP_CERTIFICATE_CHECK=dates")
+        assert len(err) == 2 and "the server's certificate expired on " in err[1], err
+        assert not list((old.root / "old").iterdir())
+
+
 def test_the_record_is_compacted_on_vsftpd(
     double: WorkflowDouble, archive: Archive, strict: Vsftpd
 ) -> None:

@@ -12,13 +12,18 @@ from cryptography.x509.oid import NameOID
 
 
 def self_signed_pem(
-    common_name: str, dns_names: tuple[str, ...] = (), addresses: tuple[str, ...] = ("127.0.0.1",)
+    common_name: str,
+    dns_names: tuple[str, ...] = (),
+    addresses: tuple[str, ...] = ("127.0.0.1",),
+    *,
+    expired: bool = False,
 ) -> tuple[bytes, bytes]:
     """(certificate PEM, private key PEM) of a CA certificate for the IP ``addresses`` and
-    the DNS ``dns_names``, valid from five minutes ago for a day."""
+    the DNS ``dns_names``, valid from five minutes ago for a day (``expired``: for a day
+    that ended an hour ago)."""
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-    now = dt.datetime.now(dt.UTC)
+    now = dt.datetime.now(dt.UTC) - (dt.timedelta(days=1) if expired else dt.timedelta())
     cert = (
         x509.CertificateBuilder()
         .subject_name(name)
@@ -26,7 +31,7 @@ def self_signed_pem(
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(days=1))
+        .not_valid_after(now + (dt.timedelta(hours=23) if expired else dt.timedelta(days=1)))
         .add_extension(
             x509.SubjectAlternativeName(
                 [

@@ -158,27 +158,32 @@ def _wait_listening(process: subprocess.Popen[bytes], port: int) -> None:
     pytest.fail("vsftpd did not listen within 20 s")
 
 
-def run_vsftpd(setup: dict[str, str], names: tuple[str, ...]) -> Iterator[Vsftpd]:
+def run_vsftpd(
+    setup: dict[str, str], names: tuple[str, ...], *, expired: bool = False
+) -> Iterator[Vsftpd]:
     """vsftpd with ``setup`` over the defaults, its certificate for the DNS ``names`` (and
-    127.0.0.1 unless they are given), until the generator is closed. Its folder is a new
-    one in the system's temporary folder, not the test's: vsftpd enters ``local_root`` as
-    the user, through every folder above it (pytest's are closed to others)."""
+    127.0.0.1 unless they are given; ``expired`` an hour ago), until the generator is
+    closed. Its folder is a new one in the system's temporary folder, not the test's:
+    vsftpd enters ``local_root`` as the user, through every folder above it (pytest's are
+    closed to others)."""
     binary, password = vsftpd_binary(), local_user()
     folder = Path(tempfile.mkdtemp(prefix="imixs-archive-vsftpd-"))
     try:
         folder.chmod(0o755)
         (folder / "root").mkdir()
-        yield from _run(binary, password, folder, setup, names)
+        addresses = () if names else ("127.0.0.1",)
+        cert, key = self_signed_pem(
+            names[0] if names else "localhost", names, addresses, expired=expired
+        )
+        yield from _run(binary, password, folder, setup, (cert, key))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
 def _run(
-    binary: str, password: str, folder: Path, setup: dict[str, str], names: tuple[str, ...]
+    binary: str, password: str, folder: Path, setup: dict[str, str], pems: tuple[bytes, bytes]
 ) -> Iterator[Vsftpd]:
-    cert, key = self_signed_pem(
-        names[0] if names else "localhost", names, () if names else ("127.0.0.1",)
-    )
+    cert, key = pems
     pem, ca = folder / "server.pem", folder / "ca.pem"
     pem.write_bytes(key + cert)
     pem.chmod(0o600)

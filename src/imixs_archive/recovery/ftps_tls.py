@@ -108,8 +108,9 @@ class ResumingFTP(ftplib.FTP_TLS):
 
 def certificate_reason(exc: ssl.SSLCertVerificationError, check: str) -> str:
     """A failed certificate check, and the setting that decides it."""
-    what = exc.verify_message or str(exc)
-    if exc.verify_code in _NAME_MISMATCH:
+    # (one raised by check_dates carries neither)
+    what = getattr(exc, "verify_message", None) or str(exc)
+    if getattr(exc, "verify_code", None) in _NAME_MISMATCH:
         return (
             f"the server's certificate is not for this host name ({what}); connect by the "
             "name the certificate holds, or set BACKUP_FTP_CERTIFICATE_CHECK=chain (no host "
