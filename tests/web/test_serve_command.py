@@ -62,6 +62,33 @@ def test_serve_prints_the_url_and_serves(tmp_path: Path) -> None:
     assert process.returncode in (0, -15) and "Traceback" not in err
 
 
+def test_serve_warns_at_start_about_the_weaker_ftps_choices(tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "ARCHIVE_DATA_DIR": str(tmp_path / "store"),
+        "BACKUP_FTP_HOST": "127.0.0.1",
+        "BACKUP_FTP_PORT": "1",  # nothing there: the backup's rounds fail, serve goes on
+        "BACKUP_FTP_PROTECT_DATA": "false",
+        "BACKUP_FTP_CERTIFICATE_CHECK": "chain",
+    }
+    env.pop("ARCHIVE_HTTP_HOST", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "imixs_archive", "serve", "--port", "0"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().startswith("imixs-archive: serving http://")
+    finally:
+        process.terminate()
+        _out, err = process.communicate(timeout=60)
+    assert "WARNING imixs_archive.config: BACKUP_FTP_PROTECT_DATA=false: " in err, err
+    assert "WARNING imixs_archive.config: BACKUP_FTP_CERTIFICATE_CHECK=chain: " in err, err
+
+
 def test_serve_says_when_the_port_is_taken(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
