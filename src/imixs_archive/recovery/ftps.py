@@ -235,11 +235,7 @@ class FtpsTarget:
             return
         try:
             compacted = compact(self._session(), self._root())
-        except ftplib.all_errors as exc:
-            self.close()
-            log.warning("FTPS %s: compacting %s failed: %s", self.location, MANIFEST, exc)
-            return
-        except ArchiveError as exc:  # no session could be opened
+        except (ftplib.Error, OSError, EOFError, ArchiveError) as exc:  # ArchiveError: no session
             self.close()
             log.warning("FTPS %s: compacting %s failed: %s", self.location, MANIFEST, exc)
             return
@@ -300,18 +296,6 @@ class FtpsTarget:
             ftp.rename(partial, name)
 
     # ---- reading -------------------------------------------------------------------
-
-    def read_text(self, relative: str) -> str | None:
-        out = io.BytesIO()
-        try:
-            ftp = self._session()
-            ftp.cwd(self._root())
-            ftp.retrbinary(f"RETR {relative}", out.write, BLOCK)
-        except ftplib.error_perm:
-            return None  # 550: not there
-        except ftplib.all_errors as exc:
-            raise self._failed(f"reading {relative}", exc) from None
-        return out.getvalue().decode("utf-8", "replace")
 
     def retrieve(self, relative: str, out: IO[bytes]) -> int:
         """Copy ``<root>/<relative>`` into ``out``; returns the bytes read."""

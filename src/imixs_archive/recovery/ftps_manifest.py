@@ -147,12 +147,13 @@ def _settled(ftp: ftplib.FTP, name: str, read: int) -> bool:
 
 
 def _read_inputs(ftp: ftplib.FTP, inputs: list[str], rotated: str | None) -> dict[str, str]:
+    """The inputs' lines (``InputGone`` when one is gone, or the rotated log still grows)."""
     for _attempt in range(5):
         held: dict[str, str] = {}
         done = _read_segments(ftp, inputs, held)
         if rotated is None or _settled(ftp, rotated, done.sizes[rotated]):
-            break
-    return held
+            return held
+    raise InputGone(f"{rotated} (still written to)")
 
 
 def compact(ftp: ftplib.FTP, root: str) -> Record | None:
