@@ -6,7 +6,6 @@ name is not the one connected to). Without vsftpd these tests fail, never skip."
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,19 +15,16 @@ import pytest
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli import main
 from imixs_archive.config import load_settings
-from imixs_archive.document.model import Document
-from imixs_archive.document.xml_reader import read_xml_document
 from imixs_archive.recovery.backup import backup
 from imixs_archive.recovery.backup_ftps import backup_to_ftps, restore_from_ftps
 from imixs_archive.recovery.ftps import FtpsLocation, FtpsTarget
 from imixs_archive.recovery.ftps_manifest import MANIFEST, RECORD
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.workflow.client import WorkflowClient
-from recovery.test_backup_ftps import tree
+from recovery.test_backup_ftps import serve_backs_up_a_save, tree
 from support.restore_data import archived_instances
 from support.vsftpd import AS_FOR_JAVA, STRICT, Vsftpd, run_vsftpd
 from support.workflow_double import WorkflowDouble
-from web.live import serve_store
 
 CLEAR_DATA = {"BACKUP_FTP_PROTECT_DATA": "false"}
 
@@ -110,25 +106,7 @@ def test_serve_backs_up_events_to_it_and_restore_reads_it_back(
     (clear data, the host name unchecked), then ``restore --source ftps://`` from it."""
     folder = for_java.folder("events")
     env = for_java.env("/events", BACKUP_FTP_CERTIFICATE_CHECK="chain", **CLEAR_DATA)
-    serve_env = {
-        "WORKFLOW_SERVICE_ENDPOINT": double.url,
-        "WORKFLOW_SYNC_INITIALDELAY": "0",
-        "WORKFLOW_SYNC_INTERVAL": "100",
-        "BACKUP_SERVICE_ENDPOINT": for_java.url("/events"),
-        **env,
-    }
-    saved = double.save(
-        Document({"$uniqueid": "0badcafe-2222-4222-8333-444444444444", "subject": "x"}),
-        files={"a.pdf": b"%PDF" * 1000},
-    )
-    snapshot_id = str(saved.get_first("$uniqueid"))
-    with contextmanager(serve_store)(tmp_path, serve_env) as live:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and (double.log or not live.archive.exists(snapshot_id)):
-            time.sleep(0.1)
-        assert not double.log, [entry.topic for entry in double.log.values()]
-        (path,) = folder.rglob("0badcafe-*.xml")
-        assert read_xml_document(path.read_bytes()) == live.archive.load(snapshot_id)
+    snapshot_id = serve_backs_up_a_save(double, tmp_path, for_java.url("/events"), env, folder)
     double.wipe()
     set_env(monkeypatch, {**env, "WORKFLOW_SERVICE_ENDPOINT": double.url})
     capsys.readouterr()
