@@ -6,6 +6,7 @@ name is not the one connected to). Without vsftpd these tests fail, never skip."
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -62,6 +63,9 @@ def test_a_backup_writes_to_vsftpd_requiring_session_reuse(
         summary = backup_to_ftps(archive, target)
         assert (summary.written, summary.failed, summary.failures) == (4, 0, [])
         listed = list(target.backup_files())
+        control = target._session().sock
+        assert isinstance(control, ssl.SSLSocket)
+        assert control.version() == "TLSv1.3"  # its session tickets are resumed too
     with FtpsTarget(location(strict, "/reuse")) as again:  # the record read back
         assert backup_to_ftps(archive, again).current == 4
     backup(archive, tmp_path / "local")
