@@ -470,11 +470,17 @@ class Settings:
         "A signed checkpoint at least this often while the log grows.",
         _seconds,
     )
-    ledger_witness_dir: str = _setting(
-        "ARCHIVE_LEDGER_WITNESS_DIR",
+    ledger_checkpoint_dir: str = _setting(
+        "ARCHIVE_LEDGER_CHECKPOINT_DIR",
         "",
         "Folder (e.g. a WORM mount) every checkpoint is also written to, as a new file, with "
         "the public key; ledger verify checks the log against the newest there.",
+    )
+    ledger_witness_dir: str = _setting(
+        "ARCHIVE_LEDGER_WITNESS_DIR",
+        "",
+        "The old name of ARCHIVE_LEDGER_CHECKPOINT_DIR (read when that is empty): the folder "
+        "is written by the archive itself, it is no witness.",
     )
     ledger_interval: float = _setting(
         "ARCHIVE_LEDGER_INTERVAL",

@@ -18,7 +18,7 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings, load_settings
 from imixs_archive.errors import ArchiveError
 from imixs_archive.filestore.reading import pieces_digest
-from imixs_archive.ledger.checkpoints import sign_checkpoint
+from imixs_archive.ledger.checkpoints import checkpoint_dir, sign_checkpoint
 from imixs_archive.ledger.entries import FOUND, Entry
 from imixs_archive.ledger.keys import key_path, load_signer
 from imixs_archive.ledger.sequencer import Sequencer
@@ -45,7 +45,7 @@ def settings(tmp_path: Path) -> Settings:
     return load_settings(
         {
             "ARCHIVE_DATA_DIR": str(tmp_path / "keys"),
-            "ARCHIVE_LEDGER_WITNESS_DIR": str(tmp_path / "witness"),
+            "ARCHIVE_LEDGER_CHECKPOINT_DIR": str(tmp_path / "witness"),
         }
     )
 
@@ -75,7 +75,7 @@ def test_an_untouched_archive_holds(logged: Archive, settings: Settings) -> None
     assert (report.checked, report.snapshots, report.size) == (5, 5, 5)
     assert report.checkpoints == [
         "the ledger's last checkpoint: 5 entries",
-        "the witness folder's newest checkpoint (checkpoint-000000000005): 5 entries",
+        "the checkpoint folder's newest checkpoint (checkpoint-000000000005): 5 entries",
     ]
 
 
@@ -161,7 +161,7 @@ def test_a_head_cut_back_is_found_by_the_witness(
     logged: Archive, backend: Backend, settings: Settings
 ) -> None:
     """The head set back to three entries, the entries past it deleted, and signed again
-    with the real key (an insider with the key): the witness folder still has the
+    with the real key (an insider with the key): the checkpoint folder still has the
     checkpoint of five."""
     head = Sequencer(logged, settings).tree()
     assert head is not None
@@ -188,7 +188,7 @@ def test_a_head_cut_back_is_found_by_the_witness(
     report = _verify(logged, settings)
     assert not report.ok
     assert any(
-        "the witness folder's newest checkpoint" in p
+        "the checkpoint folder's newest checkpoint" in p
         and "signed 5 entries, the log now holds 3" in p
         for p in report.problems
     )
@@ -235,7 +235,7 @@ def test_a_log_rewritten_and_signed_with_another_key_is_found(
     report = _verify(logged, settings)
     assert not report.ok
     assert any("the ledger's last checkpoint" in p and "another key" in p for p in report.problems)
-    assert any("are not those the witness folder's" in p for p in report.problems)
+    assert any("are not those the checkpoint folder's" in p for p in report.problems)
 
 
 def _put_back_older_copy(
@@ -263,7 +263,7 @@ def _put_back_older_copy(
 
 def test_an_older_copy_of_the_store_put_back_is_found(tmp_path: Path, settings: Settings) -> None:
     """A copy taken at three snapshots, the archive grows to six, the copy is put back:
-    the witness folder (or a checkpoint the auditor kept) signed six."""
+    the checkpoint folder (or a checkpoint the auditor kept) signed six."""
     store = tmp_path / "store"
     kept = _put_back_older_copy(store, settings, range(3), range(3, 6))
     with SQLiteBackend(store) as backend, Archive(backend) as archive:
@@ -284,7 +284,7 @@ def test_an_older_copy_put_back_and_grown_past_the_witness_is_found(
     witness signed."""
     store = tmp_path / "store"
     _put_back_older_copy(store, settings, range(3), range(3, 5))
-    witness = Path(str(settings.ledger_witness_dir))
+    witness = Path(checkpoint_dir(settings))
     before = sorted(path.name for path in witness.iterdir())
     with SQLiteBackend(store) as backend, Archive(backend) as archive:
         for step in range(10, 14):
@@ -292,11 +292,11 @@ def test_an_older_copy_put_back_and_grown_past_the_witness_is_found(
         with Sequencer(archive, settings) as sequencer:
             done = sequencer.drain(checkpoint=True)
             assert sequencer.tree().size == 7  # type: ignore[union-attr]
-        assert any("not an extension of the witness folder's newest" in n for n in done.notes)
+        assert any("not an extension of the checkpoint folder's newest" in n for n in done.notes)
         assert sorted(path.name for path in witness.iterdir()) == before
         report = _verify(archive, settings)
         assert not report.ok
-        assert any("the witness folder's newest checkpoint" in p for p in report.problems)
+        assert any("the checkpoint folder's newest checkpoint" in p for p in report.problems)
 
 
 def test_a_snapshot_written_around_the_archive_is_named(

@@ -66,7 +66,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=[],
         metavar="PUBLIC_KEY",
         help="the ledger's public key (text or file) to trust; default: the key file's "
-        "and the witness folder's",
+        "and the checkpoint folder's",
     )
     p.add_argument(
         "--read-all",

@@ -24,7 +24,7 @@ order they were made, as Trillian separates its queue from its sequencer:
    head moves by compare and set from the state read at the start to the new one (with a
    new checkpoint when one is due). A head another process moved meanwhile ends the round:
    nothing it wrote is lost (step 2), its queue rows stay for the next round.
-5. **After the head moved**, the checkpoint goes to the checkpoints table and the witness
+5. **After the head moved**, the checkpoint goes to the checkpoints table and the checkpoint
    folder, and the queue rows of what was logged or dropped are deleted.
 
 A crash anywhere leaves a state the next round completes: entries past the head are
@@ -51,10 +51,12 @@ from imixs_archive.errors import IntegrityError, StoreError
 from imixs_archive.jsonable import Jsonable
 from imixs_archive.ledger.books import LedgerBooks, Queued, Subject
 from imixs_archive.ledger.checkpoints import (
-    newest_witnessed,
+    checkpoint_dir,
+    keep_copy,
+    log_folder,
+    newest_copy,
     open_checkpoint,
     sign_checkpoint,
-    witness,
 )
 from imixs_archive.ledger.entries import (
     DELETED,
@@ -451,31 +453,31 @@ class Sequencer:
         return logged.text if logged is not None else None
 
     def _record(self, state: TreeState, report: RoundReport) -> None:
-        """The head's checkpoint into the checkpoints table and the witness folder (again,
+        """The head's checkpoint into the checkpoints table and the checkpoint folder (again,
         as it is, when they have it)."""
         if state.checkpoint:
             self.books.add_checkpoint(state.checkpoint_size, state.checkpoint, state.checkpoint_at)
-            if self.settings.ledger_witness_dir:
-                folder = Path(self.settings.ledger_witness_dir)
-                refused = self._fork_from_witness(folder, state)
+            if checkpoint_dir(self.settings):
+                folder = log_folder(Path(checkpoint_dir(self.settings)), state.origin)
+                refused = self._fork_from_folder(folder, state)
                 if refused:
                     log.error("ledger: %s", refused)
                     report.notes.append(refused)
                 else:
-                    witness(folder, state.checkpoint, state.checkpoint_size, state.key)
+                    keep_copy(folder, state.checkpoint, state.checkpoint_size, state.key)
         self._recorded = True
 
-    def _fork_from_witness(self, folder: Path, state: TreeState) -> str:
-        """Why the head's checkpoint must not go to the witness folder ('' when it may): the
+    def _fork_from_folder(self, folder: Path, state: TreeState) -> str:
+        """Why the head's checkpoint must not go to the checkpoint folder ('' when it may): the
         log is not an extension of the newest checkpoint there (the store was put back or
-        rewritten). The witness then keeps the last checkpoint of the true log, and ledger
+        rewritten). The folder then keeps the last checkpoint of the true log, and ledger
         verify names the difference."""
-        path = newest_witnessed(folder)
+        path = newest_copy(folder)
         if path is None:
             return ""
         refused = (
-            f"the log is not an extension of the witness folder's newest checkpoint "
-            f"({path.name}): the store was put back or its log rewritten; the witness "
+            f"the log is not an extension of the checkpoint folder's newest checkpoint "
+            f"({path.name}): the store was put back or its log rewritten; the folder "
             f"keeps it and gets no new checkpoint (run imixs-archive ledger verify)"
         )
         verifiers = [Verifier.from_vkey(state.key)]

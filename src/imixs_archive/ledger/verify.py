@@ -6,8 +6,8 @@ the pass is kept in the ``verify-progress`` book every few thousand entries):
 - every entry is checked against its leaf hash and read back; the tree is computed again
   from the leaves, and its root compared with every checkpoint it must agree with: the
   ledger's last one, one given (``--since``: an auditor's earlier copy), and the newest
-  in the witness folder. Each must be signed by a trusted key (``--key``, the ledger key
-  file here, the witness folder's ``ledger.pub``); a log that is shorter than one of them,
+  in the checkpoint folder. Each must be signed by a trusted key (``--key``, the ledger key
+  file here, the checkpoint folder's ``ledger.pub``); a log that is shorter than one of them,
   or differs within it, was truncated, reordered or rewritten;
 - the last entry about each subject is checked against the store: a snapshot logged as
   stored must be there with the content digest logged (computed again from its rows and
@@ -48,7 +48,13 @@ from imixs_archive.config import Settings
 from imixs_archive.errors import ArchiveError, IntegrityError
 from imixs_archive.jsonable import Jsonable
 from imixs_archive.ledger.books import BEFORE_LEDGER, Subject
-from imixs_archive.ledger.checkpoints import PUBLIC_KEY_FILE, newest_witnessed, open_checkpoint
+from imixs_archive.ledger.checkpoints import (
+    PUBLIC_KEY_FILE,
+    checkpoint_dir,
+    log_folder,
+    newest_copy,
+    open_checkpoint,
+)
 from imixs_archive.ledger.entries import DELETED, HOLD_PLACED, Entry, hold_subject
 from imixs_archive.ledger.found import not_logged_as_present
 from imixs_archive.ledger.index_view import (
@@ -200,10 +206,12 @@ class _Against:
     checkpoint: Checkpoint
 
 
-def trusted_keys(settings: Settings, given: Sequence[Verifier]) -> tuple[list[Verifier], list[str]]:
+def trusted_keys(
+    settings: Settings, given: Sequence[Verifier], origin: str = ""
+) -> tuple[list[Verifier], list[str]]:
     """The keys checkpoints are checked with: those given, the ledger key file's public
-    half, the witness folder's ``ledger.pub``; and findings (a witness key that is not the
-    key file's)."""
+    half, the ``ledger.pub`` of the checkpoint folder of the log named ``origin``; and
+    findings (a key there that is not the key file's)."""
     keys = list(given)
     problems: list[str] = []
     signer = None
@@ -213,25 +221,25 @@ def trusted_keys(settings: Settings, given: Sequence[Verifier]) -> tuple[list[Ve
         problems.append(str(exc))
     if signer is not None and not given:
         keys.append(signer.verifier())
-    if settings.ledger_witness_dir:
-        path = Path(settings.ledger_witness_dir) / PUBLIC_KEY_FILE
+    if checkpoint_dir(settings):
+        path = log_folder(Path(checkpoint_dir(settings)), origin) / PUBLIC_KEY_FILE
         try:
             text = path.read_text(encoding="utf-8").strip()
             # empty: a process died between making the file and writing it
-            witness_key = Verifier.from_vkey(text) if text else None
+            folder_key = Verifier.from_vkey(text) if text else None
         except FileNotFoundError:
-            witness_key = None
+            folder_key = None
         except (OSError, ValueError) as exc:
-            problems.append(f"the witness folder's public key {path}: {exc}")
-            witness_key = None
-        if witness_key is not None:
-            if signer is not None and witness_key.vkey() != signer.vkey():
+            problems.append(f"the checkpoint folder's public key {path}: {exc}")
+            folder_key = None
+        if folder_key is not None:
+            if signer is not None and folder_key.vkey() != signer.vkey():
                 problems.append(
-                    f"the ledger key in {key_path(settings)} is not the key the witness "
-                    f"folder recorded ({witness_key.vkey()}): the key was replaced"
+                    f"the ledger key in {key_path(settings)} is not the key the checkpoint "
+                    f"folder recorded ({folder_key.vkey()}): the key was replaced"
                 )
-            if not given and witness_key not in keys:
-                keys.append(witness_key)
+            if not given and folder_key not in keys:
+                keys.append(folder_key)
     return keys, problems
 
 
@@ -248,7 +256,7 @@ def verify_ledger(
     sequencer: Sequencer | None = None,
 ) -> LedgerReport:
     """Check the log and the store (see the module's text). ``keys``: trusted public keys
-    (else the key file's and the witness folder's); ``since``: a checkpoint note kept
+    (else the key file's and the checkpoint folder's); ``since``: a checkpoint note kept
     earlier; ``read_all``: read every piece, not only those without a content address;
     ``restart``: begin again instead of resuming an unfinished pass; ``log_found``: log the
     snapshots found without an entry and without a seal; ``sequencer``: the one of this
@@ -261,7 +269,7 @@ def verify_ledger(
     report = LedgerReport()
     if drained.busy:
         report.warnings.append(f"not sequenced first: {drained.busy}")
-    trusted, problems = trusted_keys(settings, keys)
+    trusted, problems = trusted_keys(settings, keys, head.origin)
     report.problems += problems
     if not trusted:
         report.problems.append(
@@ -306,8 +314,8 @@ def _checkpoints(
     report: LedgerReport,
 ) -> list[_Against]:
     """The checkpoints the log must agree with, each opened with a trusted key. One larger
-    than the head read at the start was signed since (a witness file written while this
-    ran) when the log holds that many entries now; else entries were removed."""
+    than the head read at the start was signed since (a copy written to the checkpoint folder
+    while this ran) when the log holds that many entries now; else entries were removed."""
     notes: list[tuple[str, str]] = []
     if head.checkpoint:
         notes.append(("the ledger's last checkpoint", head.checkpoint))
@@ -315,14 +323,14 @@ def _checkpoints(
         report.problems.append("the ledger has entries but no signed checkpoint")
     if since is not None:
         notes.append(("the checkpoint given (--since)", since))
-    if settings.ledger_witness_dir:
-        path = newest_witnessed(Path(settings.ledger_witness_dir))
+    if checkpoint_dir(settings):
+        path = newest_copy(log_folder(Path(checkpoint_dir(settings)), head.origin))
         if path is not None:
             notes.append(
-                (f"the witness folder's newest checkpoint ({path.name})", path.read_text())
+                (f"the checkpoint folder's newest checkpoint ({path.name})", path.read_text())
             )
         else:
-            report.warnings.append("the witness folder holds no checkpoint yet")
+            report.warnings.append("the checkpoint folder holds no checkpoint yet")
     against = []
     for what, note in notes:
         if not trusted:
