@@ -455,8 +455,15 @@ class Settings:
     ledger_origin: str = _setting(
         "ARCHIVE_LEDGER_ORIGIN",
         "",
-        "The name checkpoints carry for this archive's log (its origin line), fixed when the "
-        "ledger starts; empty: imixs-archive/ and the host name.",
+        "The name checkpoints carry for this archive's log (its origin line, a schema-less "
+        "URL such as archive.example.com/invoices), fixed when the ledger starts; empty: "
+        "the host and path of ARCHIVE_PUBLIC_URL (else ledger init asks for it).",
+    )
+    public_url: str = _setting(
+        "ARCHIVE_PUBLIC_URL",
+        "",
+        "The archive's public address (https://archive.example.com/invoices): names the "
+        "ledger's origin when ARCHIVE_LEDGER_ORIGIN is empty.",
     )
     ledger_checkpoint_entries: int = _setting(
         "ARCHIVE_LEDGER_CHECKPOINT_ENTRIES",

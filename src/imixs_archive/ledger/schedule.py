@@ -10,6 +10,7 @@ from typing import Any
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.errors import ArchiveError, ConfigError, NotFoundError
+from imixs_archive.ledger.forks import ForkError
 from imixs_archive.ledger.sequencer import RoundReport, Sequencer
 from imixs_archive.ledger.tree import read_tree
 from imixs_archive.ledger.verify import last_verify
@@ -36,6 +37,11 @@ class LedgerSchedule(Schedule):
     def run_once(self) -> RoundReport | None:
         try:
             report = self.sequencer.drain(rounds=20)
+        except ForkError as exc:  # stopped: nothing is signed until a new log is started
+            if str(exc) != self.last_error:
+                log.error("ledger: %s", exc)
+            self.last_error = str(exc)
+            return None
         except ArchiveError as exc:  # the store went away: the next round tries again
             if str(exc) != self.last_error:
                 log.warning("ledger: sequencing failed: %s", exc)

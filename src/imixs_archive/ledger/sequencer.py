@@ -66,6 +66,14 @@ from imixs_archive.ledger.entries import (
     STORED,
     Entry,
 )
+from imixs_archive.ledger.forks import (
+    ForkError,
+    fork_from,
+    last_signed,
+    record_fork,
+    refused,
+    remember_signed,
+)
 from imixs_archive.ledger.keys import create_signer, key_path, load_signer, origin_of
 from imixs_archive.ledger.queue_window import Later, Window, read_window
 from imixs_archive.ledger.tree import TREE, TreeState, read_tree
@@ -77,7 +85,7 @@ from imixs_archive.tlog.merkle import (
     leaf_hash,
     verify_consistency,
 )
-from imixs_archive.tlog.note import Signer, Verifier
+from imixs_archive.tlog.note import Checkpoint, Signer, Verifier
 
 log = logging.getLogger(__name__)
 
@@ -173,6 +181,8 @@ class Sequencer:
         """Whether this process recorded the head's checkpoint (its first round does)."""
         self._lock = threading.Lock()
         self._last_full_pass = 0
+        self._extended: set[tuple[Checkpoint, tuple[int, bytes]]] = set()
+        """(checkpoint signed, head) last found an extension of it: not computed again."""
 
     # ---- the head ---------------------------------------------------------------------
 
@@ -260,6 +270,12 @@ class Sequencer:
             return ""  # (the second: our own write, answered as failed, as for the head)
         return "another process (it took the lease just now)"
 
+    def lease(self) -> str:
+        """Take the lease (a step that must not run beside a round: ``ledger new-log``):
+        '' when this process holds it now, else who does."""
+        with self._lock:
+            return self._take_lease()
+
     def release(self) -> None:
         """Give the lease up (a process that stops), so another takes over at once."""
         text = self.books.book(LEASE)
@@ -304,8 +320,49 @@ class Sequencer:
                 tree = self.tree()
                 report.size = tree.size if tree is not None else 0
                 return report
-            self.start()
+            self._guard(self.start())
             return self._round(report, checkpoint, ROUND_ENTRIES if limit is None else limit)
+
+    def _guard(self, state: TreeState) -> None:
+        """Refuse the round (ForkError) when the ledger is stopped, or when the store's log
+        is not an extension of what this process's key signed (``forks.py``): the last
+        checkpoint recorded beside the key, the newest in the checkpoint folder. Whatever
+        the round sequenced would be signed into a fork."""
+        if self.signer is not None and self.signer.vkey() != state.key:
+            self.signer, self.key_note, self._key_checked = None, "", False
+            self._check_key(state)  # a new log was started (ledger new-log): another key
+        why = refused(self.books)
+        if why:
+            raise ForkError(why)
+        if self.signer is None:
+            return
+        for signed in self._signed_before(state):
+            head = (state.size, state.root)
+            if (signed.size, signed.root_hash) == head or (signed, head) in self._extended:
+                continue
+            why = fork_from(self.books, signed, state.size, state.root)
+            if why:
+                record_fork(self.books, why, self.holder, now_ms())
+                raise ForkError(why)
+            self._extended = {e for e in self._extended if e[1] == head} | {(signed, head)}
+
+    def _signed_before(self, state: TreeState) -> list[Checkpoint]:
+        """The checkpoints this log's key signed that the store cannot take back: the one
+        recorded beside the key, and the newest of the log's copies in the checkpoint
+        folder (a copy that does not open with the key is left to ledger verify)."""
+        assert self.signer is not None
+        verifier = self.signer.verifier()
+        found = [c for c in [last_signed(key_path(self.settings), verifier)] if c is not None]
+        top = checkpoint_dir(self.settings)
+        path = newest_copy(log_folder(Path(top), state.origin)) if top else None
+        if path is not None:
+            try:
+                copy = open_checkpoint(path.read_text(encoding="utf-8"), [verifier], path.name)
+            except (OSError, ValueError, IntegrityError):
+                return found
+            if copy.origin == state.origin:
+                found.append(copy)
+        return found
 
     def _round(self, report: RoundReport, checkpoint: bool, limit: int) -> RoundReport:
         books = self.books
@@ -453,8 +510,12 @@ class Sequencer:
         return logged.text if logged is not None else None
 
     def _record(self, state: TreeState, report: RoundReport) -> None:
-        """The head's checkpoint into the checkpoints table and the checkpoint folder (again,
-        as it is, when they have it)."""
+        """The head's checkpoint into the key's record of what it signed, the checkpoints
+        table and the checkpoint folder (again, as it is, when they have it)."""
+        if state.checkpoint and self.signer is not None:
+            verifier = self.signer.verifier()
+            opened = open_checkpoint(state.checkpoint, [verifier], "the ledger's checkpoint")
+            remember_signed(key_path(self.settings), state.checkpoint, opened, verifier)
         if state.checkpoint:
             self.books.add_checkpoint(state.checkpoint_size, state.checkpoint, state.checkpoint_at)
             if checkpoint_dir(self.settings):

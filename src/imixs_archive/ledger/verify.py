@@ -56,6 +56,7 @@ from imixs_archive.ledger.checkpoints import (
     open_checkpoint,
 )
 from imixs_archive.ledger.entries import DELETED, HOLD_PLACED, Entry, hold_subject
+from imixs_archive.ledger.forks import ForkError, signed_path
 from imixs_archive.ledger.found import not_logged_as_present
 from imixs_archive.ledger.index_view import (
     KEPT,
@@ -65,7 +66,7 @@ from imixs_archive.ledger.index_view import (
     strays_left,
 )
 from imixs_archive.ledger.keys import key_path, load_signer
-from imixs_archive.ledger.sequencer import Sequencer, state_of, subject_row
+from imixs_archive.ledger.sequencer import RoundReport, Sequencer, state_of, subject_row
 from imixs_archive.ledger.tree import TREE, TreeState
 from imixs_archive.timezones import now_ms
 from imixs_archive.tlog.merkle import (
@@ -263,10 +264,14 @@ def verify_ledger(
     process, when it runs one (``serve``), else one for this pass."""
     tick = progress or (lambda _stage, _count: None)
     books = archive.ledger
-    with nullcontext(sequencer) if sequencer else Sequencer(archive, settings) as sequencing:
-        drained = sequencing.drain()
-        head = sequencing.tree() or sequencing.start()
     report = LedgerReport()
+    with nullcontext(sequencer) if sequencer else Sequencer(archive, settings) as sequencing:
+        try:
+            drained = sequencing.drain()
+        except ForkError as exc:  # the log as it is is still checked
+            drained = RoundReport()
+            report.problems.append(str(exc))
+        head = sequencing.tree() or sequencing.start()
     if drained.busy:
         report.warnings.append(f"not sequenced first: {drained.busy}")
     trusted, problems = trusted_keys(settings, keys, head.origin)
@@ -323,6 +328,13 @@ def _checkpoints(
         report.problems.append("the ledger has entries but no signed checkpoint")
     if since is not None:
         notes.append(("the checkpoint given (--since)", since))
+    record = signed_path(key_path(settings))
+    try:
+        notes.append((f"the last checkpoint the key signed ({record.name})", record.read_text()))
+    except FileNotFoundError:
+        pass
+    except (OSError, UnicodeDecodeError) as exc:
+        report.problems.append(f"the ledger's record of what it signed, {record}: {exc}")
     if checkpoint_dir(settings):
         path = newest_copy(log_folder(Path(checkpoint_dir(settings)), head.origin))
         if path is not None:
