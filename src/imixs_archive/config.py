@@ -489,6 +489,20 @@ class Settings:
         "The old name of ARCHIVE_LEDGER_CHECKPOINT_DIR (read when that is empty): the folder "
         "is written by the archive itself, it is no witness.",
     )
+    ledger_witnesses: str = _setting(
+        "ARCHIVE_LEDGER_WITNESSES",
+        "",
+        "Witnesses (C2SP tlog-witness, run by others) each new checkpoint is sent to with its "
+        "consistency proof, for their cosignatures: a comma list of 'URL VKEY' (the "
+        "witness's address and its cosignature key); empty: none.",
+    )
+    ledger_witness_quorum: int = _setting(
+        "ARCHIVE_LEDGER_WITNESS_QUORUM",
+        0,
+        "Cosignatures of the configured witnesses that ledger verify requires on the "
+        "ledger's last checkpoint (k of n); 0: none required.",
+        _count,
+    )
     ledger_interval: float = _setting(
         "ARCHIVE_LEDGER_INTERVAL",
         5.0,

@@ -36,7 +36,9 @@ from imixs_archive.ledger.proofs import check_inclusion, inclusion
 from imixs_archive.ledger.schedule import sign_now
 from imixs_archive.ledger.sequencer import Sequencer
 from imixs_archive.ledger.tree import read_tree
-from imixs_archive.ledger.verify import LedgerReport, verify_ledger
+from imixs_archive.ledger.verify import LedgerReport, quorum_problem, verify_ledger
+from imixs_archive.tlog.cosignature import CosignatureVerifier
+from imixs_archive.tlog.note import NoteError
 
 _EXISTING = {"reads_only": True, "writes": True}
 """The parser's defaults of a command that needs an archive there and writes into it."""
@@ -78,6 +80,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="the ledger's public key (text or file) to trust; default: the key file's "
         "and the checkpoint folder's",
     )
+    _witness_options(p, "the ledger's last checkpoint; default: ARCHIVE_LEDGER_WITNESSES")
     p.add_argument(
         "--read-all",
         action="store_true",
@@ -101,6 +104,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--key", required=True, metavar="PUBLIC_KEY", help="the ledger's public key (text or file)"
     )
+    _witness_options(p, "the proof's checkpoint")
     p.set_defaults(handler=cmd_check_proof)
 
     p = commands.add_parser(
@@ -137,6 +141,41 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=cmd_checkpoint, **_EXISTING)
 
 
+def _witness_options(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument(
+        "--witness",
+        action="append",
+        metavar="VKEY",
+        help=f"a witness's cosignature key (text or file; repeatable) whose cosignature on "
+        f"{what} counts",
+    )
+    p.add_argument(
+        "--quorum",
+        type=int,
+        metavar="K",
+        help="cosignatures of those witnesses required (default: every --witness given; "
+        "for verify without --witness: ARCHIVE_LEDGER_WITNESS_QUORUM)",
+    )
+
+
+def _witnesses(args: argparse.Namespace) -> list[CosignatureVerifier] | None:
+    if args.witness is None:
+        return None
+    keys = []
+    for given in args.witness:
+        text = given
+        if "+" not in given or Path(given).exists():
+            try:
+                text = Path(given).read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ConfigError(f"--witness {given!r}: {exc}") from None
+        try:
+            keys.append(CosignatureVerifier.from_vkey(text))
+        except NoteError as exc:
+            raise ConfigError(f"--witness: {exc}") from None
+    return keys
+
+
 def cmd_head(args: argparse.Namespace, ctx: Context) -> int:
     with Sequencer(ctx.archive, ctx.settings) as sequencer:
         sequencer.drain()
@@ -170,6 +209,7 @@ def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
             since = args.since.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{args.since}: {exc}") from None
+    witnesses = _witnesses(args)
     with count_progress("ledger entries") as tick:
         report = verify_ledger(
             ctx.archive,
@@ -179,6 +219,8 @@ def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
             read_all=args.read_all,
             restart=args.restart,
             progress=lambda _stage, count: tick(count),
+            witnesses=witnesses,
+            quorum=len(witnesses) if args.quorum is None and witnesses else args.quorum,
         )
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
@@ -230,12 +272,21 @@ def cmd_check_proof(args: argparse.Namespace, ctx: Context) -> int:
     except ValueError as exc:
         raise IntegrityError(f"{args.file}: not JSON: {exc}") from None
     checked = check_inclusion(proof, [read_verifier(args.key)])
+    witnesses = _witnesses(args) or []
+    quorum = len(witnesses) if args.quorum is None else args.quorum
+    cosigned = ""
+    if witnesses or quorum:
+        found = quorum_problem(str(proof.get("checkpoint", "")), witnesses, quorum)
+        if not found.startswith("+"):
+            raise IntegrityError(f"{args.file}: the proof's checkpoint: {found}")
+        cosigned = f"; {found[1:]}"
     entry = checked.entry
     print(
         f"holds: entry {checked.index} of {checked.checkpoint.origin!r} (signed at "
         f"{checked.checkpoint.size} entries): {entry.kind} {entry.target}"
         + (f" sha256:{entry.digest}" if entry.digest else "")
         + (f" ({entry.reason})" if entry.reason else "")
+        + cosigned
     )
     return 0
 

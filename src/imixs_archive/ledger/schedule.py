@@ -10,7 +10,7 @@ from typing import Any
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.errors import ArchiveError, ConfigError, NotFoundError
-from imixs_archive.ledger.forks import ForkError
+from imixs_archive.ledger.forks import ForkError, refused
 from imixs_archive.ledger.sequencer import RoundReport, Sequencer
 from imixs_archive.ledger.tree import read_tree
 from imixs_archive.ledger.verify import last_verify
@@ -84,6 +84,9 @@ def sign_now(sequencer: Sequencer) -> tuple[str, list[str]]:
         )
     if sequencer.signer is None:
         raise ConfigError(f"no checkpoint signed: {sequencer.key_note}")
+    stopped = refused(sequencer.books)
+    if stopped:  # a witness refused what was signed: the log forked
+        raise ForkError(stopped)
     tree = sequencer.tree()
     if tree is None or not tree.checkpoint:
         raise NotFoundError("no checkpoint signed: nothing to sign")

@@ -67,6 +67,7 @@ from imixs_archive.ledger.entries import (
     Entry,
 )
 from imixs_archive.ledger.forks import (
+    NEW_LOG_STEP,
     ForkError,
     fork_from,
     last_signed,
@@ -77,8 +78,10 @@ from imixs_archive.ledger.forks import (
 from imixs_archive.ledger.keys import create_signer, key_path, load_signer, origin_of
 from imixs_archive.ledger.queue_window import Later, Window, read_window
 from imixs_archive.ledger.tree import TREE, TreeState, read_tree
+from imixs_archive.ledger.witnesses import Witnessing, configured
 from imixs_archive.runtime import process_actor
 from imixs_archive.timezones import now_ms
+from imixs_archive.tlog.cosignature import add_lines
 from imixs_archive.tlog.merkle import (
     ProofError,
     consistency_proof,
@@ -181,6 +184,7 @@ class Sequencer:
         """Whether this process recorded the head's checkpoint (its first round does)."""
         self._lock = threading.Lock()
         self._last_full_pass = 0
+        self.witnessing = Witnessing(configured(settings))
         self._extended: set[tuple[Checkpoint, tuple[int, bytes]]] = set()
         """(checkpoint signed, head) last found an extension of it: not computed again."""
 
@@ -520,13 +524,40 @@ class Sequencer:
             self.books.add_checkpoint(state.checkpoint_size, state.checkpoint, state.checkpoint_at)
             if checkpoint_dir(self.settings):
                 folder = log_folder(Path(checkpoint_dir(self.settings)), state.origin)
-                refused = self._fork_from_folder(folder, state)
-                if refused:
-                    log.error("ledger: %s", refused)
-                    report.notes.append(refused)
+                not_copied = self._fork_from_folder(folder, state)
+                if not_copied:
+                    log.error("ledger: %s", not_copied)
+                    report.notes.append(not_copied)
                 else:
                     keep_copy(folder, state.checkpoint, state.checkpoint_size, state.key)
+        if state.checkpoint and self.signer is not None and self.witnessing.witnesses:
+            self._witness(state, report)
         self._recorded = True
+
+    def _witness(self, state: TreeState, report: RoundReport) -> None:
+        """The head's checkpoint to the witnesses (``witnesses.py``); their cosignatures
+        into the head (when it has not moved meanwhile: the next checkpoint is sent then)
+        and the checkpoints table. A witness's refusal stops the ledger (``forks.py``)."""
+        outcome = self.witnessing.cosign(state.checkpoint, self.books.node)
+        for problem in outcome.problems:
+            log.warning("ledger: %s", problem)
+            report.notes.append(problem)
+        if outcome.lines:
+            cosigned = add_lines(state.checkpoint, outcome.lines)
+            text = self.books.book(TREE)
+            if text is not None and TreeState.decode(text).checkpoint == state.checkpoint:
+                moved = dataclasses.replace(TreeState.decode(text), checkpoint=cosigned)
+                if self.books.turn_book(TREE, text, moved.encode()):
+                    self.books.add_checkpoint(state.checkpoint_size, cosigned, state.checkpoint_at)
+        if outcome.refused:
+            why = (
+                "; ".join(outcome.refused)
+                + ". Nothing more is signed, the ledger stops. To start a new log from the "
+                f"store as it is: {NEW_LOG_STEP}"
+            )
+            log.error("ledger: %s", why)
+            report.notes.append(why)
+            record_fork(self.books, why, self.holder, now_ms())
 
     def _fork_from_folder(self, folder: Path, state: TreeState) -> str:
         """Why the head's checkpoint must not go to the checkpoint folder ('' when it may): the

@@ -68,7 +68,9 @@ from imixs_archive.ledger.index_view import (
 from imixs_archive.ledger.keys import key_path, load_signer
 from imixs_archive.ledger.sequencer import RoundReport, Sequencer, state_of, subject_row
 from imixs_archive.ledger.tree import TREE, TreeState
+from imixs_archive.ledger.witnesses import configured
 from imixs_archive.timezones import now_ms
+from imixs_archive.tlog.cosignature import CosignatureVerifier, cosigned_by
 from imixs_archive.tlog.merkle import (
     Frontier,
     ProofError,
@@ -76,7 +78,7 @@ from imixs_archive.tlog.merkle import (
     leaf_hash,
     verify_consistency,
 )
-from imixs_archive.tlog.note import Checkpoint, Verifier
+from imixs_archive.tlog.note import Checkpoint, NoteError, Verifier
 
 log = logging.getLogger(__name__)
 
@@ -255,13 +257,17 @@ def verify_ledger(
     restart: bool = False,
     log_found: bool = True,
     sequencer: Sequencer | None = None,
+    witnesses: Sequence[CosignatureVerifier] | None = None,
+    quorum: int | None = None,
 ) -> LedgerReport:
     """Check the log and the store (see the module's text). ``keys``: trusted public keys
     (else the key file's and the checkpoint folder's); ``since``: a checkpoint note kept
     earlier; ``read_all``: read every piece, not only those without a content address;
     ``restart``: begin again instead of resuming an unfinished pass; ``log_found``: log the
     snapshots found without an entry and without a seal; ``sequencer``: the one of this
-    process, when it runs one (``serve``), else one for this pass."""
+    process, when it runs one (``serve``), else one for this pass; ``witnesses`` and
+    ``quorum``: the witnesses' keys and how many of them must have cosigned the ledger's
+    last checkpoint (else those configured, ``ARCHIVE_LEDGER_WITNESS_QUORUM``)."""
     tick = progress or (lambda _stage, _count: None)
     books = archive.ledger
     report = LedgerReport()
@@ -282,6 +288,11 @@ def verify_ledger(
             "public key, as `imixs-archive ledger key` printed it where the key is)"
         )
     against = _checkpoints(archive, head, trusted, since, settings, report)
+    if witnesses is None:
+        witnesses = [w.key for w in configured(settings)]
+    _check_cosigned(
+        head, witnesses, settings.ledger_witness_quorum if quorum is None else quorum, report
+    )
     unsigned = head.size - head.checkpoint_size
     if unsigned and now_ms() - head.checkpoint_at > 2000 * settings.ledger_checkpoint_seconds:
         report.warnings.append(
@@ -366,6 +377,35 @@ def _checkpoints(
         report.checkpoints.append(f"{what}: {checkpoint.size} entries")
         against.append(_Against(what, checkpoint))
     return against
+
+
+def quorum_problem(note: str, witnesses: Sequence[CosignatureVerifier], quorum: int) -> str:
+    """Why ``note`` lacks the cosignatures of ``quorum`` of ``witnesses`` ('' when it has
+    them), or which witnesses cosigned it (prefixed with '+')."""
+    try:
+        cosigned = cosigned_by(note, witnesses)
+    except NoteError as exc:
+        return f"a witness's cosignature on it is not valid: {exc}"
+    names = ", ".join(sorted(cosigned)) or "none"
+    if len(cosigned) < quorum:
+        return (
+            f"it is cosigned by {len(cosigned)} of the {len(witnesses)} witnesses ({names}); "
+            f"{quorum} required"
+        )
+    return f"+cosigned by {len(cosigned)} of {len(witnesses)} witnesses ({names})"
+
+
+def _check_cosigned(
+    head: TreeState, witnesses: Sequence[CosignatureVerifier], quorum: int, report: LedgerReport
+) -> None:
+    """The ledger's last checkpoint against the witnesses: k of n cosignatures."""
+    if not head.checkpoint or not (witnesses or quorum):
+        return
+    found = quorum_problem(head.checkpoint, witnesses, quorum)
+    if found.startswith("+"):
+        report.checkpoints.append(f"the ledger's last checkpoint: {found[1:]}")
+    else:
+        report.problems.append(f"the ledger's last checkpoint: {found}")
 
 
 def _size_now(archive: Archive) -> int:
