@@ -5,7 +5,12 @@ witness refuses a fork the signer's own record could not see."""
 
 from __future__ import annotations
 
+import base64
+import json
+import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +21,8 @@ from imixs_archive.cli import main
 from imixs_archive.config import Settings, load_settings
 from imixs_archive.errors import ConfigError
 from imixs_archive.ledger.forks import refused
-from imixs_archive.ledger.keys import create_signer, key_path
+from imixs_archive.ledger.keys import create_signer, key_path, load_signer
+from imixs_archive.ledger.proofs import inclusion
 from imixs_archive.ledger.sequencer import Sequencer
 from imixs_archive.ledger.tree import read_tree
 from imixs_archive.ledger.verify import verify_ledger
@@ -186,3 +192,68 @@ def test_a_witness_refuses_a_fork_and_the_ledger_stops(
     out = capsys.readouterr().out
     assert "cosigned by 0 of the 1 witnesses (none); 1 required" in out
     assert f"witness {witness.name} refuses" in out
+
+
+def _doc_blocks() -> tuple[str, str]:
+    """The shell and Python blocks of docs/ledger.md's auditor's check."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "ledger.md").read_text()
+    section = text.split("## The auditor's check with standard tools", 1)[1].split("\n## ")[0]
+    [shell] = re.findall(r"```sh\n(.*?)```", section, re.S)
+    [python] = re.findall(r"```python\n(.*?)```", section, re.S)
+    return shell, python
+
+
+@needs_witness
+def test_the_auditors_check_in_the_docs_holds_and_catches_a_change(
+    archive: Archive, tmp_path: Path, witness: RunningWitness
+) -> None:
+    """docs/ledger.md's check with OpenSSL, a shell and Python, run as written on a real
+    checkpoint cosigned by the real witness and a real proof: it passes; a changed
+    checkpoint or a forged cosignature fails it."""
+    if shutil.which("openssl") is None:
+        pytest.fail("openssl is needed for the auditor's check (Debian: apt-get install openssl)")
+    settings = _settings(tmp_path, witness)
+    for step in range(5):
+        archive.store(make_snapshot(step))
+    with Sequencer(archive, settings) as sequencer:
+        sequencer.drain(checkpoint=True)
+        proof = inclusion(archive, sequencer, str(make_snapshot(3).get_first("$uniqueid")))
+    audit = tmp_path / "audit"
+    audit.mkdir()
+    (audit / "checkpoint.txt").write_text(proof["checkpoint"])
+    (audit / "ledger.pub").write_text(load_signer(key_path(settings)).vkey() + "\n")  # type: ignore[union-attr]
+    (audit / "witness.pub").write_text(witness.vkey + "\n")
+    (audit / "proof.json").write_text(json.dumps(proof))
+    shell, python = _doc_blocks()
+    (audit / "check.sh").write_text(shell)
+    (audit / "fold.py").write_text(python)
+
+    def check() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["bash", "-eu", "check.sh"], cwd=audit, capture_output=True, text=True, check=False
+        )
+
+    done = check()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("Signature Verified Successfully") == 2
+    folded = subprocess.run(
+        [sys.executable, "fold.py", "proof.json"], cwd=audit, capture_output=True, text=True
+    )
+    root = proof["checkpoint"].split("\n")[2]
+    assert folded.stdout.strip() == root
+    changed = proof["checkpoint"].replace("\n5\n", "\n4\n", 1)
+    (audit / "checkpoint.txt").write_text(changed)
+    assert check().returncode != 0
+    lines = proof["checkpoint"].rstrip("\n").split("\n")
+    blob = bytearray(base64.b64decode(lines[-1].split(" ")[2]))
+    blob[5] ^= 1  # the cosignature's time
+    lines[-1] = " ".join([*lines[-1].split(" ")[:2], base64.b64encode(blob).decode()])
+    (audit / "checkpoint.txt").write_text("\n".join(lines) + "\n")
+    forged = check()
+    assert forged.returncode != 0 and forged.stdout.count("Verified Successfully") == 1
+    proof["index"] = 2
+    (audit / "proof.json").write_text(json.dumps(proof))
+    refolded = subprocess.run(
+        [sys.executable, "fold.py", "proof.json"], cwd=audit, capture_output=True, text=True
+    )
+    assert refolded.stdout.strip() != root
