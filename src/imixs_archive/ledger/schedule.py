@@ -107,6 +107,7 @@ def ledger_status(archive: Archive, schedule: LedgerSchedule | None) -> dict[str
         "checkpoint_size": tree.checkpoint_size if tree is not None else None,
         "checkpoint_at": tree.checkpoint_at or None if tree is not None else None,
         "last_verify": last_verify(archive),
+        "stopped": refused(archive.ledger) or None,
     }
     if schedule is not None:
         status["signs_here"] = sequencer is not None and sequencer.can_sign(tree)
