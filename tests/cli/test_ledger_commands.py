@@ -20,7 +20,7 @@ from imixs_archive.ledger.tree import read_tree
 from imixs_archive.storage.model import ARCHIVE_LEDGER_QUEUE, SNAPSHOTS
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.tlog.note import Checkpoint, generate_signer
-from support.snapshots import make_snapshot
+from support.snapshots import make_snapshot, store_steps
 
 
 def _sid(step: int) -> str:
@@ -183,9 +183,7 @@ def test_a_store_put_back_and_grown_is_refused_until_a_new_log_is_started(
     monkeypatch.setenv("ARCHIVE_LEDGER_ORIGIN", "archive.example.com/invoices")
 
     def grow(steps: range) -> None:
-        with SQLiteBackend(data) as backend, Archive(backend) as archive:
-            for step in steps:
-                archive.store(make_snapshot(step))
+        store_steps(data, steps)
 
     grow(range(3))
     assert main(["ledger", "checkpoint"]) == 0

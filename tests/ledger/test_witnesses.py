@@ -29,7 +29,7 @@ from imixs_archive.ledger.verify import verify_ledger
 from imixs_archive.ledger.witnesses import parse_witnesses
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.tlog.cosignature import CosignatureVerifier, cosigned_by
-from support.snapshots import make_snapshot
+from support.snapshots import make_snapshot, store_steps
 from support.witness import RunningWitness, needs_witness, running_witness
 
 ORIGIN = "archive.example.com/witnessed"
@@ -138,9 +138,7 @@ def test_a_witness_refuses_a_fork_and_the_ledger_stops(
     monkeypatch.setenv("ARCHIVE_LEDGER_WITNESSES", witness.setting())
 
     def grow(steps: range) -> None:
-        with SQLiteBackend(data) as backend, Archive(backend) as archive:
-            for step in steps:
-                archive.store(make_snapshot(step))
+        store_steps(data, steps)
 
     grow(range(3))
     assert main(["ledger", "checkpoint"]) == 0
