@@ -88,7 +88,17 @@ def start_new_log(archive: Archive, settings: Settings, origin: str, reason: str
         sequencer.release()
     with Sequencer(archive, settings) as fresh:
         note, _notes = sign_now(fresh)
-    return NewLog(origin, signer.vkey(), state.origin, state.size, note)
+    step = _step(books, origin) or {}  # a rerun: the head was turned already
+    size = step.get("previous_size", state.size)
+    previous = str(step.get("previous_origin", state.origin))
+    return NewLog(origin, signer.vkey(), previous, size if isinstance(size, int) else 0, note)
+
+
+def _step(books: LedgerBooks, origin: str) -> dict[str, object] | None:
+    """The recorded step that started the log ``origin``."""
+    text = books.book(NEW_LOGS)
+    steps: list[dict[str, object]] = json.loads(text) if text else []
+    return next((s for s in steps if s.get("origin") == origin), None)
 
 
 def _ours(settings: Settings, state: TreeState) -> bool:
@@ -130,13 +140,15 @@ def _record(books: LedgerBooks, state: TreeState, origin: str, signer: Signer, w
         "refused": refused(books),
     }
     for _attempt in range(20):
+        if _step(books, origin) is not None:
+            break
         text = books.book(NEW_LOGS)
         steps = json.loads(text) if text else []
-        if any(s.get("origin") == origin for s in steps):
-            break
         updated = json.dumps([*steps, step], sort_keys=True)
-        done = books.open_book(NEW_LOGS, updated) is None if text is None else None
-        if done or (text is not None and books.turn_book(NEW_LOGS, text, updated)):
+        if text is None:
+            if books.open_book(NEW_LOGS, updated) is None:
+                break
+        elif books.turn_book(NEW_LOGS, text, updated):
             break
     log.warning(
         "ledger: a new log %s (key %s) starts from the %d entries of %s, by %s: %s",
