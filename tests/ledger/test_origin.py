@@ -5,12 +5,26 @@ other log."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
+from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import load_settings
 from imixs_archive.errors import ConfigError
-from imixs_archive.ledger.keys import check_origin, configured_origin, origin_of
+from imixs_archive.ledger.forks import signed_path
+from imixs_archive.ledger.keys import (
+    check_origin,
+    configured_origin,
+    create_signer,
+    key_path,
+    origin_of,
+)
+from imixs_archive.ledger.sequencer import Sequencer
+from imixs_archive.ledger.tree import read_tree
+from imixs_archive.ledger.verify import verify_ledger
+from imixs_archive.tlog.note import Checkpoint
+from support.snapshots import make_snapshot
 
 
 @pytest.mark.parametrize(
@@ -59,3 +73,29 @@ def test_a_made_up_origin_names_no_other_log(caplog: pytest.LogCaptureFixture) -
     assert re.fullmatch(r"imixs-archive\.invalid/[A-Za-z0-9.-]+/[0-9a-f]{8}", first)
     assert check_origin(first) == first
     assert "made-up origin" in caplog.text
+
+
+def test_a_ledger_started_before_keeps_its_origin_and_its_checkpoints_verify(
+    archive: Archive, tmp_path: Path
+) -> None:
+    """A ledger of the old default origin (``imixs-archive/<host>``, no longer accepted
+    for a new one), signed before the key kept its record: its checkpoint still verifies,
+    and it goes on signing under its origin, with the record made from then on."""
+    settings = load_settings({"ARCHIVE_DATA_DIR": str(tmp_path / "keys")})
+    create_signer(key_path(settings), "imixs-archive/vm")  # a key made by the old version
+    for step in range(3):
+        archive.store(make_snapshot(step))
+    with Sequencer(archive, settings) as sequencer:
+        sequencer.drain(checkpoint=True)
+    old = read_tree(archive.ledger)
+    assert old is not None and old.origin == "imixs-archive/vm"
+    signed_path(key_path(settings)).unlink()  # no record: signed before this version
+    report = verify_ledger(archive, settings)
+    assert report.ok, report.problems
+    assert "the ledger's last checkpoint: 3 entries" in report.checkpoints
+    archive.store(make_snapshot(3))
+    with Sequencer(archive, settings) as sequencer:
+        assert sequencer.drain(checkpoint=True).checkpoint == 4
+    record = signed_path(key_path(settings)).read_text().split("\n\n")[0] + "\n"
+    assert Checkpoint.parse(record).size == 4
+    assert verify_ledger(archive, settings, since=old.checkpoint).ok
