@@ -458,8 +458,15 @@ class Settings:
     ledger_origin: str = _setting(
         "ARCHIVE_LEDGER_ORIGIN",
         "",
-        "The name checkpoints carry for this archive's log (its origin line), fixed when the "
-        "ledger starts; empty: imixs-archive/ and the host name.",
+        "The name checkpoints carry for this archive's log (its origin line, a schema-less "
+        "URL such as archive.example.com/invoices), fixed when the ledger starts; empty: "
+        "the host and path of ARCHIVE_PUBLIC_URL (else ledger init asks for it).",
+    )
+    public_url: str = _setting(
+        "ARCHIVE_PUBLIC_URL",
+        "",
+        "The archive's public address (https://archive.example.com/invoices): names the "
+        "ledger's origin when ARCHIVE_LEDGER_ORIGIN is empty.",
     )
     ledger_checkpoint_entries: int = _setting(
         "ARCHIVE_LEDGER_CHECKPOINT_ENTRIES",
@@ -473,11 +480,31 @@ class Settings:
         "A signed checkpoint at least this often while the log grows.",
         _seconds,
     )
-    ledger_witness_dir: str = _setting(
-        "ARCHIVE_LEDGER_WITNESS_DIR",
+    ledger_checkpoint_dir: str = _setting(
+        "ARCHIVE_LEDGER_CHECKPOINT_DIR",
         "",
         "Folder (e.g. a WORM mount) every checkpoint is also written to, as a new file, with "
         "the public key; ledger verify checks the log against the newest there.",
+    )
+    ledger_witness_dir: str = _setting(
+        "ARCHIVE_LEDGER_WITNESS_DIR",
+        "",
+        "The old name of ARCHIVE_LEDGER_CHECKPOINT_DIR (read when that is empty): the folder "
+        "is written by the archive itself, it is no witness.",
+    )
+    ledger_witnesses: str = _setting(
+        "ARCHIVE_LEDGER_WITNESSES",
+        "",
+        "Witnesses (C2SP tlog-witness, run by others) each new checkpoint is sent to with its "
+        "consistency proof, for their cosignatures: a comma list of 'URL VKEY' (the "
+        "witness's address and its cosignature key); empty: none.",
+    )
+    ledger_witness_quorum: int = _setting(
+        "ARCHIVE_LEDGER_WITNESS_QUORUM",
+        0,
+        "Cosignatures of the configured witnesses that ledger verify requires on the "
+        "ledger's last checkpoint (k of n); 0: none required.",
+        _count,
     )
     ledger_interval: float = _setting(
         "ARCHIVE_LEDGER_INTERVAL",
