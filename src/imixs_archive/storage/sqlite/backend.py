@@ -62,9 +62,9 @@ from imixs_archive.errors import (
     StoreUnavailableError,
 )
 from imixs_archive.storage import packing
-from imixs_archive.storage.base import Backend, Position, Row
+from imixs_archive.storage.base import Backend, Compaction, Position, Row
 from imixs_archive.storage.model import TABLES, ColumnType, Table
-from imixs_archive.storage.sqlite import engine
+from imixs_archive.storage.sqlite import compact, engine
 from imixs_archive.storage.sqlite import statements as sql
 from imixs_archive.storage.sqlite.store_file import (
     LogGuard,
@@ -774,6 +774,31 @@ class SQLiteBackend(Backend):
 
     def copy_to(self, folder: Path) -> Path:
         return copy_store(self.path, folder)
+
+    def compact(self, *, min_free: int = 0) -> Compaction:
+        """VACUUM beside other processes (``compact.py``): nothing written when the file
+        has no free page."""
+        if self.read_only:
+            self._refuse_read_only("compact the store")
+        connection = self._connection()
+        with self._errors("compact the store"):
+            pages = compact.pages_of(connection)
+        before, log_before = compact.file_sizes(self.path)
+        found = Compaction(before, before, log_before, pages.free * pages.size)
+        if not pages.free:
+            return found
+        compact.check_room(self.path, pages, min_free)
+        if not self._writer.acquire(timeout=self.tuning.busy_timeout):
+            raise self._busy("compact the store")
+        try:
+            with self._errors("compact the store"):
+                if self._log is not None:
+                    self._log.before_commit(deferred=False)
+                found.merged = compact.vacuum(connection)
+        finally:
+            self._writer.release()
+        found.after_bytes, found.log_bytes = compact.file_sizes(self.path)
+        return found
 
     def close(self) -> None:
         """Merge the log into the database where it can (``store_file.LogGuard.merge``),
