@@ -6,6 +6,7 @@ its 0 (issue 46, item 6). The names are read from the deploy files."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import httpx
@@ -35,3 +36,8 @@ def test_a_fresh_serve_exposes_every_metric_the_rules_and_the_dashboard_name(
     named = _named()
     assert len(named) > 30
     assert named <= families(samples), sorted(named - families(samples))
+    # Prometheus gives every series of a target the labels job and instance: one the
+    # service exposes itself is renamed exported_job (honor_labels off), and a rule or
+    # panel matching job="backup" never matches (imixs_archive_job_failed had one)
+    labels = set(re.findall(r'[{,]([a-z_]+)="', samples))
+    assert labels and not labels & {"job", "instance"}, sorted(labels)

@@ -59,7 +59,7 @@ def test_a_verify_and_a_backup_of_the_command_show_beside_and_after(tmp_path: Pa
         page, text, _jobs = _seen(live)
         assert _cell(page, "verify") == "none recorded"
         assert value(text, "imixs_archive_verify_problems") == 0
-        assert value(text, 'imixs_archive_job_failed{job="backup"}') == 0
+        assert value(text, 'imixs_archive_job_failed{job_name="backup"}') == 0
         # beside the running serve, as cron runs them
         assert main(["verify", "--data-dir", str(store)]) == 0
         assert main(["backup", str(tmp_path / "bk"), "--data-dir", str(store)]) == 0
@@ -72,7 +72,7 @@ def test_a_verify_and_a_backup_of_the_command_show_beside_and_after(tmp_path: Pa
     assert backup.startswith("finished: 3 written, 0 already current, 0 failed, to "), backup
     assert "(by a command on " in backup, backup
     assert value(text, "imixs_archive_verify_problems") == 0
-    assert value(text, 'imixs_archive_job_failed{job="backup"}') == 0
+    assert value(text, 'imixs_archive_job_failed{job_name="backup"}') == 0
     assert jobs["verify"]["state"] == "not_run"  # this process ran none ...
     last = jobs["verify"]["last"]  # ... and the store's record says what ran
     assert isinstance(last, dict) and last["ok"] and last["result"]["snapshots"] == 3
@@ -83,7 +83,7 @@ def test_a_verify_and_a_backup_of_the_command_show_beside_and_after(tmp_path: Pa
     for later in _serve(store):
         page, text, _jobs = _seen(later)
     assert _cell(page, "verify").startswith("checked 3 of 3 snapshots, ")
-    assert value(text, 'imixs_archive_job_failed{job="backup"}') == 1
+    assert value(text, 'imixs_archive_job_failed{job_name="backup"}') == 1
     assert _cell(page, "backup").startswith("failed: ")
 
 
@@ -96,5 +96,5 @@ def test_a_verify_finding_problems_raises_the_gauge_of_every_serve(
         assert main(["verify", "--data-dir", str(store)]) == 5
         _page, text, _jobs = _seen(live)
         assert value(text, "imixs_archive_verify_problems") >= 1
-        assert 'imixs_archive_job_failed{job="verify"} 0.0' in text  # found, not failed
+        assert 'imixs_archive_job_failed{job_name="verify"} 0.0' in text  # found, not failed
     assert "PROBLEM" in capsys.readouterr().out

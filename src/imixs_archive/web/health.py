@@ -345,9 +345,9 @@ def _job_gauges(svc: Services, store_ok: bool) -> Iterator[Gauge]:
     for name in JOB_NAMES:
         status = latest(svc.jobs, svc.archive, name) if store_ok else svc.jobs.status(name)
         running = float(status is not None and status.active)
-        yield ("job_running", "1 while the job runs.", running, {"job": name})
+        yield ("job_running", "1 while the job runs.", running, {"job_name": name})
         failed = float(status is not None and status.state == JobState.FAILED)
-        yield ("job_failed", "1 when the job's last run failed.", failed, {"job": name})
+        yield ("job_failed", "1 when the job's last run failed.", failed, {"job_name": name})
         if name == "verify" and status is not None:
             found = status.result.get("problem_count")
             problems = float(found) if isinstance(found, int) else 0.0
