@@ -5,10 +5,12 @@ whose nodes compact their own files says so (issue 46, item 6)."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -123,3 +125,22 @@ def test_a_store_that_compacts_itself_says_so(backend: Backend) -> None:
         return
     with pytest.raises(ConfigError, match="nodetool compact"):
         backend.compact()
+
+
+def test_compact_refuses_without_room_for_a_copy_and_changes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = tmp_path / "store"
+    _fill(store)
+    before = _size(store)
+    real = shutil.disk_usage
+
+    def little_room(path: os.PathLike[str] | str) -> Any:
+        found = real(path)
+        return type(found)(found.total, found.used, 1_000_000)  # a disk nearly full
+
+    monkeypatch.setattr("imixs_archive.storage.sqlite.compact.shutil.disk_usage", little_room)
+    assert main(["compact", "--data-dir", str(store)]) == 6
+    err = capsys.readouterr().err
+    assert "compacting needs" in err and "SQLITE_TMPDIR" in err and len(err.splitlines()) == 1
+    assert _size(store) == before
