@@ -187,6 +187,7 @@ READERS = [
     ["stats"],
     ["verify"],
     ["gc"],
+    ["compact"],
     ["backup", "{tmp}/backup"],
     ["restore", "--snapshot", "270e3a6d-a0e4-4875-89f1-3b418859abe5-1700000000000"],
     ["export", "--to", "{tmp}/copy"],

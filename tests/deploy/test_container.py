@@ -50,3 +50,26 @@ def test_the_compose_file_starts_the_archive_after_a_healthy_cassandra() -> None
     assert archive["depends_on"]["cassandra"]["condition"] == "service_healthy"
     assert archive["environment"]["ARCHIVE_CLUSTER_CONTACTPOINTS"] == "cassandra:9042"
     assert "healthcheck" in compose["services"]["cassandra"]
+
+
+def test_every_archive_of_the_compose_file_keeps_its_data_folder_in_a_volume() -> None:
+    """/data holds the ledger's signing key (and the embedded store, without Cassandra):
+    recreating a container without a volume there lost it for good (issue 46, item 7)."""
+    env = dict(
+        pair.split("=", 1) for pair in dict(instructions())["ENV"].replace("\\", " ").split()
+    )
+    data = env["ARCHIVE_DATA_DIR"]
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    archives = {
+        name: service
+        for name, service in compose["services"].items()
+        if service.get("image", "").startswith("imixs-archive")
+    }
+    assert set(archives) == {"archive", "archive3"}
+    kept = []
+    for name, service in archives.items():
+        mounts = dict(volume.split(":", 1) for volume in service.get("volumes", []))
+        named = [source for source, target in mounts.items() if data.startswith(target)]
+        assert named and named[0] in compose["volumes"], (name, mounts)
+        kept.append(named[0])
+    assert len(set(kept)) == len(kept)  # each its own: two ledgers, two keys

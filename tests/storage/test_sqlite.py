@@ -876,3 +876,17 @@ def test_a_cell_a_damaged_page_left_unreadable_is_an_integrity_error(tmp_path: P
             raw.execute("UPDATE snapshots_by_modified SET modified = 'x7\x01'")
         with pytest.raises(DamagedRowError, match="the row is damaged"):
             list(store.scan(SNAPSHOTS_BY_MODIFIED))
+
+
+def test_the_write_ahead_log_stays_near_its_bound_under_small_commits(tmp_path: Path) -> None:
+    """Small commits, each writing a whole 32 KiB page, grew the log to SQLite's 1000
+    pages (32 MB) beside a store of a few KiB before it was merged and begun again (issue
+    46): it is merged at ``wal_bytes`` and stays near that size."""
+    backend = SQLiteBackend(tmp_path)
+    wal = Path(f"{backend.path}-wal")
+    largest = 0
+    for n in range(1500):  # 1500 commits of a page or two: 48 MB of log unmerged
+        backend.put(SNAPSHOTS_BY_UNIQUEID, [{"uniqueid": f"u{n % 7}", "snapshot": f"s{n}"}])
+        largest = max(largest, wal.stat().st_size)
+    backend.close()
+    assert largest <= Tuning().wal_bytes + 3 * Tuning().page_size, largest

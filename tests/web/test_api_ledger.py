@@ -190,8 +190,11 @@ def test_the_ledger_before_anything_is_logged(ledger_live: LiveServer) -> None:
     }
     assert "no signed checkpoint yet" in str(assert_problem(missing, 404)["message"])
     assert _gauge(metrics, "ledger_entries") == 0
-    assert _gauge(metrics, "ledger_checkpoint_entries") is None
-    assert _gauge(metrics, "ledger_verify_problems") is None
+    # at 0 before the first checkpoint and verify: a series from the first scrape (issue 46)
+    assert _gauge(metrics, "ledger_checkpoint_entries") == 0
+    assert _gauge(metrics, "ledger_checkpoint_seconds") == 0
+    assert _gauge(metrics, "ledger_verify_problems") == 0
+    assert _gauge(metrics, "ledger_verify_seconds") is None
     assert page.status_code == 200
     assert "Not started yet" in _ledger_card(page.text)
     assert read_tree(ledger_live.archive.ledger) is None  # a look did not start it

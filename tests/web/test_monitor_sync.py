@@ -60,7 +60,9 @@ def test_the_wait_for_the_first_round_is_said_with_the_seconds_left(waiting: Liv
     with waiting.client("reader") as client:
         metrics = client.get("/metrics")
         assert metrics.status_code == 200 and "imixs_archive_sync_events" in metrics.text
-        assert "sync_event_lag_seconds" not in metrics.text
+        # at 0 until a round read the event log: a panel shows 0, not "no data" (issue 46)
+        assert "\nimixs_archive_sync_event_lag_seconds 0.0\n" in metrics.text
+        assert "\nimixs_archive_sync_pending_events 0.0\n" in metrics.text
 
 
 def test_events_left_in_the_event_log_are_shown_pending(

@@ -67,6 +67,7 @@ from imixs_archive.archive.instance_runs import (
     open_instance_run,
     run_over_instances,
 )
+from imixs_archive.archive.last_runs import LastRuns
 from imixs_archive.archive.read_gate import DEFAULT_LIMIT as DEFAULT_READ_MEMORY
 from imixs_archive.archive.read_gate import ReadGate
 from imixs_archive.archive.rebuild import rebuild_range
@@ -204,6 +205,8 @@ class Archive:
         """The service state ('0' row): the sync point, restore.*, resync.*."""
         self.sync_records = SyncRecords(backend)
         """The sync's books: claims, failures, gone snapshots, catch-up, counters."""
+        self.runs = LastRuns(backend)
+        """The last run of ``verify`` and ``backup``, whichever process ran it."""
         self.max_ingest = gc_grace / 2
         self._days_indexed: set[dt.date] = set()
         """Days whose ``archive_modified_days`` row this process wrote (rows never removed):

@@ -1,6 +1,6 @@
 """What the store says of itself, and the few things asked of it whole (``Archive.storage``):
-its kind, its description and findings, a copy of it, a bulk load made durable at its end.
-Nothing here reads or writes a table."""
+its kind, its description and findings, a copy of it, its compaction, a bulk load made
+durable at its end. Nothing here reads or writes a table."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from imixs_archive.storage.base import Backend
+from imixs_archive.storage.base import Backend, Compaction
 
 
 class StoreDoor:
@@ -52,6 +52,10 @@ class StoreDoor:
         """A consistent copy of the whole store in ``folder``, taken while others write
         (``Backend.copy_to``); the path of the copy."""
         return self._backend.copy_to(folder)
+
+    def compact(self, *, min_free: int = 0) -> Compaction:
+        """Give the space of deleted rows back to the disk (``Backend.compact``)."""
+        return self._backend.compact(min_free=min_free)
 
     def durable_at_end(self) -> AbstractContextManager[None]:
         """A bulk load from input that stays where it is: what is stored in the block is

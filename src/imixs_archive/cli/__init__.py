@@ -39,7 +39,18 @@ COMMAND_MODULES = (  # in the order of the help
 )
 COMMANDS = {  # each command and the module registering it (a test holds them together)
     **dict.fromkeys(
-        ("import", "get", "file", "list", "delete", "verify", "copy-store", "gc", "stats"),
+        (
+            "import",
+            "get",
+            "file",
+            "list",
+            "delete",
+            "verify",
+            "copy-store",
+            "gc",
+            "compact",
+            "stats",
+        ),
         "archive_commands",
     ),
     **dict.fromkeys(("backup", "restore", "export"), "recovery_commands"),

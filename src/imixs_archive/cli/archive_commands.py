@@ -134,6 +134,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_gc, reads_only=True)
 
+    p = sub.add_parser(
+        "compact",
+        parents=[common],
+        help="give the space of deleted data back to the disk (the embedded store)",
+        description="SQLite keeps the pages of deleted rows (snapshots deleted, and the files "
+        "and pieces gc removed) for new rows: the file never shrinks. This rewrites it "
+        "without them, beside other processes (writers wait for it; readers go on). It "
+        "needs free disk for a copy of what is stored, beside the store and in SQLite's "
+        "temporary folder (SQLITE_TMPDIR). Run gc first. On Cassandra the nodes compact "
+        "their own files (nodetool).",
+    )
+    p.add_argument("--json", action="store_true", help="what it did as JSON")
+    p.set_defaults(handler=cmd_compact, reads_only=True)
+
     p = sub.add_parser("stats", parents=[common], help="what the archive holds")
     p.add_argument("--json", action="store_true")
     p.add_argument(
@@ -415,6 +429,27 @@ def _reconcile(args: argparse.Namespace, ctx: Context) -> int:
         print(f"  {name}: {before} -> {after}")
     if not report.drift:
         print("no drift: the kept figures matched the whole count")
+    return 0
+
+
+def cmd_compact(args: argparse.Namespace, ctx: Context) -> int:
+    done = ctx.archive.storage.compact(min_free=ctx.settings.min_free_mb * 2**20)
+    if args.json:
+        print(json.dumps(done.to_json(), indent=2))
+        return 0
+    if not done.free_bytes:
+        size = human_bytes(done.before_bytes)
+        print(f"nothing to compact: no free space in the store's file ({size})")
+        return 0
+    later = (
+        ""
+        if done.merged
+        else " (a reader kept the log from being merged: the file shrinks at the next checkpoint)"
+    )
+    print(
+        f"compacted: {human_bytes(done.before_bytes)} -> {human_bytes(done.after_bytes)}, "
+        f"{human_bytes(done.free_bytes)} of free space given back{later}"
+    )
     return 0
 
 

@@ -104,6 +104,10 @@ oldest unfinished one: an entry a writer whose clock ran more than the five minu
 behind queued is logged late, not lost."""
 ROUND_ENTRIES = 5000
 """Queued entries one round reads at most (whole minutes: it may read more)."""
+HEAD_SLACK_SLOTS = 30
+"""Minutes the head's ``queue_from`` may trail the queue's window before a round with
+nothing else to write moves it: an idle ledger writes its head every half hour, not every
+minute, and a round reads at most this many empty minutes more."""
 
 
 @dataclass
@@ -270,6 +274,8 @@ class Sequencer:
             holder, until = "", 0  # damaged: taken over
         if holder != self.holder and until > now:
             return holder
+        if holder == self.holder and until - now > LEASE_MS // 2:
+            return ""  # held for long enough still: not written again each round
         if self.books.turn_book(LEASE, text, mine) or self.books.book(LEASE) == mine:
             return ""  # (the second: our own write, answered as failed, as for the head)
         return "another process (it took the lease just now)"
@@ -318,6 +324,10 @@ class Sequencer:
         default ``ROUND_ENTRIES``)."""
         with self._lock:
             report = RoundReport()
+            quiet = None if checkpoint else self._quiet()
+            if quiet is not None:
+                report.size = quiet.size
+                return report
             holder = self._take_lease()
             if holder:
                 report.busy = f"{holder} sequences the ledger"
@@ -419,6 +429,8 @@ class Sequencer:
             )
             new_state = dataclasses.replace(state.grown(frontier), queue_from=resume)
             new_state, note = self._maybe_checkpoint(state, new_state, now, checkpoint)
+            if _only_trails(state, new_state):
+                new_state = state
             new_text = new_state.encode()
             moved = new_text == text or books.turn_book(TREE, text, new_text)
             if not moved and books.book(TREE) != new_text:  # not our own write, answered as failed
@@ -588,6 +600,27 @@ class Sequencer:
             return refused
         return ""
 
+    def _quiet(self) -> TreeState | None:
+        """The head when a round has nothing to write now (read without the lease: reads
+        only): this process's first round and the whole queue's pass are done, nothing is past
+        the head or queued, no checkpoint can be due and the head does not trail the
+        queue's window by ``HEAD_SLACK_SLOTS``. An idle ``serve`` then writes nothing."""
+        now = now_ms()
+        if not self._recorded or now - self._last_full_pass >= FULL_PASS_MS:
+            return None
+        state = self.tree()
+        if state is None:
+            return None
+        now_slot = now // 60_000
+        if now_slot - BEHIND_SLOTS - state.queue_from >= HEAD_SLACK_SLOTS:
+            return None
+        if self.signer is not None and state.size != state.checkpoint_size:
+            return None  # entries not signed yet: a checkpoint may be due
+        if next(iter(self.books.entries(start=state.size)), None) is not None:
+            return None
+        window = read_window(self.books, state.queue_from, now_slot + 1, 1)
+        return state if not window.pending and not window.cut else None
+
     def _maybe_checkpoint(
         self, old: TreeState, new: TreeState, now: int, wanted: bool
     ) -> tuple[TreeState, str | None]:
@@ -714,3 +747,13 @@ def _checked(idx: int, text: str, leaf: bytes) -> Entry:
         return Entry.decode(text)
     except ValueError as exc:
         raise IntegrityError(f"ledger entry {idx} is not an entry: {exc}") from None
+
+
+def _only_trails(old: TreeState, new: TreeState) -> bool:
+    """Whether ``new`` only moves ``old``'s ``queue_from`` forward, by less than
+    ``HEAD_SLACK_SLOTS``: a head not worth a write (the next round reads a few empty
+    minutes more)."""
+    moved = new.queue_from - old.queue_from
+    return (
+        0 < moved < HEAD_SLACK_SLOTS and dataclasses.replace(new, queue_from=old.queue_from) == old
+    )

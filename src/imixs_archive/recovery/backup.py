@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain, islice
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypedDict, Unpack
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import origin_id, snapshot_order
@@ -43,6 +43,8 @@ from imixs_archive.document.xml_reader import discard_files, iter_xml_documents
 from imixs_archive.errors import ArchiveError, ConfigError, IntegrityError, NotFoundError
 from imixs_archive.recovery.backup_book import BackupBook, BackupSummary, Tally
 from imixs_archive.recovery.durable_files import Placed, Placer, existing_ancestor
+from imixs_archive.services.job_runs import Outcome, recorded
+from imixs_archive.services.jobs import MAX_LISTED
 from imixs_archive.services.workers import Send, Spread, run_in_workers
 
 MANIFEST = ".imixs-archive-backup"
@@ -105,6 +107,39 @@ def _inside(root: Path, *parts: str) -> Path:
 
 
 def backup(
+    archive: Archive,
+    root: Path,
+    **asked: Unpack[BackupAsked],
+) -> BackupSummary:
+    """:func:`backup_folder`, recorded as the last backup (``services/job_runs.py``)."""
+    with recorded(archive, "backup") as outcome:
+        summary = backup_folder(archive, root, **asked)
+        record_outcome(outcome, summary, str(root))
+    return summary
+
+
+def record_outcome(outcome: Outcome, summary: BackupSummary, target: str) -> None:
+    """What a backup's record keeps of it."""
+    outcome.ok = summary.failed == 0
+    outcome.message = summary.words(target)
+    outcome.result = summary.result(target, MAX_LISTED)
+
+
+class BackupAsked(TypedDict, total=False):
+    """The keywords of :func:`backup_folder`."""
+
+    first: dt.date | None
+    last: dt.date | None
+    tz: dt.tzinfo
+    all_snapshots: bool
+    on_snapshot: Callable[[str], None] | None
+    spread: Spread | None
+    part: int
+    parts: int
+    restart: bool
+
+
+def backup_folder(
     archive: Archive,
     root: Path,
     *,

@@ -54,6 +54,19 @@ class BackupSummary:
         counts = {name: getattr(self, name) for name in _COUNTS}
         return {**counts, "failures": self.failures[:LISTED]}
 
+    def words(self, target: str) -> str:
+        """The run's final message."""
+        return (
+            f"{self.written} written, {self.current} already current, {self.failed} failed, "
+            f"to {target}"
+        )
+
+    def result(self, target: str, listed: int) -> dict[str, Any]:
+        """What the run did, as a job's result and the store's record keep it (the first
+        ``listed`` failures)."""
+        counts = {name: getattr(self, name) for name in _COUNTS if name != "corrupt"}
+        return {"target": target, **counts, "failures": self.failures[:listed]}
+
     @classmethod
     def restored(cls, saved: dict[str, Any]) -> BackupSummary:
         found = cls()

@@ -22,7 +22,7 @@ from imixs_archive.config import Settings
 from imixs_archive.document.xml_reader import iter_xml_documents
 from imixs_archive.document.xml_writer import iter_xml
 from imixs_archive.errors import ArchiveError, DocumentError, TargetUnavailableError
-from imixs_archive.recovery.backup import backup_path, newest_per_instance
+from imixs_archive.recovery.backup import backup_path, newest_per_instance, record_outcome
 from imixs_archive.recovery.backup_book import BackupSummary
 from imixs_archive.recovery.ftps import FtpsLocation, FtpsTarget
 from imixs_archive.recovery.restore_files import (
@@ -30,6 +30,7 @@ from imixs_archive.recovery.restore_files import (
     restore_stream,
     spooled_files,
 )
+from imixs_archive.services.job_runs import recorded
 from imixs_archive.timezones import zone
 from imixs_archive.workflow.client import WorkflowClient
 
@@ -119,9 +120,10 @@ def backup_to_location(
     on_snapshot: Callable[[str], None] | None = None,
 ) -> BackupSummary:
     """:func:`backup_to_ftps` into the FTPS target at ``location``, the days in the time
-    zone of the settings (``backup ftps://...`` and the API's FTPS backup job)."""
-    with FtpsTarget(location) as target:
-        return backup_to_ftps(
+    zone of the settings (``backup ftps://...`` and the API's FTPS backup job), recorded
+    as the last backup (``services/job_runs.py``)."""
+    with recorded(archive, "backup") as outcome, FtpsTarget(location) as target:
+        summary = backup_to_ftps(
             archive,
             target,
             first=first,
@@ -130,6 +132,8 @@ def backup_to_location(
             overwrite=overwrite,
             on_snapshot=on_snapshot,
         )
+        record_outcome(outcome, summary, str(location))
+    return summary
 
 
 def restore_from_ftps(

@@ -39,6 +39,9 @@ class JobState(StrEnum):
 
 ACTIVE = (JobState.RUNNING, JobState.STOPPING)
 
+JOB_NAMES = ("verify", "backup", "resync", "restore", "ledger-verify")
+"""The jobs ``serve`` runs (``/api/jobs/{name}``; any other name is a 404)."""
+
 
 class JobBusyError(BusyError):
     """A job of that name is already running (the web app answers 409 Conflict)."""
@@ -177,6 +180,7 @@ class JobRunner:
         return job.snapshot()
 
     def _run(self, job: Job, function: JobFunction) -> None:
+        _thread.job = job.name
         try:
             message = function(job)
         except JobStoppedError as exc:
@@ -233,6 +237,14 @@ class JobRunner:
         for thread in threads.values():
             thread.join(max(0.0, deadline - time.monotonic()))
         return [name for name, thread in threads.items() if thread.is_alive()]
+
+
+_thread = threading.local()
+
+
+def in_job() -> bool:
+    """Whether the calling thread runs a job of a :class:`JobRunner` (``serve``'s)."""
+    return getattr(_thread, "job", None) is not None
 
 
 def _now() -> dt.datetime:

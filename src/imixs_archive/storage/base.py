@@ -13,11 +13,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, TypedDict
 
 from imixs_archive.errors import ConfigError
+from imixs_archive.jsonable import Jsonable
 from imixs_archive.storage.model import Table
 
 Row = dict[str, Any]
@@ -35,6 +37,20 @@ class ScanOptions(TypedDict, total=False):
     descending: bool
     limit: int | None
     columns: Sequence[str] | None
+
+
+@dataclass
+class Compaction(Jsonable):
+    """What ``compact`` did: the sizes of the database file and its log, before and
+    after, in bytes; ``free_bytes``: the free pages found."""
+
+    before_bytes: int
+    after_bytes: int
+    log_bytes: int
+    free_bytes: int
+    merged: bool = True
+    """False when a reader kept the log from being merged into the database right away:
+    the file shrinks at the next checkpoint."""
 
 
 class Backend(ABC):
@@ -191,6 +207,18 @@ class Backend(ABC):
         raise ConfigError(
             f"a {self.name} store is not copied by the archive: use the store's own tools "
             "(Cassandra: nodetool snapshot on every node, docs/cassandra.md)"
+        )
+
+    def compact(self, *, min_free: int = 0) -> Compaction:
+        """Give the space of deleted rows back to the disk (``imixs-archive compact``),
+        beside other processes; ``min_free``: bytes the store's disk keeps free besides
+        what it needs. A store whose servers compact their own files answers why and what
+        to use instead."""
+        raise ConfigError(
+            f"a {self.name} store is not compacted by the archive: its nodes compact their "
+            "files themselves, and drop deleted rows once gc_grace_seconds passed; "
+            "`nodetool compact` or `nodetool garbagecollect` on each node hurry that "
+            "(docs/cassandra.md)"
         )
 
     def findings(self) -> list[str]:

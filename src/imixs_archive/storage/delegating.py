@@ -9,7 +9,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Unpack
 
-from imixs_archive.storage.base import Backend, Position, Row, ScanOptions
+from imixs_archive.storage.base import Backend, Compaction, Position, Row, ScanOptions
 from imixs_archive.storage.model import Table
 
 
@@ -92,6 +92,9 @@ class DelegatingBackend(Backend):
 
     def copy_to(self, folder: Path) -> Path:
         return self.inner.copy_to(folder)
+
+    def compact(self, *, min_free: int = 0) -> Compaction:
+        return self.inner.compact(min_free=min_free)
 
     def file_problems(self, table: str | None = None, *, full: bool = False) -> list[str]:
         return self.inner.file_problems(table, full=full)

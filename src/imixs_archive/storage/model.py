@@ -730,7 +730,8 @@ ARCHIVE_CHECKS = Table(
     "part, until when), for `verify`, `gc` (`gc-dry-run`), `retention` "
     "(`retention-preview`), `backup.<hash>` and `export-table.<hash>`; and the scrub's "
     "`scrub` (its place in each table, what it covered when, its findings) and "
-    "`scrub-lease` (`archive/part_runs.py`, `archive/scrub.py`)",
+    "`scrub-lease` (`archive/part_runs.py`, `archive/scrub.py`); `last-run.verify` and "
+    "`last-run.backup`, the last run of each, whichever process ran it (`archive/last_runs.py`)",
     java=False,
     kept_by_readers=True,
 )

@@ -9,13 +9,14 @@ from typing import Any
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
-from imixs_archive.errors import NotFoundError
+from imixs_archive.errors import ArchiveError, NotFoundError
 from imixs_archive.recovery.backup import backup
 from imixs_archive.recovery.backup_book import BackupSummary
 from imixs_archive.recovery.backup_ftps import backup_to_location
 from imixs_archive.recovery.ftps import FtpsLocation
-from imixs_archive.services.checks import verify_once
-from imixs_archive.services.jobs import MAX_LISTED, Job
+from imixs_archive.services.checks import verify_once, verify_result, verify_words
+from imixs_archive.services.job_runs import RECORDED
+from imixs_archive.services.jobs import JOB_NAMES, MAX_LISTED, Job
 from imixs_archive.sync.jobs import resync_job
 from imixs_archive.sync.resync import request_cancel
 from imixs_archive.sync.status import dead_letters, retry_dead_letters
@@ -28,9 +29,6 @@ from imixs_archive.web.problems import PROBLEM_RESPONSES, BadRequestError
 
 router = APIRouter(prefix="/api", tags=["jobs"], responses=PROBLEM_RESPONSES)
 
-
-JOB_NAMES = ("verify", "backup", "resync", "restore", "ledger-verify")
-"""The jobs this service runs (``/api/jobs/{name}``; any other name is a 404)."""
 
 NOT_RUN = "not_run"
 """The state of a job that has not run since the service started (runs are kept in
@@ -63,7 +61,13 @@ def job_status(svc: Services, name: str, last: dict[str, Any] | None = None) -> 
 
 
 def _status(svc: Services, name: str) -> dict[str, Any]:
-    return job_status(svc, name)
+    """:func:`job_status`, with ``last``: the last run the store recorded of a job it
+    records (``verify``, ``backup``: whichever process ran it)."""
+    try:
+        run = svc.archive.runs.get(name) if name in RECORDED else None
+    except ArchiveError:
+        run = None  # the store is down: this process's jobs all the same
+    return job_status(svc, name, last=run.to_json() if run is not None else None)
 
 
 @router.get(
@@ -75,7 +79,7 @@ def _status(svc: Services, name: str) -> dict[str, Any]:
 def list_jobs(svc: Svc, _who: Reader) -> list[dict[str, Any]]:
     """Every job this service runs, in the order of ``JOB_NAMES``; one that has not run
     since the service started has state ``not_run``."""
-    return [job_status(svc, name) for name in JOB_NAMES]
+    return [_status(svc, name) for name in JOB_NAMES]
 
 
 @router.get(
@@ -110,26 +114,9 @@ def verify_job(svc: Services) -> Any:
             job.add(**{stage: 1})
             job.check_stop()
 
-        report = verify_once(svc.archive, progress=tick)
-        job.set_result(
-            {
-                "ok": report.ok,
-                "snapshots": report.snapshots,
-                "files": report.files,
-                "pieces": report.pieces,
-                "unverified": report.unverified,
-                "sealed": report.sealed,
-                "problems": report.problems[:MAX_LISTED],
-                "warnings": report.warnings[:MAX_LISTED],
-                "problem_count": report.problem_count,
-                "warning_count": len(report.warnings) + report.unlisted_warnings,
-            }
-        )
-        verdict = "clean" if report.ok else f"{report.problem_count} problems"
-        return (
-            f"checked {report.snapshots} snapshots, {report.files} files, "
-            f"{report.pieces} pieces: {verdict}"
-        )
+        report = verify_once(svc.archive, progress=tick, record=True)
+        job.set_result(verify_result(report))
+        return verify_words(report)
 
     return run
 
@@ -226,20 +213,8 @@ def backup_job(svc: Services, request: BackupRequest) -> Any:
 
 def _finished(job: Job, summary: BackupSummary, target: str) -> str:
     """A backup's result, and its final message."""
-    job.set_result(
-        {
-            "target": target,
-            "written": summary.written,
-            "current": summary.current,
-            "failed": summary.failed,
-            "bytes_written": summary.bytes_written,
-            "failures": summary.failures[:MAX_LISTED],
-        }
-    )
-    return (
-        f"{summary.written} written, {summary.current} already current, "
-        f"{summary.failed} failed, to {target}"
-    )
+    job.set_result(summary.result(target, MAX_LISTED))
+    return summary.words(target)
 
 
 def ftps_backup_job(svc: Services, request: BackupRequest) -> Any:

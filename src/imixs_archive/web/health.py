@@ -24,7 +24,9 @@ from starlette.responses import JSONResponse, Response
 from imixs_archive import __version__
 from imixs_archive.errors import ArchiveError
 from imixs_archive.ledger.schedule import ledger_status
-from imixs_archive.services.jobs import JobState
+from imixs_archive.recovery.backup_events import OUTCOMES
+from imixs_archive.services.job_runs import latest
+from imixs_archive.services.jobs import JOB_NAMES, JobState
 from imixs_archive.sync.counters import REPORTED
 from imixs_archive.sync.status import dead_letters
 from imixs_archive.web.dependencies import Reader, Services, Svc
@@ -299,27 +301,12 @@ def scrape_gauges(svc: Services) -> Iterator[Gauge]:
         float(store_ok),
         {},
     )
-    if link is not None:
-        counters = link.sync.counters.as_dict()
-        for name in REPORTED:
-            help_text = "Sync loop counters of this process since it started."
-            yield ("sync_events", help_text, float(counters[name]), {"counter": name})
-        if int(counters["pending"]) >= 0:  # no lag to tell before the first round
-            lag = int(counters["lag_ms"]) / 1000
-            yield ("sync_event_lag_seconds", "Age of the oldest pending event.", lag, {})
-            pending = float(counters["pending"])
-            yield ("sync_pending_events", "Events the last round left in the log.", pending, {})
-        yield from _backup_gauges(link)
+    yield from _sync_gauges(link)
+    yield from _backup_gauges(link, svc.started)
     if store_ok:
         yield from _state_gauges(svc)
         yield from _store_gauges(svc)
-    for status in svc.jobs.statuses():
-        yield ("job_running", "1 while the job runs.", float(status.active), {"job": status.name})
-        failed = float(status.state == JobState.FAILED)
-        yield ("job_failed", "1 when the job's last run failed.", failed, {"job": status.name})
-        problems = status.result.get("problem_count") if status.name == "verify" else None
-        if isinstance(problems, int):
-            yield ("verify_problems", "Problems the last verify found.", problems, {})
+    yield from _job_gauges(svc, store_ok)
     yield from _disk_gauges(svc)
     if store_ok:
         yield from _ledger_gauges(svc)
@@ -337,6 +324,37 @@ def scrape_gauges(svc: Services) -> Iterator[Gauge]:
             yield ("archive_dedup_ratio", help_text, ratio, {})
 
 
+def _sync_gauges(link: WorkflowLink | None) -> Iterator[Gauge]:
+    """The sync loop's counters; all 0 where it does not run, and lag and pending 0 until
+    its first round read the event log (nothing known to wait)."""
+    counters = link.sync.counters.as_dict() if link is not None else {}
+    for name in REPORTED:
+        help_text = "Sync loop counters of this process since it started."
+        yield ("sync_events", help_text, float(counters.get(name, 0)), {"counter": name})
+    known = int(counters.get("pending", -1)) >= 0  # no lag to tell before the first round
+    lag = int(counters["lag_ms"]) / 1000 if known else 0.0
+    yield ("sync_event_lag_seconds", "Age of the oldest pending event (0: none known).", lag, {})
+    pending = float(counters["pending"]) if known else 0.0
+    yield ("sync_pending_events", "Events the last round left in the log.", pending, {})
+
+
+def _job_gauges(svc: Services, store_ok: bool) -> Iterator[Gauge]:
+    """Every job, 0 before its first run; ``verify`` and ``backup`` as the store recorded
+    their last run, whichever process ran it (a command from cron: ``job_runs.py``)."""
+    problems = 0.0
+    for name in JOB_NAMES:
+        status = latest(svc.jobs, svc.archive, name) if store_ok else svc.jobs.status(name)
+        running = float(status is not None and status.active)
+        yield ("job_running", "1 while the job runs.", running, {"job_name": name})
+        failed = float(status is not None and status.state == JobState.FAILED)
+        yield ("job_failed", "1 when the job's last run failed.", failed, {"job_name": name})
+        if name == "verify" and status is not None:
+            found = status.result.get("problem_count")
+            problems = float(found) if isinstance(found, int) else 0.0
+    help_text = "Problems the last verify found (0 before the first)."
+    yield ("verify_problems", help_text, problems, {})
+
+
 def _ledger_gauges(svc: Services) -> Iterator[Gauge]:
     """The ledger (docs/ledger.md): its size, its last checkpoint, its last verify."""
     try:
@@ -344,15 +362,16 @@ def _ledger_gauges(svc: Services) -> Iterator[Gauge]:
     except ArchiveError:
         return
     yield ("ledger_entries", "Entries in the ledger's log.", float(status["size"]), {})
-    if status["checkpoint_at"]:
-        at = status["checkpoint_at"] / 1000
-        yield ("ledger_checkpoint_seconds", "Unix time of the last signed checkpoint.", at, {})
-        signed = float(status["checkpoint_size"])
-        yield ("ledger_checkpoint_entries", "Entries the last checkpoint signs.", signed, {})
+    at = (status["checkpoint_at"] or 0) / 1000
+    help_text = "Unix time of the last signed checkpoint (0: none yet)."
+    yield ("ledger_checkpoint_seconds", help_text, at, {})
+    signed = float(status["checkpoint_size"] or 0) if status["checkpoint_at"] else 0.0
+    yield ("ledger_checkpoint_entries", "Entries the last checkpoint signs.", signed, {})
     verify = status["last_verify"]
+    problems = float(verify.get("problems", 0)) if verify else 0.0  # an altered snapshot: one
+    help_text = "Problems the last ledger verify found (0 before the first)."
+    yield ("ledger_verify_problems", help_text, problems, {})
     if verify:
-        problems = float(verify.get("problems", 0))  # each altered snapshot is one of them
-        yield ("ledger_verify_problems", "Problems the last ledger verify found.", problems, {})
         done = float(verify.get("finished", 0)) / 1000
         yield ("ledger_verify_seconds", "Unix time the last ledger verify finished.", done, {})
     if svc.ledger is not None:
@@ -387,32 +406,36 @@ def _scrub_gauges(svc: Services) -> Iterator[Gauge]:
         yield ("scrub_last_cycle_seconds", help_text, at, {})
 
 
-def _backup_gauges(link: WorkflowLink) -> Iterator[Gauge]:
-    """The FTPS backup of snapshot.backup events (BACKUP_FTP_HOST)."""
-    status = link.backup
-    if status is None:
-        return
-    running = float(link.backup_running)
+def _backup_gauges(link: WorkflowLink | None, started: dt.datetime) -> Iterator[Gauge]:
+    """The FTPS backup of snapshot.backup events (BACKUP_FTP_HOST); 0 where it is not
+    configured, and before its first round."""
+    status = link.backup if link is not None else None
+    configured = float(status is not None)
+    yield ("backup_configured", "1 when BACKUP_FTP_HOST is set.", configured, {})
+    running = float(link is not None and status is not None and link.backup_running)
     yield ("backup_running", "1 while this process runs the FTPS backup of events.", running, {})
     help_text = "Outcomes of snapshot.backup events in this process since it started."
-    for outcome, count in status.totals.items():
+    totals = status.totals if status is not None else dict.fromkeys(OUTCOMES, 0)
+    for outcome, count in totals.items():
         yield ("backup_events", help_text, float(count), {"outcome": outcome})
-    rounds = float(status.rounds)
+    rounds = float(status.rounds) if status is not None else 0.0
     yield ("backup_rounds", "FTPS backup rounds since the process started.", rounds, {})
-    done = status.last
-    if done is None:
-        return
-    failures = float(done.failures)
+    done = status.last if status is not None else None
+    failures = float(done.failures) if done is not None else 0.0
     yield ("backup_round_failures", "Failures in the last FTPS backup round.", failures, {})
-    pending = float(done.pending)
+    pending = float(done.pending) if done is not None else 0.0
     help_text = "snapshot.backup events the last round left in the log (at least)."
     yield ("backup_pending_events", help_text, pending, {})
-    at = (done.finished or done.started).timestamp()
-    yield ("backup_last_round_seconds", "Unix time of the last FTPS backup round.", at, {})
-    if status.last_success is not None:
-        at = status.last_success.timestamp()
-        help_text = "Unix time of the last FTPS backup round without a failure."
-        yield ("backup_last_success_seconds", help_text, at, {})
+    if done is not None:
+        at = (done.finished or done.started).timestamp()
+        yield ("backup_last_round_seconds", "Unix time of the last FTPS backup round.", at, {})
+    success = status.last_success if status is not None else None
+    at = (success or started).timestamp()
+    help_text = (
+        "Unix time of the last FTPS backup round without a failure (before the first: the "
+        "time the process started)."
+    )
+    yield ("backup_last_success_seconds", help_text, at, {})
 
 
 def _store_gauges(svc: Services) -> Iterator[Gauge]:

@@ -19,10 +19,16 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from imixs_archive.storage.base import Backend, Row, ScanOptions
 from imixs_archive.storage.delegating import DelegatingBackend
-from imixs_archive.storage.model import DOCUMENTS_DATA, Table
+from imixs_archive.storage.model import DOCUMENTS_DATA, TABLES, Table
 
 PREFIX = "imixs_archive"
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+
+INGESTED = ("logical", "new")
+INGEST_OUTCOMES = (("push", "new"), ("push", "present"), ("push", "failed"))
+"""(source, outcome) of the snapshots ingested that the counter counts."""
+OPERATIONS = ("put", "replace", "get", "scan", "delete")
+"""The store operations :class:`MeteredBackend` times and counts."""
 
 Gauges = Callable[[], Iterable[tuple[str, str, float, Mapping[str, str]]]]
 """(name, help, value, labels) of gauges computed when scraped."""
@@ -76,6 +82,23 @@ class Metrics:
             ["source", "outcome"],
             registry=r,
         )
+
+        self._initialise()
+
+    def _initialise(self) -> None:
+        """The series the alerting rules and the dashboard read, at 0 from the first scrape
+        (a series that appears only at its first event shows "no data", and ``rate`` or
+        ``increase`` miss that event): every kind of ingest and outcome, every store
+        operation's errors, and the scrape's own route."""
+        for kind in INGESTED:
+            self.ingested_bytes.labels(kind)
+        for source, outcome in INGEST_OUTCOMES:
+            self.snapshots.labels(source, outcome)
+        for operation in OPERATIONS:
+            for table in TABLES:
+                self.store_errors.labels(operation, table.name)
+        self.requests.labels("GET", "/metrics", "200")
+        self.latency.labels("GET", "/metrics")
 
     def add_gauges(self, gauges: Gauges) -> None:
         self.registry.register(_GaugeCollector(gauges))

@@ -4,7 +4,8 @@ Every row comes from what is already at hand, so the page (drawn again every 15 
 cheap: the counts from the Statistics' cached day figures (``dashboard.py``) and today's
 from the listing counts (stored day figures, else the ids of a day, no snapshot read);
 the newest snapshot from the ids of its day; the sync from its saved per-process rows
-and this process's counters; backup and verify from the jobs of this process; the store's
+and this process's counters; backup and verify from the jobs of this process, or the
+last run the store recorded (a command from cron, another process: ``job_runs.py``); the store's
 size from its files (data and write-ahead log apart); the holds from their table.
 """
 
@@ -19,6 +20,7 @@ from imixs_archive.document.conventions import is_snapshot_id, snapshot_millis
 from imixs_archive.errors import ArchiveError
 from imixs_archive.humanize import human_age, human_bytes, human_duration, human_period
 from imixs_archive.recovery.ftps import FtpsLocation
+from imixs_archive.services.job_runs import latest
 from imixs_archive.services.listing_counts import count_modified
 from imixs_archive.timezones import day_bounds, from_epoch_ms, zone
 from imixs_archive.web.dependencies import Services
@@ -120,9 +122,9 @@ def _last_round(sync: dict[str, Any], local: Local) -> Row:
 
 
 def _job(svc: Services, name: str, label: str, local: Local) -> Row:
-    status = svc.jobs.status(name)
+    status = latest(svc.jobs, svc.archive, name)
     if status is None:
-        return Row(name, label, f"none since the service started ({local(svc.started)})")
+        return Row(name, label, "none recorded")
     if status.active:
         return Row(name, label, f"running since {when(status.started, local)}")
     outcome = status.error or status.message or str(status.state)
@@ -148,14 +150,15 @@ def _backup(svc: Services, local: Local) -> Row:
 
 def _verify(svc: Services, ledger: dict[str, Any], local: Local) -> Row:
     row = _job(svc, "verify", "Last verification", local)
-    status = svc.jobs.status("verify")
+    status = latest(svc.jobs, svc.archive, "verify")
     if status is not None and not status.active and status.result:
         result = status.result
         board = svc.dashboard.peek()
         held = f" of {int(board.stats['snapshots']):,}" if board is not None else ""
         found = int(result.get("problem_count", 0))
+        part = f"part {result['part']} of {result['parts']}: " if "part" in result else ""
         row.value = (
-            f"checked {result.get('snapshots', 0):,}{held} snapshots, "
+            f"{part}checked {result.get('snapshots', 0):,}{held} snapshots, "
             f"{result.get('files', 0):,} files, {result.get('pieces', 0):,} pieces: "
             f"{'no problems' if not found else f'{found} problems'} · "
             f"{when(status.finished, local)}"
