@@ -12,7 +12,9 @@ name, and killed with SIGKILL at random moments:
   runs out within the test and the other process's rounds overlap its own at times).
 
 The number of snapshots is ``LEDGER_KILL_COUNT`` (an environment variable): more than the
-storers store before the test ends them.
+storers store before the test ends them. ``LEDGER_KILL_PACE`` (seconds, default 0): a storer's
+pause after each snapshot, so that the queue's minute partitions stay within the test
+node's tombstone limit (a hundredth of Cassandra's: ``scripts/cassandra-node``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from imixs_archive.runtime import open_archive
 from support.snapshots import make_snapshot
 
 COUNT_ENV = "LEDGER_KILL_COUNT"
+PACE_ENV = "LEDGER_KILL_PACE"
 LEASE_MS = 300
 STEPS = 4
 """Snapshots of one process instance."""
@@ -89,10 +92,12 @@ def store(how: str, lane: str, scratch_after: int) -> None:
     scratch snapshot N; ``d N``: its deletion) and what it finished (``X N``, ``D N``). The
     scratch snapshots of numbers up to ``scratch_after`` (begun by the lane's killed
     processes) are left to the test."""
+    pace = float(os.environ.get(PACE_ENV, "0"))
     with open_archive(load_settings()) as archive:
         for number in order(how, int(os.environ[COUNT_ENV])):
             print(f"s {number}", flush=True)
             archive.store(snapshot(number))
+            time.sleep(pace)
             if number % SCRATCH_EVERY or number <= scratch_after:
                 continue
             doc = scratch(lane, number)
