@@ -125,7 +125,7 @@ def check_inclusion(proof: Any, keys: Sequence[Verifier]) -> CheckedProof:
         entry = Entry.decode(text)
     except ValueError as exc:
         raise IntegrityError(f"the proof's entry: {exc}") from None
-    if entry.target != named:
+    if entry.subject != named:
         raise IntegrityError(
             f"the proof names snapshot {named}, its entry is about {entry.subject}"
         )
