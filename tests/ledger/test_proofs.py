@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import base64
-import datetime as dt
 import copy
+import datetime as dt
 from pathlib import Path
 from typing import Any
 

@@ -26,6 +26,7 @@ from imixs_archive.errors import (
 from imixs_archive.ledger.checkpoints import open_checkpoint
 from imixs_archive.ledger.entries import Entry
 from imixs_archive.ledger.sequencer import Sequencer
+from imixs_archive.ledger.tiles import TileReader
 from imixs_archive.ledger.tree import TreeState
 from imixs_archive.tlog.merkle import (
     ProofError,
@@ -68,7 +69,7 @@ def inclusion(archive: Archive, sequencer: Sequencer, snapshot_id: str) -> dict[
     logged = archive.ledger.entry(row.idx)
     if logged is None:
         raise IntegrityError(f"ledger entry {row.idx} is missing from the store")
-    path = inclusion_proof(row.idx, head.checkpoint_size, archive.ledger.node)
+    path = inclusion_proof(row.idx, head.checkpoint_size, TileReader(archive.ledger, head).node)
     return {
         "format": FORMAT,
         "snapshot": snapshot_id,
@@ -88,7 +89,7 @@ def consistency(archive: Archive, sequencer: Sequencer, old_size: int) -> dict[s
         raise NotFoundError(
             f"the latest checkpoint signs {head.checkpoint_size} entries: no proof from {old_size}"
         )
-    path = consistency_proof(old_size, head.checkpoint_size, archive.ledger.node)
+    path = consistency_proof(old_size, head.checkpoint_size, TileReader(archive.ledger, head).node)
     return {
         "old_size": old_size,
         "tree_size": head.checkpoint_size,

@@ -60,6 +60,7 @@ from imixs_archive.ledger.index_view import (
 )
 from imixs_archive.ledger.keys import key_path, load_signer
 from imixs_archive.ledger.sequencer import Sequencer, state_of, subject_row
+from imixs_archive.ledger.tiles import tile_reader
 from imixs_archive.ledger.tree import TREE, TreeState
 from imixs_archive.timezones import now_ms
 from imixs_archive.tlog.merkle import (
@@ -405,17 +406,18 @@ def _prove_consistent(
     """Checkpoints of a size the pass did not walk through: one signed after it began (its
     size past the target), or, in a resumed pass, one below where it resumed. The tree
     computed from the entries checked and each such checkpoint's are linked by a
-    consistency proof (RFC 9162 2.1.4) from the store's tree nodes: it holds only when the
+    consistency proof (RFC 9162 2.1.4) from the store's tree tiles: it holds only when the
     smaller tree is the first part of the larger."""
     size, root = frontier.size, frontier.root()
+    nodes = tile_reader(archive.ledger).node
     for item in against:
         signed = item.checkpoint
         try:
             if signed.size > size:
-                proof = consistency_proof(size, signed.size, archive.ledger.node)
+                proof = consistency_proof(size, signed.size, nodes)
                 verify_consistency(size, signed.size, root, signed.root_hash, proof)
             else:
-                proof = consistency_proof(signed.size, size, archive.ledger.node)
+                proof = consistency_proof(signed.size, size, nodes)
                 verify_consistency(signed.size, size, signed.root_hash, root, proof)
         except (ProofError, IntegrityError):
             report.problems.append(
