@@ -61,6 +61,17 @@ def manager(request: Request) -> Principal:
     return svc.auth.require(request, Role.MANAGER)
 
 
+def auditor(request: Request) -> Principal | None:
+    """Whoever may read the ledger's log: an auditor, reader or manager; anyone (None)
+    with ``ARCHIVE_LEDGER_PUBLIC``."""
+    svc = services(request)
+    svc.auth.check_origin(request, request.method)
+    if svc.settings.ledger_public:
+        return None
+    return svc.auth.require(request, Role.AUDITOR)
+
+
 Svc = Annotated[Services, Depends(services)]
 Reader = Annotated[Principal, Depends(reader)]
 Manager = Annotated[Principal, Depends(manager)]
+Auditor = Annotated[Principal | None, Depends(auditor)]
