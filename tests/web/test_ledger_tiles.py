@@ -11,12 +11,15 @@ from pathlib import Path
 import httpx
 import pytest
 
+from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.ledger.keys import load_signer
+from imixs_archive.ledger.proof_files import check_consistency, check_tlog_proof
 from imixs_archive.tlog.merkle import leaf_hash, root_of
 from imixs_archive.tlog.note import Checkpoint, open_note
 from imixs_archive.web.credentials import hash_password
+from support.snapshots import make_snapshot
 from web.live import LiveServer, credentials_env
-from web.test_api_ledger import STEPS, serving
+from web.test_api_ledger import STEPS, _sid, serving
 
 AUDITOR = ("ada", "ada-secret")
 YEAR = 365 * 24 * 3600
@@ -149,3 +152,26 @@ def test_no_checkpoint_yet_is_404(tmp_path: Path) -> None:
     with serving(tmp_path, _env()) as live, _auditor(live) as client:
         assert client.get("/ledger/checkpoint").status_code == 404
         assert client.get("/ledger/tile/0/000.p/1").status_code == 404
+
+
+def test_the_api_s_proofs_come_as_files_an_auditor_checks_offline(
+    signed: LiveServer, tmp_path: Path
+) -> None:
+    signer = load_signer(tmp_path / "store" / "ledger.key")
+    assert signer is not None
+    with _auditor(signed) as client:
+        old = client.get("/ledger/checkpoint").text
+        snapshot = _sid(2)
+        inclusion = client.get(f"/api/ledger/proof/{snapshot}").json()
+    checked = check_tlog_proof(inclusion["file"], [signer.verifier()])
+    assert (checked.entry.target, checked.index) == (snapshot, inclusion["index"])
+    with signed.socket_client("manager") as client:
+        assert (
+            client.post("/api/archive/snapshot", content=to_xml(make_snapshot(9))).status_code
+            == 201
+        )
+        assert client.post("/api/ledger/checkpoint").status_code == 200
+    with _auditor(signed) as client:
+        proof = client.get("/api/ledger/consistency?from=4").json()
+    older, newer = check_consistency(old, proof["file"], [signer.verifier()])
+    assert (older.size, newer.size) == (4, 5)

@@ -1,8 +1,11 @@
 """Proofs an auditor checks without the store: an entry is in the signed log, and an older
 checkpoint's log is the beginning of today's.
 
-An inclusion proof (JSON) carries the entry's text, its number, the checkpoint it is
-proved against (a signed note) and the hashes of RFC 6962's audit path, base64.
+Each is made as a file in a C2SP text format (``file``, ``proof_files.py``: what ``ledger
+proof`` and ``ledger consistency`` print) and, for the API, as JSON. The JSON inclusion
+proof (what ``ledger proof`` printed before; still checked, :func:`check_inclusion`)
+carries the entry's text, its number, the checkpoint it is proved against (a signed note)
+and the hashes of RFC 6962's audit path, base64.
 :func:`check_inclusion` needs nothing but that file and the ledger's public key: it
 opens the checkpoint with the key, hashes the entry as a leaf and folds the path up to the
 checkpoint's root (RFC 9162 §2.1.3.2).
@@ -13,7 +16,6 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from imixs_archive.archive.snapshots import Archive
@@ -25,6 +27,7 @@ from imixs_archive.errors import (
 )
 from imixs_archive.ledger.checkpoints import open_checkpoint
 from imixs_archive.ledger.entries import Entry
+from imixs_archive.ledger.proof_files import CheckedProof, consistency_file, tlog_proof
 from imixs_archive.ledger.sequencer import Sequencer
 from imixs_archive.ledger.tiles import TileReader
 from imixs_archive.ledger.tree import TreeState
@@ -35,7 +38,7 @@ from imixs_archive.tlog.merkle import (
     leaf_hash,
     verify_inclusion,
 )
-from imixs_archive.tlog.note import Checkpoint, Verifier
+from imixs_archive.tlog.note import Verifier
 
 FORMAT = "imixs-archive inclusion proof 1"
 
@@ -78,6 +81,7 @@ def inclusion(archive: Archive, sequencer: Sequencer, snapshot_id: str) -> dict[
         "tree_size": head.checkpoint_size,
         "proof": [base64.b64encode(item).decode("ascii") for item in path],
         "checkpoint": head.checkpoint,
+        "file": tlog_proof(logged.text, row.idx, path, head.checkpoint),
     }
 
 
@@ -95,14 +99,8 @@ def consistency(archive: Archive, sequencer: Sequencer, old_size: int) -> dict[s
         "tree_size": head.checkpoint_size,
         "proof": [base64.b64encode(item).decode("ascii") for item in path],
         "checkpoint": head.checkpoint,
+        "file": consistency_file(old_size, path, head.checkpoint),
     }
-
-
-@dataclass(frozen=True)
-class CheckedProof:
-    entry: Entry
-    index: int
-    checkpoint: Checkpoint
 
 
 def check_inclusion(proof: Any, keys: Sequence[Verifier]) -> CheckedProof:
