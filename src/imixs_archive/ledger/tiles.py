@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from imixs_archive.errors import IntegrityError
 from imixs_archive.ledger.books import LedgerBooks
 from imixs_archive.ledger.tree import TreeState, read_tree
-from imixs_archive.tlog.merkle import HASH_SIZE, leaf_hash, root_of
+from imixs_archive.tlog.merkle import HASH_SIZE, leaf_hash, range_hash, root_of
 
 HEIGHT = 8
 WIDTH = 1 << HEIGHT
@@ -209,3 +209,37 @@ class TileReader:
 def tile_reader(books: LedgerBooks) -> TileReader:
     """A reader as of the ledger's head now."""
     return TileReader(books, read_tree(books))
+
+
+def tile_problem(reader: TileReader, level: int, idx: int, digest: bytes) -> str:
+    """What ``ledger verify`` finds of the full tile whose root is the complete subtree
+    (``level``, a multiple of 8, ``idx``) it computed from the log: '' when it matches,
+    or when the tiles do not reach it yet (a log older than the tiles)."""
+    tile_level = level // HEIGHT - 1
+    if (idx + 1) << level > reader.tiled:
+        return ""
+    data = reader.books.tile(tile_level, idx) or b""
+    if len(data) < WIDTH * HASH_SIZE or root_of(_split(data[: WIDTH * HASH_SIZE])) != digest:
+        return (
+            f"ledger tile {tile_level}/{idx} is not the log's (entries {idx << level} to "
+            f"{((idx + 1) << level) - 1}): the tree's tiles were changed, and proofs made "
+            "from them fail"
+        )
+    return ""
+
+
+def edge_problem(reader: TileReader, size: int, root: bytes) -> str:
+    """What ``ledger verify`` finds of the tiles as a whole: the tree head of ``size``
+    entries read from them is ``root``, the one it computed from the log ('' when so)."""
+    if size > reader.tiled or size == 0:
+        return ""
+    try:
+        found = range_hash(0, size, reader.node)
+    except IntegrityError as exc:
+        return f"the tree's tiles: {exc}"
+    if found != root:
+        return (
+            f"the tree's tiles do not give the head of the log's first {size} entries: they "
+            "were changed, and proofs made from them fail"
+        )
+    return ""

@@ -60,7 +60,7 @@ from imixs_archive.ledger.index_view import (
 )
 from imixs_archive.ledger.keys import key_path, load_signer
 from imixs_archive.ledger.sequencer import Sequencer, state_of, subject_row
-from imixs_archive.ledger.tiles import tile_reader
+from imixs_archive.ledger.tiles import HEIGHT, edge_problem, tile_problem, tile_reader
 from imixs_archive.ledger.tree import TREE, TreeState
 from imixs_archive.timezones import now_ms
 from imixs_archive.tlog.merkle import (
@@ -366,6 +366,7 @@ def _walk_log(
     frontier = Frontier.from_bytes(state.next, state.frontier) if state.next else Frontier()
     _compare_roots(frontier, against, report)
     start = expected = state.next
+    tiles = tile_reader(books)
     for logged in books.entries(start=state.next, stop=state.target):
         if logged.idx != expected:
             report.problems.append(
@@ -379,7 +380,9 @@ def _walk_log(
         except ValueError as exc:
             report.problems.append(f"ledger entry {logged.idx} is not an entry: {exc}")
             entry = None
-        frontier.append(leaf_hash(logged.text.encode("utf-8")))
+        for level, idx, digest in frontier.append(leaf_hash(logged.text.encode("utf-8"))):
+            if level % HEIGHT == 0 and (problem := tile_problem(tiles, level, idx, digest)):
+                report.problems.append(problem)
         if entry is not None:
             _check_entry(archive, state, logged.idx, entry, logged.text, report, read_all)
         expected = logged.idx + 1
@@ -396,6 +399,8 @@ def _walk_log(
             )
     state.frontier = frontier.to_bytes()
     if frontier.size == state.target:
+        if problem := edge_problem(tiles, frontier.size, frontier.root()):
+            report.problems.append(problem)
         outside = [a for a in against if not start <= a.checkpoint.size <= state.target]
         _prove_consistent(archive, frontier, outside, report)
 
