@@ -150,14 +150,20 @@ def _stored_leaves(archive: Archive) -> list[bytes]:
     return [logged.leaf for logged in archive.ledger.entries(0)]
 
 
-def test_a_log_older_than_the_tiles_gets_them_a_part_a_round_and_proves_meanwhile(
-    archive: Archive, backend: Backend, settings: Settings, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    for step in range(23):
+def _old_log(archive: Archive, backend: Backend, settings: Settings, count: int) -> Sequencer:
+    """A log of ``count`` entries, signed, made as if written before the tiles."""
+    for step in range(count):
         archive.store(make_snapshot(step))
     sequencer = Sequencer(archive, settings)
     sequencer.drain(checkpoint=True)
     _make_old(archive, backend, _stored_leaves(archive))
+    return sequencer
+
+
+def test_a_log_older_than_the_tiles_gets_them_a_part_a_round_and_proves_meanwhile(
+    archive: Archive, backend: Backend, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sequencer = _old_log(archive, backend, settings, 23)
     assert archive.ledger.tile(0, 0) is None
     sid = str(make_snapshot(20).get_first("$uniqueid"))
     monkeypatch.setattr(tiles_module, "CATCH_UP", 5)
@@ -186,11 +192,7 @@ def test_a_log_older_than_the_tiles_gets_them_a_part_a_round_and_proves_meanwhil
 def test_deriving_the_tiles_resumes_after_a_round_that_failed(
     archive: Archive, backend: Backend, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for step in range(12):
-        archive.store(make_snapshot(step))
-    sequencer = Sequencer(archive, settings)
-    sequencer.drain(checkpoint=True)
-    _make_old(archive, backend, _stored_leaves(archive))
+    sequencer = _old_log(archive, backend, settings, 12)
     monkeypatch.setattr(tiles_module, "CATCH_UP", 8)
     books = archive.ledger
     turn = books.turn_book

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from imixs_archive.cli.context import Context, store_options
@@ -83,16 +84,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_verify, **_EXISTING)
 
-    p = commands.add_parser(
+    p = _proof_command(
+        commands,
+        common,
         "proof",
-        parents=[common],
-        help="print the inclusion proof of a subject's last entry (c2sp.org/tlog-proof@v1)",
+        "print the inclusion proof of a subject's last entry (c2sp.org/tlog-proof@v1)",
+        cmd_proof,
     )
     p.add_argument(
         "snapshot_id", metavar="SUBJECT", help="a snapshot id, or hold:<instance> / <case>"
     )
-    p.add_argument("--json", action="store_true", help="the proof as JSON (as the API gives it)")
-    p.set_defaults(handler=cmd_proof, **_EXISTING)
 
     p = commands.add_parser(
         "check-proof",
@@ -101,9 +102,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "file", type=Path, metavar="FILE", help="a proof `ledger proof` printed (or its JSON)"
     )
-    p.add_argument(
-        "--key", required=True, metavar="PUBLIC_KEY", help="the ledger's public key (text or file)"
-    )
+    _key_argument(p)
     p.add_argument(
         "--entry",
         type=Path,
@@ -112,16 +111,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.set_defaults(handler=cmd_check_proof)
 
-    p = commands.add_parser(
+    p = _proof_command(
+        commands,
+        common,
         "consistency",
-        parents=[common],
-        help="print the proof that an older checkpoint's log begins today's (tlog-witness form)",
+        "print the proof that an older checkpoint's log begins today's (tlog-witness form)",
+        cmd_consistency,
     )
     p.add_argument(
         "old", metavar="OLD", help="the older checkpoint: its file, or the size it signs"
     )
-    p.add_argument("--json", action="store_true", help="the proof as JSON (as the API gives it)")
-    p.set_defaults(handler=cmd_consistency, **_EXISTING)
 
     p = commands.add_parser(
         "check-consistency",
@@ -131,9 +130,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "new", type=Path, metavar="NEW", help="the proof `ledger consistency OLD` printed"
     )
-    p.add_argument(
-        "--key", required=True, metavar="PUBLIC_KEY", help="the ledger's public key (text or file)"
-    )
+    _key_argument(p)
     p.set_defaults(handler=cmd_check_consistency)
 
     p = commands.add_parser(
@@ -157,6 +154,26 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="log what is queued and sign a checkpoint now",
     )
     p.set_defaults(handler=cmd_checkpoint, **_EXISTING)
+
+
+def _proof_command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    common: argparse.ArgumentParser,
+    name: str,
+    text: str,
+    handler: Callable[[argparse.Namespace, Context], int],
+) -> argparse.ArgumentParser:
+    """A command that prints a proof from the store: as a file, or with ``--json``."""
+    p = commands.add_parser(name, parents=[common], help=text)
+    p.add_argument("--json", action="store_true", help="the proof as JSON (as the API gives it)")
+    p.set_defaults(handler=handler, **_EXISTING)
+    return p
+
+
+def _key_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--key", required=True, metavar="PUBLIC_KEY", help="the ledger's public key (text or file)"
+    )
 
 
 def cmd_head(args: argparse.Namespace, ctx: Context) -> int:
