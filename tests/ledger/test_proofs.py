@@ -146,3 +146,5 @@ def test_the_proof_of_a_legal_hold_holds_offline(
     checked = check_inclusion(proof, [signer.verifier()])
     assert (checked.entry.kind, checked.entry.subject) == ("hold-placed", subject)
     _fails({**proof, "snapshot": f"hold:{instance}"}, settings, "its entry is about hold:")
+    with pytest.raises(NotFoundError, match=f"its holds now: hold:{instance} / audit 2026"):
+        inclusion(archive, sequencer, f"hold:{instance}")  # the case left out

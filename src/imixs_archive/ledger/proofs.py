@@ -26,7 +26,7 @@ from imixs_archive.errors import (
     StoreUnavailableError,
 )
 from imixs_archive.ledger.checkpoints import open_checkpoint
-from imixs_archive.ledger.entries import Entry
+from imixs_archive.ledger.entries import CASE_SEPARATOR, HOLD_PREFIX, Entry, hold_subject
 from imixs_archive.ledger.proof_files import CheckedProof, consistency_file, tlog_proof
 from imixs_archive.ledger.sequencer import Sequencer
 from imixs_archive.ledger.tiles import TileReader
@@ -67,7 +67,7 @@ def inclusion(archive: Archive, sequencer: Sequencer, snapshot_id: str) -> dict[
     sequencer.drain()
     row = archive.ledger.subject(snapshot_id)
     if row is None:
-        raise NotFoundError(f"the ledger has no entry about snapshot {snapshot_id}")
+        raise NotFoundError(_not_logged(archive, snapshot_id))
     head = _head_with_checkpoint(sequencer, row.idx + 1)
     logged = archive.ledger.entry(row.idx)
     if logged is None:
@@ -83,6 +83,20 @@ def inclusion(archive: Archive, sequencer: Sequencer, snapshot_id: str) -> dict[
         "checkpoint": head.checkpoint,
         "file": tlog_proof(logged.text, row.idx, path, head.checkpoint),
     }
+
+
+def _not_logged(archive: Archive, subject: str) -> str:
+    """Why there is no proof of a subject; for ``hold:<instance>``, the subjects of the
+    instance's holds (each case is one: ``hold:<instance> / <case>``)."""
+    if not subject.startswith(HOLD_PREFIX):
+        return f"the ledger has no entry about snapshot {subject}"
+    instance = subject.removeprefix(HOLD_PREFIX).partition(CASE_SEPARATOR)[0]
+    cases = [hold_subject(instance, hold.reason) for hold in archive.holds.of(instance)]
+    named = f" (its holds now: {'; '.join(cases)})" if cases else ""
+    return (
+        f"the ledger has no entry about {subject}: a legal hold's entries are about "
+        f"hold:<instance> / <case>{named}"
+    )
 
 
 def consistency(archive: Archive, sequencer: Sequencer, old_size: int) -> dict[str, Any]:
