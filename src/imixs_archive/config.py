@@ -481,7 +481,8 @@ class Settings:
         "ARCHIVE_LEDGER_PUBLIC",
         False,
         "Serve the log at /ledger/ (C2SP tlog-tiles: checkpoint, tiles, entries) to anyone, "
-        "without credentials; false: to the auditor, reader and manager roles.",
+        "without credentials; false: to the auditor, reader and manager roles (the API's "
+        "proofs always need one of them).",
         _bool,
     )
     ledger_interval: float = _setting(

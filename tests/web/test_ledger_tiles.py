@@ -146,6 +146,9 @@ def test_a_public_log_is_read_without_credentials_and_cached_by_anyone(tmp_path:
             assert tile.status_code == 200
             assert tile.headers["cache-control"] == f"public, max-age={YEAR}, immutable"
             assert anonymous.get("/api/stats").status_code == 401  # the rest is not public
+            # nor the proofs of the API, which may make the service sequence and sign
+            assert anonymous.get("/api/ledger/checkpoint").status_code == 401
+            assert anonymous.get(f"/api/ledger/proof/{_sid(1)}").status_code == 401
 
 
 def test_no_checkpoint_yet_is_404(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from fastapi.responses import PlainTextResponse, Response
 from imixs_archive.errors import NotFoundError
 from imixs_archive.ledger.published import parse_tile_path, tile_data
 from imixs_archive.ledger.tree import read_tree
-from imixs_archive.web.dependencies import Auditor, Svc
+from imixs_archive.web.dependencies import LogReader, Svc
 from imixs_archive.web.problems import PROBLEM_RESPONSES
 
 router = APIRouter(prefix="/ledger", tags=["ledger"], responses=PROBLEM_RESPONSES)
@@ -23,7 +23,7 @@ YEAR = 365 * 24 * 3600
     summary="The latest signed checkpoint (C2SP tlog-checkpoint, text/plain)",
     response_class=PlainTextResponse,
 )
-def get_checkpoint(svc: Svc, _who: Auditor) -> PlainTextResponse:
+def get_checkpoint(svc: Svc, _who: LogReader) -> PlainTextResponse:
     head = read_tree(svc.archive.ledger)
     if head is None or not head.checkpoint:
         raise NotFoundError("the ledger has no signed checkpoint yet")
@@ -41,7 +41,7 @@ def get_checkpoint(svc: Svc, _who: Auditor) -> PlainTextResponse:
     response_class=Response,
     responses={200: {"content": {"application/octet-stream": {}}}},
 )
-def get_tile(path: str, svc: Svc, _who: Auditor) -> Response:
+def get_tile(path: str, svc: Svc, _who: LogReader) -> Response:
     data = tile_data(svc.archive.ledger, read_tree(svc.archive.ledger), parse_tile_path(path))
     shared = "public" if svc.settings.ledger_public else "private"
     return Response(
