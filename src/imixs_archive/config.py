@@ -103,6 +103,9 @@ def _choice(text: str, allowed: tuple[str, ...]) -> str:
     return lowered
 
 
+FTP_CERTIFICATE_CHECKS = ("full", "chain", "dates")
+"""The values of ``BACKUP_FTP_CERTIFICATE_CHECK``, strongest first."""
+
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
@@ -456,8 +459,15 @@ class Settings:
     ledger_origin: str = _setting(
         "ARCHIVE_LEDGER_ORIGIN",
         "",
-        "The name checkpoints carry for this archive's log (its origin line), fixed when the "
-        "ledger starts; empty: imixs-archive/ and the host name.",
+        "The name checkpoints carry for this archive's log (its origin line, a schema-less "
+        "URL such as archive.example.com/invoices), fixed when the ledger starts; empty: "
+        "the host and path of ARCHIVE_PUBLIC_URL (else ledger init asks for it).",
+    )
+    public_url: str = _setting(
+        "ARCHIVE_PUBLIC_URL",
+        "",
+        "The archive's public address (https://archive.example.com/invoices): names the "
+        "ledger's origin when ARCHIVE_LEDGER_ORIGIN is empty.",
     )
     ledger_checkpoint_entries: int = _setting(
         "ARCHIVE_LEDGER_CHECKPOINT_ENTRIES",
@@ -471,8 +481,8 @@ class Settings:
         "A signed checkpoint at least this often while the log grows.",
         _seconds,
     )
-    ledger_witness_dir: str = _setting(
-        "ARCHIVE_LEDGER_WITNESS_DIR",
+    ledger_checkpoint_dir: str = _setting(
+        "ARCHIVE_LEDGER_CHECKPOINT_DIR",
         "",
         "Folder (e.g. a WORM mount) every checkpoint is also written to, as a new file, with "
         "the public key; ledger verify checks the log against the newest there.",
@@ -484,6 +494,26 @@ class Settings:
         "without credentials; false: to the auditor, reader and manager roles (the API's "
         "proofs always need one of them).",
         _bool,
+    )
+    ledger_witness_dir: str = _setting(
+        "ARCHIVE_LEDGER_WITNESS_DIR",
+        "",
+        "The old name of ARCHIVE_LEDGER_CHECKPOINT_DIR (read when that is empty): the folder "
+        "is written by the archive itself, it is no witness.",
+    )
+    ledger_witnesses: str = _setting(
+        "ARCHIVE_LEDGER_WITNESSES",
+        "",
+        "Witnesses (C2SP tlog-witness, run by others) each new checkpoint is sent to with its "
+        "consistency proof, for their cosignatures: a comma list of 'URL VKEY' (the "
+        "witness's address and its cosignature key); empty: none.",
+    )
+    ledger_witness_quorum: int = _setting(
+        "ARCHIVE_LEDGER_WITNESS_QUORUM",
+        0,
+        "Cosignatures of the configured witnesses that ledger verify requires on the "
+        "ledger's last checkpoint (k of n); 0: none required.",
+        _count,
     )
     ledger_interval: float = _setting(
         "ARCHIVE_LEDGER_INTERVAL",
@@ -658,6 +688,23 @@ class Settings:
         "",
         "PEM file of the CA the FTPS server's certificate is checked against (empty: the "
         "system's).",
+    )
+    backup_ftp_protect_data: bool = _setting(
+        "BACKUP_FTP_PROTECT_DATA",
+        True,
+        "Encrypt the FTPS data connections too (PROT P), each resuming the control "
+        "connection's TLS session. false: the file data crosses the network in clear (PROT "
+        "C), as the Java backup service sends it, for a server set up for it; warned about.",
+        _bool,
+    )
+    backup_ftp_certificate_check: str = _setting(
+        "BACKUP_FTP_CERTIFICATE_CHECK",
+        "full",
+        "How the FTPS server's certificate is checked: full (its chain, to BACKUP_FTP_CAFILE "
+        "or the system's CAs, and the host name), chain (the chain only), or dates (only "
+        "its validity dates, any issuer: the Java backup service's check). The weaker two "
+        "are warned about.",
+        lambda text: _choice(text, FTP_CERTIFICATE_CHECKS),
     )
     backup_ftp_timezone: str = _setting(
         "BACKUP_FTP_TIMEZONE",

@@ -31,7 +31,7 @@ def settings(tmp_path: Path) -> Settings:
     return load_settings(
         {
             "ARCHIVE_DATA_DIR": str(tmp_path / "keys"),
-            "ARCHIVE_LEDGER_WITNESS_DIR": str(tmp_path / "witness"),
+            "ARCHIVE_LEDGER_CHECKPOINT_DIR": str(tmp_path / "witness"),
         }
     )
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,10 +15,12 @@ import pytest
 from imixs_archive.archive.snapshot_xml import seal, snapshot_xml
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli import main
+from imixs_archive.ledger.new_log import NEW_LOGS
+from imixs_archive.ledger.tree import read_tree
 from imixs_archive.storage.model import ARCHIVE_LEDGER_QUEUE, SNAPSHOTS
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
-from imixs_archive.tlog.note import generate_signer
-from support.snapshots import make_snapshot
+from imixs_archive.tlog.note import Checkpoint, generate_signer
+from support.snapshots import make_snapshot, store_steps
 
 
 def _sid(step: int) -> str:
@@ -37,7 +41,8 @@ def test_checkpoint_head_and_key(store: Path, capsys: pytest.CaptureFixture[str]
     assert main(["ledger", "head"]) == 0  # the queue is logged and signed first
     head = capsys.readouterr().out
     lines = head.splitlines()
-    assert lines[1] == "4" and lines[3] == "" and lines[4].startswith("— imixs-archive/")
+    assert lines[1] == "4" and lines[3] == "" and lines[4].startswith("— imixs-archive.invalid/")
+    assert re.fullmatch(r"imixs-archive\.invalid/[A-Za-z0-9.-]+/[0-9a-f]{8}", lines[0])
     assert main(["ledger", "key"]) == 0
     key = capsys.readouterr().out.strip()
     assert key.startswith(lines[0] + "+") and (store / "ledger.key").exists()
@@ -217,7 +222,11 @@ def test_init_logs_what_was_stored_before_the_ledger(
             ARCHIVE_LEDGER_QUEUE,
             {"slot": next(int(row["slot"]) for row in backend.scan(ARCHIVE_LEDGER_QUEUE))},
         )  # as if an archive without a ledger had stored them
-    assert main(["ledger", "init"]) == 0
+    assert main(["ledger", "init"]) == 2  # no origin: none made up where one is asked for
+    assert "the ledger needs an origin: give --origin" in capsys.readouterr().err
+    assert main(["ledger", "init", "--origin", "localhost"]) == 2
+    assert "is not a schema-less URL" in capsys.readouterr().err
+    assert main(["ledger", "init", "--origin", "archive.example.com/invoices"]) == 0
     out = capsys.readouterr().out
     assert "4 snapshots in the store: 4 logged as found now" in out
     assert "the log holds 4 entries" in out
@@ -237,7 +246,81 @@ def test_init_creates_the_archive_it_is_given(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The one ledger command that starts an archive where there is none."""
-    assert main(["ledger", "init", "--data-dir", str(tmp_path / "new")]) == 0
+    new = str(tmp_path / "new")
+    assert main(["ledger", "init", "--data-dir", new, "--origin", "archive.example.com/a"]) == 0
     assert "0 snapshots in the store" in capsys.readouterr().out
+    assert main(["ledger", "key", "--data-dir", new]) == 0
+    assert capsys.readouterr().out.startswith("archive.example.com/a+")
     assert (tmp_path / "new" / "archive.db").is_file()
     assert (tmp_path / "new" / "ledger.key").is_file()
+
+
+def _signed(note: str) -> Checkpoint:
+    return Checkpoint.parse(note.split("\n\n")[0] + "\n")
+
+
+def _b64(digest: bytes) -> str:
+    return base64.b64encode(digest).decode("ascii")
+
+
+def test_a_store_put_back_and_grown_is_refused_until_a_new_log_is_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A user's backup: the store folder copied while nothing has it open (the key and its
+    record of what it signed inside it, as by default), put back after the key signed more,
+    and grown again. The checkpoint folder, elsewhere, still has what was signed: the
+    checkpoint is refused (exit 5, both roots named), nothing is signed, the ledger stays
+    stopped, until ``ledger new-log`` starts a new origin, recorded with its reason."""
+    data, copies = tmp_path / "store", tmp_path / "copies"
+    monkeypatch.setenv("ARCHIVE_DATA_DIR", str(data))
+    monkeypatch.setenv("ARCHIVE_LEDGER_CHECKPOINT_DIR", str(copies))
+    monkeypatch.setenv("ARCHIVE_LEDGER_ORIGIN", "archive.example.com/invoices")
+
+    def grow(steps: range) -> None:
+        store_steps(data, steps)
+
+    grow(range(3))
+    assert main(["ledger", "checkpoint"]) == 0
+    older = _signed(capsys.readouterr().out)
+    shutil.copytree(data, tmp_path / "backup")
+    grow(range(3, 5))
+    assert main(["ledger", "checkpoint"]) == 0
+    signed = _signed(capsys.readouterr().out)
+    assert signed.size == 5
+    shutil.rmtree(data)
+    shutil.copytree(tmp_path / "backup", data)
+    grow(range(10, 12))
+    before = sorted(p.name for p in copies.rglob("*"))
+
+    assert main(["ledger", "checkpoint"]) == 5
+    err = capsys.readouterr().err
+    root = _b64(signed.root_hash)
+    assert f"signed 5 entries of archive.example.com/invoices with the root {root}" in err
+    assert f"holds only 3 entries (root {_b64(older.root_hash)})" in err
+    assert "ledger new-log --origin" in err
+    assert main(["ledger", "head"]) == 5  # stopped: not served as if it were the log
+    capsys.readouterr()
+    assert sorted(p.name for p in copies.rglob("*")) == before  # nothing new signed
+    with SQLiteBackend(data) as backend, Archive(backend) as archive:
+        head = read_tree(archive.ledger)
+        assert head is not None and (head.size, head.checkpoint_size) == (3, 3)
+
+    new = "archive.example.com/invoices/restored-2026-11"
+    assert main(["ledger", "new-log", "--origin", new, "--reason", "put back the backup"]) == 0
+    captured = capsys.readouterr()
+    first = _signed(captured.out)
+    assert (first.origin, first.size) == (new, 5) and f"a new log {new}" in captured.err
+    assert list(data.glob("ledger.key.*.retired")) and list(data.glob("ledger.key.signed.*"))
+    assert main(["ledger", "key"]) == 0
+    assert capsys.readouterr().out.startswith(new + "+")
+    with SQLiteBackend(data) as backend, Archive(backend) as archive:
+        [step] = json.loads(archive.ledger.book(NEW_LOGS) or "[]")
+        assert step["reason"] == "put back the backup" and step["origin"] == new
+        assert (step["previous_origin"], step["previous_size"]) == (older.origin, 3)
+        assert _b64(signed.root_hash) in step["refused"]
+    grow(range(20, 22))
+    assert main(["ledger", "checkpoint"]) == 0
+    assert _signed(capsys.readouterr().out).size == 7
+    assert main(["ledger", "verify"]) == 0
+    assert "everything holds" in capsys.readouterr().out
+    assert main(["ledger", "new-log", "--origin", new, "--reason", "again"]) == 2

@@ -251,7 +251,7 @@ def test_the_ledger_holds_for_files_in_javas_cuts(
     settings = load_settings(
         {
             "ARCHIVE_DATA_DIR": str(tmp_path / "keys"),
-            "ARCHIVE_LEDGER_WITNESS_DIR": str(tmp_path / "witness"),
+            "ARCHIVE_LEDGER_CHECKPOINT_DIR": str(tmp_path / "witness"),
         }
     )
     contents = [_content(50 + n, size) for n, size in enumerate((5_000, 1_500_000, 4_200_000))]

@@ -6,7 +6,7 @@ Two kinds, each on SQLite and (``ARCHIVE_TEST_CASSANDRA``) on the real node:
 
 - simulated deaths at every write (``support.crashing.DyingBackend``): of a snapshot's
   store (with a file), and of sequencing rounds over several queued changes with
-  checkpoints signed and written to a witness folder; then the next run (the next sync
+  checkpoints signed and written to a checkpoint folder; then the next run (the next sync
   stores the snapshot again, a sequencer drains) and every check the ledger has;
 - real SIGKILLs of processes that store and sequence at once (two of each, as replicas of
   ``serve`` would), at random moments, then a clean drain and every check again.
@@ -39,7 +39,7 @@ from imixs_archive.document.model import Document
 from imixs_archive.ledger import checkpoints as checkpoints_module
 from imixs_archive.ledger import sequencer as sequencer_module
 from imixs_archive.ledger.books import Logged
-from imixs_archive.ledger.checkpoints import open_checkpoint, witnessed
+from imixs_archive.ledger.checkpoints import checkpoint_dir, copies, open_checkpoint
 from imixs_archive.ledger.entries import (
     DELETED,
     HOLD_PLACED,
@@ -85,11 +85,11 @@ def _doc(step: int, origin: str = "0000aaaa-0000-4000-8000-000000000001") -> Doc
 
 
 def _settings(folder: Path) -> Settings:
-    """A ledger key and a witness folder of its own; a checkpoint due every 2 entries."""
+    """A ledger key and a checkpoint folder of its own; a checkpoint due every 2 entries."""
     return load_settings(
         {
             "ARCHIVE_DATA_DIR": str(folder / "keys"),
-            "ARCHIVE_LEDGER_WITNESS_DIR": str(folder / "witness"),
+            "ARCHIVE_LEDGER_CHECKPOINT_DIR": str(folder / "witness"),
             "ARCHIVE_LEDGER_CHECKPOINT_ENTRIES": "2",
         }
     )
@@ -142,15 +142,15 @@ def _drain(archive: Archive, settings: Settings) -> RoundReport:
 
 @contextmanager
 def _dying_witness(dying: DyingBackend, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The witness folder's file counted as a write of the dying process."""
-    real = checkpoints_module.witness
+    """The checkpoint folder's file counted as a write of the dying process."""
+    real = checkpoints_module.keep_copy
 
     def witness(folder: Path, note: str, size: int, vkey: str) -> Path:
         dying.tick("witness", str(size))
         return real(folder, note, size, vkey)
 
     with monkeypatch.context() as patch:
-        patch.setattr(sequencer_module, "witness", witness)
+        patch.setattr(sequencer_module, "keep_copy", witness)
         yield
 
 
@@ -172,7 +172,7 @@ def check_ledger(
     ``expected`` (kind, subject's target) exactly that often and nothing else, and the
     store the snapshots stored and not deleted (None: the caller checked the log); the head
     is the tree of the log, nothing lies past it; every stored tree node, each subject's
-    row, every checkpoint (the head's, the table's, the witness folder's) agrees with the
+    row, every checkpoint (the head's, the table's, the checkpoint folder's) agrees with the
     log; ``settled``: nothing is left in the queue; ``ledger verify`` finds nothing."""
     books = archive.ledger
     logged = list(books.entries(0))
@@ -208,8 +208,8 @@ def check_ledger(
     assert (signed.size, signed.root_hash) == (head.size, head.root)
     year = dt.datetime.now(dt.UTC).year
     notes = [note for y in (year - 1, year) for _s, note, _w in books.checkpoints(y)]
-    folder = Path(settings.ledger_witness_dir)
-    witness = [text for _s, path in witnessed(folder) if (text := path.read_text())]
+    folder = Path(checkpoint_dir(settings))
+    witness = [text for _s, path in copies(folder) if (text := path.read_text())]
     assert head.checkpoint in notes  # step 5 of the round that signed it, done
     assert head.checkpoint in witness
     for note in notes + witness:
@@ -414,7 +414,7 @@ def test_rounds_that_die_at_any_write_are_completed_by_the_next(
 ) -> None:
     """Several changes queued (stores, one with a file, a deletion, a legal hold), on a new
     ledger (its key, head and lease made in the round) or on one with entries and a
-    checkpoint; the rounds die at each write, the witness folder's file included; a
+    checkpoint; the rounds die at each write, the checkpoint folder's file included; a
     sequencer started after drains: each change logged once, every check holds."""
     with _fresh(backend, tmp_path / "probe") as store, Archive(store) as archive:
         settings = _settings(tmp_path / "probe")
@@ -439,7 +439,7 @@ def test_rounds_that_die_at_any_write_are_completed_by_the_next(
 
 
 class _DiesWriting:
-    """``os`` for the witness folder's writes: a process that dies between making a file
+    """``os`` for the checkpoint folder's writes: a process that dies between making a file
     (``os.open``) and writing it (``os.fdopen``)."""
 
     def __getattr__(self, name: str) -> Any:
@@ -447,20 +447,20 @@ class _DiesWriting:
 
     @staticmethod
     def fdopen(*_args: object, **_kwargs: object) -> Any:
-        raise Crash("died between making a witness file and writing it")
+        raise Crash("died between making a checkpoint folder's file and writing it")
 
 
 @pytest.mark.parametrize("first", [True, False], ids=["first-checkpoint", "later-checkpoint"])
 def test_a_death_while_a_witness_file_is_written_is_not_tampering(
     backend: Backend, tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch, first: bool
 ) -> None:
-    """The witness folder's files are made, then written: a process that dies in between
+    """The checkpoint folder's files are made, then written: a process that dies in between
     leaves one empty (the first checkpoint's ``ledger.pub``, or a later checkpoint). Not a
     checkpoint changed, nor a key replaced: ledger verify finds nothing, and the witness
     folder gets the checkpoints after it."""
     with _fresh(backend, tmp_path) as store, Archive(store) as archive:
         settings = _settings(tmp_path)
-        folder = Path(settings.ledger_witness_dir)
+        folder = Path(checkpoint_dir(settings))
         if not first:
             _logged_one(store, settings)
         archive.store(_doc(1))
@@ -476,7 +476,7 @@ def test_a_death_while_a_witness_file_is_written_is_not_tampering(
         _drain(archive, settings)
         expected = Counter((STORED, _sid(_doc(n))) for n in ([] if first else [0]) + [1, 2, 3])
         report = check_ledger(archive, settings, expected)
-        assert report.checkpoints[-1].startswith("the witness folder's newest checkpoint")
+        assert report.checkpoints[-1].startswith("the checkpoint folder's newest checkpoint")
 
 
 # ---- real deaths: SIGKILL of processes storing and sequencing at once --------------------
@@ -488,7 +488,7 @@ def _process_env(
     """The settings of the processes (and of this one's checks): the store under test."""
     ledger = {
         "ARCHIVE_LEDGER_KEY": str(tmp_path / "ledger.key"),
-        "ARCHIVE_LEDGER_WITNESS_DIR": str(tmp_path / "witness"),
+        "ARCHIVE_LEDGER_CHECKPOINT_DIR": str(tmp_path / "witness"),
         "ARCHIVE_LEDGER_CHECKPOINT_ENTRIES": "5",
     }
     if isinstance(backend, SQLiteBackend):

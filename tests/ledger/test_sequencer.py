@@ -21,7 +21,7 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings, load_settings
 from imixs_archive.errors import StoreError
 from imixs_archive.ledger import sequencer as sequencer_module
-from imixs_archive.ledger.checkpoints import open_checkpoint, witnessed
+from imixs_archive.ledger.checkpoints import copies, open_checkpoint
 from imixs_archive.ledger.entries import DELETED, STORED, Entry
 from imixs_archive.ledger.keys import key_path, load_signer
 from imixs_archive.ledger.sequencer import Sequencer
@@ -284,7 +284,7 @@ def test_checkpoints_come_every_n_entries_every_t_seconds_and_on_demand(
             "ARCHIVE_DATA_DIR": str(tmp_path / "keys"),
             "ARCHIVE_LEDGER_CHECKPOINT_ENTRIES": "3",
             "ARCHIVE_LEDGER_CHECKPOINT_SECONDS": "3600",
-            "ARCHIVE_LEDGER_WITNESS_DIR": str(tmp_path / "witness"),
+            "ARCHIVE_LEDGER_CHECKPOINT_DIR": str(tmp_path / "witness"),
         }
     )
     with Sequencer(archive, settings) as sequencer:
@@ -303,7 +303,7 @@ def test_checkpoints_come_every_n_entries_every_t_seconds_and_on_demand(
         archive.store(make_snapshot(9))
         assert sequencer.run().checkpoint == 9  # the time has come
     folder = tmp_path / "witness"
-    assert [size for size, _path in witnessed(folder)] == [9, 8, 7, 4, 1]
+    assert [size for size, _path in copies(folder)] == [9, 8, 7, 4, 1]
     assert (folder / "ledger.pub").read_text().strip() == head.key
     assert (folder / "checkpoint-000000000008").read_text() == head.checkpoint
     assert not os.access(folder / "checkpoint-000000000008", os.W_OK) or os.getuid() == 0

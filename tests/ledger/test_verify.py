@@ -6,6 +6,7 @@ snapshots the Java service wrote (no seal) apart from tampering."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import shutil
 from collections.abc import Iterator
@@ -18,12 +19,13 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings, load_settings
 from imixs_archive.errors import ArchiveError
 from imixs_archive.filestore.reading import pieces_digest
-from imixs_archive.ledger.checkpoints import sign_checkpoint
+from imixs_archive.ledger.checkpoints import checkpoint_dir, sign_checkpoint
 from imixs_archive.ledger.entries import FOUND, Entry
+from imixs_archive.ledger.forks import ForkError
 from imixs_archive.ledger.keys import key_path, load_signer
 from imixs_archive.ledger.sequencer import Sequencer
-from imixs_archive.ledger.tiles import WIDTH
-from imixs_archive.ledger.tree import TREE, TreeState
+from imixs_archive.ledger.tiles import WIDTH, tile_reader
+from imixs_archive.ledger.tree import TREE, TreeState, read_tree
 from imixs_archive.ledger.verify import LedgerReport, verify_ledger
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
@@ -35,8 +37,8 @@ from imixs_archive.storage.model import (
     SNAPSHOTS,
 )
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
-from imixs_archive.tlog.merkle import Frontier, leaf_hash
-from imixs_archive.tlog.note import generate_signer
+from imixs_archive.tlog.merkle import Frontier, leaf_hash, range_hash
+from imixs_archive.tlog.note import Checkpoint, generate_signer
 from support.snapshots import ORIGIN, make_snapshot
 
 PDF = b"%PDF-1.7 " + bytes(range(256)) * 300
@@ -47,7 +49,7 @@ def settings(tmp_path: Path) -> Settings:
     return load_settings(
         {
             "ARCHIVE_DATA_DIR": str(tmp_path / "keys"),
-            "ARCHIVE_LEDGER_WITNESS_DIR": str(tmp_path / "witness"),
+            "ARCHIVE_LEDGER_CHECKPOINT_DIR": str(tmp_path / "witness"),
         }
     )
 
@@ -77,7 +79,8 @@ def test_an_untouched_archive_holds(logged: Archive, settings: Settings) -> None
     assert (report.checked, report.snapshots, report.size) == (5, 5, 5)
     assert report.checkpoints == [
         "the ledger's last checkpoint: 5 entries",
-        "the witness folder's newest checkpoint (checkpoint-000000000005): 5 entries",
+        "the last checkpoint the key signed (ledger.key.signed): 5 entries",
+        "the checkpoint folder's newest checkpoint (checkpoint-000000000005): 5 entries",
     ]
 
 
@@ -163,7 +166,7 @@ def test_a_head_cut_back_is_found_by_the_witness(
     logged: Archive, backend: Backend, settings: Settings
 ) -> None:
     """The head set back to three entries, the entries past it deleted, and signed again
-    with the real key (an insider with the key): the witness folder still has the
+    with the real key (an insider with the key): the checkpoint folder still has the
     checkpoint of five."""
     head = Sequencer(logged, settings).tree()
     assert head is not None
@@ -190,7 +193,7 @@ def test_a_head_cut_back_is_found_by_the_witness(
     report = _verify(logged, settings)
     assert not report.ok
     assert any(
-        "the witness folder's newest checkpoint" in p
+        "the checkpoint folder's newest checkpoint" in p
         and "signed 5 entries, the log now holds 3" in p
         for p in report.problems
     )
@@ -237,7 +240,7 @@ def test_a_log_rewritten_and_signed_with_another_key_is_found(
     report = _verify(logged, settings)
     assert not report.ok
     assert any("the ledger's last checkpoint" in p and "another key" in p for p in report.problems)
-    assert any("are not those the witness folder's" in p for p in report.problems)
+    assert any("are not those the checkpoint folder's" in p for p in report.problems)
 
 
 def _put_back_older_copy(
@@ -265,7 +268,7 @@ def _put_back_older_copy(
 
 def test_an_older_copy_of_the_store_put_back_is_found(tmp_path: Path, settings: Settings) -> None:
     """A copy taken at three snapshots, the archive grows to six, the copy is put back:
-    the witness folder (or a checkpoint the auditor kept) signed six."""
+    the checkpoint folder (or a checkpoint the auditor kept) signed six."""
     store = tmp_path / "store"
     kept = _put_back_older_copy(store, settings, range(3), range(3, 6))
     with SQLiteBackend(store) as backend, Archive(backend) as archive:
@@ -277,28 +280,68 @@ def test_an_older_copy_of_the_store_put_back_is_found(tmp_path: Path, settings: 
         assert any("the checkpoint given (--since) signed 6 entries" in p for p in report.problems)
 
 
-def test_an_older_copy_put_back_and_grown_past_the_witness_is_found(
+def test_an_older_copy_put_back_and_grown_is_refused_not_signed(
     tmp_path: Path, settings: Settings
 ) -> None:
-    """The copy of three is put back after the witness got the checkpoint of five, and
-    the archive goes on to seven: the witness gets no checkpoint of the forked log (the
-    sequencer says why), and verify finds the log's first five entries are not those the
-    witness signed."""
+    """The copy of three is put back after the key signed five, and the archive goes on
+    storing: no round sequences or signs the forked log (C2SP tlog-checkpoint: a log must
+    not sign a checkpoint inconsistent with one it signed), the refusal names both roots,
+    the ledger stays stopped (also for a process without the key), and verify names it."""
     store = tmp_path / "store"
-    _put_back_older_copy(store, settings, range(3), range(3, 5))
-    witness = Path(str(settings.ledger_witness_dir))
-    before = sorted(path.name for path in witness.iterdir())
+    kept = _put_back_older_copy(store, settings, range(3), range(3, 5))
+    signed = Checkpoint.parse(kept.split("\n\n")[0] + "\n")
+    folder = Path(checkpoint_dir(settings))
+    before = sorted(path.name for path in folder.iterdir())
+    with SQLiteBackend(store) as backend, Archive(backend) as archive:
+        old_head = read_tree(archive.ledger)
+        assert old_head is not None and old_head.size == 3
+        for step in range(10, 14):
+            archive.store(make_snapshot(step))
+        with Sequencer(archive, settings) as sequencer, pytest.raises(ForkError) as refused:
+            sequencer.drain(checkpoint=True)
+        message = str(refused.value)
+        assert _b64(signed.root_hash) in message and _b64(old_head.root) in message
+        assert "signed 5 entries" in message and "holds only 3 entries" in message
+        assert "ledger new-log" in message
+        assert read_tree(archive.ledger) == old_head  # nothing sequenced, nothing signed
+        keyless = load_settings({"ARCHIVE_DATA_DIR": str(tmp_path / "elsewhere")})
+        with Sequencer(archive, keyless) as other, pytest.raises(ForkError):
+            other.drain()  # stopped for every process, not only the one with the key
+        assert sorted(path.name for path in folder.iterdir()) == before
+        report = _verify(archive, settings)
+        assert not report.ok
+        assert any("Signing it would fork the log" in p for p in report.problems)
+        assert any("the checkpoint folder's newest checkpoint" in p for p in report.problems)
+
+
+def test_a_log_grown_past_what_the_key_signed_names_both_roots_at_that_size(
+    tmp_path: Path, settings: Settings
+) -> None:
+    """The copy of three put back grows past five before the ledger runs again (its
+    entries already in the log, as another replica without the key would sequence them):
+    the refusal names the signed root and the store's root at five entries."""
+    store = tmp_path / "store"
+    kept = _put_back_older_copy(store, settings, range(3), range(3, 5))
+    signed = Checkpoint.parse(kept.split("\n\n")[0] + "\n")
+    keyless = load_settings({"ARCHIVE_DATA_DIR": str(tmp_path / "elsewhere")})
     with SQLiteBackend(store) as backend, Archive(backend) as archive:
         for step in range(10, 14):
             archive.store(make_snapshot(step))
-        with Sequencer(archive, settings) as sequencer:
-            done = sequencer.drain(checkpoint=True)
-            assert sequencer.tree().size == 7  # type: ignore[union-attr]
-        assert any("not an extension of the witness folder's newest" in n for n in done.notes)
-        assert sorted(path.name for path in witness.iterdir()) == before
-        report = _verify(archive, settings)
-        assert not report.ok
-        assert any("the witness folder's newest checkpoint" in p for p in report.problems)
+        with Sequencer(archive, keyless) as other:
+            assert other.drain().size == 7  # no key here: nothing to compare, no signature
+        with Sequencer(archive, settings) as sequencer, pytest.raises(ForkError) as refused:
+            sequencer.drain(checkpoint=True)
+        prefix = range_hash(0, 5, tile_reader(archive.ledger).node)
+        assert prefix != signed.root_hash
+        message = str(refused.value)
+        assert f"signed 5 entries of {signed.origin} with the root {_b64(signed.root_hash)}" in (
+            message
+        )
+        assert f"has the root {_b64(prefix)} at 5 entries" in message
+
+
+def _b64(digest: bytes) -> str:
+    return base64.b64encode(digest).decode("ascii")
 
 
 def test_a_snapshot_written_around_the_archive_is_named(

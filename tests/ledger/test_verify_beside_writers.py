@@ -34,12 +34,12 @@ STORED_FIRST = 40
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    """A key, a witness folder, and a checkpoint every four entries: the writer's rounds
-    sign checkpoints past the size a verify checks, in the store and the witness folder."""
+    """A key, a checkpoint folder, and a checkpoint every four entries: the writer's rounds
+    sign checkpoints past the size a verify checks, in the store and the checkpoint folder."""
     return load_settings(
         {
             "ARCHIVE_DATA_DIR": str(tmp_path / "keys"),
-            "ARCHIVE_LEDGER_WITNESS_DIR": str(tmp_path / "witness"),
+            "ARCHIVE_LEDGER_CHECKPOINT_DIR": str(tmp_path / "witness"),
             "ARCHIVE_LEDGER_CHECKPOINT_ENTRIES": "4",
         }
     )
@@ -317,7 +317,7 @@ def _last_of_its_subject(archive: Archive, *indexes: int) -> bool:
 class _SignsOnceTheHeadIsRead(Sequencer):
     """serve's sequencer, as a verify run in serve uses it: right after the verify read the
     ledger's head, it logs what a writer stored and signs a checkpoint, also into the
-    witness folder, before the verify reads the witness folder's newest checkpoint."""
+    checkpoint folder, before the verify reads the checkpoint folder's newest checkpoint."""
 
     def __init__(self, archive: Archive, settings: Settings, grow: Callable[[], None]) -> None:
         super().__init__(archive, settings)
@@ -341,7 +341,7 @@ class _SignsOnceTheHeadIsRead(Sequencer):
 def test_a_checkpoint_signed_after_the_verify_read_the_head_is_no_cut_log(
     logged: Archive, settings: Settings
 ) -> None:
-    """The witness folder's newest checkpoint is larger than the log the verify checks:
+    """The checkpoint folder's newest checkpoint is larger than the log the verify checks:
     it was signed since, the log holds that many entries; the entries checked are its
     first ones."""
 
@@ -353,7 +353,7 @@ def test_a_checkpoint_signed_after_the_verify_read_the_head_is_no_cut_log(
         report = verify_ledger(logged, settings, sequencer=serving)
     assert report.problems == [] and report.ok, report.problems
     assert report.size == STORED_FIRST
-    newest = "the witness folder's newest checkpoint (checkpoint-000000000046): 46 entries"
+    newest = "the checkpoint folder's newest checkpoint (checkpoint-000000000046): 46 entries"
     assert newest in report.checkpoints
 
 

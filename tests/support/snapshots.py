@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from imixs_archive.archive.snapshots import Archive
@@ -88,3 +89,13 @@ def fill_instances(
             archive.store(make_snapshot(step, origin=numbered_origin(k), **items(k, step)))
             stored += 1
     return stored
+
+
+def store_steps(folder: Path, steps: range) -> None:
+    """Store the snapshots ``make_snapshot(step)`` in the embedded store in ``folder``,
+    opened and closed again (as a command would): a folder a test copies between runs."""
+    from imixs_archive.storage.sqlite.backend import SQLiteBackend
+
+    with SQLiteBackend(folder) as backend, Archive(backend) as archive:
+        for step in steps:
+            archive.store(make_snapshot(step))

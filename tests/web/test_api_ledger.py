@@ -182,6 +182,7 @@ def test_the_ledger_before_anything_is_logged(ledger_live: LiveServer) -> None:
         "checkpoint_size": None,
         "checkpoint_at": None,
         "last_verify": None,
+        "stopped": None,
         "signs_here": False,
         "key_note": "",
         "last_round": None,

@@ -155,3 +155,19 @@ def test_doctor_on_a_backup_only_setup(
         monkeypatch, capsys, {"BACKUP_ONLY": "true"}, "--data-dir", str(tmp_path / "b")
     )
     assert "warn  configuration: BACKUP_ONLY is set but BACKUP_FTP_HOST is not" in out
+
+
+def test_doctor_warns_about_the_weaker_ftps_choices(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Java's way to connect (clear data, the dates-only check), each named; none by default."""
+    env = {"BACKUP_FTP_HOST": "ftp", "BACKUP_ONLY": "true"}
+    _code, out = doctor(monkeypatch, capsys, env, "--data-dir", str(tmp_path / "a"))
+    assert "BACKUP_FTP_PROTECT_DATA" not in out and "BACKUP_FTP_CERTIFICATE_CHECK" not in out
+    env = {"BACKUP_FTP_PROTECT_DATA": "false", "BACKUP_FTP_CERTIFICATE_CHECK": "dates"}
+    _code, out = doctor(monkeypatch, capsys, env, "--data-dir", str(tmp_path / "b"))
+    assert "warn  configuration: BACKUP_FTP_PROTECT_DATA=false: the FTPS data" in out
+    assert "warn  configuration: BACKUP_FTP_CERTIFICATE_CHECK=dates: the FTPS server's" in out
+    monkeypatch.setenv("BACKUP_FTP_CERTIFICATE_CHECK", "host")
+    code, out = doctor(monkeypatch, capsys, {}, "--data-dir", str(tmp_path / "c"))
+    assert code == 2

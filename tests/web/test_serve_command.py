@@ -30,16 +30,21 @@ def test_serve_refuses_an_open_non_loopback_address(
     assert "refusing to listen on 0.0.0.0 without credentials" in capsys.readouterr().err
 
 
-def test_serve_prints_the_url_and_serves(tmp_path: Path) -> None:
-    env = {**os.environ, "ARCHIVE_DATA_DIR": str(tmp_path / "store")}
-    env.pop("ARCHIVE_HTTP_HOST", None)
-    process = subprocess.Popen(
+def start_serve(tmp_path: Path, **env: str) -> subprocess.Popen[str]:
+    """``serve --port 0`` in a process of its own, on a store in ``tmp_path``."""
+    whole = {**os.environ, "ARCHIVE_DATA_DIR": str(tmp_path / "store"), **env}
+    whole.pop("ARCHIVE_HTTP_HOST", None)
+    return subprocess.Popen(
         [sys.executable, "-m", "imixs_archive", "serve", "--port", "0"],
-        env=env,
+        env=whole,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def test_serve_prints_the_url_and_serves(tmp_path: Path) -> None:
+    process = start_serve(tmp_path)
     try:
         assert process.stdout is not None
         line = process.stdout.readline()
@@ -60,6 +65,24 @@ def test_serve_prints_the_url_and_serves(tmp_path: Path) -> None:
         _out, err = process.communicate(timeout=60)
     # uvicorn shuts down gracefully, then re-raises the signal it caught.
     assert process.returncode in (0, -15) and "Traceback" not in err
+
+
+def test_serve_warns_at_start_about_the_weaker_ftps_choices(tmp_path: Path) -> None:
+    process = start_serve(
+        tmp_path,
+        BACKUP_FTP_HOST="127.0.0.1",
+        BACKUP_FTP_PORT="1",  # nothing there: the backup's rounds fail, serve goes on
+        BACKUP_FTP_PROTECT_DATA="false",
+        BACKUP_FTP_CERTIFICATE_CHECK="chain",
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().startswith("imixs-archive: serving http://")
+    finally:
+        process.terminate()
+        _out, err = process.communicate(timeout=60)
+    assert "WARNING imixs_archive.config: BACKUP_FTP_PROTECT_DATA=false: " in err, err
+    assert "WARNING imixs_archive.config: BACKUP_FTP_CERTIFICATE_CHECK=chain: " in err, err
 
 
 def test_serve_says_when_the_port_is_taken(

@@ -23,6 +23,7 @@ from imixs_archive.archive.store_damage import damaged_tables, way_out
 from imixs_archive.cli.context import Context, store_options
 from imixs_archive.config import Settings, java_warnings
 from imixs_archive.errors import ArchiveError, NotFoundError
+from imixs_archive.recovery.ftps_tls import tls_warnings
 from imixs_archive.web.credentials import Role, parse_tokens, parse_users, verify_password
 from imixs_archive.workflow.client import WorkflowClient
 from imixs_archive.workflow.errors import WorkflowAuthError, WorkflowUnavailableError
@@ -104,6 +105,8 @@ def _configuration(settings: Settings, found: Diagnosis) -> None:
             "BACKUP_ONLY is set but BACKUP_FTP_HOST is not: serve runs no sync and backs "
             "up nothing",
         )
+    for line in tls_warnings(settings) if settings.backup_ftp_host.strip() else ():
+        found.add("configuration", WARN, line)
     for line in java_warnings():
         found.add("configuration", WARN, line)
 

@@ -10,9 +10,11 @@ import threading
 
 from imixs_archive.cli.context import Context, store_options
 from imixs_archive.cli.output import human_bytes, print_problems
+from imixs_archive.config import Settings
 from imixs_archive.recovery.backup_events import EventRound, consume_backup_events
 from imixs_archive.recovery.backup_ftps import backup_to_location
 from imixs_archive.recovery.ftps import FtpsLocation
+from imixs_archive.recovery.ftps_tls import tls_warnings
 from imixs_archive.recovery.restore_files import TreeRestoreReport
 
 
@@ -26,7 +28,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=cmd_backup_events)
 
 
+def warn_weak_tls(settings: Settings) -> None:
+    """The weaker FTPS choices of the settings, one warning each (before it connects)."""
+    print_problems(warnings=tls_warnings(settings))
+
+
 def backup_ftps(args: argparse.Namespace, ctx: Context) -> int:
+    warn_weak_tls(ctx.settings)
     location = FtpsLocation.from_settings(ctx.settings, args.directory)
     overwrite = args.overwrite or ctx.settings.backup_ftp_overwrite
     days = (args.from_day, args.to_day)
@@ -56,6 +64,7 @@ def _report(done: EventRound) -> None:
 
 
 def cmd_backup_events(args: argparse.Namespace, ctx: Context) -> int:
+    warn_weak_tls(ctx.settings)
     archive = None if ctx.settings.backup_only else ctx.archive  # no store opened then
     if args.once:
         done = consume_backup_events(ctx.settings, archive, once=True)

@@ -17,6 +17,7 @@ into the log, and, where the ledger has not started, its head and its key.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from collections.abc import Callable
@@ -24,15 +25,25 @@ from pathlib import Path
 
 from imixs_archive.cli.context import Context, store_options
 from imixs_archive.cli.output import count_progress
+from imixs_archive.config import Settings
 from imixs_archive.errors import ConfigError, IntegrityError
 from imixs_archive.ledger.found import init_ledger
-from imixs_archive.ledger.keys import key_path, load_signer, read_verifier
+from imixs_archive.ledger.keys import (
+    check_origin,
+    configured_origin,
+    key_path,
+    load_signer,
+    read_verifier,
+)
+from imixs_archive.ledger.new_log import start_new_log
 from imixs_archive.ledger.proof_files import TLOG_PROOF, check_consistency, check_tlog_proof
 from imixs_archive.ledger.proofs import check_inclusion, consistency, inclusion
 from imixs_archive.ledger.published import logged_entries
 from imixs_archive.ledger.schedule import sign_now
 from imixs_archive.ledger.sequencer import Sequencer
-from imixs_archive.ledger.verify import LedgerReport, verify_ledger
+from imixs_archive.ledger.tree import read_tree
+from imixs_archive.ledger.verify import LedgerReport, quorum_problem, verify_ledger
+from imixs_archive.tlog.cosignature import CosignatureVerifier
 from imixs_archive.tlog.note import Checkpoint, NoteError
 
 _EXISTING = {"reads_only": True, "writes": True}
@@ -73,8 +84,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=[],
         metavar="PUBLIC_KEY",
         help="the ledger's public key (text or file) to trust; default: the key file's "
-        "and the witness folder's",
+        "and the checkpoint folder's",
     )
+    _witness_options(p, "the ledger's last checkpoint; default: ARCHIVE_LEDGER_WITNESSES")
     p.add_argument(
         "--read-all",
         action="store_true",
@@ -109,6 +121,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="ENTRY_FILE",
         help="the entry's bytes, for a tlog-proof without them (extra)",
     )
+    _witness_options(p, "the proof's checkpoint")
     p.set_defaults(handler=cmd_check_proof)
 
     p = _proof_command(
@@ -143,7 +156,25 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = commands.add_parser(
         "init", parents=[common], help="log what the store holds that the ledger does not"
     )
+    p.add_argument(
+        "--origin",
+        help="the log's name where the ledger starts: a schema-less URL such as "
+        "archive.example.com/invoices (default: ARCHIVE_LEDGER_ORIGIN, else the host and path "
+        "of ARCHIVE_PUBLIC_URL; asked for when neither is set)",
+    )
     p.set_defaults(handler=cmd_init)
+
+    p = commands.add_parser(
+        "new-log",
+        parents=[common],
+        help="start a new log (a new origin and key) from the store's log as it is",
+        description="The one step after a refused fork (an older copy of the store put back "
+        "on purpose): retires the key, makes one for the new origin, records the step and "
+        "signs the new log's first checkpoint (docs/ledger.md).",
+    )
+    p.add_argument("--origin", required=True, help="the new log's origin (a schema-less URL)")
+    p.add_argument("--reason", required=True, help="why (recorded with the step)")
+    p.set_defaults(handler=cmd_new_log, **_EXISTING)
 
     p = commands.add_parser("key", parents=[common], help="print the ledger's public key")
     p.set_defaults(handler=cmd_key, **_EXISTING)
@@ -174,6 +205,41 @@ def _key_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--key", required=True, metavar="PUBLIC_KEY", help="the ledger's public key (text or file)"
     )
+
+
+def _witness_options(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument(
+        "--witness",
+        action="append",
+        metavar="VKEY",
+        help=f"a witness's cosignature key (text or file; repeatable) whose cosignature on "
+        f"{what} counts",
+    )
+    p.add_argument(
+        "--quorum",
+        type=int,
+        metavar="K",
+        help="cosignatures of those witnesses required (default: every --witness given; "
+        "for verify without --witness: ARCHIVE_LEDGER_WITNESS_QUORUM)",
+    )
+
+
+def _witnesses(args: argparse.Namespace) -> list[CosignatureVerifier] | None:
+    if args.witness is None:
+        return None
+    keys = []
+    for given in args.witness:
+        text = given
+        if "+" not in given or Path(given).exists():
+            try:
+                text = Path(given).read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ConfigError(f"--witness {given!r}: {exc}") from None
+        try:
+            keys.append(CosignatureVerifier.from_vkey(text))
+        except NoteError as exc:
+            raise ConfigError(f"--witness: {exc}") from None
+    return keys
 
 
 def cmd_head(args: argparse.Namespace, ctx: Context) -> int:
@@ -209,6 +275,7 @@ def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
             since = args.since.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{args.since}: {exc}") from None
+    witnesses = _witnesses(args)
     with count_progress("ledger entries") as tick:
         report = verify_ledger(
             ctx.archive,
@@ -218,6 +285,8 @@ def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
             read_all=args.read_all,
             restart=args.restart,
             progress=lambda _stage, count: tick(count),
+            witnesses=witnesses,
+            quorum=len(witnesses) if args.quorum is None and witnesses else args.quorum,
         )
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
@@ -282,18 +351,29 @@ def cmd_check_proof(args: argparse.Namespace, ctx: Context) -> int:
             except OSError as exc:
                 raise ConfigError(f"{args.entry}: {exc}") from None
         checked = check_tlog_proof(text, keys, given)
+        note = text.partition("\n\n")[2]
     else:
         try:
             proof = json.loads(text)
         except ValueError as exc:
             raise IntegrityError(f"{args.file}: neither a tlog-proof nor JSON: {exc}") from None
         checked = check_inclusion(proof, keys)
+        note = str(proof.get("checkpoint", ""))
+    witnesses = _witnesses(args) or []
+    quorum = len(witnesses) if args.quorum is None else args.quorum
+    cosigned = ""
+    if witnesses or quorum:
+        found = quorum_problem(note, witnesses, quorum)
+        if not found.startswith("+"):
+            raise IntegrityError(f"{args.file}: the proof's checkpoint: {found}")
+        cosigned = f"; {found[1:]}"
     entry = checked.entry
     print(
         f"holds: entry {checked.index} of {checked.checkpoint.origin!r} (signed at "
         f"{checked.checkpoint.size} entries): {entry.kind} {entry.subject}"
         + (f" sha256:{entry.digest}" if entry.digest else "")
         + (f" ({entry.reason})" if entry.reason else "")
+        + cosigned
     )
     return 0
 
@@ -338,8 +418,9 @@ def cmd_entries(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_init(args: argparse.Namespace, ctx: Context) -> int:
+    settings = _with_origin(ctx, args.origin)
     with count_progress("snapshots") as tick:
-        report = init_ledger(ctx.archive, ctx.settings, progress=tick)
+        report = init_ledger(ctx.archive, settings, progress=tick)
     for problem in report.problems:
         print(f"PROBLEM: {problem}")
     print(
@@ -360,4 +441,44 @@ def cmd_key(args: argparse.Namespace, ctx: Context) -> int:
         )
         return 1
     print(signer.vkey())
+    return 0
+
+
+def _with_origin(ctx: Context, given: str | None) -> Settings:
+    """The settings ``ledger init`` starts the ledger with: the origin given, configured,
+    or asked for (a terminal); ConfigError when none can be had. A ledger that has
+    started keeps its origin."""
+    head = read_tree(ctx.archive.ledger)
+    if head is not None:
+        if given and check_origin(given, "--origin") != head.origin:
+            raise ConfigError(
+                f"the ledger's origin is {head.origin}: it stays (`imixs-archive ledger "
+                "new-log` starts a new log under another)"
+            )
+        return ctx.settings
+    origin = check_origin(given, "--origin") if given else configured_origin(ctx.settings)
+    if not origin and sys.stdin.isatty():
+        answer = input(
+            "The ledger's origin, the name witnesses and auditors know this log by (a "
+            "schema-less URL, e.g. archive.example.com/invoices): "
+        )
+        origin = check_origin(answer, "the origin")
+    if not origin:
+        raise ConfigError(
+            "the ledger needs an origin: give --origin (a schema-less URL such as "
+            "archive.example.com/invoices), or set ARCHIVE_LEDGER_ORIGIN or ARCHIVE_PUBLIC_URL"
+        )
+    return dataclasses.replace(ctx.settings, ledger_origin=origin)
+
+
+def cmd_new_log(args: argparse.Namespace, ctx: Context) -> int:
+    started = start_new_log(ctx.archive, ctx.settings, args.origin, args.reason)
+    print(
+        f"a new log {started.origin} starts from the {started.previous_size} entries of "
+        f"{started.previous_origin} (recorded); its public key, for the witnesses and the "
+        f"auditors: {started.public_key}; give every process that signs the new key file "
+        f"{key_path(ctx.settings)}",
+        file=sys.stderr,
+    )
+    sys.stdout.write(started.checkpoint)
     return 0

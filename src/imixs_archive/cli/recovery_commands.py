@@ -22,7 +22,7 @@ from imixs_archive.cli.context import (
     spread,
     store_options,
 )
-from imixs_archive.cli.ftps_commands import backup_ftps, print_tree_restore
+from imixs_archive.cli.ftps_commands import backup_ftps, print_tree_restore, warn_weak_tls
 from imixs_archive.cli.output import count_progress, human_bytes, print_problems
 from imixs_archive.cli.restore_plan_commands import (
     add_plan_options,
@@ -166,6 +166,8 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
         workers=args.workers or 4,
     )
     stop = threading.Event()
+    if args.source is not None and is_ftps(args.source):
+        warn_weak_tls(ctx.settings)
     archive = None if args.source is not None else ctx.archive
     with WorkflowClient.from_settings(ctx.settings) as client:
         try:

@@ -17,6 +17,7 @@ from imixs_archive.cli.context import Context, store_options
 from imixs_archive.config import Settings, java_warnings
 from imixs_archive.errors import ConfigError
 from imixs_archive.logs import setup_logging
+from imixs_archive.recovery.ftps_tls import tls_warnings
 from imixs_archive.runtime import open_store
 from imixs_archive.storage.base import Backend
 from imixs_archive.web.credentials import check_exposure, hash_password, new_token
@@ -85,6 +86,8 @@ def _serve(settings: Settings, store: Backend) -> None:
 
     setup_logging(settings)
     for line in java_warnings():
+        logging.getLogger("imixs_archive.config").warning("%s", line)
+    for line in tls_warnings(settings) if settings.backup_ftp_host.strip() else ():
         logging.getLogger("imixs_archive.config").warning("%s", line)
     app = create_app(settings, store)
     archive = app.state.services.archive

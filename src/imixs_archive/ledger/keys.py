@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import logging
 import os
+import re
+import secrets
 import socket
 import tempfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from imixs_archive.config import Settings
 from imixs_archive.durable import sync_folder
@@ -29,14 +32,63 @@ def key_path(settings: Settings) -> Path:
     return Path(settings.ledger_key) if settings.ledger_key else settings.data_dir / "ledger.key"
 
 
+_HOST = re.compile(
+    r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+(?::[0-9]+)?"
+)
+MADE_UP = "imixs-archive.invalid"
+"""The host of an origin made up when none was configured (RFC 2606: it names nothing)."""
+
+
+def check_origin(origin: str, what: str = "ARCHIVE_LEDGER_ORIGIN") -> str:
+    """``origin`` when it is a schema-less URL (C2SP tlog-checkpoint: a host name with a
+    dot, then an optional path, e.g. ``archive.example.com/invoices``: witnesses tell logs
+    apart by it, so a bare ``vm`` or ``localhost`` would collide); ConfigError otherwise."""
+    origin = origin.strip()
+    host = origin.split("/", 1)[0]
+    if "://" in origin or any(c.isspace() for c in origin) or "+" in origin:
+        problem = "no scheme (https://), no spaces and no '+' (it names the key too)"
+    elif not _HOST.fullmatch(host):
+        problem = "it must begin with a host name that has a dot"
+    else:
+        return origin
+    raise ConfigError(
+        f"{what} {origin!r} is not a schema-less URL ({problem}): name the log after the "
+        "archive's public address, e.g. archive.example.com/invoices"
+    )
+
+
+def configured_origin(settings: Settings) -> str:
+    """The origin the settings name: ``ARCHIVE_LEDGER_ORIGIN``, else the host and path of
+    ``ARCHIVE_PUBLIC_URL``; '' when neither is set."""
+    if settings.ledger_origin.strip():
+        return check_origin(settings.ledger_origin)
+    if settings.public_url.strip():
+        parts = urlsplit(settings.public_url.strip())
+        if not parts.scheme or not parts.netloc:
+            raise ConfigError(
+                f"ARCHIVE_PUBLIC_URL {settings.public_url!r} is not a URL (https://host/path)"
+            )
+        derived = parts.netloc.split("@")[-1] + parts.path.rstrip("/")
+        return check_origin(derived, f"the origin {derived!r} of ARCHIVE_PUBLIC_URL:")
+    return ""
+
+
 def origin_of(settings: Settings) -> str:
-    """The origin a new ledger takes (``ARCHIVE_LEDGER_ORIGIN``, else
-    ``imixs-archive/<host>``); also the name of its key."""
-    origin = settings.ledger_origin.strip() or f"imixs-archive/{socket.gethostname()}"
-    if any(c.isspace() for c in origin) or "+" in origin:
-        raise ConfigError(
-            f"ARCHIVE_LEDGER_ORIGIN {origin!r}: no spaces and no '+' (it names the key too)"
-        )
+    """The origin a new ledger takes (:func:`configured_origin`); also the name of its key.
+    With none configured, a made-up one that names no other log
+    (``imixs-archive.invalid/<host>/<random>``), with a warning: ``ledger init`` asks for
+    one instead."""
+    origin = configured_origin(settings)
+    if origin:
+        return origin
+    host = re.sub(r"[^A-Za-z0-9.-]", "-", socket.gethostname()) or "host"
+    origin = f"{MADE_UP}/{host}/{secrets.token_hex(4)}"
+    log.warning(
+        "the ledger starts with the made-up origin %s: neither ARCHIVE_LEDGER_ORIGIN nor "
+        "ARCHIVE_PUBLIC_URL is set (witnesses and auditors know a log by its origin; it "
+        "stays, unless imixs-archive ledger new-log starts a new log)",
+        origin,
+    )
     return origin
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.errors import ArchiveError, ConfigError, NotFoundError
+from imixs_archive.ledger.forks import ForkError, refused
 from imixs_archive.ledger.sequencer import RoundReport, Sequencer
 from imixs_archive.ledger.tree import read_tree
 from imixs_archive.ledger.verify import last_verify
@@ -36,6 +37,11 @@ class LedgerSchedule(Schedule):
     def run_once(self) -> RoundReport | None:
         try:
             report = self.sequencer.drain(rounds=20)
+        except ForkError as exc:  # stopped: nothing is signed until a new log is started
+            if str(exc) != self.last_error:
+                log.error("ledger: %s", exc)
+            self.last_error = str(exc)
+            return None
         except ArchiveError as exc:  # the store went away: the next round tries again
             if str(exc) != self.last_error:
                 log.warning("ledger: sequencing failed: %s", exc)
@@ -78,6 +84,9 @@ def sign_now(sequencer: Sequencer) -> tuple[str, list[str]]:
         )
     if sequencer.signer is None:
         raise ConfigError(f"no checkpoint signed: {sequencer.key_note}")
+    stopped = refused(sequencer.books)
+    if stopped:  # a witness refused what was signed: the log forked
+        raise ForkError(stopped)
     tree = sequencer.tree()
     if tree is None or not tree.checkpoint:
         raise NotFoundError("no checkpoint signed: nothing to sign")
@@ -98,6 +107,7 @@ def ledger_status(archive: Archive, schedule: LedgerSchedule | None) -> dict[str
         "checkpoint_size": tree.checkpoint_size if tree is not None else None,
         "checkpoint_at": tree.checkpoint_at or None if tree is not None else None,
         "last_verify": last_verify(archive),
+        "stopped": refused(archive.ledger) or None,
     }
     if schedule is not None:
         status["signs_here"] = sequencer is not None and sequencer.can_sign(tree)

@@ -24,7 +24,7 @@ order they were made, as Trillian separates its queue from its sequencer:
    head moves by compare and set from the state read at the start to the new one (with a
    new checkpoint when one is due). A head another process moved meanwhile ends the round:
    nothing it wrote is lost (step 2), its queue rows stay for the next round.
-5. **After the head moved**, the checkpoint goes to the checkpoints table and the witness
+5. **After the head moved**, the checkpoint goes to the checkpoints table and the checkpoint
    folder, and the queue rows of what was logged or dropped are deleted.
 
 A crash anywhere leaves a state the next round completes: entries past the head are
@@ -51,10 +51,12 @@ from imixs_archive.errors import IntegrityError, StoreError
 from imixs_archive.jsonable import Jsonable
 from imixs_archive.ledger.books import LedgerBooks, Queued, Subject
 from imixs_archive.ledger.checkpoints import (
-    newest_witnessed,
+    checkpoint_dir,
+    keep_copy,
+    log_folder,
+    newest_copy,
     open_checkpoint,
     sign_checkpoint,
-    witness,
 )
 from imixs_archive.ledger.entries import (
     DELETED,
@@ -64,19 +66,30 @@ from imixs_archive.ledger.entries import (
     STORED,
     Entry,
 )
+from imixs_archive.ledger.forks import (
+    NEW_LOG_STEP,
+    ForkError,
+    fork_from,
+    last_signed,
+    record_fork,
+    refused,
+    remember_signed,
+)
 from imixs_archive.ledger.keys import create_signer, key_path, load_signer, origin_of
 from imixs_archive.ledger.queue_window import Later, Window, read_window
-from imixs_archive.ledger.tiles import grow_tiles, tile_reader
+from imixs_archive.ledger.tiles import TileReader, grow_tiles, tile_reader
 from imixs_archive.ledger.tree import TREE, TreeState, read_tree
+from imixs_archive.ledger.witnesses import Witnessing, configured
 from imixs_archive.runtime import process_actor
 from imixs_archive.timezones import now_ms
+from imixs_archive.tlog.cosignature import add_lines
 from imixs_archive.tlog.merkle import (
     ProofError,
     consistency_proof,
     leaf_hash,
     verify_consistency,
 )
-from imixs_archive.tlog.note import Signer, Verifier
+from imixs_archive.tlog.note import Checkpoint, Signer, Verifier
 
 log = logging.getLogger(__name__)
 
@@ -172,6 +185,9 @@ class Sequencer:
         """Whether this process recorded the head's checkpoint (its first round does)."""
         self._lock = threading.Lock()
         self._last_full_pass = 0
+        self.witnessing = Witnessing(configured(settings))
+        self._extended: set[tuple[Checkpoint, tuple[int, bytes]]] = set()
+        """(checkpoint signed, head) last found an extension of it: not computed again."""
 
     # ---- the head ---------------------------------------------------------------------
 
@@ -259,6 +275,12 @@ class Sequencer:
             return ""  # (the second: our own write, answered as failed, as for the head)
         return "another process (it took the lease just now)"
 
+    def lease(self) -> str:
+        """Take the lease (a step that must not run beside a round: ``ledger new-log``):
+        '' when this process holds it now, else who does."""
+        with self._lock:
+            return self._take_lease()
+
     def release(self) -> None:
         """Give the lease up (a process that stops), so another takes over at once."""
         text = self.books.book(LEASE)
@@ -303,8 +325,49 @@ class Sequencer:
                 tree = self.tree()
                 report.size = tree.size if tree is not None else 0
                 return report
-            self.start()
+            self._guard(self.start())
             return self._round(report, checkpoint, ROUND_ENTRIES if limit is None else limit)
+
+    def _guard(self, state: TreeState) -> None:
+        """Refuse the round (ForkError) when the ledger is stopped, or when the store's log
+        is not an extension of what this process's key signed (``forks.py``): the last
+        checkpoint recorded beside the key, the newest in the checkpoint folder. Whatever
+        the round sequenced would be signed into a fork."""
+        if self.signer is not None and self.signer.vkey() != state.key:
+            self.signer, self.key_note, self._key_checked = None, "", False
+            self._check_key(state)  # a new log was started (ledger new-log): another key
+        why = refused(self.books)
+        if why:
+            raise ForkError(why)
+        if self.signer is None:
+            return
+        for signed in self._signed_before(state):
+            head = (state.size, state.root)
+            if (signed.size, signed.root_hash) == head or (signed, head) in self._extended:
+                continue
+            why = fork_from(self.books, signed, state.size, state.root)
+            if why:
+                record_fork(self.books, why, self.holder, now_ms())
+                raise ForkError(why)
+            self._extended = {e for e in self._extended if e[1] == head} | {(signed, head)}
+
+    def _signed_before(self, state: TreeState) -> list[Checkpoint]:
+        """The checkpoints this log's key signed that the store cannot take back: the one
+        recorded beside the key, and the newest of the log's copies in the checkpoint
+        folder (a copy that does not open with the key is left to ledger verify)."""
+        assert self.signer is not None
+        verifier = self.signer.verifier()
+        found = [c for c in [last_signed(key_path(self.settings), verifier)] if c is not None]
+        top = checkpoint_dir(self.settings)
+        path = newest_copy(log_folder(Path(top), state.origin)) if top else None
+        if path is not None:
+            try:
+                copy = open_checkpoint(path.read_text(encoding="utf-8"), [verifier], path.name)
+            except (OSError, ValueError, IntegrityError):
+                return found
+            if copy.origin == state.origin:
+                found.append(copy)
+        return found
 
     def _round(self, report: RoundReport, checkpoint: bool, limit: int) -> RoundReport:
         books = self.books
@@ -456,31 +519,62 @@ class Sequencer:
         return logged.text if logged is not None else None
 
     def _record(self, state: TreeState, report: RoundReport) -> None:
-        """The head's checkpoint into the checkpoints table and the witness folder (again,
-        as it is, when they have it)."""
+        """The head's checkpoint into the key's record of what it signed, the checkpoints
+        table and the checkpoint folder (again, as it is, when they have it)."""
+        if state.checkpoint and self.signer is not None:
+            verifier = self.signer.verifier()
+            opened = open_checkpoint(state.checkpoint, [verifier], "the ledger's checkpoint")
+            remember_signed(key_path(self.settings), state.checkpoint, opened, verifier)
         if state.checkpoint:
             self.books.add_checkpoint(state.checkpoint_size, state.checkpoint, state.checkpoint_at)
-            if self.settings.ledger_witness_dir:
-                folder = Path(self.settings.ledger_witness_dir)
-                refused = self._fork_from_witness(folder, state)
-                if refused:
-                    log.error("ledger: %s", refused)
-                    report.notes.append(refused)
+            if checkpoint_dir(self.settings):
+                folder = log_folder(Path(checkpoint_dir(self.settings)), state.origin)
+                not_copied = self._fork_from_folder(folder, state)
+                if not_copied:
+                    log.error("ledger: %s", not_copied)
+                    report.notes.append(not_copied)
                 else:
-                    witness(folder, state.checkpoint, state.checkpoint_size, state.key)
+                    keep_copy(folder, state.checkpoint, state.checkpoint_size, state.key)
+        if state.checkpoint and self.signer is not None and self.witnessing.witnesses:
+            self._witness(state, report)
         self._recorded = True
 
-    def _fork_from_witness(self, folder: Path, state: TreeState) -> str:
-        """Why the head's checkpoint must not go to the witness folder ('' when it may): the
+    def _witness(self, state: TreeState, report: RoundReport) -> None:
+        """The head's checkpoint to the witnesses (``witnesses.py``); their cosignatures
+        into the head (when it has not moved meanwhile: the next checkpoint is sent then)
+        and the checkpoints table. A witness's refusal stops the ledger (``forks.py``)."""
+        outcome = self.witnessing.cosign(state.checkpoint, TileReader(self.books, state).node)
+        for problem in outcome.problems:
+            log.warning("ledger: %s", problem)
+            report.notes.append(problem)
+        if outcome.lines:
+            cosigned = add_lines(state.checkpoint, outcome.lines)
+            text = self.books.book(TREE)
+            if text is not None and TreeState.decode(text).checkpoint == state.checkpoint:
+                moved = dataclasses.replace(TreeState.decode(text), checkpoint=cosigned)
+                if self.books.turn_book(TREE, text, moved.encode()):
+                    self.books.add_checkpoint(state.checkpoint_size, cosigned, state.checkpoint_at)
+        if outcome.refused:
+            why = (
+                "; ".join(outcome.refused)
+                + ". Nothing more is signed, the ledger stops. To start a new log from the "
+                f"store as it is: {NEW_LOG_STEP}"
+            )
+            log.error("ledger: %s", why)
+            report.notes.append(why)
+            record_fork(self.books, why, self.holder, now_ms())
+
+    def _fork_from_folder(self, folder: Path, state: TreeState) -> str:
+        """Why the head's checkpoint must not go to the checkpoint folder ('' when it may): the
         log is not an extension of the newest checkpoint there (the store was put back or
-        rewritten). The witness then keeps the last checkpoint of the true log, and ledger
+        rewritten). The folder then keeps the last checkpoint of the true log, and ledger
         verify names the difference."""
-        path = newest_witnessed(folder)
+        path = newest_copy(folder)
         if path is None:
             return ""
         refused = (
-            f"the log is not an extension of the witness folder's newest checkpoint "
-            f"({path.name}): the store was put back or its log rewritten; the witness "
+            f"the log is not an extension of the checkpoint folder's newest checkpoint "
+            f"({path.name}): the store was put back or its log rewritten; the folder "
             f"keeps it and gets no new checkpoint (run imixs-archive ledger verify)"
         )
         verifiers = [Verifier.from_vkey(state.key)]

@@ -6,8 +6,8 @@ the pass is kept in the ``verify-progress`` book every few thousand entries):
 - every entry is checked against its leaf hash and read back; the tree is computed again
   from the leaves, and its root compared with every checkpoint it must agree with: the
   ledger's last one, one given (``--since``: an auditor's earlier copy), and the newest
-  in the witness folder. Each must be signed by a trusted key (``--key``, the ledger key
-  file here, the witness folder's ``ledger.pub``); a log that is shorter than one of them,
+  in the checkpoint folder. Each must be signed by a trusted key (``--key``, the ledger key
+  file here, the checkpoint folder's ``ledger.pub``); a log that is shorter than one of them,
   or differs within it, was truncated, reordered or rewritten;
 - the last entry about each subject is checked against the store: a snapshot logged as
   stored must be there with the content digest logged (computed again from its rows and
@@ -48,8 +48,15 @@ from imixs_archive.config import Settings
 from imixs_archive.errors import ArchiveError, IntegrityError
 from imixs_archive.jsonable import Jsonable
 from imixs_archive.ledger.books import BEFORE_LEDGER, Subject
-from imixs_archive.ledger.checkpoints import PUBLIC_KEY_FILE, newest_witnessed, open_checkpoint
+from imixs_archive.ledger.checkpoints import (
+    PUBLIC_KEY_FILE,
+    checkpoint_dir,
+    log_folder,
+    newest_copy,
+    open_checkpoint,
+)
 from imixs_archive.ledger.entries import DELETED, HOLD_PLACED, Entry, hold_subject
+from imixs_archive.ledger.forks import ForkError, signed_path
 from imixs_archive.ledger.found import not_logged_as_present
 from imixs_archive.ledger.index_view import (
     KEPT,
@@ -59,10 +66,12 @@ from imixs_archive.ledger.index_view import (
     strays_left,
 )
 from imixs_archive.ledger.keys import key_path, load_signer
-from imixs_archive.ledger.sequencer import Sequencer, state_of, subject_row
+from imixs_archive.ledger.sequencer import RoundReport, Sequencer, state_of, subject_row
 from imixs_archive.ledger.tiles import HEIGHT, edge_problem, tile_problem, tile_reader
 from imixs_archive.ledger.tree import TREE, TreeState
+from imixs_archive.ledger.witnesses import configured
 from imixs_archive.timezones import now_ms
+from imixs_archive.tlog.cosignature import CosignatureVerifier, cosigned_by
 from imixs_archive.tlog.merkle import (
     Frontier,
     ProofError,
@@ -70,7 +79,7 @@ from imixs_archive.tlog.merkle import (
     leaf_hash,
     verify_consistency,
 )
-from imixs_archive.tlog.note import Checkpoint, Verifier
+from imixs_archive.tlog.note import Checkpoint, NoteError, Verifier
 
 log = logging.getLogger(__name__)
 
@@ -201,10 +210,12 @@ class _Against:
     checkpoint: Checkpoint
 
 
-def trusted_keys(settings: Settings, given: Sequence[Verifier]) -> tuple[list[Verifier], list[str]]:
+def trusted_keys(
+    settings: Settings, given: Sequence[Verifier], origin: str = ""
+) -> tuple[list[Verifier], list[str]]:
     """The keys checkpoints are checked with: those given, the ledger key file's public
-    half, the witness folder's ``ledger.pub``; and findings (a witness key that is not the
-    key file's)."""
+    half, the ``ledger.pub`` of the checkpoint folder of the log named ``origin``; and
+    findings (a key there that is not the key file's)."""
     keys = list(given)
     problems: list[str] = []
     signer = None
@@ -214,25 +225,25 @@ def trusted_keys(settings: Settings, given: Sequence[Verifier]) -> tuple[list[Ve
         problems.append(str(exc))
     if signer is not None and not given:
         keys.append(signer.verifier())
-    if settings.ledger_witness_dir:
-        path = Path(settings.ledger_witness_dir) / PUBLIC_KEY_FILE
+    if checkpoint_dir(settings):
+        path = log_folder(Path(checkpoint_dir(settings)), origin) / PUBLIC_KEY_FILE
         try:
             text = path.read_text(encoding="utf-8").strip()
             # empty: a process died between making the file and writing it
-            witness_key = Verifier.from_vkey(text) if text else None
+            folder_key = Verifier.from_vkey(text) if text else None
         except FileNotFoundError:
-            witness_key = None
+            folder_key = None
         except (OSError, ValueError) as exc:
-            problems.append(f"the witness folder's public key {path}: {exc}")
-            witness_key = None
-        if witness_key is not None:
-            if signer is not None and witness_key.vkey() != signer.vkey():
+            problems.append(f"the checkpoint folder's public key {path}: {exc}")
+            folder_key = None
+        if folder_key is not None:
+            if signer is not None and folder_key.vkey() != signer.vkey():
                 problems.append(
-                    f"the ledger key in {key_path(settings)} is not the key the witness "
-                    f"folder recorded ({witness_key.vkey()}): the key was replaced"
+                    f"the ledger key in {key_path(settings)} is not the key the checkpoint "
+                    f"folder recorded ({folder_key.vkey()}): the key was replaced"
                 )
-            if not given and witness_key not in keys:
-                keys.append(witness_key)
+            if not given and folder_key not in keys:
+                keys.append(folder_key)
     return keys, problems
 
 
@@ -247,22 +258,30 @@ def verify_ledger(
     restart: bool = False,
     log_found: bool = True,
     sequencer: Sequencer | None = None,
+    witnesses: Sequence[CosignatureVerifier] | None = None,
+    quorum: int | None = None,
 ) -> LedgerReport:
     """Check the log and the store (see the module's text). ``keys``: trusted public keys
-    (else the key file's and the witness folder's); ``since``: a checkpoint note kept
+    (else the key file's and the checkpoint folder's); ``since``: a checkpoint note kept
     earlier; ``read_all``: read every piece, not only those without a content address;
     ``restart``: begin again instead of resuming an unfinished pass; ``log_found``: log the
     snapshots found without an entry and without a seal; ``sequencer``: the one of this
-    process, when it runs one (``serve``), else one for this pass."""
+    process, when it runs one (``serve``), else one for this pass; ``witnesses`` and
+    ``quorum``: the witnesses' keys and how many of them must have cosigned the ledger's
+    last checkpoint (else those configured, ``ARCHIVE_LEDGER_WITNESS_QUORUM``)."""
     tick = progress or (lambda _stage, _count: None)
     books = archive.ledger
-    with nullcontext(sequencer) if sequencer else Sequencer(archive, settings) as sequencing:
-        drained = sequencing.drain()
-        head = sequencing.tree() or sequencing.start()
     report = LedgerReport()
+    with nullcontext(sequencer) if sequencer else Sequencer(archive, settings) as sequencing:
+        try:
+            drained = sequencing.drain()
+        except ForkError as exc:  # the log as it is is still checked
+            drained = RoundReport()
+            report.problems.append(str(exc))
+        head = sequencing.tree() or sequencing.start()
     if drained.busy:
         report.warnings.append(f"not sequenced first: {drained.busy}")
-    trusted, problems = trusted_keys(settings, keys)
+    trusted, problems = trusted_keys(settings, keys, head.origin)
     report.problems += problems
     if not trusted:
         report.problems.append(
@@ -270,6 +289,11 @@ def verify_ledger(
             "public key, as `imixs-archive ledger key` printed it where the key is)"
         )
     against = _checkpoints(archive, head, trusted, since, settings, report)
+    if witnesses is None:
+        witnesses = [w.key for w in configured(settings)]
+    _check_cosigned(
+        head, witnesses, settings.ledger_witness_quorum if quorum is None else quorum, report
+    )
     unsigned = head.size - head.checkpoint_size
     if unsigned and now_ms() - head.checkpoint_at > 2000 * settings.ledger_checkpoint_seconds:
         report.warnings.append(
@@ -307,8 +331,8 @@ def _checkpoints(
     report: LedgerReport,
 ) -> list[_Against]:
     """The checkpoints the log must agree with, each opened with a trusted key. One larger
-    than the head read at the start was signed since (a witness file written while this
-    ran) when the log holds that many entries now; else entries were removed."""
+    than the head read at the start was signed since (a copy written to the checkpoint folder
+    while this ran) when the log holds that many entries now; else entries were removed."""
     notes: list[tuple[str, str]] = []
     if head.checkpoint:
         notes.append(("the ledger's last checkpoint", head.checkpoint))
@@ -316,14 +340,21 @@ def _checkpoints(
         report.problems.append("the ledger has entries but no signed checkpoint")
     if since is not None:
         notes.append(("the checkpoint given (--since)", since))
-    if settings.ledger_witness_dir:
-        path = newest_witnessed(Path(settings.ledger_witness_dir))
+    record = signed_path(key_path(settings))
+    try:
+        notes.append((f"the last checkpoint the key signed ({record.name})", record.read_text()))
+    except FileNotFoundError:
+        pass
+    except (OSError, UnicodeDecodeError) as exc:
+        report.problems.append(f"the ledger's record of what it signed, {record}: {exc}")
+    if checkpoint_dir(settings):
+        path = newest_copy(log_folder(Path(checkpoint_dir(settings)), head.origin))
         if path is not None:
             notes.append(
-                (f"the witness folder's newest checkpoint ({path.name})", path.read_text())
+                (f"the checkpoint folder's newest checkpoint ({path.name})", path.read_text())
             )
         else:
-            report.warnings.append("the witness folder holds no checkpoint yet")
+            report.warnings.append("the checkpoint folder holds no checkpoint yet")
     against = []
     for what, note in notes:
         if not trusted:
@@ -347,6 +378,35 @@ def _checkpoints(
         report.checkpoints.append(f"{what}: {checkpoint.size} entries")
         against.append(_Against(what, checkpoint))
     return against
+
+
+def quorum_problem(note: str, witnesses: Sequence[CosignatureVerifier], quorum: int) -> str:
+    """Why ``note`` lacks the cosignatures of ``quorum`` of ``witnesses`` ('' when it has
+    them), or which witnesses cosigned it (prefixed with '+')."""
+    try:
+        cosigned = cosigned_by(note, witnesses)
+    except NoteError as exc:
+        return f"a witness's cosignature on it is not valid: {exc}"
+    names = ", ".join(sorted(cosigned)) or "none"
+    if len(cosigned) < quorum:
+        return (
+            f"it is cosigned by {len(cosigned)} of the {len(witnesses)} witnesses ({names}); "
+            f"{quorum} required"
+        )
+    return f"+cosigned by {len(cosigned)} of {len(witnesses)} witnesses ({names})"
+
+
+def _check_cosigned(
+    head: TreeState, witnesses: Sequence[CosignatureVerifier], quorum: int, report: LedgerReport
+) -> None:
+    """The ledger's last checkpoint against the witnesses: k of n cosignatures."""
+    if not head.checkpoint or not (witnesses or quorum):
+        return
+    found = quorum_problem(head.checkpoint, witnesses, quorum)
+    if found.startswith("+"):
+        report.checkpoints.append(f"the ledger's last checkpoint: {found[1:]}")
+    else:
+        report.problems.append(f"the ledger's last checkpoint: {found}")
 
 
 def _size_now(archive: Archive) -> int:

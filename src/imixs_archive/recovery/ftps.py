@@ -2,8 +2,10 @@
 
 Explicit FTPS as the Java ``FTPConnector`` connects (``AUTH TLS`` on the control
 connection, port 21 by default, passive mode, binary), and with the data connections
-protected too (``PROT P``); the server's certificate is checked (``BACKUP_FTP_CAFILE`` or
-the system's CAs). Files are ``<BACKUP_FTP_PATH>/<yyyy>/<MM>/<origin uniqueid>.xml``,
+protected too (``PROT P``, each resuming the control connection's TLS session); the
+server's certificate is checked (``BACKUP_FTP_CAFILE`` or the system's CAs). Java's
+clear data connections and its dates-only check are explicit, weaker settings
+(``ftps_tls.py``). Files are ``<BACKUP_FTP_PATH>/<yyyy>/<MM>/<origin uniqueid>.xml``,
 year and month of ``$created``: the Java backup service and this archive read each
 other's trees.
 
@@ -12,9 +14,10 @@ Writes are whole or absent: a file is stored as ``<name>.part`` in the month fol
 connection never leaves a truncated backup, and what one leaves is in a folder the Java
 restore skips (it reads every *file* of a month folder, and a ``.part`` among them would
 stop it). What each file holds is appended to
-``.imixs-archive-backup`` in the root (``path<TAB>snapshot id``), so a file holding the
-same or a newer snapshot is not written again unless asked (``overwrite``). A file of the
-Java backup service (not recorded) is replaced.
+``.imixs-archive-backup`` in the root (``path<TAB>snapshot id``; compacted when long,
+``ftps_manifest.py``), so a file holding the same or a newer snapshot is not written again
+unless asked (``overwrite``). A file of the Java backup service (not recorded) is
+replaced.
 """
 
 from __future__ import annotations
@@ -23,18 +26,22 @@ import contextlib
 import datetime as dt
 import ftplib
 import io
+import logging
 import ssl
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import IO
 from urllib.parse import quote, unquote, urlsplit
 
 from imixs_archive.config import Settings
 from imixs_archive.document.conventions import snapshot_millis
 from imixs_archive.errors import ArchiveError, ConfigError, TargetUnavailableError
+from imixs_archive.recovery.ftps_manifest import COMPACT_AT, MANIFEST, Record, compact, read_record
+from imixs_archive.recovery.ftps_tls import ResumingFTP, certificate_reason, tls_context
 from imixs_archive.timezones import zone
 
-MANIFEST = ".imixs-archive-backup"
+log = logging.getLogger(__name__)
+
 UPLOADS = ".imixs-archive-upload"
 """The folder in each month folder where uploads are written before their rename."""
 BLOCK = 64 * 1024
@@ -52,6 +59,10 @@ class FtpsLocation:
     timeout: float = 60.0
     zone: str = ""
     """The zone of the month folders (``BACKUP_FTP_TIMEZONE``); '' the offset of ``$created``."""
+    protect_data: bool = True
+    """``PROT P`` (``BACKUP_FTP_PROTECT_DATA``); False: ``PROT C``, as Java."""
+    certificate_check: str = "full"
+    """``BACKUP_FTP_CERTIFICATE_CHECK``: full, chain or dates."""
 
     def month_time(self, created: dt.datetime | None) -> dt.datetime | None:
         """``$created`` as its month folder reads it: in ``zone`` when one is set."""
@@ -72,6 +83,8 @@ class FtpsLocation:
             cafile=settings.backup_ftp_cafile,
             timeout=settings.workflow_rest_readtimeout / 1000,
             zone=settings.backup_ftp_timezone,
+            protect_data=settings.backup_ftp_protect_data,
+            certificate_check=settings.backup_ftp_certificate_check,
         )
         if url is not None:
             location = location._with_url(url)
@@ -87,15 +100,13 @@ class FtpsLocation:
             port = parts.port or 21
         except ValueError:
             raise ConfigError(f"{url!r}: the port is not a number") from None
-        return FtpsLocation(
+        return replace(
+            self,
             host=parts.hostname,
             port=port,
             path=unquote(parts.path) or "/",
             user=unquote(parts.username) if parts.username else self.user,
             password=unquote(parts.password) if parts.password else self.password,
-            cafile=self.cafile,
-            timeout=self.timeout,
-            zone=self.zone,
         )
 
     def url(self) -> str:
@@ -145,10 +156,12 @@ class FtpsTarget:
     ``TargetError``, a session that cannot be opened (unreachable, refused, login or TLS
     failing) a ``TargetUnavailableError``."""
 
-    def __init__(self, location: FtpsLocation) -> None:
+    def __init__(self, location: FtpsLocation, *, compact_at: int = COMPACT_AT) -> None:
         self.location = location
+        self.compact_at = compact_at
+        """Lines of the record below which it is never compacted."""
         self._ftp: ftplib.FTP_TLS | None = None
-        self._held: dict[str, str] | None = None
+        self._record: Record | None = None
         self._upload_folders: set[str] = set()
         """Month folders known to hold the uploads folder (made once per session)."""
 
@@ -171,14 +184,23 @@ class FtpsTarget:
         if self._ftp is not None:
             return self._ftp
         where = self.location
-        context = ssl.create_default_context(cafile=where.cafile or None)
-        ftp = ftplib.FTP_TLS(context=context, timeout=where.timeout, encoding="utf-8")
+        check = where.certificate_check
+        context = tls_context(check, where.cafile)
+        ftp = ResumingFTP(context=context, timeout=where.timeout, check=check)
         try:
             ftp.connect(where.host, where.port)
             ftp.login(where.user, where.password)  # AUTH TLS first, as FTPSClient("TLS")
-            ftp.prot_p()
+            if where.protect_data:
+                ftp.prot_p()
+            else:
+                ftp.prot_c()  # as Java, which sends no PROT P: the data in clear
             ftp.set_pasv(True)
             ftp.voidcmd("TYPE I")
+        except ssl.SSLCertVerificationError as exc:
+            ftp.close()
+            raise TargetUnavailableError(
+                f"FTPS {where}: {certificate_reason(exc, check)}"
+            ) from None
         except ftplib.all_errors as exc:
             ftp.close()
             raise TargetUnavailableError(f"FTPS {where}: {_reason(exc)}") from None
@@ -195,15 +217,30 @@ class FtpsTarget:
     # ---- writing -------------------------------------------------------------------
 
     def held(self) -> dict[str, str]:
-        """What each file holds, as recorded (``path -> snapshot id``; the last wins)."""
-        if self._held is None:
-            text = self.read_text(MANIFEST) or ""
-            self._held = {}
-            for line in text.splitlines():
-                relative, _, snapshot_id = line.partition("\t")
-                if snapshot_id:
-                    self._held[relative] = snapshot_id
-        return self._held
+        """What each file holds, as recorded (``path -> snapshot id``; the last wins), read
+        once (and compacted when long)."""
+        if self._record is None:
+            try:
+                self._record = read_record(self._session(), self._root())
+            except ftplib.all_errors as exc:
+                raise self._failed("reading the record of the backup files", exc) from None
+            self._compact_if_long()
+        return self._record.held
+
+    def _compact_if_long(self) -> None:
+        """Compact the record once it has grown past ``compact_at`` lines and twice its
+        paths. A compaction that fails is logged and left for a later one: the record is
+        whole either way."""
+        if self._record is None or not self._record.too_long(self.compact_at):
+            return
+        try:
+            compacted = compact(self._session(), self._root())
+        except (ftplib.Error, OSError, EOFError, ArchiveError) as exc:  # ArchiveError: no session
+            self.close()
+            log.warning("FTPS %s: compacting %s failed: %s", self.location, MANIFEST, exc)
+            return
+        if compacted is not None:
+            self._record = compacted
 
     def needs(self, relative: str, snapshot_id: str) -> bool:
         """False when the file holds this snapshot or a newer one (as recorded)."""
@@ -235,6 +272,9 @@ class FtpsTarget:
             self.close()
             raise
         self.held()[relative] = snapshot_id
+        assert self._record is not None
+        self._record.lines += 1
+        self._compact_if_long()
         return reader.sent
 
     def _enter(self, ftp: ftplib.FTP_TLS, folder: str) -> None:
@@ -256,18 +296,6 @@ class FtpsTarget:
             ftp.rename(partial, name)
 
     # ---- reading -------------------------------------------------------------------
-
-    def read_text(self, relative: str) -> str | None:
-        out = io.BytesIO()
-        try:
-            ftp = self._session()
-            ftp.cwd(self._root())
-            ftp.retrbinary(f"RETR {relative}", out.write, BLOCK)
-        except ftplib.error_perm:
-            return None  # 550: not there
-        except ftplib.all_errors as exc:
-            raise self._failed(f"reading {relative}", exc) from None
-        return out.getvalue().decode("utf-8", "replace")
 
     def retrieve(self, relative: str, out: IO[bytes]) -> int:
         """Copy ``<root>/<relative>`` into ``out``; returns the bytes read."""
