@@ -286,7 +286,16 @@ SIZES: dict[str, tuple[str, str, str]] = {
         "~300 bytes (the entry's JSON and its 32-byte hash)",
         "≈ 5 MB",
     ),
-    "archive_ledger_nodes": ("up to 16,384", "~80 bytes", "≤ 1.3 MB"),
+    "archive_ledger_nodes": (
+        "up to 16,384",
+        "~80 bytes",
+        "≤ 1.3 MB; no longer written once a log's tiles are derived (Q36)",
+    ),
+    "archive_ledger_tiles": (
+        "1 (a full tile); an edge tile its width's row, for a moment two",
+        "8 KB (256 hashes) for a full tile",
+        "one full tile of level 0 per 256 entries: 10 million entries ≈ 40,000 tiles ≈ 330 MB",
+    ),
     "archive_ledger_head": (
         "1",
         "`tree`: up to ~3 KB (a hash per bit of the log's size); the others ~100 bytes",

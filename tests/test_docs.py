@@ -113,6 +113,7 @@ QUERIES = {
     "archive_checks": 33,
     "archive_file_cuts": 34,
     "archive_legal_hold_cases": 35,
+    "archive_ledger_tiles": 36,
 }
 """The query numbers as docs and comments cite them ("Q23 to Q28"): never changed."""
 QUERY_ROW = re.compile(r"^\| Q(\d+) \| (?!`).* \| `([a-z_]+)` \| ([a-z]+) \|$", re.MULTILINE)

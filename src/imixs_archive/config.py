@@ -281,8 +281,9 @@ class Settings:
     users: str = _setting(
         "ARCHIVE_USERS",
         "",
-        "Users for HTTP Basic and the login page: 'name:role:hash;...' with role reader or "
-        "manager and a hash from `imixs-archive hash-password`.",
+        "Users for HTTP Basic and the login page: 'name:role:hash;...' with role reader, "
+        "manager or auditor (the ledger's log only) and a hash from `imixs-archive "
+        "hash-password`.",
         secret=True,
     )
     api_tokens: str = _setting(
@@ -302,7 +303,7 @@ class Settings:
     oidc_roles_claim: str = _setting(
         "ARCHIVE_OIDC_ROLES_CLAIM",
         "roles",
-        "Claim (dotted path, e.g. realm_access.roles) listing 'reader' or 'manager'.",
+        "Claim (dotted path, e.g. realm_access.roles) listing 'reader', 'manager' or 'auditor'.",
     )
     session_secret: str = _setting(
         "ARCHIVE_SESSION_SECRET",
@@ -485,6 +486,14 @@ class Settings:
         "",
         "Folder (e.g. a WORM mount) every checkpoint is also written to, as a new file, with "
         "the public key; ledger verify checks the log against the newest there.",
+    )
+    ledger_public: bool = _setting(
+        "ARCHIVE_LEDGER_PUBLIC",
+        False,
+        "Serve the log at /ledger/ (C2SP tlog-tiles: checkpoint, tiles, entries) to anyone, "
+        "without credentials; false: to the auditor, reader and manager roles (the API's "
+        "proofs always need one of them).",
+        _bool,
     )
     ledger_witness_dir: str = _setting(
         "ARCHIVE_LEDGER_WITNESS_DIR",

@@ -41,6 +41,8 @@ LEDGER_COMMANDS = [
     ["verify"],
     ["verify", "--json", "--restart"],
     ["proof", str(make_snapshot(1).get_first("$uniqueid"))],
+    ["consistency", "0"],
+    ["entries", "0"],
 ]
 """Every ``ledger`` command that opens a store, but ``init`` (which creates one)."""
 

@@ -96,28 +96,122 @@ def test_verify_since_a_checkpoint_and_with_a_key(
     assert "(signed by another key, or changed)" in capsys.readouterr().out
 
 
+def _key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    assert main(["ledger", "key"]) == 0
+    key = tmp_path / "ledger.pub"
+    key.write_text(capsys.readouterr().out)
+    return key
+
+
 def test_proof_and_check_proof_the_auditors_way(
     store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["ledger", "proof", _sid(1)]) == 0
-    proof = tmp_path / "proof.json"
+    proof = tmp_path / "entry.tlog-proof"
     proof.write_text(capsys.readouterr().out)
-    assert main(["ledger", "key"]) == 0
-    key = tmp_path / "ledger.pub"
-    key.write_text(capsys.readouterr().out)
+    lines = proof.read_text().splitlines()
+    assert lines[0] == "c2sp.org/tlog-proof@v1" and lines[1].startswith("extra ")
+    assert lines[2].startswith("index ") and "" in lines  # the checkpoint after a blank line
+    key = _key(tmp_path, capsys)
     # the auditor's side: no store at all
     assert main(["ledger", "check-proof", str(proof), "--key", str(key)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("holds: entry ") and f"stored {_sid(1)} sha256:" in out
+    entry = base64.b64decode(lines[1].removeprefix("extra "))
+    other = entry.replace(_sid(1).encode(), _sid(2).encode())
+    tampered = proof.read_text().replace(lines[1], f"extra {base64.b64encode(other).decode()}")
+    proof.write_text(tampered)
+    assert main(["ledger", "check-proof", str(proof), "--key", str(key)]) == 5
+    assert "the entry is not in the signed log" in capsys.readouterr().err
+    # without its extra, the entry is given apart (as its line of `ledger entries`)
+    bare = tmp_path / "bare.tlog-proof"
+    bare.write_text(
+        "\n".join(line for line in tampered.split("\n") if not line.startswith("extra "))
+    )
+    assert main(["ledger", "check-proof", str(bare), "--key", str(key)]) == 5
+    assert "give it with --entry" in capsys.readouterr().err
+    index = int(lines[2].removeprefix("index "))
+    assert main(["ledger", "entries", str(index)]) == 0
+    given = tmp_path / "entry.json"
+    given.write_text(capsys.readouterr().out)
+    assert given.read_bytes() == entry + b"\n"
+    assert main(["ledger", "check-proof", str(bare), "--key", str(key), "--entry", str(given)]) == 0
+    proof.write_text("not a proof")
+    assert main(["ledger", "check-proof", str(proof), "--key", str(key)]) == 5
+    assert main(["ledger", "proof", _sid(50)]) == 4
+
+
+def test_a_json_proof_of_an_earlier_version_is_still_checked(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["ledger", "proof", _sid(1), "--json"]) == 0
+    proof = tmp_path / "proof.json"
+    proof.write_text(capsys.readouterr().out)
+    key = _key(tmp_path, capsys)
+    assert main(["ledger", "check-proof", str(proof), "--key", str(key)]) == 0
     tampered = json.loads(proof.read_text())
     tampered["entry"] = tampered["entry"].replace(_sid(1), _sid(2))
     tampered["snapshot"] = _sid(2)  # relabelled too, so that only the tree can tell
     proof.write_text(json.dumps(tampered))
     assert main(["ledger", "check-proof", str(proof), "--key", str(key)]) == 5
     assert "the entry is not in the signed log" in capsys.readouterr().err
-    proof.write_text("not json")
-    assert main(["ledger", "check-proof", str(proof), "--key", str(key)]) == 5
-    assert main(["ledger", "proof", _sid(50)]) == 4
+
+
+def test_a_legal_holds_proof_holds(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    origin = _sid(1).rsplit("-", 1)[0]
+    assert main(["legal-hold", "place", origin, "--reason", "audit 2026"]) == 0
+    capsys.readouterr()
+    subject = f"hold:{origin} / audit 2026"
+    for extra in ([], ["--json"]):
+        assert main(["ledger", "proof", subject, *extra]) == 0
+        proof = tmp_path / "hold-proof"
+        proof.write_text(capsys.readouterr().out)
+        key = _key(tmp_path, capsys)
+        assert main(["ledger", "check-proof", str(proof), "--key", str(key)]) == 0
+        assert f"hold-placed {subject} (audit 2026)" in capsys.readouterr().out
+
+
+def test_consistency_and_check_consistency_offline(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["ledger", "head"]) == 0
+    old = tmp_path / "checkpoint-4"
+    old.write_text(capsys.readouterr().out)
+    with SQLiteBackend(store) as backend, Archive(backend) as archive:
+        for step in range(4, 7):
+            archive.store(make_snapshot(step))
+    assert main(["ledger", "checkpoint"]) == 0
+    capsys.readouterr()
+    assert main(["ledger", "consistency", str(old)]) == 0
+    new = tmp_path / "consistency"
+    new.write_text(capsys.readouterr().out)
+    assert new.read_text().startswith("old 4\n")
+    key = _key(tmp_path, capsys)
+    assert main(["ledger", "check-consistency", str(old), str(new), "--key", str(key)]) == 0
+    assert "the log of 4 entries" in capsys.readouterr().out
+    hashes = new.read_text().split("\n")
+    hashes[1] = base64.b64encode(bytes(32)).decode()
+    new.write_text("\n".join(hashes))
+    assert main(["ledger", "check-consistency", str(old), str(new), "--key", str(key)]) == 5
+    assert "is not the beginning of the log of 7" in capsys.readouterr().err
+    assert main(["ledger", "consistency", "3"]) == 0
+    new.write_text(capsys.readouterr().out)
+    assert main(["ledger", "check-consistency", str(old), str(new), "--key", str(key)]) == 5
+    assert "from a log of 3 entries, the older checkpoint signs 4" in capsys.readouterr().err
+    assert main(["ledger", "consistency", "99"]) == 4
+
+
+def test_entries_by_number(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ledger", "entries", "1", "--count", "3"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3 and all(json.loads(line)["kind"] == "stored" for line in lines)
+    with SQLiteBackend(store) as backend, Archive(backend) as archive:
+        assert lines == [logged.text for logged in archive.ledger.entries(1, 4)]
+    assert main(["ledger", "entries", "3", "--count", "2"]) == 4  # the log holds 0 to 3
+    assert "the log holds entries 0 to 3" in capsys.readouterr().err
+    assert main(["ledger", "entries", "-1"]) == 2
 
 
 def test_init_logs_what_was_stored_before_the_ledger(

@@ -49,6 +49,7 @@ from imixs_archive.ledger.entries import (
 )
 from imixs_archive.ledger.keys import key_path, load_signer
 from imixs_archive.ledger.sequencer import LEASE_MS, RoundReport, Sequencer
+from imixs_archive.ledger.tiles import TileReader
 from imixs_archive.ledger.tree import read_tree
 from imixs_archive.ledger.verify import LedgerReport, verify_ledger
 from imixs_archive.storage.base import Backend
@@ -188,11 +189,13 @@ def check_ledger(
     leaves = [leaf_hash(row.text.encode("utf-8")) for row in logged]
     assert [row.leaf for row in logged] == leaves
     assert head.root == root_of(leaves)
-    level = 1
+    assert head.tiled == head.size
+    nodes = TileReader(books, head)
+    level = 0
     while head.size >> level:
         for idx in range(head.size >> level):
             subtree = leaves[idx << level : (idx + 1) << level]
-            assert books.node(level, idx) == root_of(subtree), (level, idx)
+            assert nodes.node(level, idx) == root_of(subtree), (level, idx)
         level += 1
     last: dict[str, int] = {}
     for idx, entry in enumerate(entries):

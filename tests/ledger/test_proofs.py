@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import datetime as dt
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from imixs_archive.ledger.proofs import check_inclusion, consistency, inclusion
 from imixs_archive.ledger.sequencer import Sequencer
 from imixs_archive.tlog.merkle import verify_consistency
 from imixs_archive.tlog.note import Checkpoint, generate_signer, open_note
-from support.snapshots import make_snapshot
+from support.snapshots import ORIGIN, make_snapshot
 
 
 @pytest.fixture
@@ -128,3 +129,22 @@ def test_a_consistency_proof_links_every_older_checkpoint(
         verify_consistency(old, checkpoint.size, old_root, checkpoint.root_hash, hashes)
     with pytest.raises(NotFoundError):
         consistency(archive, sequencer, 99)
+
+
+def test_the_proof_of_a_legal_hold_holds_offline(
+    archive: Archive, sequencer: Sequencer, settings: Settings
+) -> None:
+    """A hold's subject is ``hold:`` and the instance (and case): its proof names that
+    subject, and the check compares it with the subject of the entry, not the instance."""
+    signer = load_signer(key_path(settings))
+    assert signer is not None
+    instance = ORIGIN
+    archive.holds.place(instance, "audit 2026", "mia", dt.datetime.now(dt.UTC))
+    sequencer.drain(checkpoint=True)
+    subject = f"hold:{instance} / audit 2026"
+    proof = inclusion(archive, sequencer, subject)
+    checked = check_inclusion(proof, [signer.verifier()])
+    assert (checked.entry.kind, checked.entry.subject) == ("hold-placed", subject)
+    _fails({**proof, "snapshot": f"hold:{instance}"}, settings, "its entry is about hold:")
+    with pytest.raises(NotFoundError, match=f"its holds now: hold:{instance} / audit 2026"):
+        inclusion(archive, sequencer, f"hold:{instance}")  # the case left out

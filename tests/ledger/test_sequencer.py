@@ -25,6 +25,7 @@ from imixs_archive.ledger.checkpoints import copies, open_checkpoint
 from imixs_archive.ledger.entries import DELETED, STORED, Entry
 from imixs_archive.ledger.keys import key_path, load_signer
 from imixs_archive.ledger.sequencer import Sequencer
+from imixs_archive.ledger.tiles import tile_reader
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import ARCHIVE_LEDGER_QUEUE, Table
@@ -102,10 +103,16 @@ def test_the_head_is_the_tree_of_the_entries_and_every_node_is_stored(
     leaves = [leaf_hash(logged.text.encode()) for logged in archive.ledger.entries(0)]
     assert [logged.leaf for logged in archive.ledger.entries(0)] == leaves
     assert head.root == root_of(leaves)
-    # every complete subtree is stored: level 3 (8 entries), level 2 (4) ...
-    assert archive.ledger.node(3, 0) == root_of(leaves[:8])
-    assert archive.ledger.node(2, 2) == root_of(leaves[8:12])
-    assert archive.ledger.node(1, 5) == root_of(leaves[10:12])
+    # the leaves are in the partial tile 0/0, its one row; every complete subtree of them
+    # is read from it: level 3 (8 entries), level 2 (4) ...
+    assert head.tiled == 13
+    assert archive.ledger.tile_widths(0, 0) == [13]
+    assert archive.ledger.tile(0, 0) == b"".join(leaves)
+    nodes = tile_reader(archive.ledger)
+    assert nodes.node(3, 0) == root_of(leaves[:8])
+    assert nodes.node(2, 2) == root_of(leaves[8:12])
+    assert nodes.node(1, 5) == root_of(leaves[10:12])
+    assert nodes.node(0, 12) == leaves[12]
 
 
 def test_a_store_of_the_same_content_again_after_a_delete_is_logged_again(

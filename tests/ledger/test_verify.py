@@ -24,12 +24,14 @@ from imixs_archive.ledger.entries import FOUND, Entry
 from imixs_archive.ledger.forks import ForkError
 from imixs_archive.ledger.keys import key_path, load_signer
 from imixs_archive.ledger.sequencer import Sequencer
+from imixs_archive.ledger.tiles import WIDTH, tile_reader
 from imixs_archive.ledger.tree import TREE, TreeState, read_tree
 from imixs_archive.ledger.verify import LedgerReport, verify_ledger
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,
     ARCHIVE_LEDGER_ENTRIES,
+    ARCHIVE_LEDGER_TILES,
     DOCUMENTS,
     DOCUMENTS_DATA,
     SNAPSHOTS,
@@ -329,7 +331,7 @@ def test_a_log_grown_past_what_the_key_signed_names_both_roots_at_that_size(
             assert other.drain().size == 7  # no key here: nothing to compare, no signature
         with Sequencer(archive, settings) as sequencer, pytest.raises(ForkError) as refused:
             sequencer.drain(checkpoint=True)
-        prefix = range_hash(0, 5, archive.ledger.node)
+        prefix = range_hash(0, 5, tile_reader(archive.ledger).node)
         assert prefix != signed.root_hash
         message = str(refused.value)
         assert f"signed 5 entries of {signed.origin} with the root {_b64(signed.root_hash)}" in (
@@ -473,3 +475,26 @@ def test_files_the_java_service_cut_are_logged_by_their_bytes(
     backend.put(DOCUMENTS_DATA, [{"data_id": first["data_id"], "data": bytes(changed)}])
     report = _verify(archive, settings, read_all=True)
     assert not report.ok and java_id in report.altered
+
+
+def test_a_changed_tile_of_the_tree_is_named(
+    archive: Archive, backend: Backend, settings: Settings
+) -> None:
+    """The tiles proofs are made of (and ``/ledger/`` serves) are checked against the tree
+    the log gives: a full tile as the walk completes it, the right edge's at the end."""
+    for step in range(WIDTH + 3):
+        archive.store(make_snapshot(step))
+    with Sequencer(archive, settings) as sequencer:
+        sequencer.drain(checkpoint=True)
+    assert _verify(archive, settings, restart=True).ok
+    for width, hint in ((WIDTH, "ledger tile 0/0 is not the log's"), (3, "do not give the head")):
+        key = {"level": 0, "idx": 0 if width == WIDTH else 1, "width": width}
+        row = backend.get(ARCHIVE_LEDGER_TILES, key)
+        assert row is not None
+        changed = bytearray(row["hashes"])
+        changed[33] ^= 1
+        backend.put(ARCHIVE_LEDGER_TILES, [{**key, "hashes": bytes(changed)}])
+        report = _verify(archive, settings, restart=True)
+        assert any(hint in problem for problem in report.problems), report.problems
+        backend.put(ARCHIVE_LEDGER_TILES, [row])
+    assert _verify(archive, settings, restart=True).ok

@@ -713,6 +713,8 @@ def test_plan_for_a_keyspace_the_java_service_created() -> None:
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_legal_hold_cases "
         "(uniqueid text, reason text, placed bigint, placed_by text, "
         "PRIMARY KEY (uniqueid, reason))",
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_ledger_tiles "
+        "(level int, idx bigint, width int, hashes blob, PRIMARY KEY ((level, idx), width))",
     ]
     assert [s.split()[5].split(".")[1] for s in plan] == EXTRA_NAMES
 

@@ -60,6 +60,7 @@ TABLE_IDS: dict[str, str] = {
     "archive_census": "a180ea3c-a464-56bf-89f0-a7fdde476010",
     "archive_month_figures": "2a25c9d1-724f-5cd9-ae7b-31a54c24bd27",
     "archive_checks": "b03b13a6-d05b-5271-a428-d5b527c692b1",
+    "archive_ledger_tiles": "8cf1a17f-f932-512e-ae08-561e6d6db5f5",
 }
 
 # Per table: CREATE (without its ID), INSERT, SELECT row, DELETE row, DELETE partition.
@@ -343,6 +344,18 @@ EXPECTED: dict[str, tuple[str, str, str, str, str]] = {
         "DELETE FROM imixs_archive.archive_ledger_nodes USING TIMESTAMP ?"
         " WHERE level = ? AND bucket = ?",
     ),
+    "archive_ledger_tiles": (
+        "CREATE TABLE IF NOT EXISTS imixs_archive.archive_ledger_tiles (level int, idx bigint,"
+        " width int, hashes blob, PRIMARY KEY ((level, idx), width))",
+        "INSERT INTO imixs_archive.archive_ledger_tiles (level, idx, width, hashes)"
+        " VALUES (?, ?, ?, ?) USING TIMESTAMP ?",
+        "SELECT level, idx, width, hashes FROM imixs_archive.archive_ledger_tiles"
+        " WHERE level = ? AND idx = ? AND width = ?",
+        "DELETE FROM imixs_archive.archive_ledger_tiles USING TIMESTAMP ?"
+        " WHERE level = ? AND idx = ? AND width = ?",
+        "DELETE FROM imixs_archive.archive_ledger_tiles USING TIMESTAMP ?"
+        " WHERE level = ? AND idx = ?",
+    ),
     "archive_checks": (
         "CREATE TABLE IF NOT EXISTS imixs_archive.archive_checks (name"
         " text, state text, PRIMARY KEY (name))",
@@ -584,6 +597,12 @@ PARTITION: dict[str, tuple[str, str]] = {
         " imixs_archive.archive_ledger_nodes WHERE level = ? AND bucket = ? AND idx < ?"
         " ORDER BY idx DESC LIMIT ?",
     ),
+    "archive_ledger_tiles": (
+        "SELECT level, idx, width, hashes FROM imixs_archive.archive_ledger_tiles"
+        " WHERE level = ? AND idx = ? ORDER BY width ASC",
+        "SELECT level, idx, width, hashes FROM imixs_archive.archive_ledger_tiles"
+        " WHERE level = ? AND idx = ? AND width < ? ORDER BY width DESC LIMIT ?",
+    ),
     "archive_ledger_head": (
         "SELECT name, state FROM imixs_archive.archive_ledger_head WHERE name = ?",
         "SELECT name, state FROM imixs_archive.archive_ledger_head WHERE name = ? LIMIT ?",
@@ -713,6 +732,9 @@ WHOLE_TABLE: dict[str, str] = {
     ),
     "archive_ledger_nodes": (
         "SELECT level, bucket, idx, hash FROM imixs_archive.archive_ledger_nodes"
+    ),
+    "archive_ledger_tiles": (
+        "SELECT level, idx, width, hashes FROM imixs_archive.archive_ledger_tiles"
     ),
     "archive_ledger_head": "SELECT name, state FROM imixs_archive.archive_ledger_head",
     "archive_checks": "SELECT name, state FROM imixs_archive.archive_checks",

@@ -17,7 +17,10 @@ every delete: an archive of version 2 writing into the store would leave the kep
 off until a ``stats --reconcile``); 4, files stored in the Java service's 1 MiB cuts with
 the digest the ledger logs of them apart (``archive_file_cuts``: an archive of version 3
 would take the digest over such a file's pieces for that one, and its ledger verify would
-report the file changed).
+report the file changed); 5, legal holds per case (``archive_legal_hold_cases``); 6, the
+ledger's tree kept as tiles (``archive_ledger_tiles``, ``ledger/tiles.py``: an archive of
+version 5 sequencing into the store would write only the old node rows, and the head it
+wrote would no longer say how far the tiles go, so they would be derived again).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import ARCHIVE_VERSIONS, SNAPSHOTS
 from imixs_archive.timezones import now_ms
 
-STORE_VERSION = 5
+STORE_VERSION = 6
 LEDGER_VERSION = 2
 KEY = {"name": "store"}
 

@@ -2,12 +2,15 @@
 
 ``head`` prints the latest checkpoint, ``verify`` checks the log and the store against it,
 ``proof`` prints an inclusion proof and ``check-proof`` checks one without the store (the
-auditor's tool), ``init`` logs what an existing archive holds, ``key`` prints the public
-key, ``checkpoint`` sequences what is queued and signs a checkpoint now.
+auditor's tool), ``consistency`` and ``check-consistency`` do the same for an older
+checkpoint, ``entries`` prints entries by number, ``init`` logs what an existing archive
+holds, ``key`` prints the public key, ``checkpoint`` sequences what is queued and signs a
+checkpoint now.
 
-Each but ``init`` (and ``check-proof``, which needs no store) works on an archive that
-exists: on a folder or keyspace without one it says so and exits 4, creating nothing (no
-store, no signing key). They still write into the archive they find: the queued entries
+Each but ``init`` (and ``check-proof`` and ``check-consistency``, which need no store)
+works on an archive that exists: on a folder or keyspace without one it says so and exits
+4, creating nothing (no store, no signing key). They still write into the archive they
+find: the queued entries
 into the log, and, where the ledger has not started, its head and its key.
 """
 
@@ -17,6 +20,7 @@ import argparse
 import dataclasses
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from imixs_archive.cli.context import Context, store_options
@@ -32,13 +36,15 @@ from imixs_archive.ledger.keys import (
     read_verifier,
 )
 from imixs_archive.ledger.new_log import start_new_log
-from imixs_archive.ledger.proofs import check_inclusion, inclusion
+from imixs_archive.ledger.proof_files import TLOG_PROOF, check_consistency, check_tlog_proof
+from imixs_archive.ledger.proofs import check_inclusion, consistency, inclusion
+from imixs_archive.ledger.published import logged_entries
 from imixs_archive.ledger.schedule import sign_now
 from imixs_archive.ledger.sequencer import Sequencer
 from imixs_archive.ledger.tree import read_tree
 from imixs_archive.ledger.verify import LedgerReport, quorum_problem, verify_ledger
 from imixs_archive.tlog.cosignature import CosignatureVerifier
-from imixs_archive.tlog.note import NoteError
+from imixs_archive.tlog.note import Checkpoint, NoteError
 
 _EXISTING = {"reads_only": True, "writes": True}
 """The parser's defaults of a command that needs an archive there and writes into it."""
@@ -90,22 +96,62 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_verify, **_EXISTING)
 
-    p = commands.add_parser(
-        "proof", parents=[common], help="print the inclusion proof of a snapshot's last entry"
+    p = _proof_command(
+        commands,
+        common,
+        "proof",
+        "print the inclusion proof of a subject's last entry (c2sp.org/tlog-proof@v1)",
+        cmd_proof,
     )
-    p.add_argument("snapshot_id", metavar="SNAPSHOT_ID")
-    p.set_defaults(handler=cmd_proof, **_EXISTING)
+    p.add_argument(
+        "snapshot_id", metavar="SUBJECT", help="a snapshot id, or hold:<instance> / <case>"
+    )
 
     p = commands.add_parser(
         "check-proof",
         help="check an inclusion proof without the store (the auditor's tool)",
     )
-    p.add_argument("file", type=Path, metavar="FILE", help="a proof `ledger proof` printed")
     p.add_argument(
-        "--key", required=True, metavar="PUBLIC_KEY", help="the ledger's public key (text or file)"
+        "file", type=Path, metavar="FILE", help="a proof `ledger proof` printed (or its JSON)"
+    )
+    _key_argument(p)
+    p.add_argument(
+        "--entry",
+        type=Path,
+        metavar="ENTRY_FILE",
+        help="the entry's bytes, for a tlog-proof without them (extra)",
     )
     _witness_options(p, "the proof's checkpoint")
     p.set_defaults(handler=cmd_check_proof)
+
+    p = _proof_command(
+        commands,
+        common,
+        "consistency",
+        "print the proof that an older checkpoint's log begins today's (tlog-witness form)",
+        cmd_consistency,
+    )
+    p.add_argument(
+        "old", metavar="OLD", help="the older checkpoint: its file, or the size it signs"
+    )
+
+    p = commands.add_parser(
+        "check-consistency",
+        help="check, without the store, that an older checkpoint's log begins a newer one's",
+    )
+    p.add_argument("old", type=Path, metavar="OLD", help="the older checkpoint's file")
+    p.add_argument(
+        "new", type=Path, metavar="NEW", help="the proof `ledger consistency OLD` printed"
+    )
+    _key_argument(p)
+    p.set_defaults(handler=cmd_check_consistency)
+
+    p = commands.add_parser(
+        "entries", parents=[common], help="print log entries by number, one a line, as logged"
+    )
+    p.add_argument("start", type=int, metavar="INDEX", help="the first entry's number (from 0)")
+    p.add_argument("--count", type=int, default=1, help="how many entries (default 1)")
+    p.set_defaults(handler=cmd_entries, **_EXISTING)
 
     p = commands.add_parser(
         "init", parents=[common], help="log what the store holds that the ledger does not"
@@ -139,6 +185,26 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="log what is queued and sign a checkpoint now",
     )
     p.set_defaults(handler=cmd_checkpoint, **_EXISTING)
+
+
+def _proof_command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    common: argparse.ArgumentParser,
+    name: str,
+    text: str,
+    handler: Callable[[argparse.Namespace, Context], int],
+) -> argparse.ArgumentParser:
+    """A command that prints a proof from the store: as a file, or with ``--json``."""
+    p = commands.add_parser(name, parents=[common], help=text)
+    p.add_argument("--json", action="store_true", help="the proof as JSON (as the API gives it)")
+    p.set_defaults(handler=handler, **_EXISTING)
+    return p
+
+
+def _key_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--key", required=True, metavar="PUBLIC_KEY", help="the ledger's public key (text or file)"
+    )
 
 
 def _witness_options(p: argparse.ArgumentParser, what: str) -> None:
@@ -260,34 +326,94 @@ def _print_report(report: LedgerReport) -> None:
 def cmd_proof(args: argparse.Namespace, ctx: Context) -> int:
     with Sequencer(ctx.archive, ctx.settings) as sequencer:
         proof = inclusion(ctx.archive, sequencer, args.snapshot_id)
-    print(json.dumps(proof, indent=2))
+    if args.json:
+        print(json.dumps(proof, indent=2))
+    else:
+        sys.stdout.write(proof["file"])
     return 0
 
 
-def cmd_check_proof(args: argparse.Namespace, ctx: Context) -> int:
+def _read(path: Path) -> str:
     try:
-        proof = json.loads(args.file.read_text(encoding="utf-8"))
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{args.file}: {exc}") from None
-    except ValueError as exc:
-        raise IntegrityError(f"{args.file}: not JSON: {exc}") from None
-    checked = check_inclusion(proof, [read_verifier(args.key)])
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+def cmd_check_proof(args: argparse.Namespace, ctx: Context) -> int:
+    text = _read(args.file)
+    keys = [read_verifier(args.key)]
+    if text.startswith(TLOG_PROOF):
+        given = None
+        if args.entry is not None:
+            try:
+                given = args.entry.read_bytes().removesuffix(b"\n")
+            except OSError as exc:
+                raise ConfigError(f"{args.entry}: {exc}") from None
+        checked = check_tlog_proof(text, keys, given)
+        note = text.partition("\n\n")[2]
+    else:
+        try:
+            proof = json.loads(text)
+        except ValueError as exc:
+            raise IntegrityError(f"{args.file}: neither a tlog-proof nor JSON: {exc}") from None
+        checked = check_inclusion(proof, keys)
+        note = str(proof.get("checkpoint", ""))
     witnesses = _witnesses(args) or []
     quorum = len(witnesses) if args.quorum is None else args.quorum
     cosigned = ""
     if witnesses or quorum:
-        found = quorum_problem(str(proof.get("checkpoint", "")), witnesses, quorum)
+        found = quorum_problem(note, witnesses, quorum)
         if not found.startswith("+"):
             raise IntegrityError(f"{args.file}: the proof's checkpoint: {found}")
         cosigned = f"; {found[1:]}"
     entry = checked.entry
     print(
         f"holds: entry {checked.index} of {checked.checkpoint.origin!r} (signed at "
-        f"{checked.checkpoint.size} entries): {entry.kind} {entry.target}"
+        f"{checked.checkpoint.size} entries): {entry.kind} {entry.subject}"
         + (f" sha256:{entry.digest}" if entry.digest else "")
         + (f" ({entry.reason})" if entry.reason else "")
         + cosigned
     )
+    return 0
+
+
+def cmd_consistency(args: argparse.Namespace, ctx: Context) -> int:
+    old = args.old.strip()
+    if not old.isdigit():
+        body = _read(Path(old)).partition("\n\n")[0] + "\n"
+        try:
+            old = str(Checkpoint.parse(body).size)
+        except NoteError as exc:
+            raise ConfigError(f"{args.old}: not a checkpoint: {exc}") from None
+    with Sequencer(ctx.archive, ctx.settings) as sequencer:
+        proof = consistency(ctx.archive, sequencer, int(old))
+    if args.json:
+        print(json.dumps(proof, indent=2))
+    else:
+        sys.stdout.write(proof["file"])
+    return 0
+
+
+def cmd_check_consistency(args: argparse.Namespace, ctx: Context) -> int:
+    old, new = check_consistency(_read(args.old), _read(args.new), [read_verifier(args.key)])
+    print(
+        f"holds: the log of {old.size} entries {args.old} signs is the beginning of the log "
+        f"of {new.size} entries of {new.origin!r} the proof's checkpoint signs"
+    )
+    return 0
+
+
+def cmd_entries(args: argparse.Namespace, ctx: Context) -> int:
+    if args.start < 0 or args.count < 1:
+        raise ConfigError("INDEX is 0 or more, --count 1 or more")
+    with Sequencer(ctx.archive, ctx.settings) as sequencer:
+        sequencer.drain()
+        head = sequencer.tree()
+    stop = args.start + args.count
+    for start in range(args.start, stop, 256):
+        for logged in logged_entries(ctx.archive.ledger, head, start, min(stop, start + 256)):
+            print(logged.text)
     return 0
 
 

@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser("hash-password", help="make a password hash for ARCHIVE_USERS (or a token)")
     p.add_argument("--name", default="admin", help="user or token name (default admin)")
-    p.add_argument("--role", choices=["reader", "manager"], default="manager")
+    p.add_argument("--role", choices=["reader", "auditor", "manager"], default="manager")
     p.add_argument(
         "--token", action="store_true", help="make a new API token for ARCHIVE_API_TOKENS"
     )

@@ -1,5 +1,6 @@
-"""The ledger's tables (``Archive.ledger``): its queue, its log, its tree's nodes, the last
-entry about each subject, its checkpoints and its small books.
+"""The ledger's tables (``Archive.ledger``): its queue, its log, its tree's tiles (and the
+node rows of logs older than the tiles), the last entry about each subject, its
+checkpoints and its small books.
 
 What each table holds and why is in ``storage/model.py`` (Q23 to Q28); how they are used
 in ``ledger/`` (the sequencer, ledger verify, proofs) and ``docs/ledger.md``. This module
@@ -24,6 +25,7 @@ from imixs_archive.storage.model import (
     ARCHIVE_LEDGER_NODES,
     ARCHIVE_LEDGER_QUEUE,
     ARCHIVE_LEDGER_SUBJECTS,
+    ARCHIVE_LEDGER_TILES,
 )
 from imixs_archive.timezones import from_epoch_ms, now_ms
 
@@ -187,6 +189,47 @@ class LedgerBooks:
             raise IntegrityError(f"ledger tree node {level}/{idx} is missing from the store")
         digest: bytes = row["hash"]
         return digest
+
+    def node_run(self, level: int, start: int, count: int) -> list[bytes]:
+        """The hashes of the node rows ``start`` to ``start + count`` (exclusive) of a
+        level >= 1, in order, as far as they follow each other (one partition read)."""
+        found: list[bytes] = []
+        part = {"level": level, "bucket": bucket(start)}
+        after = {"idx": start - 1} if start & ((1 << BUCKET_BITS) - 1) else None
+        rows = self._backend.scan(ARCHIVE_LEDGER_NODES, part, start_after=after, limit=count)
+        for row in rows:
+            if int(row["idx"]) != start + len(found):
+                break
+            found.append(row["hash"])
+        return found
+
+    # ---- the tree's tiles ---------------------------------------------------------------
+
+    def put_tiles(self, tiles: Iterable[tuple[int, int, bytes]]) -> None:
+        """(level, index, hashes) of tiles, each row keyed by its width (the hashes it
+        holds); written again as they are when a sequencer repeats another's work."""
+        rows = [
+            {"level": level, "idx": idx, "width": len(data) // 32, "hashes": data}
+            for level, idx, data in tiles
+        ]
+        if rows:
+            self._backend.put(ARCHIVE_LEDGER_TILES, rows)
+
+    def tile(self, level: int, idx: int) -> bytes | None:
+        """The widest row of a tile (its hashes), or None when it has none."""
+        part = {"level": level, "idx": idx}
+        for row in self._backend.scan(ARCHIVE_LEDGER_TILES, part, descending=True, limit=1):
+            data: bytes = row["hashes"]
+            return data
+        return None
+
+    def tile_widths(self, level: int, idx: int) -> list[int]:
+        part = {"level": level, "idx": idx}
+        rows = self._backend.scan(ARCHIVE_LEDGER_TILES, part, columns=["width"])
+        return [int(row["width"]) for row in rows]
+
+    def drop_tile(self, level: int, idx: int, width: int) -> None:
+        self._backend.delete(ARCHIVE_LEDGER_TILES, {"level": level, "idx": idx, "width": width})
 
     # ---- small books (JSON by name) -----------------------------------------------------
 

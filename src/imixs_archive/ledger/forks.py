@@ -31,6 +31,7 @@ from imixs_archive.durable import sync_folder
 from imixs_archive.errors import ArchiveError, ConfigError, IntegrityError
 from imixs_archive.ledger.books import LedgerBooks
 from imixs_archive.ledger.checkpoints import open_checkpoint
+from imixs_archive.ledger.tiles import tile_reader
 from imixs_archive.tlog.merkle import range_hash
 from imixs_archive.tlog.note import Checkpoint, Verifier
 
@@ -98,7 +99,7 @@ def fork_from(books: LedgerBooks, signed: Checkpoint, size: int, root: bytes) ->
         ours = f"holds only {size} entries (root {_b64(root)})"
     else:
         try:
-            prefix = range_hash(0, signed.size, books.node)
+            prefix = range_hash(0, signed.size, tile_reader(books).node)
         except ArchiveError as exc:
             prefix = b""
             ours = f"cannot show its first {signed.size} entries ({exc})"

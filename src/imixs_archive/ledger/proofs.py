@@ -1,8 +1,11 @@
 """Proofs an auditor checks without the store: an entry is in the signed log, and an older
 checkpoint's log is the beginning of today's.
 
-An inclusion proof (JSON) carries the entry's text, its number, the checkpoint it is
-proved against (a signed note) and the hashes of RFC 6962's audit path, base64.
+Each is made as a file in a C2SP text format (``file``, ``proof_files.py``: what ``ledger
+proof`` and ``ledger consistency`` print) and, for the API, as JSON. The JSON inclusion
+proof (what ``ledger proof`` printed before; still checked, :func:`check_inclusion`)
+carries the entry's text, its number, the checkpoint it is proved against (a signed note)
+and the hashes of RFC 6962's audit path, base64.
 :func:`check_inclusion` needs nothing but that file and the ledger's public key: it
 opens the checkpoint with the key, hashes the entry as a leaf and folds the path up to the
 checkpoint's root (RFC 9162 §2.1.3.2).
@@ -13,7 +16,6 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from imixs_archive.archive.snapshots import Archive
@@ -24,8 +26,10 @@ from imixs_archive.errors import (
     StoreUnavailableError,
 )
 from imixs_archive.ledger.checkpoints import open_checkpoint
-from imixs_archive.ledger.entries import Entry
+from imixs_archive.ledger.entries import CASE_SEPARATOR, HOLD_PREFIX, Entry, hold_subject
+from imixs_archive.ledger.proof_files import CheckedProof, consistency_file, tlog_proof
 from imixs_archive.ledger.sequencer import Sequencer
+from imixs_archive.ledger.tiles import TileReader
 from imixs_archive.ledger.tree import TreeState
 from imixs_archive.tlog.merkle import (
     ProofError,
@@ -34,7 +38,7 @@ from imixs_archive.tlog.merkle import (
     leaf_hash,
     verify_inclusion,
 )
-from imixs_archive.tlog.note import Checkpoint, Verifier
+from imixs_archive.tlog.note import Verifier
 
 FORMAT = "imixs-archive inclusion proof 1"
 
@@ -63,12 +67,12 @@ def inclusion(archive: Archive, sequencer: Sequencer, snapshot_id: str) -> dict[
     sequencer.drain()
     row = archive.ledger.subject(snapshot_id)
     if row is None:
-        raise NotFoundError(f"the ledger has no entry about snapshot {snapshot_id}")
+        raise NotFoundError(_not_logged(archive, snapshot_id))
     head = _head_with_checkpoint(sequencer, row.idx + 1)
     logged = archive.ledger.entry(row.idx)
     if logged is None:
         raise IntegrityError(f"ledger entry {row.idx} is missing from the store")
-    path = inclusion_proof(row.idx, head.checkpoint_size, archive.ledger.node)
+    path = inclusion_proof(row.idx, head.checkpoint_size, TileReader(archive.ledger, head).node)
     return {
         "format": FORMAT,
         "snapshot": snapshot_id,
@@ -77,7 +81,22 @@ def inclusion(archive: Archive, sequencer: Sequencer, snapshot_id: str) -> dict[
         "tree_size": head.checkpoint_size,
         "proof": [base64.b64encode(item).decode("ascii") for item in path],
         "checkpoint": head.checkpoint,
+        "file": tlog_proof(logged.text, row.idx, path, head.checkpoint),
     }
+
+
+def _not_logged(archive: Archive, subject: str) -> str:
+    """Why there is no proof of a subject; for ``hold:<instance>``, the subjects of the
+    instance's holds (each case is one: ``hold:<instance> / <case>``)."""
+    if not subject.startswith(HOLD_PREFIX):
+        return f"the ledger has no entry about snapshot {subject}"
+    instance = subject.removeprefix(HOLD_PREFIX).partition(CASE_SEPARATOR)[0]
+    cases = [hold_subject(instance, hold.reason) for hold in archive.holds.of(instance)]
+    named = f" (its holds now: {'; '.join(cases)})" if cases else ""
+    return (
+        f"the ledger has no entry about {subject}: a legal hold's entries are about "
+        f"hold:<instance> / <case>{named}"
+    )
 
 
 def consistency(archive: Archive, sequencer: Sequencer, old_size: int) -> dict[str, Any]:
@@ -88,20 +107,14 @@ def consistency(archive: Archive, sequencer: Sequencer, old_size: int) -> dict[s
         raise NotFoundError(
             f"the latest checkpoint signs {head.checkpoint_size} entries: no proof from {old_size}"
         )
-    path = consistency_proof(old_size, head.checkpoint_size, archive.ledger.node)
+    path = consistency_proof(old_size, head.checkpoint_size, TileReader(archive.ledger, head).node)
     return {
         "old_size": old_size,
         "tree_size": head.checkpoint_size,
         "proof": [base64.b64encode(item).decode("ascii") for item in path],
         "checkpoint": head.checkpoint,
+        "file": consistency_file(old_size, path, head.checkpoint),
     }
-
-
-@dataclass(frozen=True)
-class CheckedProof:
-    entry: Entry
-    index: int
-    checkpoint: Checkpoint
 
 
 def check_inclusion(proof: Any, keys: Sequence[Verifier]) -> CheckedProof:
@@ -125,7 +138,7 @@ def check_inclusion(proof: Any, keys: Sequence[Verifier]) -> CheckedProof:
         entry = Entry.decode(text)
     except ValueError as exc:
         raise IntegrityError(f"the proof's entry: {exc}") from None
-    if entry.target != named:
+    if entry.subject != named:
         raise IntegrityError(
             f"the proof names snapshot {named}, its entry is about {entry.subject}"
         )

@@ -20,7 +20,7 @@ order they were made, as Trillian separates its queue from its sequencer:
    When the store does not agree and the round stopped at its limit (or the entry is old
    enough to be dropped), the queue beyond what it read is looked at for a later change of
    the subject, which explains the store (``queue_window.py``): then the entry is logged.
-4. **The entries, their tree nodes and each subject's last entry** are written, then the
+4. **The entries, their tree's tiles and each subject's last entry** are written, then the
    head moves by compare and set from the state read at the start to the new one (with a
    new checkpoint when one is due). A head another process moved meanwhile ends the round:
    nothing it wrote is lost (step 2), its queue rows stay for the next round.
@@ -77,6 +77,7 @@ from imixs_archive.ledger.forks import (
 )
 from imixs_archive.ledger.keys import create_signer, key_path, load_signer, origin_of
 from imixs_archive.ledger.queue_window import Later, Window, read_window
+from imixs_archive.ledger.tiles import TileReader, grow_tiles, tile_reader
 from imixs_archive.ledger.tree import TREE, TreeState, read_tree
 from imixs_archive.ledger.witnesses import Witnessing, configured
 from imixs_archive.runtime import process_actor
@@ -385,11 +386,13 @@ class Sequencer:
         state = TreeState.decode(text)
         frontier = state.frontier_of()
         nodes: list[tuple[int, int, bytes]] = []
+        leaves: list[bytes] = []
         latest: dict[str, Subject] = {}
         adopted_texts: dict[str, str] = {}
         for logged in books.entries(start=state.size):  # 2. past the head
             adopted = _checked(logged.idx, logged.text, logged.leaf)
             nodes += frontier.append(logged.leaf)
+            leaves.append(logged.leaf)
             latest[adopted.subject] = subject_row(adopted, logged.idx)
             adopted_texts[adopted.subject] = logged.text
             report.adopted += 1
@@ -420,14 +423,16 @@ class Sequencer:
                     report.size = state.size
                     return False  # what was written is taken over by the next round
                 nodes += frontier.append(leaf)
+                leaves.append(leaf)
                 latest[item.subject] = subject_row(item, idx)
                 report.logged += 1
-            books.put_nodes(nodes)
+            tiled = grow_tiles(books, state, leaves, nodes)
             books.put_subjects(latest.values())
             resume = min(
                 unfinished | {now_slot - BEHIND_SLOTS, last_read + 1 if report.more else now_slot}
             )
-            new_state = dataclasses.replace(state.grown(frontier), queue_from=resume)
+            grown = state.grown(frontier)
+            new_state = dataclasses.replace(grown, queue_from=resume, tiled=tiled)
             new_state, note = self._maybe_checkpoint(state, new_state, now, checkpoint)
             if _only_trails(state, new_state):
                 new_state = state
@@ -550,7 +555,7 @@ class Sequencer:
         """The head's checkpoint to the witnesses (``witnesses.py``); their cosignatures
         into the head (when it has not moved meanwhile: the next checkpoint is sent then)
         and the checkpoints table. A witness's refusal stops the ledger (``forks.py``)."""
-        outcome = self.witnessing.cosign(state.checkpoint, self.books.node)
+        outcome = self.witnessing.cosign(state.checkpoint, TileReader(self.books, state).node)
         for problem in outcome.problems:
             log.warning("ledger: %s", problem)
             report.notes.append(problem)
@@ -594,7 +599,7 @@ class Sequencer:
         if theirs.size > ours.size:
             return refused
         try:
-            proof = consistency_proof(theirs.size, ours.size, self.books.node)
+            proof = consistency_proof(theirs.size, ours.size, tile_reader(self.books).node)
             verify_consistency(theirs.size, ours.size, theirs.root_hash, ours.root_hash, proof)
         except ProofError:
             return refused

@@ -34,6 +34,10 @@ class TreeState:
     checkpoint_size: int = 0
     checkpoint_at: int = 0
     """When it was signed (epoch ms)."""
+    tiled: int = 0
+    """The first ``tiled`` entries have their tree's hashes in tiles (``tiles.py``): all
+    of them, but in a log begun before the tiles, whose tiles are derived a part a round
+    (its node rows serve the rest until then). A head without it (written before) has 0."""
 
     @classmethod
     def empty(cls, origin: str, key: str, queue_from: int) -> TreeState:
@@ -61,6 +65,7 @@ class TreeState:
                 "checkpoint": self.checkpoint,
                 "checkpoint_size": self.checkpoint_size,
                 "checkpoint_at": self.checkpoint_at,
+                "tiled": self.tiled,
             },
             sort_keys=True,
         )
@@ -79,10 +84,13 @@ class TreeState:
                 checkpoint=str(fields["checkpoint"]),
                 checkpoint_size=int(fields["checkpoint_size"]),
                 checkpoint_at=int(fields["checkpoint_at"]),
+                tiled=int(fields.get("tiled", 0)),
             )
         except (ValueError, KeyError, TypeError) as exc:
             raise IntegrityError(f"the ledger's head is damaged: {exc}") from None
         state.frontier_of()
+        if not 0 <= state.tiled <= state.size:
+            raise IntegrityError(f"the ledger's head is damaged: tiles of {state.tiled} entries")
         return state
 
 

@@ -67,6 +67,7 @@ from imixs_archive.ledger.index_view import (
 )
 from imixs_archive.ledger.keys import key_path, load_signer
 from imixs_archive.ledger.sequencer import RoundReport, Sequencer, state_of, subject_row
+from imixs_archive.ledger.tiles import HEIGHT, edge_problem, tile_problem, tile_reader
 from imixs_archive.ledger.tree import TREE, TreeState
 from imixs_archive.ledger.witnesses import configured
 from imixs_archive.timezones import now_ms
@@ -425,6 +426,7 @@ def _walk_log(
     frontier = Frontier.from_bytes(state.next, state.frontier) if state.next else Frontier()
     _compare_roots(frontier, against, report)
     start = expected = state.next
+    tiles = tile_reader(books)
     for logged in books.entries(start=state.next, stop=state.target):
         if logged.idx != expected:
             report.problems.append(
@@ -438,7 +440,9 @@ def _walk_log(
         except ValueError as exc:
             report.problems.append(f"ledger entry {logged.idx} is not an entry: {exc}")
             entry = None
-        frontier.append(leaf_hash(logged.text.encode("utf-8")))
+        for level, idx, digest in frontier.append(leaf_hash(logged.text.encode("utf-8"))):
+            if level % HEIGHT == 0 and (problem := tile_problem(tiles, level, idx, digest)):
+                report.problems.append(problem)
         if entry is not None:
             _check_entry(archive, state, logged.idx, entry, logged.text, report, read_all)
         expected = logged.idx + 1
@@ -455,6 +459,8 @@ def _walk_log(
             )
     state.frontier = frontier.to_bytes()
     if frontier.size == state.target:
+        if problem := edge_problem(tiles, frontier.size, frontier.root()):
+            report.problems.append(problem)
         outside = [a for a in against if not start <= a.checkpoint.size <= state.target]
         _prove_consistent(archive, frontier, outside, report)
 
@@ -465,17 +471,18 @@ def _prove_consistent(
     """Checkpoints of a size the pass did not walk through: one signed after it began (its
     size past the target), or, in a resumed pass, one below where it resumed. The tree
     computed from the entries checked and each such checkpoint's are linked by a
-    consistency proof (RFC 9162 2.1.4) from the store's tree nodes: it holds only when the
+    consistency proof (RFC 9162 2.1.4) from the store's tree tiles: it holds only when the
     smaller tree is the first part of the larger."""
     size, root = frontier.size, frontier.root()
+    nodes = tile_reader(archive.ledger).node
     for item in against:
         signed = item.checkpoint
         try:
             if signed.size > size:
-                proof = consistency_proof(size, signed.size, archive.ledger.node)
+                proof = consistency_proof(size, signed.size, nodes)
                 verify_consistency(size, signed.size, root, signed.root_hash, proof)
             else:
-                proof = consistency_proof(signed.size, size, archive.ledger.node)
+                proof = consistency_proof(signed.size, size, nodes)
                 verify_consistency(signed.size, size, signed.root_hash, root, proof)
         except (ProofError, IntegrityError):
             report.problems.append(

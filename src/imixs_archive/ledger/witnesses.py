@@ -16,7 +16,6 @@ and remembers it for the next checkpoint.
 
 from __future__ import annotations
 
-import base64
 import logging
 import urllib.error
 import urllib.request
@@ -24,6 +23,7 @@ from dataclasses import dataclass, field
 
 from imixs_archive.config import Settings
 from imixs_archive.errors import ArchiveError, ConfigError
+from imixs_archive.ledger.proof_files import consistency_file
 from imixs_archive.tlog.cosignature import CosignatureVerifier, add_lines, cosigned_by
 from imixs_archive.tlog.merkle import NodeGetter, consistency_proof
 from imixs_archive.tlog.note import Checkpoint, NoteError
@@ -112,7 +112,7 @@ class Witnessing:
                     f"than this checkpoint's {size}: the log was put back or cut (a fork)"
                 )
             proof = consistency_proof(old, size, node) if 0 < old < size else []
-            body = f"old {old}\n" + "".join(_b64(h) + "\n" for h in proof) + "\n" + note
+            body = consistency_file(old, proof, note)
             status, answer = _post(witness.url + "/add-checkpoint", body)
             if status == 200:
                 self.known[name] = size
@@ -157,7 +157,3 @@ def _post(url: str, body: str) -> tuple[int, str]:
         return int(exc.code), exc.read(65536).decode("utf-8", "replace")
     except (urllib.error.URLError, OSError) as exc:
         raise ArchiveError(f"witness {url}: {getattr(exc, 'reason', exc)}") from None
-
-
-def _b64(digest: bytes) -> str:
-    return base64.b64encode(digest).decode("ascii")

@@ -673,8 +673,9 @@ ARCHIVE_LEDGER_NODES = Table(
     query=25,
     owner=Wing.LEDGER,
     serves="the hash of each complete subtree of the log's tree with `2**level` entries "
-    "(level >= 1) starting at entry `idx * 2**level` (`bucket` `idx >> 14`): an inclusion "
-    "or consistency proof reads log2(size) of them",
+    "(level >= 1) starting at entry `idx * 2**level` (`bucket` `idx >> 14`), as versions "
+    "before store version 6 kept the tree: read until the log's tiles (Q36) are derived, "
+    "written meanwhile for what is added, then no longer",
     java=False,
 )
 ARCHIVE_LEDGER_HEAD = Table(
@@ -712,6 +713,25 @@ ARCHIVE_LEDGER_CHECKPOINTS = Table(
     serves="every signed checkpoint (a C2SP signed note) by the year it was written and "
     "the tree size it signs, and when (epoch ms): the record of every signed head; the "
     "ledger reads the last one from its `tree` book (Q26)",
+    java=False,
+)
+
+ARCHIVE_LEDGER_TILES = Table(
+    "archive_ledger_tiles",
+    _cols(("level", N), ("idx", BI), ("width", N), ("hashes", B)),
+    partition_key=("level", "idx"),
+    clustering_key=("width",),
+    query=36,
+    owner=Wing.LEDGER,
+    serves="the log's tree as C2SP tlog-tiles (store version 6): tile `idx` of `level` "
+    "holds `width` (1 to 256) consecutive hashes of the subtrees of `256**level` entries "
+    "starting at entry `idx * 256**(level+1)`, concatenated (32 bytes each); a full tile "
+    "(256) never changes, the right edge's partial tiles get a row per width as the log "
+    "grows (the narrower ones deleted after), and a reader takes the widest row: an "
+    "inclusion or consistency proof reads about two tiles a level, and `/ledger/tile/` "
+    "serves them as they are. Written by the sequencer before the head moves past them; "
+    "for a log older than the table, derived from its entries a part per round (Q25 serves "
+    "until then)",
     java=False,
 )
 
@@ -772,6 +792,7 @@ TABLES: tuple[Table, ...] = (
     ARCHIVE_CHECKS,
     ARCHIVE_FILE_CUTS,
     ARCHIVE_LEGAL_HOLD_CASES,
+    ARCHIVE_LEDGER_TILES,
 )
 JAVA_TABLES = tuple(table for table in TABLES if table.java)
 

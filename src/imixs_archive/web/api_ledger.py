@@ -17,7 +17,7 @@ from imixs_archive.ledger.verify import last_verify, verify_ledger
 from imixs_archive.services.jobs import MAX_LISTED, Job
 from imixs_archive.web.api_jobs import job_status
 from imixs_archive.web.api_models import JobStatusAnswer
-from imixs_archive.web.dependencies import Manager, Reader, Services, Svc
+from imixs_archive.web.dependencies import Auditor, Manager, Reader, Services, Svc
 from imixs_archive.web.problems import PROBLEM_RESPONSES
 
 router = APIRouter(prefix="/api/ledger", tags=["ledger"], responses=PROBLEM_RESPONSES)
@@ -46,7 +46,7 @@ def get_ledger(svc: Svc, _who: Reader) -> dict[str, Any]:
     summary="The latest signed checkpoint (a C2SP signed note, text/plain)",
     response_class=PlainTextResponse,
 )
-def get_checkpoint(svc: Svc, _who: Reader) -> PlainTextResponse:
+def get_checkpoint(svc: Svc, _who: Auditor) -> PlainTextResponse:
     tree = _sequencer(svc).tree()
     if tree is None or not tree.checkpoint:
         raise NotFoundError("the ledger has no signed checkpoint yet")
@@ -65,13 +65,13 @@ def sign_checkpoint(svc: Svc, _who: Manager) -> PlainTextResponse:
 
 
 @router.get("/proof/{snapshot_id}", summary="Inclusion proof of a snapshot's last entry")
-def get_proof(snapshot_id: str, svc: Svc, _who: Reader) -> dict[str, Any]:
+def get_proof(snapshot_id: str, svc: Svc, _who: Auditor) -> dict[str, Any]:
     return inclusion(svc.archive, _sequencer(svc), snapshot_id)
 
 
 @router.get("/consistency", summary="Proof that an older log is the start of today's")
 def get_consistency(
-    svc: Svc, _who: Reader, old: Annotated[int, Query(alias="from", ge=0)] = 0
+    svc: Svc, _who: Auditor, old: Annotated[int, Query(alias="from", ge=0)] = 0
 ) -> dict[str, Any]:
     return consistency(svc.archive, _sequencer(svc), old)
 

@@ -27,11 +27,15 @@ ITERATIONS = 600_000
 class Role(StrEnum):
     READER = "reader"
     MANAGER = "manager"
+    AUDITOR = "auditor"
+    """Reads the ledger's log (``/ledger/``, the proofs), none of the archived data."""
 
 
 def grants(role: Role, needed: Role) -> bool:
-    """A manager may do everything a reader may."""
-    return role is Role.MANAGER or needed is Role.READER
+    """A manager may do everything a reader may, a reader everything an auditor may."""
+    if role is Role.MANAGER:
+        return True
+    return needed is Role.AUDITOR or (needed is Role.READER and role is Role.READER)
 
 
 @dataclass(frozen=True)
@@ -86,7 +90,9 @@ def _role(text: str, where: str) -> Role:
     try:
         return Role(text.strip().lower())
     except ValueError:
-        raise ConfigError(f"{where}: role must be reader or manager, not {text!r}") from None
+        raise ConfigError(
+            f"{where}: role must be reader, auditor or manager, not {text!r}"
+        ) from None
 
 
 _EXAMPLES = {

@@ -61,6 +61,25 @@ def manager(request: Request) -> Principal:
     return svc.auth.require(request, Role.MANAGER)
 
 
+def auditor(request: Request) -> Principal:
+    """Whoever may read the ledger's log and its proofs: an auditor, reader or manager."""
+    svc = services(request)
+    svc.auth.check_origin(request, request.method)
+    return svc.auth.require(request, Role.AUDITOR)
+
+
+def log_reader(request: Request) -> Principal | None:
+    """Whoever may read the log served as tiles (``/ledger/``): as :func:`auditor`, or
+    anyone (None) with ``ARCHIVE_LEDGER_PUBLIC``: static resources, no request of them
+    makes the service sequence or sign (a proof of the API may)."""
+    if services(request).settings.ledger_public:
+        services(request).auth.check_origin(request, request.method)
+        return None
+    return auditor(request)
+
+
 Svc = Annotated[Services, Depends(services)]
 Reader = Annotated[Principal, Depends(reader)]
 Manager = Annotated[Principal, Depends(manager)]
+Auditor = Annotated[Principal, Depends(auditor)]
+LogReader = Annotated[Principal | None, Depends(log_reader)]

@@ -89,4 +89,6 @@ class OidcVerifier:
             return Role.MANAGER
         if Role.READER.value in roles:
             return Role.READER
+        if Role.AUDITOR.value in roles:
+            return Role.AUDITOR
         return None

@@ -25,7 +25,8 @@ from imixs_archive.ledger.schedule import ledger_status
 from imixs_archive.services.retention import Policy, instance_retention, retention_sentence
 from imixs_archive.timezones import zone
 from imixs_archive.web.api_archive import doc_rows, list_by_modified, list_instance
-from imixs_archive.web.auth import Principal
+from imixs_archive.web.auth import AccessDeniedError, Principal
+from imixs_archive.web.credentials import Role, grants
 from imixs_archive.web.dependencies import Services, Svc, services
 from imixs_archive.web.flash import shown
 from imixs_archive.web.health import store_check
@@ -50,6 +51,10 @@ def ui_user(request: Request) -> Principal:
     if principal is None:
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         raise LoginRequiredError(target)
+    if not grants(principal.role, Role.READER):
+        raise AccessDeniedError(
+            f"{principal.name} is an {principal.role}: the pages are for readers"
+        )
     return principal
 
 

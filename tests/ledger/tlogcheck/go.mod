@@ -1,0 +1,5 @@
+module imixs-archive/tests/ledger/tlogcheck
+
+go 1.26.0
+
+require golang.org/x/mod v0.43.0
