@@ -6,6 +6,7 @@ several at once) are in ``test_sync_cli.py``."""
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import threading
 import time
@@ -18,6 +19,8 @@ from imixs_archive.document.model import Document
 from imixs_archive.sync.records import ClaimBook, FailureBook, GoneBook, ProgressBook
 from imixs_archive.sync.service import Outcome, SyncService
 from imixs_archive.sync.status import sync_status
+from support.java_rows import java_store_snapshot
+from support.snapshots import make_snapshot
 from support.sync_harness import FAST, assert_archived, open_service
 from support.workflow_double import JavaArchiveBeside, WorkflowDouble
 
@@ -341,3 +344,43 @@ def test_an_unexpected_error_pauses_the_catch_up_thread_it_does_not_end_it(
         thread.join(30)
     assert raised and not thread.is_alive()
     assert_archived(archive, double, only=False)
+
+
+def _java_day_listing(archive: Archive) -> list[str]:
+    """The ids a listing over two years gives (over 62 days: the day index)."""
+    first, last = dt.date(2023, 1, 1), dt.date(2024, 12, 31)
+    return [sid for _day, sid in archive.days.iter_local_days(first, last, dt.UTC)]
+
+
+def _a_day_only_java_stored(double: WorkflowDouble, archive: Archive, *, event: bool) -> str:
+    """One snapshot of ours (the day index is built), then one the workflow holds and the
+    Java service archived, rows as its ``DataService`` writes them, on a day of its own."""
+    archive.store(make_snapshot(1, modified=dt.datetime(2023, 5, 1, 9, tzinfo=dt.UTC)))
+    assert len(_java_day_listing(archive)) == 1
+    doc = double.save(modified=dt.datetime(2024, 3, 1, 9, tzinfo=dt.UTC), event=event)
+    java_id = java_store_snapshot(archive.backend, doc)
+    assert java_id not in _java_day_listing(archive)  # the gap (java-audit-3 N8)
+    return java_id
+
+
+@pytest.mark.both_stores
+def test_the_catch_up_files_the_day_of_a_snapshot_only_java_stored(
+    double: WorkflowDouble, archive: Archive
+) -> None:
+    java_id = _a_day_only_java_stored(double, archive, event=False)
+    service = _service(double, archive, catchup_budget_ms=60_000)
+    service.run_round()
+    assert service.counters.caught_up == 0  # nothing downloaded: Java has it
+    assert java_id in _java_day_listing(archive)
+
+
+@pytest.mark.both_stores
+def test_the_event_of_a_snapshot_java_stored_files_its_day(
+    double: WorkflowDouble, archive: Archive
+) -> None:
+    if not archive.storage.java_may_write:
+        pytest.skip("the Java service cannot write an SQLite store")
+    java_id = _a_day_only_java_stored(double, archive, event=True)
+    service = _service(double, archive, catchup=False)
+    assert service.run_round().count(Outcome.DONE) == 1
+    assert java_id in _java_day_listing(archive)

@@ -42,7 +42,7 @@ from typing import Any, Protocol, Unpack
 
 from imixs_archive.archive import snapshot_reads as reads
 from imixs_archive.archive.content_digest import StoredDigest, stored_digest
-from imixs_archive.archive.day_reads import DayReads
+from imixs_archive.archive.day_reads import MAX_DAYS_KNOWN, DayReads
 from imixs_archive.archive.days import (
     record_day,
     stamp_day,
@@ -130,11 +130,8 @@ from imixs_archive.timezones import now_ms
 HISTORY_HORIZON_MS = 3600 * 1000
 """How far before its window the history cleanup looks for snapshots to delete."""
 DEFAULT_GC_GRACE = 24 * 3600.0
-log = logging.getLogger(__name__)
-
-MAX_DAYS_KEPT = 100_000
-"""Days an archive remembers having indexed (about 270 years of days)."""
 """Seconds (the setting ``ARCHIVE_GC_GRACE``, see ``config.py``)."""
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -221,7 +218,9 @@ class Archive:
         """What the store says of itself, a copy of it, a bulk load (``store_door.py``)."""
         self.index = SnapshotIndex(backend)
         """Walks over the snapshots: by instance, by file, in store order (``index_reads.py``)."""
-        self.days = DayReads(backend, functools.partial(self.load, with_files=False))
+        self.days = DayReads(
+            backend, functools.partial(self.load, with_files=False), self._days_indexed
+        )
         """The day index, the days' change stamps, snapshots by day (``day_reads.py``)."""
         self.facts = FactBook(backend)
         """The snapshots' facts, by day, checked and counted again (``fact_book.py``)."""
@@ -384,7 +383,9 @@ class Archive:
             except IntegrityError as exc:
                 damaged = exc  # the archived copy failed its check: this one replaces it
             else:
-                # Complete: nothing to write. A cleanup that died part-way is finished, though.
+                # Complete: nothing to write. A cleanup that died part-way is finished,
+                # though, and a day only the Java service stored goes into the day index.
+                self.days.note(modified_day(archived))
                 self.log_if_unlogged(snapshot_id)
                 result = StoreResult(snapshot_id, new=False, logical_bytes=counters.logical_bytes)
                 if _emptied(archived) != _emptied(doc):
@@ -464,7 +465,7 @@ class Archive:
                 fact = count_fact(self.backend, snapshot_id, doc, day, keys, known, self._carriers)
                 put_fact(self.backend, day, snapshot_id, fact)
         self._newest.note(origin_id(snapshot_id), snapshot_id)
-        if len(self._days_indexed) > MAX_DAYS_KEPT:
+        if len(self._days_indexed) > MAX_DAYS_KNOWN:
             self._days_indexed.clear()
         self._days_indexed.add(day)  # committed
         result.new = result.new and written  # else another process stored it first
@@ -626,15 +627,18 @@ class Archive:
     def log_if_unlogged(self, snapshot_id: str) -> None:
         """A snapshot met again (the sync, an import) that a row without a seal holds and
         the ledger never logged: the Java service wrote it into a shared keyspace. Logged
-        as found. (A sealed row this archive wrote is logged with its store.)"""
+        as found, and its day added to the day index (the Java service writes none). (A
+        sealed row this archive wrote is logged with its store.)"""
         if not self.storage.java_may_write or self.ledger.subject(snapshot_id) is not None:
             return
         try:
             found = self.stored_digest(snapshot_id)
-        except IntegrityError:
-            return  # damaged: verify names it
-        if found is not None and not found.sealed:
-            self.log_found(snapshot_id, digest=found)
+            if found is None or found.sealed:
+                return
+            self.days.note(modified_day(self.load(snapshot_id, with_files=False)))
+        except (IntegrityError, NotFoundError):
+            return  # damaged (verify names it), or deleted meanwhile
+        self.log_found(snapshot_id, digest=found)
 
     def list_instance(
         self,
