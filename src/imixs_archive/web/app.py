@@ -41,6 +41,7 @@ from imixs_archive.web import (
     api_ledger,
     api_restore,
     health,
+    java_form,
     ui,
     ui_actions,
     ui_holds,
@@ -154,6 +155,7 @@ def create_app(
         ui_process_map,
         ui_actions,
         ui_holds,
+        java_form,
     )
     for module in routers:
         app.include_router(module.router)
