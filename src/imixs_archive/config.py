@@ -397,6 +397,16 @@ class Settings:
         "by the store. See docs/java-compatibility.md.",
         lambda text: _choice(text, ("auto", "java", "content")),
     )
+    java_writes: bool = _setting(
+        "ARCHIVE_JAVA_WRITES",
+        False,
+        "The Java Imixs-Archive service writes into this keyspace too: snapshots it deleted "
+        "(its $snapshot.history cleanup keeps one fewer, its Inspect page deletes) are "
+        "logged in the ledger as removed elsewhere and counted apart by ledger verify, not "
+        "called tampering. Only on Cassandra: the embedded store has no other writer. See "
+        "docs/java-compatibility.md.",
+        _bool,
+    )
     # --- garbage collection (filestore/gc.py) ---
     gc_grace: float = _setting(
         "ARCHIVE_GC_GRACE",

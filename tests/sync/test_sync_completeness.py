@@ -11,15 +11,20 @@ import logging
 import threading
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from imixs_archive.archive.snapshots import Archive
+from imixs_archive.config import load_settings
 from imixs_archive.document.model import Document
+from imixs_archive.ledger.entries import DELETED, ELSEWHERE, Entry
+from imixs_archive.ledger.sequencer import Sequencer
+from imixs_archive.ledger.verify import verify_ledger
 from imixs_archive.sync.records import ClaimBook, FailureBook, GoneBook, ProgressBook
 from imixs_archive.sync.service import Outcome, SyncService
 from imixs_archive.sync.status import sync_status
-from support.java_rows import java_store_snapshot
+from support.java_rows import java_delete_snapshot, java_store_snapshot
 from support.snapshots import make_snapshot
 from support.sync_harness import FAST, assert_archived, open_service
 from support.workflow_double import JavaArchiveBeside, WorkflowDouble
@@ -384,3 +389,33 @@ def test_the_event_of_a_snapshot_java_stored_files_its_day(
     service = _service(double, archive, catchup=False)
     assert service.run_round().count(Outcome.DONE) == 1
     assert java_id in _java_day_listing(archive)
+
+
+@pytest.mark.both_stores
+def test_the_sync_logs_a_snapshot_the_java_history_cleanup_deleted(
+    double: WorkflowDouble, archive: Archive, tmp_path: Path
+) -> None:
+    """Java saves an instance's next snapshot and its history cleanup deletes the one
+    before (java-audit-3 X3); the sync, meeting the new one, logs the old one as deleted
+    ``elsewhere`` (``ARCHIVE_JAVA_WRITES``), so ``ledger verify`` finds nothing wrong."""
+    beside = Archive(archive.backend, java_writes=True)
+    if not beside.storage.java_may_write:
+        pytest.skip("the Java service cannot write an SQLite store")
+    settings = load_settings({"ARCHIVE_DATA_DIR": str(tmp_path / "keys")})
+    service = _service(double, beside, catchup=False)
+    first = double.save(subject="one")
+    assert service.run_round().count(Outcome.DONE) == 1
+    with Sequencer(beside, settings) as sequencer:
+        sequencer.drain()
+    uid = str(first.get_first("$uniqueid")).rsplit("-", 1)[0]
+    second = double.save(double.workitems[uid], subject="two")
+    java_store_snapshot(beside.backend, second)  # Java first: its save, then its cleanup
+    java_delete_snapshot(beside.backend, beside, str(first.get_first("$uniqueid")))
+    assert service.run_round().count(Outcome.DONE) == 1
+    with Sequencer(beside, settings) as sequencer:
+        sequencer.drain()
+    last = {e.target: e for e in map(Entry.decode, (r.text for r in beside.ledger.entries(0)))}
+    gone = last[str(first.get_first("$uniqueid"))]
+    assert (gone.kind, gone.reason) == (DELETED, ELSEWHERE)
+    report = verify_ledger(beside, settings)
+    assert report.ok and report.removed == [] and report.removed_elsewhere == []
