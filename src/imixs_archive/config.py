@@ -724,7 +724,8 @@ _EXPORTER = (
     "which this archive does not replace: keep the exporter running for it"
 )
 JAVA_IGNORED = {
-    "METRICS_ENABLED": "this archive always serves its metrics, at /metrics (to readers)",
+    "METRICS_ENABLED": "this archive always serves its metrics, at /metrics (to readers), "
+    "the Java counters' names among them",
     "EVENTLOG_TOPIC": _EXPORTER,
     "EVENTLOG_DEADLOCK": _EXPORTER,
     "EXPORT_PATH": _EXPORTER,
@@ -797,7 +798,20 @@ def java_warnings(env: Mapping[str, str] | None = None) -> list[str]:
             "ARCHIVE_CLUSTER_KEYSPACE is not set: the keyspace is imixs_archive (the Java "
             "service refuses to start without it; beside it, set the keyspace it uses)"
         )
+    consistency = ("ARCHIVE_CLUSTER_CONSISTENCY_READ", "ARCHIVE_CLUSTER_CONSISTENCY_WRITE")
+    if contact and all(_environment_value(source, name) is None for name in consistency):
+        said.append(LOCAL_QUORUM_NOTICE)
     return said
+
+
+LOCAL_QUORUM_NOTICE = (
+    "Cassandra reads and writes at LOCAL_QUORUM (ARCHIVE_CLUSTER_CONSISTENCY_READ and "
+    "_WRITE; the Java service used LOCAL_ONE): with two copies per datacenter one node "
+    "down stops the archive's writes, which LOCAL_ONE let through (and could lose); keep "
+    "three copies (docs/cassandra.md#consistency-levels), or set both settings to say you "
+    "chose"
+)
+"""Said at the start of ``serve`` and by ``doctor`` when the consistency is the default."""
 
 
 def _check_java_names(source: Mapping[str, str]) -> None:

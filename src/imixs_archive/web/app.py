@@ -99,6 +99,7 @@ def create_app(
     if settings.workflow_service_endpoint.strip():
         svc.workflow = WorkflowLink(settings, archive)
     metrics.add_gauges(lambda: health.scrape_gauges(svc))
+    metrics.add_java_counters(lambda: health.java_counters(svc))
     retention = retention_loop(settings, archive, log)
 
     def warm() -> None:

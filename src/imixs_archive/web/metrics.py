@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from typing import Any, Unpack
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -80,6 +80,11 @@ class Metrics:
     def add_gauges(self, gauges: Gauges) -> None:
         self.registry.register(_GaugeCollector(gauges))
 
+    def add_java_counters(self, counters: Gauges) -> None:
+        """Counters under the names the Java services exported (no prefix; ``_total``
+        added), computed when scraped: dashboards and alerts written for them go on."""
+        self.registry.register(_JavaCollector(counters))
+
     def render(self) -> bytes:
         return generate_latest(self.registry)
 
@@ -107,6 +112,24 @@ class _GaugeCollector(Collector):
 
     def describe(self) -> Iterator[Metric]:
         return iter(())  # computed at scrape time: nothing to check at registration
+
+
+class _JavaCollector(Collector):
+    def __init__(self, counters: Gauges) -> None:
+        self._counters = counters
+
+    def collect(self) -> Iterator[Metric]:
+        families: dict[str, CounterMetricFamily] = {}
+        for name, help_text, value, labels in self._counters():
+            family = families.get(name)
+            if family is None:
+                family = CounterMetricFamily(name, help_text, labels=list(labels))
+                families[name] = family
+            family.add_metric(list(labels.values()), value)
+        yield from families.values()
+
+    def describe(self) -> Iterator[Metric]:
+        return iter(())
 
 
 class MeteredBackend(DelegatingBackend):
