@@ -686,6 +686,13 @@ class Settings:
         "delete) is unlocked and backed up.",
         _millis,
     )
+    workflow_rest_jpql_doubledecode_workaround: bool = _setting(
+        "WORKFLOW_REST_JPQL_DOUBLEDECODE_WORKAROUND",
+        False,
+        "backup-events --full: send the JPQL query's % encoded twice, for a server that "
+        "decodes the request path twice (the Java backup service's setting).",
+        _bool,
+    )
     backup_only: bool = _setting(
         "BACKUP_ONLY",
         False,
