@@ -56,6 +56,18 @@ def backed_up(ftps: FtpsServer, uid: str) -> Document:
     return read_xml_document(path.read_bytes())
 
 
+def backup_only_env(
+    monkeypatch: pytest.MonkeyPatch, ftps: FtpsServer, double: WorkflowDouble
+) -> None:
+    """The environment of ``backup-events`` in a backup-only setup: the FTPS target."""
+    for name, value in {
+        "BACKUP_ONLY": "true",
+        **ftps.env(),
+        "WORKFLOW_SERVICE_ENDPOINT": double.url,
+    }.items():
+        monkeypatch.setenv(name, value)
+
+
 def only_in_the_workflow(double: WorkflowDouble, number: int = 0) -> Document:
     """A snapshot the workflow holds and the archive does not (saved without an event)."""
     uid = f"{number:08x}-aaaa-4222-8333-444444444444"
@@ -241,12 +253,7 @@ def test_backup_events_once_backup_only_opens_no_store(
     snapshot_id = str(only_in_the_workflow(double).get_first("$uniqueid"))
     double.put_event(TOPIC, snapshot_id)
     double.put_event(TOPIC, "0badf00d-dead-4222-8333-444444444444-1700000000000")
-    for name, value in {
-        "BACKUP_ONLY": "true",
-        **ftps.env(),
-        "WORKFLOW_SERVICE_ENDPOINT": double.url,
-    }.items():
-        monkeypatch.setenv(name, value)
+    backup_only_env(monkeypatch, ftps, double)
     store = tmp_path / "store"
     assert main(["backup-events", "--once", "--data-dir", str(store)]) == 0
     out = capsys.readouterr().out
@@ -322,9 +329,7 @@ def test_backup_events_full_queues_and_backs_up_in_backup_only_mode(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     snapshot_id = str(only_in_the_workflow(double).get_first("$uniqueid"))
-    env = {"BACKUP_ONLY": "true", **ftps.env(), "WORKFLOW_SERVICE_ENDPOINT": double.url}
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
+    backup_only_env(monkeypatch, ftps, double)
     store = tmp_path / "store"
     assert main(["backup-events", "--full", "--once", "--data-dir", str(store)]) == 0
     out = capsys.readouterr().out

@@ -24,14 +24,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
-from imixs_archive.web.auth import (
-    JAVA_SESSION_COOKIE,
-    SESSION_SECONDS,
-    NotAuthenticatedError,
-    TooManyLoginsError,
-)
+from imixs_archive.web.auth import JAVA_SESSION_COOKIE, NotAuthenticatedError, TooManyLoginsError
 from imixs_archive.web.dependencies import Svc
-from imixs_archive.web.ui_actions import read_form
+from imixs_archive.web.ui_actions import read_form, with_session
 
 log = logging.getLogger(__name__)
 router = APIRouter(include_in_schema=False)
@@ -77,13 +72,4 @@ async def java_form_login(request: Request, svc: Svc) -> Response:
         )
         raise NotAuthenticatedError("wrong user name or password")
     response = JSONResponse({"user": principal.name, "role": str(principal.role)})
-    response.set_cookie(
-        JAVA_SESSION_COOKIE,
-        svc.auth.make_session(principal),
-        max_age=SESSION_SECONDS,
-        httponly=True,
-        samesite="strict",
-        secure=svc.auth.secure_cookies(request),
-        path="/",
-    )
-    return response
+    return with_session(response, request, svc, principal, JAVA_SESSION_COOKIE)

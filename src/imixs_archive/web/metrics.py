@@ -83,7 +83,7 @@ class Metrics:
     def add_java_counters(self, counters: Gauges) -> None:
         """Counters under the names the Java services exported (no prefix; ``_total``
         added), computed when scraped: dashboards and alerts written for them go on."""
-        self.registry.register(_JavaCollector(counters))
+        self.registry.register(_GaugeCollector(counters, java=True))
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
@@ -97,39 +97,29 @@ class Metrics:
 
 
 class _GaugeCollector(Collector):
-    def __init__(self, gauges: Gauges) -> None:
+    """Values computed when scraped, as gauges under this app's prefix (or, ``java``, as
+    counters under the Java services' own names)."""
+
+    def __init__(self, gauges: Gauges, *, java: bool = False) -> None:
         self._gauges = gauges
+        self._java = java
 
     def collect(self) -> Iterator[Metric]:
-        families: dict[str, GaugeMetricFamily] = {}
+        families: dict[str, GaugeMetricFamily | CounterMetricFamily] = {}
         for name, help_text, value, labels in self._gauges():
             family = families.get(name)
             if family is None:
-                family = GaugeMetricFamily(f"{PREFIX}_{name}", help_text, labels=list(labels))
+                family = (
+                    CounterMetricFamily(name, help_text, labels=list(labels))
+                    if self._java
+                    else GaugeMetricFamily(f"{PREFIX}_{name}", help_text, labels=list(labels))
+                )
                 families[name] = family
             family.add_metric(list(labels.values()), value)
         yield from families.values()
 
     def describe(self) -> Iterator[Metric]:
         return iter(())  # computed at scrape time: nothing to check at registration
-
-
-class _JavaCollector(Collector):
-    def __init__(self, counters: Gauges) -> None:
-        self._counters = counters
-
-    def collect(self) -> Iterator[Metric]:
-        families: dict[str, CounterMetricFamily] = {}
-        for name, help_text, value, labels in self._counters():
-            family = families.get(name)
-            if family is None:
-                family = CounterMetricFamily(name, help_text, labels=list(labels))
-                families[name] = family
-            family.add_metric(list(labels.values()), value)
-        yield from families.values()
-
-    def describe(self) -> Iterator[Metric]:
-        return iter(())
 
 
 class MeteredBackend(DelegatingBackend):

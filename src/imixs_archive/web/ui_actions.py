@@ -107,15 +107,19 @@ async def login(request: Request, svc: Svc) -> Response:
             f"/login?{flash_query('error', error)}&next={quote(target)}", status_code=303
         )
     response = RedirectResponse(target, status_code=303)
-    return _with_session(response, request, svc, principal)
+    return with_session(response, request, svc, principal)
 
 
-def _with_session(
-    response: Response, request: Request, svc: Services, principal: Principal
+def with_session(
+    response: Response,
+    request: Request,
+    svc: Services,
+    principal: Principal,
+    cookie: str = SESSION_COOKIE,
 ) -> Response:
-    """The response, setting a login's session cookie."""
+    """The response, setting a login's session cookie (``cookie``: under another name)."""
     response.set_cookie(
-        SESSION_COOKIE,
+        cookie,
         svc.auth.make_session(principal),
         max_age=SESSION_SECONDS,
         httponly=True,
