@@ -686,13 +686,6 @@ class Settings:
         "delete) is unlocked and backed up.",
         _millis,
     )
-    workflow_rest_jpql_doubledecode_workaround: bool = _setting(
-        "WORKFLOW_REST_JPQL_DOUBLEDECODE_WORKAROUND",
-        False,
-        "backup-events --full: send the JPQL query's % encoded twice, for a server that "
-        "decodes the request path twice (the Java backup service's setting).",
-        _bool,
-    )
     backup_only: bool = _setting(
         "BACKUP_ONLY",
         False,
@@ -733,6 +726,9 @@ _EXPORTER = (
 JAVA_IGNORED = {
     "METRICS_ENABLED": "this archive always serves its metrics, at /metrics (to readers), "
     "the Java counters' names among them",
+    "WORKFLOW_REST_JPQL_DOUBLEDECODE_WORKAROUND": "the full backup's query "
+    "(backup-events --full) holds no %, and reads the same whether the workflow decodes "
+    "it once or twice",
     "EVENTLOG_TOPIC": _EXPORTER,
     "EVENTLOG_DEADLOCK": _EXPORTER,
     "EXPORT_PATH": _EXPORTER,

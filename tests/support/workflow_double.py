@@ -77,7 +77,8 @@ TOKEN_PATH = "/oidc/token"
 SYNCPOINT_LIMIT = 16
 FULL_BACKUP_JPQL = (
     "SELECT document FROM Document AS document WHERE (document.type IS NULL OR "
-    "document.type NOT LIKE 'snapshot-%') ORDER BY document.created ASC, document.id ASC"
+    "SUBSTRING(document.type, 1, 9) <> 'snapshot-') "
+    "ORDER BY document.created ASC, document.id ASC"
 )
 """The JPQL query of the full backup (``recovery/full_backup.py``), the one the double
 answers."""

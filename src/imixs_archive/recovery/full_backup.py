@@ -14,8 +14,9 @@ and stopped at an answer of one: a workitem created in the same second as the la
 page, and the very last workitem, were left out. Pages of one order leave none out; a
 workitem deleted while the walk runs moves the later pages by one, so that one other may
 be missed: run it again (``NO_OVERWRITE``: nothing current is written twice).
-``WORKFLOW_REST_JPQL_DOUBLEDECODE_WORKAROUND`` sends the query's ``%`` encoded twice, for
-a server that decodes the path twice (the Java setting of the same name).
+The engine decodes the query twice (JAX-RS, then its own ``URLDecoder``): the query holds
+no ``%`` and reads the same either way, so Java's
+``WORKFLOW_REST_JPQL_DOUBLEDECODE_WORKAROUND`` has nothing to do here.
 """
 
 from __future__ import annotations
@@ -33,8 +34,12 @@ log = logging.getLogger(__name__)
 
 QUERY = (
     "SELECT document FROM Document AS document WHERE (document.type IS NULL OR "
-    "document.type NOT LIKE 'snapshot-%') ORDER BY document.created ASC, document.id ASC"
+    "SUBSTRING(document.type, 1, 9) <> 'snapshot-') "
+    "ORDER BY document.created ASC, document.id ASC"
 )
+"""Every document that is not a snapshot, in one order. No ``%`` in it (Java's ``NOT LIKE
+'snapshot-%'``): the engine decodes the path twice, and a ``%`` sent once encoded fails
+there, answered as an empty page (200) that would end the walk at once."""
 ITEMS = ("type", "$created", "$uniqueid", "$snapshotid")
 PAGE = 100
 
@@ -59,19 +64,17 @@ def queue_full_backup(
     topic: str,
     *,
     page_size: int = PAGE,
-    double_decode: bool = False,
     progress: Callable[[FullBackupRequest], None] | None = None,
 ) -> FullBackupRequest:
     """Walk the workflow's documents and queue an event on ``topic`` for the newest
     snapshot of each (a document without ``$snapshotid`` has none: passed); what was
     done. A failing workflow raises (``WorkflowError``): the events queued stay, and a
     walk run again queues them again, harmless with ``NO_OVERWRITE``."""
-    query = QUERY.replace("%", "%25") if double_decode else QUERY
     done = FullBackupRequest()
     flag = Document({NO_OVERWRITE: True})
     while True:
         page = client.query_documents(
-            query, page_size=page_size, page_index=done.pages, items=ITEMS
+            QUERY, page_size=page_size, page_index=done.pages, items=ITEMS
         )
         done.pages += 1
         for doc in page:
@@ -89,10 +92,8 @@ def queue_full_backup(
 
 def queue_events_of_workflow(settings: Settings) -> FullBackupRequest:
     """:func:`queue_full_backup` as the settings say: the workflow, the topic of
-    ``BACKUP_MIRROR_ID``, the double decoding."""
+    ``BACKUP_MIRROR_ID``."""
     mirror = settings.backup_mirror_id.strip()
     topic = f"{TOPIC_BACKUP}.{mirror}" if mirror else TOPIC_BACKUP
     with WorkflowClient.from_settings(settings) as client:
-        return queue_full_backup(
-            client, topic, double_decode=settings.workflow_rest_jpql_doubledecode_workaround
-        )
+        return queue_full_backup(client, topic)
