@@ -50,7 +50,9 @@ warning for each at start, and `doctor` lists them:
 `TZ` (the Java services' JVM zone) is not read either: days, months and ranges follow
 `ARCHIVE_TIMEZONE` (UTC when unset; a warning names `TZ` then). A missing
 `ARCHIVE_CLUSTER_KEYSPACE`, which the Java service refuses, is `imixs_archive` here, with
-a warning.
+a warning. Cassandra is read and written at `LOCAL_QUORUM` (the Java service used
+`LOCAL_ONE`: with two copies, one node down now stops the writes); while neither
+`ARCHIVE_CLUSTER_CONSISTENCY_*` is set, a warning says so.
 
 These Java settings are not read here; set, they stop the start with this message:
 

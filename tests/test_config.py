@@ -171,11 +171,19 @@ def test_java_settings_left_unread_are_named_in_warnings() -> None:
             "ARCHIVE_CLUSTER_CONTACTPOINTS": "db1",
         }
     )
-    assert len(said) == 4
+    assert len(said) == 5
     assert said[0].startswith("METRICS_ENABLED is set but not read here")
     assert "imixs-archive-exporter" in said[1]
     assert "ARCHIVE_TIMEZONE=Europe/Berlin" in said[2]
     assert said[3].startswith("ARCHIVE_CLUSTER_KEYSPACE is not set")
-    quiet = {"TZ": "Europe/Berlin", "ARCHIVE_TIMEZONE": "UTC", "ARCHIVE_CLUSTER_KEYSPACE": "k"}
+    # the default consistency, said at the start (issue 45 item 6): Java read at LOCAL_ONE
+    assert said[4].startswith("Cassandra reads and writes at LOCAL_QUORUM")
+    assert "LOCAL_ONE" in said[4] and "one node down" in said[4]
+    quiet = {
+        "TZ": "Europe/Berlin",
+        "ARCHIVE_TIMEZONE": "UTC",
+        "ARCHIVE_CLUSTER_KEYSPACE": "k",
+        "ARCHIVE_CLUSTER_CONSISTENCY_WRITE": "LOCAL_QUORUM",
+    }
     assert java_warnings({**quiet, "ARCHIVE_CLUSTER_CONTACTPOINTS": "db1"}) == []
     assert java_warnings({"JAVA_OPTS": "-Dmetrics.enabled=false"})[0].startswith("METRICS")

@@ -401,6 +401,16 @@ class Settings:
         "by the store. See docs/java-compatibility.md.",
         lambda text: _choice(text, ("auto", "java", "content")),
     )
+    java_writes: bool = _setting(
+        "ARCHIVE_JAVA_WRITES",
+        False,
+        "The Java Imixs-Archive service writes into this keyspace too: snapshots it deleted "
+        "(its $snapshot.history cleanup keeps one fewer, its Inspect page deletes) are "
+        "logged in the ledger as removed elsewhere and counted apart by ledger verify, not "
+        "called tampering. Only on Cassandra: the embedded store has no other writer. See "
+        "docs/java-compatibility.md.",
+        _bool,
+    )
     # --- garbage collection (filestore/gc.py) ---
     gc_grace: float = _setting(
         "ARCHIVE_GC_GRACE",
@@ -770,7 +780,11 @@ _EXPORTER = (
     "which this archive does not replace: keep the exporter running for it"
 )
 JAVA_IGNORED = {
-    "METRICS_ENABLED": "this archive always serves its metrics, at /metrics (to readers)",
+    "METRICS_ENABLED": "this archive always serves its metrics, at /metrics (to readers), "
+    "the Java counters' names among them",
+    "WORKFLOW_REST_JPQL_DOUBLEDECODE_WORKAROUND": "the full backup's query "
+    "(backup-events --full) holds no %, and reads the same whether the workflow decodes "
+    "it once or twice",
     "EVENTLOG_TOPIC": _EXPORTER,
     "EVENTLOG_DEADLOCK": _EXPORTER,
     "EXPORT_PATH": _EXPORTER,
@@ -843,7 +857,20 @@ def java_warnings(env: Mapping[str, str] | None = None) -> list[str]:
             "ARCHIVE_CLUSTER_KEYSPACE is not set: the keyspace is imixs_archive (the Java "
             "service refuses to start without it; beside it, set the keyspace it uses)"
         )
+    consistency = ("ARCHIVE_CLUSTER_CONSISTENCY_READ", "ARCHIVE_CLUSTER_CONSISTENCY_WRITE")
+    if contact and all(_environment_value(source, name) is None for name in consistency):
+        said.append(LOCAL_QUORUM_NOTICE)
     return said
+
+
+LOCAL_QUORUM_NOTICE = (
+    "Cassandra reads and writes at LOCAL_QUORUM (ARCHIVE_CLUSTER_CONSISTENCY_READ and "
+    "_WRITE; the Java service used LOCAL_ONE): with two copies per datacenter one node "
+    "down stops the archive's writes, which LOCAL_ONE let through (and could lose); keep "
+    "three copies (docs/cassandra.md#consistency-levels), or set both settings to say you "
+    "chose"
+)
+"""Said at the start of ``serve`` and by ``doctor`` when the consistency is the default."""
 
 
 def _check_java_names(source: Mapping[str, str]) -> None:

@@ -38,6 +38,7 @@ def build_archive(
         gc_grace=settings.gc_grace,
         read_memory=settings.read_memory_mb * MiB,
         file_cuts=settings.file_cuts,
+        java_writes=settings.java_writes,
         owns_backend=owns_backend,
         actor=process_actor(),
     )

@@ -72,3 +72,16 @@ def test_a_ranged_backup_has_the_java_snapshot_once_its_day_is_added(
     archive.days.add_missing()
     after = backup(archive, tmp_path / "after", first=FIRST, last=LAST)
     assert after.written == 2 and after.failed == 0
+
+
+def test_storing_a_snapshot_java_stored_adds_its_day_at_once(archive: Archive) -> None:
+    """The audit's third replay (java-audit-3 N8): the snapshot met again (an import, the
+    sync's event for it) finds it archived, writes nothing, and files its day at once."""
+    java_id = with_a_java_day(archive)
+    again = archive.load(java_id)
+    stamps = archive.days.stamps(JAVAS.date(), JAVAS.date())
+    result = archive.store(again)
+    assert not result.new
+    assert java_id in ranged(archive)
+    assert archive.days.stamps(JAVAS.date(), JAVAS.date()) != stamps  # figures recounted
+    assert archive.days.add_missing() == []  # nothing left for the census

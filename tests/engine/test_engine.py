@@ -28,8 +28,11 @@ from imixs_archive.archive.verify import verify
 from imixs_archive.cli import main
 from imixs_archive.document.model import Document
 from imixs_archive.document.xml_writer import to_xml
+from imixs_archive.recovery.full_backup import queue_full_backup
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.sync.records import ClaimBook, GoneBook
+from imixs_archive.workflow.auth import Credentials
+from imixs_archive.workflow.client import WorkflowClient
 from support.engine import ADMIN, Engine, Instance, Reply, engine_url, file_digests
 from support.workflow_double import WorkflowDouble
 
@@ -266,6 +269,38 @@ def test_a_deleted_instance_answers_as_on_the_engine(engine: Engine) -> None:
         seen = _after_delete(Engine(double.url), uid, sids)
     expected = [["$snapshotid"], True, 200, 404, [404, 404], ["snapshot.add", "snapshot.add"]]
     assert seen == real == expected
+
+
+def _full_backup(url: str, topic: str) -> tuple[dict[str, bool], int]:
+    """The full backup's walk over a workflow (``backup-events --full``): the snapshot id
+    of each event it queued on ``topic`` with its NO_OVERWRITE flag, and the documents."""
+    credentials = Credentials(user=ADMIN[0], password=ADMIN[1])
+    with WorkflowClient(url, credentials=credentials) as client:
+        done = queue_full_backup(client, topic, page_size=3)
+        events = client.read_events([topic], max_count=10_000)
+        for event in events:
+            client.delete_event(event.id)
+    return {e.ref: e.no_overwrite for e in events}, done.documents
+
+
+def test_the_full_backup_walks_the_engine_as_the_double(engine: Engine) -> None:
+    """Java's FullBackupService replaced (issue 45 item 6): the JPQL page walk reaches
+    every workitem's newest snapshot on the engine (whose path is decoded twice: the
+    query holds no ``%``) and the entries keep NO_OVERWRITE in their data; so on the
+    double."""
+    tag = f"full-{random.randrange(10**9)}"
+    tickets = [engine.create(f"{tag} {n}") for n in range(4)]
+    engine.move(tickets[0], 10)
+    queued, documents = _full_backup(engine_url(), "snapshot.backup.probe")
+    assert documents >= 4
+    assert all(queued.get(t.snapshots[-1]) is True for t in tickets), queued
+    assert not set(tickets[0].snapshots[:-1]) & set(queued)  # only the newest
+    with WorkflowDouble(auth="BASIC", user="admin", password=ADMIN[1]) as double:
+        first = double.save(subject="one")
+        newest = double.save(double.workitems[str(first.get_first("$uniqueid"))[:36]])
+        other = double.save(subject="two")
+        seen, _ = _full_backup(double.url, "snapshot.backup.probe")
+    assert seen == {str(d.get_first("$uniqueid")): True for d in (newest, other)}
 
 
 # ---- sync, serve's sync loop, resync ------------------------------------------------------

@@ -20,7 +20,7 @@ from imixs_archive.config import Settings, load_settings
 from imixs_archive.errors import ArchiveError
 from imixs_archive.filestore.reading import pieces_digest
 from imixs_archive.ledger.checkpoints import checkpoint_dir, sign_checkpoint
-from imixs_archive.ledger.entries import FOUND, Entry
+from imixs_archive.ledger.entries import DELETED, ELSEWHERE, FOUND, Entry
 from imixs_archive.ledger.forks import ForkError
 from imixs_archive.ledger.keys import key_path, load_signer
 from imixs_archive.ledger.sequencer import Sequencer
@@ -498,3 +498,30 @@ def test_a_changed_tile_of_the_tree_is_named(
         assert any(hint in problem for problem in report.problems), report.problems
         backend.put(ARCHIVE_LEDGER_TILES, [row])
     assert _verify(archive, settings, restart=True).ok
+
+
+def test_snapshots_the_java_service_deleted_are_no_tamper_alarm_where_it_writes(
+    logged: Archive, backend: Backend, settings: Settings
+) -> None:
+    """Java's ``cleanupSnaphostHistory`` keeps N-1 snapshots and its Inspect page deletes
+    (java-audit-3 X3): where the operator says the Java service writes
+    (``ARCHIVE_JAVA_WRITES``), such a delete is counted apart and logged as deleted
+    ``elsewhere``, once; on a store the Java service cannot write, it stays a finding."""
+    from support.java_rows import java_delete_snapshot
+
+    target = _sid(3)
+    java_delete_snapshot(backend, logged, target)  # statement by statement, as Java does
+    assert _verify(logged, settings).removed == [target]  # the setting off: a finding
+    beside = Archive(backend, java_writes=True)
+    report = _verify(beside, settings)
+    if not beside.storage.java_may_write:  # the embedded store: no one else writes there
+        assert not report.ok and report.removed == [target] and report.removed_elsewhere == []
+        return
+    assert report.ok and report.removed == [] and report.removed_elsewhere == [target]
+    assert any("removed by another writer" in w for w in report.warnings)
+    with Sequencer(beside, settings) as sequencer:
+        sequencer.drain()
+    last = Entry.decode(list(beside.ledger.entries(0))[-1].text)
+    assert (last.kind, last.target, last.reason) == (DELETED, target, ELSEWHERE)
+    again = _verify(beside, settings)
+    assert again.ok and again.removed_elsewhere == [] and again.removed == []

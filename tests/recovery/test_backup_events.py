@@ -4,6 +4,7 @@ counted way, none stays for ever (issue 31, item 2; java-beside.md N2)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import re
 from pathlib import Path
@@ -17,12 +18,14 @@ from imixs_archive.document.xml_reader import read_xml_document
 from imixs_archive.recovery import backup_events
 from imixs_archive.recovery.backup_events import BackupEvents
 from imixs_archive.recovery.ftps import FtpsTarget
+from imixs_archive.recovery.full_backup import queue_full_backup
 from imixs_archive.workflow.client import WorkflowClient
 from support.ftps_server import FtpsServer
 from support.restore_data import archived_instances, file_hashes
 from support.workflow_double import WorkflowDouble
 
 TOPIC = "snapshot.backup"
+DAY = dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
 
 
 class Clock:
@@ -51,6 +54,18 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
 def backed_up(ftps: FtpsServer, uid: str) -> Document:
     (path,) = (ftps.root / "backup").rglob(f"{uid}.xml")
     return read_xml_document(path.read_bytes())
+
+
+def backup_only_env(
+    monkeypatch: pytest.MonkeyPatch, ftps: FtpsServer, double: WorkflowDouble
+) -> None:
+    """The environment of ``backup-events`` in a backup-only setup: the FTPS target."""
+    for name, value in {
+        "BACKUP_ONLY": "true",
+        **ftps.env(),
+        "WORKFLOW_SERVICE_ENDPOINT": double.url,
+    }.items():
+        monkeypatch.setenv(name, value)
 
 
 def only_in_the_workflow(double: WorkflowDouble, number: int = 0) -> Document:
@@ -238,12 +253,7 @@ def test_backup_events_once_backup_only_opens_no_store(
     snapshot_id = str(only_in_the_workflow(double).get_first("$uniqueid"))
     double.put_event(TOPIC, snapshot_id)
     double.put_event(TOPIC, "0badf00d-dead-4222-8333-444444444444-1700000000000")
-    for name, value in {
-        "BACKUP_ONLY": "true",
-        **ftps.env(),
-        "WORKFLOW_SERVICE_ENDPOINT": double.url,
-    }.items():
-        monkeypatch.setenv(name, value)
+    backup_only_env(monkeypatch, ftps, double)
     store = tmp_path / "store"
     assert main(["backup-events", "--once", "--data-dir", str(store)]) == 0
     out = capsys.readouterr().out
@@ -266,3 +276,64 @@ def test_credentials_refused_end_the_round_and_give_nothing_up(
     assert [e.topic for e in double.log.values()] == [TOPIC]  # unlocked, waiting
     double.clear_faults()
     assert events.run_round().written == 1 and not double.log
+
+
+def test_no_overwrite_in_an_event_s_data_is_read(
+    double: WorkflowDouble, client: WorkflowClient, target: FtpsTarget, ftps: FtpsServer
+) -> None:
+    """Java's full backup sets ``NO_OVERWRITE`` in the event's data (issue 45 item 6): a
+    file that holds the snapshot is then left as it is, also with BACKUP_FTP_OVERWRITE."""
+    snapshot_id = str(only_in_the_workflow(double).get_first("$uniqueid"))
+    events = BackupEvents(None, client, target, overwrite=True)
+    for data, written in ((None, 1), (None, 1), ({"no_overwrite": [True]}, 0)):
+        double.put_event(TOPIC, snapshot_id, data)
+        done = events.run_round()
+        assert (done.written, done.current, done.failed) == (written, 1 - written, [])
+    assert not double.log
+
+
+def test_a_full_backup_walks_the_workflow_without_an_archive(
+    double: WorkflowDouble, client: WorkflowClient, target: FtpsTarget, ftps: FtpsServer
+) -> None:
+    """Java's FullBackupService (issue 45 item 6): an event of every workitem's newest
+    snapshot, NO_OVERWRITE, from the workflow's documents page by page; the backup of
+    events writes them from the workflow. Seven documents, pages of two: the last page
+    holds one, which Java's walk left out; a document without a snapshot is passed."""
+    newest = {}
+    for number in range(6):
+        item = {"$uniqueid": f"{number:08x}-bbbb-4222-8333-444444444444", "subject": "s"}
+        for step in range(2):
+            snapshot = double.save(Document({**item, "step": step}), event=False)
+        newest[item["$uniqueid"]] = str(snapshot.get_first("$uniqueid"))
+    double.workitems["0000000f-cccc-4222-8333-444444444444"] = Document(
+        {"$uniqueid": "0000000f-cccc-4222-8333-444444444444", "$created": DAY, "type": "model"}
+    )
+    done = queue_full_backup(client, TOPIC, page_size=2)
+    assert (done.documents, done.queued, done.pages) == (7, 6, 4)
+    assert sorted(e.ref for e in double.log.values()) == sorted(newest.values())
+    assert all(e.data == {"no_overwrite": [True]} for e in double.log.values())
+    backed = BackupEvents(None, client, target, overwrite=True).run_round()
+    assert (backed.written, backed.pulled, backed.failed) == (6, 6, [])
+    for uid, snapshot_id in newest.items():
+        assert backed_up(ftps, uid)["$uniqueid"] == [snapshot_id]
+    queue_full_backup(client, TOPIC, page_size=2)  # again: nothing written twice
+    again = BackupEvents(None, client, target, overwrite=True).run_round()
+    assert (again.written, again.current) == (0, 6) and not double.log
+
+
+def test_backup_events_full_queues_and_backs_up_in_backup_only_mode(
+    double: WorkflowDouble,
+    ftps: FtpsServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    snapshot_id = str(only_in_the_workflow(double).get_first("$uniqueid"))
+    backup_only_env(monkeypatch, ftps, double)
+    store = tmp_path / "store"
+    assert main(["backup-events", "--full", "--once", "--data-dir", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert "1 snapshot.backup events queued (NO_OVERWRITE) for 1 workflow documents" in out
+    assert "1 events: 1 written" in out
+    assert backed_up(ftps, snapshot_id.rsplit("-", 1)[0])["$uniqueid"] == [snapshot_id]
+    assert not store.exists() and not double.log

@@ -25,7 +25,7 @@ from imixs_archive.document.conventions import iter_files
 from imixs_archive.document.model import Document
 from imixs_archive.document.xml_reader import read_xml_document
 from imixs_archive.document.xml_writer import to_xml
-from imixs_archive.recovery.restore import Restorer
+from imixs_archive.recovery.restore import Restorer, RestoreRange
 from imixs_archive.storage.model import TABLES
 from imixs_archive.workflow.client import WorkflowClient
 from support.backends import CASSANDRA_SKIP, cassandra_target, open_cassandra, random_keyspace
@@ -225,3 +225,38 @@ def test_what_this_archive_writes_java_reads(java_session: tuple[Any, str]) -> N
             if entry.name == "link.url":
                 assert entry.content == b""
         _equal_with_files(loaded, doc)
+
+
+def test_a_day_only_java_stored_is_restored_once_the_archive_meets_it(
+    java_session: tuple[Any, str], double: WorkflowDouble
+) -> None:
+    """A day on which only the Java service, writing beside, stored a snapshot (issue 45
+    item 2; java-audit-3 N8): a range restore over more than 62 days walks the day index,
+    which the Java service does not write, and missed it until the census. Met again (the
+    sync's event of it, an import: ``Archive.store`` of a snapshot held already), its day
+    is in the index at once, and the range restore posts it."""
+    session, keyspace = java_session
+    ours, javas = (
+        make_snapshot(step, origin=origin, files={"a.txt": b"x"}, modified=when)
+        for step, origin, when in (
+            (0, ORIGINS[0], dt.datetime(2023, 5, 1, 9, tzinfo=dt.UTC)),
+            (1, ORIGINS[1], dt.datetime(2024, 3, 1, 9, tzinfo=dt.UTC)),
+        )
+    )
+    _java_save(session, ours)
+    store = open_cassandra(keyspace)  # upgrades in place
+    two_years = RestoreRange(
+        dt.datetime(2023, 1, 1, tzinfo=dt.UTC), dt.datetime(2024, 12, 31, tzinfo=dt.UTC)
+    )
+    try:
+        with Archive(store) as archive, WorkflowClient(double.url, read_timeout=30) as client:
+            assert list(two_years.days(archive)) == [dt.date(2023, 5, 1)]  # index built
+            _java_save(session, javas)  # the Java service goes on writing beside
+            assert list(two_years.days(archive)) == [dt.date(2023, 5, 1)]  # the gap
+            assert not archive.store(javas).new  # met again: held already
+            assert list(two_years.days(archive)) == [dt.date(2023, 5, 1), dt.date(2024, 3, 1)]
+            report = Restorer(archive, client).restore_range(two_years)
+            assert (report.restored, report.failed) == (2, {})
+            assert javas["$uniqueid"][0] in double.snapshots
+    finally:
+        store.close()

@@ -18,6 +18,8 @@ It serves on 127.0.0.1 with an ephemeral port and holds everything in memory:
 * ``GET /documents/{id}`` (``<data><document>``, optionally ``?items=a,b``), 404 when the
   document is gone; ``DELETE /documents/{id}`` of a workitem deletes every snapshot of it
   and writes no event (:meth:`WorkflowDouble.delete`);
+* ``GET /documents/jpql/{query}`` (``pageSize``, ``pageIndex``, ``items``) for the full
+  backup's query only (``FULL_BACKUP_JPQL``): the workitems by ``$created`` and id;
 * ``GET /snapshot/syncpoint/{millis}``: every snapshot with the smallest ``$modified``
   later than ``millis``; an empty ``<data/>`` (200) when there is none, **500** when more
   than 16 share that timestamp;
@@ -27,8 +29,9 @@ It serves on 127.0.0.1 with an ephemeral port and holds everything in memory:
   event for it, and answers 200 with the workitem; 401 for a user who is not a manager,
   400 for XML it cannot read, 406 with ``$error_code`` ``INVALID_PARAMETER`` for an id
   that is not a UUID (or an old-style id); a type without ``snapshot-`` passes;
-* ``PUT /eventlog/{topic}/{ref}``: 204; 400 for an empty XML body, 415 for a body of
-  another type;
+* ``PUT /eventlog/{topic}/{ref}``: 204, the body's items kept as the entry's ``data``
+  (one map, as the engine's ``EventLog.data``); 400 for an empty XML body, 415 for a body
+  of another type;
 * authentication: ``BASIC``, ``FORM`` (``j_security_check``, ``JSESSIONID``, sessions that
   expire and then get the login page), ``COOKIE``, ``OIDC`` (token endpoint with password
   and refresh grants, tokens that expire) and ``JWT`` (one fixed bearer token);
@@ -72,6 +75,13 @@ from support.http_handler import LoopbackHandler
 API = "/api"
 TOKEN_PATH = "/oidc/token"
 SYNCPOINT_LIMIT = 16
+FULL_BACKUP_JPQL = (
+    "SELECT document FROM Document AS document WHERE (document.type IS NULL OR "
+    "SUBSTRING(document.type, 1, 9) <> 'snapshot-') "
+    "ORDER BY document.created ASC, document.id ASC"
+)
+"""The JPQL query of the full backup (``recovery/full_backup.py``), the one the double
+answers."""
 UID_PATTERN = re.compile(
     r"[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}(-[0-9]{13,15})?"
     r"|[0-9a-f]{8}-.*|[0-9a-f]{11}-.*"
@@ -99,11 +109,12 @@ class LogEntry:
     created: dt.datetime
     seq: int
     locked_at: float = 0.0
+    data: dict[str, list[Any]] = field(default_factory=dict)
+    """The items of the document the entry was created with (``PUT``), kept as one map."""
 
     def document(self) -> Document:
-        return Document(
-            {"id": self.id, "topic": self.topic, "ref": self.ref, "created": self.created}
-        )
+        fields = {"id": self.id, "topic": self.topic, "ref": self.ref, "created": self.created}
+        return Document({**fields, "data": [self.data]} if self.data else fields)
 
 
 @dataclass
@@ -136,6 +147,7 @@ class Stats:
     conflicts: int = 0
     released: int = 0
     syncpoints: int = 0
+    queries: int = 0
     syncpoint_overflows: int = 0
     logins: int = 0
     restored: dict[str, int] = field(default_factory=dict)
@@ -355,10 +367,11 @@ class WorkflowDouble:
             if event:
                 self.put_event("snapshot.remove", snapshot_id)
 
-    def put_event(self, topic: str, ref: str) -> LogEntry:
+    def put_event(self, topic: str, ref: str, data: dict[str, list[Any]] | None = None) -> LogEntry:
         with self.lock:
             self._seq += 1
-            entry = LogEntry(str(uuid.uuid4()), topic, ref, dt.datetime.now(dt.UTC), self._seq)
+            now = dt.datetime.now(dt.UTC)
+            entry = LogEntry(str(uuid.uuid4()), topic, ref, now, self._seq, data=data or {})
             self.log[entry.id] = entry
             return entry
 
@@ -477,9 +490,11 @@ class WorkflowDouble:
                 return 415, {}, b""  # the resource reads an XML document
             if method == "PUT" and content_type and not body.strip():
                 return 400, {}, b""  # an XML body that is empty cannot be read
-            return self._eventlog(method, parts[1:], query)
+            return self._eventlog(method, parts[1:], query, body)
         if head == "documents" and method == "GET" and len(parts) == 2:
             return self._document(parts[1], query.get("items"))
+        if head == "documents" and method == "GET" and len(parts) == 3 and parts[1] == "jpql":
+            return self._jpql(parts[2], query)
         if head == "documents" and method == "DELETE" and len(parts) == 2:
             self.delete(parts[1])
             return 200, {}, b""  # as the engine's DocumentRestService answers
@@ -489,7 +504,9 @@ class WorkflowDouble:
             return self._restore(body)
         return 404, {}, b""
 
-    def _eventlog(self, method: str, parts: list[str], query: dict[str, str]) -> Reply:
+    def _eventlog(
+        self, method: str, parts: list[str], query: dict[str, str], body: bytes = b""
+    ) -> Reply:
         done: Reply = (200, {}, b"") if self.documented else (204, {}, b"")
         with self.lock:
             if method == "POST" and len(parts) == 3 and parts[0] == "release":
@@ -500,8 +517,9 @@ class WorkflowDouble:
             if method == "DELETE" and len(parts) == 1:
                 gone = self.log.pop(parts[0], None)
                 return (404, {}, b"") if gone is None and self.documented else done
-            if method == "PUT" and len(parts) == 2:
-                self.put_event(parts[0], parts[1])
+            if method == "PUT" and len(parts) == 2:  # the body's items become its data
+                items = read_xml(body)[0] if body.strip() else Document()
+                self.put_event(parts[0], parts[1], dict(items))
                 return done
             if method == "GET" and len(parts) == 1:
                 topics = parts[0].split("~")
@@ -560,6 +578,22 @@ class WorkflowDouble:
             doc = Document({name: doc.get_values(name) for name in wanted if name in doc})
             return _xml(to_xml(doc, collection=True))
         return _xml(xml if xml is not None else to_xml(doc, collection=True))
+
+    def _jpql(self, statement: str, query: dict[str, str]) -> Reply:
+        """``GET /documents/jpql/{query}`` for the one query the full backup asks (every
+        document that is not a snapshot, by ``created`` and ``id``): a page of the
+        workitems with ``items`` only; any other query is the engine failing on it (500)."""
+        if " ".join(statement.split()) != FULL_BACKUP_JPQL:
+            return 500, {"Content-Type": "text/plain"}, b"query not known to the double"
+        size, index = int(query.get("pageSize", "-1")), int(query.get("pageIndex", "0"))
+        with self.lock:
+            self.stats.queries += 1
+            found = sorted(self.workitems.values(), key=_created_order)
+        page = found[index * size : (index + 1) * size] if size > 0 else found
+        wanted = [n.strip() for n in query["items"].split(",")] if query.get("items") else None
+        if wanted is not None:
+            page = [Document({n: d.get_values(n) for n in wanted if n in d}) for d in page]
+        return _xml(to_xml(page, collection=True))
 
     def _syncpoint(self, after: int) -> Reply:
         with self.lock:
@@ -635,6 +669,11 @@ def _rebuilt_workitem(snapshot: Document, sid: str, now: dt.datetime) -> Documen
     if isinstance(files, dict):
         work["$file"] = [{name: [v[0], b"", *v[2:]] for name, v in files.items()}]
     return work
+
+
+def _created_order(doc: Document) -> tuple[Any, str]:
+    """JPQL's ``ORDER BY document.created ASC, document.id ASC``."""
+    return doc.get_first("$created"), str(doc.get_first("$uniqueid"))
 
 
 def _xml(body: bytes) -> Reply:

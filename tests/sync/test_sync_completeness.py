@@ -6,18 +6,26 @@ several at once) are in ``test_sync_cli.py``."""
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import threading
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from imixs_archive.archive.snapshots import Archive
+from imixs_archive.config import load_settings
 from imixs_archive.document.model import Document
+from imixs_archive.ledger.entries import DELETED, ELSEWHERE, Entry
+from imixs_archive.ledger.sequencer import Sequencer
+from imixs_archive.ledger.verify import verify_ledger
 from imixs_archive.sync.records import ClaimBook, FailureBook, GoneBook, ProgressBook
 from imixs_archive.sync.service import Outcome, SyncService
 from imixs_archive.sync.status import sync_status
+from support.java_rows import java_delete_snapshot, java_store_snapshot
+from support.snapshots import make_snapshot
 from support.sync_harness import FAST, assert_archived, open_service
 from support.workflow_double import JavaArchiveBeside, WorkflowDouble
 
@@ -341,3 +349,73 @@ def test_an_unexpected_error_pauses_the_catch_up_thread_it_does_not_end_it(
         thread.join(30)
     assert raised and not thread.is_alive()
     assert_archived(archive, double, only=False)
+
+
+def _java_day_listing(archive: Archive) -> list[str]:
+    """The ids a listing over two years gives (over 62 days: the day index)."""
+    first, last = dt.date(2023, 1, 1), dt.date(2024, 12, 31)
+    return [sid for _day, sid in archive.days.iter_local_days(first, last, dt.UTC)]
+
+
+def _a_day_only_java_stored(double: WorkflowDouble, archive: Archive, *, event: bool) -> str:
+    """One snapshot of ours (the day index is built), then one the workflow holds and the
+    Java service archived, rows as its ``DataService`` writes them, on a day of its own."""
+    archive.store(make_snapshot(1, modified=dt.datetime(2023, 5, 1, 9, tzinfo=dt.UTC)))
+    assert len(_java_day_listing(archive)) == 1
+    doc = double.save(modified=dt.datetime(2024, 3, 1, 9, tzinfo=dt.UTC), event=event)
+    java_id = java_store_snapshot(archive.backend, doc)
+    assert java_id not in _java_day_listing(archive)  # the gap (java-audit-3 N8)
+    return java_id
+
+
+@pytest.mark.both_stores
+def test_the_catch_up_files_the_day_of_a_snapshot_only_java_stored(
+    double: WorkflowDouble, archive: Archive
+) -> None:
+    java_id = _a_day_only_java_stored(double, archive, event=False)
+    service = _service(double, archive, catchup_budget_ms=60_000)
+    service.run_round()
+    assert service.counters.caught_up == 0  # nothing downloaded: Java has it
+    assert java_id in _java_day_listing(archive)
+
+
+@pytest.mark.both_stores
+def test_the_event_of_a_snapshot_java_stored_files_its_day(
+    double: WorkflowDouble, archive: Archive
+) -> None:
+    if not archive.storage.java_may_write:
+        pytest.skip("the Java service cannot write an SQLite store")
+    java_id = _a_day_only_java_stored(double, archive, event=True)
+    service = _service(double, archive, catchup=False)
+    assert service.run_round().count(Outcome.DONE) == 1
+    assert java_id in _java_day_listing(archive)
+
+
+@pytest.mark.both_stores
+def test_the_sync_logs_a_snapshot_the_java_history_cleanup_deleted(
+    double: WorkflowDouble, archive: Archive, tmp_path: Path
+) -> None:
+    """Java saves an instance's next snapshot and its history cleanup deletes the one
+    before (java-audit-3 X3); the sync, meeting the new one, logs the old one as deleted
+    ``elsewhere`` (``ARCHIVE_JAVA_WRITES``), so ``ledger verify`` finds nothing wrong."""
+    beside = Archive(archive.backend, java_writes=True)
+    if not beside.storage.java_may_write:
+        pytest.skip("the Java service cannot write an SQLite store")
+    settings = load_settings({"ARCHIVE_DATA_DIR": str(tmp_path / "keys")})
+    service = _service(double, beside, catchup=False)
+    first = double.save(subject="one")
+    assert service.run_round().count(Outcome.DONE) == 1
+    with Sequencer(beside, settings) as sequencer:
+        sequencer.drain()
+    uid = str(first.get_first("$uniqueid")).rsplit("-", 1)[0]
+    second = double.save(double.workitems[uid], subject="two")
+    java_store_snapshot(beside.backend, second)  # Java first: its save, then its cleanup
+    java_delete_snapshot(beside.backend, beside, str(first.get_first("$uniqueid")))
+    assert service.run_round().count(Outcome.DONE) == 1
+    with Sequencer(beside, settings) as sequencer:
+        sequencer.drain()
+    last = {e.target: e for e in map(Entry.decode, (r.text for r in beside.ledger.entries(0)))}
+    gone = last[str(first.get_first("$uniqueid"))]
+    assert (gone.kind, gone.reason) == (DELETED, ELSEWHERE)
+    report = verify_ledger(beside, settings)
+    assert report.ok and report.removed == [] and report.removed_elsewhere == []

@@ -4,17 +4,18 @@ of the reference and the new ones."""
 from __future__ import annotations
 
 import hashlib
+import http.client
 import itertools
 import json
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from imixs_archive.document.json_codec import read_json
 from imixs_archive.document.xml_reader import read_xml
 from imixs_archive.document.xml_writer import iter_xml, to_xml
 from imixs_archive.web.streaming import in_data
 from support.snapshots import make_snapshot
-from web.live import BIG, BIG_ORIGIN, LiveServer
+from web.live import BIG, BIG_ORIGIN, TOKENS, LiveServer
 
 SNAPSHOT = f"{BIG_ORIGIN}-1700000000000"
 NEWEST = f"{BIG_ORIGIN}-1700000120000"
@@ -316,3 +317,40 @@ def test_push_report_counts_every_documents_attachments(live: LiveServer) -> Non
     assert pushed.status_code == 201, pushed.text
     stored = pushed.json()["stored"]
     assert [s["logical_bytes"] for s in stored] == [128, 10_517, 10_517]
+
+
+def test_the_java_endpoints_answer_head_as_jax_rs_does(live: LiveServer) -> None:
+    """HEAD on every GET resource of the Java service (issue 45 item 5): the GET's status
+    and headers, no body; over the socket, as a Java client asks."""
+    where = urlsplit(live.url)
+    auth = {"Authorization": f"Bearer {TOKENS['reader']}"}
+    big_md5 = hashlib.md5(BIG).hexdigest().upper()
+    paths = [
+        f"/api/archive/snapshot/{SNAPSHOT}",
+        f"/api/archive/snapshot/{SNAPSHOT}/file/big.bin",
+        f"/api/archive/md5/{big_md5}?contentType=application/pdf",
+        "/api/archive/metadata",
+        "/api/metadata",
+        "/api/metadata/",
+    ]
+    kept = ("content-type", "content-length", "etag", "accept-ranges")
+    for path in paths:
+        answers = {}
+        for method in ("GET", "HEAD"):
+            connection = http.client.HTTPConnection(where.hostname or "", where.port, timeout=30)
+            try:
+                connection.request(method, path, headers=auth)
+                response = connection.getresponse()
+                headers = {k.lower(): v for k, v in response.getheaders() if k.lower() in kept}
+                answers[method] = (response.status, headers, response.read())
+            finally:
+                connection.close()
+        (got, got_headers, body), (head, head_headers, nothing) = answers["GET"], answers["HEAD"]
+        assert got == head == 200 and body and nothing == b"", path
+        assert head_headers == got_headers, path
+    connection = http.client.HTTPConnection(where.hostname or "", where.port, timeout=30)
+    try:
+        connection.request("HEAD", f"/api/archive/md5/{'0' * 32}", headers=auth)
+        assert connection.getresponse().status == 404
+    finally:
+        connection.close()

@@ -118,6 +118,17 @@ def test_metrics_count_every_outcome(served: tuple[LiveServer, str]) -> None:
     assert metric(text, "backup_round_failures") == 0
     assert (metric(text, "backup_last_success_seconds") or 0) > time.time() - 60
     assert (metric(text, "backup_last_round_seconds") or 0) > time.time() - 60
+    # beside them, the Java services' names (issue 45 item 6): written and gone processed
+    scope = '{mp_scope="application"}'
+    assert java_metric(text, "backup_events_processed_total", scope) == 2
+    assert java_metric(text, "backup_events_errors_total", scope) == 0
+    for method in ("archive", "delete"):  # the sync runs, no snapshot.add event came
+        assert java_metric(text, "application_documents_total", f'{{method="{method}"}}') == 0
+
+
+def java_metric(text: str, name: str, labels: str) -> float | None:
+    found = re.search(rf"^{name}{re.escape(labels)} ([0-9.e+-]+)$", text, re.M)
+    return float(found[1]) if found else None
 
 
 def test_readiness_says_how_the_backup_goes(served: tuple[LiveServer, str]) -> None:

@@ -9,7 +9,7 @@ import datetime as dt
 from collections.abc import Callable, Iterator
 
 from imixs_archive.archive import snapshot_reads as reads
-from imixs_archive.archive.days import add_missing_days, day_span, day_stamps, days_in
+from imixs_archive.archive.days import add_missing_days, day_span, day_stamps, days_in, note_day
 from imixs_archive.budget import checkpoint
 from imixs_archive.document.conventions import is_snapshot_id, modified_time, snapshot_order
 from imixs_archive.document.model import Document
@@ -17,14 +17,33 @@ from imixs_archive.errors import NotFoundError
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import SNAPSHOTS_BY_MODIFIED
 
+MAX_DAYS_KNOWN = 100_000
+"""Days a process remembers the index holds (then it forgets them, and reads again)."""
+
 
 class DayReads:
     """The days of one archive. ``load``: a snapshot without its files (``Archive.load``,
     which shares the memory for large snapshots); NotFoundError when it is gone."""
 
-    def __init__(self, backend: Backend, load: Callable[[str], Document]) -> None:
+    def __init__(
+        self, backend: Backend, load: Callable[[str], Document], known: set[dt.date]
+    ) -> None:
+        """``known``: days this process knows the index holds (shared with ``Archive``)."""
         self._backend = backend
         self._load = load
+        self._known = known
+
+    def note(self, day: dt.date) -> bool:
+        """Add ``day`` to the day index if it lacks it (``days.py note_day``): a snapshot
+        filed under it was met, which the Java service may have stored. Once per day and
+        process; whether it was added."""
+        if day in self._known:
+            return False
+        added = note_day(self._backend, day)
+        if len(self._known) > MAX_DAYS_KNOWN:
+            self._known.clear()
+        self._known.add(day)
+        return added
 
     def with_snapshots(
         self, first: dt.date = dt.date.min, last: dt.date = dt.date.max

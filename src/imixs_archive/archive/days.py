@@ -7,8 +7,10 @@ walked day by day, which also sees days a Java service sharing the keyspace wrot
 the index was built. The index is built on first use from ``snapshots_by_modified`` (one
 pass, once: the completion row is written last, so an interrupted build starts again);
 from then on ``Archive.store`` adds each snapshot's day before its index row. Days only
-the Java service wrote since are added by ``add_missing_days``, which ``verify``, the
-census and ``stats --reconcile`` run.
+the Java service wrote since are added as soon as this archive meets one of their
+snapshots (``note_day``: a store of a snapshot the archive holds already, the sync's
+catch-up walking past it, an event of it), and by ``add_missing_days``, which
+``verify``, the census and ``stats --reconcile`` run.
 
 Each day also has a change stamp (``archive_day_changes``): ``Archive.store`` and
 ``Archive.delete`` write a new one for the snapshot's day after its index row changed and
@@ -45,6 +47,17 @@ COMPLETE = {"bucket": 1, "day": dt.date(1, 1, 1)}
 def record_day(backend: Backend, day: dt.date) -> None:
     """Note that ``day`` has a snapshot (before its ``snapshots_by_modified`` row)."""
     backend.put(ARCHIVE_MODIFIED_DAYS, [{"bucket": DAYS, "day": day}])
+
+
+def note_day(backend: Backend, day: dt.date) -> bool:
+    """Add ``day`` to the index if it lacks it, and stamp it (figures kept of it are
+    stale): a snapshot filed under it was met that another writer (the Java service)
+    stored. One read when the day is there; whether it was added."""
+    if backend.get(ARCHIVE_MODIFIED_DAYS, {"bucket": DAYS, "day": day}) is not None:
+        return False
+    record_day(backend, day)
+    stamp_day(backend, day)
+    return True
 
 
 _writer: tuple[int, str] = (0, "")

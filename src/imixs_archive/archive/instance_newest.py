@@ -44,6 +44,10 @@ class NewestSnapshots:
             other = _read_newest_other(backend, origin, snapshot_id)
         return snapshot_time(other).date() if other is not None else None
 
+    def known(self, origin: str) -> str | None:
+        """The newest snapshot of ``origin`` this process stored or met lately, if any."""
+        return self._by.get(origin)
+
     def note(self, origin: str, snapshot_id: str) -> None:
         """``snapshot_id`` of ``origin`` is stored."""
         known = self._by.get(origin)

@@ -42,7 +42,7 @@ from typing import Any, Protocol, Unpack
 
 from imixs_archive.archive import snapshot_reads as reads
 from imixs_archive.archive.content_digest import StoredDigest, stored_digest
-from imixs_archive.archive.day_reads import DayReads
+from imixs_archive.archive.day_reads import MAX_DAYS_KNOWN, DayReads
 from imixs_archive.archive.days import (
     record_day,
     stamp_day,
@@ -115,7 +115,7 @@ from imixs_archive.filestore.content import IngestCounters, IngestedContent, Pen
 from imixs_archive.filestore.reading import EMPTY_MD5, StoredContent
 from imixs_archive.filestore.store import FileStore, store_cuts
 from imixs_archive.ledger.books import LedgerBooks
-from imixs_archive.ledger.entries import DELETED, FOUND, Entry
+from imixs_archive.ledger.entries import DELETED, ELSEWHERE, FOUND, Entry
 from imixs_archive.ledger.store_entry import StoreEntry
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.model import (
@@ -131,11 +131,8 @@ from imixs_archive.timezones import now_ms
 HISTORY_HORIZON_MS = 3600 * 1000
 """How far before its window the history cleanup looks for snapshots to delete."""
 DEFAULT_GC_GRACE = 24 * 3600.0
-log = logging.getLogger(__name__)
-
-MAX_DAYS_KEPT = 100_000
-"""Days an archive remembers having indexed (about 270 years of days)."""
 """Seconds (the setting ``ARCHIVE_GC_GRACE``, see ``config.py``)."""
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -177,6 +174,7 @@ class Archive:
         owns_backend: bool = False,
         actor: str = "",
         file_cuts: str = "auto",
+        java_writes: bool = False,
     ) -> None:
         """``gc_grace``: the collector's grace period (seconds); an ingest that takes more
         than half of it checks the pieces it reused before it refers to them.
@@ -184,8 +182,9 @@ class Archive:
         (``read_gate.py``). ``owns_backend``: closing the archive closes the store too (an
         archive the runtime opened, ``runtime.py``). ``actor``: who this process acts for, in
         the ledger's entries where a caller names no one (``user@host``). ``file_cuts``:
-        ``ARCHIVE_FILE_CUTS`` (``auto``: by the store, ``store_cuts``). Programs build it
-        with the runtime."""
+        ``ARCHIVE_FILE_CUTS`` (``auto``: by the store, ``store_cuts``). ``java_writes``:
+        ``ARCHIVE_JAVA_WRITES`` (``StoreDoor.java_writes``). Programs build it with the
+        runtime."""
         self.backend = backend
         self._owns_backend = owns_backend
         """The store: for the archive layer's own modules; nothing above it reaches it."""
@@ -220,11 +219,13 @@ class Archive:
         self.read_gate = ReadGate(read_memory)
         """Memory for loading large snapshots at once (``read_gate.py``)."""
         # Typed reads and doors, so no layer above reads table rows or takes the store:
-        self.storage = StoreDoor(backend)
+        self.storage = StoreDoor(backend, java_writes=java_writes)
         """What the store says of itself, a copy of it, a bulk load (``store_door.py``)."""
         self.index = SnapshotIndex(backend)
         """Walks over the snapshots: by instance, by file, in store order (``index_reads.py``)."""
-        self.days = DayReads(backend, functools.partial(self.load, with_files=False))
+        self.days = DayReads(
+            backend, functools.partial(self.load, with_files=False), self._days_indexed
+        )
         """The day index, the days' change stamps, snapshots by day (``day_reads.py``)."""
         self.facts = FactBook(backend)
         """The snapshots' facts, by day, checked and counted again (``fact_book.py``)."""
@@ -387,7 +388,9 @@ class Archive:
             except IntegrityError as exc:
                 damaged = exc  # the archived copy failed its check: this one replaces it
             else:
-                # Complete: nothing to write. A cleanup that died part-way is finished, though.
+                # Complete: nothing to write. A cleanup that died part-way is finished,
+                # though, and a day only the Java service stored goes into the day index.
+                self.days.note(modified_day(archived))
                 self.log_if_unlogged(snapshot_id)
                 result = StoreResult(snapshot_id, new=False, logical_bytes=counters.logical_bytes)
                 if _emptied(archived) != _emptied(doc):
@@ -466,8 +469,9 @@ class Archive:
                 known = {k: c.size for _e, c, k in stored_files if not isinstance(c, str)}
                 fact = count_fact(self.backend, snapshot_id, doc, day, keys, known, self._carriers)
                 put_fact(self.backend, day, snapshot_id, fact)
+        self._notice_removed(snapshot_id)
         self._newest.note(origin_id(snapshot_id), snapshot_id)
-        if len(self._days_indexed) > MAX_DAYS_KEPT:
+        if len(self._days_indexed) > MAX_DAYS_KNOWN:
             self._days_indexed.clear()
         self._days_indexed.add(day)  # committed
         result.new = result.new and written  # else another process stored it first
@@ -629,15 +633,46 @@ class Archive:
     def log_if_unlogged(self, snapshot_id: str) -> None:
         """A snapshot met again (the sync, an import) that a row without a seal holds and
         the ledger never logged: the Java service wrote it into a shared keyspace. Logged
-        as found. (A sealed row this archive wrote is logged with its store.)"""
+        as found, and its day added to the day index (the Java service writes none). (A
+        sealed row this archive wrote is logged with its store.)"""
         if not self.storage.java_may_write or self.ledger.subject(snapshot_id) is not None:
             return
         try:
             found = self.stored_digest(snapshot_id)
-        except IntegrityError:
-            return  # damaged: verify names it
-        if found is not None and not found.sealed:
-            self.log_found(snapshot_id, digest=found)
+            if found is None or found.sealed:
+                return
+            self.days.note(modified_day(self.load(snapshot_id, with_files=False)))
+        except (IntegrityError, NotFoundError):
+            return  # damaged (verify names it), or deleted meanwhile
+        self.log_found(snapshot_id, digest=found)
+        self._notice_removed(snapshot_id)
+        self._newest.note(origin_id(snapshot_id), snapshot_id)
+
+    def _notice_removed(self, snapshot_id: str) -> None:
+        """Where the Java service writes (``ARCHIVE_JAVA_WRITES``): the newest snapshot of
+        the instance this process stored or met before ``snapshot_id``, gone now while the
+        ledger says it is there, was deleted by the Java service (its ``$snapshot.history``
+        cleanup runs as it saves the next snapshot, keeping one fewer; its Inspect page
+        deletes). Logged as deleted ``elsewhere`` and said in the log. Older ones, and
+        those no process of the sync met, are left to ``ledger verify``, which does the
+        same."""
+        if not self.storage.java_writes:
+            return
+        origin = origin_id(snapshot_id)
+        before = self._newest.known(origin)
+        if before is None or before == snapshot_id or self.exists(before):
+            return
+        row = self.ledger.subject(before)
+        if row is None or row.kind == DELETED:
+            return  # not logged yet (its entry is queued), or its deletion is
+        self._newest.forget(origin, before)
+        self.ledger.enqueue(Entry(DELETED, before, now_ms(), self.actor, reason=ELSEWHERE))
+        log.info(
+            "snapshot %s: removed by another writer (the Java service), noticed as %s "
+            "arrived; logged as deleted elsewhere",
+            before,
+            snapshot_id,
+        )
 
     def list_instance(
         self,

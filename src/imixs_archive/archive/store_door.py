@@ -14,8 +14,9 @@ from imixs_archive.storage.base import Backend, Compaction
 class StoreDoor:
     """The store behind one archive, as those above the archive may see it."""
 
-    def __init__(self, backend: Backend) -> None:
+    def __init__(self, backend: Backend, *, java_writes: bool = False) -> None:
         self._backend = backend
+        self._java_writes = java_writes
 
     @property
     def name(self) -> str:
@@ -27,6 +28,14 @@ class StoreDoor:
         """Whether the Java service can write into this store (a Cassandra keyspace): rows
         without this archive's seal are then its snapshots, not forgeries."""
         return self._backend.name == "cassandra"
+
+    @property
+    def java_writes(self) -> bool:
+        """Whether the Java service does write into this store, as the operator says
+        (``ARCHIVE_JAVA_WRITES``) where it can (:attr:`java_may_write`): snapshots gone
+        without a logged deletion are then its deletes (its ``$snapshot.history`` cleanup,
+        its Inspect page), logged as removed elsewhere, not tampering."""
+        return self._java_writes and self.java_may_write
 
     @property
     def reads_are_local(self) -> bool:

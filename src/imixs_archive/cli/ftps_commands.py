@@ -15,6 +15,7 @@ from imixs_archive.recovery.backup_events import EventRound, consume_backup_even
 from imixs_archive.recovery.backup_ftps import backup_to_location
 from imixs_archive.recovery.ftps import FtpsLocation
 from imixs_archive.recovery.ftps_tls import tls_warnings
+from imixs_archive.recovery.full_backup import queue_events_of_workflow
 from imixs_archive.recovery.restore_files import TreeRestoreReport
 
 
@@ -25,6 +26,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="write the snapshots of snapshot.backup events to the FTPS target (BACKUP_FTP_*)",
     )
     p.add_argument("--once", action="store_true", help="one round, then exit")
+    p.add_argument(
+        "--full",
+        action="store_true",
+        help="first queue an event (NO_OVERWRITE) for every workitem of the workflow, as "
+        "the Java full backup does: the full backup without an archive (BACKUP_ONLY)",
+    )
     p.set_defaults(handler=cmd_backup_events)
 
 
@@ -65,6 +72,8 @@ def _report(done: EventRound) -> None:
 
 def cmd_backup_events(args: argparse.Namespace, ctx: Context) -> int:
     warn_weak_tls(ctx.settings)
+    if args.full:
+        print(queue_events_of_workflow(ctx.settings).summary())
     archive = None if ctx.settings.backup_only else ctx.archive  # no store opened then
     if args.once:
         done = consume_backup_events(ctx.settings, archive, once=True)

@@ -309,6 +309,8 @@ def _print_report(report: LedgerReport) -> None:
     ):
         for snapshot_id in ids:
             print(f"{name}: {snapshot_id}")
+    for snapshot_id in report.removed_elsewhere:
+        print(f"removed by another writer (the Java service; no tampering): {snapshot_id}")
     for snapshot_id in report.not_logged:
         print(
             f"not logged (no seal: the Java service's, or from before the ledger; logged "

@@ -17,6 +17,7 @@ from typing import Any
 
 from imixs_archive.cli.context import Context, in_zone, store_options
 from imixs_archive.cli.output import human_bytes, print_problems, print_table
+from imixs_archive.config import java_warnings
 from imixs_archive.errors import ArchiveError, ConfigError
 from imixs_archive.ledger.schedule import LedgerSchedule
 from imixs_archive.logs import setup_logging
@@ -139,6 +140,8 @@ def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
     _require_endpoint(ctx)
     if not args.once:
         setup_logging(ctx.settings)  # a long run: its log as the settings say
+        for line in java_warnings():  # as serve says them at its start (LOCAL_QUORUM ...)
+            logging.getLogger("imixs_archive.config").warning("%s", line)
     service = open_sync(ctx.archive, ctx.settings, workers=args.workers)
     try:
         if args.once:

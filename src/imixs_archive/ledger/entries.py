@@ -12,7 +12,9 @@ An auditor reads them as they are (``docs/ledger.md``):
   existed, or by another service (the Java Imixs-Archive) in a shared keyspace;
 - ``"kind":"deleted"`` with a ``reason``: ``delete`` (a person, over the CLI, API or UI),
   ``retention`` (the retention policy), ``history`` (the instance's
-  ``$snapshot.history``), ``snapshot.remove`` (the workflow's event, synced);
+  ``$snapshot.history``), ``snapshot.remove`` (the workflow's event, synced),
+  ``elsewhere`` (another writer removed it: the Java service sharing the keyspace; logged
+  when the sync or a ledger verify noticed it gone);
 - ``"kind":"hold-placed"`` (with the hold's ``reason``) and ``"kind":"hold-released"``,
   whose subject is the process instance (``instance``, not ``id``) and, since store
   version 5, the case (``case``, the hold's reason: holds of several cases stack, each
@@ -47,7 +49,10 @@ HOLD_PLACED = "hold-placed"
 HOLD_RELEASED = "hold-released"
 SNAPSHOT_KINDS = (STORED, FOUND, DELETED)
 HOLD_KINDS = (HOLD_PLACED, HOLD_RELEASED)
-DELETE_REASONS = ("delete", "retention", "history", "snapshot.remove")
+ELSEWHERE = "elsewhere"
+"""The reason of a deletion another writer made (the Java service in a keyspace it shares,
+``ARCHIVE_JAVA_WRITES``), logged when this archive noticed it."""
+DELETE_REASONS = ("delete", "retention", "history", "snapshot.remove", ELSEWHERE)
 HOLD_PREFIX = "hold:"
 CASE_SEPARATOR = " / "
 

@@ -11,7 +11,9 @@ the pass is kept in the ``verify-progress`` book every few thousand entries):
   or differs within it, was truncated, reordered or rewritten;
 - the last entry about each subject is checked against the store: a snapshot logged as
   stored must be there with the content digest logged (computed again from its rows and
-  its files' pieces), one logged as deleted must be gone, a hold logged as placed must be
+  its files' pieces; one gone where the operator says the Java service writes,
+  ``ARCHIVE_JAVA_WRITES``, is its delete: counted apart and logged as removed
+  ``elsewhere``, not tampering), one logged as deleted must be gone, a hold logged as placed must be
   there and one released gone;
 - the store is then checked against the log: every snapshot must be logged. One stored
   without an entry is named: when its row carries this archive's seal it was written
@@ -55,7 +57,7 @@ from imixs_archive.ledger.checkpoints import (
     newest_copy,
     open_checkpoint,
 )
-from imixs_archive.ledger.entries import DELETED, HOLD_PLACED, Entry, hold_subject
+from imixs_archive.ledger.entries import DELETED, ELSEWHERE, HOLD_PLACED, Entry, hold_subject
 from imixs_archive.ledger.forks import ForkError, signed_path
 from imixs_archive.ledger.found import not_logged_as_present
 from imixs_archive.ledger.index_view import (
@@ -112,6 +114,10 @@ class LedgerReport(Jsonable):
     not_logged: list[str] = field(default_factory=list)
     """Snapshots without a seal and without an entry (the Java service's, or stored
     before the ledger): logged as found now."""
+    removed_elsewhere: list[str] = field(default_factory=list)
+    """Snapshots logged as stored and gone without a logged deletion, in a keyspace the
+    Java service writes (``ARCHIVE_JAVA_WRITES``): its deletes (its history cleanup, its
+    Inspect page), no finding; logged as deleted ``elsewhere`` now."""
     pending: int = 0
     """Changes still queued (made while the pass ran, or waiting for their store)."""
     problems: list[str] = field(default_factory=list)
@@ -315,6 +321,15 @@ def verify_ledger(
     _walk_store(archive, state, report, tick, log_found)
     for name, ids in state.report.items():
         getattr(report, name)[:0] = [i for i in ids if i not in getattr(report, name)]
+    if report.removed_elsewhere:
+        report.warnings.append(
+            f"{len(report.removed_elsewhere)} snapshot(s) removed by another writer (the Java "
+            "service, ARCHIVE_JAVA_WRITES): "
+            + ("logged as deleted elsewhere now" if log_found else "not logged")
+        )
+        for snapshot_id in report.removed_elsewhere if log_found else ():
+            entry = Entry(DELETED, snapshot_id, now_ms(), "ledger verify", reason=ELSEWHERE)
+            books.enqueue(entry)
     report.pending = _pending(archive, head)
     report.finished = now_ms()
     books.drop_book(PROGRESS)
@@ -547,6 +562,9 @@ def _check_store(archive: Archive, state: _Pass, idx: int, entry: Entry, read_al
         if stored is None:
             if _changed_since(archive, entry.subject, state.target):
                 return
+            if archive.storage.java_writes:  # the Java service's delete, not tampering
+                found.setdefault("removed_elsewhere", []).append(target)
+                return
             found.setdefault("removed", []).append(target)
             found.setdefault("problems", []).append(
                 f"snapshot {target}: removed without a logged deletion (logged as "
@@ -718,6 +736,7 @@ def _summary(report: LedgerReport) -> dict[str, object]:
         "snapshots": report.snapshots,
         "altered": len(report.altered),
         "removed": len(report.removed),
+        "removed_elsewhere": len(report.removed_elsewhere),
         "unlogged": len(report.unlogged),
         "not_logged": len(report.not_logged),
         "problems": len(report.problems),

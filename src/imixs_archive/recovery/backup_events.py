@@ -14,6 +14,10 @@ Each round (every ``WORKFLOW_SYNC_INTERVAL``, for ``backup-events`` and inside `
    (``GET /documents/{ref}``, as Java's ``BackupService.pullSnapshot``). With
    ``BACKUP_ONLY`` (no archive beside: the workflow emits the events itself) every
    snapshot is taken from the workflow.
+   ``BACKUP_FTP_OVERWRITE`` writes every file again; an event whose ``data`` says
+   ``NO_OVERWRITE`` (Java's full backup, ``full_backup.py``) never writes over a file
+   that holds its snapshot or a newer one (the Java backup service leaves any file that
+   exists; this one writes the event's snapshot over an older one of the instance).
 3. Every event ends one way, counted: **written**, **current** (the file holds it or a
    newer one), **gone** (the workflow answers 404 too: the event is deleted, as Java
    does), **given up** (failed ``WORKFLOW_SYNC_MAXATTEMPTS`` times: deleted and logged),
@@ -221,7 +225,7 @@ class BackupEvents:
         if not self._lock(event):
             return True
         try:
-            sent, pulled = self._write(event.ref)
+            sent, pulled = self._write(event.ref, self.overwrite and not event.no_overwrite)
         except NotFoundError:
             self._done_with(event)
             done.gone += 1
@@ -268,11 +272,11 @@ class BackupEvents:
                 raise
             return False  # the real workflow's 500 for an entry deleted meanwhile
 
-    def _write(self, ref: str) -> tuple[int | None, bool]:
+    def _write(self, ref: str, overwrite: bool) -> tuple[int | None, bool]:
         """Write the snapshot: ``(bytes sent or None when current, from the workflow)``."""
         if self.archive is not None:
             try:
-                return put_snapshot(self.archive, self.target, ref, overwrite=self.overwrite), False
+                return put_snapshot(self.archive, self.target, ref, overwrite=overwrite), False
             except (TargetError, TargetUnavailableError):
                 raise
             except NotFoundError:
@@ -283,7 +287,7 @@ class BackupEvents:
                     ref,
                     exc,
                 )
-        return pull_snapshot(self.client, self.target, ref, overwrite=self.overwrite), True
+        return pull_snapshot(self.client, self.target, ref, overwrite=overwrite), True
 
     def _unlock_quietly(self, event: Event) -> None:
         """Unlock after a failure of the target or the workflow; when the workflow cannot

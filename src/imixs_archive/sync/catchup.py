@@ -263,6 +263,7 @@ class CatchUp:
         if max(modified) > limit:
             return max(modified), 0, 0
         missing = [sid for sid, _ in found if not sid or not self.archive.exists(sid)]
+        self._note_days(found, missing)
         new = 0
         if missing:
             if not self.in_flight.take(missing):
@@ -272,6 +273,14 @@ class CatchUp:
             finally:
                 self.in_flight.release(missing)
         return max(modified), len(found), new
+
+    def _note_days(self, found: list[tuple[str, int | None]], missing: list[str]) -> None:
+        """The days of the snapshots archived already go into the day index if it lacks
+        them: the Java service sharing the keyspace stores snapshots and never that
+        index (once per day and process, ``Archive.days.note``)."""
+        held = {m for sid, m in found if sid and m is not None and sid not in missing}
+        for day in {dt.datetime.fromtimestamp(m / 1000, dt.UTC).date() for m in held}:
+            self.archive.days.note(day)
 
     def _store(self, point: int) -> int:
         """Archive the answer for ``point``; how many snapshots were new."""

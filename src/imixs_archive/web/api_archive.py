@@ -46,6 +46,7 @@ from imixs_archive.web.push import PUSH_BODY, receive_snapshots
 from imixs_archive.web.streaming import (
     AnyNameConvertor,
     file_response,
+    headers_only,
     negotiate,
     stored_xml_response,
     xml_response,
@@ -101,8 +102,10 @@ def _text(value: Any, tz: dt.tzinfo | None = None) -> str:
 
 
 # ---- section 6: the Java service's API -----------------------------------------------
+# Each answers HEAD too, as JAX-RS does for a GET resource: its headers, no body read.
 
 
+@router.head("/archive/snapshot/{snapshot_id}", include_in_schema=False)
 @router.get(
     "/archive/snapshot/{snapshot_id}",
     summary="A snapshot, files merged back",
@@ -115,10 +118,12 @@ def get_snapshot(
     if negotiate(request, format) == "xml":  # the stored XML as it is, files spliced in
         stored = stored_xml_response(svc.archive.xml_with_files(snapshot_id).iter_bytes())
         if stored is not None:
-            return stored
-    return document_response(request, svc, svc.archive.load(snapshot_id, with_files=True), format)
+            return headers_only(request, stored)
+    doc = svc.archive.load(snapshot_id, with_files=True)
+    return headers_only(request, document_response(request, svc, doc, format))
 
 
+@router.head("/archive/snapshot/{snapshot_id}/file/{name:anyname}", include_in_schema=False)
 @router.get(
     "/archive/snapshot/{snapshot_id}/file/{name:anyname}",
     summary="One attachment",
@@ -129,9 +134,10 @@ def get_snapshot_file(
     request: Request, snapshot_id: str, name: str, svc: Svc, _who: Reader, download: bool = False
 ) -> Response:
     entry, content = svc.archive.file_of_snapshot(snapshot_id, name)
-    return file_response(
+    answer = file_response(
         request, content, entry.content_type, name=name, etag=content.key, attachment=download
     )
+    return headers_only(request, answer)
 
 
 _MEDIA_TYPE = re.compile(
@@ -146,6 +152,7 @@ ContentType = Annotated[
 ]
 
 
+@router.head("/archive/md5/{md5}", include_in_schema=False)
 @router.get(
     "/archive/md5/{md5}",
     summary="The bytes of the file with this MD5",
@@ -161,9 +168,10 @@ def get_file_by_md5(
             raise BadRequestError(f"contentType {content_type[:80]!r} is not a media type")
         media_type = content_type.strip()
     content = svc.archive.files.by_md5(md5)
-    return file_response(request, content, media_type, etag=content.key)
+    return headers_only(request, file_response(request, content, media_type, etag=content.key))
 
 
+@router.head("/archive/metadata", include_in_schema=False)
 @router.get(
     "/archive/metadata",
     summary="The service state document",
@@ -174,7 +182,9 @@ def get_metadata(request: Request, svc: Svc, _who: Reader, format: Format = None
     return document_response(request, svc, svc.archive.state.load(), format)
 
 
+@router.head("/metadata", include_in_schema=False)
 @router.get("/metadata", summary="syncpoint and count as text", include_in_schema=False)
+@router.head("/metadata/", include_in_schema=False)
 @router.get(
     "/metadata/",
     summary="The resync's syncpoint and count as text (as the Java service)",

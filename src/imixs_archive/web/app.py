@@ -42,6 +42,7 @@ from imixs_archive.web import (
     api_restore,
     api_tiles,
     health,
+    java_form,
     ui,
     ui_actions,
     ui_holds,
@@ -99,6 +100,7 @@ def create_app(
     if settings.workflow_service_endpoint.strip():
         svc.workflow = WorkflowLink(settings, archive)
     metrics.add_gauges(lambda: health.scrape_gauges(svc))
+    metrics.add_java_counters(lambda: health.java_counters(svc))
     retention = retention_loop(settings, archive, log)
 
     def warm() -> None:
@@ -156,6 +158,7 @@ def create_app(
         ui_process_map,
         ui_actions,
         ui_holds,
+        java_form,
     )
     for module in routers:
         app.include_router(module.router)

@@ -44,6 +44,8 @@ from imixs_archive.web.credentials import (
 from imixs_archive.web.throttle import LoginThrottle
 
 SESSION_COOKIE = "imixs_archive_session"
+JAVA_SESSION_COOKIE = "JSESSIONID"
+"""The same session under the name the Java clients' FORM login keeps (``java_form.py``)."""
 SESSION_SECONDS = 12 * 3600
 _CACHE_SIZE = 1024
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
@@ -117,9 +119,9 @@ class Authenticator:
         sent = conn.headers.getlist("cookie")
         if any("$" in header or "," in header for header in sent):  # a Java client's
             cookies = java_cookies(sent)
-        cookie = cookies.get(SESSION_COOKIE)
-        if cookie:
-            principal = self.read_session(cookie)
+        for name in (SESSION_COOKIE, JAVA_SESSION_COOKIE):
+            cookie = cookies.get(name)
+            principal = self.read_session(cookie) if cookie else None
             if principal is not None:
                 return principal
         if cookies and conn.scope.get("method") in SAFE_METHODS:

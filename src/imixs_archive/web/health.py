@@ -438,6 +438,35 @@ def _backup_gauges(link: WorkflowLink | None, started: dt.datetime) -> Iterator[
     yield ("backup_last_success_seconds", help_text, at, {})
 
 
+JAVA_SCOPE = {"mp_scope": "application"}
+"""The label MicroProfile Metrics 5 (the Java backup service's) puts on its counters."""
+
+
+def java_counters(svc: Services) -> Iterator[Gauge]:
+    """This process's counts under the Java services' metric names (docs/web.md): the
+    backup service's ``backup_events_processed`` and ``backup_events_errors`` (as
+    MicroProfile Metrics 5 writes them), the archive service's ``documents{method}`` (as
+    its MetricService wrote them, ``application_`` first): snapshots archived and
+    removed by the sync."""
+    link = svc.workflow
+    if link is None:
+        return
+    status = link.backup
+    if status is not None:
+        totals = status.totals
+        done = totals["written"] + totals["current"] + totals["gone"]
+        help_text = "Imixs-Backup Service - processed backup events"
+        yield ("backup_events_processed", help_text, float(done), JAVA_SCOPE)
+        failed = totals["failed"] + totals["given_up"]
+        yield ("backup_events_errors", help_text, float(failed), JAVA_SCOPE)
+    if not link.sync_off:
+        counters = link.sync.counters.as_dict()
+        archived = float(counters["archived"]) + float(counters["caught_up"])
+        help_text = "Imixs-Workflow count documents"
+        yield ("application_documents", help_text, archived, {"method": "archive"})
+        yield ("application_documents", help_text, float(counters["removed"]), {"method": "delete"})
+
+
 def _store_gauges(svc: Services) -> Iterator[Gauge]:
     findings = float(len(svc.archive.storage.findings()))
     help_text = "Damage the store found on its own (a lost log): see verify and the Monitor."

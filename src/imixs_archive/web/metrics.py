@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from typing import Any, Unpack
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -103,6 +103,11 @@ class Metrics:
     def add_gauges(self, gauges: Gauges) -> None:
         self.registry.register(_GaugeCollector(gauges))
 
+    def add_java_counters(self, counters: Gauges) -> None:
+        """Counters under the names the Java services exported (no prefix; ``_total``
+        added), computed when scraped: dashboards and alerts written for them go on."""
+        self.registry.register(_GaugeCollector(counters, java=True))
+
     def render(self) -> bytes:
         return generate_latest(self.registry)
 
@@ -115,15 +120,23 @@ class Metrics:
 
 
 class _GaugeCollector(Collector):
-    def __init__(self, gauges: Gauges) -> None:
+    """Values computed when scraped, as gauges under this app's prefix (or, ``java``, as
+    counters under the Java services' own names)."""
+
+    def __init__(self, gauges: Gauges, *, java: bool = False) -> None:
         self._gauges = gauges
+        self._java = java
 
     def collect(self) -> Iterator[Metric]:
-        families: dict[str, GaugeMetricFamily] = {}
+        families: dict[str, GaugeMetricFamily | CounterMetricFamily] = {}
         for name, help_text, value, labels in self._gauges():
             family = families.get(name)
             if family is None:
-                family = GaugeMetricFamily(f"{PREFIX}_{name}", help_text, labels=list(labels))
+                family = (
+                    CounterMetricFamily(name, help_text, labels=list(labels))
+                    if self._java
+                    else GaugeMetricFamily(f"{PREFIX}_{name}", help_text, labels=list(labels))
+                )
                 families[name] = family
             family.add_metric(list(labels.values()), value)
         yield from families.values()

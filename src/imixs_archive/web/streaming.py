@@ -159,6 +159,17 @@ def file_response(
     return StreamingResponse(body, 200, headers, media_type=content_type)
 
 
+def headers_only(request: Request, response: Response) -> Response:
+    """For ``HEAD`` (as JAX-RS answers it for every GET resource of the Java service): the
+    answer's status and headers, its body left unread (a file's pieces past the first, a
+    snapshot's XML); for any other method the answer itself."""
+    if request.method != "HEAD":
+        return response
+    head = Response(status_code=response.status_code)
+    head.raw_headers = list(response.raw_headers)
+    return head
+
+
 def _primed(pieces: Iterator[bytes]) -> Iterator[bytes]:
     """The pieces, the first one read now: an error there becomes a problem answer."""
     first = next(pieces, None)

@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, quote
 from fastapi import APIRouter, Depends
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response
 
 from imixs_archive.document.conventions import origin_id
 from imixs_archive.errors import ArchiveError
@@ -35,7 +35,6 @@ from imixs_archive.web.api_restore import (
 from imixs_archive.web.auth import (
     SESSION_COOKIE,
     SESSION_SECONDS,
-    NotAuthenticatedError,
     Principal,
     TooManyLoginsError,
 )
@@ -108,15 +107,19 @@ async def login(request: Request, svc: Svc) -> Response:
             f"/login?{flash_query('error', error)}&next={quote(target)}", status_code=303
         )
     response = RedirectResponse(target, status_code=303)
-    return _with_session(response, request, svc, principal)
+    return with_session(response, request, svc, principal)
 
 
-def _with_session(
-    response: Response, request: Request, svc: Services, principal: Principal
+def with_session(
+    response: Response,
+    request: Request,
+    svc: Services,
+    principal: Principal,
+    cookie: str = SESSION_COOKIE,
 ) -> Response:
-    """The response, setting a login's session cookie."""
+    """The response, setting a login's session cookie (``cookie``: under another name)."""
     response.set_cookie(
-        SESSION_COOKIE,
+        cookie,
         svc.auth.make_session(principal),
         max_age=SESSION_SECONDS,
         httponly=True,
@@ -125,35 +128,6 @@ def _with_session(
         path="/",
     )
     return response
-
-
-@router.post("/api/j_security_check")
-@router.post("/j_security_check")
-async def java_form_login(request: Request, svc: Svc) -> Response:
-    """The Java clients' ``FORM`` login (``ARCHIVE_SERVICE_AUTHMETHOD=FORM`` on the
-    workflow: imixs-melman's FormAuthenticator posts ``j_username`` and ``j_password`` to
-    ``<ARCHIVE_SERVICE_ENDPOINT>/j_security_check`` and sends back every cookie it got):
-    the session cookie of a login, as ``/login`` sets it. A refusal is a 401 and a
-    warning in the log, since the workflow itself only loses the file content it asks
-    for later."""
-    svc.auth.check_origin(request, "POST")  # as /login: no login from another site's page
-    form = await read_form(request)
-    name = form.get("j_username", "")
-    try:
-        principal = await run_in_threadpool(
-            svc.auth.check_password, name, form.get("j_password", "")
-        )
-    except TooManyLoginsError:
-        principal = None
-    if principal is None:
-        log.warning(
-            "FORM login (j_security_check) of %r refused: check the workflow's "
-            "ARCHIVE_SERVICE_USER and ARCHIVE_SERVICE_PASSWORD",
-            name,
-        )
-        raise NotAuthenticatedError("wrong user name or password")
-    response = JSONResponse({"user": principal.name, "role": str(principal.role)})
-    return _with_session(response, request, svc, principal)
 
 
 @router.post("/logout")

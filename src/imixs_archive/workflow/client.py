@@ -133,16 +133,27 @@ class WorkflowClient:
         """Remove a handled entry (one already gone is not an error: 204, or 404)."""
         self._call("DELETE", f"eventlog/{_segment(event_id)}", allow=(404,))
 
-    def put_event(self, topic: str, ref: str) -> None:
-        """Create an entry (``snapshot.backup`` for the backup service, or a re-queue)."""
+    def put_event(self, topic: str, ref: str, data: Document | None = None) -> None:
+        """Create an entry (``snapshot.backup`` for the backup service, or a re-queue);
+        ``data``: its items, which the entry keeps as its ``data`` (``NO_OVERWRITE``)."""
         self._call(
             "PUT",
             f"eventlog/{_segment(topic)}/{_segment(ref)}",
-            content=to_xml(Document()),
+            content=to_xml(data if data is not None else Document()),
             content_type=XML,
         )
 
     # ---- documents and snapshots --------------------------------------------------------
+
+    def query_documents(
+        self, jpql: str, *, page_size: int, page_index: int, items: Sequence[str] = ()
+    ) -> list[Document]:
+        """One page of a JPQL query (``GET /documents/jpql/{query}``, as melman's
+        ``DocumentClient.queryDocuments`` asks), with only ``items`` when given."""
+        params: dict[str, str | int] = {"pageSize": page_size, "pageIndex": page_index}
+        if items:
+            params["items"] = ",".join(items)
+        return self._documents(self._call("GET", f"documents/jpql/{_segment(jpql)}", params))
 
     @contextmanager
     def stream_document(
