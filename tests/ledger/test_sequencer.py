@@ -454,6 +454,20 @@ def test_a_queue_that_cannot_be_read_whole_is_still_sequenced(
     assert "the whole queue could not be read" in caplog.text
 
 
+def test_changes_one_process_makes_in_one_millisecond_keep_their_order(
+    archive: Archive, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Entries queued in the same millisecond (a fast store, a coarse clock) are logged in
+    the order one process made them, not by chance."""
+    _Clock(monkeypatch).stop()
+    steps = range(1, 25)
+    for step in steps:
+        archive.store(make_snapshot(step))
+    with Sequencer(archive, settings) as sequencer:
+        sequencer.drain(checkpoint=True)
+    assert _kinds(archive) == [(STORED, _sid(step)) for step in steps]
+
+
 class _Clock:
     """The archive's clock, ``offset`` ms ahead of the real one, for every module that
     queues or sequences the ledger's entries: minutes pass in a test at once."""
@@ -463,11 +477,16 @@ class _Clock:
         from imixs_archive.ledger import books, store_entry, verify
 
         self.offset = 0
+        self.stopped: int | None = None
         for module in (books, store_entry, snapshots, sequencer_module, verify):
             monkeypatch.setattr(module, "now_ms", self)
 
     def __call__(self) -> int:
-        return now_ms() + self.offset
+        return self.stopped if self.stopped is not None else now_ms() + self.offset
+
+    def stop(self) -> None:
+        """The same millisecond from now on."""
+        self.stopped = self()
 
     def minutes(self, count: int) -> None:
         self.offset += count * 60_000

@@ -86,6 +86,7 @@ def java_session() -> Iterator[tuple[Any, str]]:
     host, _, port = cassandra_target().partition(":")
     cluster = Cluster([host], port=int(port or 9042), protocol_version=4)
     session = cluster.connect()
+    session.default_timeout = 120  # schema changes on a busy test node take more than 10 s
     keyspace = random_keyspace("java_")
     session.execute(
         f"CREATE KEYSPACE IF NOT EXISTS {keyspace} WITH replication = "

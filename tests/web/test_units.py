@@ -72,7 +72,7 @@ def test_passwords_and_config_parsing() -> None:
     assert not verify_password("s3cret", "garbage")
     users = parse_users(f"ann:manager:{encoded}; bob:READER:{encoded};")
     assert users["ann"].role is Role.MANAGER and users["bob"].role is Role.READER
-    with pytest.raises(ConfigError, match="role must be reader or manager"):
+    with pytest.raises(ConfigError, match="role must be reader, auditor or manager"):
         parse_users(f"ann:admin:{encoded}")
     with pytest.raises(ConfigError, match="hash-password"):
         parse_users("ann:reader:plaintext")

@@ -9,7 +9,9 @@ only reads and writes rows, typed; it decides nothing.
 
 from __future__ import annotations
 
+import itertools
 import logging
+import os
 import secrets
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
@@ -38,6 +40,26 @@ verify) has logged them, they are reported as not logged."""
 BUCKET_BITS = 14
 """Log entries (and nodes of one level) to a partition: 16,384."""
 _RANK = {"stored": 0, "found": 0, "hold-placed": 0, "deleted": 1, "hold-released": 1}
+
+
+class _Made:
+    """The end of a queue key: this process's token and its count of entries queued, so
+    that two entries one process queues in one millisecond keep the order they were made in
+    (a random end ordered them by chance); another process's entries in that millisecond
+    sort beside them by token, as no order between processes is known."""
+
+    def __init__(self) -> None:
+        self._pid = -1
+        self._token = ""
+        self._count = itertools.count()
+
+    def next(self) -> str:
+        if self._pid != os.getpid():  # a new process (a fork): a token of its own
+            self._pid, self._token = os.getpid(), secrets.token_hex(6)
+        return f"{self._token}.{next(self._count):012d}"
+
+
+_MADE = _Made()
 """Of two changes to one subject in the same millisecond, the store comes first."""
 
 
@@ -98,7 +120,7 @@ class LedgerBooks:
         """Start queueing an entry: its place, and what waits until it is queued
         (``Backend.put_soon``)."""
         slot = now_ms() // 60_000
-        key = f"{entry.at:013d}.{_RANK[entry.kind]}.{secrets.token_hex(6)}"
+        key = f"{entry.at:013d}.{_RANK[entry.kind]}.{_MADE.next()}"
         row = {"slot": slot, "subject": entry.subject, "entry_key": key, "entry": entry.queued()}
         return (slot, key), self._backend.put_soon(ARCHIVE_LEDGER_QUEUE, [row])
 

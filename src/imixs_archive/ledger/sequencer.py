@@ -608,8 +608,9 @@ class Sequencer:
     def _quiet(self) -> TreeState | None:
         """The head when a round has nothing to write now (read without the lease: reads
         only): this process's first round and the whole queue's pass are done, nothing is past
-        the head or queued, no checkpoint can be due and the head does not trail the
-        queue's window by ``HEAD_SLACK_SLOTS``. An idle ``serve`` then writes nothing."""
+        the head or queued, no checkpoint can be due, the tiles cover the log and the head
+        does not trail the queue's window by ``HEAD_SLACK_SLOTS``. An idle ``serve`` then
+        writes nothing."""
         now = now_ms()
         if not self._recorded or now - self._last_full_pass >= FULL_PASS_MS:
             return None
@@ -621,6 +622,8 @@ class Sequencer:
             return None
         if self.signer is not None and state.size != state.checkpoint_size:
             return None  # entries not signed yet: a checkpoint may be due
+        if state.tiled < state.size:
+            return None  # an older log's tiles still to derive (``tiles.py``)
         if next(iter(self.books.entries(start=state.size)), None) is not None:
             return None
         window = read_window(self.books, state.queue_from, now_slot + 1, 1)
