@@ -28,7 +28,12 @@ from imixs_archive.errors import ConfigError
 from imixs_archive.humanize import human_duration
 from imixs_archive.recovery.as_of import AsOfPlan, NotYet
 from imixs_archive.recovery.as_of_jobs import parse_as_of, run_as_of
-from imixs_archive.recovery.plan_run import PlanReport, PlanRunner, newest_of_every_instance
+from imixs_archive.recovery.plan_run import (
+    PlanReport,
+    PlanRunner,
+    check_plan,
+    newest_of_every_instance,
+)
 from imixs_archive.timezones import zone
 from imixs_archive.workflow.client import WorkflowClient
 
@@ -110,8 +115,15 @@ def cmd_restore_as_of(args: argparse.Namespace, ctx: Context) -> int:
 def cmd_restore_all(args: argparse.Namespace, ctx: Context) -> int:
     sends = newest_of_every_instance(ctx.archive)
     if args.dry_run:
-        print(f"{len(sends)} instances would be restored (the newest snapshot of each)")
-        return 0
+        with WorkflowClient.from_settings(ctx.settings) as client:
+            check = check_plan(ctx.archive, client, sends, workers=args.workers or 4)
+        print_problems(failures=(f"{o}: {why}" for o, why in sorted(check.failed.items())))
+        print(
+            f"{check.planned} instances would be restored (the newest snapshot of each), "
+            f"{check.current} already current, {len(check.failed)} would fail; "
+            f"{human_bytes(check.bytes)} of attachments"
+        )
+        return 5 if check.corrupt else 1 if check.failed else 0
     with _progress(args, ctx) as (client, options):
         report = PlanRunner(ctx.archive, client, key="all", **options).run(sends)
     print(_summary(report))
