@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Sequence
 from importlib import import_module
@@ -168,15 +170,48 @@ def _bytes_named(argv: Sequence[str], enough: int) -> int:
     return total
 
 
+INTERRUPTED = 130
+"""The exit code after Ctrl-C (128 + SIGINT, as a shell reports it)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv_given = argv is not None  # else this is the program: Ctrl-C stays ours to its exit
     argv = sys.argv[1:] if argv is None else argv
-    command = command_of(argv)
-    standby = standby_workers(command, argv)
+    standby: Standby | None = None
+    at_a_terminal = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    if at_a_terminal and threading.current_thread() is threading.main_thread():
+        _stopping.clear()
+        signal.signal(signal.SIGINT, _on_ctrl_c)
     try:
+        command = command_of(argv)
+        standby = standby_workers(command, argv)
         return _run(build_parser(command).parse_args(argv), standby)
+    except KeyboardInterrupt:  # in the start-up (a command's own is met in _run)
+        return _interrupted()
     finally:
         if standby is not None:
             standby.dismiss()  # a no-op once the command gave them work
+        if at_a_terminal and argv_given and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.default_int_handler)  # called, not the program
+
+
+_stopping = threading.Event()
+
+
+def _on_ctrl_c(_signum: int, _frame: object) -> None:
+    """The first Ctrl-C stops the command where it is (``KeyboardInterrupt``: what it
+    began is left as the next run completes it); a second one, while it stops, ends the
+    process at once, as a kill would (every write is ordered for that)."""
+    if _stopping.is_set():
+        os.write(2, b"imixs-archive: interrupted again: stopped at once\n")
+        os._exit(INTERRUPTED)
+    _stopping.set()
+    raise KeyboardInterrupt
+
+
+def _interrupted() -> int:
+    print("imixs-archive: interrupted", file=sys.stderr)
+    return INTERRUPTED
 
 
 def _run(args: argparse.Namespace, standby: Standby | None) -> int:
@@ -195,8 +230,7 @@ def _run(args: argparse.Namespace, standby: Standby | None) -> int:
         print(f"imixs-archive: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        print("imixs-archive: interrupted", file=sys.stderr)
-        return 130
+        return _interrupted()
     except BrokenPipeError:
         return 0
     except OSError as exc:  # a path given that cannot be read or written
