@@ -108,3 +108,28 @@ def test_a_reversed_backup_range_is_an_error(
     assert main([*args, "--data-dir", str(store)]) == 2
     assert "is before --from" in capsys.readouterr().err
     assert not (tmp_path / "bk").exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["list"],
+        ["backup", "bk"],
+        ["analyze", "aggregates"],
+        ["analyze", "leadtimes"],
+        ["analyze", "eventlog", "out.xes"],
+        ["export-table", "out.csv", "--items", "subject"],
+    ],
+)
+@pytest.mark.parametrize("option", ["--from", "--to"])
+def test_a_time_given_for_a_day_is_refused(
+    store: Path, capsys: pytest.CaptureFixture[str], command: list[str], option: str
+) -> None:
+    """These ranges take whole days: a time was cut off silently (``list --from
+    2024-03-05T12:00`` listed the morning too)."""
+    with pytest.raises(SystemExit) as exited:
+        main([*command, option, "2024-03-05T12:00", "--data-dir", str(store)])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "a day (YYYY-MM-DD) is wanted, not a time: '2024-03-05T12:00'" in err
+    assert len(err.strip().splitlines()) == 1

@@ -70,11 +70,19 @@ class Context:
 
 
 def day_arg(text: str) -> dt.date:
-    """``--from``/``--to`` days: an ISO date (a date-time is cut to its day)."""
+    """``--from``/``--to`` days: an ISO date. A date-time is refused: these commands
+    take whole days, and cutting the time off silently answered for the whole day."""
     try:
-        return dt.date.fromisoformat(text.strip()[:10])
+        return dt.date.fromisoformat(text.strip())
+    except ValueError:
+        pass
+    try:
+        dt.datetime.fromisoformat(text.strip())
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
+    raise argparse.ArgumentTypeError(
+        f"a day (YYYY-MM-DD) is wanted, not a time: {text!r} (the range takes whole days)"
+    )
 
 
 def count_arg(text: str) -> int:
