@@ -10,7 +10,7 @@ SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 def test_backup_and_export_commands(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     store, other, tree = tmp_path / "store", tmp_path / "other", tmp_path / "tree"
     assert main(["import", str(SAMPLES), "--data-dir", str(store)]) == 0
-    assert main(["backup", str(tree), "--data-dir", str(store)]) == 0
+    assert main(["backup", str(tree), "--create", "--data-dir", str(store)]) == 0
     assert "3 written, 0 already current, 0 failed" in capsys.readouterr().out
     assert len(list(tree.rglob("*.xml"))) == 3 and all(
         p.parent.parent.name == "2024" for p in tree.rglob("*.xml")
@@ -32,8 +32,8 @@ def test_import_and_backup_with_worker_processes(
     assert "9 new, 0 already present, 0 failed" in capsys.readouterr().out
     assert main(["import", str(SAMPLES), "--data-dir", str(store), "--jobs", "2"]) == 0
     assert "0 new, 9 already present, 0 failed" in capsys.readouterr().out
-    assert main(["backup", str(one), "--all-snapshots", "--data-dir", str(store)]) == 0
-    args = ["backup", str(two), "--all-snapshots", "--data-dir", str(store), "--jobs", "2"]
+    assert main(["backup", str(one), "--create", "--all-snapshots", "--data-dir", str(store)]) == 0
+    args = ["backup", str(two), "--create", "--all-snapshots", "--data-dir", str(store), "--jobs", "2"]
     assert main(args) == 0
     assert "9 written, 0 already current, 0 failed" in capsys.readouterr().out.splitlines()[-1]
     files = sorted(path.relative_to(one) for path in one.rglob("*.xml"))
@@ -61,3 +61,23 @@ def test_export_refuses_a_target_that_is_not_a_valid_url(
     assert "expected a folder or cassandra://host[:port]/keyspace" in err
     assert len(err.strip().splitlines()) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["store"]
+
+
+def test_backup_refuses_a_folder_that_is_not_there_unless_told_to_create_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``/mnt/usb/backups`` with the drive not mounted: the backup made the path under the
+    empty mount point and filled the disk beneath it."""
+    store, mount = tmp_path / "store", tmp_path / "mnt-usb"
+    assert main(["import", str(SAMPLES), "--data-dir", str(store)]) == 0
+    mount.mkdir()  # the mount point, nothing mounted
+    capsys.readouterr()
+    target = mount / "backups"
+    assert main(["backup", str(target), "--data-dir", str(store)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1
+    assert f"backup folder {target} does not exist" in err and "--create" in err
+    assert list(mount.iterdir()) == []
+    assert main(["backup", str(target), "--create", "--data-dir", str(store)]) == 0
+    assert "3 written" in capsys.readouterr().out
+    assert main(["backup", str(target), "--data-dir", str(store)]) == 0  # there now

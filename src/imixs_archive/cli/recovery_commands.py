@@ -33,6 +33,7 @@ from imixs_archive.cli.restore_plan_commands import (
 from imixs_archive.config import settings_for_store
 from imixs_archive.errors import ConfigError
 from imixs_archive.recovery.backup import backup
+from imixs_archive.recovery.durable_files import existing_ancestor
 from imixs_archive.recovery.export import export
 from imixs_archive.recovery.ftps import is_ftps
 from imixs_archive.recovery.restore import RestoreRange, RestoreReport, parse_filter
@@ -59,6 +60,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--overwrite",
         action="store_true",
         help="ftps: write files again that hold the same or a newer snapshot",
+    )
+    p.add_argument(
+        "--create",
+        action="store_true",
+        help="a folder: make DIR (and the folders to it) if it does not exist; without, a "
+        "missing DIR is refused (a drive not mounted would be written to its mount point)",
     )
     resumable_options(
         p,
@@ -221,6 +228,7 @@ def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
         if parts > 1 or args.restart:
             raise ConfigError("--part and --restart are for a folder, not an FTPS target")
         return backup_ftps(args, ctx)
+    _require_folder(Path(args.directory), create=args.create)
     try:
         with count_progress("backup: snapshots") as tick:
             summary = backup(
@@ -250,6 +258,20 @@ def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
         f"{args.directory}{resumed}"
     )
     return _exit_code(summary.failed, summary.corrupt)
+
+
+def _require_folder(root: Path, *, create: bool) -> None:
+    """A backup folder that is not there is refused unless ``create``: it may be the mount
+    point of a drive not mounted, and the backup would fill the disk under it."""
+    if create or root.is_dir():
+        return
+    top = existing_ancestor(root)
+    if root.exists() or not top.is_dir():
+        raise ConfigError(f"{root if root.exists() else top}: Not a directory")
+    raise ConfigError(
+        f"backup folder {root} does not exist (a drive not mounted?): nothing written; "
+        "give --create to make it"
+    )
 
 
 def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
