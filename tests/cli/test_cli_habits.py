@@ -133,3 +133,33 @@ def test_a_time_given_for_a_day_is_refused(
     err = capsys.readouterr().err
     assert "a day (YYYY-MM-DD) is wanted, not a time: '2024-03-05T12:00'" in err
     assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["list"],
+        ["backup", "{tmp}/bk", "--create"],
+        ["analyze", "aggregates"],
+        ["analyze", "leadtimes"],
+        ["analyze", "eventlog", "{tmp}/log.xes"],
+        ["export-table", "{tmp}/out.csv", "--items", "subject"],
+        ["export-table", "{tmp}/out.parquet", "--items", "subject", "--newest"],
+        ["restore"],
+    ],
+    ids=lambda command: " ".join(c for c in command if "{" not in c),
+)
+def test_a_range_without_snapshots_is_not_found_for_every_range_command(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    """One rule (README, exit codes): 4, one line, nothing written. ``backup`` exited 0,
+    ``analyze aggregates`` 0 with a row of nothing, ``analyze eventlog`` 4."""
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    args = [part.replace("{tmp}", str(out_dir)) for part in command]
+    capsys.readouterr()
+    code = main([*args, "--from", "2020-01-01", "--to", "2020-01-31", "--data-dir", str(store)])
+    out, err = capsys.readouterr()
+    assert code == 4, err
+    assert out == "" and len(err.strip().splitlines()) == 1 and "no snapshots" in err
+    assert list(out_dir.iterdir()) == []

@@ -17,7 +17,7 @@ from imixs_archive.analytics.aggregates import PERIODS, aggregate_days
 from imixs_archive.analytics.columns import parse_items
 from imixs_archive.analytics.day_store import DEFAULT_GRACE_DAYS
 from imixs_archive.analytics.event_log import EventLogSpec, format_of, write_event_log
-from imixs_archive.analytics.export_runs import export_to_file, part_path
+from imixs_archive.analytics.export_runs import check_parts, export_to_file, part_path
 from imixs_archive.analytics.export_table import FORMATS, ExportSpec
 from imixs_archive.analytics.figures import DIMENSIONS
 from imixs_archive.analytics.history import instance_history
@@ -34,6 +34,7 @@ from imixs_archive.cli.context import (
     check_range,
     count_arg,
     day_arg,
+    require_snapshots_in,
     output,
     part_of,
     resumable_options,
@@ -198,6 +199,7 @@ def cmd_aggregates(args: argparse.Namespace, ctx: Context) -> int:
     tz = _zone(args, ctx)
     last = args.to_day or dt.datetime.now(tz).date()
     check_range(args.from_day, last)
+    require_snapshots_in(ctx.archive, args.from_day, last, tz)
     only_days = None
     if args.to_day is None:  # the UTC days the index has: the others are empty, not read
         around = dt.timedelta(days=1)
@@ -215,8 +217,6 @@ def cmd_aggregates(args: argparse.Namespace, ctx: Context) -> int:
     )
     if args.to_day is None:  # up to the last day with snapshots, not to today
         report.drop_empty_tail()
-        if not report.days:
-            print(f"no snapshots from {args.from_day} to {last}", file=sys.stderr)
     if args.json:
         print(json.dumps(report.to_json(args.by, args.per), indent=2))
         return 0
@@ -281,6 +281,7 @@ def cmd_history(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_leadtimes(args: argparse.Namespace, ctx: Context) -> int:
     check_range(args.from_day, args.to_day)
+    require_snapshots_in(ctx.archive, args.from_day, args.to_day, _zone(args, ctx))
     finished = Finished.of(args.finished_status.split(","), args.finished_type.split(","))
     groups = lead_times(
         ctx.archive,
@@ -315,6 +316,8 @@ def cmd_export_table(args: argparse.Namespace, ctx: Context) -> int:
         workers=args.workers,
         tz=_zone(args, ctx),
     )
+    check_parts(spec, parts)
+    require_snapshots_in(ctx.archive, args.from_day, args.to_day, spec.tz)
     target = part_path(args.out, part, parts)
     try:
         with count_progress("export-table: instances read") as tick:
@@ -351,7 +354,7 @@ def cmd_eventlog(args: argparse.Namespace, ctx: Context) -> int:
         items=[item.strip() for item in args.items.split(",") if item.strip()],
         workers=args.workers,
     )
-    check_groups(ctx.archive, spec.groups, tz)
+    check_groups(ctx.archive, spec.groups, tz)  # a range without snapshots: 4 (its own check)
     with output(args.out) as out:
         summary = write_event_log(ctx.archive, spec, out)
     for message, count in summary.warnings.items():

@@ -21,6 +21,7 @@ from imixs_archive.cli.context import (
     check_range,
     count_arg,
     day_arg,
+    require_snapshots_in,
     output,
     part_of,
     resumable_options,
@@ -235,6 +236,7 @@ def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
         if not ids and (args.after is None or not archive.list_instance(args.uniqueid, limit=1)):
             raise NotFoundError(no_snapshots_of(args.uniqueid))  # a typo: not an empty table
     elif args.from_day or args.to_day:
+        require_snapshots_in(archive, args.from_day, args.to_day, tz)
         first = args.from_day or dt.date(1970, 1, 1)
         last = args.to_day or dt.datetime.now(tz).date()
         days = archive.days.iter_local_days(first, last, tz)

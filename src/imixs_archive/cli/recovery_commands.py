@@ -18,6 +18,8 @@ from imixs_archive.cli.context import (
     instant_arg,
     instant_end_arg,
     part_of,
+    require_snapshots_between,
+    require_snapshots_in,
     resumable_options,
     spread,
     store_options,
@@ -32,7 +34,7 @@ from imixs_archive.cli.restore_plan_commands import (
 )
 from imixs_archive.config import settings_for_store
 from imixs_archive.errors import ConfigError
-from imixs_archive.recovery.backup import backup
+from imixs_archive.recovery.backup import backup, check_parts
 from imixs_archive.recovery.durable_files import existing_ancestor
 from imixs_archive.recovery.export import export
 from imixs_archive.recovery.ftps import is_ftps
@@ -193,7 +195,11 @@ def _range(args: argparse.Namespace, ctx: Context) -> RestoreRange:
     tz = ctx.settings.timezone
     last = in_zone(args.last, tz) if args.last else dt.datetime.now(dt.UTC)
     filters = tuple(parse_filter(f) for f in args.filter)
-    return RestoreRange(in_zone(args.first, tz), last, filters, strict=args.strict_filters)
+    wanted = RestoreRange(in_zone(args.first, tz), last, filters, strict=args.strict_filters)
+    end = wanted.last + dt.timedelta(microseconds=1)  # the range holds its last instant
+    span = f"from {wanted.first.isoformat()} to {wanted.last.isoformat()}"
+    require_snapshots_between(ctx.archive, wanted.first, end, span)
+    return wanted
 
 
 def _print_restore(report: RestoreReport, dry_run: bool) -> int:
@@ -228,11 +234,14 @@ def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
         if parts > 1 or args.restart:
             raise ConfigError("--part and --restart are for a folder, not an FTPS target")
         return backup_ftps(args, ctx)
+    check_parts(args.from_day, args.to_day, parts)
+    archive = ctx.archive  # first: no archive is 4, whatever the folder
     _require_folder(Path(args.directory), create=args.create)
+    require_snapshots_in(archive, args.from_day, args.to_day, zone(ctx.settings.timezone))
     try:
         with count_progress("backup: snapshots") as tick:
             summary = backup(
-                ctx.archive,
+                archive,
                 Path(args.directory),
                 first=args.from_day,
                 last=args.to_day,

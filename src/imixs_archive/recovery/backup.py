@@ -104,6 +104,12 @@ def _inside(root: Path, *parts: str) -> Path:
     return path
 
 
+def check_parts(first: dt.date | None, last: dt.date | None, parts: int) -> None:
+    """Parts split a backup of everything, not one of days (a ConfigError)."""
+    if parts > 1 and (first is not None or last is not None):
+        raise ConfigError("--part splits a backup of everything: not one of --from / --to")
+
+
 def backup(
     archive: Archive,
     root: Path,
@@ -124,9 +130,8 @@ def backup(
     a stopped one into the same folder stood unless ``restart``, and can be split:
     ``part`` of ``parts`` of the instances (``backup_book.py``). BusyError when another
     process runs this part; ConfigError for parts of a backup of days."""
+    check_parts(first, last, parts)
     if first is not None or last is not None:
-        if parts > 1:
-            raise ConfigError("--part splits a backup of everything: not one of --from / --to")
         ids = (
             _all_ids(archive, first, last, tz)
             if all_snapshots
