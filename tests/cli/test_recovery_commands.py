@@ -81,3 +81,29 @@ def test_backup_refuses_a_folder_that_is_not_there_unless_told_to_create_it(
     assert main(["backup", str(target), "--create", "--data-dir", str(store)]) == 0
     assert "3 written" in capsys.readouterr().out
     assert main(["backup", str(target), "--data-dir", str(store)]) == 0  # there now
+
+
+def test_export_refuses_its_own_source(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It was accepted: every snapshot found "already there", a success that copied
+    nothing (and on Cassandra, the same keyspace)."""
+    store = tmp_path / "store"
+    assert main(["import", str(SAMPLES), "--data-dir", str(store)]) == 0
+    monkeypatch.chdir(tmp_path)
+    for spelled in (str(store), "store", "./store/../store/"):
+        capsys.readouterr()
+        assert main(["export", "--to", spelled, "--data-dir", str(store)]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and len(err.strip().splitlines()) == 1
+        assert "that is the store being exported" in err
+    monkeypatch.setenv("ARCHIVE_CLUSTER_CONTACTPOINTS", "db1,db2:9142")
+    monkeypatch.setenv("ARCHIVE_CLUSTER_KEYSPACE", "archive")
+    from imixs_archive.config import load_settings, same_store, settings_for_store
+
+    settings = load_settings()
+    assert same_store(settings, settings_for_store(settings, "cassandra://DB1:9042/archive"))
+    assert same_store(settings, settings_for_store(settings, "cassandra://db2:9142/archive"))
+    assert not same_store(settings, settings_for_store(settings, "cassandra://db1/other"))
+    assert not same_store(settings, settings_for_store(settings, "cassandra://db3/archive"))
+    assert not same_store(settings, settings_for_store(settings, str(store)))

@@ -32,7 +32,7 @@ from imixs_archive.cli.restore_plan_commands import (
     cmd_restore_as_of,
     refuse_plan_options,
 )
-from imixs_archive.config import settings_for_store
+from imixs_archive.config import same_store, settings_for_store
 from imixs_archive.errors import ConfigError
 from imixs_archive.recovery.backup import backup, check_parts
 from imixs_archive.recovery.durable_files import existing_ancestor
@@ -285,6 +285,8 @@ def _require_folder(root: Path, *, create: bool) -> None:
 
 def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
     target_settings = settings_for_store(ctx.settings, args.target)
+    if same_store(ctx.settings, target_settings):
+        raise ConfigError(f"export --to {args.target}: that is the store being exported")
     source = ctx.archive  # first: no target is created for a source that is not there
     with open_archive(target_settings) as target:
         summary = export(source, target)
