@@ -58,6 +58,21 @@ def test_export_table_takes_the_format_from_the_extension(
     assert pq.read_table(forced).num_rows == 9
 
 
+@pytest.mark.parametrize("name", ["x.xlsx", "x.json", "x"])
+def test_export_table_refuses_a_name_of_a_format_it_does_not_write(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """``x.xlsx`` was written as Parquet under that name; ``--format`` still decides."""
+    capsys.readouterr()
+    args = ["export-table", str(tmp_path / name), "--items", "subject", "--data-dir", str(store)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "the name tells no format this writes (.csv, .parquet)" in err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / name).exists()
+    assert main([*args, "--format", "parquet"]) == 0
+    assert pq.read_table(tmp_path / name).num_rows == 9
+
+
 class _Terminal(io.TextIOWrapper):
     def isatty(self) -> bool:
         return True

@@ -41,6 +41,7 @@ from imixs_archive.cli.context import (
     store_options,
 )
 from imixs_archive.cli.output import count_progress, human_bytes, human_duration, print_table
+from imixs_archive.errors import ConfigError
 from imixs_archive.timezones import zone, zone_label
 
 
@@ -83,7 +84,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--to", dest="to_day", type=day_arg, help="last $modified day (--tz)")
     p.add_argument("--newest", action="store_true", help="the newest snapshot of each instance")
     p.add_argument(
-        "--format", choices=FORMATS, help="default: from OUT's extension (.csv), else parquet"
+        "--format", choices=FORMATS, help="default: from OUT's extension (.csv, .parquet or .pq; another is refused)"
     )
     p.add_argument("--batch-rows", type=count_arg, default=10_000, help="rows per row group")
     resumable_options(
@@ -311,7 +312,7 @@ def cmd_export_table(args: argparse.Namespace, ctx: Context) -> int:
         first=args.from_day,
         last=args.to_day,
         newest_only=args.newest,
-        format=args.format or ("csv" if args.out.suffix.lower() == ".csv" else "parquet"),
+        format=args.format or _table_format(args.out),
         batch_rows=args.batch_rows,
         workers=args.workers,
         tz=_zone(args, ctx),
@@ -340,6 +341,21 @@ def cmd_export_table(args: argparse.Namespace, ctx: Context) -> int:
     resumed = f" (went on {summary.resumed})" if summary.resumed else ""
     print(f"{summary.rows} rows in {summary.seconds:.1f} s to {target}{resumed}: {columns}")
     return 0
+
+
+TABLE_SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+
+
+def _table_format(out: Path) -> str:
+    """The format ``OUT``'s extension names; any other name needs ``--format`` (an
+    ``.xlsx`` was written as Parquet under that name)."""
+    found = TABLE_SUFFIXES.get(out.suffix.lower())
+    if found is None:
+        raise ConfigError(
+            f"export-table {out}: the name tells no format this writes (.csv, .parquet): "
+            "name it so, or give --format csv|parquet"
+        )
+    return found
 
 
 def cmd_eventlog(args: argparse.Namespace, ctx: Context) -> int:
