@@ -32,6 +32,7 @@ from imixs_archive.cli.output import (
     count_progress,
     human_bytes,
     import_progress,
+    print_json,
     print_problems,
     print_table,
 )
@@ -52,6 +53,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("import", parents=[common], help="archive snapshot files or folders")
     p.add_argument("paths", nargs="+", metavar="PATH", help="XML/JSON file, folder, or - (stdin)")
     add_jobs_option(p)
+    p.add_argument("--json", action="store_true", help="the summary as JSON")
     p.set_defaults(handler=cmd_import)
 
     p = sub.add_parser("get", parents=[common], help="print one snapshot")
@@ -81,6 +83,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser("delete", parents=[common], help="delete snapshots and unused files")
     p.add_argument("snapshot_ids", nargs="+", metavar="SNAPSHOT_ID")
+    p.add_argument("--json", action="store_true", help="the summary as JSON")
     p.set_defaults(handler=cmd_delete, reads_only=True)  # nothing to delete from no archive
 
     p = sub.add_parser(
@@ -115,6 +118,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("directory", type=Path, metavar="DIR", help="a folder without an archive")
     p.add_argument("--verify", action="store_true", help="then verify the copy (reads it all)")
+    p.add_argument("--json", action="store_true", help="the summary as JSON")
     p.set_defaults(handler=cmd_copy_store, reads_only=True)
 
     p = sub.add_parser(
@@ -185,11 +189,14 @@ def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
             summary = import_in_workers(workers, sources, advance, here=archive)
         else:
             summary = import_sources(archive, sources, advance)
-    print_problems(summary.warnings, summary.failures)
     if summary.new >= COUNT_AFTER:  # its days counted now (from their facts), not at a view
         from imixs_archive.services.statistics import refresh_figures
 
         refresh_figures(archive)
+    if args.json:
+        print_json(summary.to_json())
+        return summary.exit_code
+    print_problems(summary.warnings, summary.failures)
     print(
         f"{summary.new} new, {summary.present} already present, {summary.failed} failed; "
         f"{human_bytes(summary.logical_bytes)} of attachments, "
@@ -304,20 +311,24 @@ def _summary_row(archive: Archive, snapshot_id: str, tz: dt.tzinfo) -> dict[str,
 
 def cmd_delete(args: argparse.Namespace, ctx: Context) -> int:
     archive = ctx.archive
-    missing = refused = 0
+    outcome: dict[str, list[Any]] = {"deleted": [], "missing": [], "refused": []}
     for snapshot_id in args.snapshot_ids:
         try:
             result = archive.delete(snapshot_id)
         except LegalHoldError as exc:  # nothing changed; the other ids go on
-            print(exc, file=sys.stderr)
-            refused += 1
+            outcome["refused"].append({"snapshot": snapshot_id, "why": str(exc)})
+            if not args.json:
+                print(exc, file=sys.stderr)
             continue
+        said = "deleted (files no longer used go at the next gc)"
         if not result.existed:
-            print(f"{snapshot_id}: not in the archive", file=sys.stderr)
-            missing += 1
-            continue
-        print(f"{snapshot_id}: deleted (files no longer used go at the next gc)")
-    return 8 if refused else 4 if missing else 0
+            said = "not in the archive"
+        outcome["deleted" if result.existed else "missing"].append(snapshot_id)
+        if not args.json:
+            print(f"{snapshot_id}: {said}", file=sys.stdout if result.existed else sys.stderr)
+    if args.json:
+        print_json(outcome)
+    return 8 if outcome["refused"] else 4 if outcome["missing"] else 0
 
 
 def cmd_gc(args: argparse.Namespace, ctx: Context) -> int:
@@ -425,11 +436,18 @@ def cmd_copy_store(args: argparse.Namespace, ctx: Context) -> int:
 
     archive = ctx.archive
     target = archive.storage.copy_to(args.directory)
-    print(f"copied the store to {target}")
+    if not args.json:
+        print(f"copied the store to {target}")
     if not args.verify:
+        if args.json:
+            print_json({"copy": str(target), "verified": None})
         return 0
     with open_archive(replace(ctx.settings, data_dir=target.parent), create=False) as copy:
         report = verify_once(copy)
+    if args.json:
+        verified = {"ok": report.ok, "snapshots": report.snapshots, "files": report.files}
+        print_json({"copy": str(target), "verified": {**verified, "problems": report.problems}})
+        return 0 if report.ok else 5
     for problem in report.problems:
         print(f"PROBLEM: {problem}")
     verdict = "clean" if report.ok else f"{len(report.problems)} problems"

@@ -15,6 +15,7 @@ __all__ = [
     "human_bytes",
     "human_duration",
     "import_progress",
+    "print_json",
     "print_problems",
     "print_table",
 ]
@@ -57,6 +58,14 @@ def print_problems(warnings: Iterable[str] = (), failures: Iterable[str] = ()) -
         print(f"warning: {warning}", file=sys.stderr)
     for failure in failures:
         print(f"failed: {failure}", file=sys.stderr)
+
+
+def print_json(data: Any) -> None:
+    """A command's ``--json`` answer: one JSON document on standard output, indented as
+    every ``--json`` of this CLI prints it."""
+    import json
+
+    print(json.dumps(data, indent=2))
 
 
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:

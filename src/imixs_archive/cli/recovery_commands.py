@@ -25,7 +25,7 @@ from imixs_archive.cli.context import (
     store_options,
 )
 from imixs_archive.cli.ftps_commands import backup_ftps, print_tree_restore
-from imixs_archive.cli.output import count_progress, human_bytes, print_problems
+from imixs_archive.cli.output import count_progress, human_bytes, print_json, print_problems
 from imixs_archive.cli.restore_plan_commands import (
     add_plan_options,
     cmd_restore_all,
@@ -76,6 +76,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         restart_help=f"a folder, everything: {RESTART_HELP}",
     )
     add_jobs_option(p)
+    p.add_argument("--json", action="store_true", help="the summary as JSON")
     p.set_defaults(handler=cmd_backup, reads_only=True)
 
     p = sub.add_parser("restore", parents=[common], help="send archived snapshots to the workflow")
@@ -135,6 +136,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         required=True,
         help="a folder (embedded store) or cassandra://host[:port]/keyspace",
     )
+    p.add_argument("--json", action="store_true", help="the summary as JSON")
     p.set_defaults(handler=cmd_export, reads_only=True)
 
 
@@ -258,6 +260,9 @@ def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
             again = "backup" + (f" --part {part}/{parts}" if parts > 1 else "")
             print(f"stopped: the same `{again}` goes on where it stopped (--restart begins again)")
         raise
+    if args.json:
+        print_json({**summary.to_json(), "part": part, "parts": parts, "to": args.directory})
+        return _exit_code(summary.failed, summary.corrupt)
     print_problems(failures=summary.failures)
     which = f"part {part} of {parts}: " if parts > 1 else ""
     resumed = f" (went on {summary.resumed})" if summary.resumed else ""
@@ -290,6 +295,9 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
     source = ctx.archive  # first: no target is created for a source that is not there
     with open_archive(target_settings) as target:
         summary = export(source, target)
+    if args.json:
+        print_json({**summary.to_json(), "to": args.target})
+        return _exit_code(summary.failed, summary.corrupt)
     print_problems(failures=summary.failures)
     print(
         f"{summary.copied} copied, {summary.present} already there, {summary.failed} failed; "
