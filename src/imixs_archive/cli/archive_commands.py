@@ -142,6 +142,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("stats", parents=[common], help="what the archive holds")
     p.add_argument("--json", action="store_true")
     p.add_argument(
+        "--by",
+        choices=tuple(STATS_PERIODS),
+        default="month",
+        help="snapshots per day, month (default) or year (--json: by_day, and by_month or "
+        "by_year when asked for)",
+    )
+    p.add_argument(
         "--full",
         action="store_true",
         help="count the store's pieces and bytes now (reads every piece row; kept for later)",
@@ -372,7 +379,10 @@ def cmd_stats(args: argparse.Namespace, ctx: Context) -> int:
     if args.reconcile:
         return _reconcile(args, ctx)
     data = archive_stats(ctx.archive, ctx.settings.timezone, full=args.full)
+    per = per_period(data["by_day"], args.by)
     if args.json:
+        if args.by != "day":
+            data[f"by_{args.by}"] = per
         print(json.dumps(data, indent=2))
         return 0
     for key in ("snapshots", "instances", "files"):
@@ -388,11 +398,24 @@ def cmd_stats(args: argparse.Namespace, ctx: Context) -> int:
         for key in ("stored_bytes", "reclaimable_bytes"):
             print(f"{key:>17}: {human_bytes(data[key])}")
         print(f"{'dedup_ratio':>17}: {data['dedup_ratio']}")
-    if data["by_day"]:
-        print(f"snapshots per day ({data['tz']}):")
-    for day, count in data["by_day"].items():
-        print(f"{day:>14}: {count}")
+    if per:
+        print(f"snapshots per {args.by} ({data['tz']}):")
+    for period, count in per.items():
+        print(f"{period:>14}: {count}")
     return 0
+
+
+STATS_PERIODS = {"day": 10, "month": 7, "year": 4}
+"""``stats --by``: each period and the length of its ISO prefix of a day."""
+
+
+def per_period(by_day: dict[str, int], by: str) -> dict[str, int]:
+    """Snapshots per ISO day summed by ``by`` (``2024-03``, ``2024``), in order."""
+    summed: dict[str, int] = {}
+    for day, count in by_day.items():
+        period = day[: STATS_PERIODS[by]]
+        summed[period] = summed.get(period, 0) + count
+    return summed
 
 
 def _reconcile(args: argparse.Namespace, ctx: Context) -> int:
