@@ -269,5 +269,6 @@ def test_stats_counts_by_month_unless_asked_for_days_or_years(
     assert lines_after_header("--by", "year")[1:] == [f"{'2023':>14}: 41", f"{'2024':>14}: 39"]
     code, out, _ = run(capsys, "stats", "--json", "--by", "month", "--data-dir", str(store))
     data = json.loads(out)
+    assert code == 0
     assert sum(data["by_month"].values()) == sum(data["by_day"].values()) == 80
     assert len(data["by_month"]) == 24

@@ -49,7 +49,7 @@ def _ctrl_c(process: subprocess.Popen[str]) -> tuple[str, str]:
     except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-        out, err = process.communicate()
+        _out, err = process.communicate()
         raise AssertionError(f"one Ctrl-C did not end it in {TIMEOUT} s: {err}") from None
 
 
@@ -112,7 +112,15 @@ def test_ctrl_c_in_a_restore_waiting_for_the_workflow_stops_it(tmp_path: Path) -
     _snapshot_files(tmp_path / "in", 3, 100)
     store = str(tmp_path / "store")
     imported = subprocess.run(
-        [sys.executable, "-m", "imixs_archive", "import", str(tmp_path / "in"), "--data-dir", store],
+        [
+            sys.executable,
+            "-m",
+            "imixs_archive",
+            "import",
+            str(tmp_path / "in"),
+            "--data-dir",
+            store,
+        ],
         capture_output=True,
         text=True,
     )

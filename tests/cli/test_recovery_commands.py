@@ -33,7 +33,16 @@ def test_import_and_backup_with_worker_processes(
     assert main(["import", str(SAMPLES), "--data-dir", str(store), "--jobs", "2"]) == 0
     assert "0 new, 9 already present, 0 failed" in capsys.readouterr().out
     assert main(["backup", str(one), "--create", "--all-snapshots", "--data-dir", str(store)]) == 0
-    args = ["backup", str(two), "--create", "--all-snapshots", "--data-dir", str(store), "--jobs", "2"]
+    args = [
+        "backup",
+        str(two),
+        "--create",
+        "--all-snapshots",
+        "--data-dir",
+        str(store),
+        "--jobs",
+        "2",
+    ]
     assert main(args) == 0
     assert "9 written, 0 already current, 0 failed" in capsys.readouterr().out.splitlines()[-1]
     files = sorted(path.relative_to(one) for path in one.rglob("*.xml"))

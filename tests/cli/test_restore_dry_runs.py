@@ -128,7 +128,9 @@ def test_a_dry_run_does_not_promise_what_the_workflow_refuses(
     assert main(["restore", *mode, "--dry-run"]) == 1
     dry_out, dry_err = capsys.readouterr()
     assert NOT_A_SNAPSHOT not in dry_out.replace(f"--uniqueid {NOT_A_SNAPSHOT}", "")
-    assert f"failed: {NOT_A_SNAPSHOT}" in dry_err and "the workflow does not take it back" in dry_err
+    assert (
+        f"failed: {NOT_A_SNAPSHOT}" in dry_err and "the workflow does not take it back" in dry_err
+    )
     assert main(["restore", *mode]) == 1
     _out, err = capsys.readouterr()
     assert f"failed: {NOT_A_SNAPSHOT}" in err

@@ -121,8 +121,7 @@ def check_parts(spec: ExportSpec, parts: int) -> None:
     """Parts split an export over the instances, not one by days (a ConfigError)."""
     if parts > 1 and by_days(spec):
         raise ConfigError(
-            "--part splits an export over the instances: give --newest, or not both "
-            "--from and --to"
+            "--part splits an export over the instances: give --newest, or not both --from and --to"
         )
 
 

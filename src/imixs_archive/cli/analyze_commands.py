@@ -34,9 +34,9 @@ from imixs_archive.cli.context import (
     check_range,
     count_arg,
     day_arg,
-    require_snapshots_in,
     output,
     part_of,
+    require_snapshots_in,
     resumable_options,
     store_options,
 )
@@ -84,7 +84,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--to", dest="to_day", type=day_arg, help="last $modified day (--tz)")
     p.add_argument("--newest", action="store_true", help="the newest snapshot of each instance")
     p.add_argument(
-        "--format", choices=FORMATS, help="default: from OUT's extension (.csv, .parquet or .pq; another is refused)"
+        "--format",
+        choices=FORMATS,
+        help="default: from OUT's extension (.csv, .parquet or .pq; another is refused)",
     )
     p.add_argument("--batch-rows", type=count_arg, default=10_000, help="rows per row group")
     resumable_options(

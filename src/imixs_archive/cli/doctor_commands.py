@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.store_damage import damaged_tables, way_out
 from imixs_archive.cli.context import Context, store_options
-from imixs_archive.config import Settings, java_warnings
 from imixs_archive.cli.output import print_json
+from imixs_archive.config import Settings, java_warnings
 from imixs_archive.errors import ArchiveError, NotFoundError
 from imixs_archive.jsonable import Jsonable
 from imixs_archive.web.credentials import Role, parse_tokens, parse_users, verify_password

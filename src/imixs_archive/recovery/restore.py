@@ -163,7 +163,9 @@ class Restorer:
                 origins = [o for o in self._origins_of_day(day) if o not in done]
                 done.update(origins)
                 try:
-                    list(pool.map(lambda o: self._one_instance(o, wanted, report, dry_run), origins))
+                    list(
+                        pool.map(lambda o: self._one_instance(o, wanted, report, dry_run), origins)
+                    )
                 except BaseException:  # Ctrl-C, or a dry run's workflow down: the others stop
                     self.stop.set()
                     raise
