@@ -1,8 +1,14 @@
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from imixs_archive.cli import main
+from imixs_archive.archive.snapshots import Archive
+from imixs_archive.cli import main, recovery_commands
+from imixs_archive.recovery.backup import backup
+from imixs_archive.storage.sqlite.backend import SQLiteBackend
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
@@ -116,3 +122,57 @@ def test_export_refuses_its_own_source(
     assert not same_store(settings, settings_for_store(settings, "cassandra://db1/other"))
     assert not same_store(settings, settings_for_store(settings, "cassandra://db3/archive"))
     assert not same_store(settings, settings_for_store(settings, str(store)))
+
+
+class _Bars:
+    """Stands in for ``count_progress`` on a terminal: the totals asked, the ticks given."""
+
+    def __init__(self) -> None:
+        self.bars: list[tuple[str, int | None, list[int]]] = []
+
+    @contextlib.contextmanager
+    def __call__(self, what: str, total: Any = None) -> Iterator[Callable[[int], None]]:
+        ticks: list[int] = []
+        self.bars.append((what, total() if callable(total) else total, ticks))
+        yield ticks.append
+
+    def only(self) -> tuple[str, int | None, int]:
+        [(what, total, ticks)] = self.bars
+        self.bars.clear()
+        return what, total, sum(ticks)
+
+
+def test_backup_and_export_show_a_bar_with_its_total(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A counter without a total (backup), none at all (export); a backup that goes on
+    where a stopped one stood starts its bar where that one ended."""
+    store = tmp_path / "store"
+    assert main(["import", str(SAMPLES), "--data-dir", str(store)]) == 0
+    bars = _Bars()
+    monkeypatch.setattr(recovery_commands, "count_progress", bars)
+    base = ["--create", "--data-dir", str(store)]
+    assert main(["backup", str(tmp_path / "a"), *base]) == 0
+    assert bars.only() == ("backup: snapshots", 3, 3)  # the newest of each instance
+    assert main(["backup", str(tmp_path / "b"), "--all-snapshots", *base]) == 0
+    assert bars.only() == ("backup: snapshots", 9, 9)
+    assert main(["backup", str(tmp_path / "c"), "--from", "2024-01-01", *base]) == 0
+    assert bars.only()[1] is None  # a range: not counted ahead
+    assert main(["export", "--to", str(tmp_path / "copy"), "--data-dir", str(store)]) == 0
+    assert bars.only() == ("export: snapshots", 9, 9)
+
+    with SQLiteBackend(store) as backend, Archive(backend) as archive:
+        written: list[str] = []
+
+        def stop_after_four(snapshot_id: str) -> None:
+            written.append(snapshot_id)
+            if len(written) == 4:
+                raise KeyboardInterrupt
+
+        with pytest.raises(KeyboardInterrupt):
+            backup(archive, tmp_path / "d", all_snapshots=True, on_snapshot=stop_after_four)
+    assert main(["backup", str(tmp_path / "d"), "--all-snapshots", *base]) == 0
+    assert "(went on after" in capsys.readouterr().out
+    what, total, ticks = bars.only()
+    assert what == "backup: snapshots"
+    assert total == ticks == 9

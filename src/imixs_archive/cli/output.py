@@ -37,12 +37,17 @@ def import_progress(total: int) -> Iterator[Callable[[int], None] | None]:
 
 
 @contextmanager
-def count_progress(what: str, total: int | None = None) -> Iterator[Callable[[int], None]]:
+def count_progress(
+    what: str, total: int | Callable[[], int | None] | None = None
+) -> Iterator[Callable[[int], None]]:
     """A callback advancing a counter of ``what`` (a bar when ``total`` is known); a no-op
-    when not on a terminal."""
+    when not on a terminal. ``total`` may be a function: it is asked only on a terminal
+    (counting costs nothing when the output goes to a file or pipe)."""
     if not sys.stderr.isatty():
         yield lambda _count: None
         return
+    if callable(total):
+        total = total()
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 

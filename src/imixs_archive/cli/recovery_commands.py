@@ -8,6 +8,7 @@ import datetime as dt
 import threading
 from pathlib import Path
 
+from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli.context import (
     RESTART_HELP,
     Context,
@@ -240,8 +241,10 @@ def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
     archive = ctx.archive  # first: no archive is 4, whatever the folder
     _require_folder(Path(args.directory), create=args.create)
     require_snapshots_in(archive, args.from_day, args.to_day, zone(ctx.settings.timezone))
+    whole = parts == 1 and args.from_day is None and args.to_day is None
     try:
-        with count_progress("backup: snapshots") as tick:
+        total = (lambda: _snapshot_total(archive, args.all_snapshots)) if whole else None
+        with count_progress("backup: snapshots", total) as tick:
             summary = backup(
                 archive,
                 Path(args.directory),
@@ -254,6 +257,7 @@ def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
                 part=part,
                 parts=parts,
                 restart=args.restart,
+                on_resumed=tick,
             )
     except KeyboardInterrupt:
         if args.from_day is None and args.to_day is None:
@@ -272,6 +276,15 @@ def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
         f"{args.directory}{resumed}"
     )
     return _exit_code(summary.failed, summary.corrupt)
+
+
+def _snapshot_total(archive: Archive, all_snapshots: bool) -> int:
+    """The snapshots a backup of everything writes: the archive's figures (their cost the
+    same at any size), of every snapshot or the instances (their newest)."""
+    from imixs_archive.analytics.archive_figures import archive_figures
+
+    figures = archive_figures(archive)
+    return figures.snapshots if all_snapshots else figures.instances
 
 
 def _require_folder(root: Path, *, create: bool) -> None:
@@ -293,8 +306,11 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
     if same_store(ctx.settings, target_settings):
         raise ConfigError(f"export --to {args.target}: that is the store being exported")
     source = ctx.archive  # first: no target is created for a source that is not there
-    with open_archive(target_settings) as target:
-        summary = export(source, target)
+    with (
+        open_archive(target_settings) as target,
+        count_progress("export: snapshots", lambda: _snapshot_total(source, True)) as tick,
+    ):
+        summary = export(source, target, on_snapshot=lambda _snapshot_id: tick(1))
     if args.json:
         print_json({**summary.to_json(), "to": args.target})
         return _exit_code(summary.failed, summary.corrupt)

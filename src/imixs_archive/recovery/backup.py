@@ -123,13 +123,15 @@ def backup(
     part: int = 1,
     parts: int = 1,
     restart: bool = False,
+    on_resumed: Callable[[int], None] | None = None,
 ) -> BackupSummary:
     """``first``/``last``: days of ``$modified`` in the time zone ``tz``. ``spread``: write
     the files in worker processes (``workers``); the snapshots are chosen here either way,
     and the manifest is written here only. A backup of everything (no days) goes on where
     a stopped one into the same folder stood unless ``restart``, and can be split:
     ``part`` of ``parts`` of the instances (``backup_book.py``). BusyError when another
-    process runs this part; ConfigError for parts of a backup of days."""
+    process runs this part; ConfigError for parts of a backup of days. ``on_resumed``: the
+    snapshots the runs this one goes on from settled (for a progress bar), when it does."""
     check_parts(first, last, parts)
     if first is not None or last is not None:
         ids = (
@@ -146,6 +148,8 @@ def backup(
         name=name, key=key, part=part, parts=parts, restart=restart
     ) as run:
         book = BackupBook(run)
+        if book.before is not None and on_resumed is not None:
+            on_resumed(book.before.written + book.before.current + book.before.failed)
         try:
             chosen = _chosen(archive, book, all_snapshots)
             _write(archive, root, chosen, all_snapshots, book, on_snapshot, spread)
