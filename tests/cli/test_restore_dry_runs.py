@@ -148,3 +148,28 @@ def test_a_dry_run_of_the_snapshot_the_workflow_refuses_fails_as_the_real_run(
         out, err = capsys.readouterr()
         assert out == "" and "the workflow does not take it back" in err
     assert double.stats.posts == 0
+
+
+def test_the_as_of_dry_run_does_not_promise_what_the_workflow_refuses(
+    double: WorkflowDouble, odd_store: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The instance goes back to a snapshot of type ``workitem``: the run fails it."""
+    assert main(["import", odd_store]) == 0
+    newer = Document(
+        {
+            "$uniqueid": f"{NOT_A_SNAPSHOT}-1700600000000",
+            "type": "snapshot-workitem",
+            "$modified": dt.datetime(2023, 11, 21, 21, 0, tzinfo=dt.UTC),
+        }
+    )
+    (tmp_path / "newer.xml").write_bytes(to_xml(newer))
+    assert main(["import", str(tmp_path / "newer.xml")]) == 0
+    capsys.readouterr()
+    point = "2023-11-20T00:00:00+00:00"
+    assert main(["restore", "--as-of", point, "--dry-run"]) == 1
+    out, err = capsys.readouterr()
+    assert f"back {NOT_A_SNAPSHOT}" not in out and "0 would go back" in out
+    assert "1 would fail" in out
+    assert f"failed: {NOT_A_SNAPSHOT}: {NOT_A_SNAPSHOT}-1700000000000: it is not a snapshot" in err
+    assert main(["restore", "--as-of", point]) == 1
+    assert f"failed: {NOT_A_SNAPSHOT}" in capsys.readouterr().err
