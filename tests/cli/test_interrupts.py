@@ -66,15 +66,28 @@ def _assert_clean(process: subprocess.Popen[str], err: str) -> None:
     assert (process.returncode, err) == (130, ONE_LINE)
 
 
-@pytest.mark.parametrize("delay", [0.05, 0.15, 0.3, 0.5])
-def test_ctrl_c_in_the_start_up_is_one_line(tmp_path: Path, delay: float) -> None:
-    """An import of 32 MiB or more starts worker processes first (``standby_workers``):
-    a Ctrl-C while they and the command load printed tracebacks (of both)."""
-    _snapshot_files(tmp_path / "in", 3, 9 * 1024 * 1024)
+def _children(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except FileNotFoundError:
+        return []
+
+
+@pytest.mark.parametrize("after", [0.0, 0.05, 0.1, 0.2])
+def test_ctrl_c_in_the_start_up_is_one_line(tmp_path: Path, after: float) -> None:
+    """An import of 32 MiB or more starts its worker processes first, while the command
+    loads (``standby_workers``): a Ctrl-C then printed tracebacks, of the command and of
+    each worker. The Ctrl-C comes ``after`` seconds after the first worker was started
+    (before, it is the interpreter's own start, which prints its own traceback)."""
+    _snapshot_files(tmp_path / "in", 5, 9 * 1024 * 1024)
     process = _start(["import", str(tmp_path / "in"), "--data-dir", str(tmp_path / "store")])
-    time.sleep(delay)
+    deadline = time.monotonic() + TIMEOUT
+    while not _children(process.pid) and process.poll() is None:
+        assert time.monotonic() < deadline, "no worker process started"
+        time.sleep(0.002)
+    time.sleep(after)
     if process.poll() is not None:
-        pytest.skip(f"the import ended before {delay} s")
+        pytest.skip(f"the import ended before {after} s")
     _out, err = _ctrl_c(process)
     _assert_clean(process, err)
 

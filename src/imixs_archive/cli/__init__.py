@@ -12,6 +12,9 @@ traceback reaches a user.
 from __future__ import annotations
 
 import argparse
+import atexit
+import contextlib
+import gc
 import os
 import signal
 import sys
@@ -181,13 +184,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     at_a_terminal = signal.getsignal(signal.SIGINT) is signal.default_int_handler
     if at_a_terminal and threading.current_thread() is threading.main_thread():
         _stopping.clear()
+        _ended.clear()
         signal.signal(signal.SIGINT, _on_ctrl_c)
+        if not argv_given:
+            atexit.register(_exit_interrupted)
     try:
         command = command_of(argv)
         standby = standby_workers(command, argv)
         return _run(build_parser(command).parse_args(argv), standby)
     except KeyboardInterrupt:  # in the start-up (a command's own is met in _run)
         return _interrupted()
+    except Exception:
+        if _stopping.is_set():  # a Ctrl-C Python wrapped (a class made while it came)
+            return _interrupted()
+        raise
     finally:
         if standby is not None:
             standby.dismiss()  # a no-op once the command gave them work
@@ -209,9 +219,29 @@ def _on_ctrl_c(_signum: int, _frame: object) -> None:
     raise KeyboardInterrupt
 
 
+_ended = threading.Event()
+"""Set when a command was stopped by Ctrl-C and ``main`` answers ``INTERRUPTED``."""
+
+
 def _interrupted() -> int:
     print("imixs-archive: interrupted", file=sys.stderr)
+    _ended.set()
     return INTERRUPTED
+
+
+def _exit_interrupted() -> None:
+    """The program's last exit function (its work done, its worker processes ended): after
+    a Ctrl-C, the process ends here with ``INTERRUPTED``. Left to the interpreter's own
+    ending, a loaded machine saw it die of SIGINT now and then instead (exit -2, once the
+    one line was printed): its cause lies in that ending, not found."""
+    if _ended.is_set():
+        gc.collect()  # what the stop left in cycles (queues of workers) is released first
+        if "logging" in sys.modules:
+            sys.modules["logging"].shutdown()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(INTERRUPTED)
 
 
 def _run(args: argparse.Namespace, standby: Standby | None) -> int:
@@ -238,6 +268,8 @@ def _run(args: argparse.Namespace, standby: Standby | None) -> int:
         print(f"imixs-archive: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # the last line of defence: one line, no traceback
+        if _stopping.is_set():  # a Ctrl-C Python wrapped in another error
+            return _interrupted()
         if os.environ.get("IMIXS_ARCHIVE_DEBUG"):
             traceback.print_exc()
         print(f"imixs-archive: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
