@@ -9,6 +9,7 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli import main, recovery_commands
 from imixs_archive.recovery.backup import backup
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
+from support.kills import stops_at
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
@@ -161,16 +162,12 @@ def test_backup_and_export_show_a_bar_with_its_total(
     assert main(["export", "--to", str(tmp_path / "copy"), "--data-dir", str(store)]) == 0
     assert bars.only() == ("export: snapshots", 9, 9)
 
-    with SQLiteBackend(store) as backend, Archive(backend) as archive:
-        written: list[str] = []
-
-        def stop_after_four(snapshot_id: str) -> None:
-            written.append(snapshot_id)
-            if len(written) == 4:
-                raise KeyboardInterrupt
-
-        with pytest.raises(KeyboardInterrupt):
-            backup(archive, tmp_path / "d", all_snapshots=True, on_snapshot=stop_after_four)
+    with (
+        SQLiteBackend(store) as backend,
+        Archive(backend) as archive,
+        pytest.raises(KeyboardInterrupt),
+    ):
+        backup(archive, tmp_path / "d", all_snapshots=True, on_snapshot=stops_at(4))
     assert main(["backup", str(tmp_path / "d"), "--all-snapshots", *base]) == 0
     assert "(went on after" in capsys.readouterr().out
     what, total, ticks = bars.only()
