@@ -96,7 +96,7 @@ def main() -> None:
             two = timed(parts, env)
             _check_rows(out)
             print(f"round {round}: export-table 1 part {whole:.2f} s, 2 parts {two:.2f} s")
-            backup = [*cli, "backup"]
+            backup = [*cli, "backup", "--create"]
             one = timed([[*backup, str(out / "bk1"), "--all-snapshots", "--jobs", "1"]], env)
             split = [
                 [*backup, str(out / "bk2"), "--all-snapshots", "--jobs", "1", "--part", f"{k}/2"]

@@ -332,7 +332,9 @@ def archive(inputs: Path, work: Path, source: Path | None = None) -> Result:
 
     def read(out: Path) -> tuple[float, float]:
         return run(
-            [*command, "backup", str(out), "--all-snapshots", "--data-dir", str(store)], work, env
+            [*command, "backup", str(out), "--create", "--all-snapshots", "--data-dir", str(store)],
+            work,
+            env,
         )
 
     back = read_backs(work, "archive", read, lambda out: same_files(inputs, out), sync=False)

@@ -963,3 +963,21 @@ def settings_for_store(settings: Settings, target: str) -> Settings:
     if not target.strip():
         raise ConfigError("no target store given")
     return replace(settings, cluster_contactpoints="", data_dir=Path(target))
+
+
+def same_store(one: Settings, other: Settings) -> bool:
+    """Whether both settings name one store: the same folder (however spelled), or the
+    same keyspace over a contact point they share (``host`` is ``host:9042``)."""
+    if one.uses_cassandra or other.uses_cassandra:
+        return (
+            one.uses_cassandra
+            and other.uses_cassandra
+            and one.cluster_keyspace == other.cluster_keyspace
+            and bool(_contact_points(one) & _contact_points(other))
+        )
+    return one.data_dir.resolve() == other.data_dir.resolve()
+
+
+def _contact_points(settings: Settings) -> set[str]:
+    points = (p.strip().lower() for p in settings.cluster_contactpoints.split(","))
+    return {p if ":" in p else f"{p}:9042" for p in points if p}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import random
@@ -11,13 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli import main
 from imixs_archive.document.json_codec import read_json
 from imixs_archive.document.xml_reader import read_xml_document
 from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.storage.model import DOCUMENTS_DATA
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
-from support.snapshots import ORIGIN, make_snapshot
+from support.snapshots import ORIGIN, make_snapshot, numbered_origin
 
 PDF = random.Random(4).randbytes(400_000)
 BILLION_LAUGHS = b"""<?xml version="1.0"?>
@@ -240,3 +242,33 @@ def test_list_of_an_unknown_instance_is_not_found(
         capsys, "list", "--uniqueid", ORIGIN, "--after", sid(0), "--json", "--data-dir", str(store)
     )
     assert code == 0 and out == ""
+
+
+def test_stats_counts_by_month_unless_asked_for_days_or_years(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two years of work printed 730 lines, one per day, with no way to ask for months."""
+    store = tmp_path / "store"
+    first = dt.datetime(2023, 1, 1, 12, tzinfo=dt.UTC)
+    days = [first + dt.timedelta(days=9 * k) for k in range(80)]  # 2023-01-01 .. 2024-12-14
+    with SQLiteBackend(store) as backend, Archive(backend) as archive:
+        for k, when in enumerate(days):
+            archive.store(make_snapshot(k, origin=numbered_origin(k), modified=when))
+    capsys.readouterr()
+
+    def lines_after_header(*by: str) -> list[str]:
+        assert main(["stats", *by, "--data-dir", str(store)]) == 0
+        out = capsys.readouterr().out.splitlines()
+        at = next(i for i, line in enumerate(out) if line.startswith("snapshots per"))
+        return out[at:]
+
+    months = lines_after_header()
+    assert months[0] == "snapshots per month (UTC):" and len(months) == 1 + 24
+    assert months[1].split() == ["2023-01:", "4"]
+    assert len(lines_after_header("--by", "day")) == 1 + 80
+    assert lines_after_header("--by", "year")[1:] == [f"{'2023':>14}: 41", f"{'2024':>14}: 39"]
+    code, out, _ = run(capsys, "stats", "--json", "--by", "month", "--data-dir", str(store))
+    data = json.loads(out)
+    assert code == 0
+    assert sum(data["by_month"].values()) == sum(data["by_day"].values()) == 80
+    assert len(data["by_month"]) == 24

@@ -58,6 +58,21 @@ def test_export_table_takes_the_format_from_the_extension(
     assert pq.read_table(forced).num_rows == 9
 
 
+@pytest.mark.parametrize("name", ["x.xlsx", "x.json", "x"])
+def test_export_table_refuses_a_name_of_a_format_it_does_not_write(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """``x.xlsx`` was written as Parquet under that name; ``--format`` still decides."""
+    capsys.readouterr()
+    args = ["export-table", str(tmp_path / name), "--items", "subject", "--data-dir", str(store)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "the name tells no format this writes (.csv, .parquet)" in err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / name).exists()
+    assert main([*args, "--format", "parquet"]) == 0
+    assert pq.read_table(tmp_path / name).num_rows == 9
+
+
 class _Terminal(io.TextIOWrapper):
     def isatty(self) -> bool:
         return True
@@ -108,3 +123,58 @@ def test_a_reversed_backup_range_is_an_error(
     assert main([*args, "--data-dir", str(store)]) == 2
     assert "is before --from" in capsys.readouterr().err
     assert not (tmp_path / "bk").exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["list"],
+        ["backup", "bk"],
+        ["analyze", "aggregates"],
+        ["analyze", "leadtimes"],
+        ["analyze", "eventlog", "out.xes"],
+        ["export-table", "out.csv", "--items", "subject"],
+    ],
+)
+@pytest.mark.parametrize("option", ["--from", "--to"])
+def test_a_time_given_for_a_day_is_refused(
+    store: Path, capsys: pytest.CaptureFixture[str], command: list[str], option: str
+) -> None:
+    """These ranges take whole days: a time was cut off silently (``list --from
+    2024-03-05T12:00`` listed the morning too)."""
+    with pytest.raises(SystemExit) as exited:
+        main([*command, option, "2024-03-05T12:00", "--data-dir", str(store)])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "a day (YYYY-MM-DD) is wanted, not a time: '2024-03-05T12:00'" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["list"],
+        ["backup", "{tmp}/bk", "--create"],
+        ["analyze", "aggregates"],
+        ["analyze", "leadtimes"],
+        ["analyze", "eventlog", "{tmp}/log.xes"],
+        ["export-table", "{tmp}/out.csv", "--items", "subject"],
+        ["export-table", "{tmp}/out.parquet", "--items", "subject", "--newest"],
+        ["restore"],
+    ],
+    ids=lambda command: " ".join(c for c in command if "{" not in c),
+)
+def test_a_range_without_snapshots_is_not_found_for_every_range_command(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    """One rule (README, exit codes): 4, one line, nothing written. ``backup`` exited 0,
+    ``analyze aggregates`` 0 with a row of nothing, ``analyze eventlog`` 4."""
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    args = [part.replace("{tmp}", str(out_dir)) for part in command]
+    capsys.readouterr()
+    code = main([*args, "--from", "2020-01-01", "--to", "2020-01-31", "--data-dir", str(store)])
+    out, err = capsys.readouterr()
+    assert code == 4, err
+    assert out == "" and len(err.strip().splitlines()) == 1 and "no snapshots" in err
+    assert list(out_dir.iterdir()) == []

@@ -72,7 +72,7 @@ def test_backup_and_export_exit_5(
     capsys: pytest.CaptureFixture[str], corrupt_store: tuple[Path, str], tmp_path: Path
 ) -> None:
     store, snapshot_id = corrupt_store
-    code, _err = run(capsys, "backup", str(tmp_path / "bk"), "--data-dir", str(store))
+    code, _err = run(capsys, "backup", str(tmp_path / "bk"), "--create", "--data-dir", str(store))
     out = capsys.readouterr()
     assert code == 5
     code, err = run(capsys, "export", "--to", str(tmp_path / "copy"), "--data-dir", str(store))
@@ -129,7 +129,7 @@ def damaged_row(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Pat
         ["get", "{sid}", "--no-files"],
         ["file", "{sid}", "a.txt"],
         ["verify"],
-        ["backup", "{tmp}/bk", "--all-snapshots"],
+        ["backup", "{tmp}/bk", "--create", "--all-snapshots"],
         ["export", "--to", "{tmp}/copy"],
         ["export-table", "{tmp}/table.csv", "--items", "subject"],
         ["analyze", "history", "{uid}"],

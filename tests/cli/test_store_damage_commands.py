@@ -76,7 +76,12 @@ def test_damaged_snapshots_are_exported_as_far_as_they_can_be_read_the_rest_impo
 ) -> None:
     ids = _ids(store)
     backup = tmp_path / "backup"
-    assert run(capsys, "backup", str(backup), "--all-snapshots", "--data-dir", str(store))[0] == 0
+    assert (
+        run(capsys, "backup", str(backup), "--create", "--all-snapshots", "--data-dir", str(store))[
+            0
+        ]
+        == 0
+    )
     damage_page(store, "snapshots")
     code, said = run(capsys, "verify", "--data-dir", str(store))
     assert code == 5 and set(TABLE_LINE.findall(said)) == {"snapshots"}, said

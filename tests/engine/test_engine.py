@@ -545,7 +545,7 @@ def test_restore_modes_post_what_the_engine_accepts(
 
     # --source: a backup tree (the Java backup layout); what the engine lacks is posted
     backup = tmp_path / "backup"
-    assert main(["backup", str(backup)]) == 0
+    assert main(["backup", str(backup), "--create"]) == 0
     engine.delete(r.uniqueid)
     assert _restore("--source", str(backup), "--dry-run") == 0
     assert engine.document(r.uniqueid) is None

@@ -193,5 +193,5 @@ def test_bad_parts_are_one_line(
     message: str,
 ) -> None:
     archive.store(make_snapshot(0))
-    args = ["backup", str(tmp_path / "bk"), *arguments]
+    args = ["backup", str(tmp_path / "bk"), "--create", *arguments]
     assert message in refused_in_one_line(store_settings, capsys, *args)

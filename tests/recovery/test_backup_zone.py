@@ -63,6 +63,16 @@ def test_cli_backup_reads_days_in_archive_timezone(
         inside = {put(archive, start), put(archive, end - MINUTE)}
     monkeypatch.setenv("ARCHIVE_TIMEZONE", zone)
     target = tmp_path / "tree"
-    args = ["backup", str(target), "--from", str(day), "--to", str(day), "--data-dir", str(store)]
+    args = [
+        "backup",
+        str(target),
+        "--create",
+        "--from",
+        str(day),
+        "--to",
+        str(day),
+        "--data-dir",
+        str(store),
+    ]
     assert main(args) == 0
     assert "2 written" in capsys.readouterr().out and written(target) == inside

@@ -71,7 +71,7 @@ def test_a_store_on_a_read_only_mount_is_read_by_every_reading_command(tmp_path:
         "list --from 2000-01-01 --to 2030-12-31",
         "stats",
         "verify",
-        f"backup {out}/backup",
+        f"backup {out}/backup --create",
         "analyze aggregates --from 2000-01-01",
         f"export-table {out}/table.csv --items subject",
         "doctor",

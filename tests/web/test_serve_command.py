@@ -94,8 +94,11 @@ def test_serve_says_when_the_port_is_taken(
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        code = main(["serve", "--port", str(port), "--data-dir", str(tmp_path)])
-    assert code == 2 and f"cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err
+        code = main(["serve", "--port", str(port), "--data-dir", str(tmp_path / "data")])
+    err = capsys.readouterr().err
+    assert code == 2 and f"cannot listen on 127.0.0.1:{port}" in err
+    assert len(err.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []  # no archive made (nor its folder) for a failed start
 
 
 def test_hash_password_and_token(

@@ -103,12 +103,8 @@ def export_to_file(
     ``restart``; ``seen`` after each instance. BusyError when another process runs this
     part; ConfigError for parts of an export by days."""
     check_spec(spec)
+    check_parts(spec, parts)
     if by_days(spec):
-        if parts > 1:
-            raise ConfigError(
-                "--part splits an export over the instances: give --newest, or not both "
-                "--from and --to"
-            )
         return _in_one_go(archive, spec, path)
     key = spec_key(spec)
     name = f"{JOB}.{hashlib.sha256(key.encode()).hexdigest()[:16]}"
@@ -119,6 +115,14 @@ def export_to_file(
         name=name, key=f"{key}|{target.resolve()}", part=part, parts=parts, restart=restart
     ) as run:
         return _PartExport(archive, spec, run, target).export(seen)
+
+
+def check_parts(spec: ExportSpec, parts: int) -> None:
+    """Parts split an export over the instances, not one by days (a ConfigError)."""
+    if parts > 1 and by_days(spec):
+        raise ConfigError(
+            "--part splits an export over the instances: give --newest, or not both --from and --to"
+        )
 
 
 def _in_one_go(archive: Archive, spec: ExportSpec, path: Path) -> ExportSummary:

@@ -94,6 +94,7 @@ from imixs_archive.document.conventions import (
     item_integer,
     iter_files,
     modified_day,
+    not_a_snapshot,
     origin_id,
     require_snapshot_id,
     snapshot_millis,
@@ -404,6 +405,8 @@ class Archive:
         result = StoreResult(snapshot_id, new=damaged is None)
         if damaged is not None:
             result.warnings.append(f"the archived copy was damaged ({damaged}): written again")
+        if not copy and (why := not_a_snapshot(doc)) is not None:
+            result.warnings.append(f"archived, but {why} (a restore leaves it out)")
         day = modified_day(doc)
         files = iter_files(doc)
         # Pieces first, outside the group (written by the piece threads) ...

@@ -12,8 +12,13 @@ traceback reaches a user.
 from __future__ import annotations
 
 import argparse
+import atexit
+import contextlib
+import gc
 import os
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Sequence
 from importlib import import_module
@@ -179,15 +184,75 @@ def _bytes_named(argv: Sequence[str], enough: int) -> int:
     return total
 
 
+INTERRUPTED = 130
+"""The exit code after Ctrl-C (128 + SIGINT, as a shell reports it)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv_given = argv is not None  # else this is the program: Ctrl-C stays ours to its exit
     argv = sys.argv[1:] if argv is None else argv
-    command = command_of(argv)
-    standby = standby_workers(command, argv)
+    standby: Standby | None = None
+    at_a_terminal = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    if at_a_terminal and threading.current_thread() is threading.main_thread():
+        _stopping.clear()
+        _ended.clear()
+        signal.signal(signal.SIGINT, _on_ctrl_c)
+        if not argv_given:
+            atexit.register(_exit_interrupted)
     try:
+        command = command_of(argv)
+        standby = standby_workers(command, argv)
         return _run(build_parser(command).parse_args(argv), standby)
+    except KeyboardInterrupt:  # in the start-up (a command's own is met in _run)
+        return _interrupted()
+    except Exception:
+        if _stopping.is_set():  # a Ctrl-C Python wrapped (a class made while it came)
+            return _interrupted()
+        raise
     finally:
         if standby is not None:
             standby.dismiss()  # a no-op once the command gave them work
+        if at_a_terminal and argv_given and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.default_int_handler)  # called, not the program
+
+
+_stopping = threading.Event()
+
+
+def _on_ctrl_c(_signum: int, _frame: object) -> None:
+    """The first Ctrl-C stops the command where it is (``KeyboardInterrupt``: what it
+    began is left as the next run completes it); a second one, while it stops, ends the
+    process at once, as a kill would (every write is ordered for that)."""
+    if _stopping.is_set():
+        os.write(2, b"imixs-archive: interrupted again: stopped at once\n")
+        os._exit(INTERRUPTED)
+    _stopping.set()
+    raise KeyboardInterrupt
+
+
+_ended = threading.Event()
+"""Set when a command was stopped by Ctrl-C and ``main`` answers ``INTERRUPTED``."""
+
+
+def _interrupted() -> int:
+    print("imixs-archive: interrupted", file=sys.stderr)
+    _ended.set()
+    return INTERRUPTED
+
+
+def _exit_interrupted() -> None:
+    """The program's last exit function (its work done, its worker processes ended): after
+    a Ctrl-C, the process ends here with ``INTERRUPTED``. Left to the interpreter's own
+    ending, a loaded machine saw it die of SIGINT now and then instead (exit -2, once the
+    one line was printed): its cause lies in that ending, not found."""
+    if _ended.is_set():
+        gc.collect()  # what the stop left in cycles (queues of workers) is released first
+        if "logging" in sys.modules:
+            sys.modules["logging"].shutdown()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(INTERRUPTED)
 
 
 def _run(args: argparse.Namespace, standby: Standby | None) -> int:
@@ -206,8 +271,7 @@ def _run(args: argparse.Namespace, standby: Standby | None) -> int:
         print(f"imixs-archive: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        print("imixs-archive: interrupted", file=sys.stderr)
-        return 130
+        return _interrupted()
     except BrokenPipeError:
         return 0
     except OSError as exc:  # a path given that cannot be read or written
@@ -215,6 +279,8 @@ def _run(args: argparse.Namespace, standby: Standby | None) -> int:
         print(f"imixs-archive: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # the last line of defence: one line, no traceback
+        if _stopping.is_set():  # a Ctrl-C Python wrapped in another error
+            return _interrupted()
         if os.environ.get("IMIXS_ARCHIVE_DEBUG"):
             traceback.print_exc()
         print(f"imixs-archive: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)

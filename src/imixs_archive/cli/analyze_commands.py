@@ -17,7 +17,7 @@ from imixs_archive.analytics.aggregates import PERIODS, aggregate_days
 from imixs_archive.analytics.columns import parse_items
 from imixs_archive.analytics.day_store import DEFAULT_GRACE_DAYS
 from imixs_archive.analytics.event_log import EventLogSpec, format_of, write_event_log
-from imixs_archive.analytics.export_runs import export_to_file, part_path
+from imixs_archive.analytics.export_runs import check_parts, export_to_file, part_path
 from imixs_archive.analytics.export_table import FORMATS, ExportSpec
 from imixs_archive.analytics.figures import DIMENSIONS
 from imixs_archive.analytics.history import instance_history
@@ -36,10 +36,12 @@ from imixs_archive.cli.context import (
     day_arg,
     output,
     part_of,
+    require_snapshots_in,
     resumable_options,
     store_options,
 )
 from imixs_archive.cli.output import count_progress, human_bytes, human_duration, print_table
+from imixs_archive.errors import ConfigError
 from imixs_archive.timezones import zone, zone_label
 
 
@@ -82,7 +84,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--to", dest="to_day", type=day_arg, help="last $modified day (--tz)")
     p.add_argument("--newest", action="store_true", help="the newest snapshot of each instance")
     p.add_argument(
-        "--format", choices=FORMATS, help="default: from OUT's extension (.csv), else parquet"
+        "--format",
+        choices=FORMATS,
+        help="default: from OUT's extension (.csv, .parquet or .pq; another is refused)",
     )
     p.add_argument("--batch-rows", type=count_arg, default=10_000, help="rows per row group")
     resumable_options(
@@ -198,6 +202,7 @@ def cmd_aggregates(args: argparse.Namespace, ctx: Context) -> int:
     tz = _zone(args, ctx)
     last = args.to_day or dt.datetime.now(tz).date()
     check_range(args.from_day, last)
+    require_snapshots_in(ctx.archive, args.from_day, last, tz)
     only_days = None
     if args.to_day is None:  # the UTC days the index has: the others are empty, not read
         around = dt.timedelta(days=1)
@@ -215,8 +220,6 @@ def cmd_aggregates(args: argparse.Namespace, ctx: Context) -> int:
     )
     if args.to_day is None:  # up to the last day with snapshots, not to today
         report.drop_empty_tail()
-        if not report.days:
-            print(f"no snapshots from {args.from_day} to {last}", file=sys.stderr)
     if args.json:
         print(json.dumps(report.to_json(args.by, args.per), indent=2))
         return 0
@@ -281,6 +284,7 @@ def cmd_history(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_leadtimes(args: argparse.Namespace, ctx: Context) -> int:
     check_range(args.from_day, args.to_day)
+    require_snapshots_in(ctx.archive, args.from_day, args.to_day, _zone(args, ctx))
     finished = Finished.of(args.finished_status.split(","), args.finished_type.split(","))
     groups = lead_times(
         ctx.archive,
@@ -310,11 +314,13 @@ def cmd_export_table(args: argparse.Namespace, ctx: Context) -> int:
         first=args.from_day,
         last=args.to_day,
         newest_only=args.newest,
-        format=args.format or ("csv" if args.out.suffix.lower() == ".csv" else "parquet"),
+        format=args.format or _table_format(args.out),
         batch_rows=args.batch_rows,
         workers=args.workers,
         tz=_zone(args, ctx),
     )
+    check_parts(spec, parts)
+    require_snapshots_in(ctx.archive, args.from_day, args.to_day, spec.tz)
     target = part_path(args.out, part, parts)
     try:
         with count_progress("export-table: instances read") as tick:
@@ -339,6 +345,21 @@ def cmd_export_table(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
+TABLE_SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+
+
+def _table_format(out: Path) -> str:
+    """The format ``OUT``'s extension names; any other name needs ``--format`` (an
+    ``.xlsx`` was written as Parquet under that name)."""
+    found = TABLE_SUFFIXES.get(out.suffix.lower())
+    if found is None:
+        raise ConfigError(
+            f"export-table {out}: the name tells no format this writes (.csv, .parquet): "
+            "name it so, or give --format csv|parquet"
+        )
+    return found
+
+
 def cmd_eventlog(args: argparse.Namespace, ctx: Context) -> int:
     check_range(args.from_day, args.to_day)
     tz = _zone(args, ctx)
@@ -351,7 +372,7 @@ def cmd_eventlog(args: argparse.Namespace, ctx: Context) -> int:
         items=[item.strip() for item in args.items.split(",") if item.strip()],
         workers=args.workers,
     )
-    check_groups(ctx.archive, spec.groups, tz)
+    check_groups(ctx.archive, spec.groups, tz)  # a range without snapshots: 4 (its own check)
     with output(args.out) as out:
         summary = write_event_log(ctx.archive, spec, out)
     for message, count in summary.warnings.items():

@@ -23,6 +23,7 @@ from imixs_archive.cli.context import (
     day_arg,
     output,
     part_of,
+    require_snapshots_in,
     resumable_options,
     spread,
     store_options,
@@ -31,6 +32,7 @@ from imixs_archive.cli.output import (
     count_progress,
     human_bytes,
     import_progress,
+    print_json,
     print_problems,
     print_table,
 )
@@ -51,6 +53,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("import", parents=[common], help="archive snapshot files or folders")
     p.add_argument("paths", nargs="+", metavar="PATH", help="XML/JSON file, folder, or - (stdin)")
     add_jobs_option(p)
+    p.add_argument("--json", action="store_true", help="the summary as JSON")
     p.set_defaults(handler=cmd_import)
 
     p = sub.add_parser("get", parents=[common], help="print one snapshot")
@@ -80,6 +83,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser("delete", parents=[common], help="delete snapshots and unused files")
     p.add_argument("snapshot_ids", nargs="+", metavar="SNAPSHOT_ID")
+    p.add_argument("--json", action="store_true", help="the summary as JSON")
     p.set_defaults(handler=cmd_delete, reads_only=True)  # nothing to delete from no archive
 
     p = sub.add_parser(
@@ -114,6 +118,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("directory", type=Path, metavar="DIR", help="a folder without an archive")
     p.add_argument("--verify", action="store_true", help="then verify the copy (reads it all)")
+    p.add_argument("--json", action="store_true", help="the summary as JSON")
     p.set_defaults(handler=cmd_copy_store, reads_only=True)
 
     p = sub.add_parser(
@@ -150,6 +155,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser("stats", parents=[common], help="what the archive holds")
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--by",
+        choices=tuple(STATS_PERIODS),
+        default="month",
+        help="snapshots per day, month (default) or year (--json: by_day, and by_month or "
+        "by_year when asked for)",
+    )
     p.add_argument(
         "--full",
         action="store_true",
@@ -198,11 +210,14 @@ def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
             summary = import_in_workers(workers, sources, advance, here=archive)
         else:
             summary = import_sources(archive, sources, advance)
-    print_problems(summary.warnings, summary.failures)
     if summary.new >= COUNT_AFTER:  # its days counted now (from their facts), not at a view
         from imixs_archive.services.statistics import refresh_figures
 
         refresh_figures(archive)
+    if args.json:
+        print_json(summary.to_json())
+        return summary.exit_code
+    print_problems(summary.warnings, summary.failures)
     print(
         f"{summary.new} new, {summary.present} already present, {summary.failed} failed; "
         f"{human_bytes(summary.logical_bytes)} of attachments, "
@@ -249,6 +264,7 @@ def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
         if not ids and (args.after is None or not archive.list_instance(args.uniqueid, limit=1)):
             raise NotFoundError(no_snapshots_of(args.uniqueid))  # a typo: not an empty table
     elif args.from_day or args.to_day:
+        require_snapshots_in(archive, args.from_day, args.to_day, tz)
         first = args.from_day or dt.date(1970, 1, 1)
         last = args.to_day or dt.datetime.now(tz).date()
         days = archive.days.iter_local_days(first, last, tz)
@@ -316,20 +332,24 @@ def _summary_row(archive: Archive, snapshot_id: str, tz: dt.tzinfo) -> dict[str,
 
 def cmd_delete(args: argparse.Namespace, ctx: Context) -> int:
     archive = ctx.archive
-    missing = refused = 0
+    outcome: dict[str, list[Any]] = {"deleted": [], "missing": [], "refused": []}
     for snapshot_id in args.snapshot_ids:
         try:
             result = archive.delete(snapshot_id)
         except LegalHoldError as exc:  # nothing changed; the other ids go on
-            print(exc, file=sys.stderr)
-            refused += 1
+            outcome["refused"].append({"snapshot": snapshot_id, "why": str(exc)})
+            if not args.json:
+                print(exc, file=sys.stderr)
             continue
+        said = "deleted (files no longer used go at the next gc)"
         if not result.existed:
-            print(f"{snapshot_id}: not in the archive", file=sys.stderr)
-            missing += 1
-            continue
-        print(f"{snapshot_id}: deleted (files no longer used go at the next gc)")
-    return 8 if refused else 4 if missing else 0
+            said = "not in the archive"
+        outcome["deleted" if result.existed else "missing"].append(snapshot_id)
+        if not args.json:
+            print(f"{snapshot_id}: {said}", file=sys.stdout if result.existed else sys.stderr)
+    if args.json:
+        print_json(outcome)
+    return 8 if outcome["refused"] else 4 if outcome["missing"] else 0
 
 
 def cmd_gc(args: argparse.Namespace, ctx: Context) -> int:
@@ -373,7 +393,10 @@ def cmd_stats(args: argparse.Namespace, ctx: Context) -> int:
     if args.reconcile:
         return _reconcile(args, ctx)
     data = archive_stats(ctx.archive, ctx.settings.timezone, full=args.full)
+    per = per_period(data["by_day"], args.by)
     if args.json:
+        if args.by != "day":
+            data[f"by_{args.by}"] = per
         print(json.dumps(data, indent=2))
         return 0
     for key in ("snapshots", "instances", "files"):
@@ -389,11 +412,24 @@ def cmd_stats(args: argparse.Namespace, ctx: Context) -> int:
         for key in ("stored_bytes", "reclaimable_bytes"):
             print(f"{key:>17}: {human_bytes(data[key])}")
         print(f"{'dedup_ratio':>17}: {data['dedup_ratio']}")
-    if data["by_day"]:
-        print(f"snapshots per day ({data['tz']}):")
-    for day, count in data["by_day"].items():
-        print(f"{day:>14}: {count}")
+    if per:
+        print(f"snapshots per {args.by} ({data['tz']}):")
+    for period, count in per.items():
+        print(f"{period:>14}: {count}")
     return 0
+
+
+STATS_PERIODS = {"day": 10, "month": 7, "year": 4}
+"""``stats --by``: each period and the length of its ISO prefix of a day."""
+
+
+def per_period(by_day: dict[str, int], by: str) -> dict[str, int]:
+    """Snapshots per ISO day summed by ``by`` (``2024-03``, ``2024``), in order."""
+    summed: dict[str, int] = {}
+    for day, count in by_day.items():
+        period = day[: STATS_PERIODS[by]]
+        summed[period] = summed.get(period, 0) + count
+    return summed
 
 
 def _reconcile(args: argparse.Namespace, ctx: Context) -> int:
@@ -458,11 +494,18 @@ def cmd_copy_store(args: argparse.Namespace, ctx: Context) -> int:
 
     archive = ctx.archive
     target = archive.storage.copy_to(args.directory)
-    print(f"copied the store to {target}")
+    if not args.json:
+        print(f"copied the store to {target}")
     if not args.verify:
+        if args.json:
+            print_json({"copy": str(target), "verified": None})
         return 0
     with open_archive(replace(ctx.settings, data_dir=target.parent), create=False) as copy:
         report = verify_once(copy)
+    if args.json:
+        verified = {"ok": report.ok, "snapshots": report.snapshots, "files": report.files}
+        print_json({"copy": str(target), "verified": {**verified, "problems": report.problems}})
+        return 0 if report.ok else 5
     for problem in report.problems:
         print(f"PROBLEM: {problem}")
     verdict = "clean" if report.ok else f"{len(report.problems)} problems"

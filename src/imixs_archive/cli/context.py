@@ -15,10 +15,10 @@ from imixs_archive.archive.part_runs import parse_part
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.durable import whole_file
-from imixs_archive.errors import ConfigError
+from imixs_archive.errors import ConfigError, NotFoundError
 from imixs_archive.runtime import open_archive
 from imixs_archive.services.workers import MAX_JOBS, Spread, Standby, default_jobs
-from imixs_archive.timezones import zone
+from imixs_archive.timezones import zone, zone_label
 
 
 class Context:
@@ -70,11 +70,19 @@ class Context:
 
 
 def day_arg(text: str) -> dt.date:
-    """``--from``/``--to`` days: an ISO date (a date-time is cut to its day)."""
+    """``--from``/``--to`` days: an ISO date. A date-time is refused: these commands
+    take whole days, and cutting the time off silently answered for the whole day."""
     try:
-        return dt.date.fromisoformat(text.strip()[:10])
+        return dt.date.fromisoformat(text.strip())
+    except ValueError:
+        pass
+    try:
+        dt.datetime.fromisoformat(text.strip())
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
+    raise argparse.ArgumentTypeError(
+        f"a day (YYYY-MM-DD) is wanted, not a time: {text!r} (the range takes whole days)"
+    )
 
 
 def count_arg(text: str) -> int:
@@ -108,6 +116,33 @@ def check_range(first: dt.date | None, last: dt.date | None) -> None:
     """A range given backwards is a mistake, not an empty answer."""
     if first is not None and last is not None and last < first:
         raise ConfigError(f"--to {last} is before --from {first}")
+
+
+def require_snapshots_in(
+    archive: Archive, first: dt.date | None, last: dt.date | None, tz: dt.tzinfo
+) -> None:
+    """The one rule of every command over a ``--from``/``--to`` range of days (README,
+    exit codes): a range in which the archive holds no snapshot is not found (exit 4, one
+    line, nothing written), never an empty success. No range given: nothing to check."""
+    if first is None and last is None:
+        return
+    start = first or dt.date(1970, 1, 1)
+    end = last or dt.datetime.now(tz).date()
+    require_snapshots_between(
+        archive,
+        dt.datetime.combine(start, dt.time(0), tz),
+        dt.datetime.combine(end + dt.timedelta(days=1), dt.time(0), tz),
+        f"from {start} to {end} ({zone_label(tz)})",
+    )
+
+
+def require_snapshots_between(
+    archive: Archive, start: dt.datetime, end: dt.datetime, described: str
+) -> None:
+    """As :func:`require_snapshots_in`, for instants ``[start, end)`` (aware)."""
+    found = archive.days.iter_modified(start.astimezone(dt.UTC), end.astimezone(dt.UTC))
+    if next(iter(found), None) is None:
+        raise NotFoundError(f"no snapshots {described}")
 
 
 def instant_arg(text: str) -> dt.datetime:

@@ -21,8 +21,10 @@ from dataclasses import dataclass, field
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.store_damage import damaged_tables, way_out
 from imixs_archive.cli.context import Context, store_options
+from imixs_archive.cli.output import print_json
 from imixs_archive.config import Settings, java_warnings
 from imixs_archive.errors import ArchiveError, NotFoundError
+from imixs_archive.jsonable import Jsonable
 from imixs_archive.recovery.ftps_tls import tls_warnings
 from imixs_archive.web.credentials import Role, parse_tokens, parse_users, verify_password
 from imixs_archive.workflow.client import WorkflowClient
@@ -32,14 +34,16 @@ OK, WARN, FAIL = "ok", "warn", "FAIL"
 
 
 @dataclass(frozen=True)
-class Check:
+class Check(Jsonable):
     area: str
     status: str
     message: str
 
 
 @dataclass
-class Diagnosis:
+class Diagnosis(Jsonable):
+    JSON_EXTRA = ("failed",)
+
     checks: list[Check] = field(default_factory=list)
     workflow_side: list[str] = field(default_factory=list)
     """``NAME=value`` lines for the workflow's environment."""
@@ -269,6 +273,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="read that user's password from standard input and check it",
     )
+    p.add_argument("--json", action="store_true", help="the checks as JSON")
     p.set_defaults(handler=cmd_doctor, reads_only=True)  # "no archive here" is a finding
 
 
@@ -283,6 +288,9 @@ def cmd_doctor(args: argparse.Namespace, ctx: Context) -> int:
         archive_user=args.archive_user,
         archive_password=password,
     )
+    if args.json:
+        print_json(found.to_json())
+        return 1 if found.failed else 0
     for check in found.checks:
         print(f"{check.status:>4}  {check.area}: {check.message}")
     print()

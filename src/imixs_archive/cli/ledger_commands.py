@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from imixs_archive.cli.context import Context, store_options
-from imixs_archive.cli.output import count_progress
+from imixs_archive.cli.output import count_progress, print_json
 from imixs_archive.config import Settings
 from imixs_archive.errors import ConfigError, IntegrityError
 from imixs_archive.ledger.found import init_ledger
@@ -43,6 +43,7 @@ from imixs_archive.ledger.schedule import sign_now
 from imixs_archive.ledger.sequencer import Sequencer
 from imixs_archive.ledger.tree import read_tree
 from imixs_archive.ledger.verify import LedgerReport, quorum_problem, verify_ledger
+from imixs_archive.timezones import from_epoch_ms
 from imixs_archive.tlog.cosignature import CosignatureVerifier
 from imixs_archive.tlog.note import Checkpoint, NoteError
 
@@ -62,6 +63,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     commands = ledger.add_subparsers(dest="ledger_command", metavar="COMMAND", required=True)
 
     p = commands.add_parser("head", parents=[common], help="print the latest signed checkpoint")
+    p.add_argument("--json", action="store_true", help="the head and its checkpoint as JSON")
     p.set_defaults(handler=cmd_head, **_EXISTING)
 
     p = commands.add_parser(
@@ -254,6 +256,18 @@ def cmd_head(args: argparse.Namespace, ctx: Context) -> int:
             file=sys.stderr,
         )
         return 1
+    if args.json:
+        print_json(
+            {
+                "origin": head.origin,
+                "key": head.key,
+                "entries": head.size,
+                "checkpoint_size": head.checkpoint_size,
+                "signed_at": from_epoch_ms(head.checkpoint_at).isoformat(timespec="seconds"),
+                "checkpoint": head.checkpoint,
+            }
+        )
+        return 0
     sys.stdout.write(head.checkpoint)
     return 0
 

@@ -15,6 +15,7 @@ __all__ = [
     "human_bytes",
     "human_duration",
     "import_progress",
+    "print_json",
     "print_problems",
     "print_table",
 ]
@@ -36,12 +37,17 @@ def import_progress(total: int) -> Iterator[Callable[[int], None] | None]:
 
 
 @contextmanager
-def count_progress(what: str, total: int | None = None) -> Iterator[Callable[[int], None]]:
+def count_progress(
+    what: str, total: int | Callable[[], int | None] | None = None
+) -> Iterator[Callable[[int], None]]:
     """A callback advancing a counter of ``what`` (a bar when ``total`` is known); a no-op
-    when not on a terminal."""
+    when not on a terminal. ``total`` may be a function: it is asked only on a terminal
+    (counting costs nothing when the output goes to a file or pipe)."""
     if not sys.stderr.isatty():
         yield lambda _count: None
         return
+    if callable(total):
+        total = total()
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
@@ -57,6 +63,14 @@ def print_problems(warnings: Iterable[str] = (), failures: Iterable[str] = ()) -
         print(f"warning: {warning}", file=sys.stderr)
     for failure in failures:
         print(f"failed: {failure}", file=sys.stderr)
+
+
+def print_json(data: Any) -> None:
+    """A command's ``--json`` answer: one JSON document on standard output, indented as
+    every ``--json`` of this CLI prints it."""
+    import json
+
+    print(json.dumps(data, indent=2))
 
 
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:

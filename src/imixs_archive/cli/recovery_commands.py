@@ -8,6 +8,7 @@ import datetime as dt
 import threading
 from pathlib import Path
 
+from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli.context import (
     RESTART_HELP,
     Context,
@@ -18,21 +19,24 @@ from imixs_archive.cli.context import (
     instant_arg,
     instant_end_arg,
     part_of,
+    require_snapshots_between,
+    require_snapshots_in,
     resumable_options,
     spread,
     store_options,
 )
 from imixs_archive.cli.ftps_commands import backup_ftps, print_tree_restore, warn_weak_tls
-from imixs_archive.cli.output import count_progress, human_bytes, print_problems
+from imixs_archive.cli.output import count_progress, human_bytes, print_json, print_problems
 from imixs_archive.cli.restore_plan_commands import (
     add_plan_options,
     cmd_restore_all,
     cmd_restore_as_of,
     refuse_plan_options,
 )
-from imixs_archive.config import settings_for_store
+from imixs_archive.config import same_store, settings_for_store
 from imixs_archive.errors import ConfigError
-from imixs_archive.recovery.backup import backup
+from imixs_archive.recovery.backup import backup, check_parts
+from imixs_archive.recovery.durable_files import existing_ancestor
 from imixs_archive.recovery.export import export
 from imixs_archive.recovery.ftps import is_ftps
 from imixs_archive.recovery.restore import RestoreRange, RestoreReport, parse_filter
@@ -60,6 +64,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="ftps: write files again that hold the same or a newer snapshot",
     )
+    p.add_argument(
+        "--create",
+        action="store_true",
+        help="a folder: make DIR (and the folders to it) if it does not exist; without, a "
+        "missing DIR is refused (a drive not mounted would be written to its mount point)",
+    )
     resumable_options(
         p,
         "a folder, everything: write part K of N of the instances (the token ring on "
@@ -67,6 +77,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         restart_help=f"a folder, everything: {RESTART_HELP}",
     )
     add_jobs_option(p)
+    p.add_argument("--json", action="store_true", help="the summary as JSON")
     p.set_defaults(handler=cmd_backup, reads_only=True)
 
     p = sub.add_parser("restore", parents=[common], help="send archived snapshots to the workflow")
@@ -126,6 +137,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         required=True,
         help="a folder (embedded store) or cassandra://host[:port]/keyspace",
     )
+    p.add_argument("--json", action="store_true", help="the summary as JSON")
     p.set_defaults(handler=cmd_export, reads_only=True)
 
 
@@ -188,7 +200,11 @@ def _range(args: argparse.Namespace, ctx: Context) -> RestoreRange:
     tz = ctx.settings.timezone
     last = in_zone(args.last, tz) if args.last else dt.datetime.now(dt.UTC)
     filters = tuple(parse_filter(f) for f in args.filter)
-    return RestoreRange(in_zone(args.first, tz), last, filters, strict=args.strict_filters)
+    wanted = RestoreRange(in_zone(args.first, tz), last, filters, strict=args.strict_filters)
+    end = wanted.last + dt.timedelta(microseconds=1)  # the range holds its last instant
+    span = f"from {wanted.first.isoformat()} to {wanted.last.isoformat()}"
+    require_snapshots_between(ctx.archive, wanted.first, end, span)
+    return wanted
 
 
 def _print_restore(report: RestoreReport, dry_run: bool) -> int:
@@ -223,10 +239,16 @@ def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
         if parts > 1 or args.restart:
             raise ConfigError("--part and --restart are for a folder, not an FTPS target")
         return backup_ftps(args, ctx)
+    check_parts(args.from_day, args.to_day, parts)
+    archive = ctx.archive  # first: no archive is 4, whatever the folder
+    _require_folder(Path(args.directory), create=args.create)
+    require_snapshots_in(archive, args.from_day, args.to_day, zone(ctx.settings.timezone))
+    whole = parts == 1 and args.from_day is None and args.to_day is None
     try:
-        with count_progress("backup: snapshots") as tick:
+        total = (lambda: _snapshot_total(archive, args.all_snapshots)) if whole else None
+        with count_progress("backup: snapshots", total) as tick:
             summary = backup(
-                ctx.archive,
+                archive,
                 Path(args.directory),
                 first=args.from_day,
                 last=args.to_day,
@@ -237,12 +259,16 @@ def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
                 part=part,
                 parts=parts,
                 restart=args.restart,
+                on_resumed=tick,
             )
     except KeyboardInterrupt:
         if args.from_day is None and args.to_day is None:
             again = "backup" + (f" --part {part}/{parts}" if parts > 1 else "")
             print(f"stopped: the same `{again}` goes on where it stopped (--restart begins again)")
         raise
+    if args.json:
+        print_json({**summary.to_json(), "part": part, "parts": parts, "to": args.directory})
+        return _exit_code(summary.failed, summary.corrupt)
     print_problems(failures=summary.failures)
     which = f"part {part} of {parts}: " if parts > 1 else ""
     resumed = f" (went on {summary.resumed})" if summary.resumed else ""
@@ -254,11 +280,42 @@ def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
     return _exit_code(summary.failed, summary.corrupt)
 
 
+def _snapshot_total(archive: Archive, all_snapshots: bool) -> int:
+    """The snapshots a backup of everything writes: the archive's figures (their cost the
+    same at any size), of every snapshot or the instances (their newest)."""
+    from imixs_archive.analytics.archive_figures import archive_figures
+
+    figures = archive_figures(archive)
+    return figures.snapshots if all_snapshots else figures.instances
+
+
+def _require_folder(root: Path, *, create: bool) -> None:
+    """A backup folder that is not there is refused unless ``create``: it may be the mount
+    point of a drive not mounted, and the backup would fill the disk under it."""
+    if create or root.is_dir():
+        return
+    top = existing_ancestor(root)
+    if root.exists() or not top.is_dir():
+        raise ConfigError(f"{root if root.exists() else top}: Not a directory")
+    raise ConfigError(
+        f"backup folder {root} does not exist (a drive not mounted?): nothing written; "
+        "give --create to make it"
+    )
+
+
 def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
     target_settings = settings_for_store(ctx.settings, args.target)
+    if same_store(ctx.settings, target_settings):
+        raise ConfigError(f"export --to {args.target}: that is the store being exported")
     source = ctx.archive  # first: no target is created for a source that is not there
-    with open_archive(target_settings) as target:
-        summary = export(source, target)
+    with (
+        open_archive(target_settings) as target,
+        count_progress("export: snapshots", lambda: _snapshot_total(source, True)) as tick,
+    ):
+        summary = export(source, target, on_snapshot=lambda _snapshot_id: tick(1))
+    if args.json:
+        print_json({**summary.to_json(), "to": args.target})
+        return _exit_code(summary.failed, summary.corrupt)
     print_problems(failures=summary.failures)
     print(
         f"{summary.copied} copied, {summary.present} already there, {summary.failed} failed; "

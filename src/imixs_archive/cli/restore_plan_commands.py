@@ -28,7 +28,12 @@ from imixs_archive.errors import ConfigError
 from imixs_archive.humanize import human_duration
 from imixs_archive.recovery.as_of import AsOfPlan, NotYet
 from imixs_archive.recovery.as_of_jobs import parse_as_of, run_as_of
-from imixs_archive.recovery.plan_run import PlanReport, PlanRunner, newest_of_every_instance
+from imixs_archive.recovery.plan_run import (
+    PlanReport,
+    PlanRunner,
+    check_plan,
+    newest_of_every_instance,
+)
 from imixs_archive.timezones import zone
 from imixs_archive.workflow.client import WorkflowClient
 
@@ -89,13 +94,16 @@ def cmd_restore_as_of(args: argparse.Namespace, ctx: Context) -> int:
         plan = run_as_of(ctx.archive, None, request, dry_run=True, workers=args.workers or 4).plan
         print_plan(plan, tz)
         listed = write_not_yet(plan, tz, args.not_yet_file)
+        refused = [entry for entry in plan.back if entry.refused]
+        print_problems(failures=(f"{e.origin}: {e.snapshot}: {e.refused}" for e in refused))
         print(
-            f"{len(plan.back)} would go back to {_at(request.point, tz)}, "
-            f"{len(plan.not_yet)} did not exist yet (not deleted), {plan.filtered} filtered "
-            f"out; {human_bytes(plan.planned_bytes)} of attachments"
+            f"{len(plan.back) - len(refused)} would go back to {_at(request.point, tz)}, "
+            + (f"{len(refused)} would fail, " if refused else "")
+            + f"{len(plan.not_yet)} did not exist yet (not deleted), "
+            f"{plan.filtered} filtered out; {human_bytes(plan.planned_bytes)} of attachments"
             + (f"; not yet existing listed in {listed}" if listed else "")
         )
-        return 0
+        return 1 if refused else 0
     with _progress(args, ctx) as (client, options):
         done = run_as_of(ctx.archive, client, request, dry_run=False, **options)
     listed = write_not_yet(done.plan, tz, args.not_yet_file)
@@ -110,8 +118,15 @@ def cmd_restore_as_of(args: argparse.Namespace, ctx: Context) -> int:
 def cmd_restore_all(args: argparse.Namespace, ctx: Context) -> int:
     sends = newest_of_every_instance(ctx.archive)
     if args.dry_run:
-        print(f"{len(sends)} instances would be restored (the newest snapshot of each)")
-        return 0
+        with WorkflowClient.from_settings(ctx.settings) as client:
+            check = check_plan(ctx.archive, client, sends, workers=args.workers or 4)
+        print_problems(failures=(f"{o}: {why}" for o, why in sorted(check.failed.items())))
+        print(
+            f"{check.planned} instances would be restored (the newest snapshot of each), "
+            f"{check.current} already current, {len(check.failed)} would fail; "
+            f"{human_bytes(check.bytes)} of attachments"
+        )
+        return 5 if check.corrupt else 1 if check.failed else 0
     with _progress(args, ctx) as (client, options):
         report = PlanRunner(ctx.archive, client, key="all", **options).run(sends)
     print(_summary(report))
@@ -120,6 +135,8 @@ def cmd_restore_all(args: argparse.Namespace, ctx: Context) -> int:
 
 def print_plan(plan: AsOfPlan, tz: dt.tzinfo) -> None:
     for entry in plan.back:
+        if entry.refused:
+            continue  # would fail: said with the failures
         later = " (also changed after --changed-until: undone too)" if entry.changed_later else ""
         print(
             f"back {entry.origin}: {entry.snapshot} of {_at(entry.modified, tz)} "

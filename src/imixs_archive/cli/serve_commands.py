@@ -70,15 +70,19 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
         http_port=args.port if args.port is not None else ctx.settings.http_port,
     )
     check_exposure(settings)
-    store = open_store(settings)
+    sock = bind(settings)  # first: a port in use creates no archive (nor opens one)
     try:
-        _serve(settings, store)
+        store = open_store(settings)
+        try:
+            _serve(settings, store, sock)
+        finally:
+            store.close()
     finally:
-        store.close()
+        sock.close()
     return 0
 
 
-def _serve(settings: Settings, store: Backend) -> None:
+def _serve(settings: Settings, store: Backend, sock: socket.socket) -> None:
     import uvicorn  # the web stack is loaded by the command that uses it
 
     from imixs_archive.web.app import create_app
@@ -91,7 +95,6 @@ def _serve(settings: Settings, store: Backend) -> None:
         logging.getLogger("imixs_archive.config").warning("%s", line)
     app = create_app(settings, store)
     archive = app.state.services.archive
-    sock = bind(settings)
     port = sock.getsockname()[1]
     host = f"[{settings.http_host}]" if ":" in settings.http_host else settings.http_host
     described = archive.storage.describe()
@@ -112,12 +115,8 @@ def _serve(settings: Settings, store: Backend) -> None:
         # h11 with the head and body timeouts and the connection limit (web/connections.py)
         http=guarded_protocol(Limits.of(settings)),
     )
-    on_term = _TermAfterClosing(store)
-    try:
-        with on_term:
-            GuardedServer(config).run(sockets=[sock])
-    finally:
-        sock.close()
+    with _TermAfterClosing(store):
+        GuardedServer(config).run(sockets=[sock])
 
 
 class _Terminated(Exception):

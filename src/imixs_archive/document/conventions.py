@@ -103,6 +103,23 @@ def implausible_time(snapshot_id: str, now: dt.datetime) -> str | None:
     return None
 
 
+SNAPSHOT_TYPE_PREFIX = "snapshot-"
+"""The type of every snapshot the workflow writes (``snapshot-workitem``, ...)."""
+
+
+def not_a_snapshot(doc: Document) -> str | None:
+    """Why the workflow would not take ``doc`` back as a snapshot (its ``type`` is not
+    ``snapshot-...``: the engine would save a document of that type under a made-up id),
+    else None. One rule for the import's warning, a restore and its dry run."""
+    kind = str(doc.get_first("type", ""))
+    if kind.startswith(SNAPSHOT_TYPE_PREFIX):
+        return None
+    return (
+        f"it is not a snapshot (its type {kind!r} does not begin with "
+        f"{SNAPSHOT_TYPE_PREFIX!r}): the workflow does not take it back"
+    )
+
+
 def make_snapshot_id(origin: str, when: dt.datetime | int) -> str:
     """``<origin>-<millis>`` for a time given as an aware datetime or epoch millis."""
     if isinstance(when, dt.datetime):

@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.document.conventions import iter_files, modified_time, origin_id
+from imixs_archive.document.conventions import iter_files, modified_time, not_a_snapshot, origin_id
 from imixs_archive.document.model import Document
 from imixs_archive.errors import ConfigError, NotFoundError
 from imixs_archive.recovery.item_diff import SnapshotDiff, diff_snapshots
@@ -76,7 +76,8 @@ class BackToPoint:
     """One instance in the plan: ``snapshot`` comes back; the instance's newest snapshot
     is ``newest``; ``diff`` what that changes; ``bytes`` the attachments sent;
     ``changed_later``: it was changed after ``changed_until`` too (that change is undone
-    as well)."""
+    as well); ``refused``: why the workflow would refuse the snapshot (``not_a_snapshot``:
+    the run fails it, the dry run says so), '' when it takes it."""
 
     origin: str
     snapshot: str
@@ -85,6 +86,7 @@ class BackToPoint:
     diff: SnapshotDiff
     bytes: int
     changed_later: bool = False
+    refused: str = ""
 
 
 @dataclass(frozen=True)
@@ -261,6 +263,7 @@ def _back(origin: str, newest: Document, back: Document, until: dt.datetime | No
         diff=diff_snapshots(newest, back),
         bytes=sum(entry.size or 0 for entry in iter_files(back)),
         changed_later=until is not None and modified_time(newest) > until,
+        refused=not_a_snapshot(back) or "",
     )
 
 

@@ -196,6 +196,7 @@ def plan_json(plan: AsOfPlan, tz: dt.tzinfo) -> dict[str, Any]:
                 "newest": entry.newest,
                 "bytes": entry.bytes,
                 "changed_later": entry.changed_later,
+                "refused": entry.refused or None,
                 "changes": [
                     {
                         "item": change.name,

@@ -106,6 +106,12 @@ def _inside(root: Path, *parts: str) -> Path:
     return path
 
 
+def check_parts(first: dt.date | None, last: dt.date | None, parts: int) -> None:
+    """Parts split a backup of everything, not one of days (a ConfigError)."""
+    if parts > 1 and (first is not None or last is not None):
+        raise ConfigError("--part splits a backup of everything: not one of --from / --to")
+
+
 def backup(
     archive: Archive,
     root: Path,
@@ -137,6 +143,7 @@ class BackupAsked(TypedDict, total=False):
     part: int
     parts: int
     restart: bool
+    on_resumed: Callable[[int], None] | None
 
 
 def backup_folder(
@@ -152,16 +159,17 @@ def backup_folder(
     part: int = 1,
     parts: int = 1,
     restart: bool = False,
+    on_resumed: Callable[[int], None] | None = None,
 ) -> BackupSummary:
     """``first``/``last``: days of ``$modified`` in the time zone ``tz``. ``spread``: write
     the files in worker processes (``workers``); the snapshots are chosen here either way,
     and the manifest is written here only. A backup of everything (no days) goes on where
     a stopped one into the same folder stood unless ``restart``, and can be split:
     ``part`` of ``parts`` of the instances (``backup_book.py``). BusyError when another
-    process runs this part; ConfigError for parts of a backup of days."""
+    process runs this part; ConfigError for parts of a backup of days. ``on_resumed``: the
+    snapshots the runs this one goes on from settled (for a progress bar), when it does."""
+    check_parts(first, last, parts)
     if first is not None or last is not None:
-        if parts > 1:
-            raise ConfigError("--part splits a backup of everything: not one of --from / --to")
         ids = (
             _all_ids(archive, first, last, tz)
             if all_snapshots
@@ -176,6 +184,8 @@ def backup_folder(
         name=name, key=key, part=part, parts=parts, restart=restart
     ) as run:
         book = BackupBook(run)
+        if book.before is not None and on_resumed is not None:
+            on_resumed(book.before.written + book.before.current + book.before.failed)
         try:
             chosen = _chosen(archive, book, all_snapshots)
             _write(archive, root, chosen, all_snapshots, book, on_snapshot, spread)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from imixs_archive.archive.instance_runs import OpenRun
+from imixs_archive.jsonable import Jsonable
 from imixs_archive.storage.base import Position
 
 LISTED = 1_000
@@ -30,7 +31,9 @@ LISTED = 1_000
 
 
 @dataclass
-class BackupSummary:
+class BackupSummary(Jsonable):
+    JSON_NULL_IF_EMPTY = ("resumed",)
+
     written: int = 0
     current: int = 0
     failed: int = 0

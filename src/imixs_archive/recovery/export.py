@@ -36,10 +36,11 @@ from dataclasses import dataclass, field
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.errors import ArchiveError, IntegrityError, StoreError
+from imixs_archive.jsonable import Jsonable
 
 
 @dataclass
-class ExportSummary:
+class ExportSummary(Jsonable):
     copied: int = 0
     present: int = 0
     failed: int = 0

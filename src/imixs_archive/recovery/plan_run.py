@@ -29,11 +29,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.document.conventions import iter_files, origin_id
+from imixs_archive.document.conventions import iter_files, not_a_snapshot, origin_id
 from imixs_archive.errors import ArchiveError, IntegrityError
 from imixs_archive.recovery.restore import Restorer
 from imixs_archive.workflow.client import WorkflowClient
-from imixs_archive.workflow.errors import WorkflowError
+from imixs_archive.workflow.errors import WorkflowError, WorkflowUnavailableError
 
 SAVE_EVERY = 2.0
 """Seconds between two saves of the watermark while a plan runs."""
@@ -217,6 +217,72 @@ class PlanRunner:
             state["restore.plan.failed"] = [f"{origin}: {why}" for origin, why in failed]
             state["restore.plan.status"] = status
             self.archive.state.save(state)
+
+
+@dataclass
+class PlanCheck:
+    """A dry run of a plan: ``planned`` (the workflow is not at the snapshot: it would be
+    sent), ``current`` (it is), ``failed`` (instance -> why: the workflow would refuse
+    the snapshot, or did not answer for it), ``bytes`` of attachments that would be sent."""
+
+    planned: int = 0
+    current: int = 0
+    failed: dict[str, str] = field(default_factory=dict)
+    corrupt: int = 0
+    bytes: int = 0
+
+
+CHECKED_AT_ONCE = 1024
+"""Sends handed to the dry run's threads at a time (a plan of millions is not queued whole)."""
+
+
+def check_plan(
+    archive: Archive,
+    client: WorkflowClient,
+    sends: Sequence[Send],
+    *,
+    workers: int = 4,
+    stop: threading.Event | None = None,
+) -> PlanCheck:
+    """What a run of ``sends`` would do, asking the workflow what it holds as the run
+    does, and sending nothing. A workflow that is down is not waited for: it ends the
+    dry run (``WorkflowUnavailableError``)."""
+    stop = stop or threading.Event()
+    restorer = Restorer(archive, client, workers=1, stop=stop, wait=False)
+    check, lock = PlanCheck(), threading.Lock()
+
+    def one(send: Send) -> None:
+        try:
+            if restorer.is_current(send.origin, send.snapshot):
+                with lock:
+                    check.current += 1
+                return
+            doc = archive.load(send.snapshot, with_files=False)
+            why = not_a_snapshot(doc)
+            with lock:
+                if why is not None:
+                    check.failed[send.origin] = f"{send.snapshot}: {why}"
+                else:
+                    check.planned += 1
+                    check.bytes += sum(entry.size or 0 for entry in iter_files(doc))
+        except WorkflowError as exc:
+            if isinstance(exc, WorkflowUnavailableError) and exc.down:
+                raise  # the workflow cannot be reached: the dry run ends (not waited for)
+            with lock:
+                check.failed[send.origin] = str(exc)
+        except ArchiveError as exc:
+            with lock:
+                check.failed[send.origin] = f"archive: {exc}"
+                check.corrupt += isinstance(exc, IntegrityError)
+
+    with ThreadPoolExecutor(max(1, workers), thread_name_prefix="plan-check") as pool:
+        try:
+            for start in range(0, len(sends), CHECKED_AT_ONCE):
+                list(pool.map(one, sends[start : start + CHECKED_AT_ONCE]))
+        except BaseException:  # the workflow down, or Ctrl-C: the others end too
+            stop.set()
+            raise
+    return check
 
 
 def newest_of_every_instance(archive: Archive) -> list[Send]:

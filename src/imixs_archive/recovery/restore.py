@@ -15,7 +15,10 @@ document) and saved after every instance, so a crash or a stop resumes at the da
 in; instances already restored there are skipped by the ``$snapshotid`` check, so nothing
 is sent twice. A workflow that answers 406 or 5xx for one instance records that instance
 as failed and the restore goes on; a workflow that is down pauses the restore until it is
-back (or the restore is stopped).
+back (or the restore is stopped). A dry run asks the workflow the same questions but does
+not wait for it: a workflow that is down ends it with a ``WorkflowUnavailableError``
+(exit 7). A snapshot the workflow would refuse (``not_a_snapshot``: its type) is counted
+as failed by the dry run as by the real run, never promised.
 """
 
 from __future__ import annotations
@@ -23,18 +26,17 @@ from __future__ import annotations
 import datetime as dt
 import re
 import threading
-import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.document.conventions import iter_files, origin_id
+from imixs_archive.document.conventions import iter_files, not_a_snapshot, origin_id
 from imixs_archive.document.model import Document
 from imixs_archive.errors import ArchiveError, ConfigError, IntegrityError, NotFoundError
 from imixs_archive.timezones import epoch_ms, from_epoch_ms
-from imixs_archive.workflow.client import WorkflowClient
+from imixs_archive.workflow.client import WorkflowClient, refuse_non_snapshot
 from imixs_archive.workflow.errors import WorkflowError, WorkflowUnavailableError
 
 Filter = tuple[str, re.Pattern[str]]
@@ -131,14 +133,19 @@ class Restorer:
         workers: int = 4,
         stop: threading.Event | None = None,
         on_progress: Progress | None = None,
-        pause: Callable[[float], None] = time.sleep,
+        pause: Callable[[float], None] | None = None,
+        wait: bool = True,
     ) -> None:
+        """``pause``: how to wait before asking a workflow that is down again (default:
+        until the stop is set, at most that long); ``wait=False`` (a dry run): a workflow
+        that is down ends the restore (``WorkflowUnavailableError``) instead."""
         self.archive = archive
         self.client = client
         self.workers = max(1, workers)
         self.stop = stop or threading.Event()
         self.on_progress = on_progress
-        self._pause = pause
+        self._pause: Callable[[float], object] = pause or self.stop.wait
+        self.wait = wait
         self._lock = threading.Lock()
 
     # ---- a range ------------------------------------------------------------------------
@@ -155,7 +162,13 @@ class Restorer:
                 report.point = day
                 origins = [o for o in self._origins_of_day(day) if o not in done]
                 done.update(origins)
-                list(pool.map(lambda o: self._one_instance(o, wanted, report, dry_run), origins))
+                try:
+                    list(
+                        pool.map(lambda o: self._one_instance(o, wanted, report, dry_run), origins)
+                    )
+                except BaseException:  # Ctrl-C, or a dry run's workflow down: the others stop
+                    self.stop.set()
+                    raise
                 if not dry_run and not self.stop.is_set():
                     self._save(wanted, report, day + dt.timedelta(days=1), "running")
         if not dry_run:
@@ -193,12 +206,12 @@ class Restorer:
                 return
             size = _attachment_bytes(candidate)
             if dry_run:
-                with self._lock:
-                    report.planned.append((origin, snapshot_id, size))
+                self._plan(report, origin, candidate, size)
                 return
             self._send(snapshot_id)
             self._count(report, "restored", size)
         except WorkflowError as exc:
+            self._unless_down(exc)
             with self._lock:
                 report.failed[origin] = str(exc)
         except ArchiveError as exc:
@@ -207,15 +220,40 @@ class Restorer:
                 report.corrupt += isinstance(exc, IntegrityError)
         self._progress(report)
 
+    def _plan(self, report: RestoreReport, origin: str, doc: Document, size: int) -> None:
+        """A dry run's snapshot: planned, or failed as the real run would fail it."""
+        snapshot_id = str(doc.get_first("$uniqueid"))
+        with self._lock:
+            if (why := not_a_snapshot(doc)) is not None:
+                report.failed[origin] = f"{snapshot_id}: {why}"
+            else:
+                report.planned.append((origin, snapshot_id, size))
+
+    def _unless_down(self, exc: WorkflowError) -> None:
+        """A workflow that is down ends a restore that does not wait for it (a dry run):
+        raised again, saying so, instead of failing one instance after the other."""
+        if self.wait or not isinstance(exc, WorkflowUnavailableError) or not exc.down:
+            return
+        raise WorkflowUnavailableError(
+            f"the workflow cannot be reached ({exc}); a dry run asks it what it holds, "
+            "so it cannot say what would be restored; nothing was sent",
+            down=True,
+        ) from None
+
     # ---- one instance, one snapshot -----------------------------------------------------
 
     def restore_snapshot(self, snapshot_id: str, *, dry_run: bool = False) -> bool:
         """Send one snapshot unless the workflow's instance already is at it; ``dry_run``
         only answers whether it would be sent."""
-        if self._is_current(origin_id(snapshot_id), snapshot_id):
-            return False
+        try:
+            if self._is_current(origin_id(snapshot_id), snapshot_id):
+                return False
+        except WorkflowError as exc:
+            self._unless_down(exc)
+            raise
         if dry_run:
-            self.archive.load(snapshot_id, with_files=False)  # an unknown id fails here too
+            doc = self.archive.load(snapshot_id, with_files=False)  # an unknown id fails here
+            refuse_non_snapshot(doc)  # as the real run would
         else:
             self._send(snapshot_id)
         return True
@@ -237,11 +275,15 @@ class Restorer:
                     report.skipped += 1
                 elif dry_run:
                     doc = self.archive.load(snapshot_id, with_files=False)
-                    report.planned.append((origin, snapshot_id, _attachment_bytes(doc)))
+                    if (why := not_a_snapshot(doc)) is not None:
+                        report.failed[snapshot_id] = why
+                    else:
+                        report.planned.append((origin, snapshot_id, _attachment_bytes(doc)))
                 else:
                     self._send(snapshot_id)
                     report.restored += 1
             except WorkflowError as exc:
+                self._unless_down(exc)
                 report.failed[snapshot_id] = str(exc)
             self._progress(report)
         return report
@@ -250,8 +292,12 @@ class Restorer:
 
     def is_current(self, origin: str, snapshot_id: str) -> bool:
         """Whether the workflow's instance ``origin`` is at ``snapshot_id`` (its live
-        ``$snapshotid``); waits while the workflow is down."""
-        return self._is_current(origin, snapshot_id)
+        ``$snapshotid``); waits while the workflow is down (unless ``wait`` is off)."""
+        try:
+            return self._is_current(origin, snapshot_id)
+        except WorkflowError as exc:
+            self._unless_down(exc)
+            raise
 
     def post(self, doc: Document) -> None:
         """POST a snapshot (loaded with its files); waits while the workflow is down."""
@@ -281,7 +327,7 @@ class Restorer:
             try:
                 return call()
             except WorkflowUnavailableError as exc:
-                if not exc.down or self.stop.is_set():
+                if not exc.down or self.stop.is_set() or not self.wait:
                     raise
                 self._pause(delay)
                 delay = min(delay * 2, MAX_PAUSE)

@@ -20,7 +20,7 @@ from imixs_archive.document.model import BinaryStream, Document
 from imixs_archive.document.xml_reader import iter_xml_documents
 from imixs_archive.errors import ArchiveError, NotFoundError
 from imixs_archive.services.sources import find_sources
-from imixs_archive.workflow.client import WorkflowClient
+from imixs_archive.workflow.client import WorkflowClient, refuse_non_snapshot
 
 SPOOL_IN_MEMORY = 4 * 1024 * 1024
 
@@ -131,6 +131,7 @@ def restore_stream(
             if _workflow_has(client, snapshot_id):
                 report.present += 1
             elif dry_run:
+                refuse_non_snapshot(doc)  # as the real run's post would
                 report.planned.append(snapshot_id)
             else:
                 mark_backup_restore(doc)

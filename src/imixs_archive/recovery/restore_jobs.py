@@ -88,7 +88,12 @@ def run_restore(
     if archive is None:
         raise ConfigError("a restore from the archive needs the archive")
     restorer = Restorer(
-        archive, client, workers=request.workers, stop=stop, on_progress=on_progress
+        archive,
+        client,
+        workers=request.workers,
+        stop=stop,
+        on_progress=on_progress,
+        wait=not dry_run,
     )
     if request.snapshot:
         sent = restorer.restore_snapshot(request.snapshot, dry_run=dry_run)

@@ -24,12 +24,16 @@ from imixs_archive.archive.snapshots import Archive, Failure, Readable, StoreRes
 from imixs_archive.document.json_stream import iter_json_stream
 from imixs_archive.document.model import Document
 from imixs_archive.errors import ArchiveError, StoreError, StoreUnavailableError
+from imixs_archive.jsonable import Jsonable
 from imixs_archive.services.sources import Source
 from imixs_archive.services.workers import Send, Spread, run_in_workers
 
 
 @dataclass
-class ImportSummary:
+class ImportSummary(Jsonable):
+    JSON_SKIP = ("exit_codes",)
+    JSON_EXTRA = ("exit_code",)
+
     new: int = 0
     present: int = 0
     failed: int = 0

@@ -34,7 +34,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from importlib import import_module
 from multiprocessing.process import BaseProcess
@@ -108,8 +108,9 @@ class Standby:
             )
             for n, start in enumerate(self._starts)
         ]
-        for process in self.processes:
-            process.start()
+        with _ctrl_c_held():
+            for process in self.processes:
+                process.start()
         self.given = False
 
     def give(self, settings: Settings, task: WorkerTask) -> None:
@@ -129,10 +130,29 @@ class Standby:
                 start.put(None)
 
     def stop(self) -> None:
+        """End the workers; what this process queued for them and they did not take is
+        dropped (waiting at exit to hand it to nobody hung a Ctrl-C'ed import)."""
         for process in self.processes:
             if process.is_alive():
                 process.terminate()
             process.join()
+        for queued in (self.inbox, *self._starts):
+            queued.cancel_join_thread()
+
+
+@contextmanager
+def _ctrl_c_held() -> Iterator[None]:
+    """SIGINT held back while workers are started: a worker starts with it blocked (Ctrl-C
+    is the parent's: a worker ignores it, ``_worker``), so a Ctrl-C in its start-up prints
+    no traceback; this process gets its Ctrl-C once they are started."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def default_jobs() -> int:

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from urllib.parse import quote, urlencode
 
 from imixs_archive.config import Settings
+from imixs_archive.document.conventions import not_a_snapshot
 from imixs_archive.document.model import Document
 from imixs_archive.document.xml_reader import read_xml
 from imixs_archive.document.xml_writer import iter_xml, to_xml
@@ -192,7 +193,7 @@ class WorkflowClient:
         document of that type under a made-up origin id (tests/engine)."""
         body: Content
         if isinstance(snapshot, Document):
-            _refuse_non_snapshot(snapshot)
+            refuse_non_snapshot(snapshot)
             document = snapshot
             body = lambda: iter_xml(document, collection=False)  # noqa: E731
         else:
@@ -327,15 +328,12 @@ def _check(status: int, content_type: str, what: str) -> None:
         raise WorkflowAuthError(f"{what}: the workflow answered a login page", status)
 
 
-def _refuse_non_snapshot(doc: Document) -> None:
-    kind = str(doc.get_first("type", ""))
-    if not kind.startswith("snapshot-"):
+def refuse_non_snapshot(doc: Document) -> None:
+    """A ``WorkflowRejectedError`` for a document the workflow would not take back as a
+    snapshot (``not_a_snapshot``); a dry run asks the same."""
+    if (why := not_a_snapshot(doc)) is not None:
         sid = doc.get_first("$uniqueid", "")
-        raise WorkflowRejectedError(
-            f"{sid} is not a snapshot (type {kind!r}): not sent to the workflow",
-            406,
-            "NOT_A_SNAPSHOT",
-        )
+        raise WorkflowRejectedError(f"{sid}: {why} (not sent)", 406, "NOT_A_SNAPSHOT")
 
 
 def _rejected(reply: Reply) -> WorkflowRejectedError:

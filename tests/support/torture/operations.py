@@ -332,7 +332,7 @@ def do_ledger(bench: Bench, op: Op, view: View) -> Outcome:
 def do_backup(bench: Bench, op: Op, view: View, chain_start: int) -> Outcome:
     out = Outcome(op)
     folder = bench.work / "backup"
-    ran = _cli(bench, op, ["backup", str(folder), "--all-snapshots"])
+    ran = _cli(bench, op, ["backup", str(folder), "--create", "--all-snapshots"])
     out.runs.append(ran)
     if ran.killed or _unexpected(out, ran, (0, 75)):
         return out
