@@ -62,7 +62,7 @@ def test_a_verify_and_a_backup_of_the_command_show_beside_and_after(tmp_path: Pa
         assert value(text, 'imixs_archive_job_failed{job_name="backup"}') == 0
         # beside the running serve, as cron runs them
         assert main(["verify", "--data-dir", str(store)]) == 0
-        assert main(["backup", str(tmp_path / "bk"), "--data-dir", str(store)]) == 0
+        assert main(["backup", str(tmp_path / "bk"), "--create", "--data-dir", str(store)]) == 0
         page, text, jobs = _seen(live)
     finally:
         runs.close()
@@ -79,7 +79,9 @@ def test_a_verify_and_a_backup_of_the_command_show_beside_and_after(tmp_path: Pa
 
     # a backup that fails, then a serve started afterwards
     (tmp_path / "file").write_text("not a folder")
-    assert main(["backup", str(tmp_path / "file" / "bk"), "--data-dir", str(store)]) != 0
+    assert (
+        main(["backup", str(tmp_path / "file" / "bk"), "--create", "--data-dir", str(store)]) != 0
+    )
     for later in _serve(store):
         page, text, _jobs = _seen(later)
     assert _cell(page, "verify").startswith("checked 3 of 3 snapshots, ")

@@ -525,7 +525,9 @@ def do_list(bench: Bench, op: Op, view: View) -> Outcome:
         must = set(view.stable)
     ran = _cli(bench, op, args)
     out.runs.append(ran)
-    none = (0, 4) if op.option == "uniqueid" and uid else (0,)  # 4: no snapshot of it
+    # 4: no snapshot of the instance, or in the days (then none may be acknowledged there:
+    # the check below names those not listed)
+    none = (0, 4) if (op.option == "uniqueid" and uid) or op.option == "days" else (0,)
     if ran.killed or _unexpected(out, ran, none):
         return out
     listed = {json.loads(line)["snapshot"] for line in ran.out.decode().splitlines() if line}
