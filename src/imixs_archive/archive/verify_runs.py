@@ -19,7 +19,7 @@ what needs the whole archive (the bytes ``gc`` would free) only a verify in one 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypedDict
 
 from imixs_archive.archive.part_runs import PartDone, PartRun
@@ -49,6 +49,9 @@ class VerifyAsked(TypedDict, total=False):
     restart: bool
     full: bool
     progress: Progress | None
+    on_resumed: Callable[[dict[str, int]], None] | None
+    """Told, when the run goes on where a stopped one stood, what that one checked (by
+    what a partition is: snapshots, files, pieces), so a progress bar begins there."""
 
 
 def verify_part(
@@ -61,6 +64,7 @@ def verify_part(
     full: bool = False,
     progress: Progress | None = None,
     walks: Sequence[Walk] | None = None,
+    on_resumed: Callable[[dict[str, int]], None] | None = None,
 ) -> VerifyRun:
     """Verify part ``part`` of ``parts`` (1 of 1: everything), going on where an unfinished
     run of it stopped unless ``restart``. BusyError when another process runs this part.
@@ -72,6 +76,10 @@ def verify_part(
     tables = {walk.name: walk.table for walk in walks}
     with PartRun.held(backend, JOB, tables, holder=holder, part=part, parts=parts) as run:
         report, resumed = _taken_up(backend, run, restart, full)
+        if resumed and on_resumed is not None:
+            on_resumed(
+                {"snapshots": report.snapshots, "files": report.files, "pieces": report.pieces}
+            )
         _walk(run, report, progress, walks)
         finish(backend, report, whole=parts == 1)
         run.finish()

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -15,6 +15,7 @@ __all__ = [
     "human_bytes",
     "human_duration",
     "import_progress",
+    "labelled_progress",
     "print_json",
     "print_problems",
     "print_table",
@@ -55,6 +56,48 @@ def count_progress(
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task(what, total=total)
         yield lambda count: progress.advance(task, count)
+
+
+class LabelledTicks:
+    """Counters by label (what a walk checks: snapshots, files, pieces), each a bar where
+    its total is known; :func:`labelled_progress` gives one."""
+
+    def __init__(self, progress: Any = None, totals: Mapping[str, int] | None = None) -> None:
+        self._progress = progress
+        self._totals = dict(totals or {})
+        self._tasks: dict[str, Any] = {}
+
+    def tick(self, label: str, count: int = 1) -> None:
+        if self._progress is None or not label:
+            return
+        task = self._tasks.get(label)
+        if task is None:
+            task = self._progress.add_task(label, total=self._totals.get(label))
+            self._tasks[label] = task
+        self._progress.advance(task, count)
+
+    def resumed(self, done: Mapping[str, int]) -> None:
+        """A run that goes on where a stopped one stood: its bars begin at what it did."""
+        for label, count in done.items():
+            if count:
+                self.tick(label, count)
+
+
+@contextmanager
+def labelled_progress(
+    what: str, totals: Callable[[], Mapping[str, int]] | None = None
+) -> Iterator[LabelledTicks]:
+    """Counters of ``what`` by label, on a terminal only (else they do nothing); the
+    ``totals`` known (a function: asked only on a terminal) make bars of them."""
+    if not sys.stderr.isatty():
+        yield LabelledTicks()
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    columns = (TextColumn(f"{what}: {{task.description}}"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        yield LabelledTicks(progress, totals() if totals is not None else None)
 
 
 def print_problems(warnings: Iterable[str] = (), failures: Iterable[str] = ()) -> None:
