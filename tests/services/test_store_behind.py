@@ -157,15 +157,20 @@ def test_ctrl_c_lets_the_snapshot_being_stored_finish_and_stores_nothing_after(
     archive: Archive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     docs, sources = _one_a_file(tmp_path, 4)
+    storing = threading.Event()
     interrupted = threading.Event()
     waited: list[bool] = []
 
     def before(doc: Document) -> None:
         if _uid(doc) == _uid(docs[1]):  # still being stored when Ctrl-C comes
+            storing.set()
             waited.append(interrupted.wait(WAIT_S))
 
     def on_read(doc: Document) -> None:
         if _uid(doc) == _uid(docs[2]):  # read while docs[1] is stored
+            # (the parser may read it before the store thread took docs[1] up: a loaded
+            # machine; the Ctrl-C is meant for while docs[1] is being stored)
+            assert storing.wait(WAIT_S)
             interrupted.set()
             raise KeyboardInterrupt
 
