@@ -29,6 +29,7 @@ from imixs_archive.config import load_settings
 from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.errors import IntegrityError
 from imixs_archive.ledger.entries import DELETED, STORED
+from imixs_archive.ledger.forks import record_fork
 from imixs_archive.ledger.proofs import check_inclusion
 from imixs_archive.ledger.sequencer import LEASE, Sequencer
 from imixs_archive.ledger.tree import read_tree
@@ -164,6 +165,19 @@ def _wait_for_size(live: LiveServer, size: int, timeout: float = 60) -> dict[str
 
 
 # ---- /api/ledger and /api/ledger/checkpoint --------------------------------------------
+
+
+def test_a_checkpoint_asked_of_a_stopped_ledger_is_a_conflict(ledger_live: LiveServer) -> None:
+    """A ledger stopped on a fork (``ledger/forks.py``) signs nothing: a checkpoint asked
+    over the API is refused with 409 and the reason, not a 502 as if the store failed."""
+    _store(ledger_live, 77)
+    _checkpoint(ledger_live)
+    record_fork(ledger_live.archive.ledger, "the log is not the one signed (test)", "test", 0)
+    with ledger_live.socket_client("manager") as client:
+        answer = client.post("/api/ledger/checkpoint")
+        state = client.get("/api/ledger").json()
+    assert "the log is not the one signed (test)" in str(assert_problem(answer, 409)["message"])
+    assert "the log is not the one signed (test)" in str(state["stopped"])
 
 
 def test_the_ledger_before_anything_is_logged(ledger_live: LiveServer) -> None:

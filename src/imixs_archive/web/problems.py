@@ -35,6 +35,7 @@ from imixs_archive.errors import (
     StoreError,
     StoreUnavailableError,
 )
+from imixs_archive.ledger.forks import ForkError
 from imixs_archive.services.jobs import JobBusyError, ShuttingDownError
 from imixs_archive.web.auth import AccessDeniedError, NotAuthenticatedError, TooManyLoginsError
 
@@ -74,6 +75,7 @@ STATUS_OF: tuple[tuple[type[ArchiveError], int], ...] = (
     (JobBusyError, 409),
     (LegalHoldError, 409),
     (ConflictError, 409),
+    (ForkError, 409),  # the ledger is stopped: the key signs no fork (an operator's step)
     (PayloadTooLargeError, 413),
     (BadRequestError, 400),
     (DocumentError, 400),  # HostileInputError included
