@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 
 from imixs_archive.durable import sync_folder
-from imixs_archive.errors import ArchiveError, ConfigError, IntegrityError
+from imixs_archive.errors import ConfigError, IntegrityError
 from imixs_archive.ledger.books import LedgerBooks
 from imixs_archive.ledger.checkpoints import open_checkpoint
 from imixs_archive.ledger.tiles import tile_reader
@@ -100,7 +100,7 @@ def fork_from(books: LedgerBooks, signed: Checkpoint, size: int, root: bytes) ->
     else:
         try:
             prefix = range_hash(0, signed.size, tile_reader(books).node)
-        except ArchiveError as exc:
+        except IntegrityError as exc:  # a store that cannot answer (StoreError) is no fork
             prefix = b""
             ours = f"cannot show its first {signed.size} entries ({exc})"
         if prefix == signed.root_hash:
