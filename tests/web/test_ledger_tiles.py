@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from imixs_archive.document.xml_writer import to_xml
+from imixs_archive.errors import IntegrityError
 from imixs_archive.ledger.keys import load_signer
 from imixs_archive.ledger.proof_files import check_consistency, check_tlog_proof
 from imixs_archive.tlog.merkle import leaf_hash, root_of
@@ -98,6 +99,8 @@ def test_the_served_tiles_and_entries_are_the_tree_the_checkpoint_signs(
         "0/000.p/07",
         "64/000",
         "01/000",
+        "0x/000",  # not a number
+        "05/000",
         "data/000",
         "0/000/",
     ],
@@ -178,3 +181,8 @@ def test_the_api_s_proofs_come_as_files_an_auditor_checks_offline(
         proof = client.get("/api/ledger/consistency?from=4").json()
     older, newer = check_consistency(old, proof["file"], [signer.verifier()])
     assert (older.size, newer.size) == (4, 5)
+    for size in ("0x4", "04"):  # not a number as the spec writes it: refused, said so
+        with pytest.raises(IntegrityError, match="is not a number"):
+            check_consistency(
+                old, proof["file"].replace("old 4", f"old {size}", 1), [signer.verifier()]
+            )

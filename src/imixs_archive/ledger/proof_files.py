@@ -40,7 +40,7 @@ from imixs_archive.tlog.merkle import (
 from imixs_archive.tlog.note import Checkpoint, Verifier
 
 TLOG_PROOF = "c2sp.org/tlog-proof@v1"
-_DECIMAL = re.compile(r"0|[1-9]\d*\Z")
+_DECIMAL = re.compile(r"(?:0|[1-9]\d*)\Z")
 MAX_HASHES = 63
 
 

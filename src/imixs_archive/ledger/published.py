@@ -28,7 +28,7 @@ MAX_ENTRY_BYTES = 0xFFFF
 """An entry's bytes in a bundle: its length is a 16-bit number."""
 _INDEX = re.compile(r"(?:x\d{3}/)*\d{3}\Z")
 _WIDTH = re.compile(r"[1-9]\d{0,2}\Z")
-_LEVEL = re.compile(r"0|[1-9]\d?\Z")
+_LEVEL = re.compile(r"(?:0|[1-9]\d?)\Z")
 
 
 @dataclass(frozen=True)
