@@ -14,7 +14,7 @@ import pytest
 
 from imixs_archive.archive.snapshot_xml import seal, snapshot_xml
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.cli import main
+from imixs_archive.cli import ledger_commands, main
 from imixs_archive.ledger.new_log import NEW_LOGS
 from imixs_archive.ledger.tree import read_tree
 from imixs_archive.storage.model import ARCHIVE_LEDGER_QUEUE, SNAPSHOTS
@@ -203,7 +203,9 @@ def test_consistency_and_check_consistency_offline(
     assert main(["ledger", "consistency", "99"]) == 4
 
 
-def test_entries_by_number(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_entries_by_number(
+    store: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert main(["ledger", "entries", "1", "--count", "3"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 3 and all(json.loads(line)["kind"] == "stored" for line in lines)
@@ -212,6 +214,10 @@ def test_entries_by_number(store: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert main(["ledger", "entries", "3", "--count", "2"]) == 4  # the log holds 0 to 3
     assert "the log holds entries 0 to 3" in capsys.readouterr().err
     assert main(["ledger", "entries", "-1"]) == 2
+    monkeypatch.setattr(ledger_commands, "ENTRIES_AT_ONCE", 2)
+    capsys.readouterr()
+    assert main(["ledger", "entries", "2", "--count", "3"]) == 4  # said before any is printed
+    assert capsys.readouterr().out == ""
 
 
 def test_init_logs_what_was_stored_before_the_ledger(

@@ -26,7 +26,7 @@ from pathlib import Path
 from imixs_archive.cli.context import Context, store_options
 from imixs_archive.cli.output import count_progress, print_json
 from imixs_archive.config import Settings
-from imixs_archive.errors import ConfigError, IntegrityError
+from imixs_archive.errors import ConfigError, IntegrityError, NotFoundError
 from imixs_archive.ledger.found import init_ledger
 from imixs_archive.ledger.keys import (
     check_origin,
@@ -420,6 +420,10 @@ def cmd_check_consistency(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
+ENTRIES_AT_ONCE = 256
+"""Entries ``ledger entries`` reads from the store at a time."""
+
+
 def cmd_entries(args: argparse.Namespace, ctx: Context) -> int:
     if args.start < 0 or args.count < 1:
         raise ConfigError("INDEX is 0 or more, --count 1 or more")
@@ -427,8 +431,14 @@ def cmd_entries(args: argparse.Namespace, ctx: Context) -> int:
         sequencer.drain()
         head = sequencer.tree()
     stop = args.start + args.count
-    for start in range(args.start, stop, 256):
-        for logged in logged_entries(ctx.archive.ledger, head, start, min(stop, start + 256)):
+    size = head.size if head is not None else 0
+    if stop > size:  # said before any is printed, not after the first 256
+        raise NotFoundError(
+            f"the log holds entries 0 to {size - 1}: not {args.start} to {stop - 1}"
+        )
+    for start in range(args.start, stop, ENTRIES_AT_ONCE):
+        end = min(stop, start + ENTRIES_AT_ONCE)
+        for logged in logged_entries(ctx.archive.ledger, head, start, end):
             print(logged.text)
     return 0
 
