@@ -9,7 +9,7 @@ import argparse
 import threading
 
 from imixs_archive.cli.context import Context, store_options
-from imixs_archive.cli.output import human_bytes, print_problems
+from imixs_archive.cli.output import count_progress, human_bytes, print_problems
 from imixs_archive.config import Settings
 from imixs_archive.recovery.backup_events import EventRound, consume_backup_events
 from imixs_archive.recovery.backup_ftps import backup_to_location
@@ -73,7 +73,9 @@ def _report(done: EventRound) -> None:
 def cmd_backup_events(args: argparse.Namespace, ctx: Context) -> int:
     warn_weak_tls(ctx.settings)
     if args.full:
-        print(queue_events_of_workflow(ctx.settings).summary())
+        with count_progress("full backup: workflow documents walked") as tick:
+            walked = queue_events_of_workflow(ctx.settings, progress=tick)
+        print(walked.summary())
     archive = None if ctx.settings.backup_only else ctx.archive  # no store opened then
     if args.once:
         done = consume_backup_events(ctx.settings, archive, once=True)

@@ -229,8 +229,9 @@ class FtpsTarget:
 
     def _compact_if_long(self) -> None:
         """Compact the record once it has grown past ``compact_at`` lines and twice its
-        paths. A compaction that fails is logged and left for a later one: the record is
-        whole either way."""
+        paths. A compaction that fails (or that another process is doing) is logged and
+        left until the record has doubled again: not tried again at every file written;
+        the record is whole either way."""
         if self._record is None or not self._record.too_long(self.compact_at):
             return
         try:
@@ -238,9 +239,11 @@ class FtpsTarget:
         except (ftplib.Error, OSError, EOFError, ArchiveError) as exc:  # ArchiveError: no session
             self.close()
             log.warning("FTPS %s: compacting %s failed: %s", self.location, MANIFEST, exc)
-            return
+            compacted = None
         if compacted is not None:
             self._record = compacted
+        else:
+            self.compact_at = 2 * self._record.lines
 
     def needs(self, relative: str, snapshot_id: str) -> bool:
         """False when the file holds this snapshot or a newer one (as recorded)."""

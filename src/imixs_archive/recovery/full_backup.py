@@ -64,12 +64,13 @@ def queue_full_backup(
     topic: str,
     *,
     page_size: int = PAGE,
-    progress: Callable[[FullBackupRequest], None] | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> FullBackupRequest:
     """Walk the workflow's documents and queue an event on ``topic`` for the newest
     snapshot of each (a document without ``$snapshotid`` has none: passed); what was
-    done. A failing workflow raises (``WorkflowError``): the events queued stay, and a
-    walk run again queues them again, harmless with ``NO_OVERWRITE``."""
+    done; ``progress`` is told the documents of each page walked. A failing workflow
+    raises (``WorkflowError``): the events queued stay, and a walk run again queues them
+    again, harmless with ``NO_OVERWRITE``."""
     done = FullBackupRequest()
     flag = Document({NO_OVERWRITE: True})
     while True:
@@ -84,16 +85,18 @@ def queue_full_backup(
                 client.put_event(topic, snapshot_id, flag)
                 done.queued += 1
         if progress is not None:
-            progress(done)
+            progress(len(page))
         if len(page) < page_size:
             log.info("%s", done.summary())
             return done
 
 
-def queue_events_of_workflow(settings: Settings) -> FullBackupRequest:
+def queue_events_of_workflow(
+    settings: Settings, progress: Callable[[int], None] | None = None
+) -> FullBackupRequest:
     """:func:`queue_full_backup` as the settings say: the workflow, the topic of
     ``BACKUP_MIRROR_ID``."""
     mirror = settings.backup_mirror_id.strip()
     topic = f"{TOPIC_BACKUP}.{mirror}" if mirror else TOPIC_BACKUP
     with WorkflowClient.from_settings(settings) as client:
-        return queue_full_backup(client, topic)
+        return queue_full_backup(client, topic, progress=progress)

@@ -29,9 +29,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.document.conventions import iter_files, not_a_snapshot, origin_id
+from imixs_archive.document.conventions import not_a_snapshot, origin_id
 from imixs_archive.errors import ArchiveError, IntegrityError
-from imixs_archive.recovery.restore import Restorer
+from imixs_archive.recovery.restore import Restorer, attachment_bytes
 from imixs_archive.workflow.client import WorkflowClient
 from imixs_archive.workflow.errors import WorkflowError, WorkflowUnavailableError
 
@@ -169,7 +169,7 @@ class PlanRunner:
             else:
                 doc = self.archive.load(send.snapshot)
                 self._restorer.post(doc)
-                self._count(report, "restored", sum(e.size or 0 for e in iter_files(doc)))
+                self._count(report, "restored", attachment_bytes(doc))
         except WorkflowError as exc:
             with self._lock:
                 report.failed[send.origin] = str(exc)
@@ -252,6 +252,8 @@ def check_plan(
     check, lock = PlanCheck(), threading.Lock()
 
     def one(send: Send) -> None:
+        if stop.is_set():  # Ctrl-C, or the workflow down: the requests queued are not made
+            return
         try:
             if restorer.is_current(send.origin, send.snapshot):
                 with lock:
@@ -264,7 +266,7 @@ def check_plan(
                     check.failed[send.origin] = f"{send.snapshot}: {why}"
                 else:
                     check.planned += 1
-                    check.bytes += sum(entry.size or 0 for entry in iter_files(doc))
+                    check.bytes += attachment_bytes(doc)
         except WorkflowError as exc:
             if isinstance(exc, WorkflowUnavailableError) and exc.down:
                 raise  # the workflow cannot be reached: the dry run ends (not waited for)

@@ -204,7 +204,7 @@ class Restorer:
             if self._is_current(origin, snapshot_id):
                 self._count(report, "skipped")
                 return
-            size = _attachment_bytes(candidate)
+            size = attachment_bytes(candidate)
             if dry_run:
                 self._plan(report, origin, candidate, size)
                 return
@@ -278,7 +278,7 @@ class Restorer:
                     if (why := not_a_snapshot(doc)) is not None:
                         report.failed[snapshot_id] = why
                     else:
-                        report.planned.append((origin, snapshot_id, _attachment_bytes(doc)))
+                        report.planned.append((origin, snapshot_id, attachment_bytes(doc)))
                 else:
                     self._send(snapshot_id)
                     report.restored += 1
@@ -378,7 +378,8 @@ class Restorer:
             self.archive.state.save(state)
 
 
-def _attachment_bytes(doc: Document) -> int:
+def attachment_bytes(doc: Document) -> int:
+    """The bytes of a snapshot's files, as its entries say."""
     total = 0
     for entry in iter_files(doc):
         total += entry.size or 0
