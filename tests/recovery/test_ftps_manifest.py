@@ -204,3 +204,24 @@ def test_a_long_record_is_compacted_by_the_writer_that_makes_it_long(
     merged = [line for p in (root / RECORD).iterdir() for line in p.read_text().splitlines()]
     assert len(live) + len(merged) <= 8 + 2
     assert recorded(ftps) == {path_of(0): snapshot(0, 28), path_of(1): snapshot(1, 29)}
+
+
+def test_a_compaction_that_does_not_happen_is_not_tried_at_every_file(
+    ftps: FtpsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A compaction another process is doing (or that failed) leaves the record as it is;
+    the writer tries again once the record has doubled, not at each file it writes."""
+    from imixs_archive.recovery import ftps as ftps_module
+
+    tried: list[int] = []
+
+    def declined(*_args: object) -> None:
+        tried.append(1)
+
+    monkeypatch.setattr(ftps_module, "compact", declined)
+    location = FtpsLocation.from_settings(load_settings(ftps.env()))
+    with FtpsTarget(location, compact_at=8) as target:
+        for millis in range(40):
+            target.store(path_of(millis % 2), [b"<document/>"], snapshot(millis % 2, millis))
+    assert len(tried) == 3  # past 8 lines, then 18 and 38: the record doubled each time
+    assert recorded(ftps) == {path_of(0): snapshot(0, 38), path_of(1): snapshot(1, 39)}
