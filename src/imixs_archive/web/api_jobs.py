@@ -4,9 +4,12 @@ status and dead letters. Restore: ``api_restore.py``."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter
+from fastapi.types import DecoratedCallable
 from pydantic import BaseModel, Field
 
 from imixs_archive.errors import ArchiveError, NotFoundError
@@ -21,7 +24,7 @@ from imixs_archive.sync.jobs import resync_job
 from imixs_archive.sync.resync import request_cancel
 from imixs_archive.sync.status import dead_letters, retry_dead_letters
 from imixs_archive.timezones import zone
-from imixs_archive.web.api_models import CONFLICT, JobStatusAnswer
+from imixs_archive.web.api_models import CONFLICT, JobStatusAnswer, Responses
 from imixs_archive.web.backup_folders import inside_backup_dir
 from imixs_archive.web.dependencies import Manager, Reader, Services, Svc
 from imixs_archive.web.integrations import WorkflowLink, not_configured, sync_overview
@@ -60,6 +63,33 @@ def job_status(svc: Services, name: str, last: dict[str, Any] | None = None) -> 
     return answer
 
 
+def starts_job(
+    router: APIRouter, path: str, summary: str, conflict: Responses = CONFLICT
+) -> Callable[[DecoratedCallable], DecoratedCallable]:
+    """Declares ``POST path``, a route that starts a job: 202 and its status, or 409
+    (``conflict``) while a job of that name runs."""
+    return router.post(
+        path,
+        status_code=202,
+        summary=summary,
+        response_model=None,
+        responses={202: {"model": JobStatusAnswer}, **conflict},
+    )
+
+
+def answers_job(
+    router: APIRouter, method: str, path: str, summary: str
+) -> Callable[[DecoratedCallable], DecoratedCallable]:
+    """Declares ``method path``, a route that answers a job's status."""
+    return router.api_route(
+        path,
+        methods=[method],
+        summary=summary,
+        response_model=None,
+        responses={200: {"model": JobStatusAnswer}},
+    )
+
+
 def _status(svc: Services, name: str) -> dict[str, Any]:
     """:func:`job_status`, with ``last``: the last run the store recorded of a job it
     records (``verify``, ``backup``: whichever process ran it)."""
@@ -82,22 +112,12 @@ def list_jobs(svc: Svc, _who: Reader) -> list[dict[str, Any]]:
     return [_status(svc, name) for name in JOB_NAMES]
 
 
-@router.get(
-    "/jobs/{name}",
-    summary="One job's current or last run",
-    response_model=None,
-    responses={200: {"model": JobStatusAnswer}},
-)
+@answers_job(router, "GET", "/jobs/{name}", "One job's current or last run")
 def get_job(name: str, svc: Svc, _who: Reader) -> dict[str, Any]:
     return _status(svc, name)
 
 
-@router.post(
-    "/jobs/{name}/stop",
-    summary="Ask a running job to stop",
-    response_model=None,
-    responses={200: {"model": JobStatusAnswer}},
-)
+@answers_job(router, "POST", "/jobs/{name}/stop", "Ask a running job to stop")
 def stop_job(name: str, svc: Svc, _who: Manager) -> dict[str, Any]:
     """A no-op for a job that is not running (its status is answered as is)."""
     if svc.jobs.status(name) is None:
@@ -121,23 +141,12 @@ def verify_job(svc: Services) -> Any:
     return run
 
 
-@router.post(
-    "/verify",
-    status_code=202,
-    summary="Start verifying the whole archive",
-    response_model=None,
-    responses={202: {"model": JobStatusAnswer}, **CONFLICT},
-)
+@starts_job(router, "/verify", "Start verifying the whole archive")
 def start_verify(svc: Svc, _who: Manager) -> dict[str, Any]:
     return svc.jobs.start("verify", verify_job(svc), message="verifying").to_json()
 
 
-@router.get(
-    "/verify",
-    summary="Status and findings of the last verify",
-    response_model=None,
-    responses={200: {"model": JobStatusAnswer}},
-)
+@answers_job(router, "GET", "/verify", "Status and findings of the last verify")
 def get_verify(svc: Svc, _who: Reader) -> dict[str, Any]:
     return _status(svc, "verify")
 
@@ -189,32 +198,16 @@ def backup_job(svc: Services, request: BackupRequest) -> Any:
     if request.ftps:
         return ftps_backup_job(svc, request)
     root = inside_backup_dir(svc.settings, request.folder, must_exist=False)
-
-    def run(job: Job) -> str:
-        job.progress(snapshots=0, target=str(root))
-
-        def seen(_snapshot_id: str) -> None:
-            job.add(snapshots=1)
-            job.check_stop()
-
-        summary = backup(
-            svc.archive,
-            root,
-            first=request.from_day,
-            last=request.to_day,
-            tz=zone(svc.settings.timezone),
-            all_snapshots=request.all_snapshots,
-            on_snapshot=seen,
-        )
-        return _finished(job, summary, str(root))
-
-    return run
-
-
-def _finished(job: Job, summary: BackupSummary, target: str) -> str:
-    """A backup's result, and its final message."""
-    job.set_result(summary.result(target, MAX_LISTED))
-    return summary.words(target)
+    write = functools.partial(
+        backup,
+        svc.archive,
+        root,
+        first=request.from_day,
+        last=request.to_day,
+        tz=zone(svc.settings.timezone),
+        all_snapshots=request.all_snapshots,
+    )
+    return _backup_run(str(root), write)
 
 
 def ftps_backup_job(svc: Services, request: BackupRequest) -> Any:
@@ -222,47 +215,44 @@ def ftps_backup_job(svc: Services, request: BackupRequest) -> Any:
     if request.all_snapshots or request.folder.strip():
         raise BadRequestError("an FTPS backup takes neither a folder nor all_snapshots")
     location = FtpsLocation.from_settings(svc.settings)
+    write = functools.partial(
+        backup_to_location,
+        svc.archive,
+        location,
+        svc.settings,
+        first=request.from_day,
+        last=request.to_day,
+        overwrite=svc.settings.backup_ftp_overwrite,
+    )
+    return _backup_run(str(location), write)
+
+
+def _backup_run(target: str, write: Callable[..., BackupSummary]) -> Callable[[Job], str]:
+    """The job of a backup to ``target``: ``write`` called with ``on_snapshot``, which
+    counts each snapshot written and stops the backup there when a stop was asked."""
 
     def run(job: Job) -> str:
-        job.progress(snapshots=0, target=str(location))
+        job.progress(snapshots=0, target=target)
 
         def seen(_snapshot_id: str) -> None:
             job.add(snapshots=1)
             job.check_stop()
 
-        summary = backup_to_location(
-            svc.archive,
-            location,
-            svc.settings,
-            first=request.from_day,
-            last=request.to_day,
-            overwrite=svc.settings.backup_ftp_overwrite,
-            on_snapshot=seen,
-        )
-        return _finished(job, summary, str(location))
+        summary = write(on_snapshot=seen)
+        job.set_result(summary.result(target, MAX_LISTED))
+        return summary.words(target)
 
     return run
 
 
-@router.post(
-    "/backup",
-    status_code=202,
-    summary="Start a backup to ARCHIVE_BACKUP_DIR or to the FTPS target",
-    response_model=None,
-    responses={202: {"model": JobStatusAnswer}, **CONFLICT},
-)
+@starts_job(router, "/backup", "Start a backup to ARCHIVE_BACKUP_DIR or to the FTPS target")
 def start_backup(body: BackupRequest, svc: Svc, _who: Manager) -> dict[str, Any]:
     if body.from_day and body.to_day and body.from_day > body.to_day:
         raise BadRequestError("from is after to")
     return svc.jobs.start("backup", backup_job(svc, body), message="backing up").to_json()
 
 
-@router.get(
-    "/backup",
-    summary="Status of the last backup",
-    response_model=None,
-    responses={200: {"model": JobStatusAnswer}},
-)
+@answers_job(router, "GET", "/backup", "Status of the last backup")
 def get_backup(svc: Svc, _who: Reader) -> dict[str, Any]:
     return _status(svc, "backup")
 
@@ -307,13 +297,7 @@ def retry_dead_letter(event_id: str, svc: Svc, _who: Manager) -> dict[str, Any]:
     return {"requeued": [vars(letter) for letter in letters]}
 
 
-@router.post(
-    "/sync/resync",
-    status_code=202,
-    summary="Start a resync (syncpoint walk)",
-    response_model=None,
-    responses={202: {"model": JobStatusAnswer}, **CONFLICT},
-)
+@starts_job(router, "/sync/resync", "Start a resync (syncpoint walk)")
 def start_resync(body: ResyncRequest, svc: Svc, _who: Manager) -> dict[str, Any]:
     link = workflow(svc, "resync")
     job = resync_job(link.archive, link.client, link.settings, body.from_millis)

@@ -15,8 +15,8 @@ from imixs_archive.ledger.schedule import LedgerSchedule, ledger_status, sign_no
 from imixs_archive.ledger.sequencer import Sequencer
 from imixs_archive.ledger.verify import last_verify, verify_ledger
 from imixs_archive.services.jobs import MAX_LISTED, Job
-from imixs_archive.web.api_jobs import job_status
-from imixs_archive.web.api_models import JobStatusAnswer
+from imixs_archive.web.api_jobs import answers_job, job_status, starts_job
+from imixs_archive.web.api_models import Responses
 from imixs_archive.web.dependencies import Auditor, Manager, Reader, Services, Svc
 from imixs_archive.web.problems import PROBLEM_RESPONSES
 
@@ -24,7 +24,7 @@ router = APIRouter(prefix="/api/ledger", tags=["ledger"], responses=PROBLEM_RESP
 JOB = "ledger-verify"
 
 
-def _conflict(text: str) -> dict[int | str, dict[str, Any]]:
+def _conflict(text: str) -> Responses:
     """A 409 problem answer, for the OpenAPI description (PROBLEM_RESPONSES has none)."""
     return {409: {**PROBLEM_RESPONSES[400], "description": text}}
 
@@ -95,22 +95,18 @@ def verify_job(svc: Services) -> Any:
     return run
 
 
-@router.post(
+@starts_job(
+    router,
     "/verify",
-    status_code=202,
-    summary="Start ledger verify (resumes a stopped one)",
-    response_model=None,
-    responses={202: {"model": JobStatusAnswer}, **_conflict("ledger verify is running already")},
+    "Start ledger verify (resumes a stopped one)",
+    _conflict("ledger verify is running already"),
 )
 def start_verify(svc: Svc, _who: Manager) -> dict[str, Any]:
     return svc.jobs.start(JOB, verify_job(svc), message="verifying the ledger").to_json()
 
 
-@router.get(
-    "/verify",
-    summary="Status and findings of the last ledger verify of this service",
-    response_model=None,
-    responses={200: {"model": JobStatusAnswer}},
+@answers_job(
+    router, "GET", "/verify", "Status and findings of the last ledger verify of this service"
 )
 def get_verify(svc: Svc, _who: Reader) -> dict[str, Any]:
     return job_status(svc, JOB, last=last_verify(svc.archive))

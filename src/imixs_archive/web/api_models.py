@@ -102,7 +102,10 @@ class PushReport(_Answer):
     failed: list[dict[str, str]] = Field(description="{where, message}: empty in a 200/201")
 
 
-CONFLICT: dict[int | str, dict[str, Any]] = {
+Responses = dict[int | str, dict[str, Any]]
+"""A route's ``responses=``: what it answers, by status code, for the OpenAPI description."""
+
+CONFLICT: Responses = {
     409: {**PROBLEM_RESPONSES[400], "description": "a job of that name is running already"}
 }
 """The 409 of a route that starts a job (one run per name at a time)."""
@@ -123,11 +126,11 @@ DOCUMENT_CONTENT = {
 """A snapshot or state document: ``<data><document>`` XML (default), Imixs JSON or HTML,
 by ``format`` or ``Accept``."""
 
-DOCUMENT_RESPONSES: dict[int | str, dict[str, Any]] = {
+DOCUMENT_RESPONSES: Responses = {
     200: {"description": "the document (XML, JSON or HTML)", "content": DOCUMENT_CONTENT}
 }
 
-FILE_RESPONSES: dict[int | str, dict[str, Any]] = {
+FILE_RESPONSES: Responses = {
     200: {
         "description": "the file's bytes (cut short, never completed, when stored data "
         "fails its check after the answer started)",

@@ -27,8 +27,8 @@ from imixs_archive.recovery.ftps import FtpsLocation
 from imixs_archive.recovery.restore import RestoreRange, parse_filter
 from imixs_archive.services.jobs import JobStatus
 from imixs_archive.timezones import zone
-from imixs_archive.web.api_jobs import job_status, workflow
-from imixs_archive.web.api_models import CONFLICT, JobStatusAnswer, RestoreOne
+from imixs_archive.web.api_jobs import answers_job, job_status, starts_job, workflow
+from imixs_archive.web.api_models import RestoreOne
 from imixs_archive.web.backup_folders import inside_backup_dir
 from imixs_archive.web.dependencies import Manager, Reader, Services, Svc
 from imixs_archive.web.integrations import restore_overview
@@ -171,13 +171,7 @@ def get_restore(svc: Svc, _who: Reader) -> dict[str, Any]:
     }
 
 
-@router.post(
-    "",
-    status_code=202,
-    summary="Start a restore (or dry run) of a $modified range",
-    response_model=None,
-    responses={202: {"model": JobStatusAnswer}, **CONFLICT},
-)
+@starts_job(router, "", "Start a restore (or dry run) of a $modified range")
 def start_restore(body: RestoreRequest, svc: Svc, _who: Manager) -> dict[str, Any]:
     """The job's result holds the counts; a dry run's also ``planned`` (instance,
     snapshot, bytes; the first 1,000), ``planned_count`` and ``planned_bytes``."""
@@ -188,12 +182,8 @@ def start_restore(body: RestoreRequest, svc: Svc, _who: Manager) -> dict[str, An
     return svc.jobs.start(JOB, job, message=message).to_json()
 
 
-@router.post(
-    "/as-of",
-    status_code=202,
-    summary="Back to a point in time: the plan (dry run), then the restore (confirmed)",
-    response_model=None,
-    responses={202: {"model": JobStatusAnswer}, **CONFLICT},
+@starts_job(
+    router, "/as-of", "Back to a point in time: the plan (dry run), then the restore (confirmed)"
 )
 def start_as_of(body: AsOfRequest, svc: Svc, _who: Manager) -> dict[str, Any]:
     """Every instance changed after ``as_of`` back to its newest snapshot at or before it.
@@ -205,12 +195,7 @@ def start_as_of(body: AsOfRequest, svc: Svc, _who: Manager) -> dict[str, Any]:
     return start_as_of_job(svc, body).to_json()
 
 
-@router.post(
-    "/stop",
-    summary="Stop a running restore (any kind)",
-    response_model=None,
-    responses={200: {"model": JobStatusAnswer}},
-)
+@answers_job(router, "POST", "/stop", "Stop a running restore (any kind)")
 def stop_restore(svc: Svc, _who: Manager) -> dict[str, Any]:
     workflow(svc, "restore")
     if svc.jobs.status(JOB) is None:  # nothing to stop
@@ -235,13 +220,7 @@ def restore_snapshot(snapshot_id: str, svc: Svc, _who: Manager) -> dict[str, Any
     }
 
 
-@router.post(
-    "/instance/{uniqueid}",
-    status_code=202,
-    summary="Restore every snapshot of one instance",
-    response_model=None,
-    responses={202: {"model": JobStatusAnswer}, **CONFLICT},
-)
+@starts_job(router, "/instance/{uniqueid}", "Restore every snapshot of one instance")
 def restore_instance(uniqueid: str, svc: Svc, _who: Manager) -> dict[str, Any]:
     """Oldest first, each snapshot the workflow does not hold (404 for an instance with no
     snapshots in the archive)."""
@@ -251,12 +230,8 @@ def restore_instance(uniqueid: str, svc: Svc, _who: Manager) -> dict[str, Any]:
     return svc.jobs.start(JOB, job, message=f"restoring {uniqueid}").to_json()
 
 
-@router.post(
-    "/source",
-    status_code=202,
-    summary="Restore from a backup folder on the server, or from the FTPS target",
-    response_model=None,
-    responses={202: {"model": JobStatusAnswer}, **CONFLICT},
+@starts_job(
+    router, "/source", "Restore from a backup folder on the server, or from the FTPS target"
 )
 def restore_source(body: SourceRequest, svc: Svc, _who: Manager) -> dict[str, Any]:
     """Posts each snapshot of the folder's XML files (or the FTPS target's) that the
