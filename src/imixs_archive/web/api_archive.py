@@ -7,9 +7,11 @@ import base64
 import binascii
 import datetime as dt
 import re
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
+from fastapi.types import DecoratedCallable
 from starlette.concurrency import run_in_threadpool
 from starlette.convertors import register_url_convertor
 from starlette.requests import Request
@@ -102,11 +104,22 @@ def _text(value: Any, tz: dt.tzinfo | None = None) -> str:
 
 
 # ---- section 6: the Java service's API -----------------------------------------------
-# Each answers HEAD too, as JAX-RS does for a GET resource: its headers, no body read.
 
 
-@router.head("/archive/snapshot/{snapshot_id}", include_in_schema=False)
-@router.get(
+def get_and_head(path: str, **route: Any) -> Callable[[DecoratedCallable], DecoratedCallable]:
+    """Declares ``GET path`` and ``HEAD path`` (left out of the OpenAPI description): each
+    route of the Java service's API answers HEAD too, as JAX-RS does for a GET resource,
+    with its headers and no body read (``headers_only``)."""
+
+    def declare(endpoint: DecoratedCallable) -> DecoratedCallable:
+        declared = router.get(path, **route)(endpoint)
+        router.head(path, include_in_schema=False)(endpoint)
+        return declared
+
+    return declare
+
+
+@get_and_head(
     "/archive/snapshot/{snapshot_id}",
     summary="A snapshot, files merged back",
     response_class=Response,
@@ -123,8 +136,7 @@ def get_snapshot(
     return headers_only(request, document_response(request, svc, doc, format))
 
 
-@router.head("/archive/snapshot/{snapshot_id}/file/{name:anyname}", include_in_schema=False)
-@router.get(
+@get_and_head(
     "/archive/snapshot/{snapshot_id}/file/{name:anyname}",
     summary="One attachment",
     response_class=Response,
@@ -152,8 +164,7 @@ ContentType = Annotated[
 ]
 
 
-@router.head("/archive/md5/{md5}", include_in_schema=False)
-@router.get(
+@get_and_head(
     "/archive/md5/{md5}",
     summary="The bytes of the file with this MD5",
     response_class=Response,
@@ -171,8 +182,7 @@ def get_file_by_md5(
     return headers_only(request, file_response(request, content, media_type, etag=content.key))
 
 
-@router.head("/archive/metadata", include_in_schema=False)
-@router.get(
+@get_and_head(
     "/archive/metadata",
     summary="The service state document",
     response_class=Response,
@@ -182,10 +192,8 @@ def get_metadata(request: Request, svc: Svc, _who: Reader, format: Format = None
     return document_response(request, svc, svc.archive.state.load(), format)
 
 
-@router.head("/metadata", include_in_schema=False)
-@router.get("/metadata", summary="syncpoint and count as text", include_in_schema=False)
-@router.head("/metadata/", include_in_schema=False)
-@router.get(
+@get_and_head("/metadata", summary="syncpoint and count as text", include_in_schema=False)
+@get_and_head(
     "/metadata/",
     summary="The resync's syncpoint and count as text (as the Java service)",
     response_class=PlainTextResponse,
