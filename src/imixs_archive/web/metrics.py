@@ -37,52 +37,36 @@ Gauges = Callable[[], Iterable[tuple[str, str, float, Mapping[str, str]]]]
 class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
-        r = self.registry
-        self.requests = Counter(
-            f"{PREFIX}_http_requests",
-            "HTTP requests answered.",
-            ["method", "route", "status"],
-            registry=r,
+        self.requests = self._counter(
+            "http_requests", "HTTP requests answered.", "method", "route", "status"
         )
-        self.latency = Histogram(
-            f"{PREFIX}_http_request_duration_seconds",
+        self.latency = self._histogram(
+            "http_request_duration_seconds",
             "Time to answer an HTTP request, body included.",
-            ["method", "route"],
-            buckets=LATENCY_BUCKETS,
-            registry=r,
+            "method",
+            "route",
         )
-        self.store_ops = Histogram(
-            f"{PREFIX}_store_operation_duration_seconds",
+        self.store_ops = self._histogram(
+            "store_operation_duration_seconds",
             "Store operations by kind and table (a scan is timed until fully read).",
-            ["operation", "table"],
-            buckets=LATENCY_BUCKETS,
-            registry=r,
+            "operation",
+            "table",
         )
-        self.store_errors = Counter(
-            f"{PREFIX}_store_errors",
-            "Store operations that raised.",
-            ["operation", "table"],
-            registry=r,
+        self.store_errors = self._counter(
+            "store_errors", "Store operations that raised.", "operation", "table"
         )
-        self.piece_bytes = Counter(
-            f"{PREFIX}_stored_piece_bytes",
-            "Bytes of new pieces written to the store.",
-            registry=r,
+        self.piece_bytes = self._counter(
+            "stored_piece_bytes", "Bytes of new pieces written to the store."
         )
-        self.ingested_bytes = Counter(
-            f"{PREFIX}_ingested_bytes",
+        self.ingested_bytes = self._counter(
+            "ingested_bytes",
             "Attachment bytes ingested: logical (as the snapshots carry them) and new "
             "(not stored before); logical/new is the dedup ratio of recent ingests.",
-            ["kind"],
-            registry=r,
+            "kind",
         )
-        self.snapshots = Counter(
-            f"{PREFIX}_snapshots_ingested",
-            "Snapshots received, by source and outcome.",
-            ["source", "outcome"],
-            registry=r,
+        self.snapshots = self._counter(
+            "snapshots_ingested", "Snapshots received, by source and outcome.", "source", "outcome"
         )
-
         self._initialise()
 
     def _initialise(self) -> None:
@@ -99,6 +83,15 @@ class Metrics:
                 self.store_errors.labels(operation, table.name)
         self.requests.labels("GET", "/metrics", "200")
         self.latency.labels("GET", "/metrics")
+
+    def _counter(self, name: str, help_text: str, *labels: str) -> Counter:
+        return Counter(f"{PREFIX}_{name}", help_text, labels, registry=self.registry)
+
+    def _histogram(self, name: str, help_text: str, *labels: str) -> Histogram:
+        """Times in seconds, in the buckets of ``LATENCY_BUCKETS``."""
+        return Histogram(
+            f"{PREFIX}_{name}", help_text, labels, buckets=LATENCY_BUCKETS, registry=self.registry
+        )
 
     def add_gauges(self, gauges: Gauges) -> None:
         self.registry.register(_GaugeCollector(gauges))
