@@ -19,7 +19,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from imixs_archive import __version__
 from imixs_archive.config import Settings
@@ -52,6 +52,7 @@ from imixs_archive.web import (
 from imixs_archive.web.auth import Authenticator, TokenVerifier
 from imixs_archive.web.dashboard import DashboardCache
 from imixs_archive.web.dependencies import Services
+from imixs_archive.web.http_middleware import HttpMiddleware
 from imixs_archive.web.integrations import WorkflowLink
 from imixs_archive.web.limits import RequestBudget
 from imixs_archive.web.metrics import MeteredBackend, Metrics, RequestMetrics
@@ -246,17 +247,10 @@ def local_dates(value: Any, tz: dt.tzinfo) -> Any:
     return local_time(value, tz) if isinstance(value, dt.datetime) else value
 
 
-class SecurityHeaders:
+class SecurityHeaders(HttpMiddleware):
     """Headers every answer carries; HTML pages also get a strict CSP (no inline script)."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         async def add_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))

@@ -17,19 +17,17 @@ import anyio.to_thread
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from imixs_archive.budget import Budget, within
+from imixs_archive.web.http_middleware import HttpMiddleware
 
 
-class RequestBudget:
+class RequestBudget(HttpMiddleware):
     """Each request runs under a budget of ``seconds`` (None or 0: only cancellation)."""
 
     def __init__(self, app: ASGIApp, seconds: float | None) -> None:
-        self.app = app
+        super().__init__(app)
         self.seconds = seconds
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         budget = Budget(self.seconds)
         inbox: asyncio.Queue[Message] = asyncio.Queue(maxsize=1)
 

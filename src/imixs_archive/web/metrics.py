@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from imixs_archive.storage.base import Backend, Row, ScanOptions
 from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import DOCUMENTS_DATA, TABLES, Table
+from imixs_archive.web.http_middleware import HttpMiddleware
 
 PREFIX = "imixs_archive"
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
@@ -212,17 +213,14 @@ class MeteredBackend(DelegatingBackend):
             self.inner.delete(table, key, written_before=written_before)
 
 
-class RequestMetrics:
+class RequestMetrics(HttpMiddleware):
     """ASGI middleware: counts and times every HTTP request by its route template."""
 
     def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
-        self.app = app
+        super().__init__(app)
         self.metrics = metrics
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         start = time.perf_counter()
         status = 500
         root_path = str(scope.get("root_path", ""))

@@ -38,6 +38,7 @@ from imixs_archive.errors import (
 from imixs_archive.ledger.forks import ForkError
 from imixs_archive.services.jobs import JobBusyError, ShuttingDownError
 from imixs_archive.web.auth import AccessDeniedError, NotAuthenticatedError, TooManyLoginsError
+from imixs_archive.web.http_middleware import HttpMiddleware
 
 log = logging.getLogger(__name__)
 
@@ -294,7 +295,7 @@ class _QuietCut(logging.Filter):
 _QUIET_CUT = _QuietCut()
 
 
-class CutShort:
+class CutShort(HttpMiddleware):
     """ASGI middleware: an archive error (stored data failing its check) once an answer
     has started streaming can no longer become a problem answer. The answer is left
     unfinished, so the server closes the connection short of its ``Content-Length`` (or
@@ -302,15 +303,12 @@ class CutShort:
     request and the fault, not a traceback."""
 
     def __init__(self, app: ASGIApp) -> None:
-        self.app = app
+        super().__init__(app)
         server_log = logging.getLogger("uvicorn.error")
         if _QUIET_CUT not in server_log.filters:
             server_log.addFilter(_QUIET_CUT)
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = False
 
         async def watch(message: Message) -> None:
