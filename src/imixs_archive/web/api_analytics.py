@@ -45,6 +45,7 @@ from imixs_archive.analytics.process_steps import check_groups
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.errors import ConfigError
 from imixs_archive.timezones import zone, zone_label
+from imixs_archive.web.api_models import download
 from imixs_archive.web.dependencies import Reader, Services, Svc
 from imixs_archive.web.export_stream import Pipe, iter_rest, start_writer
 from imixs_archive.web.problems import PROBLEM_RESPONSES, BadRequestError
@@ -212,15 +213,7 @@ def export_filename(spec: ExportSpec) -> str:
     "/export",
     summary="Chosen items of every snapshot as Parquet or CSV (streamed)",
     response_class=Response,
-    responses={
-        200: {
-            "description": "the table, as a download",
-            "content": {
-                media: {"schema": {"type": "string", "format": "binary"}}
-                for media in MEDIA_TYPES.values()
-            },
-        }
-    },
+    responses=download("the table, as a download", MEDIA_TYPES.values()),
 )
 async def get_export(
     svc: Svc,
@@ -247,15 +240,7 @@ async def get_export(
     "/eventlog",
     summary="The event log for process mining: XES, XES.gz or OCEL 2.0 JSON (streamed)",
     response_class=Response,
-    responses={
-        200: {
-            "description": "the event log, as a download",
-            "content": {
-                media: {"schema": {"type": "string", "format": "binary"}}
-                for media in sorted(set(LOG_MEDIA_TYPES.values()))
-            },
-        }
-    },
+    responses=download("the event log, as a download", sorted(set(LOG_MEDIA_TYPES.values()))),
 )
 async def get_event_log(
     svc: Svc,

@@ -9,6 +9,7 @@ XML, attachments, Prometheus text) is declared by media type.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -116,6 +117,11 @@ HELD = {**PROBLEM_RESPONSES[400], "description": "the process instance is under 
 def _text(*media: str, binary: bool = False) -> dict[str, Any]:
     schema = {"type": "string", "format": "binary"} if binary else {"type": "string"}
     return {name: {"schema": schema} for name in media}
+
+
+def download(description: str, media: Iterable[str]) -> Responses:
+    """The 200 of a route that answers a file to download, of one of the ``media`` types."""
+    return {200: {"description": description, "content": _text(*media, binary=True)}}
 
 
 DOCUMENT_CONTENT = {

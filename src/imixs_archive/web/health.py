@@ -29,6 +29,7 @@ from imixs_archive.services.job_runs import latest
 from imixs_archive.services.jobs import JOB_NAMES, JobState
 from imixs_archive.sync.counters import REPORTED
 from imixs_archive.sync.status import dead_letters
+from imixs_archive.web.api_models import Responses
 from imixs_archive.web.dependencies import Reader, Services, Svc
 from imixs_archive.web.descriptors import descriptors_in_use
 from imixs_archive.web.integrations import WorkflowLink
@@ -69,10 +70,18 @@ _MP = {
     },
     "required": ["status", "checks"],
 }
-MP_RESPONSES: dict[int | str, dict[str, Any]] = {
-    200: {"description": "UP", "content": {"application/json": {"schema": _MP}}},
-    503: {"description": "DOWN: a check failed", "content": {"application/json": {"schema": _MP}}},
-}
+
+
+def _probe(schema: dict[str, Any], up: str, down: str) -> Responses:
+    """A probe's answers: 200 (``up``) and 503 (``down``), both JSON of ``schema``."""
+    content = {"application/json": {"schema": schema}}
+    return {
+        200: {"description": up, "content": content},
+        503: {"description": down, "content": content},
+    }
+
+
+MP_RESPONSES = _probe(_MP, "UP", "DOWN: a check failed")
 """The MicroProfile Health answers (as the Java service's WildFly probe)."""
 
 LIVENESS_WAIT = 5.0
@@ -82,13 +91,7 @@ LIVENESS_WAIT = 5.0
 @router.get(
     "/healthz",
     summary="The process is up and can still work",
-    responses={
-        200: {"description": "ok", "content": {"application/json": {"schema": _STATUS}}},
-        503: {
-            "description": "every worker thread has been busy for seconds",
-            "content": {"application/json": {"schema": _STATUS}},
-        },
-    },
+    responses=_probe(_STATUS, "ok", "every worker thread has been busy for seconds"),
 )
 async def healthz() -> JSONResponse:
     waited = await workers_free(LIVENESS_WAIT)
@@ -200,13 +203,7 @@ def store_check(svc: Services) -> tuple[bool, str, float]:
 @router.get(
     "/readyz",
     summary="The store is reachable and sync is not stalled",
-    responses={
-        200: {"description": "ready", "content": {"application/json": {"schema": _READY}}},
-        503: {
-            "description": "not ready: the failing check says why (`ok`: false)",
-            "content": {"application/json": {"schema": _READY}},
-        },
-    },
+    responses=_probe(_READY, "ready", "not ready: the failing check says why (`ok`: false)"),
 )
 async def readyz(svc: Svc) -> JSONResponse:
     ok, message, seconds = await run_in_threadpool(store_check, svc)
