@@ -19,6 +19,9 @@ NARROW = 360
 """Each chart is drawn twice: 640 units wide for a desktop, 360 for a phone (the style
 sheet shows one). A phone scaling the wide one down drew its labels 6 px high."""
 RIGHT, TOP, BOTTOM = 12, 12, 36
+PLOT_H = HEIGHT - TOP - BOTTOM
+"""The height of a chart's plot (a label of more lines below it makes the chart higher)."""
+NO_DATA = Markup('<p class="empty">No data yet.</p>')
 CHAR = 7.2
 """Width of a label's character in units (11 px text; digits are the widest), for
 making room: labels are placed or shortened so that none is cut at the edge."""
@@ -146,10 +149,9 @@ def _frame(
 ) -> str:
     """Grid, tick labels and ``body`` in an SVG ``height`` high (the plot is the same
     height: more room below it is for labels of more than one line)."""
-    plot_h = HEIGHT - TOP - BOTTOM
     grid = []
     for step, tick in enumerate(_ticks(peak, fmt)):
-        y = TOP + plot_h - plot_h * step / 4
+        y = TOP + PLOT_H - PLOT_H * step / 4
         grid.append(
             f'<line class="grid" x1="{left:.1f}" x2="{width - RIGHT}" y1="{y:.1f}" y2="{y:.1f}"/>'
             f'<text class="axis" x="{left - 6:.1f}" y="{y + 4:.1f}" text-anchor="end">'
@@ -197,24 +199,28 @@ def _x_labels(labels: Sequence[str], x_of: Callable[[int], float], width: float)
     ]
 
 
+def _column(css: str, x: float, width: float, value: float, peak: float, title: str) -> str:
+    """A bar of ``value`` (on an axis up to ``peak``) standing on the plot's floor at
+    ``x``, ``css`` its class and ``title`` its tooltip."""
+    height = PLOT_H * value / peak
+    return (
+        f'<rect class="{css}" x="{x:.1f}" y="{TOP + PLOT_H - height:.1f}" '
+        f'width="{max(width, 1):.1f}" height="{height:.1f}"><title>{escape(title)}</title></rect>'
+    )
+
+
 def bar_chart(label: str, points: Sequence[tuple[str, float]], fmt: Format = _number) -> Markup:
     """Vertical bars, one per (label, value), in order."""
     if not points:
-        return Markup('<p class="empty">No data yet.</p>')
+        return NO_DATA
     peak, left = _axis([value for _, value in points], fmt)
 
     def draw(width: int) -> str:
-        plot_w, plot_h = width - left - RIGHT, HEIGHT - TOP - BOTTOM
-        slot = plot_w / len(points)
+        slot = (width - left - RIGHT) / len(points)
         body = []
         for index, (name, value) in enumerate(points):
-            height = plot_h * value / peak
             x = left + index * slot + slot * 0.1
-            body.append(
-                f'<rect class="bar" x="{x:.1f}" y="{TOP + plot_h - height:.1f}" '
-                f'width="{max(slot * 0.8, 1):.1f}" height="{height:.1f}">'
-                f"<title>{escape(name)}: {escape(fmt(value))}</title></rect>"
-            )
+            body.append(_column("bar", x, slot * 0.8, value, peak, f"{name}: {fmt(value)}"))
         names = [p[0] for p in points]
         body += _x_labels(names, lambda i: left + (i + 0.5) * slot, width)
         return _frame(label, body, peak, fmt, width, left)
@@ -230,11 +236,11 @@ def line_chart(
 ) -> Markup:
     """Lines over the same x labels; series are styled ``series-0``, ``series-1``..."""
     if not labels:
-        return Markup('<p class="empty">No data yet.</p>')
+        return NO_DATA
     peak, left = _axis([v for _, values in series for v in values], fmt)
 
     def draw(width: int) -> str:
-        plot_w, plot_h = width - left - RIGHT, HEIGHT - TOP - BOTTOM
+        plot_w = width - left - RIGHT
         step = plot_w / max(len(labels) - 1, 1)
 
         def x_of(i: int) -> float:
@@ -242,7 +248,7 @@ def line_chart(
 
         body = []
         for number, (name, values) in enumerate(series):
-            coords = [(x_of(i), TOP + plot_h - plot_h * v / peak) for i, v in enumerate(values)]
+            coords = [(x_of(i), TOP + PLOT_H - PLOT_H * v / peak) for i, v in enumerate(values)]
             path = " ".join(f"{x:.1f},{y:.1f}" for x, y in coords)
             body.append(f'<polyline class="line series-{number}" points="{path}"/>')
             body += [
@@ -262,7 +268,7 @@ def hbar_chart(label: str, points: Sequence[tuple[str, float]], fmt: Format = _n
     left of its bar when every label fits there, else above it (a phone's width): whole,
     not shortened, as long as it fits the chart's width."""
     if not points:
-        return Markup('<p class="empty">No data yet.</p>')
+        return NO_DATA
     rows = list(points)[:12]
     peak = max(value for _, value in rows) or 1
     values = [fmt(value) for _, value in rows]
@@ -312,26 +318,21 @@ def grouped_bar_chart(
     """One group of bars per category, one bar per series in it (styled ``series-N``),
     e.g. the lead-time percentiles of each workflow group."""
     if not categories or not series:
-        return Markup('<p class="empty">No data yet.</p>')
+        return NO_DATA
     peak, left = _axis([v for _, values in series for v in values], fmt)
 
     def draw(width: int) -> str:
-        plot_w, plot_h = width - left - RIGHT, HEIGHT - TOP - BOTTOM
-        slot = plot_w / len(categories)
+        slot = (width - left - RIGHT) / len(categories)
         bar_w = slot * 0.8 / len(series)
         names = [_wrap(name, slot - 6) for name in categories]
         extra = (max(len(lines) for lines in names) - 1) * LINE
         body = []
         for index, category in enumerate(categories):
             for number, (name, values) in enumerate(series):
-                value = values[index]
-                height = plot_h * value / peak
                 x = left + index * slot + slot * 0.1 + number * bar_w
+                title = f"{category} {name}: {fmt(values[index])}"
                 body.append(
-                    f'<rect class="bar series-{number}" x="{x:.1f}" '
-                    f'y="{TOP + plot_h - height:.1f}" width="{max(bar_w - 1, 1):.1f}" '
-                    f'height="{height:.1f}"><title>{escape(category)} {escape(name)}: '
-                    f"{escape(fmt(value))}</title></rect>"
+                    _column(f"bar series-{number}", x, bar_w - 1, values[index], peak, title)
                 )
         for i, lines in enumerate(names):
             x = left + (i + 0.5) * slot
