@@ -23,7 +23,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from imixs_archive import __version__
 from imixs_archive.config import Settings
-from imixs_archive.humanize import human_bytes
+from imixs_archive.humanize import human_age, human_bytes, human_duration
 from imixs_archive.ledger.schedule import LedgerSchedule
 from imixs_archive.periodic import Background, Lifecycle
 from imixs_archive.runtime import build_archive
@@ -180,6 +180,8 @@ def _templates(tz: dt.tzinfo) -> Jinja2Templates:
     templates.env.filters["local_dates"] = functools.partial(local_dates, tz=tz)
     templates.env.filters["inline_code"] = inline_code
     templates.env.filters["human_bytes"] = human_bytes
+    templates.env.filters["human_duration"] = human_duration
+    templates.env.filters["human_age"] = human_age
     return templates
 
 

@@ -20,7 +20,6 @@ from starlette.responses import RedirectResponse, Response
 from imixs_archive.document.conventions import SNAPSHOT_ID, is_snapshot_id, iter_files, origin_id
 from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.errors import ArchiveError
-from imixs_archive.humanize import human_age, human_bytes, human_duration
 from imixs_archive.ledger.schedule import ledger_status
 from imixs_archive.services.retention import Policy, instance_retention, retention_sentence
 from imixs_archive.timezones import zone
@@ -124,8 +123,6 @@ def monitor(request: Request, svc: Svc, user: User) -> Response:
         backup=backup_card(svc, local),
         glance=glance(svc, sync, ledger, store, local),
         store_details=store_details(store),
-        human_age=human_age,
-        human_duration=human_duration,
         ledger=ledger,
         ledger_error=ledger_error,
         store=store,
@@ -219,48 +216,20 @@ def snapshot(request: Request, snapshot_id: str, svc: Svc, user: User) -> Respon
 
 @router.get("/ui/resync")
 def resync(request: Request, svc: Svc, user: User) -> Response:
-    return page(
-        request,
-        svc,
-        user,
-        "resync.html",
-        nav="resync",
-        sync=sync_overview(svc.archive, svc.workflow),
-        job=_job(svc, "resync"),
-    )
+    sync = sync_overview(svc.archive, svc.workflow)
+    return _job_page(request, svc, user, "resync", sync=sync)
 
 
 @router.get("/ui/restore")
 def restore(request: Request, svc: Svc, user: User) -> Response:
-    return page(
-        request,
-        svc,
-        user,
-        "restore.html",
-        nav="restore",
-        restore=restore_overview(svc.archive, svc.workflow),
-        job=_job(svc, "restore"),
-        backup_dir=str(svc.settings.backup_dir),
-        ftps_target=ftps_target(svc),
-        human=human_bytes,
-    )
+    overview = restore_overview(svc.archive, svc.workflow)
+    return _job_page(request, svc, user, "restore", restore=overview, **_backup_places(svc))
 
 
 @router.get("/ui/backup")
 def backup(request: Request, svc: Svc, user: User) -> Response:
-    status = svc.jobs.status("backup")
-    verify_status = svc.jobs.status("verify")
-    return page(
-        request,
-        svc,
-        user,
-        "backup.html",
-        nav="backup",
-        job=status.to_json() if status else None,
-        verify=verify_status.to_json() if verify_status else None,
-        backup_dir=str(svc.settings.backup_dir),
-        ftps_target=ftps_target(svc),
-    )
+    verify = _job(svc, "verify")
+    return _job_page(request, svc, user, "backup", verify=verify, **_backup_places(svc))
 
 
 @router.get("/api/docs")
@@ -285,3 +254,17 @@ def api_docs(request: Request, svc: Svc, user: User) -> Response:
 def _job(svc: Services, name: str) -> dict[str, Any] | None:
     status = svc.jobs.status(name)
     return status.to_json() if status else None
+
+
+def _job_page(
+    request: Request, svc: Services, user: Principal, name: str, **context: Any
+) -> Response:
+    """The page of the job ``name`` (``<name>.html``, its entry of the menu): its current
+    or last run here (``job``) and ``context``."""
+    return page(request, svc, user, f"{name}.html", nav=name, job=_job(svc, name), **context)
+
+
+def _backup_places(svc: Services) -> dict[str, Any]:
+    """Where backups are written and read: the folder (``ARCHIVE_BACKUP_DIR``) and the
+    FTPS target (None without ``BACKUP_FTP_HOST``)."""
+    return {"backup_dir": str(svc.settings.backup_dir), "ftps_target": ftps_target(svc)}

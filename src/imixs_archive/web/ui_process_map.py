@@ -19,7 +19,6 @@ from starlette.responses import Response
 
 from imixs_archive.analytics.process_map import ProcessMap, process_map
 from imixs_archive.analytics.process_steps import workflow_groups
-from imixs_archive.humanize import human_duration
 from imixs_archive.timezones import zone
 from imixs_archive.web.dependencies import Services, Svc
 from imixs_archive.web.process_graph import (
@@ -132,7 +131,6 @@ async def process_map_page(
         layout_problem=layout_problem,
         max_steps=MAX_STEPS,
         shown_variants=SHOWN_VARIANTS,
-        duration=human_duration,
         edge_href=edge_href(name, first, last),
     )
 
@@ -169,5 +167,4 @@ async def edge_page(
         range_error=problem,
         edge=edge,
         shown=SHOWN_INSTANCES,
-        duration=human_duration,
     )

@@ -207,7 +207,6 @@ async def stats(
         last=last,
         percentiles=LEAD_PERCENTILES,
         range_error=problem,
-        human=human_bytes,
     )
 
 
@@ -259,5 +258,4 @@ async def history(request: Request, uniqueid: str, svc: Svc, user: User) -> Resp
         steps=history_rows(found, zone(svc.settings.timezone)),
         tz=zone_label(zone(svc.settings.timezone)),
         duration=human_duration(found.duration),
-        human=human_bytes,
     )
