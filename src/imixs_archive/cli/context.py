@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from imixs_archive.archive.part_runs import parse_part
 from imixs_archive.archive.snapshots import Archive
@@ -118,6 +118,15 @@ def check_range(first: dt.date | None, last: dt.date | None) -> None:
         raise ConfigError(f"--to {last} is before --from {first}")
 
 
+def day_range_options(p: argparse.ArgumentParser, zone_given: str = "--tz") -> None:
+    """``--from``/``--to``: a range of ``$modified`` days, read in the time zone
+    ``zone_given`` names (checked by :func:`check_range`)."""
+    p.add_argument(
+        "--from", dest="from_day", type=day_arg, help=f"first $modified day ({zone_given})"
+    )
+    p.add_argument("--to", dest="to_day", type=day_arg, help=f"last $modified day ({zone_given})")
+
+
 def require_snapshots_in(
     archive: Archive, first: dt.date | None, last: dt.date | None, tz: dt.tzinfo
 ) -> None:
@@ -193,6 +202,17 @@ def store_options() -> argparse.ArgumentParser:
     return common
 
 
+def store_command(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    *parents: argparse.ArgumentParser,
+    **options: Any,
+) -> argparse.ArgumentParser:
+    """The parser of a command that opens the store: it takes :func:`store_options`, then
+    the options of ``parents``."""
+    return sub.add_parser(name, parents=[store_options(), *parents], **options)
+
+
 @contextmanager
 def output(path: Path | None) -> Iterator[IO[bytes]]:
     """Standard output, or a file that appears only once it is complete."""
@@ -202,6 +222,18 @@ def output(path: Path | None) -> Iterator[IO[bytes]]:
         return
     with whole_file(path, path.with_name(path.name + ".part")) as out:
         yield out
+
+
+def part_words(part: int, parts: int) -> str:
+    """The start of the summary of one part of a shared run: ``part K of N: `` ('' for a
+    whole run)."""
+    return f"part {part} of {parts}: " if parts > 1 else ""
+
+
+def went_on(resumed: str) -> str:
+    """The summary's note on a run that went on where a stopped one ended ('' for a run
+    that began)."""
+    return f" (went on {resumed})" if resumed else ""
 
 
 def part_of(args: argparse.Namespace) -> tuple[int, int]:
