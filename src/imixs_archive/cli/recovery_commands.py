@@ -38,8 +38,9 @@ from imixs_archive.cli.restore_plan_commands import (
 from imixs_archive.config import same_store, settings_for_store
 from imixs_archive.errors import ConfigError
 from imixs_archive.recovery.backup import backup, check_parts
+from imixs_archive.recovery.backup_book import BackupSummary
 from imixs_archive.recovery.durable_files import existing_ancestor
-from imixs_archive.recovery.export import export
+from imixs_archive.recovery.export import ExportSummary, export
 from imixs_archive.recovery.ftps import is_ftps
 from imixs_archive.recovery.restore import RestoreRange, RestoreReport, parse_filter
 from imixs_archive.recovery.restore_jobs import RestoreRequest, run_restore
@@ -260,15 +261,26 @@ def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
             again = "backup" + (f" --part {part}/{parts}" if parts > 1 else "")
             print(f"stopped: the same `{again}` goes on where it stopped (--restart begins again)")
         raise
-    if args.json:
-        print_json({**summary.to_json(), "part": part, "parts": parts, "to": args.directory})
-        return _exit_code(summary.failed, summary.corrupt)
-    print_problems(failures=summary.failures)
-    print(
+    return _copied(
+        summary,
+        args.json,
+        {"part": part, "parts": parts, "to": args.directory},
         f"{part_words(part, parts)}{summary.written} written, {summary.current} already "
         f"current, {summary.failed} failed; {human_bytes(summary.bytes_written)} written to "
-        f"{args.directory}{went_on(summary.resumed)}"
+        f"{args.directory}{went_on(summary.resumed)}",
     )
+
+
+def _copied(
+    summary: BackupSummary | ExportSummary, as_json: bool, to: dict[str, object], line: str
+) -> int:
+    """What a backup or an export did: its summary as JSON with ``to`` (where it went),
+    else its failures and ``line``; its exit code."""
+    if as_json:
+        print_json({**summary.to_json(), **to})
+    else:
+        print_problems(failures=summary.failures)
+        print(line)
     return _exit_code(summary.failed, summary.corrupt)
 
 
@@ -305,13 +317,11 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
         count_progress("export: snapshots", lambda: _snapshot_total(source, True)) as tick,
     ):
         summary = export(source, target, on_snapshot=lambda _snapshot_id: tick(1))
-    if args.json:
-        print_json({**summary.to_json(), "to": args.target})
-        return _exit_code(summary.failed, summary.corrupt)
-    print_problems(failures=summary.failures)
-    print(
+    return _copied(
+        summary,
+        args.json,
+        {"to": args.target},
         f"{summary.copied} copied, {summary.present} already there, {summary.failed} failed; "
         f"{human_bytes(summary.bytes_copied)} of attachments; {summary.holds} legal holds "
-        f"placed, {summary.sync_records} sync records copied"
+        f"placed, {summary.sync_records} sync records copied",
     )
-    return _exit_code(summary.failed, summary.corrupt)
