@@ -8,6 +8,7 @@ import datetime as dt
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -21,31 +22,25 @@ from imixs_archive.services.workers import MAX_JOBS, Spread, Standby, default_jo
 from imixs_archive.timezones import zone, zone_label
 
 
+@dataclass(eq=False)
 class Context:
     """Settings, and the store opened on first use: commands that need no store (such as
     ``hash-password``) never create one."""
 
-    def __init__(
-        self,
-        settings: Settings,
-        *,
-        existing_store: bool = False,
-        writes: bool | None = None,
-        standby: Standby | None = None,
-    ) -> None:
-        """``existing_store``: the command only reads, or changes only what an archive
-        holds (``delete``, ``retention``, ``legal-hold release``), so a missing store is
-        an error (exit 4) rather than an empty one created on the spot (the parser's
-        ``reads_only``; a command may set it before it opens the archive). ``writes``: the
-        command writes into the archive it finds (the parser's ``writes``: the ``ledger``
-        commands), so the store's layout version is recorded (``runtime.build_archive``);
-        by default a command that creates none writes none. ``standby``: workers started
-        ahead for this command (``cli.standby_workers``)."""
-        self.settings = settings
-        self.existing_store = existing_store
-        self.writes = writes
-        self.standby = standby
-        self._archive: Archive | None = None
+    settings: Settings
+    _: KW_ONLY
+    existing_store: bool = False
+    """The command only reads, or changes only what an archive holds (``delete``,
+    ``retention``, ``legal-hold release``), so a missing store is an error (exit 4) rather
+    than an empty one created on the spot (the parser's ``reads_only``; a command may set
+    it before it opens the archive)."""
+    writes: bool | None = None
+    """The command writes into the archive it finds (the parser's ``writes``: the
+    ``ledger`` commands), so the store's layout version is recorded
+    (``runtime.build_archive``); by default a command that creates none writes none."""
+    standby: Standby | None = None
+    """Workers started ahead for this command (``cli.standby_workers``)."""
+    _archive: Archive | None = field(default=None, init=False, repr=False)
 
     @property
     def archive(self) -> Archive:
