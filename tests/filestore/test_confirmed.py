@@ -13,6 +13,7 @@ from typing import Any
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.verify import verify
+from imixs_archive.filestore.confirmed import RecentlyConfirmed
 from imixs_archive.filestore.gc import collect
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.delegating import DelegatingBackend
@@ -100,3 +101,19 @@ def test_the_trust_ends_before_the_collector_can_remove_what_was_confirmed(
         assert remote.puts[DOCUMENTS_DATA.name] and remote.puts[ARCHIVE_FILES.name]
         assert content_of(archive.load(again.snapshot_id), "x.bin") == X
     assert verify(backend).ok
+
+
+def test_the_memory_keeps_the_newest_confirmed_for_its_time() -> None:
+    """``RecentlyConfirmed``: at most ``most`` keys, the one confirmed longest ago goes
+    first; a key past its time is forgotten; no time, nothing kept."""
+    now = time.monotonic()
+    recent = RecentlyConfirmed[str](60.0, 2)
+    recent.keep([("a", "A"), ("b", "B")], now)
+    recent.keep([("a", "A2")], now)  # confirmed again: now the newest
+    recent.keep([("c", "C")], now)
+    assert [recent.get(key) for key in "abc"] == ["A2", None, "C"]
+    recent.keep([("old", "O")], now - 60.5)
+    assert recent.get("old") is None
+    never = RecentlyConfirmed[str](0.0, 2)
+    never.keep([("a", "A")], now)
+    assert never.get("a") is None

@@ -1,6 +1,6 @@
 """Fixtures of the recovery tests: a real FTPS server on loopback, a target on it (the
-FTPS backup's), and a workflow client of the test double (every test that restores or
-reads events)."""
+FTPS backup's), a workflow client of the test double (every test that restores or
+reads events), and the rig that holds them with the archive."""
 
 from __future__ import annotations
 
@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import load_settings
 from imixs_archive.recovery.ftps import FtpsLocation, FtpsTarget
 from imixs_archive.workflow.client import WorkflowClient
+from support.backup_rig import BackupRig
 from support.ftps_server import PASSWORD, FtpsServer, serve
 from support.workflow_double import WorkflowDouble
 
@@ -34,3 +36,14 @@ def target(ftps: FtpsServer) -> Iterator[FtpsTarget]:
 def client(double: WorkflowDouble) -> Iterator[WorkflowClient]:
     with WorkflowClient(double.url, read_timeout=10) as opened:
         yield opened
+
+
+@pytest.fixture
+def rig(
+    double: WorkflowDouble,
+    archive: Archive,
+    client: WorkflowClient,
+    target: FtpsTarget,
+    ftps: FtpsServer,
+) -> BackupRig:
+    return BackupRig(double, archive, client, target, ftps)

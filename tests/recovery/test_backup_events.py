@@ -7,21 +7,21 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli import main
 from imixs_archive.document.model import Document
-from imixs_archive.document.xml_reader import read_xml_document
 from imixs_archive.recovery import backup_events
 from imixs_archive.recovery.backup_events import BackupEvents
 from imixs_archive.recovery.ftps import FtpsTarget
 from imixs_archive.recovery.full_backup import queue_full_backup
 from imixs_archive.workflow.client import WorkflowClient
+from support.backup_rig import BackupRig, backed_up
 from support.ftps_server import FtpsServer
-from support.restore_data import archived_instances, file_hashes
+from support.restore_data import file_hashes
 from support.workflow_double import WorkflowDouble
 
 TOPIC = "snapshot.backup"
@@ -51,21 +51,30 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     return moved
 
 
-def backed_up(ftps: FtpsServer, uid: str) -> Document:
-    (path,) = (ftps.root / "backup").rglob(f"{uid}.xml")
-    return read_xml_document(path.read_bytes())
-
-
-def backup_only_env(
-    monkeypatch: pytest.MonkeyPatch, ftps: FtpsServer, double: WorkflowDouble
-) -> None:
-    """The environment of ``backup-events`` in a backup-only setup: the FTPS target."""
+@pytest.fixture
+def backup_only(
+    monkeypatch: pytest.MonkeyPatch,
+    ftps: FtpsServer,
+    double: WorkflowDouble,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> Callable[..., str]:
+    """Runs ``backup-events`` with these arguments in a backup-only setup (the FTPS
+    target): it succeeds and makes no store; what it printed."""
     for name, value in {
         "BACKUP_ONLY": "true",
         **ftps.env(),
         "WORKFLOW_SERVICE_ENDPOINT": double.url,
     }.items():
         monkeypatch.setenv(name, value)
+
+    def run(*args: str) -> str:
+        store = tmp_path / "store"
+        assert main(["backup-events", *args, "--data-dir", str(store)]) == 0
+        assert not store.exists()
+        return capsys.readouterr().out
+
+    return run
 
 
 def only_in_the_workflow(double: WorkflowDouble, number: int = 0) -> Document:
@@ -75,52 +84,41 @@ def only_in_the_workflow(double: WorkflowDouble, number: int = 0) -> Document:
     return double.save(Document(item), files={"scan.pdf": b"%PDF" * 5000}, event=False)
 
 
-def test_the_stall_replayed(
-    double: WorkflowDouble,
-    archive: Archive,
-    client: WorkflowClient,
-    target: FtpsTarget,
-    ftps: FtpsServer,
-) -> None:
+def test_the_stall_replayed(rig: BackupRig) -> None:
     """N2's replay: a batch of events whose snapshots neither the archive nor the workflow
     holds filled the read window, and the sixth, valid event was never reached."""
-    (uid, valid), *_ = archived_instances(double, archive, instances=1).items()
+    (uid, valid), *_ = rig.archived(instances=1).items()
     for number in range(5):
-        double.put_event(TOPIC, f"{number:08x}-dead-4222-8333-444444444444-1700000000000")
-    double.put_event(TOPIC, valid)
-    events = BackupEvents(archive, client, target, batch=5)
+        rig.double.put_event(TOPIC, f"{number:08x}-dead-4222-8333-444444444444-1700000000000")
+    rig.double.put_event(TOPIC, valid)
+    events = rig.events(batch=5)
     first = events.run_round()
     assert (first.read, first.gone, first.pending, first.failed) == (5, 5, 0, [])
     second = events.run_round()
     assert (second.read, second.written) == (1, 1)
-    assert not double.log  # every event ended: none waits for ever
-    assert backed_up(ftps, uid) == archive.load(valid)
+    assert not rig.double.log  # every event ended: none waits for ever
+    assert backed_up(rig.ftps, uid) == rig.archive.load(valid)
     assert events.status.totals["gone"] == 5 and events.status.totals["written"] == 1
 
 
 def test_a_snapshot_the_archive_lacks_comes_from_the_workflow(
-    double: WorkflowDouble,
-    archive: Archive,
-    client: WorkflowClient,
-    target: FtpsTarget,
-    ftps: FtpsServer,
-    caplog: pytest.LogCaptureFixture,
+    rig: BackupRig, caplog: pytest.LogCaptureFixture
 ) -> None:
     """As Java's BackupService.pullSnapshot: GET /documents/{ref}, the same file as the
     archive would have written."""
-    snapshot = only_in_the_workflow(double)
+    snapshot = only_in_the_workflow(rig.double)
     snapshot_id = str(snapshot.get_first("$uniqueid"))
     uid = snapshot_id.rsplit("-", 1)[0]
-    double.put_event(TOPIC, snapshot_id)
+    rig.double.put_event(TOPIC, snapshot_id)
     caplog.set_level(logging.INFO, logger="imixs_archive.recovery.backup_events")
-    events = BackupEvents(archive, client, target)
+    events = rig.events()
     done = events.run_round()
     assert (done.read, done.written, done.pulled, done.failed) == (1, 1, 1, [])
-    assert not double.log and not archive.exists(snapshot_id)
-    backup = backed_up(ftps, uid)
+    assert not rig.double.log and not rig.archive.exists(snapshot_id)
+    backup = backed_up(rig.ftps, uid)
     assert file_hashes(backup) == file_hashes(snapshot)
-    archive.store(snapshot.copy())
-    assert backup == archive.load(snapshot_id)
+    rig.archive.store(snapshot.copy())
+    assert backup == rig.archive.load(snapshot_id)
     events.run_round()
     events.run_round()  # idle rounds are said once, not every interval
     lines = [r.getMessage() for r in caplog.records if r.name.endswith("backup_events")]
@@ -132,43 +130,30 @@ def test_a_snapshot_the_archive_lacks_comes_from_the_workflow(
     ]
 
 
-def test_backup_only_takes_every_snapshot_from_the_workflow(
-    double: WorkflowDouble,
-    archive: Archive,
-    client: WorkflowClient,
-    target: FtpsTarget,
-    ftps: FtpsServer,
-) -> None:
+def test_backup_only_takes_every_snapshot_from_the_workflow(rig: BackupRig) -> None:
     """No archive beside (BACKUP_ONLY): the workflow's snapshot, never the archive's."""
-    newest = archived_instances(double, archive, instances=2)
+    newest = rig.archived(instances=2)
     for snapshot_id in newest.values():
-        double.put_event(TOPIC, snapshot_id)
-    before = double.stats.documents
-    done = BackupEvents(None, client, target).run_round()
+        rig.double.put_event(TOPIC, snapshot_id)
+    before = rig.double.stats.documents
+    done = BackupEvents(None, rig.client, rig.target).run_round()
     assert (done.written, done.pulled, done.failed) == (2, 2, [])
-    assert double.stats.documents - before == 2
-    for uid, snapshot_id in newest.items():
-        assert backed_up(ftps, uid) == archive.load(snapshot_id)
+    assert rig.double.stats.documents - before == 2
+    rig.assert_backed_up(newest)
 
 
-def test_dead_locks_are_unlocked_and_backed_up(
-    double: WorkflowDouble,
-    archive: Archive,
-    client: WorkflowClient,
-    target: FtpsTarget,
-    ftps: FtpsServer,
-    clock: Clock,
-) -> None:
+def test_dead_locks_are_unlocked_and_backed_up(rig: BackupRig, clock: Clock) -> None:
     """A consumer killed between lock and delete leaves ``snapshot.backup.lock`` (a lock
     sent twice ``.lock.lock``): seen locked for BACKUP_SYNC_DEADLOCK, it is unlocked and
     backed up; never deleted unwritten, as the workflow's release would."""
-    newest = archived_instances(double, archive, instances=2)
+    double, client = rig.double, rig.client
+    newest = rig.archived(instances=2)
     first, second = (double.put_event(TOPIC, sid) for sid in newest.values())
     client.lock_event(first.id)
     client.lock_event(second.id)
     client.lock_event(second.id)
     assert sorted(e.topic for e in double.log.values()) == [f"{TOPIC}.lock", f"{TOPIC}.lock.lock"]
-    events = BackupEvents(archive, client, target, deadlock_ms=400)
+    events = rig.events(deadlock_ms=400)
     young = events.run_round()
     assert (young.read, young.released, len(double.log)) == (0, 0, 2)  # not dead yet
     clock.move(0.3)
@@ -177,26 +162,19 @@ def test_dead_locks_are_unlocked_and_backed_up(
     dead = events.run_round()
     assert (dead.released, dead.read, dead.written) == (2, 2, 2)
     assert not double.log and double.stats.released == 0
-    for uid, snapshot_id in newest.items():
-        assert backed_up(ftps, uid) == archive.load(snapshot_id)
+    rig.assert_backed_up(newest)
 
 
-def test_an_event_that_keeps_failing_is_given_up(
-    double: WorkflowDouble,
-    archive: Archive,
-    client: WorkflowClient,
-    target: FtpsTarget,
-    ftps: FtpsServer,
-    clock: Clock,
-) -> None:
+def test_an_event_that_keeps_failing_is_given_up(rig: BackupRig, clock: Clock) -> None:
     """The workflow answers 500 for one snapshot the archive lacks: retried, then removed
     and counted, while the event behind it is done in the first round."""
+    double = rig.double
     broken = str(only_in_the_workflow(double, 1).get_first("$uniqueid"))
     fine = only_in_the_workflow(double, 2)
     double.put_event(TOPIC, broken)
     double.put_event(TOPIC, str(fine.get_first("$uniqueid")))
     double.inject("status", path=rf"^/api/documents/{re.escape(broken)}", status=500)
-    events = BackupEvents(archive, client, target, max_attempts=3, retry_delay_ms=200)
+    events = rig.events(max_attempts=3, retry_delay_ms=200)
     rounds = [events.run_round()]
     waiting = events.run_round()  # the failed one waits its delay, not tried again yet
     assert (waiting.read, waiting.failed, waiting.pending, len(double.log)) == (1, [], 1, 1)
@@ -219,22 +197,18 @@ def test_an_event_that_keeps_failing_is_given_up(
         "failed": 2,
         "released": 0,
     }
-    assert file_hashes(backed_up(ftps, "00000002-aaaa-4222-8333-444444444444")) == file_hashes(fine)
+    assert file_hashes(backed_up(rig.ftps, "00000002-aaaa-4222-8333-444444444444")) == file_hashes(
+        fine
+    )
 
 
-def test_the_ftps_server_failing_ends_the_round_and_keeps_the_events(
-    double: WorkflowDouble,
-    archive: Archive,
-    client: WorkflowClient,
-    target: FtpsTarget,
-    ftps: FtpsServer,
-) -> None:
+def test_the_ftps_server_failing_ends_the_round_and_keeps_the_events(rig: BackupRig) -> None:
     """No attempt is counted against an event for the target's failure."""
-    newest = archived_instances(double, archive, instances=2)
-    for snapshot_id in newest.values():
+    double, ftps = rig.double, rig.ftps
+    for snapshot_id in rig.archived(instances=2).values():
         double.put_event(TOPIC, snapshot_id)
     ftps.faults.drop_after = 50_000
-    events = BackupEvents(archive, client, target, max_attempts=1)
+    events = rig.events(max_attempts=1)
     done = events.run_round()
     assert done.stopped and done.failures == 1 and done.given_up == 0
     assert (len(double.log), done.pending) == (2, 2)
@@ -243,22 +217,15 @@ def test_the_ftps_server_failing_ends_the_round_and_keeps_the_events(
 
 
 def test_backup_events_once_backup_only_opens_no_store(
-    double: WorkflowDouble,
-    ftps: FtpsServer,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    double: WorkflowDouble, backup_only: Callable[..., str]
 ) -> None:
     """``backup-events --once`` with BACKUP_ONLY: from the workflow, no archive made."""
     snapshot_id = str(only_in_the_workflow(double).get_first("$uniqueid"))
     double.put_event(TOPIC, snapshot_id)
     double.put_event(TOPIC, "0badf00d-dead-4222-8333-444444444444-1700000000000")
-    backup_only_env(monkeypatch, ftps, double)
-    store = tmp_path / "store"
-    assert main(["backup-events", "--once", "--data-dir", str(store)]) == 0
-    out = capsys.readouterr().out
+    out = backup_only("--once")
     assert "2 events: 1 written, 0 already current (1 taken from the workflow), 1 gone" in out
-    assert not store.exists() and not double.log
+    assert not double.log
 
 
 def test_credentials_refused_end_the_round_and_give_nothing_up(
@@ -322,18 +289,11 @@ def test_a_full_backup_walks_the_workflow_without_an_archive(
 
 
 def test_backup_events_full_queues_and_backs_up_in_backup_only_mode(
-    double: WorkflowDouble,
-    ftps: FtpsServer,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    double: WorkflowDouble, ftps: FtpsServer, backup_only: Callable[..., str]
 ) -> None:
     snapshot_id = str(only_in_the_workflow(double).get_first("$uniqueid"))
-    backup_only_env(monkeypatch, ftps, double)
-    store = tmp_path / "store"
-    assert main(["backup-events", "--full", "--once", "--data-dir", str(store)]) == 0
-    out = capsys.readouterr().out
+    out = backup_only("--full", "--once")
     assert "1 snapshot.backup events queued (NO_OVERWRITE) for 1 workflow documents" in out
     assert "1 events: 1 written" in out
     assert backed_up(ftps, snapshot_id.rsplit("-", 1)[0])["$uniqueid"] == [snapshot_id]
-    assert not store.exists() and not double.log
+    assert not double.log

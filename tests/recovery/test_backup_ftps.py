@@ -27,6 +27,7 @@ from imixs_archive.recovery.backup_ftps import backup_to_ftps, restore_from_ftps
 from imixs_archive.recovery.ftps import FtpsLocation, FtpsTarget
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.workflow.client import WorkflowClient
+from support.backup_rig import BackupRig
 from support.ftps_server import PASSWORD, FtpsServer
 from support.restore_data import archived_instances, file_hashes
 from support.snapshots import make_snapshot
@@ -79,47 +80,37 @@ def test_a_java_written_file_is_replaced(
     assert read_xml_document(java.read_bytes())["$uniqueid"] == [newest[uid]]
 
 
-def test_backup_events_go_to_the_ftps_tree_and_restore_comes_back(
-    double: WorkflowDouble,
-    archive: Archive,
-    client: WorkflowClient,
-    target: FtpsTarget,
-    ftps: FtpsServer,
-) -> None:
-    newest = archived_instances(double, archive)
+def test_backup_events_go_to_the_ftps_tree_and_restore_comes_back(rig: BackupRig) -> None:
+    double, client = rig.double, rig.client
+    newest = rig.archived()
     for snapshot_id in newest.values():
         client.put_event("snapshot.backup", snapshot_id)
     client.put_event("snapshot.backup.mirror2", next(iter(newest.values())))
-    done = BackupEvents(archive, client, target).run_round()
+    done = rig.events().run_round()
     assert (done.written, done.failed) == (4, [])
     topics = sorted(entry.topic for entry in double.log.values())
     assert topics == ["snapshot.backup.mirror2"]  # the mirror's event is another consumer's
-    assert len(tree(ftps.root / "backup")) == 4
+    assert len(tree(rig.ftps.root / "backup")) == 4
 
-    before = {uid: file_hashes(archive.load(sid)) for uid, sid in newest.items()}
+    before = {uid: file_hashes(rig.archive.load(sid)) for uid, sid in newest.items()}
     double.wipe()
-    report = restore_from_ftps(client, target)
+    report = restore_from_ftps(client, rig.target)
     assert (report.restored, report.present, report.failed) == (4, 0, [])
     for uid, snapshot_id in newest.items():
         restored = double.snapshots[snapshot_id]
         assert file_hashes(restored) == before[uid]
         assert restored.get_first("$backuprestore") is not None  # as the Java restore
         assert double.workitems[uid]["$snapshotid"] == [snapshot_id]
-    assert restore_from_ftps(client, target).present == 4
+    assert restore_from_ftps(client, rig.target).present == 4
 
 
-def test_a_dropped_upload_leaves_the_event_and_no_partial_file(
-    double: WorkflowDouble,
-    archive: Archive,
-    client: WorkflowClient,
-    target: FtpsTarget,
-    ftps: FtpsServer,
-) -> None:
-    newest = archived_instances(double, archive, instances=2)
+def test_a_dropped_upload_leaves_the_event_and_no_partial_file(rig: BackupRig) -> None:
+    double, ftps = rig.double, rig.ftps
+    newest = rig.archived(instances=2)
     for snapshot_id in newest.values():
-        client.put_event("snapshot.backup", snapshot_id)
+        rig.client.put_event("snapshot.backup", snapshot_id)
     ftps.faults.drop_after = 50_000  # every file is larger
-    events = BackupEvents(archive, client, target)
+    events = rig.events()
     done = events.run_round()
     assert done.written == 0 and len(done.failed) == 1 and ftps.faults.drops >= 1
     assert len(double.log) == 2  # nothing lost: both events wait
@@ -132,27 +123,20 @@ def test_a_dropped_upload_leaves_the_event_and_no_partial_file(
     ftps.faults.drop_after = None
     done = events.run_round()
     assert (done.written, done.failed, len(double.log)) == (2, [], 0)
-    for uid, snapshot_id in newest.items():
-        (path,) = (ftps.root / "backup").rglob(f"{uid}.xml")
-        assert read_xml_document(path.read_bytes()) == archive.load(snapshot_id)
+    rig.assert_backed_up(newest)
 
 
-def test_a_dropped_download_fails_that_file_and_the_restore_goes_on(
-    double: WorkflowDouble,
-    archive: Archive,
-    client: WorkflowClient,
-    target: FtpsTarget,
-    ftps: FtpsServer,
-) -> None:
-    newest = archived_instances(double, archive, instances=3)
-    backup_to_ftps(archive, target)
+def test_a_dropped_download_fails_that_file_and_the_restore_goes_on(rig: BackupRig) -> None:
+    double, client, target = rig.double, rig.client, rig.target
+    newest = rig.archived(instances=3)
+    backup_to_ftps(rig.archive, target)
     double.wipe()
-    sizes = sorted(p.stat().st_size for p in (ftps.root / "backup").rglob("*.xml"))
-    ftps.faults.drop_after = sizes[-1] - 1  # only the largest file is cut
+    sizes = sorted(p.stat().st_size for p in (rig.ftps.root / "backup").rglob("*.xml"))
+    rig.ftps.faults.drop_after = sizes[-1] - 1  # only the largest file is cut
     report = restore_from_ftps(client, target)
     assert report.restored == 2 and len(report.failed) == 1
     assert "FTPS" in report.failed[0]
-    ftps.faults.drop_after = None
+    rig.ftps.faults.drop_after = None
     again = restore_from_ftps(client, target)
     assert (again.restored, again.present, again.failed) == (1, 2, [])
     assert sorted(double.workitems) == sorted(newest)

@@ -34,11 +34,13 @@ from imixs_archive.cli.context import (
     check_range,
     count_arg,
     day_arg,
+    day_range_options,
     output,
     part_of,
     require_snapshots_in,
     resumable_options,
-    store_options,
+    store_command,
+    went_on,
 )
 from imixs_archive.cli.output import count_progress, human_bytes, human_duration, print_table
 from imixs_archive.errors import ConfigError
@@ -46,7 +48,6 @@ from imixs_archive.timezones import zone, zone_label
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    common = store_options()
     formats = argparse.ArgumentParser(add_help=False)
     choice = formats.add_mutually_exclusive_group()
     choice.add_argument("--json", action="store_true", help="JSON instead of a table")
@@ -64,24 +65,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     analyze = sub.add_parser("analyze", help="figures over the archived business data")
     what = analyze.add_subparsers(dest="analysis", required=True, metavar="ANALYSIS")
-    _register_aggregates(what, [common, formats, workers, zoned])
-    p = what.add_parser(
-        "history", parents=[common, formats, zoned], help="one process instance step by step"
-    )
+    _register_aggregates(what, [formats, workers, zoned])
+    p = store_command(what, "history", formats, zoned, help="one process instance step by step")
     p.add_argument("uniqueid", metavar="UNIQUEID")
     p.set_defaults(handler=cmd_history, reads_only=True)
-    _register_leadtimes(what, [common, formats, workers, zoned])
-    _register_eventlog(what, [common, workers, zoned])
+    _register_leadtimes(what, [formats, workers, zoned])
+    _register_eventlog(what, [workers, zoned])
 
-    p = sub.add_parser(
+    p = store_command(
+        sub,
         "export-table",
-        parents=[common, workers, zoned],
+        workers,
+        zoned,
         help="chosen items of every snapshot as a Parquet or CSV table",
     )
     p.add_argument("out", type=Path, metavar="OUT", help="file to write")
     p.add_argument("--items", required=True, help="a,b:int,c:str[] (types optional)")
-    p.add_argument("--from", dest="from_day", type=day_arg, help="first $modified day (--tz)")
-    p.add_argument("--to", dest="to_day", type=day_arg, help="last $modified day (--tz)")
+    day_range_options(p)
     p.add_argument("--newest", action="store_true", help="the newest snapshot of each instance")
     p.add_argument(
         "--format",
@@ -116,9 +116,10 @@ def _zone(args: argparse.Namespace, ctx: Context) -> ZoneInfo:
 def _register_aggregates(
     what: argparse._SubParsersAction[argparse.ArgumentParser], parents: Parents
 ) -> None:
-    p = what.add_parser(
+    p = store_command(
+        what,
         "aggregates",
-        parents=parents,
+        *parents,
         help="snapshots, instances, new files and bytes per day",
     )
     p.add_argument("--from", dest="from_day", type=day_arg, required=True, help="first day (--tz)")
@@ -143,9 +144,10 @@ def _register_aggregates(
 def _register_leadtimes(
     what: argparse._SubParsersAction[argparse.ArgumentParser], parents: Parents
 ) -> None:
-    p = what.add_parser(
+    p = store_command(
+        what,
         "leadtimes",
-        parents=parents,
+        *parents,
         help="first to last snapshot of finished instances, per workflow group",
     )
     p.add_argument("--group", help="only this $workflowgroup")
@@ -177,14 +179,14 @@ def _emit(args: argparse.Namespace, headers: Sequence[str], rows: list[list[Any]
 def _register_eventlog(
     what: argparse._SubParsersAction[argparse.ArgumentParser], parents: Parents
 ) -> None:
-    p = what.add_parser(
+    p = store_command(
+        what,
         "eventlog",
-        parents=parents,
+        *parents,
         help="an event log for process mining: XES (.xes, .xes.gz) or OCEL 2.0 (.jsonocel)",
     )
     p.add_argument("out", type=Path, metavar="OUT", help="file to write: .xes, .xes.gz, .jsonocel")
-    p.add_argument("--from", dest="from_day", type=day_arg, help="first $modified day (--tz)")
-    p.add_argument("--to", dest="to_day", type=day_arg, help="last $modified day (--tz)")
+    day_range_options(p)
     p.add_argument(
         "--group",
         action="append",
@@ -340,8 +342,10 @@ def cmd_export_table(args: argparse.Namespace, ctx: Context) -> int:
     for message, count in summary.warnings.items():
         print(f"warning: {message} ({count} times)", file=sys.stderr)
     columns = ", ".join(f"{c['name']} {c['type']}" for c in summary.to_json()["columns"])
-    resumed = f" (went on {summary.resumed})" if summary.resumed else ""
-    print(f"{summary.rows} rows in {summary.seconds:.1f} s to {target}{resumed}: {columns}")
+    print(
+        f"{summary.rows} rows in {summary.seconds:.1f} s to {target}{went_on(summary.resumed)}: "
+        f"{columns}"
+    )
     return 0
 
 

@@ -20,13 +20,13 @@ from imixs_archive.cli.context import (
     add_jobs_option,
     check_range,
     count_arg,
-    day_arg,
+    day_range_options,
     output,
     part_of,
     require_snapshots_in,
     resumable_options,
     spread,
-    store_options,
+    store_command,
 )
 from imixs_archive.cli.output import (
     count_progress,
@@ -49,30 +49,28 @@ from imixs_archive.timezones import zone, zone_label
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    common = store_options()
-    p = sub.add_parser("import", parents=[common], help="archive snapshot files or folders")
+    p = store_command(sub, "import", help="archive snapshot files or folders")
     p.add_argument("paths", nargs="+", metavar="PATH", help="XML/JSON file, folder, or - (stdin)")
     add_jobs_option(p)
     p.add_argument("--json", action="store_true", help="the summary as JSON")
     p.set_defaults(handler=cmd_import)
 
-    p = sub.add_parser("get", parents=[common], help="print one snapshot")
+    p = store_command(sub, "get", help="print one snapshot")
     p.add_argument("snapshot_id")
     p.add_argument("--no-files", action="store_true", help="leave file contents out")
     p.add_argument("--format", choices=["xml", "json"], default="xml")
     p.add_argument("-o", "--output", type=Path, help="write to this file instead of stdout")
     p.set_defaults(handler=cmd_get, reads_only=True)
 
-    p = sub.add_parser("file", parents=[common], help="the bytes of one attachment")
+    p = store_command(sub, "file", help="the bytes of one attachment")
     p.add_argument("ref", metavar="MD5|SNAPSHOT_ID")
     p.add_argument("name", nargs="?", help="file name (with a snapshot id)")
     p.add_argument("-o", "--output", type=Path, help="write to this file instead of stdout")
     p.set_defaults(handler=cmd_file, reads_only=True)
 
-    p = sub.add_parser("list", parents=[common], help="list snapshots")
+    p = store_command(sub, "list", help="list snapshots")
     p.add_argument("--uniqueid", help="snapshots of one process instance, newest first")
-    p.add_argument("--from", dest="from_day", type=day_arg, help="first $modified day (--tz)")
-    p.add_argument("--to", dest="to_day", type=day_arg, help="last $modified day (--tz)")
+    day_range_options(p)
     p.add_argument(
         "--tz", type=_tz_arg, help="IANA time zone of days and times (default: ARCHIVE_TIMEZONE)"
     )
@@ -81,14 +79,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true", help="JSON lines instead of a table")
     p.set_defaults(handler=cmd_list, reads_only=True)
 
-    p = sub.add_parser("delete", parents=[common], help="delete snapshots and unused files")
+    p = store_command(sub, "delete", help="delete snapshots and unused files")
     p.add_argument("snapshot_ids", nargs="+", metavar="SNAPSHOT_ID")
     p.add_argument("--json", action="store_true", help="the summary as JSON")
     p.set_defaults(handler=cmd_delete, reads_only=True)  # nothing to delete from no archive
 
-    p = sub.add_parser(
+    p = store_command(
+        sub,
         "verify",
-        parents=[common],
         help="check every piece, file and reference (goes on where a stopped verify ended)",
     )
     how = p.add_mutually_exclusive_group()
@@ -111,9 +109,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true", help="the report as JSON")
     p.set_defaults(handler=cmd_verify, reads_only=True)
 
-    p = sub.add_parser(
+    p = store_command(
+        sub,
         "copy-store",
-        parents=[common],
         help="copy the embedded store, consistent, while the service goes on writing",
     )
     p.add_argument("directory", type=Path, metavar="DIR", help="a folder without an archive")
@@ -121,9 +119,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true", help="the summary as JSON")
     p.set_defaults(handler=cmd_copy_store, reads_only=True)
 
-    p = sub.add_parser(
+    p = store_command(
+        sub,
         "gc",
-        parents=[common],
         help="remove files and pieces no snapshot uses (listed a grace period ago)",
         description="Removes what an earlier run listed at least ARCHIVE_GC_GRACE seconds ago "
         "and nothing uses still, then lists what nothing uses now. Safe while other "
@@ -139,9 +137,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_gc, reads_only=True)
 
-    p = sub.add_parser(
+    p = store_command(
+        sub,
         "compact",
-        parents=[common],
         help="give the space of deleted data back to the disk (the embedded store)",
         description="SQLite keeps the pages of deleted rows (snapshots deleted, and the files "
         "and pieces gc removed) for new rows: the file never shrinks. This rewrites it "
@@ -153,7 +151,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true", help="what it did as JSON")
     p.set_defaults(handler=cmd_compact, reads_only=True)
 
-    p = sub.add_parser("stats", parents=[common], help="what the archive holds")
+    p = store_command(sub, "stats", help="what the archive holds")
     p.add_argument("--json", action="store_true")
     p.add_argument(
         "--by",

@@ -8,8 +8,9 @@ import datetime as dt
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from imixs_archive.archive.part_runs import parse_part
 from imixs_archive.archive.snapshots import Archive
@@ -21,31 +22,25 @@ from imixs_archive.services.workers import MAX_JOBS, Spread, Standby, default_jo
 from imixs_archive.timezones import zone, zone_label
 
 
+@dataclass(eq=False)
 class Context:
     """Settings, and the store opened on first use: commands that need no store (such as
     ``hash-password``) never create one."""
 
-    def __init__(
-        self,
-        settings: Settings,
-        *,
-        existing_store: bool = False,
-        writes: bool | None = None,
-        standby: Standby | None = None,
-    ) -> None:
-        """``existing_store``: the command only reads, or changes only what an archive
-        holds (``delete``, ``retention``, ``legal-hold release``), so a missing store is
-        an error (exit 4) rather than an empty one created on the spot (the parser's
-        ``reads_only``; a command may set it before it opens the archive). ``writes``: the
-        command writes into the archive it finds (the parser's ``writes``: the ``ledger``
-        commands), so the store's layout version is recorded (``runtime.build_archive``);
-        by default a command that creates none writes none. ``standby``: workers started
-        ahead for this command (``cli.standby_workers``)."""
-        self.settings = settings
-        self.existing_store = existing_store
-        self.writes = writes
-        self.standby = standby
-        self._archive: Archive | None = None
+    settings: Settings
+    _: KW_ONLY
+    existing_store: bool = False
+    """The command only reads, or changes only what an archive holds (``delete``,
+    ``retention``, ``legal-hold release``), so a missing store is an error (exit 4) rather
+    than an empty one created on the spot (the parser's ``reads_only``; a command may set
+    it before it opens the archive)."""
+    writes: bool | None = None
+    """The command writes into the archive it finds (the parser's ``writes``: the
+    ``ledger`` commands), so the store's layout version is recorded
+    (``runtime.build_archive``); by default a command that creates none writes none."""
+    standby: Standby | None = None
+    """Workers started ahead for this command (``cli.standby_workers``)."""
+    _archive: Archive | None = field(default=None, init=False, repr=False)
 
     @property
     def archive(self) -> Archive:
@@ -116,6 +111,15 @@ def check_range(first: dt.date | None, last: dt.date | None) -> None:
     """A range given backwards is a mistake, not an empty answer."""
     if first is not None and last is not None and last < first:
         raise ConfigError(f"--to {last} is before --from {first}")
+
+
+def day_range_options(p: argparse.ArgumentParser, zone_given: str = "--tz") -> None:
+    """``--from``/``--to``: a range of ``$modified`` days, read in the time zone
+    ``zone_given`` names (checked by :func:`check_range`)."""
+    p.add_argument(
+        "--from", dest="from_day", type=day_arg, help=f"first $modified day ({zone_given})"
+    )
+    p.add_argument("--to", dest="to_day", type=day_arg, help=f"last $modified day ({zone_given})")
 
 
 def require_snapshots_in(
@@ -193,6 +197,17 @@ def store_options() -> argparse.ArgumentParser:
     return common
 
 
+def store_command(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    *parents: argparse.ArgumentParser,
+    **options: Any,
+) -> argparse.ArgumentParser:
+    """The parser of a command that opens the store: it takes :func:`store_options`, then
+    the options of ``parents``."""
+    return sub.add_parser(name, parents=[store_options(), *parents], **options)
+
+
 @contextmanager
 def output(path: Path | None) -> Iterator[IO[bytes]]:
     """Standard output, or a file that appears only once it is complete."""
@@ -202,6 +217,18 @@ def output(path: Path | None) -> Iterator[IO[bytes]]:
         return
     with whole_file(path, path.with_name(path.name + ".part")) as out:
         yield out
+
+
+def part_words(part: int, parts: int) -> str:
+    """The start of the summary of one part of a shared run: ``part K of N: `` ('' for a
+    whole run)."""
+    return f"part {part} of {parts}: " if parts > 1 else ""
+
+
+def went_on(resumed: str) -> str:
+    """The summary's note on a run that went on where a stopped one ended ('' for a run
+    that began)."""
+    return f" (went on {resumed})" if resumed else ""
 
 
 def part_of(args: argparse.Namespace) -> tuple[int, int]:

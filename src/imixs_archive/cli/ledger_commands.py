@@ -23,7 +23,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from imixs_archive.cli.context import Context, store_options
+from imixs_archive.cli.context import Context, store_command
 from imixs_archive.cli.output import count_progress, print_json
 from imixs_archive.config import Settings
 from imixs_archive.errors import ConfigError, IntegrityError, NotFoundError
@@ -52,7 +52,6 @@ _EXISTING = {"reads_only": True, "writes": True}
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    common = store_options()
     ledger = sub.add_parser(
         "ledger",
         help="the signed log of what the archive did: checkpoints, verify, proofs",
@@ -62,13 +61,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     commands = ledger.add_subparsers(dest="ledger_command", metavar="COMMAND", required=True)
 
-    p = commands.add_parser("head", parents=[common], help="print the latest signed checkpoint")
+    p = store_command(commands, "head", help="print the latest signed checkpoint")
     p.add_argument("--json", action="store_true", help="the head and its checkpoint as JSON")
     p.set_defaults(handler=cmd_head, **_EXISTING)
 
-    p = commands.add_parser(
+    p = store_command(
+        commands,
         "verify",
-        parents=[common],
         help="check the log against its checkpoints and the store against the log",
         description="Exit 0 when everything holds, 5 otherwise, naming every snapshot altered, "
         "removed without a logged deletion, or stored without an entry. Resumes an "
@@ -100,7 +99,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = _proof_command(
         commands,
-        common,
         "proof",
         "print the inclusion proof of a subject's last entry (c2sp.org/tlog-proof@v1)",
         cmd_proof,
@@ -128,7 +126,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = _proof_command(
         commands,
-        common,
         "consistency",
         "print the proof that an older checkpoint's log begins today's (tlog-witness form)",
         cmd_consistency,
@@ -148,16 +145,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _key_argument(p)
     p.set_defaults(handler=cmd_check_consistency)
 
-    p = commands.add_parser(
-        "entries", parents=[common], help="print log entries by number, one a line, as logged"
+    p = store_command(
+        commands, "entries", help="print log entries by number, one a line, as logged"
     )
     p.add_argument("start", type=int, metavar="INDEX", help="the first entry's number (from 0)")
     p.add_argument("--count", type=int, default=1, help="how many entries (default 1)")
     p.set_defaults(handler=cmd_entries, **_EXISTING)
 
-    p = commands.add_parser(
-        "init", parents=[common], help="log what the store holds that the ledger does not"
-    )
+    p = store_command(commands, "init", help="log what the store holds that the ledger does not")
     p.add_argument(
         "--origin",
         help="the log's name where the ledger starts: a schema-less URL such as "
@@ -166,9 +161,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.set_defaults(handler=cmd_init)
 
-    p = commands.add_parser(
+    p = store_command(
+        commands,
         "new-log",
-        parents=[common],
         help="start a new log (a new origin and key) from the store's log as it is",
         description="The one step after a refused fork (an older copy of the store put back "
         "on purpose): retires the key, makes one for the new origin, records the step and "
@@ -178,12 +173,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--reason", required=True, help="why (recorded with the step)")
     p.set_defaults(handler=cmd_new_log, **_EXISTING)
 
-    p = commands.add_parser("key", parents=[common], help="print the ledger's public key")
+    p = store_command(commands, "key", help="print the ledger's public key")
     p.set_defaults(handler=cmd_key, **_EXISTING)
 
-    p = commands.add_parser(
+    p = store_command(
+        commands,
         "checkpoint",
-        parents=[common],
         help="log what is queued and sign a checkpoint now",
     )
     p.set_defaults(handler=cmd_checkpoint, **_EXISTING)
@@ -191,13 +186,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _proof_command(
     commands: argparse._SubParsersAction[argparse.ArgumentParser],
-    common: argparse.ArgumentParser,
     name: str,
     text: str,
     handler: Callable[[argparse.Namespace, Context], int],
 ) -> argparse.ArgumentParser:
     """A command that prints a proof from the store: as a file, or with ``--json``."""
-    p = commands.add_parser(name, parents=[common], help=text)
+    p = store_command(commands, name, help=text)
     p.add_argument("--json", action="store_true", help="the proof as JSON (as the API gives it)")
     p.set_defaults(handler=handler, **_EXISTING)
     return p

@@ -14,16 +14,18 @@ from imixs_archive.cli.context import (
     Context,
     add_jobs_option,
     check_range,
-    day_arg,
+    day_range_options,
     in_zone,
     instant_arg,
     instant_end_arg,
     part_of,
+    part_words,
     require_snapshots_between,
     require_snapshots_in,
     resumable_options,
     spread,
-    store_options,
+    store_command,
+    went_on,
 )
 from imixs_archive.cli.ftps_commands import backup_ftps, print_tree_restore, warn_weak_tls
 from imixs_archive.cli.output import count_progress, human_bytes, print_json, print_problems
@@ -36,8 +38,9 @@ from imixs_archive.cli.restore_plan_commands import (
 from imixs_archive.config import same_store, settings_for_store
 from imixs_archive.errors import ConfigError
 from imixs_archive.recovery.backup import backup, check_parts
+from imixs_archive.recovery.backup_book import BackupSummary
 from imixs_archive.recovery.durable_files import existing_ancestor
-from imixs_archive.recovery.export import export
+from imixs_archive.recovery.export import ExportSummary, export
 from imixs_archive.recovery.ftps import is_ftps
 from imixs_archive.recovery.restore import RestoreRange, RestoreReport, parse_filter
 from imixs_archive.recovery.restore_jobs import RestoreRequest, run_restore
@@ -47,17 +50,9 @@ from imixs_archive.workflow.client import WorkflowClient
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    common = store_options()
-    p = sub.add_parser(
-        "backup", parents=[common], help="write snapshots to files (the Java backup layout)"
-    )
+    p = store_command(sub, "backup", help="write snapshots to files (the Java backup layout)")
     p.add_argument("directory", metavar="DIR", help="a folder, or ftps://[user@]host[:port]/path")
-    p.add_argument(
-        "--from", dest="from_day", type=day_arg, help="first $modified day (ARCHIVE_TIMEZONE)"
-    )
-    p.add_argument(
-        "--to", dest="to_day", type=day_arg, help="last $modified day (ARCHIVE_TIMEZONE)"
-    )
+    day_range_options(p, "ARCHIVE_TIMEZONE")
     p.add_argument("--all-snapshots", action="store_true", help="every snapshot, not the newest")
     p.add_argument(
         "--overwrite",
@@ -80,7 +75,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true", help="the summary as JSON")
     p.set_defaults(handler=cmd_backup, reads_only=True)
 
-    p = sub.add_parser("restore", parents=[common], help="send archived snapshots to the workflow")
+    p = store_command(sub, "restore", help="send archived snapshots to the workflow")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument(
         "--from",
@@ -130,7 +125,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_plan_options(p)
     p.set_defaults(handler=cmd_restore, reads_only=True)
 
-    p = sub.add_parser("export", parents=[common], help="copy this archive into another store")
+    p = store_command(sub, "export", help="copy this archive into another store")
     p.add_argument(
         "--to",
         dest="target",
@@ -266,17 +261,26 @@ def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
             again = "backup" + (f" --part {part}/{parts}" if parts > 1 else "")
             print(f"stopped: the same `{again}` goes on where it stopped (--restart begins again)")
         raise
-    if args.json:
-        print_json({**summary.to_json(), "part": part, "parts": parts, "to": args.directory})
-        return _exit_code(summary.failed, summary.corrupt)
-    print_problems(failures=summary.failures)
-    which = f"part {part} of {parts}: " if parts > 1 else ""
-    resumed = f" (went on {summary.resumed})" if summary.resumed else ""
-    print(
-        f"{which}{summary.written} written, {summary.current} already current, "
-        f"{summary.failed} failed; {human_bytes(summary.bytes_written)} written to "
-        f"{args.directory}{resumed}"
+    return _copied(
+        summary,
+        args.json,
+        {"part": part, "parts": parts, "to": args.directory},
+        f"{part_words(part, parts)}{summary.written} written, {summary.current} already "
+        f"current, {summary.failed} failed; {human_bytes(summary.bytes_written)} written to "
+        f"{args.directory}{went_on(summary.resumed)}",
     )
+
+
+def _copied(
+    summary: BackupSummary | ExportSummary, as_json: bool, to: dict[str, object], line: str
+) -> int:
+    """What a backup or an export did: its summary as JSON with ``to`` (where it went),
+    else its failures and ``line``; its exit code."""
+    if as_json:
+        print_json({**summary.to_json(), **to})
+    else:
+        print_problems(failures=summary.failures)
+        print(line)
     return _exit_code(summary.failed, summary.corrupt)
 
 
@@ -313,13 +317,11 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
         count_progress("export: snapshots", lambda: _snapshot_total(source, True)) as tick,
     ):
         summary = export(source, target, on_snapshot=lambda _snapshot_id: tick(1))
-    if args.json:
-        print_json({**summary.to_json(), "to": args.target})
-        return _exit_code(summary.failed, summary.corrupt)
-    print_problems(failures=summary.failures)
-    print(
+    return _copied(
+        summary,
+        args.json,
+        {"to": args.target},
         f"{summary.copied} copied, {summary.present} already there, {summary.failed} failed; "
         f"{human_bytes(summary.bytes_copied)} of attachments; {summary.holds} legal holds "
-        f"placed, {summary.sync_records} sync records copied"
+        f"placed, {summary.sync_records} sync records copied",
     )
-    return _exit_code(summary.failed, summary.corrupt)

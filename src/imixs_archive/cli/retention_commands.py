@@ -9,7 +9,14 @@ import getpass
 import json
 import sys
 
-from imixs_archive.cli.context import Context, part_of, resumable_options, store_options
+from imixs_archive.cli.context import (
+    Context,
+    part_of,
+    part_words,
+    resumable_options,
+    store_command,
+    went_on,
+)
 from imixs_archive.cli.output import count_progress, human_bytes, print_table
 from imixs_archive.errors import NotFoundError
 from imixs_archive.services.retention import (
@@ -23,10 +30,9 @@ from imixs_archive.timezones import zone, zone_label
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    common = store_options()
-    p = sub.add_parser(
+    p = store_command(
+        sub,
         "retention",
-        parents=[common],
         help="delete the snapshots of instances whose retention period is over",
     )
     p.add_argument("--dry-run", action="store_true", help="report what would go; delete nothing")
@@ -45,7 +51,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser("legal-hold", help="legal holds: instances retention never deletes")
     what = p.add_subparsers(dest="action", required=True, metavar="ACTION")
-    q = what.add_parser("place", parents=[common], help="hold a process instance")
+    q = store_command(what, "place", help="hold a process instance")
     q.add_argument("uniqueid", metavar="UNIQUEID")
     q.add_argument("--reason", required=True, help="why (a case number, a court order)")
     q.add_argument(
@@ -54,7 +60,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="hold an instance the archive holds no snapshot of yet (ahead of its data)",
     )
     q.set_defaults(handler=cmd_hold_place)
-    q = what.add_parser("release", parents=[common], help="release a hold")
+    q = store_command(what, "release", help="release a hold")
     q.add_argument("uniqueid", metavar="UNIQUEID")
     q.add_argument(
         "--reason",
@@ -62,7 +68,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "instance is held for several",
     )
     q.set_defaults(handler=cmd_hold_release, reads_only=True)
-    q = what.add_parser("list", parents=[common], help="every hold")
+    q = store_command(what, "list", help="every hold")
     q.add_argument("--json", action="store_true", help="as JSON")
     q.set_defaults(handler=cmd_hold_list, reads_only=True)
 
@@ -110,11 +116,10 @@ def cmd_retention(args: argparse.Namespace, ctx: Context) -> int:
     if report.expired_count > len(report.expired):
         print(f"... and {report.expired_count - len(report.expired)} instances more (--json)")
     verb = "would free" if args.dry_run else "freed"
-    which = f"part {part} of {parts}: " if parts > 1 else ""
-    resumed = f" (went on {report.resumed})" if report.resumed else ""
     print(
-        f"{which}{report.expired_count} instances ({report.expired_snapshots} snapshots) of "
-        f"{report.instances_seen} expired{resumed}; {report.held_count} more held; {verb} "
+        f"{part_words(part, parts)}{report.expired_count} instances "
+        f"({report.expired_snapshots} snapshots) of {report.instances_seen} expired"
+        f"{went_on(report.resumed)}; {report.held_count} more held; {verb} "
         f"{report.files} files, {human_bytes(report.bytes)}"
         + ("" if args.dry_run else f"; {report.snapshots_deleted} snapshots deleted")
         + (f"; {len(report.skipped)} changed meanwhile, left" if report.skipped else ""),

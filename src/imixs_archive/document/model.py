@@ -36,7 +36,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any, TypeAlias
+from types import NoneType, UnionType
+from typing import Any, TypeAlias, cast
 
 INT32 = (-(2**31), 2**31 - 1)
 INT64 = (-(2**63), 2**63 - 1)
@@ -187,44 +188,41 @@ Value: TypeAlias = (
 """One value of an item (see the module docstring for the mapping)."""
 
 
+_XS_TYPES: tuple[tuple[type | UnionType, XsType], ...] = (
+    # bool before int: bool is an int subclass. Typed subclasses before their bases.
+    (bool, XsType.BOOLEAN),
+    (Long, XsType.LONG),
+    (Short, XsType.SHORT),
+    (Byte, XsType.BYTE),
+    (BigInteger, XsType.INTEGER),
+    (int, XsType.INT),  # a plain int larger than 32 bits: long or integer (xs_type_of)
+    (Float, XsType.FLOAT),
+    (float, XsType.DOUBLE),
+    (TypedText, XsType.OTHER),
+    (str, XsType.STRING),
+    (Decimal, XsType.DECIMAL),
+    (dt.datetime, XsType.DATETIME),
+    (bytes | bytearray | memoryview | BinaryStream, XsType.BASE64),
+    (Mapping, XsType.MAP),
+    (list | tuple, XsType.LIST),
+    (NoneType, XsType.NIL),
+)
+"""The Python type of each ``xsi:type``, in the order they are tried."""
+
+
 def xs_type_of(value: object) -> XsType:
     """The ``xsi:type`` a value is written with."""
-    # bool before int: bool is an int subclass. Typed subclasses before their bases.
-    if isinstance(value, bool):
-        return XsType.BOOLEAN
-    if isinstance(value, Long):
-        return XsType.LONG
-    if isinstance(value, Short):
-        return XsType.SHORT
-    if isinstance(value, Byte):
-        return XsType.BYTE
-    if isinstance(value, BigInteger):
-        return XsType.INTEGER
-    if isinstance(value, int):
-        if INT32[0] <= value <= INT32[1]:
-            return XsType.INT
-        return XsType.LONG if INT64[0] <= value <= INT64[1] else XsType.INTEGER
-    if isinstance(value, Float):
-        return XsType.FLOAT
-    if isinstance(value, float):
-        return XsType.DOUBLE
-    if isinstance(value, TypedText):
-        return XsType.OTHER
-    if isinstance(value, str):
-        return XsType.STRING
-    if isinstance(value, Decimal):
-        return XsType.DECIMAL
-    if isinstance(value, dt.datetime):
-        return XsType.DATETIME
-    if isinstance(value, bytes | bytearray | memoryview | BinaryStream):
-        return XsType.BASE64
-    if isinstance(value, Mapping):
-        return XsType.MAP
-    if isinstance(value, list | tuple):
-        return XsType.LIST
-    if value is None:
-        return XsType.NIL
+    for python_type, xs_type in _XS_TYPES:
+        if isinstance(value, python_type):
+            return _plain_int_type(cast(int, value)) if xs_type is XsType.INT else xs_type
     raise TypeError(f"{type(value).__name__} is not an Imixs value type")
+
+
+def _plain_int_type(value: int) -> XsType:
+    """A plain ``int`` is ``xs:int`` in 32 bits, else ``xs:long`` in 64, else ``xs:integer``."""
+    if INT32[0] <= value <= INT32[1]:
+        return XsType.INT
+    return XsType.LONG if INT64[0] <= value <= INT64[1] else XsType.INTEGER
 
 
 def canonical(value: object) -> object:

@@ -57,6 +57,7 @@ from imixs_archive.filestore.chunking import (
     FixedChunker,
     StreamChunker,
 )
+from imixs_archive.filestore.confirmed import RecentlyConfirmed
 from imixs_archive.filestore.garbage import PIECE, take_off_list
 from imixs_archive.filestore.reading import RecentPieces, pieces_digest, read_piece
 from imixs_archive.filestore.twin import KnownContent
@@ -169,9 +170,10 @@ class PieceStore:
         self._writing: dict[str, Future[int]] = {}
         """Piece id -> the write of it under way."""
         self._recent = RecentPieces(TWIN_PIECES_BYTES)
-        self._confirmed_for = 0.0 if backend.local_reads else confirmed_for
-        self._confirmed: OrderedDict[str, float] = OrderedDict()
-        """Piece id -> when (``time.monotonic``) it was last confirmed stored, oldest first."""
+        self._confirmed = RecentlyConfirmed[bool](
+            0.0 if backend.local_reads else confirmed_for, CONFIRMED_PIECES
+        )
+        """The pieces confirmed stored lately."""
 
     def hash(self, chunk: bytes) -> Future[tuple[str, bool]]:
         """Future of (piece id, already stored)."""
@@ -216,26 +218,10 @@ class PieceStore:
 
     def _confirm(self, data_ids: list[str], since: float) -> None:
         """These pieces were stored, and not listed, at ``since`` (or later)."""
-        if not self._confirmed_for:
-            return
-        with self._lock:
-            for data_id in data_ids:
-                self._confirmed[data_id] = since
-                self._confirmed.move_to_end(data_id)
-            while len(self._confirmed) > CONFIRMED_PIECES:
-                self._confirmed.popitem(last=False)
+        self._confirmed.keep(((data_id, True) for data_id in data_ids), since)
 
     def _is_confirmed(self, data_id: str) -> bool:
-        if not self._confirmed_for:
-            return False
-        with self._lock:
-            since = self._confirmed.get(data_id)
-            if since is None:
-                return False
-            if time.monotonic() - since < self._confirmed_for:
-                return True
-            del self._confirmed[data_id]
-            return False
+        return self._confirmed.get(data_id) is not None
 
     def update_md5(self, md5: Any, chunks: list[bytes]) -> Future[None]:
         return self._executor().submit(_update, md5, chunks)

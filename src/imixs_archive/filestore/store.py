@@ -10,13 +10,12 @@ only this class is used from outside the package.
 
 from __future__ import annotations
 
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Iterable
 
 from imixs_archive.errors import IntegrityError, NotFoundError, StoreUnavailableError
 from imixs_archive.filestore.chunking import CONTENT, JAVA
+from imixs_archive.filestore.confirmed import RecentlyConfirmed
 from imixs_archive.filestore.content import (
     IngestCounters,
     IngestedContent,
@@ -60,10 +59,10 @@ class FileStore:
         ``java``)."""
         self._backend = backend
         self._pieces = PieceStore(backend, confirmed_for=confirmed_for, cuts=cuts)
-        self._confirmed_for = 0.0 if backend.local_reads else confirmed_for
-        self._lock = threading.Lock()
-        self._registered: OrderedDict[str, tuple[str, float]] = OrderedDict()
-        """File digest -> (its documents key, when it was registered), oldest first."""
+        self._registered = RecentlyConfirmed[str](
+            0.0 if backend.local_reads else confirmed_for, REGISTERED_FILES
+        )
+        """File digest -> its documents key, of the files registered lately."""
 
     def close(self) -> None:
         """Stop the piece threads (the backend stays open: it is the caller's)."""
@@ -93,30 +92,13 @@ class FileStore:
         Java service stores none for it either."""
         if content.md5 == EMPTY_MD5 and not content.pieces:
             return EMPTY_MD5  # no bytes: nothing to store or keep (as the Java service)
-        key = self._recently_registered(content.digest)
+        key = self._registered.get(content.digest)
         if key is not None:
             return key
         looked = time.monotonic()
         key = register_file(self._backend, content)
-        if self._confirmed_for:
-            with self._lock:
-                self._registered[content.digest] = (key, looked)
-                self._registered.move_to_end(content.digest)
-                while len(self._registered) > REGISTERED_FILES:
-                    self._registered.popitem(last=False)
+        self._registered.keep([(content.digest, key)], looked)
         return key
-
-    def _recently_registered(self, digest: str) -> str | None:
-        if not self._confirmed_for:
-            return None
-        with self._lock:
-            found = self._registered.get(digest)
-            if found is None:
-                return None
-            if time.monotonic() - found[1] < self._confirmed_for:
-                return found[0]
-            del self._registered[digest]
-            return None
 
     def link_stored(self, claimed_md5: str) -> bool:
         """Whether a file a snapshot names by its MD5 alone (its content left out) is stored,

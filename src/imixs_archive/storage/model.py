@@ -90,8 +90,6 @@ class Table:
     """What the query reads, and what a reader of the table must know (who writes it, in
     which order, what marks a row complete), in Markdown: docs/data-model.md prints it
     (``scripts/data_model_doc.py``)."""
-    java: bool = True
-    """Part of the Java Imixs-Archive keyspace (False: an ``archive_`` extra table)."""
     holds_pieces: bool = False
     """Holds attachment bytes: large cells, compressed with zstd where available."""
     packing: Packing | None = None
@@ -122,6 +120,12 @@ class Table:
     @functools.cached_property
     def value_columns(self) -> tuple[str, ...]:
         return tuple(name for name in self.column_names if name not in self.primary_key)
+
+    @property
+    def java(self) -> bool:
+        """Part of the Java Imixs-Archive keyspace: a table whose name has no ``archive_``
+        prefix (the prefix marks this archive's extra tables)."""
+        return not self.name.startswith("archive_")
 
     def __hash__(self) -> int:
         return hash(self.name)
@@ -241,7 +245,6 @@ ARCHIVE_FILES = Table(
     serves="a file's digest (the SHA-256 over its ordered piece ids), size and piece count "
     "by its documents key; written after its `documents` rows, so its presence marks the "
     "file complete, and removed first when the collector releases the file",
-    java=False,
 )
 ARCHIVE_FILE_CUTS = Table(
     "archive_file_cuts",
@@ -254,7 +257,6 @@ ARCHIVE_FILE_CUTS = Table(
     "the ledger logs of it (over the SHA-256s of its content-defined cuts), valid while "
     "`archive_files.digest` is the row's `digest`; no row: `archive_files.digest` is that "
     "digest (see [java-compatibility.md](java-compatibility.md#one-file-stored-by-both-services))",
-    java=False,
 )
 ARCHIVE_SNAPSHOT_FILES = Table(
     "archive_snapshot_files",
@@ -267,7 +269,6 @@ ARCHIVE_SNAPSHOT_FILES = Table(
     "document claimed, so a wrong `md5checksum` or an MD5 collision never returns wrong "
     "bytes; a delete removes it after the `snapshots` row, so a re-run still finds the "
     "files of a snapshot whose row is gone",
-    java=False,
 )
 
 ARCHIVE_SNAPSHOT_PARTS = Table(
@@ -282,7 +283,6 @@ ARCHIVE_SNAPSHOT_PARTS = Table(
     "before the `snapshots` row and deleted after it; that row then holds a marker (a NUL "
     "byte first) with their count, size and SHA-256, checked on every read "
     "(`archive/snapshot_xml.py`)",
-    java=False,
     large_cells=True,
     packing=Packing(cell="data", marker="raw_size"),
 )
@@ -297,7 +297,6 @@ ARCHIVE_PIECE_REFS = Table(
     serves="the files (documents keys) that use one piece, and the piece's size, written "
     "before the file's `documents` rows: the collector lists a piece once no file uses it "
     "(Q14); stored bytes are summed without reading pieces",
-    java=False,
 )
 ARCHIVE_FILE_HEADS = Table(
     "archive_file_heads",
@@ -310,7 +309,6 @@ ARCHIVE_FILE_HEADS = Table(
     "whose reads are local (SQLite), an attachment that arrives again is compared byte by "
     "byte with its stored twin instead of hashed and cut again (`filestore/twin.py`). A "
     "hint: a row may outlive its file, the lookup skips it",
-    java=False,
 )
 
 # The collector's list (filestore/gc.py): what nothing referred to when it was last looked
@@ -331,7 +329,6 @@ ARCHIVE_GARBAGE = Table(
     "bytes: removed a grace period (`ARCHIVE_GC_GRACE`) later if still unreferenced; an "
     "ingest reusing one takes it off first (see [architecture.md]"
     "(architecture.md#deleting-and-garbage-collection))",
-    java=False,
 )
 
 # The analytics' own table (analytics/day_store.py is the one module that reads and writes
@@ -358,7 +355,6 @@ ARCHIVE_DAY_AGGREGATES = Table(
     "day's change stamp (Q21), computed again when the stamp differs or `version` is not "
     "the current row format (`analytics/day_store.py`); the analytics' own table, which "
     "the archive never touches",
-    java=False,
     kept_by_readers=True,
 )
 
@@ -379,7 +375,6 @@ ARCHIVE_SNAPSHOT_FACTS = Table(
     "archive and whether it brought its process instance), written after its `snapshots` "
     "row, removed first by a delete: a day is counted from one partition without parsing "
     "any XML (`archive/facts.py`)",
-    java=False,
 )
 
 # The analytics' whole-day figures without process instance ids (analytics/day_summary.py):
@@ -398,7 +393,6 @@ ARCHIVE_DAY_SUMMARIES = Table(
     "dimension value, with the new process instances) without instance ids: a few KB "
     "whatever the day holds; what whole-archive views read, written after the day's "
     "aggregates with the same change stamp (Q21)",
-    java=False,
     kept_by_readers=True,
 )
 
@@ -421,7 +415,6 @@ ARCHIVE_MONTH_FIGURES = Table(
     "whole-archive figures of a UTC month (`sums`: per local day and dimension value, new "
     "instances), a local month's day figures (`days`), lead-time samples (`leads`), a "
     "workflow group's process map events (`dfg:<group>`)",
-    java=False,
     kept_by_readers=True,
 )
 
@@ -437,7 +430,6 @@ ARCHIVE_CENSUS = Table(
     serves="small records of the store's figures as JSON, by name: `store`, the last "
     "census (what `stats --full` counted of files, pieces and stored bytes, and when); "
     "`reconcile`, how far an unfinished `stats --reconcile` got",
-    java=False,
     kept_by_readers=True,
 )
 
@@ -464,7 +456,6 @@ ARCHIVE_DAY_CHANGES = Table(
     "index row and before the `snapshots` row; also the day of the instance's newest other "
     "snapshot, whose lead time changed), so stored day figures know when they are stale "
     "(`archive/days.py`)",
-    java=False,
 )
 
 # The sync's own bookkeeping (sync/service.py, docs/sync.md). A row per failing event, not
@@ -491,7 +482,6 @@ ARCHIVE_SYNC_FAILURES = Table(
     "again (epoch ms), the first and last failure, the last error; status `retry` or "
     "`dead` (a dead letter, put back into the workflow's event log by `sync --retry`). One "
     "row per event, written only by the process whose claim on it (Q17) stands",
-    java=False,
     queue=True,
 )
 ARCHIVE_SYNC_INSTANCES = Table(
@@ -516,7 +506,6 @@ ARCHIVE_SYNC_INSTANCES = Table(
     serves="each sync process's counters since it started (times in epoch ms), written "
     "after every round, for `sync --status` and the monitor; a row not updated for a week "
     "is deleted when a sync starts",
-    java=False,
 )
 
 # Which days have snapshots, so that a listing over a long range of days costs what it
@@ -536,7 +525,6 @@ ARCHIVE_MODIFIED_DAYS = Table(
     "listing over a long range walks the days that exist instead of every calendar day; "
     "built from `snapshots_by_modified` at its first use, then written by a store before "
     "its index row (once per day and process: `archive/days.py`)",
-    java=False,
     kept_by_readers=True,
 )
 
@@ -554,7 +542,6 @@ ARCHIVE_SYNC_CLAIMS = Table(
     "goes on; a claim left older than `WORKFLOW_SYNC_DEADLOCK` (its process died, or the "
     "event vanished) is finished by any process from its ref "
     "([sync.md](sync.md#a-round))",
-    java=False,
     queue=True,
 )
 ARCHIVE_SYNC_GONE = Table(
@@ -565,7 +552,6 @@ ARCHIVE_SYNC_GONE = Table(
     owner=Wing.SYNC,
     serves="snapshots the workflow answered 404 for when their event was handled: final, "
     "never retried (with the workflow's `SNAPSHOT_HISTORY=1` it deletes intermediate ones)",
-    java=False,
 )
 ARCHIVE_SYNC_PROGRESS = Table(
     "archive_sync_progress",
@@ -578,7 +564,6 @@ ARCHIVE_SYNC_PROGRESS = Table(
     "`skipped:<from>` the ranges the catch-up or a resync could not read (more than 16 "
     "snapshots sharing one timestamp); row `resync-stop` a stop asked of the running "
     "resync (its own row, so no save of the state document loses it)",
-    java=False,
 )
 
 # Legal holds (archive/holds.py, docs/retention.md): one row per held process instance.
@@ -595,7 +580,6 @@ ARCHIVE_LEGAL_HOLDS = Table(
     "while it is: a delete is refused, retention and the history cleanup keep them), why, "
     "since when (epoch ms) and by whom; written before store version 5, now read and "
     "released only (the holds per case: Q35)",
-    java=False,
 )
 
 # Legal holds per case (store version 5): one row per process instance and case (the
@@ -611,7 +595,6 @@ ARCHIVE_LEGAL_HOLD_CASES = Table(
     owner=Wing.ARCHIVE,
     serves="the legal holds of a process instance, one per case (its reason): no snapshot "
     "of it is deleted while any is placed; since when (epoch ms) and by whom",
-    java=False,
 )
 
 # The version of what this archive keeps in a store (its own tables and the form of its
@@ -626,7 +609,6 @@ ARCHIVE_VERSIONS = Table(
     serves="the version of the store's layout (row `store`), raised by an archive version "
     "that changes it, and the archive version that wrote it: an older archive refuses a "
     "newer store (`archive/versions.py`)",
-    java=False,
 )
 
 # The ledger (ledger/books.py, ledger/, docs/ledger.md): an append-only log of what
@@ -648,7 +630,6 @@ ARCHIVE_LEDGER_QUEUE = Table(
     "instance) and the order made in (the key starts with the time, epoch ms); the "
     "sequencer reads the minutes since the oldest it has not finished (and always the last "
     "five), deleting what it logged ([ledger.md](ledger.md))",
-    java=False,
     queue=True,
 )
 ARCHIVE_LEDGER_ENTRIES = Table(
@@ -663,7 +644,6 @@ ARCHIVE_LEDGER_ENTRIES = Table(
     "a lightweight transaction on Cassandra); only entries below the head's size are in "
     "the log (rows past it were written by a sequencer that stopped before moving the "
     "head, and are taken over as they are by the next one)",
-    java=False,
 )
 ARCHIVE_LEDGER_NODES = Table(
     "archive_ledger_nodes",
@@ -676,7 +656,6 @@ ARCHIVE_LEDGER_NODES = Table(
     "(level >= 1) starting at entry `idx * 2**level` (`bucket` `idx >> 14`), as versions "
     "before store version 6 kept the tree: read until the log's tiles (Q36) are derived, "
     "written meanwhile for what is added, then no longer",
-    java=False,
 )
 ARCHIVE_LEDGER_HEAD = Table(
     "archive_ledger_head",
@@ -690,7 +669,6 @@ ARCHIVE_LEDGER_HEAD = Table(
     "`verify-progress` (the last ledger verify, an unfinished one); `before-ledger` (the "
     "store held snapshots before the ledger existed, until `ledger init` or a ledger "
     "verify has logged them)",
-    java=False,
 )
 ARCHIVE_LEDGER_SUBJECTS = Table(
     "archive_ledger_subjects",
@@ -701,7 +679,6 @@ ARCHIVE_LEDGER_SUBJECTS = Table(
     serves="the last log entry about each subject (a snapshot id, or `hold:` and a "
     "process instance): its number, kind and digest; derived from the log and checked "
     "against it by ledger verify",
-    java=False,
 )
 ARCHIVE_LEDGER_CHECKPOINTS = Table(
     "archive_ledger_checkpoints",
@@ -713,7 +690,6 @@ ARCHIVE_LEDGER_CHECKPOINTS = Table(
     serves="every signed checkpoint (a C2SP signed note) by the year it was written and "
     "the tree size it signs, and when (epoch ms): the record of every signed head; the "
     "ledger reads the last one from its `tree` book (Q26)",
-    java=False,
 )
 
 ARCHIVE_LEDGER_TILES = Table(
@@ -732,7 +708,6 @@ ARCHIVE_LEDGER_TILES = Table(
     "serves them as they are. Written by the sequencer before the head moves past them; "
     "for a log older than the table, derived from its entries a part per round (Q25 serves "
     "until then)",
-    java=False,
 )
 
 # The books of the jobs that stop and go on (archive/check_books.py, archive/part_runs.py):
@@ -752,7 +727,6 @@ ARCHIVE_CHECKS = Table(
     "`scrub` (its place in each table, what it covered when, its findings) and "
     "`scrub-lease` (`archive/part_runs.py`, `archive/scrub.py`); `last-run.verify` and "
     "`last-run.backup`, the last run of each, whichever process ran it (`archive/last_runs.py`)",
-    java=False,
     kept_by_readers=True,
 )
 

@@ -23,7 +23,7 @@ verifiers follow RFC 9162 §2.1.3.2 and §2.1.4.2 and need no nodes at all.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 HASH_SIZE = 32
 EMPTY_ROOT: bytes = hashlib.sha256(b"").digest()
@@ -209,11 +209,22 @@ def _check_hashes(proof: Sequence[bytes]) -> None:
         raise ProofError(f"proof hashes have {HASH_SIZE} bytes")
 
 
-def _shift_to_set_bit(fn: int, sn: int) -> tuple[int, int]:
-    """Right-shift fn and sn equally until LSB(fn) is set or fn is 0."""
-    while fn and not fn & 1:
+def _walk(fn: int, sn: int, path: Iterable[bytes], between: str) -> Iterator[tuple[bytes, bool]]:
+    """The hashes of a proof's path, each with whether it is the left sibling, as the
+    verification of RFC 9162 (§2.1.3.2, §2.1.4.2) walks from node ``fn`` of last node
+    ``sn`` to the root; ProofError when the path is too long or too short (``between``
+    names the proof in the message)."""
+    for sibling in path:
+        if sn == 0:
+            raise ProofError(f"proof too long {between}")
+        left = bool(fn & 1 or fn == sn)
+        yield sibling, left
+        if left:  # right-shift fn and sn equally until LSB(fn) is set or fn is 0
+            while fn and not fn & 1:
+                fn, sn = fn >> 1, sn >> 1
         fn, sn = fn >> 1, sn >> 1
-    return fn, sn
+    if sn != 0:
+        raise ProofError(f"proof too short {between}")
 
 
 def root_from_inclusion(leaf: bytes, index: int, size: int, proof: Sequence[bytes]) -> bytes:
@@ -224,18 +235,9 @@ def root_from_inclusion(leaf: bytes, index: int, size: int, proof: Sequence[byte
     if len(leaf) != HASH_SIZE:
         raise ProofError(f"a leaf hash has {HASH_SIZE} bytes, not {len(leaf)}")
     _check_hashes(proof)
-    fn, sn, result = index, size - 1, leaf
-    for sibling in proof:
-        if sn == 0:
-            raise ProofError(f"proof too long for leaf {index} of {size}")
-        if fn & 1 or fn == sn:
-            result = node_hash(sibling, result)
-            fn, sn = _shift_to_set_bit(fn, sn)
-        else:
-            result = node_hash(result, sibling)
-        fn, sn = fn >> 1, sn >> 1
-    if sn != 0:
-        raise ProofError(f"proof too short for leaf {index} of {size}")
+    result = leaf
+    for sibling, left in _walk(index, size - 1, proof, f"for leaf {index} of {size}"):
+        result = node_hash(sibling, result) if left else node_hash(result, sibling)
     return result
 
 
@@ -277,17 +279,11 @@ def verify_consistency(
     while fn & 1:
         fn, sn = fn >> 1, sn >> 1
     first = second = path[0]
-    for sibling in path[1:]:
-        if sn == 0:
-            raise ProofError(f"proof too long from size {old_size} to {new_size}")
-        if fn & 1 or fn == sn:
+    for sibling, left in _walk(fn, sn, path[1:], f"from size {old_size} to {new_size}"):
+        if left:
             first, second = node_hash(sibling, first), node_hash(sibling, second)
-            fn, sn = _shift_to_set_bit(fn, sn)
         else:
             second = node_hash(second, sibling)
-        fn, sn = fn >> 1, sn >> 1
-    if sn != 0:
-        raise ProofError(f"proof too short from size {old_size} to {new_size}")
     if first != old_root:
         raise ProofError(f"consistency proof does not lead to the head of size {old_size}")
     if second != new_root:
