@@ -69,8 +69,7 @@ BUILT_ONCE = {
     "Resync": "sync.jobs.new_resync",
     "iter_json_stream": "services.importer.archive_stream",
     "Restorer": "recovery.restore_jobs.run_restore",
-    "restore_tree": "recovery.restore_jobs.run_restore",
-    "restore_from_ftps": "recovery.restore_jobs.run_restore",
+    "restore_files": "recovery.restore_jobs.run_restore",
 }
 """Names an entry point must not call, and the service function it calls instead."""
 

@@ -23,8 +23,9 @@ from imixs_archive.document.xml_reader import read_xml_document
 from imixs_archive.errors import ArchiveError, ConfigError, TargetUnavailableError
 from imixs_archive.recovery.backup import backup
 from imixs_archive.recovery.backup_events import BackupEvents
-from imixs_archive.recovery.backup_ftps import backup_to_ftps, restore_from_ftps
+from imixs_archive.recovery.backup_ftps import backup_to_ftps, ftps_files
 from imixs_archive.recovery.ftps import FtpsLocation, FtpsTarget
+from imixs_archive.recovery.restore_files import restore_files
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.workflow.client import WorkflowClient
 from support.ftps_server import PASSWORD, FtpsServer
@@ -98,14 +99,14 @@ def test_backup_events_go_to_the_ftps_tree_and_restore_comes_back(
 
     before = {uid: file_hashes(archive.load(sid)) for uid, sid in newest.items()}
     double.wipe()
-    report = restore_from_ftps(client, target)
+    report = restore_files(client, ftps_files(target))
     assert (report.restored, report.present, report.failed) == (4, 0, [])
     for uid, snapshot_id in newest.items():
         restored = double.snapshots[snapshot_id]
         assert file_hashes(restored) == before[uid]
         assert restored.get_first("$backuprestore") is not None  # as the Java restore
         assert double.workitems[uid]["$snapshotid"] == [snapshot_id]
-    assert restore_from_ftps(client, target).present == 4
+    assert restore_files(client, ftps_files(target)).present == 4
 
 
 def test_a_dropped_upload_leaves_the_event_and_no_partial_file(
@@ -149,11 +150,11 @@ def test_a_dropped_download_fails_that_file_and_the_restore_goes_on(
     double.wipe()
     sizes = sorted(p.stat().st_size for p in (ftps.root / "backup").rglob("*.xml"))
     ftps.faults.drop_after = sizes[-1] - 1  # only the largest file is cut
-    report = restore_from_ftps(client, target)
+    report = restore_files(client, ftps_files(target))
     assert report.restored == 2 and len(report.failed) == 1
     assert "FTPS" in report.failed[0]
     ftps.faults.drop_after = None
-    again = restore_from_ftps(client, target)
+    again = restore_files(client, ftps_files(target))
     assert (again.restored, again.present, again.failed) == (1, 2, [])
     assert sorted(double.workitems) == sorted(newest)
 
