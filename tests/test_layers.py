@@ -20,6 +20,7 @@ RANKS = {
     "timezones": 0,
     "budget": 0,
     "jsonable": 0,
+    "tallies": 0,
     "periodic": 0,
     "durable": 0,
     "config": 1,

@@ -159,6 +159,31 @@ def test_a_dropped_download_fails_that_file_and_the_restore_goes_on(
     assert sorted(double.workitems) == sorted(newest)
 
 
+def test_a_target_gone_for_good_stops_the_restore_saying_how_far_it_came(
+    double: WorkflowDouble,
+    archive: Archive,
+    client: WorkflowClient,
+    target: FtpsTarget,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Not one identical failure per file: after the first file no new connection can be
+    had, and the restore stops there."""
+    archived_instances(double, archive, instances=3)
+    backup_to_ftps(archive, target)
+    double.wipe()
+
+    def refused(self: ftplib.FTP_TLS, *args: object, **kwargs: object) -> str:
+        raise ConnectionRefusedError("refused")
+
+    def gone(report: object) -> None:
+        target.close()  # the next file needs a new connection
+        monkeypatch.setattr(ftplib.FTP_TLS, "connect", refused)
+
+    with pytest.raises(TargetUnavailableError, match=r"restore stopped: 1 restored before it"):
+        restore_files(client, ftps_files(target), on_progress=gone)
+    assert len(double.workitems) == 1
+
+
 def test_wrong_password_and_untrusted_certificate_are_clear_errors(ftps: FtpsServer) -> None:
     settings = load_settings({"BACKUP_FTP_CAFILE": str(ftps.cafile)})
     wrong = FtpsLocation.from_settings(settings, ftps.url().replace("backup@", "backup:no@"))

@@ -99,8 +99,7 @@ def backup_to_ftps(
                 "answers)"
             ) from None
         except ArchiveError as exc:
-            summary.failed += 1
-            summary.failures.append(f"{snapshot_id}: {exc}")
+            summary.fail(snapshot_id, exc)
             continue
         if sent is None:
             summary.current += 1
