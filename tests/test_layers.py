@@ -20,6 +20,7 @@ RANKS = {
     "timezones": 0,
     "budget": 0,
     "jsonable": 0,
+    "tallies": 0,
     "periodic": 0,
     "durable": 0,
     "config": 1,
@@ -69,8 +70,7 @@ BUILT_ONCE = {
     "Resync": "sync.jobs.new_resync",
     "iter_json_stream": "services.importer.archive_stream",
     "Restorer": "recovery.restore_jobs.run_restore",
-    "restore_tree": "recovery.restore_jobs.run_restore",
-    "restore_from_ftps": "recovery.restore_jobs.run_restore",
+    "restore_files": "recovery.restore_jobs.run_restore",
 }
 """Names an entry point must not call, and the service function it calls instead."""
 

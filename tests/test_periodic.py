@@ -4,11 +4,15 @@ backup of events): its first run, its pace, its errors, its end."""
 from __future__ import annotations
 
 import itertools
+import logging
 import threading
 import time
 from collections.abc import Callable
 
-from imixs_archive.periodic import Periodic
+import pytest
+
+from imixs_archive.errors import StoreError
+from imixs_archive.periodic import Periodic, Schedule
 
 
 def _until(check: Callable[[], bool]) -> None:
@@ -62,3 +66,37 @@ def test_run_in_the_calling_thread_until_its_stop_is_set() -> None:
 
     Periodic("t", 0.01, work, at_once=True, stop=stop).run()
     assert seen == [1, 1, 1]
+
+
+class _Flaky(Schedule):
+    name = "flaky"
+    at_once = True
+    failing = "flaky work failed"
+
+    def __init__(self, errors: list[Exception]) -> None:
+        super().__init__(0.01)
+        self.errors = errors
+        self.seen: list[str] = []
+
+    def run_once(self) -> None:
+        self.seen.append(self.last_error)
+        if self.errors:
+            raise self.errors.pop(0)
+        self.last_error = ""
+
+
+def test_a_schedule_the_store_fails_warns_and_a_fault_is_logged_with_its_trace(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    flaky = _Flaky([StoreError("the store went away"), KeyError("a defect")])
+    with caplog.at_level(logging.WARNING):
+        flaky.start()
+        _until(lambda: flaky.runs >= 3)
+        flaky.close()
+    assert flaky.seen[:3] == ["", "the store went away", "KeyError: 'a defect'"]
+    assert flaky.last_error == ""
+    store, fault = (r for r in caplog.records if r.name in (__name__, "imixs_archive.periodic"))
+    assert (store.name, store.levelname, store.exc_info) == (__name__, "WARNING", None)
+    assert store.getMessage() == "flaky work failed: the store went away"
+    assert (fault.levelname, fault.getMessage()) == ("ERROR", "flaky: a run failed")
+    assert fault.exc_info is not None

@@ -9,6 +9,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from imixs_archive.errors import ArchiveError
+
 log = logging.getLogger(__name__)
 
 
@@ -71,12 +73,14 @@ class Periodic:
 class Schedule:
     """Work ``serve`` repeats on a thread of its own. A subclass names it, gives its
     ``interval`` in seconds (0 or less: never started) and :meth:`run_once`; starting,
-    pacing, stopping and what a failed run leaves (logged with its trace, ``last_error``,
-    the next run tries again) are the same for all."""
+    pacing, stopping and what a failed run leaves (``last_error``, logged; the next run
+    tries again) are the same for all."""
 
     name = "schedule"
     at_once = False
     """The first run right at the start, not one interval after it."""
+    failing = "a run failed"
+    """What the warning of a run the store failed says first."""
 
     def __init__(self, interval: float) -> None:
         self.interval = interval
@@ -105,8 +109,13 @@ class Schedule:
         self.run_once()
 
     def failed(self, exc: Exception) -> None:
-        """A run that raised: a fault of the code rather than of the store (runs catch
-        the store's own errors), so logged with its trace."""
+        """A run that raised: the store's own error (it went away) is logged as a warning,
+        by the subclass's module; anything else is a fault of the code, logged with its
+        trace."""
+        if isinstance(exc, ArchiveError):
+            self.last_error = str(exc)
+            logging.getLogger(type(self).__module__).warning("%s: %s", self.failing, exc)
+            return
         self.last_error = f"{type(exc).__name__}: {exc}"
         log.error("%s: a run failed", self.name, exc_info=exc)
 

@@ -23,8 +23,9 @@ from imixs_archive.document.xml_reader import read_xml_document
 from imixs_archive.errors import ArchiveError, ConfigError, TargetUnavailableError
 from imixs_archive.recovery.backup import backup
 from imixs_archive.recovery.backup_events import BackupEvents
-from imixs_archive.recovery.backup_ftps import backup_to_ftps, restore_from_ftps
+from imixs_archive.recovery.backup_ftps import backup_to_ftps, ftps_files
 from imixs_archive.recovery.ftps import FtpsLocation, FtpsTarget
+from imixs_archive.recovery.restore_files import restore_files
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.workflow.client import WorkflowClient
 from support.backup_rig import BackupRig
@@ -94,14 +95,14 @@ def test_backup_events_go_to_the_ftps_tree_and_restore_comes_back(rig: BackupRig
 
     before = {uid: file_hashes(rig.archive.load(sid)) for uid, sid in newest.items()}
     double.wipe()
-    report = restore_from_ftps(client, rig.target)
+    report = restore_files(client, ftps_files(rig.target))
     assert (report.restored, report.present, report.failed) == (4, 0, [])
     for uid, snapshot_id in newest.items():
         restored = double.snapshots[snapshot_id]
         assert file_hashes(restored) == before[uid]
         assert restored.get_first("$backuprestore") is not None  # as the Java restore
         assert double.workitems[uid]["$snapshotid"] == [snapshot_id]
-    assert restore_from_ftps(client, rig.target).present == 4
+    assert restore_files(client, ftps_files(rig.target)).present == 4
 
 
 def test_a_dropped_upload_leaves_the_event_and_no_partial_file(rig: BackupRig) -> None:
@@ -133,13 +134,35 @@ def test_a_dropped_download_fails_that_file_and_the_restore_goes_on(rig: BackupR
     double.wipe()
     sizes = sorted(p.stat().st_size for p in (rig.ftps.root / "backup").rglob("*.xml"))
     rig.ftps.faults.drop_after = sizes[-1] - 1  # only the largest file is cut
-    report = restore_from_ftps(client, target)
+    report = restore_files(client, ftps_files(target))
     assert report.restored == 2 and len(report.failed) == 1
     assert "FTPS" in report.failed[0]
     rig.ftps.faults.drop_after = None
-    again = restore_from_ftps(client, target)
+    again = restore_files(client, ftps_files(target))
     assert (again.restored, again.present, again.failed) == (1, 2, [])
     assert sorted(double.workitems) == sorted(newest)
+
+
+def test_a_target_gone_for_good_stops_the_restore_saying_how_far_it_came(
+    rig: BackupRig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not one identical failure per file: after the first file no new connection can be
+    had, and the restore stops there."""
+    double, client, target = rig.double, rig.client, rig.target
+    rig.archived(instances=3)
+    backup_to_ftps(rig.archive, target)
+    double.wipe()
+
+    def refused(self: ftplib.FTP_TLS, *args: object, **kwargs: object) -> str:
+        raise ConnectionRefusedError("refused")
+
+    def gone(report: object) -> None:
+        target.close()  # the next file needs a new connection
+        monkeypatch.setattr(ftplib.FTP_TLS, "connect", refused)
+
+    with pytest.raises(TargetUnavailableError, match=r"restore stopped: 1 restored before it"):
+        restore_files(client, ftps_files(target), on_progress=gone)
+    assert len(double.workitems) == 1
 
 
 def test_wrong_password_and_untrusted_certificate_are_clear_errors(ftps: FtpsServer) -> None:

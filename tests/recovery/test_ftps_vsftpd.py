@@ -17,9 +17,10 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli import main
 from imixs_archive.config import load_settings
 from imixs_archive.recovery.backup import backup
-from imixs_archive.recovery.backup_ftps import backup_to_ftps, restore_from_ftps
+from imixs_archive.recovery.backup_ftps import backup_to_ftps, ftps_files
 from imixs_archive.recovery.ftps import FtpsLocation, FtpsTarget
 from imixs_archive.recovery.ftps_manifest import MANIFEST, RECORD
+from imixs_archive.recovery.restore_files import restore_files
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.workflow.client import WorkflowClient
 from recovery.test_backup_ftps import serve_backs_up_a_save, tree
@@ -220,6 +221,6 @@ def test_a_restore_reads_the_whole_tree_over_resumed_sessions(
     with FtpsTarget(location(strict, "/restore")) as target:
         backup_to_ftps(archive, target)
         double.wipe()
-        report = restore_from_ftps(client, target)
+        report = restore_files(client, ftps_files(target))
     assert (report.restored, report.failed) == (3, [])
     assert sorted(double.workitems) == sorted(newest)

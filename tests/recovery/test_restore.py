@@ -16,7 +16,7 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.model import Document
 from imixs_archive.recovery.backup import backup
 from imixs_archive.recovery.restore import Restorer, RestoreRange, matches, parse_filter
-from imixs_archive.recovery.restore_files import restore_tree
+from imixs_archive.recovery.restore_files import restore_files, tree_files
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from imixs_archive.workflow.client import WorkflowClient
 from support.restore_data import DAY, archived_instances, file_hashes
@@ -207,7 +207,7 @@ def test_restore_from_a_backup_tree(
     newest = archived_instances(double, archive, instances=3)
     backup(archive, tmp_path / "bk")
     double.wipe()
-    report = restore_tree(client, tmp_path / "bk")
+    report = restore_files(client, tree_files(tmp_path / "bk"))
     assert (report.restored, report.present, report.failed) == (3, 0, [])
     for uid, snapshot_id in newest.items():
         assert double.workitems[uid]["$snapshotid"] == [snapshot_id]
@@ -215,7 +215,7 @@ def test_restore_from_a_backup_tree(
         # as the Java backup service's restore: the sync emits no backup event for it
         marked = double.snapshots[snapshot_id].get_first("$backuprestore")
         assert isinstance(marked, dt.datetime) and marked.tzinfo is not None
-    assert restore_tree(client, tmp_path / "bk").present == 3
+    assert restore_files(client, tree_files(tmp_path / "bk")).present == 3
 
 
 @pytest.mark.parametrize("zone", ["Pacific/Kiritimati", "America/Adak"])

@@ -152,31 +152,19 @@ def aggregate_days(
     UTC; days after today there are left out). ``only_days``: the UTC days that may have
     snapshots; the others are counted empty without asking the store. Finished local
     months come whole from their kept figures (``month_cache.py``: counted once, from the
-    days' cells); the others are counted (:func:`count_days`). ``recompute``: count and store every
-    finished UTC day again, keeping no month."""
+    days' cells); the others are counted (:func:`_count_days`). ``recompute``: count and
+    store every finished UTC day again, keeping no month."""
     zone_info = tz if isinstance(tz, dt.tzinfo) else zone(tz)
     now = now or dt.datetime.now(dt.UTC)
     last = min(last, local_today(now, zone_info))
+    how = _Counting(now, zone_info, grace_days, workers, recompute, only_days)
     if recompute or first > last:
-        return count_days(
-            archive,
-            first,
-            last,
-            now=now,
-            grace_days=grace_days,
-            workers=workers,
-            recompute=recompute,
-            tz=zone_info,
-            only_days=only_days,
-        )
+        return _count_days(archive, first, last, how)
     report = AggregateReport(first, last, zone=zone_label(zone_info))
     months = PeriodCache(archive, zone_info, now, grace_days)
 
     def count(a: dt.date, b: dt.date) -> AggregateReport:
-        return count_days(
-            archive, a, b, now=now, grace_days=grace_days, workers=workers, tz=zone_info,
-            only_days=only_days,
-        )  # fmt: skip
+        return _count_days(archive, a, b, how)
 
     for month_first, month_last, part_first, part_last in months.units(first, last):
         counted: list[AggregateReport] = []
@@ -221,26 +209,26 @@ def _day_of(data: list[Any]) -> DayFigures:
     )
 
 
-def count_days(
-    archive: Archive,
-    first: dt.date,
-    last: dt.date,
-    *,
-    now: dt.datetime | None = None,
-    grace_days: int = DEFAULT_GRACE_DAYS,
-    workers: int = DEFAULT_WORKERS,
-    recompute: bool = False,
-    tz: dt.tzinfo | str | None = None,
-    only_days: Collection[dt.date] | None = None,
-) -> AggregateReport:
-    """The figures of every day in ``[first, last]`` of the time zone ``tz``, counted
-    from the cells of the UTC days they cover (``only_days``: as :func:`aggregate_days`).
+@dataclass(frozen=True)
+class _Counting:
+    """How :func:`aggregate_days` counts, as it was asked (``now`` and the zone settled)."""
+
+    now: dt.datetime
+    zone: dt.tzinfo
+    grace_days: int
+    workers: int
+    recompute: bool
+    only_days: Collection[dt.date] | None
+
+
+def _count_days(archive: Archive, first: dt.date, last: dt.date, how: _Counting) -> AggregateReport:
+    """The figures of every day in ``[first, last]`` of the zone, counted from the cells
+    of the UTC days they cover (``only_days``: as :func:`aggregate_days`).
 
     The UTC days the local days cover are read from the store; the others are computed,
     and stored when they are over (``recompute``: compute and store every finished UTC
     day again). Local days are assembled from their quarter-hour cells."""
-    zone_info = tz if isinstance(tz, dt.tzinfo) else zone(tz)
-    now = now or dt.datetime.now(dt.UTC)
+    now, zone_info, only_days = how.now, how.zone, how.only_days
     utc_today = now.astimezone(dt.UTC).date()
     last = min(last, local_today(now, zone_info))
     report = AggregateReport(first, last, zone=zone_label(zone_info))
@@ -251,7 +239,7 @@ def count_days(
     if not needed:
         return report
     asked = needed if only_days is None else [u for u in needed if u in only_days]
-    cells = _utc_days(archive, asked, now, grace_days, workers, recompute) if asked else {}
+    cells = _utc_days(archive, asked, how) if asked else {}
     for utc_day in needed:
         cells.setdefault(utc_day, DayCells(utc_day, source="stored"))
     report.days = [_assemble(day, pieces[day], cells, now) for day in _days(first, last)]
@@ -260,28 +248,21 @@ def count_days(
     return report
 
 
-def _utc_days(
-    archive: Archive,
-    needed: list[dt.date],
-    now: dt.datetime,
-    grace_days: int,
-    workers: int,
-    recompute: bool,
-) -> dict[dt.date, DayCells]:
+def _utc_days(archive: Archive, needed: list[dt.date], how: _Counting) -> dict[dt.date, DayCells]:
     """The cells of the UTC days: stored ones read while the day's change stamp is theirs,
     the others computed (and stored). The stamps are read before anything else."""
     stamps: dict[dt.date, str] = {}
     for year in sorted({day.year for day in needed}):  # the years asked for only
         start, end = dt.date(year, 1, 1), dt.date(year, 12, 31)
         stamps.update(archive.days.stamps(max(needed[0], start), min(needed[-1], end)))
-    stored = {} if recompute else read_stored(archive, needed, workers=workers)
+    stored = {} if how.recompute else read_stored(archive, needed, workers=how.workers)
     found = {day: c for day, c in stored.items() if c.stamp == stamps.get(day, "")}
     missing = [day for day in needed if day not in found]
 
     def compute(day: dt.date) -> DayCells:
-        return count_and_keep(archive, day, stamps.get(day, ""), now, grace_days)
+        return count_and_keep(archive, day, stamps.get(day, ""), how.now, how.grace_days)
 
-    found.update({c.day: c for c in ordered_map(compute, missing, workers=workers)})
+    found.update({c.day: c for c in ordered_map(compute, missing, workers=how.workers)})
     return found
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from imixs_archive.archive.facts import DIMENSIONS
+from imixs_archive.tallies import add_up
 
 __all__ = ["DIMENSIONS", "DayCounter", "DayFigures", "Measures"]
 
@@ -41,11 +42,7 @@ class Measures:
     logical_bytes: int = 0
 
     def add(self, other: Measures) -> None:
-        self.snapshots += other.snapshots
-        self.instances += other.instances
-        self.new_files += other.new_files
-        self.new_bytes += other.new_bytes
-        self.logical_bytes += other.logical_bytes
+        add_up(self, other)
 
     def as_list(self) -> list[int]:
         return [self.snapshots, self.instances, self.new_files, self.new_bytes]

@@ -40,7 +40,7 @@ from typing import Any, TextIO, TypedDict, Unpack
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.document.conventions import origin_id, snapshot_order
 from imixs_archive.document.xml_reader import discard_files, iter_xml_documents
-from imixs_archive.errors import ArchiveError, ConfigError, IntegrityError, NotFoundError
+from imixs_archive.errors import ArchiveError, ConfigError, NotFoundError
 from imixs_archive.recovery.backup_book import BackupBook, BackupSummary, Tally
 from imixs_archive.recovery.durable_files import Placed, Placer, existing_ancestor
 from imixs_archive.services.job_runs import Outcome, recorded
@@ -335,7 +335,7 @@ class _Writer:
         except NotFoundError:  # deleted since the walk found it (retention, a delete)
             handed = False  # not in the archive any more: nothing to back up, no failure
         except ArchiveError as exc:
-            _failed(outcome, snapshot_id, exc)
+            outcome.fail(snapshot_id, exc)
             handed = False
         return self.placer.done(), None if handed else outcome
 
@@ -347,12 +347,6 @@ class _Writer:
             _sweep_parts(self.folders)
 
 
-def _failed(summary: BackupSummary, snapshot_id: str, exc: ArchiveError) -> None:
-    summary.failed += 1
-    summary.corrupt += isinstance(exc, IntegrityError)
-    summary.failures.append(f"{snapshot_id}: {exc}")
-
-
 def _record(finished: list[Placed], root: Path, record: TextIO, tally: Tally) -> None:
     """Note what each file now in place (durably) holds in the manifest, and settle its
     snapshot; a file that could not be put in place is a failure of its snapshot."""
@@ -362,7 +356,7 @@ def _record(finished: list[Placed], root: Path, record: TextIO, tally: Tally) ->
         outcome = BackupSummary()
         if placed.error is not None:
             reason = placed.error.strerror or placed.error
-            _failed(outcome, snapshot_id, ArchiveError(f"cannot write {placed.path}: {reason}"))
+            outcome.fail(snapshot_id, f"cannot write {placed.path}: {reason}")
         else:
             record.write(f"{placed.path.relative_to(root)}\t{snapshot_id}\n")
             outcome.written = 1
@@ -379,8 +373,7 @@ def _sync_record(record: TextIO, folder_error: OSError | None, summary: BackupSu
     except OSError as exc:
         problem = problem or exc
     if problem is not None:
-        summary.failed += 1
-        summary.failures.append(f"cannot make the backup durable: {problem.strerror or problem}")
+        summary.fail("cannot make the backup durable", problem.strerror or problem)
 
 
 def _all_ids(

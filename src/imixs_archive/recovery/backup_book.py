@@ -25,13 +25,14 @@ from typing import Any
 from imixs_archive.archive.instance_runs import OpenRun
 from imixs_archive.jsonable import Jsonable
 from imixs_archive.storage.base import Position
+from imixs_archive.tallies import CopyFailures, add_up
 
 LISTED = 1_000
 """Failures a book keeps by name (it counts them all)."""
 
 
 @dataclass
-class BackupSummary(Jsonable):
+class BackupSummary(CopyFailures, Jsonable):
     JSON_NULL_IF_EMPTY = ("resumed",)
 
     written: int = 0
@@ -45,12 +46,7 @@ class BackupSummary(Jsonable):
     """Where a backup of everything went on from ('' when it began)."""
 
     def merge(self, other: BackupSummary) -> None:
-        self.written += other.written
-        self.current += other.current
-        self.failed += other.failed
-        self.bytes_written += other.bytes_written
-        self.failures.extend(other.failures)
-        self.corrupt += other.corrupt
+        add_up(self, other)
 
     def saved(self) -> dict[str, Any]:
         """As a book keeps it (the first ``LISTED`` failures)."""

@@ -5,17 +5,19 @@
 * :func:`put_snapshot` and :func:`pull_snapshot`: one snapshot to the FTPS tree, from the
   archive or from the workflow; the consumer of ``snapshot.backup`` events
   (``backup_events.py``) writes with them.
-* :func:`restore_from_ftps`: walks the ``yyyy/MM`` tree and posts each snapshot the
-  workflow lacks, with ``$backuprestore`` set (``restore --source ftps://...``).
+* :func:`ftps_files`: the ``yyyy/MM`` tree's files, for ``restore_files`` to post each
+  snapshot the workflow lacks, with ``$backuprestore`` set (``restore --source ftps://...``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import tempfile
-import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
+from typing import IO
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
@@ -26,8 +28,7 @@ from imixs_archive.recovery.backup import backup_path, newest_per_instance, reco
 from imixs_archive.recovery.backup_book import BackupSummary
 from imixs_archive.recovery.ftps import FtpsLocation, FtpsTarget
 from imixs_archive.recovery.restore_files import (
-    TreeRestoreReport,
-    restore_stream,
+    BackupFile,
     spooled_files,
 )
 from imixs_archive.services.job_runs import recorded
@@ -98,8 +99,7 @@ def backup_to_ftps(
                 "answers)"
             ) from None
         except ArchiveError as exc:
-            summary.failed += 1
-            summary.failures.append(f"{snapshot_id}: {exc}")
+            summary.fail(snapshot_id, exc)
             continue
         if sent is None:
             summary.current += 1
@@ -136,34 +136,18 @@ def backup_to_location(
     return summary
 
 
-def restore_from_ftps(
-    client: WorkflowClient,
-    target: FtpsTarget,
-    *,
-    stop: threading.Event | None = None,
-    on_progress: Callable[[TreeRestoreReport], None] | None = None,
-    dry_run: bool = False,
-) -> TreeRestoreReport:
-    """Post every snapshot of the FTPS tree the workflow lacks (``dry_run``: list them).
-    A file that cannot be read (the connection dropped) is reported and the walk goes on
-    on a new connection; a new connection that cannot be had stops it
+def ftps_files(target: FtpsTarget) -> Iterator[BackupFile]:
+    """The backup files of the FTPS tree (``yyyy/MM``), each retrieved into a spool when it
+    is opened: one that cannot be read (the connection dropped) fails alone and the next
+    is read on a new connection; a new connection that cannot be had stops the restore
     (``TargetUnavailableError``)."""
-    report = TreeRestoreReport()
     for relative in list(target.backup_files()):
-        if stop is not None and stop.is_set():
-            report.stopped = True
-            break
-        with tempfile.SpooledTemporaryFile(SPOOL_IN_MEMORY) as spool:
-            try:
-                target.retrieve(relative, spool)
-                spool.seek(0)
-                restore_stream(client, spool, report, dry_run=dry_run)
-            except TargetUnavailableError as exc:  # every other file would fail alike
-                raise TargetUnavailableError(
-                    f"{exc} (restore stopped: {report.restored} restored before it)"
-                ) from None
-            except ArchiveError as exc:
-                report.failed.append(f"{relative}: {exc}")
-        if on_progress is not None:
-            on_progress(report)
-    return report
+        yield relative, partial(_retrieved, target, relative)
+
+
+@contextmanager
+def _retrieved(target: FtpsTarget, relative: str) -> Iterator[IO[bytes]]:
+    with tempfile.SpooledTemporaryFile(SPOOL_IN_MEMORY) as spool:
+        target.retrieve(relative, spool)
+        spool.seek(0)
+        yield spool

@@ -37,10 +37,11 @@ from dataclasses import dataclass, field
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.errors import ArchiveError, IntegrityError, StoreError
 from imixs_archive.jsonable import Jsonable
+from imixs_archive.tallies import CopyFailures
 
 
 @dataclass
-class ExportSummary(Jsonable):
+class ExportSummary(CopyFailures, Jsonable):
     copied: int = 0
     present: int = 0
     failed: int = 0
@@ -66,13 +67,10 @@ def export(
         except StoreError as exc:
             if not damaged():
                 raise  # a store that went away: stop, a re-run resumes
-            summary.failed += 1
+            summary.fail(snapshot_id, f"cannot be read: {exc}")
             summary.corrupt += 1
-            summary.failures.append(f"{snapshot_id}: cannot be read: {exc}")
         except ArchiveError as exc:
-            summary.failed += 1
-            summary.corrupt += isinstance(exc, IntegrityError)
-            summary.failures.append(f"{snapshot_id}: {exc}")
+            summary.fail(snapshot_id, exc)
         if on_snapshot is not None:
             on_snapshot(snapshot_id)
     try:

@@ -10,15 +10,16 @@ from __future__ import annotations
 import datetime as dt
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import IO
 
 from imixs_archive.document.model import BinaryStream, Document
 from imixs_archive.document.xml_reader import iter_xml_documents
-from imixs_archive.errors import ArchiveError, NotFoundError
+from imixs_archive.errors import ArchiveError, NotFoundError, TargetUnavailableError
 from imixs_archive.services.sources import find_sources
 from imixs_archive.workflow.client import WorkflowClient, refuse_non_snapshot
 
@@ -86,29 +87,50 @@ class TreeRestoreReport:
     """In a dry run: the snapshot ids that would be posted."""
 
 
-def restore_tree(
+BackupFile = tuple[str, Callable[[], AbstractContextManager[IO[bytes]]]]
+"""A backup file to restore from: its name (as a failure names it) and how to open it."""
+
+
+def tree_files(root: Path) -> Iterator[BackupFile]:
+    """The ``.xml`` files of a backup tree."""
+    for source in find_sources([str(root)]):
+        path = source.path
+        if path is not None and path.suffix == ".xml":
+            yield source.name, partial(_read, path)
+
+
+def _read(path: Path) -> IO[bytes]:
+    return path.open("rb")
+
+
+def restore_files(
     client: WorkflowClient,
-    root: Path,
+    files: Iterable[BackupFile],
     *,
     stop: threading.Event | None = None,
     on_progress: Callable[[TreeRestoreReport], None] | None = None,
     dry_run: bool = False,
 ) -> TreeRestoreReport:
-    """Post every snapshot of the tree the workflow lacks. ``stop`` ends the walk before
-    the next file; ``on_progress`` is called after each file; ``dry_run`` lists what
-    would be posted in ``planned`` and posts nothing."""
+    """Post every snapshot of the backup files (:func:`tree_files`, ``backup_ftps.py``:
+    ``ftps_files``) the workflow lacks. ``stop`` ends the walk before the next file;
+    ``on_progress`` is called after each file; ``dry_run`` lists what would be posted in
+    ``planned`` and posts nothing. A file that cannot be read is reported and the walk
+    goes on; a target that cannot be reached stops it (``TargetUnavailableError``, saying
+    how far it came): every other file would fail alike."""
     report = TreeRestoreReport()
-    for source in find_sources([str(root)]):
-        if source.path is None or source.path.suffix != ".xml":
-            continue
+    for name, opened in files:
         if stop is not None and stop.is_set():
             report.stopped = True
             break
         try:
-            with source.path.open("rb") as stream:
+            with opened() as stream:
                 restore_stream(client, stream, report, dry_run=dry_run)
+        except TargetUnavailableError as exc:
+            raise TargetUnavailableError(
+                f"{exc} (restore stopped: {report.restored} restored before it)"
+            ) from None
         except ArchiveError as exc:
-            report.failed.append(f"{source.name}: {exc}")
+            report.failed.append(f"{name}: {exc}")
         if on_progress is not None:
             on_progress(report)
     return report

@@ -25,10 +25,10 @@ from typing import Any
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
 from imixs_archive.errors import ConfigError
-from imixs_archive.recovery.backup_ftps import restore_from_ftps
+from imixs_archive.recovery.backup_ftps import ftps_files
 from imixs_archive.recovery.ftps import FtpsLocation, FtpsTarget, is_ftps
 from imixs_archive.recovery.restore import Restorer, RestoreRange, RestoreReport
-from imixs_archive.recovery.restore_files import TreeRestoreReport, restore_tree
+from imixs_archive.recovery.restore_files import TreeRestoreReport, restore_files, tree_files
 from imixs_archive.services.jobs import MAX_LISTED, Job, JobFunction
 from imixs_archive.workflow.client import WorkflowClient
 
@@ -78,12 +78,14 @@ def run_restore(
     if request.source is not None:
         tree_kw: dict[str, Any] = {"stop": stop, "on_progress": on_tree_progress}
         if not is_ftps(request.source):
-            tree = restore_tree(client, Path(request.source), dry_run=dry_run, **tree_kw)
+            tree = restore_files(
+                client, tree_files(Path(request.source)), dry_run=dry_run, **tree_kw
+            )
             return RestoreOutcome("source", tree=tree)
         if settings is None:
             raise ConfigError("an FTPS source needs the FTPS settings")
         with FtpsTarget(FtpsLocation.from_settings(settings, request.source)) as target:
-            tree = restore_from_ftps(client, target, dry_run=dry_run, **tree_kw)
+            tree = restore_files(client, ftps_files(target), dry_run=dry_run, **tree_kw)
         return RestoreOutcome("source", tree=tree)
     if archive is None:
         raise ConfigError("a restore from the archive needs the archive")

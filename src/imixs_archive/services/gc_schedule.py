@@ -8,7 +8,6 @@ from __future__ import annotations
 import logging
 
 from imixs_archive.config import Settings
-from imixs_archive.errors import ArchiveError
 from imixs_archive.filestore.gc import GcReport
 from imixs_archive.filestore.store import FileStore
 from imixs_archive.periodic import Schedule
@@ -20,6 +19,7 @@ class GcSchedule(Schedule):
     """Collects every ``interval`` seconds, the first time after one interval."""
 
     name = "gc"
+    failing = "garbage collection failed"
 
     def __init__(self, files: FileStore, settings: Settings) -> None:
         super().__init__(settings.gc_interval)
@@ -27,13 +27,8 @@ class GcSchedule(Schedule):
         self.grace = settings.gc_grace
         self.last: GcReport | None = None
 
-    def run_once(self) -> GcReport | None:
-        try:
-            report = self.files.collect(grace=self.grace)
-        except ArchiveError as exc:  # the store went away: the next run tries again
-            self.last_error = str(exc)
-            log.warning("garbage collection failed: %s", exc)
-            return None
+    def run_once(self) -> GcReport:
+        report = self.files.collect(grace=self.grace)
         self.last, self.last_error = report, ""
         for line in report.lines(self.grace):
             log.info("garbage collection: %s", line)

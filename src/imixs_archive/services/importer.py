@@ -27,10 +27,11 @@ from imixs_archive.errors import ArchiveError, StoreError, StoreUnavailableError
 from imixs_archive.jsonable import Jsonable
 from imixs_archive.services.sources import Source
 from imixs_archive.services.workers import Send, Spread, run_in_workers
+from imixs_archive.tallies import Failures, add_up
 
 
 @dataclass
-class ImportSummary(Jsonable):
+class ImportSummary(Failures, Jsonable):
     JSON_SKIP = ("exit_codes",)
     JSON_EXTRA = ("exit_code",)
 
@@ -61,18 +62,10 @@ class ImportSummary(Jsonable):
         self.warnings.extend(f"{result.snapshot_id}: {w}" for w in result.warnings)
 
     def merge(self, other: ImportSummary) -> None:
-        self.new += other.new
-        self.present += other.present
-        self.failed += other.failed
-        self.logical_bytes += other.logical_bytes
-        self.new_bytes += other.new_bytes
-        self.failures.extend(other.failures)
-        self.warnings.extend(other.warnings)
-        self.exit_codes |= other.exit_codes
+        add_up(self, other)
 
-    def fail(self, where: str, error: Exception) -> None:
-        self.failed += 1
-        self.failures.append(f"{where}: {error}")
+    def fail(self, where: str, error: object) -> None:
+        super().fail(where, error)
         self.exit_codes.add(error.exit_code if isinstance(error, ArchiveError) else 1)
 
 

@@ -11,7 +11,6 @@ import logging
 from imixs_archive.archive.scrub import ScrubReport
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import Settings
-from imixs_archive.errors import ArchiveError
 from imixs_archive.periodic import Schedule
 from imixs_archive.services.checks import scrub_once
 
@@ -20,6 +19,7 @@ log = logging.getLogger(__name__)
 
 class ScrubSchedule(Schedule):
     name = "scrub"
+    failing = "scrub: slice failed"
 
     def __init__(self, archive: Archive, settings: Settings) -> None:
         super().__init__(settings.scrub_interval)
@@ -28,19 +28,10 @@ class ScrubSchedule(Schedule):
         self.rate = settings.scrub_rate
         self.last: ScrubReport | None = None
 
-    def run_once(self) -> ScrubReport | None:
-        try:
-            report = scrub_once(
-                self.archive,
-                period=self.period,
-                interval=self.interval,
-                rate=self.rate,
-                stop=self.stop,
-            )
-        except ArchiveError as exc:  # the store went away: the next turn tries again
-            self.last_error = str(exc)
-            log.warning("scrub: slice failed: %s", exc)
-            return None
+    def run_once(self) -> ScrubReport:
+        report = scrub_once(
+            self.archive, period=self.period, interval=self.interval, rate=self.rate, stop=self.stop
+        )
         self.last, self.last_error = report, ""
         if report.busy:
             log.info("scrub: %s", report.busy)
