@@ -48,12 +48,12 @@ def test_a_store_from_before_the_ledger_is_marked_for_ledger_init(archive: Archi
     backend = archive.backend
     archive.store(make_snapshot(1))
     backend.put(ARCHIVE_VERSIONS, [{**KEY, "version": 1, "written_by": "0.0.9"}])
-    assert archive.ledger.book(BEFORE_LEDGER) is None
+    assert archive.ledger.head.text(BEFORE_LEDGER) is None
     assert check_store_version(backend, record=True) == 1
-    assert archive.ledger.book(BEFORE_LEDGER) is not None
+    assert archive.ledger.head.text(BEFORE_LEDGER) is not None
     backend.delete(ARCHIVE_LEDGER_HEAD, {"name": BEFORE_LEDGER})
     assert check_store_version(backend, record=True) == STORE_VERSION  # upgraded: no mark
-    assert archive.ledger.book(BEFORE_LEDGER) is None
+    assert archive.ledger.head.text(BEFORE_LEDGER) is None
 
 
 def test_a_new_store_is_not_marked(backend: Backend) -> None:

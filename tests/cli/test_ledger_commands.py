@@ -320,7 +320,7 @@ def test_a_store_put_back_and_grown_is_refused_until_a_new_log_is_started(
     assert main(["ledger", "key"]) == 0
     assert capsys.readouterr().out.startswith(new + "+")
     with SQLiteBackend(data) as backend, Archive(backend) as archive:
-        [step] = json.loads(archive.ledger.book(NEW_LOGS) or "[]")
+        [step] = json.loads(archive.ledger.head.text(NEW_LOGS) or "[]")
         assert step["reason"] == "put back the backup" and step["origin"] == new
         assert (step["previous_origin"], step["previous_size"]) == (older.origin, 3)
         assert _b64(signed.root_hash) in step["refused"]

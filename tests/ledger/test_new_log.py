@@ -79,12 +79,12 @@ def test_a_new_log_that_died_midway_is_completed_by_the_next_run(
     assert new_key is not None and new_key.vkey() == head.key == done.public_key
     retired = sorted(p.name for p in key_path(settings).parent.glob("ledger.key*.retired"))
     assert len(retired) == 2  # the key and its record, once
-    steps = json.loads(stopped.ledger.book(NEW_LOGS) or "[]")
+    steps = json.loads(stopped.ledger.head.text(NEW_LOGS) or "[]")
     assert [(s["origin"], s["previous_origin"], s["reason"]) for s in steps] == [
         (NEW, OLD, "put back the backup")
     ]
     assert steps[0]["refused"] == "refused: a test's fork"
-    assert stopped.ledger.book(FORK) is None
+    assert stopped.ledger.head.text(FORK) is None
     stopped.store(make_snapshot(9))
     with Sequencer(stopped, settings) as sequencer:
         assert sequencer.drain(checkpoint=True).checkpoint == 5
@@ -101,4 +101,4 @@ def test_a_new_log_needs_a_reason_and_a_schema_less_origin(
         start_new_log(stopped, settings, NEW, " ")
     with pytest.raises(ConfigError, match="not a schema-less URL"):
         start_new_log(stopped, settings, "https://archive.example.com/2", "why")
-    assert stopped.ledger.book(FORK) is not None  # still stopped
+    assert stopped.ledger.head.text(FORK) is not None  # still stopped

@@ -137,13 +137,13 @@ def _make_old(archive: Archive, backend: Backend, leaves: list[bytes]) -> None:
     for level in range(3):
         for idx in range(size // WIDTH ** (level + 1) + 1):
             backend.delete(ARCHIVE_LEDGER_TILES, {"level": level, "idx": idx})
-    text = books.book(TREE)
+    text = books.head.text(TREE)
     assert text is not None
     fields = json.loads(text)
     del fields["tiled"]
     old = json.dumps(fields)
     assert '"tiled"' not in old and TreeState.decode(old).tiled == 0
-    assert books.turn_book(TREE, text, old)
+    assert books.head.turn(TREE, text, old)
 
 
 def _stored_leaves(archive: Archive) -> list[bytes]:
@@ -195,17 +195,17 @@ def test_deriving_the_tiles_resumes_after_a_round_that_failed(
     sequencer = _old_log(archive, backend, settings, 12)
     monkeypatch.setattr(tiles_module, "CATCH_UP", 8)
     books = archive.ledger
-    turn = books.turn_book
+    turn = books.head.turn
 
     def fails(name: str, expected: str, state: str) -> bool:
         if name == TREE:
             raise StoreError("the store went away")
         return turn(name, expected, state)
 
-    monkeypatch.setattr(books, "turn_book", fails)
+    monkeypatch.setattr(books.head, "turn", fails)
     with pytest.raises(StoreError):
         sequencer.run()  # wrote the first tiles, then died before the head moved
-    monkeypatch.setattr(books, "turn_book", turn)
+    monkeypatch.setattr(books.head, "turn", turn)
     head = read_tree(books)
     assert head is not None and head.tiled == 0
     sequencer.run()

@@ -187,7 +187,7 @@ def test_a_head_cut_back_is_found_by_the_witness(
         3,
         head.checkpoint_at,
     )
-    logged.ledger.write_book(TREE, cut.encode())
+    logged.ledger.head.write(TREE, cut.encode())
     for idx in (3, 4):
         backend.delete(ARCHIVE_LEDGER_ENTRIES, {"bucket": 0, "idx": idx})
     report = _verify(logged, settings)
@@ -236,7 +236,7 @@ def test_a_log_rewritten_and_signed_with_another_key_is_found(
         5,
         head.checkpoint_at,
     )
-    logged.ledger.write_book(TREE, state.encode())
+    logged.ledger.head.write(TREE, state.encode())
     report = _verify(logged, settings)
     assert not report.ok
     assert any("the ledger's last checkpoint" in p and "another key" in p for p in report.problems)

@@ -616,11 +616,11 @@ def test_serve_sequences_on_its_own_and_gives_the_lease_up(tmp_path: Path) -> No
             proof = client.get(f"/api/ledger/proof/{sid}").json()
         assert check_inclusion(proof, [Verifier.from_vkey(state["public_key"])]).index == 4
         schedule = live.app.state.services.ledger
-        lease = json.loads(live.archive.ledger.book(LEASE) or "{}")
+        lease = json.loads(live.archive.ledger.head.text(LEASE) or "{}")
         assert lease["holder"] == schedule.sequencer.holder
         assert lease["until"] > time.time() * 1000
         live.stop()
-        lease = json.loads(live.archive.ledger.book(LEASE) or "{}")
+        lease = json.loads(live.archive.ledger.head.text(LEASE) or "{}")
         assert lease == {"holder": "", "until": 0}  # another replica takes over at once
 
 
@@ -634,7 +634,7 @@ def test_serve_logs_what_is_queued_once_more_when_it_stops(tmp_path: Path) -> No
         live.stop()
         tree = read_tree(live.archive.ledger)
         assert tree is not None and tree.size == len(STEPS) + 1
-        assert json.loads(live.archive.ledger.book(LEASE) or "{}")["holder"] == ""
+        assert json.loads(live.archive.ledger.head.text(LEASE) or "{}")["holder"] == ""
 
 
 # ---- the OpenAPI description -----------------------------------------------------------

@@ -40,6 +40,7 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.stats import Stats
 from imixs_archive.archive.verify import Check, Walk
 from imixs_archive.storage.base import Backend, Row
+from imixs_archive.storage.books import Books
 from imixs_archive.storage.model import (
     ARCHIVE_CENSUS,
     ARCHIVE_DAY_AGGREGATES,
@@ -206,40 +207,26 @@ def drop_months(archive: Archive) -> int:
     return len(zones)
 
 
+def census(archive: Archive) -> Books:
+    """The small JSON records kept in ``archive_census`` by name: ``store``, the last
+    census (:func:`store_census`); ``reconcile``, how far a ``stats --reconcile`` got."""
+    return Books(archive.backend, ARCHIVE_CENSUS)
+
+
 def store_census(archive: Archive, stats: Stats, counted: dt.datetime) -> None:
     """Keep a whole count of the store (``stats --full``) with the time it ended."""
-    keep(archive, "store", {"counted": counted.isoformat(), "stats": stats.to_json()})
+    census(archive).write("store", {"counted": counted.isoformat(), "stats": stats.to_json()})
 
 
 def read_census(archive: Archive) -> tuple[Stats, dt.datetime] | None:
     """The last census of the store and when it was counted; None before the first."""
-    data = kept(archive, "store")
+    data = census(archive).read("store")
     try:
         assert data is not None
         fields = {k: int(v) for k, v in data["stats"].items() if k in Stats.__dataclass_fields__}
         return Stats(**fields), dt.datetime.fromisoformat(data["counted"])
     except (AssertionError, ValueError, KeyError, TypeError, AttributeError):
         return None
-
-
-def keep(archive: Archive, name: str, data: dict[str, Any] | None) -> None:
-    """Keep a small JSON record under ``name`` in ``archive_census`` (None: drop it)."""
-    if data is None:
-        archive.backend.delete(ARCHIVE_CENSUS, {"name": name})
-        return
-    archive.backend.put(ARCHIVE_CENSUS, [{"name": name, "data": json.dumps(data).encode()}])
-
-
-def kept(archive: Archive, name: str) -> dict[str, Any] | None:
-    """The record kept under ``name``; None when there is none or it cannot be read."""
-    row = archive.backend.get(ARCHIVE_CENSUS, {"name": name})
-    if row is None:
-        return None
-    try:
-        data = json.loads(row["data"])
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def read_stored(

@@ -78,7 +78,7 @@ class LastRuns:
         for _attempt in range(5):
             text = self._books.text(name)
             if text is None:
-                if self._books.open(name, mine) == mine:
+                if self._books.open(name, mine) is None:
                     return
                 continue
             if _finished(text) > run.finished:

@@ -35,13 +35,15 @@ from typing import Any, Generic, Self, TypeVar
 from imixs_archive.archive.check_books import CheckBooks
 from imixs_archive.errors import BusyError
 from imixs_archive.storage.base import Backend, Position
+from imixs_archive.storage.books import json_object
 from imixs_archive.storage.model import Table
 from imixs_archive.timezones import now_ms
 
 SAVE_MS = 5_000
 """A running part writes its book this often."""
 LEASE_MS = 60_000
-"""A part's lease, renewed with every save: a holder silent this long is taken over."""
+"""A part's lease, renewed at the saves (written again once half of it is left): a holder
+silent this long is taken over."""
 WHOLE = {"id": "whole", "cuts": {}}
 """The plan of a job in one part: nothing cut."""
 R = TypeVar("R")
@@ -192,10 +194,12 @@ class PartRun:
             found = self._books.read(name)
             return found if found is not None and found.get("plan") == self._plan["id"] else None
         mine = {**state, "plan": self._plan["id"]}
-        found = self._books.open(name, mine)
-        if found.get("plan") != self._plan["id"]:  # left by an earlier plan: replaced
-            expected = self._books.text(name)
-            if expected is not None and self._books.turn(name, expected, mine):
+        text = self._books.open(name, mine)
+        if text is None:
+            return mine
+        found = json_object(text)
+        if found is None or found.get("plan") != self._plan["id"]:  # an earlier plan's
+            if self._books.turn(name, text, mine):
                 return mine
             found = self._books.read(name) or mine
         return found
@@ -234,7 +238,8 @@ def part_plan(
         for name, table in tables.items()
     }
     plan = {"id": secrets.token_hex(8), "cuts": cuts, "created": now_ms()}
-    return books.open(f"{job}-plan/{parts}", plan)
+    first = books.open(f"{job}-plan/{parts}", plan)  # another part's, cut at once
+    return plan if first is None else json_object(first) or plan
 
 
 class SaveClock:

@@ -25,8 +25,6 @@ wrote would no longer say how far the tiles go, so they would be derived again).
 
 from __future__ import annotations
 
-import json
-
 from imixs_archive import __version__
 from imixs_archive.document.conventions import METADATA_ID
 from imixs_archive.errors import StoreError
@@ -55,8 +53,8 @@ def check_store_version(backend: Backend, *, record: bool) -> int:
     if record and found < STORE_VERSION:
         if found < LEDGER_VERSION and _holds_snapshots(backend):
             # Stored before the ledger: not logged, and not tampering (``ledger init``).
-            note = json.dumps({"from_version": found, "since": now_ms()})
-            LedgerBooks(backend).write_book(BEFORE_LEDGER, note)
+            note = {"from_version": found, "since": now_ms()}
+            LedgerBooks(backend).head.write(BEFORE_LEDGER, note)
         row = {**KEY, "version": STORE_VERSION, "written_by": __version__}
         backend.put(ARCHIVE_VERSIONS, [row])
     return found

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from imixs_archive.errors import IntegrityError
 from imixs_archive.ledger.entries import Entry
 from imixs_archive.storage.base import Backend
+from imixs_archive.storage.books import Books
 from imixs_archive.storage.model import (
     ARCHIVE_LEDGER_CHECKPOINTS,
     ARCHIVE_LEDGER_ENTRIES,
@@ -102,6 +103,9 @@ class LedgerBooks:
 
     def __init__(self, backend: Backend) -> None:
         self._backend = backend
+        self.head = Books(backend, ARCHIVE_LEDGER_HEAD)
+        """The ledger's small books by name (``tree``, ``lease``, ``verify`` ...: what each
+        holds is in ``storage/model.py``); ``tree`` moves only by compare and set."""
 
     def grouped(self) -> AbstractContextManager[None]:
         """The writes of the block in one commit where the store can (``Backend.grouped``)."""
@@ -252,29 +256,6 @@ class LedgerBooks:
 
     def drop_tile(self, level: int, idx: int, width: int) -> None:
         self._backend.delete(ARCHIVE_LEDGER_TILES, {"level": level, "idx": idx, "width": width})
-
-    # ---- small books (JSON by name) -----------------------------------------------------
-
-    def book(self, name: str) -> str | None:
-        row = self._backend.get(ARCHIVE_LEDGER_HEAD, {"name": name})
-        return None if row is None else str(row["state"])
-
-    def open_book(self, name: str, state: str) -> str | None:
-        """Write a book unless it is there: None when this call wrote it, else what is
-        there."""
-        found = self._backend.put_if_absent(ARCHIVE_LEDGER_HEAD, {"name": name, "state": state})
-        return None if found is None else str(found["state"])
-
-    def turn_book(self, name: str, expected: str, state: str) -> bool:
-        """Set a book to ``state`` if it holds ``expected`` (compare and set)."""
-        return self._backend.replace(ARCHIVE_LEDGER_HEAD, {"name": name}, "state", expected, state)
-
-    def write_book(self, name: str, state: str) -> None:
-        """Set a book whatever it holds (records nothing else depends on: the last verify)."""
-        self._backend.put(ARCHIVE_LEDGER_HEAD, [{"name": name, "state": state}])
-
-    def drop_book(self, name: str) -> None:
-        self._backend.delete(ARCHIVE_LEDGER_HEAD, {"name": name})
 
     # ---- the last entry about each subject ----------------------------------------------
 

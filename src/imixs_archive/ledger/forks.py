@@ -118,12 +118,12 @@ def fork_from(books: LedgerBooks, signed: Checkpoint, size: int, root: bytes) ->
 
 def record_fork(books: LedgerBooks, why: str, by: str, at: int) -> None:
     """Stop every sequencer of this store: the ``fork`` book says why."""
-    books.open_book(FORK, json.dumps({"why": why, "by": by, "at": at}, sort_keys=True))
+    books.head.open(FORK, json.dumps({"why": why, "by": by, "at": at}, sort_keys=True))
 
 
 def refused(books: LedgerBooks) -> str:
     """Why the ledger is stopped ('' when it is not)."""
-    text = books.book(FORK)
+    text = books.head.text(FORK)
     if text is None:
         return ""
     try:

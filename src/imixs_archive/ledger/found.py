@@ -90,5 +90,5 @@ def _init(
         report.holds_found += 1
     report.size = sequencer.drain(checkpoint=True).size
     if not report.problems:
-        archive.ledger.drop_book(BEFORE_LEDGER)
+        archive.ledger.head.drop(BEFORE_LEDGER)
     return report

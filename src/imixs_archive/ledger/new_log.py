@@ -69,7 +69,7 @@ def start_new_log(archive: Archive, settings: Settings, origin: str, reason: str
         holder = sequencer.lease()
         if holder:
             raise JobBusyError(f"{holder} sequences the ledger: stop it first, then try again")
-        text = books.book(TREE)
+        text = books.head.text(TREE)
         if text is None:
             raise NotFoundError("the ledger has not started: `ledger init --origin` starts it")
         state = TreeState.decode(text)
@@ -82,9 +82,9 @@ def start_new_log(archive: Archive, settings: Settings, origin: str, reason: str
                 state, origin=origin, key=signer.vkey(), checkpoint="", checkpoint_size=0
             )
             turned = replace(turned, checkpoint_at=0)
-            if not books.turn_book(TREE, text, turned.encode()):
+            if not books.head.turn(TREE, text, turned.encode()):
                 raise JobBusyError("the ledger's head moved meanwhile: try again")
-        books.drop_book(FORK)
+        books.head.drop(FORK)
         sequencer.release()
     with Sequencer(archive, settings) as fresh:
         note, _notes = sign_now(fresh)
@@ -96,7 +96,7 @@ def start_new_log(archive: Archive, settings: Settings, origin: str, reason: str
 
 def _step(books: LedgerBooks, origin: str) -> dict[str, object] | None:
     """The recorded step that started the log ``origin``."""
-    text = books.book(NEW_LOGS)
+    text = books.head.text(NEW_LOGS)
     steps: list[dict[str, object]] = json.loads(text) if text else []
     return next((s for s in steps if s.get("origin") == origin), None)
 
@@ -142,13 +142,13 @@ def _record(books: LedgerBooks, state: TreeState, origin: str, signer: Signer, w
     for _attempt in range(20):
         if _step(books, origin) is not None:
             break
-        text = books.book(NEW_LOGS)
+        text = books.head.text(NEW_LOGS)
         steps = json.loads(text) if text else []
         updated = json.dumps([*steps, step], sort_keys=True)
         if text is None:
-            if books.open_book(NEW_LOGS, updated) is None:
+            if books.head.open(NEW_LOGS, updated) is None:
                 break
-        elif books.turn_book(NEW_LOGS, text, updated):
+        elif books.head.turn(NEW_LOGS, text, updated):
             break
     log.warning(
         "ledger: a new log %s (key %s) starts from the %d entries of %s, by %s: %s",

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import logging
 import os
 import secrets
@@ -208,7 +207,7 @@ class Sequencer:
             initial = TreeState.empty(
                 signer.name, signer.vkey(), first if first is not None else now_ms() // 60_000
             )
-            found = self.books.open_book(TREE, initial.encode())
+            found = self.books.head.open(TREE, initial.encode())
             state = initial if found is None else TreeState.decode(found)
         self._check_key(state)
         return state
@@ -260,26 +259,11 @@ class Sequencer:
     # ---- the lease --------------------------------------------------------------------
 
     def _take_lease(self) -> str:
-        """'' when this process holds the lease now, else who does."""
-        now = now_ms()
-        mine = json.dumps({"holder": self.holder, "until": now + LEASE_MS})
-        text = self.books.book(LEASE)
-        if text is None:
-            text = self.books.open_book(LEASE, mine)
-            if text is None:
-                return ""
-        try:
-            held = json.loads(text)
-            holder, until = str(held["holder"]), int(held["until"])
-        except (ValueError, KeyError, TypeError):
-            holder, until = "", 0  # damaged: taken over
-        if holder != self.holder and until > now:
-            return holder
-        if holder == self.holder and until - now > LEASE_MS // 2:
-            return ""  # held for long enough still: not written again each round
-        if self.books.turn_book(LEASE, text, mine) or self.books.book(LEASE) == mine:
-            return ""  # (the second: our own write, answered as failed, as for the head)
-        return "another process (it took the lease just now)"
+        """'' when this process holds the lease now, else who does. A lease held by a
+        process that died is waited out (the sequencer's clock: ``now_ms`` here)."""
+        return self.books.head.take_lease(
+            LEASE, self.holder, LEASE_MS, now=now_ms(), free_when_gone=False
+        )
 
     def lease(self) -> str:
         """Take the lease (a step that must not run beside a round: ``ledger new-log``):
@@ -289,13 +273,7 @@ class Sequencer:
 
     def release(self) -> None:
         """Give the lease up (a process that stops), so another takes over at once."""
-        text = self.books.book(LEASE)
-        try:
-            mine = text is not None and json.loads(text).get("holder") == self.holder
-        except (ValueError, AttributeError):
-            mine = False
-        if mine and text is not None:
-            self.books.turn_book(LEASE, text, json.dumps({"holder": "", "until": 0}))
+        self.books.head.release_lease(LEASE, self.holder)
 
     def __enter__(self) -> Sequencer:
         return self
@@ -381,7 +359,7 @@ class Sequencer:
 
     def _round(self, report: RoundReport, checkpoint: bool, limit: int) -> RoundReport:
         books = self.books
-        text = books.book(TREE)
+        text = books.head.text(TREE)
         assert text is not None  # start() made it
         state = TreeState.decode(text)
         frontier = state.frontier_of()
@@ -437,8 +415,10 @@ class Sequencer:
             if _only_trails(state, new_state):
                 new_state = state
             new_text = new_state.encode()
-            moved = new_text == text or books.turn_book(TREE, text, new_text)
-            if not moved and books.book(TREE) != new_text:  # not our own write, answered as failed
+            moved = new_text == text or books.head.turn(TREE, text, new_text)
+            if (
+                not moved and books.head.text(TREE) != new_text
+            ):  # not our own write, answered as failed
                 report.busy = "another process moved the ledger's head meanwhile"
                 report.size = state.size
                 return False
@@ -561,10 +541,10 @@ class Sequencer:
             report.notes.append(problem)
         if outcome.lines:
             cosigned = add_lines(state.checkpoint, outcome.lines)
-            text = self.books.book(TREE)
+            text = self.books.head.text(TREE)
             if text is not None and TreeState.decode(text).checkpoint == state.checkpoint:
                 moved = dataclasses.replace(TreeState.decode(text), checkpoint=cosigned)
-                if self.books.turn_book(TREE, text, moved.encode()):
+                if self.books.head.turn(TREE, text, moved.encode()):
                     self.books.add_checkpoint(state.checkpoint_size, cosigned, state.checkpoint_at)
         if outcome.refused:
             why = (

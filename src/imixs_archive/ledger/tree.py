@@ -1,6 +1,6 @@
 """The ledger's head: the ``tree`` book, the one record of how long the log is.
 
-It moves only by compare and set (``LedgerBooks.turn_book``), from one state to the next a
+It moves only by compare and set (``LedgerBooks.head.turn``), from one state to the next a
 sequencer computed; a state names the tree's size and root, the compact range that lets
 the next entries be added without reading the log (``tlog.merkle.Frontier``), the log's
 origin and key, the last checkpoint, and the oldest minute of the queue not yet finished.
@@ -96,7 +96,7 @@ class TreeState:
 
 def read_tree(books: LedgerBooks) -> TreeState | None:
     """The ledger's head, or None before the ledger started."""
-    text = books.book(TREE)
+    text = books.head.text(TREE)
     return None if text is None else TreeState.decode(text)
 
 

@@ -307,7 +307,7 @@ def verify_ledger(
             f"{2 * settings.ledger_checkpoint_seconds:g} s: no process signs (is the key "
             "missing where serve runs?)"
         )
-    saved = None if restart else _Pass.decode(books.book(PROGRESS) or "")
+    saved = None if restart else _Pass.decode(books.head.text(PROGRESS) or "")
     if saved is not None and saved.target <= head.size:
         state = saved
         report.resumed_at = state.next
@@ -316,7 +316,7 @@ def verify_ledger(
         state.below, state.ahead = index_at_start(books, state.target)
     report.size = state.target
     _walk_log(archive, state, against, report, tick, read_all)
-    books.write_book(PROGRESS, state.encode())
+    books.head.write(PROGRESS, state.encode())
     _settle_fixes(archive, state, report, read_all)
     _walk_store(archive, state, report, tick, log_found)
     for name, ids in state.report.items():
@@ -332,8 +332,8 @@ def verify_ledger(
             books.enqueue(entry)
     report.pending = _pending(archive, head)
     report.finished = now_ms()
-    books.drop_book(PROGRESS)
-    books.write_book(LAST, json.dumps(_summary(report)))
+    books.head.drop(PROGRESS)
+    books.head.write(LAST, json.dumps(_summary(report)))
     return report
 
 
@@ -425,7 +425,7 @@ def _check_cosigned(
 
 
 def _size_now(archive: Archive) -> int:
-    text = archive.ledger.book(TREE)
+    text = archive.ledger.head.text(TREE)
     return TreeState.decode(text).size if text is not None else 0
 
 
@@ -465,7 +465,7 @@ def _walk_log(
         state.next, report.checked = expected, expected
         if expected % SAVE_EVERY == 0:
             state.frontier = frontier.to_bytes()
-            books.write_book(PROGRESS, state.encode())
+            books.head.write(PROGRESS, state.encode())
         tick("entries", 1)
     else:
         if expected < state.target:
@@ -640,10 +640,10 @@ def _walk_store(
         count += 1
     report.snapshots = count
     holds = archive.holds.logged_as()
-    before = archive.ledger.book(BEFORE_LEDGER) is not None
+    before = archive.ledger.head.text(BEFORE_LEDGER) is not None
     if count == state.present and len(holds) == state.held:
         if before:
-            archive.ledger.drop_book(BEFORE_LEDGER)
+            archive.ledger.head.drop(BEFORE_LEDGER)
         return
     if before:
         report.warnings.append(
@@ -677,7 +677,7 @@ def _walk_store(
         if not logged and not _changed_since(archive, subject, state.target):  # not meanwhile
             report.warnings.append(f"legal hold of {hold.uniqueid}: not logged{_case(case)}")
     if before and log_found and not report.unlogged:
-        archive.ledger.drop_book(BEFORE_LEDGER)
+        archive.ledger.head.drop(BEFORE_LEDGER)
 
 
 def _written_around(archive: Archive, sealed: bool) -> str:
@@ -699,7 +699,7 @@ def _changed_since(archive: Archive, subject: str, target: int) -> bool:
     only where the store and the log disagree."""
     if _moved_past(archive, subject, target):
         return True
-    head = archive.ledger.book(TREE)
+    head = archive.ledger.head.text(TREE)
     if head is None:
         return False
     slot = TreeState.decode(head).queue_from
@@ -746,7 +746,7 @@ def _summary(report: LedgerReport) -> dict[str, object]:
 
 def last_verify(archive: Archive) -> dict[str, object] | None:
     """The summary of the last finished ``ledger verify`` (any process), or None."""
-    text = archive.ledger.book(LAST)
+    text = archive.ledger.head.text(LAST)
     if text is None:
         return None
     try:

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from imixs_archive.analytics.archive_figures import archive_figures
-from imixs_archive.analytics.day_store import drop_days, drop_months, keep, kept
+from imixs_archive.analytics.day_store import census, drop_days, drop_months
 from imixs_archive.archive.part_runs import SaveClock
 from imixs_archive.archive.rebuild import REBUILDS
 from imixs_archive.archive.snapshots import Archive
@@ -92,10 +92,10 @@ def reconcile(
     every day of the archive (``progress(done, days)`` after each); go on where a stopped
     run was unless ``restart``."""
     report = ReconcileReport()
-    record = None if restart else kept(archive, PROGRESS)
+    record = None if restart else census(archive).read(PROGRESS)
     if record is None:
         record = {"before": _totals(archive), "walk": 0, "after": None, "done": None}
-        keep(archive, PROGRESS, record)
+        census(archive).write(PROGRESS, record)
     else:
         report.resumed_after = _resumed(record)
     report.before = {k: int(v) for k, v in record.get("before", {}).items()}
@@ -112,14 +112,14 @@ def reconcile(
         if changed:
             report.facts_changed += changed
             report.days_changed.append(day.isoformat())
-        keep(archive, PROGRESS, {**record, "done": day.isoformat()})
+        census(archive).write(PROGRESS, {**record, "done": day.isoformat()})
         if progress is not None:
             progress(done, len(days))
     drop_days(archive)  # counted again from the repaired facts at the next view
     drop_months(archive)  # counted again from the repaired days (lead times too)
     take_census(archive)
     report.after = _totals(archive)
-    keep(archive, PROGRESS, None)  # finished: the next one starts from the beginning
+    census(archive).drop(PROGRESS)  # finished: the next one starts from the beginning
     return report
 
 
@@ -135,11 +135,11 @@ def _rebuild(archive: Archive, record: dict[str, Any], tick: Callable[[str], Non
             checkpoint()
             tick(name)
             if clock.due():
-                keep(archive, PROGRESS, {**record, "after": at, "rebuilt": dict(repaired)})
+                census(archive).write(PROGRESS, {**record, "after": at, "rebuilt": dict(repaired)})
 
         archive.rebuild(name, record.get("after"), repaired, done)
         record.update(walk=int(record["walk"]) + 1, after=None, rebuilt=dict(repaired))
-        keep(archive, PROGRESS, record)
+        census(archive).write(PROGRESS, record)
 
 
 def _resumed(record: dict[str, Any]) -> str | None:

@@ -553,6 +553,9 @@ ARCHIVE_SYNC_GONE = Table(
     serves="snapshots the workflow answered 404 for when their event was handled: final, "
     "never retried (with the workflow's `SNAPSHOT_HISTORY=1` it deletes intermediate ones)",
 )
+# Rows by name like the books of storage/books.py, but typed columns, not JSON: the point is
+# a number compared as one, and no row is set by compare and set; a JSON cell would change
+# the layout (a new store version), so the sync's ProgressBook (sync/records.py) keeps them.
 ARCHIVE_SYNC_PROGRESS = Table(
     "archive_sync_progress",
     _cols(("name", T), ("point", BI), ("updated", BI), ("owner", T), ("note", T)),
@@ -599,7 +602,9 @@ ARCHIVE_LEGAL_HOLD_CASES = Table(
 
 # The version of what this archive keeps in a store (its own tables and the form of its
 # rows), so that an older version of the archive refuses a store a newer one changed instead
-# of misreading it (archive/versions.py). One row; the Java service ignores the table.
+# of misreading it (archive/versions.py). One row; the Java service ignores the table. Typed
+# columns, not a JSON book (storage/books.py): the layout version is what every version of
+# the archive reads first, so its form never changes.
 ARCHIVE_VERSIONS = Table(
     "archive_versions",
     _cols(("name", T), ("version", N), ("written_by", T)),
