@@ -17,6 +17,7 @@ import pytest
 
 from imixs_archive.errors import ConfigError
 from imixs_archive.storage.base import Backend, Row, key_of
+from imixs_archive.storage.delegating import DelegatingBackend
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,
     ARCHIVE_LEDGER_ENTRIES,
@@ -223,6 +224,23 @@ def test_partition_scan_streams_past_one_page_with_projection(backend: Backend) 
     assert found == [{"data_id": f"d{n}"} for n in range(2500)]
     found = list(backend.scan(DOCUMENTS, {"md5": "F" * 32}, descending=True, limit=1200))
     assert found == rows[::-1][:1200]
+
+
+@pytest.mark.parametrize("wrapped", [False, True], ids=["store", "wrapper"])
+def test_scan_arguments_every_store_refuses_alike(backend: Backend, wrapped: bool) -> None:
+    """The checks of ``Backend.scan`` itself: the same error on every store, and through
+    a wrapper that hands the call on."""
+    store = DelegatingBackend(backend) if wrapped else backend
+    with pytest.raises(ValueError, match=r"^limit must not be negative: -1$"):
+        store.scan(DOCUMENTS, {"md5": "M"}, limit=-1)
+    only = r"^start_after and descending apply to a partition scan only$"
+    with pytest.raises(ValueError, match=only):
+        store.scan(DOCUMENTS, descending=True)
+    with pytest.raises(ValueError, match=only):
+        store.scan(DOCUMENTS, start_after={"sort_id": 1})
+    with pytest.raises(ValueError, match="md5"):
+        store.scan(DOCUMENTS, {"sort_id": 1}, limit=0)
+    assert list(store.scan(DOCUMENTS, {"md5": "M"}, limit=0)) == []
 
 
 # --- whole-table scans ------------------------------------------------------------------

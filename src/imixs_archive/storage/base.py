@@ -39,6 +39,38 @@ class ScanOptions(TypedDict, total=False):
     columns: Sequence[str] | None
 
 
+@dataclass(frozen=True)
+class Scan:
+    """One call of :meth:`Backend.scan`, past the checks every store makes: ``limit`` is
+    not negative, ``start_after`` and ``descending`` come with a partition only."""
+
+    table: Table
+    partition: Mapping[str, Any] | None
+    start_after: Mapping[str, Any] | None
+    descending: bool
+    limit: int | None
+    columns: Sequence[str] | None
+
+    def options(self) -> ScanOptions:
+        """Its keywords, for handing it on to another store's :meth:`Backend.scan`."""
+        return ScanOptions(
+            start_after=self.start_after,
+            descending=self.descending,
+            limit=self.limit,
+            columns=self.columns,
+        )
+
+
+@dataclass(frozen=True)
+class RangeScan:
+    """One call of :meth:`Backend.scan_range`."""
+
+    table: Table
+    after: Position | None
+    upto: Position | None
+    columns: Sequence[str] | None
+
+
 @dataclass
 class Compaction(Jsonable):
     """What ``compact`` did: the sizes of the database file and its log, before and
@@ -82,7 +114,6 @@ class Backend(ABC):
     ) -> Row | None:
         """The row with this full primary key, or None. ``columns`` limits what is read."""
 
-    @abstractmethod
     def scan(
         self,
         table: Table,
@@ -97,6 +128,16 @@ class Backend(ABC):
         after the clustering key ``start_after``; or, with no partition, every row of the
         table in no particular order except that the rows of one partition come together.
         Always paged: results stream, never load whole."""
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must not be negative: {limit}")
+        if partition is None and (start_after is not None or descending):
+            raise ValueError("start_after and descending apply to a partition scan only")
+        return self._scan(Scan(table, partition, start_after, descending, limit, columns))
+
+    @abstractmethod
+    def _scan(self, scan: Scan) -> Iterator[Row]:
+        """What :meth:`scan` returns, for a call whose arguments passed its checks (the
+        store checks the keys and columns it names)."""
 
     @abstractmethod
     def delete(
@@ -175,6 +216,10 @@ class Backend(ABC):
         the partition key), so consecutive ranges cover every row exactly once, and several
         processes each scanning a range of their own share one pass. Paged. The rows carry
         the partition key whatever ``columns`` says."""
+        return self._scan_range(RangeScan(table, after, upto, columns))
+
+    def _scan_range(self, scan: RangeScan) -> Iterator[tuple[Position, Row]]:
+        """What :meth:`scan_range` returns; a store without a range order cannot."""
         raise ConfigError(f"a {self.name} store cannot scan a table by ranges")
 
     def position_at(self, table: Table, share: Fraction) -> Position:

@@ -7,15 +7,16 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Unpack
+from typing import Any
 
-from imixs_archive.storage.base import Backend, Compaction, Position, Row, ScanOptions
+from imixs_archive.storage.base import Backend, Compaction, Position, RangeScan, Row, Scan
 from imixs_archive.storage.model import Table
 
 
 class DelegatingBackend(Backend):
     """Every operation of the contract, ``grouped()`` and ``durable_at_end()`` included,
-    goes to ``inner``. Backend-specific extras (e.g. Cassandra's ``drop_keyspace``) stay
+    goes to ``inner`` (``scan`` after the checks of :meth:`Backend.scan`, which ``inner``
+    makes again). Backend-specific extras (e.g. Cassandra's ``drop_keyspace``) stay
     reachable."""
 
     def __init__(self, inner: Backend) -> None:
@@ -38,23 +39,12 @@ class DelegatingBackend(Backend):
     ) -> Row | None:
         return self.store_for(table).get(table, key, columns)
 
-    def scan(
-        self,
-        table: Table,
-        partition: Mapping[str, Any] | None = None,
-        **options: Unpack[ScanOptions],
-    ) -> Iterator[Row]:
-        return self.store_for(table).scan(table, partition, **options)
+    def _scan(self, scan: Scan) -> Iterator[Row]:
+        return self.store_for(scan.table).scan(scan.table, scan.partition, **scan.options())
 
-    def scan_range(
-        self,
-        table: Table,
-        after: Position | None = None,
-        upto: Position | None = None,
-        *,
-        columns: Sequence[str] | None = None,
-    ) -> Iterator[tuple[Position, Row]]:
-        return self.store_for(table).scan_range(table, after, upto, columns=columns)
+    def _scan_range(self, scan: RangeScan) -> Iterator[tuple[Position, Row]]:
+        store = self.store_for(scan.table)
+        return store.scan_range(scan.table, scan.after, scan.upto, columns=scan.columns)
 
     def position_at(self, table: Table, share: Fraction) -> Position:
         return self.store_for(table).position_at(table, share)

@@ -40,7 +40,7 @@ from cassandra.util import Date
 
 from imixs_archive.config import Settings
 from imixs_archive.errors import ConfigError, NotFoundError, StoreError, StoreUnavailableError
-from imixs_archive.storage.base import Backend, Position, Row, key_of
+from imixs_archive.storage.base import Backend, Position, RangeScan, Row, Scan, key_of
 from imixs_archive.storage.cassandra import cql, ranges
 from imixs_archive.storage.cassandra.config import (
     CassandraConfig,
@@ -388,33 +388,22 @@ class CassandraBackend(Backend):
         )
         return _row(table, names, page.rows[0]) if page.rows else None
 
-    def scan(
-        self,
-        table: Table,
-        partition: Mapping[str, Any] | None = None,
-        *,
-        start_after: Mapping[str, Any] | None = None,
-        descending: bool = False,
-        limit: int | None = None,
-        columns: Sequence[str] | None = None,
-    ) -> Iterator[Row]:
-        names = _selected(table, columns)
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must not be negative: {limit}")
-        if partition is None:
-            if start_after is not None or descending:
-                raise ValueError("start_after and descending apply to a partition scan only")
+    def _scan(self, scan: Scan) -> Iterator[Row]:
+        table, limit = scan.table, scan.limit
+        names = _selected(table, scan.columns)
+        if scan.partition is None:
             text = cql.select_all(self._keyspace, table, names, limit=limit is not None)
             params: list[Any] = []
         else:
-            params = _key_params(table, partition, table.partition_key, "partition key")
-            after = _after(table, start_after or {})
-            params += [_bind(table, name, (start_after or {})[name]) for name in after]
+            params = _key_params(table, scan.partition, table.partition_key, "partition key")
+            start_after = scan.start_after or {}
+            after = _after(table, start_after)
+            params += [_bind(table, name, start_after[name]) for name in after]
             text = cql.select_partition(
                 self._keyspace,
                 table,
                 names,
-                descending=descending,
+                descending=scan.descending,
                 after=len(after),
                 limit=limit is not None,
             )
@@ -428,20 +417,14 @@ class CassandraBackend(Backend):
             fetch_size = min(fetch_size, limit)
         return self._pages(table, names, statement, params, fetch_size, limit)
 
-    def scan_range(
-        self,
-        table: Table,
-        after: Position | None = None,
-        upto: Position | None = None,
-        *,
-        columns: Sequence[str] | None = None,
-    ) -> Iterator[tuple[Position, Row]]:
+    def _scan_range(self, scan: RangeScan) -> Iterator[tuple[Position, Row]]:
         # The range order is the token ring's (ranges.py): positions are tokens.
-        names = _selected(table, columns)
+        table = scan.table
+        names = _selected(table, scan.columns)
         names += tuple(name for name in table.partition_key if name not in names)
         text = ranges.select_token_range(self._keyspace, table, names)
         statement = self._statement(text, write=False)
-        params = list(ranges.bounds(after, upto))
+        params = list(ranges.bounds(scan.after, scan.upto))
         rows = self._pages(
             table, ("token", *names), statement, params, _fetch_size(table, names), None
         )

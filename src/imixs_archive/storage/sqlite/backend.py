@@ -62,7 +62,7 @@ from imixs_archive.errors import (
     StoreUnavailableError,
 )
 from imixs_archive.storage import packing
-from imixs_archive.storage.base import Backend, Compaction, Position, Row
+from imixs_archive.storage.base import Backend, Compaction, Position, RangeScan, Row, Scan
 from imixs_archive.storage.model import TABLES, ColumnType, Table
 from imixs_archive.storage.sqlite import compact, engine
 from imixs_archive.storage.sqlite import statements as sql
@@ -533,50 +533,34 @@ class SQLiteBackend(Backend):
         kind = DamagedRowError if isinstance(exc, sql.DamagedCell) else IntegrityError
         return kind(f"SQLite store {self.path}: {table.name} ({where}): {exc}")
 
-    def scan(
-        self,
-        table: Table,
-        partition: Mapping[str, Any] | None = None,
-        *,
-        start_after: Mapping[str, Any] | None = None,
-        descending: bool = False,
-        limit: int | None = None,
-        columns: Sequence[str] | None = None,
-    ) -> Iterator[Row]:
+    def _scan(self, scan: Scan) -> Iterator[Row]:
+        table, start_after = scan.table, scan.start_after
         codec = self._codec(table)
-        names = _projection(table, columns)
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must not be negative: {limit}")
-        if partition is None:
-            if start_after is not None or descending:
-                raise ValueError("start_after and descending apply to a partition scan only")
-            return self._pages(_Scan(table, names, (), (), table.primary_key), limit)
-        _check_key(table, partition, (table.partition_key,))
-        equal = codec.encode_key(partition, table.partition_key)
+        names = _projection(table, scan.columns)
+        if scan.partition is None:
+            return self._pages(_ScanPlan(table, names, (), (), table.primary_key), scan.limit)
+        _check_key(table, scan.partition, (table.partition_key,))
+        equal = codec.encode_key(scan.partition, table.partition_key)
         bound: tuple[Any, ...] | None = None
         if start_after is not None:
             if not table.clustering_key:
                 raise ValueError(f"{table.name} has no clustering key to start after")
             _check_key(table, start_after, (table.clustering_key,))
             bound = codec.encode_key(start_after, table.clustering_key)
-        plan = _Scan(table, names, table.partition_key, equal, table.clustering_key, descending)
-        return self._pages(plan, limit, bound)
+        order = table.clustering_key
+        plan = _ScanPlan(table, names, table.partition_key, equal, order, scan.descending)
+        return self._pages(plan, scan.limit, bound)
 
-    def scan_range(
-        self,
-        table: Table,
-        after: Position | None = None,
-        upto: Position | None = None,
-        *,
-        columns: Sequence[str] | None = None,
-    ) -> Iterator[tuple[Position, Row]]:
+    def _scan_range(self, scan: RangeScan) -> Iterator[tuple[Position, Row]]:
         # The range order is the partition key's (positions: its stored values, a list).
+        table, after, upto = scan.table, scan.after, scan.upto
         codec, key = self._codec(table), table.partition_key
-        names = _projection(table, columns)
+        names = _projection(table, scan.columns)
         names += tuple(name for name in key if name not in names)
         bound = None if after is None else self._after_partition(table, tuple(after))
         last = None if upto is None else tuple(upto)
-        for row in self._pages(_Scan(table, names, (), (), table.primary_key), None, bound):
+        plan = _ScanPlan(table, names, (), (), table.primary_key)
+        for row in self._pages(plan, None, bound):
             position = codec.encode_key(row, key)
             if last is not None and position > last:
                 return
@@ -608,7 +592,7 @@ class SQLiteBackend(Backend):
         return list(found) if found is not None else None
 
     def _pages(
-        self, plan: _Scan, limit: int | None, bound: tuple[Any, ...] | None = None
+        self, plan: _ScanPlan, limit: int | None, bound: tuple[Any, ...] | None = None
     ) -> Iterator[Row]:
         """Rows of a scan, one ``LIMIT`` query per page, each page starting after the
         ordering key of the previous page's last row."""
@@ -830,7 +814,7 @@ class SQLiteBackend(Backend):
 
 
 @dataclass(frozen=True)
-class _Scan:
+class _ScanPlan:
     """What one scan reads: ``equal`` columns fixed to ``equal_values``, ordered by
     ``order`` (descending or not)."""
 
