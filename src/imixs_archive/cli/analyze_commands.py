@@ -65,12 +65,33 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     analyze = sub.add_parser("analyze", help="figures over the archived business data")
     what = analyze.add_subparsers(dest="analysis", required=True, metavar="ANALYSIS")
-    _register_aggregates(what, [formats, workers, zoned])
-    p = store_command(what, "history", formats, zoned, help="one process instance step by step")
-    p.add_argument("uniqueid", metavar="UNIQUEID")
-    p.set_defaults(handler=cmd_history, reads_only=True)
-    _register_leadtimes(what, [formats, workers, zoned])
-    _register_eventlog(what, [workers, zoned])
+    for name, parents, text, options, handler in (  # each analysis reads only
+        (
+            "aggregates",
+            [formats, workers, zoned],
+            "snapshots, instances, new files and bytes per day",
+            _aggregates_options,
+            cmd_aggregates,
+        ),
+        ("history", [formats, zoned], "one process instance step by step", _uniqueid, cmd_history),
+        (
+            "leadtimes",
+            [formats, workers, zoned],
+            "first to last snapshot of finished instances, per workflow group",
+            _leadtimes_options,
+            cmd_leadtimes,
+        ),
+        (
+            "eventlog",
+            [workers, zoned],
+            "an event log for process mining: XES (.xes, .xes.gz) or OCEL 2.0 (.jsonocel)",
+            _eventlog_options,
+            cmd_eventlog,
+        ),
+    ):
+        p = store_command(what, name, *parents, help=text)
+        options(p)
+        p.set_defaults(handler=handler, reads_only=True)
 
     p = store_command(
         sub,
@@ -97,9 +118,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=cmd_export_table, reads_only=True)
 
 
-Parents = list[argparse.ArgumentParser]
-
-
 def _tz_arg(text: str) -> ZoneInfo:
     try:
         return zone(text)
@@ -113,15 +131,7 @@ def _zone(args: argparse.Namespace, ctx: Context) -> ZoneInfo:
     return given if given is not None else zone(ctx.settings.timezone)
 
 
-def _register_aggregates(
-    what: argparse._SubParsersAction[argparse.ArgumentParser], parents: Parents
-) -> None:
-    p = store_command(
-        what,
-        "aggregates",
-        *parents,
-        help="snapshots, instances, new files and bytes per day",
-    )
+def _aggregates_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--from", dest="from_day", type=day_arg, required=True, help="first day (--tz)")
     p.add_argument(
         "--to",
@@ -138,18 +148,13 @@ def _register_aggregates(
         default=DEFAULT_GRACE_DAYS,
         help=f"store a day once it is this many days past (default {DEFAULT_GRACE_DAYS})",
     )
-    p.set_defaults(handler=cmd_aggregates, reads_only=True)
 
 
-def _register_leadtimes(
-    what: argparse._SubParsersAction[argparse.ArgumentParser], parents: Parents
-) -> None:
-    p = store_command(
-        what,
-        "leadtimes",
-        *parents,
-        help="first to last snapshot of finished instances, per workflow group",
-    )
+def _uniqueid(p: argparse.ArgumentParser) -> None:
+    p.add_argument("uniqueid", metavar="UNIQUEID")
+
+
+def _leadtimes_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--group", help="only this $workflowgroup")
     p.add_argument(
         "--finished-status",
@@ -163,7 +168,6 @@ def _register_leadtimes(
     )
     p.add_argument("--from", dest="from_day", type=day_arg, help="finished on or after (--tz)")
     p.add_argument("--to", dest="to_day", type=day_arg, help="finished on or before (--tz)")
-    p.set_defaults(handler=cmd_leadtimes, reads_only=True)
 
 
 def _emit(args: argparse.Namespace, headers: Sequence[str], rows: list[list[Any]]) -> None:
@@ -176,15 +180,7 @@ def _emit(args: argparse.Namespace, headers: Sequence[str], rows: list[list[Any]
         print_table(headers, rows)
 
 
-def _register_eventlog(
-    what: argparse._SubParsersAction[argparse.ArgumentParser], parents: Parents
-) -> None:
-    p = store_command(
-        what,
-        "eventlog",
-        *parents,
-        help="an event log for process mining: XES (.xes, .xes.gz) or OCEL 2.0 (.jsonocel)",
-    )
+def _eventlog_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("out", type=Path, metavar="OUT", help="file to write: .xes, .xes.gz, .jsonocel")
     day_range_options(p)
     p.add_argument(
@@ -194,7 +190,6 @@ def _register_eventlog(
         help="only this $workflowgroup (repeat for several)",
     )
     p.add_argument("--items", default="", help="items written as event attributes: a,b")
-    p.set_defaults(handler=cmd_eventlog, reads_only=True)
 
 
 # ---- commands ------------------------------------------------------------------------

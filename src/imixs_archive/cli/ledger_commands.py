@@ -22,6 +22,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from imixs_archive.cli.context import Context, store_command
 from imixs_archive.cli.output import count_progress, print_json
@@ -277,12 +278,7 @@ def cmd_checkpoint(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
     keys = [read_verifier(key) for key in args.key]
-    since = None
-    if args.since is not None:
-        try:
-            since = args.since.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{args.since}: {exc}") from None
+    since = None if args.since is None else _read(args.since)
     witnesses = _witnesses(args)
     with count_progress("ledger entries") as tick:
         report = verify_ledger(
@@ -336,7 +332,12 @@ def _print_report(report: LedgerReport) -> None:
 def cmd_proof(args: argparse.Namespace, ctx: Context) -> int:
     with Sequencer(ctx.archive, ctx.settings) as sequencer:
         proof = inclusion(ctx.archive, sequencer, args.snapshot_id)
-    if args.json:
+    return _print_proof(proof, args.json)
+
+
+def _print_proof(proof: dict[str, Any], as_json: bool) -> int:
+    """A proof command's answer: the proof as the API gives it, else its file."""
+    if as_json:
         print(json.dumps(proof, indent=2))
     else:
         sys.stdout.write(proof["file"])
@@ -398,11 +399,7 @@ def cmd_consistency(args: argparse.Namespace, ctx: Context) -> int:
             raise ConfigError(f"{args.old}: not a checkpoint: {exc}") from None
     with Sequencer(ctx.archive, ctx.settings) as sequencer:
         proof = consistency(ctx.archive, sequencer, int(old))
-    if args.json:
-        print(json.dumps(proof, indent=2))
-    else:
-        sys.stdout.write(proof["file"])
-    return 0
+    return _print_proof(proof, args.json)
 
 
 def cmd_check_consistency(args: argparse.Namespace, ctx: Context) -> int:
