@@ -12,7 +12,7 @@ import pytest
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli import main
-from imixs_archive.recovery.backup import backup
+from imixs_archive.recovery.backup import DayRange, backup
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from support.snapshots import make_snapshot
 
@@ -48,7 +48,7 @@ def test_backup_of_a_local_day(
     put(archive, start - MINUTE)
     put(archive, end)
     inside = {put(archive, start), put(archive, end - MINUTE)}
-    summary = backup(archive, tmp_path / "b", first=day, last=day, tz=ZoneInfo(zone))
+    summary = backup(archive, tmp_path / "b", days=DayRange(day, day, ZoneInfo(zone)))
     assert summary.written == 2 and written(tmp_path / "b") == inside
 
 
