@@ -10,7 +10,7 @@ import datetime as dt
 from pathlib import Path
 
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.recovery.backup import backup
+from imixs_archive.recovery.backup import DayRange, backup
 from imixs_archive.services.reconcile import reconcile
 from imixs_archive.services.statistics import take_census
 from support.java_rows import java_store_snapshot
@@ -67,10 +67,10 @@ def test_a_ranged_backup_has_the_java_snapshot_once_its_day_is_added(
     archive: Archive, tmp_path: Path
 ) -> None:
     with_a_java_day(archive)
-    before = backup(archive, tmp_path / "before", first=FIRST, last=LAST)
+    before = backup(archive, tmp_path / "before", days=DayRange(FIRST, LAST))
     assert before.written == 1  # the audit's replay: 1 file instead of 2
     archive.days.add_missing()
-    after = backup(archive, tmp_path / "after", first=FIRST, last=LAST)
+    after = backup(archive, tmp_path / "after", days=DayRange(FIRST, LAST))
     assert after.written == 2 and after.failed == 0
 
 

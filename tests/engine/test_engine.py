@@ -512,7 +512,8 @@ def test_restore_modes_post_what_the_engine_accepts(
     # --as-of: the instances changed since go back to how they were (Q); others stay
     assert _restore("--as-of", middle.isoformat(), "--dry-run") == 0
     assert _workitem(engine, q.uniqueid).get_first("$snapshotid") == q.snapshots[1]
-    assert _restore("--as-of", middle.isoformat()) == 0
+    not_yet = tmp_path / "not-yet.tsv"  # (by default in the current folder: the checkout's)
+    assert _restore("--as-of", middle.isoformat(), "--not-yet-file", str(not_yet)) == 0
     assert _workitem(engine, q.uniqueid).get_first("$snapshotid") == q.snapshots[0]
     assert _workitem(engine, p.uniqueid).get_first("$snapshotid") == p.snapshots[-1]
 

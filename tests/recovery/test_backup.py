@@ -15,7 +15,7 @@ from imixs_archive.config import Settings
 from imixs_archive.document.conventions import modified_day
 from imixs_archive.document.xml_reader import read_xml
 from imixs_archive.document.xml_writer import to_xml
-from imixs_archive.recovery.backup import MANIFEST, backup
+from imixs_archive.recovery.backup import MANIFEST, DayRange, backup
 from imixs_archive.services.importer import import_sources
 from imixs_archive.services.sources import find_sources
 from imixs_archive.services.workers import Spread
@@ -73,8 +73,9 @@ def test_all_snapshots_and_date_range(archive: Archive, tmp_path: Path) -> None:
     _fill(archive)
     assert backup(archive, tmp_path / "all", all_snapshots=True).written == 4
     day = make_snapshot(0)["$modified"][0].astimezone(dt.UTC).date()
-    assert backup(archive, tmp_path / "none", first=day + dt.timedelta(days=1)).written == 0
-    assert backup(archive, tmp_path / "range", first=day, last=day).written == 2
+    later = DayRange(day + dt.timedelta(days=1))
+    assert backup(archive, tmp_path / "none", days=later).written == 0
+    assert backup(archive, tmp_path / "range", days=DayRange(day, day)).written == 2
 
 
 def test_backup_then_import_into_an_empty_store(archive: Archive, tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from imixs_archive.archive.stored_xml import StoredXml
 from imixs_archive.document.xml_reader import read_xml
 from imixs_archive.errors import BusyError
 from imixs_archive.recovery import backup as backup_module
-from imixs_archive.recovery.backup import MANIFEST, STALE_PART_S, backup
+from imixs_archive.recovery.backup import MANIFEST, STALE_PART_S, DayRange, backup
 from support.snapshots import make_snapshot
 
 PDF = random.Random(9).randbytes(300_000)
@@ -153,9 +153,11 @@ def test_two_backups_into_one_folder_at_once_write_whole_files(
     root = tmp_path / "bk"
     summaries: list[Any] = []
     # Backups of days (a backup of everything holds its folder's lease: one at a time).
-    days = {"first": dt.date(2000, 1, 1), "last": dt.date(2099, 12, 31)}
-    writers = [threading.Thread(target=lambda: summaries.append(backup(archive, root, **days)))]
-    writers.append(threading.Thread(target=lambda: summaries.append(backup(archive, root, **days))))
+    days = DayRange(dt.date(2000, 1, 1), dt.date(2099, 12, 31))
+    writers = [
+        threading.Thread(target=lambda: summaries.append(backup(archive, root, days=days)))
+        for _ in range(2)
+    ]
     for writer in writers:
         writer.start()
     for writer in writers:

@@ -12,8 +12,9 @@ import pytest
 
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli import main
-from imixs_archive.recovery.backup import backup
+from imixs_archive.recovery.backup import DayRange, backup
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
+from support.ftps_server import FtpsServer
 from support.snapshots import make_snapshot
 
 MINUTE = dt.timedelta(minutes=1)
@@ -37,6 +38,14 @@ def put(archive: Archive, when: dt.datetime) -> str:
     return origin
 
 
+def around_the_day(archive: Archive, start: dt.datetime, end: dt.datetime) -> set[str]:
+    """Snapshots of four instances, a minute inside and outside each end of the day: the
+    instances of the two inside."""
+    put(archive, start - MINUTE)
+    put(archive, end)
+    return {put(archive, start), put(archive, end - MINUTE)}
+
+
 def written(root: Path) -> set[str]:
     return {path.stem for path in root.rglob("*.xml")}
 
@@ -45,10 +54,8 @@ def written(root: Path) -> set[str]:
 def test_backup_of_a_local_day(
     archive: Archive, tmp_path: Path, zone: str, day: dt.date, start: dt.datetime, end: dt.datetime
 ) -> None:
-    put(archive, start - MINUTE)
-    put(archive, end)
-    inside = {put(archive, start), put(archive, end - MINUTE)}
-    summary = backup(archive, tmp_path / "b", first=day, last=day, tz=ZoneInfo(zone))
+    inside = around_the_day(archive, start, end)
+    summary = backup(archive, tmp_path / "b", days=DayRange(day, day, ZoneInfo(zone)))
     assert summary.written == 2 and written(tmp_path / "b") == inside
 
 
@@ -58,9 +65,7 @@ def test_cli_backup_reads_days_in_archive_timezone(
     zone, day, start, end = CASES[0]
     store = tmp_path / "store"
     with SQLiteBackend(store) as backend, Archive(backend) as archive:
-        put(archive, start - MINUTE)
-        put(archive, end)
-        inside = {put(archive, start), put(archive, end - MINUTE)}
+        inside = around_the_day(archive, start, end)
     monkeypatch.setenv("ARCHIVE_TIMEZONE", zone)
     target = tmp_path / "tree"
     args = [
@@ -76,3 +81,21 @@ def test_cli_backup_reads_days_in_archive_timezone(
     ]
     assert main(args) == 0
     assert "2 written" in capsys.readouterr().out and written(target) == inside
+
+
+def test_cli_ftps_backup_reads_days_in_archive_timezone(
+    tmp_path: Path,
+    ftps: FtpsServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``backup ftps://...`` too: its days go to the FTPS target in ARCHIVE_TIMEZONE."""
+    zone, day, start, end = CASES[0]
+    store = tmp_path / "store"
+    with SQLiteBackend(store) as backend, Archive(backend) as archive:
+        inside = around_the_day(archive, start, end)
+    for name, value in {**ftps.env(), "ARCHIVE_TIMEZONE": zone}.items():
+        monkeypatch.setenv(name, value)
+    days = ["--from", str(day), "--to", str(day)]
+    assert main(["backup", ftps.url(), *days, "--data-dir", str(store)]) == 0
+    assert "2 written" in capsys.readouterr().out and written(ftps.root / "backup") == inside

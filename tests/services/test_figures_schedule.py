@@ -9,6 +9,7 @@ from imixs_archive.analytics.archive_figures import archive_figures
 from imixs_archive.analytics.day_store import read_census
 from imixs_archive.archive.snapshots import Archive
 from imixs_archive.config import load_settings
+from imixs_archive.errors import StoreUnavailableError
 from imixs_archive.services.figures_schedule import FiguresSchedule
 from imixs_archive.services.statistics import archive_stats
 from support.snapshots import make_snapshot
@@ -71,3 +72,11 @@ def test_a_first_count_of_the_figures_stops_when_serve_does(archive: Archive) ->
     assert counted == []
     FiguresSchedule(archive, settings, count).run_once()
     assert len(counted) == 1
+
+
+def test_a_run_that_succeeds_clears_the_error_of_one_that_failed(archive: Archive) -> None:
+    schedule = FiguresSchedule(archive, load_settings({}), lambda: None)
+    schedule.failed(StoreUnavailableError("the store went away"))
+    assert schedule.last_error == "the store went away"
+    schedule.run_once()
+    assert schedule.last_error == ""

@@ -16,7 +16,7 @@ from imixs_archive.cli import main
 from imixs_archive.config import load_settings
 from imixs_archive.document.conventions import snapshot_time
 from imixs_archive.document.model import Document
-from imixs_archive.errors import ConfigError, DocumentError
+from imixs_archive.errors import ConfigError, DocumentError, StoreUnavailableError
 from imixs_archive.services.retention import (
     Period,
     Policy,
@@ -146,6 +146,17 @@ def test_serve_loop_applies_the_policy(archive: Archive) -> None:
         loop.close()
     assert archive.list_instance(A) == [] and loop.runs >= 1
     assert archive.list_instance(C)  # held
+
+
+def test_a_run_that_succeeds_clears_the_error_of_one_that_failed(archive: Archive) -> None:
+    """/api/jobs and the Monitor show a schedule's ``last_error``: after a run the store
+    failed, the next good run clears it (it stayed, as if the loop were still failing)."""
+    fill(archive)
+    loop = RetentionLoop(archive, POLICY, interval_ms=60_000)
+    loop.failed(StoreUnavailableError("the store went away"))  # as the loop reports it
+    assert loop.last_error == "the store went away"
+    loop.run_once()
+    assert loop.last_error == ""
 
 
 def test_cli_dry_run_and_holds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

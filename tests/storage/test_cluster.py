@@ -1,7 +1,7 @@
 """A real three-node Cassandra cluster: nodes stopped and killed while the archive works.
 
 Needs a cluster from ``scripts/cassandra-node start --nodes 3`` and
-``ARCHIVE_TEST_CLUSTER=host1,host2,host3`` (``.ci/run`` starts one after the main suite,
+``ARCHIVE_TEST_CLUSTER=host1,host2,host3`` (``.ci/run`` starts one beside the main node,
 on 127.0.0.11-13 with ``CASSANDRA_NODE_FIRST=11``; ``ARCHIVE_TEST_CLUSTER_HOME`` and
 ``ARCHIVE_TEST_CLUSTER_FIRST`` tell these tests where that cluster's node folders are, so
 that they can stop and start its nodes). The keyspace keeps three copies
@@ -51,6 +51,16 @@ def node(command: str, k: int, *extra: str) -> None:
     subprocess.run([str(SCRIPT), command, "--node", str(k), *extra], env=_script_env(), check=True)
 
 
+def start_nodes(*nodes: int) -> None:
+    """Start these nodes of the test cluster at once, not one after the other: each start
+    is mostly the JVM's own start-up and waiting for gossip (some 15 s), which overlap."""
+    started = [
+        subprocess.Popen([str(SCRIPT), "start", "--node", str(k)], env=_script_env()) for k in nodes
+    ]
+    codes = [process.wait() for process in started]
+    assert codes == [0] * len(nodes), f"nodes {nodes} started with exit codes {codes}"
+
+
 def settings_for(keyspace: str, **extra: str) -> Any:
     return load_settings(
         {
@@ -66,19 +76,27 @@ def settings_for(keyspace: str, **extra: str) -> Any:
     )
 
 
-@pytest.fixture
-def store() -> Iterator[CassandraBackend]:
-    """A new keyspace with three copies, on a cluster whose three nodes are all up.
+@pytest.fixture(scope="module")
+def keyspace() -> str:
+    """One keyspace with three copies for this file's tests, created by the first (the
+    archive's own schema creation, on three nodes); the others open it as it is, as an
+    archive started again does (no DDL). Its snapshots are the double's, each test's its
+    own, so what an earlier test left is only more data beside them (``verify`` checks it
+    all). Creating a keyspace a test took 12-27 s of schema agreement on three nodes.
 
     The keyspace is not dropped afterwards: dropping keyspaces right after nodes came
     back made one node's schema diverge (Cassandra 5.0.8 failed the drop with "Unknown
-    CF" in its commit log recycling) and the next test's DDL then waited for agreement.
-    The test cluster is thrown away after the run."""
+    CF" in its commit log recycling). The test cluster is thrown away after the run."""
     if len(contact_points()) < 3:
         pytest.skip(SKIP)
+    return "cluster_" + "".join(random.choices(string.ascii_lowercase, k=10))
+
+
+@pytest.fixture
+def store(keyspace: str) -> Iterator[CassandraBackend]:
+    """The keyspace, on a cluster whose three nodes are all up."""
     with _the_cluster_to_ourselves():
         _all_up()
-        keyspace = "cluster_" + "".join(random.choices(string.ascii_lowercase, k=10))
         backend = CassandraBackend.from_settings(settings_for(keyspace))
         try:
             yield backend
@@ -98,9 +116,9 @@ def _the_cluster_to_ourselves() -> Iterator[None]:
 
 
 def _all_up() -> None:
-    for k in (1, 2, 3):
-        if not _up(k):
-            node("start", k)
+    down = _down()
+    if down:
+        start_nodes(*down)
 
 
 def _script_env() -> dict[str, str]:
@@ -112,11 +130,13 @@ def _script_env() -> dict[str, str]:
     return env
 
 
-def _up(k: int) -> bool:
+def _down() -> list[int]:
+    """The nodes whose CQL does not answer (one ``status``: it asks each node)."""
     out = subprocess.run(
         [str(SCRIPT), "status"], env=_script_env(), capture_output=True, text=True
     ).stdout
-    return any(line.startswith(f"node {k} ") and "CQL answers" in line for line in out.splitlines())
+    up = {line.split()[1] for line in out.splitlines() if "CQL answers" in line}
+    return [k for k in (1, 2, 3) if str(k) not in up]
 
 
 def _fill(double: WorkflowDouble, count: int) -> None:
@@ -232,8 +252,7 @@ def test_a_node_that_missed_writes_is_brought_up_to_date(
         assert set(double.snapshots) <= found
     finally:
         alone.close()
-        node("start", 1)
-        node("start", 2)
+        start_nodes(1, 2)
 
 
 def _single_host_backend(settings: Any, host: str) -> CassandraBackend:

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from imixs_archive.document.conventions import iter_files
-from imixs_archive.recovery.backup import backup
+from imixs_archive.recovery.backup import DayRange, backup
 from support.restore_data import archived_instances, file_hashes
 from support.workflow_double import WorkflowDouble
 from web.live import LiveServer, serve_beside
@@ -107,7 +107,7 @@ def test_a_backup_folder_on_the_server(
     rs_live: LiveServer, double: WorkflowDouble, newest: dict[str, str]
 ) -> None:
     root = rs_live.settings.backup_dir / "for-restore"
-    backup(rs_live.archive, root, first=DAY.date(), last=DAY.date() + dt.timedelta(days=3))
+    backup(rs_live.archive, root, days=DayRange(DAY.date(), DAY.date() + dt.timedelta(days=3)))
     with rs_live.client("manager") as client:
         missing = client.post("/api/restore/source", json={"path": "no-such-folder"})
         outside = client.post("/api/restore/source", json={"path": "../"})

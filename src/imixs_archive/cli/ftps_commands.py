@@ -11,6 +11,7 @@ import threading
 from imixs_archive.cli.context import Context, store_options
 from imixs_archive.cli.output import count_progress, human_bytes, print_problems
 from imixs_archive.config import Settings
+from imixs_archive.recovery.backup import DayRange
 from imixs_archive.recovery.backup_events import EventRound, consume_backup_events
 from imixs_archive.recovery.backup_ftps import backup_to_location
 from imixs_archive.recovery.ftps import FtpsLocation
@@ -40,12 +41,11 @@ def warn_weak_tls(settings: Settings) -> None:
     print_problems(warnings=tls_warnings(settings))
 
 
-def backup_ftps(args: argparse.Namespace, ctx: Context) -> int:
+def backup_ftps(args: argparse.Namespace, ctx: Context, days: DayRange) -> int:
     warn_weak_tls(ctx.settings)
     location = FtpsLocation.from_settings(ctx.settings, args.directory)
     overwrite = args.overwrite or ctx.settings.backup_ftp_overwrite
-    days = (args.from_day, args.to_day)
-    summary = backup_to_location(ctx.archive, location, ctx.settings, *days, overwrite)
+    summary = backup_to_location(ctx.archive, location, days=days, overwrite=overwrite)
     print_problems(failures=summary.failures)
     print(
         f"{summary.written} written, {summary.current} already current, {summary.failed} failed; "

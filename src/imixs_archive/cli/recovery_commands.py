@@ -37,7 +37,7 @@ from imixs_archive.cli.restore_plan_commands import (
 )
 from imixs_archive.config import same_store, settings_for_store
 from imixs_archive.errors import ConfigError
-from imixs_archive.recovery.backup import backup, check_parts
+from imixs_archive.recovery.backup import DayRange, backup, check_parts
 from imixs_archive.recovery.backup_book import BackupSummary
 from imixs_archive.recovery.durable_files import existing_ancestor
 from imixs_archive.recovery.export import ExportSummary, export
@@ -227,27 +227,26 @@ BACKUP_SPREAD_FROM = 16
 
 def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
     check_range(args.from_day, args.to_day)
+    days = DayRange(args.from_day, args.to_day, zone(ctx.settings.timezone))
     part, parts = part_of(args)
     if is_ftps(args.directory):
         if args.all_snapshots:
             raise ConfigError("--all-snapshots is for a folder, not an FTPS target")
         if parts > 1 or args.restart:
             raise ConfigError("--part and --restart are for a folder, not an FTPS target")
-        return backup_ftps(args, ctx)
-    check_parts(args.from_day, args.to_day, parts)
+        return backup_ftps(args, ctx, days)
+    check_parts(days, parts)
     archive = ctx.archive  # first: no archive is 4, whatever the folder
     _require_folder(Path(args.directory), create=args.create)
-    require_snapshots_in(archive, args.from_day, args.to_day, zone(ctx.settings.timezone))
-    whole = parts == 1 and args.from_day is None and args.to_day is None
+    require_snapshots_in(archive, days.first, days.last, days.tz)
+    whole = parts == 1 and days.whole
     try:
         total = (lambda: _snapshot_total(archive, args.all_snapshots)) if whole else None
         with count_progress("backup: snapshots", total) as tick:
             summary = backup(
                 archive,
                 Path(args.directory),
-                first=args.from_day,
-                last=args.to_day,
-                tz=zone(ctx.settings.timezone),
+                days=days,
                 all_snapshots=args.all_snapshots,
                 spread=spread(args, ctx, least=BACKUP_SPREAD_FROM),
                 on_snapshot=lambda _snapshot_id: tick(1),
@@ -257,7 +256,7 @@ def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
                 on_resumed=tick,
             )
     except KeyboardInterrupt:
-        if args.from_day is None and args.to_day is None:
+        if days.whole:
             again = "backup" + (f" --part {part}/{parts}" if parts > 1 else "")
             print(f"stopped: the same `{again}` goes on where it stopped (--restart begins again)")
         raise

@@ -33,6 +33,7 @@ import secrets
 import socket
 import time
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from itertools import chain, islice
 from pathlib import Path
 from typing import Any, TextIO, TypedDict, Unpack
@@ -56,19 +57,39 @@ known only here."""
 _PART = re.compile(r"\..+\.xml\.([0-9a-f]{8})-(\d+)-[0-9a-f]{8}\.part")
 
 
-def newest_per_instance(
-    archive: Archive,
-    first: dt.date | None = None,
-    last: dt.date | None = None,
-    tz: dt.tzinfo = dt.UTC,
-) -> Iterator[str]:
-    """The newest snapshot of each process instance (within the $modified days given, days
-    of the time zone ``tz``)."""
-    if first is None and last is None:
+@dataclass(frozen=True)
+class DayRange:
+    """The days of ``$modified`` from ``first`` to ``last``, days of the time zone ``tz``:
+    an end not given is open (from 1970, to today); neither given, the whole archive."""
+
+    first: dt.date | None = None
+    last: dt.date | None = None
+    tz: dt.tzinfo = dt.UTC
+
+    @property
+    def whole(self) -> bool:
+        return self.first is None and self.last is None
+
+    def snapshot_ids(self, archive: Archive) -> Iterator[str]:
+        """Every snapshot of the days, day by day: the day index's walk, for a range (the
+        whole archive is walked by instance)."""
+        start = self.first or dt.date(1970, 1, 1)
+        end = self.last or dt.datetime.now(self.tz).date()
+        for _day, snapshot_id in archive.days.iter_local_days(start, end, self.tz):
+            yield snapshot_id
+
+
+ALL_DAYS = DayRange()
+"""No days given: a backup of everything."""
+
+
+def newest_per_instance(archive: Archive, days: DayRange = ALL_DAYS) -> Iterator[str]:
+    """The newest snapshot of each process instance (within the days given)."""
+    if days.whole:
         yield from _newest_of_every_instance(archive)
         return
     newest: dict[str, str] = {}
-    for snapshot_id in _in_days(archive, first, last, tz):
+    for snapshot_id in days.snapshot_ids(archive):
         origin = origin_id(snapshot_id)
         if origin not in newest or snapshot_order(snapshot_id) > snapshot_order(newest[origin]):
             newest[origin] = snapshot_id
@@ -106,9 +127,9 @@ def _inside(root: Path, *parts: str) -> Path:
     return path
 
 
-def check_parts(first: dt.date | None, last: dt.date | None, parts: int) -> None:
+def check_parts(days: DayRange, parts: int) -> None:
     """Parts split a backup of everything, not one of days (a ConfigError)."""
-    if parts > 1 and (first is not None or last is not None):
+    if parts > 1 and not days.whole:
         raise ConfigError("--part splits a backup of everything: not one of --from / --to")
 
 
@@ -134,9 +155,7 @@ def record_outcome(outcome: Outcome, summary: BackupSummary, target: str) -> Non
 class BackupAsked(TypedDict, total=False):
     """The keywords of :func:`backup_folder`."""
 
-    first: dt.date | None
-    last: dt.date | None
-    tz: dt.tzinfo
+    days: DayRange
     all_snapshots: bool
     on_snapshot: Callable[[str], None] | None
     spread: Spread | None
@@ -150,9 +169,7 @@ def backup_folder(
     archive: Archive,
     root: Path,
     *,
-    first: dt.date | None = None,
-    last: dt.date | None = None,
-    tz: dt.tzinfo = dt.UTC,
+    days: DayRange = ALL_DAYS,
     all_snapshots: bool = False,
     on_snapshot: Callable[[str], None] | None = None,
     spread: Spread | None = None,
@@ -161,20 +178,16 @@ def backup_folder(
     restart: bool = False,
     on_resumed: Callable[[int], None] | None = None,
 ) -> BackupSummary:
-    """``first``/``last``: days of ``$modified`` in the time zone ``tz``. ``spread``: write
+    """``days``: the ``$modified`` days whose snapshots are written (all). ``spread``: write
     the files in worker processes (``workers``); the snapshots are chosen here either way,
     and the manifest is written here only. A backup of everything (no days) goes on where
     a stopped one into the same folder stood unless ``restart``, and can be split:
     ``part`` of ``parts`` of the instances (``backup_book.py``). BusyError when another
     process runs this part; ConfigError for parts of a backup of days. ``on_resumed``: the
     snapshots the runs this one goes on from settled (for a progress bar), when it does."""
-    check_parts(first, last, parts)
-    if first is not None or last is not None:
-        ids = (
-            _all_ids(archive, first, last, tz)
-            if all_snapshots
-            else newest_per_instance(archive, first, last, tz)
-        )
+    check_parts(days, parts)
+    if not days.whole:
+        ids = days.snapshot_ids(archive) if all_snapshots else newest_per_instance(archive, days)
         tally = Tally()
         _write(archive, root, ids, all_snapshots, tally, on_snapshot, spread)
         return tally.total()
@@ -374,24 +387,6 @@ def _sync_record(record: TextIO, folder_error: OSError | None, summary: BackupSu
         problem = problem or exc
     if problem is not None:
         summary.fail("cannot make the backup durable", problem.strerror or problem)
-
-
-def _all_ids(
-    archive: Archive, first: dt.date | None, last: dt.date | None, tz: dt.tzinfo
-) -> Iterator[str]:
-    if first is None and last is None:
-        yield from archive.index.iter_snapshot_ids()
-        return
-    yield from _in_days(archive, first, last, tz)
-
-
-def _in_days(
-    archive: Archive, first: dt.date | None, last: dt.date | None, tz: dt.tzinfo
-) -> Iterator[str]:
-    start = first or dt.date(1970, 1, 1)
-    end = last or dt.datetime.now(tz).date()
-    for _day, snapshot_id in archive.days.iter_local_days(start, end, tz):
-        yield snapshot_id
 
 
 def _backup_one(

@@ -17,14 +17,19 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import IO
+from typing import IO, TypedDict, Unpack
 
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.config import Settings
 from imixs_archive.document.xml_reader import iter_xml_documents
 from imixs_archive.document.xml_writer import iter_xml
 from imixs_archive.errors import ArchiveError, DocumentError, TargetUnavailableError
-from imixs_archive.recovery.backup import backup_path, newest_per_instance, record_outcome
+from imixs_archive.recovery.backup import (
+    ALL_DAYS,
+    DayRange,
+    backup_path,
+    newest_per_instance,
+    record_outcome,
+)
 from imixs_archive.recovery.backup_book import BackupSummary
 from imixs_archive.recovery.ftps import FtpsLocation, FtpsTarget
 from imixs_archive.recovery.restore_files import (
@@ -32,7 +37,6 @@ from imixs_archive.recovery.restore_files import (
     spooled_files,
 )
 from imixs_archive.services.job_runs import recorded
-from imixs_archive.timezones import zone
 from imixs_archive.workflow.client import WorkflowClient
 
 SPOOL_IN_MEMORY = 4 * 1024 * 1024
@@ -76,9 +80,7 @@ def backup_to_ftps(
     archive: Archive,
     target: FtpsTarget,
     *,
-    first: dt.date | None = None,
-    last: dt.date | None = None,
-    tz: dt.tzinfo = dt.UTC,
+    days: DayRange = ALL_DAYS,
     overwrite: bool = False,
     on_snapshot: Callable[[str], None] | None = None,
 ) -> BackupSummary:
@@ -87,7 +89,7 @@ def backup_to_ftps(
     stops the backup at once (``TargetUnavailableError``, saying what was done): every
     other instance would fail alike."""
     summary = BackupSummary()
-    for snapshot_id in newest_per_instance(archive, first, last, tz):
+    for snapshot_id in newest_per_instance(archive, days):
         if on_snapshot is not None:
             on_snapshot(snapshot_id)
         try:
@@ -109,29 +111,21 @@ def backup_to_ftps(
     return summary
 
 
+class FtpsAsked(TypedDict, total=False):
+    """The keywords of :func:`backup_to_ftps`."""
+
+    days: DayRange
+    overwrite: bool
+    on_snapshot: Callable[[str], None] | None
+
+
 def backup_to_location(
-    archive: Archive,
-    location: FtpsLocation,
-    settings: Settings,
-    first: dt.date | None = None,
-    last: dt.date | None = None,
-    overwrite: bool = False,
-    *,
-    on_snapshot: Callable[[str], None] | None = None,
+    archive: Archive, location: FtpsLocation, **asked: Unpack[FtpsAsked]
 ) -> BackupSummary:
-    """:func:`backup_to_ftps` into the FTPS target at ``location``, the days in the time
-    zone of the settings (``backup ftps://...`` and the API's FTPS backup job), recorded
-    as the last backup (``services/job_runs.py``)."""
+    """:func:`backup_to_ftps` into the FTPS target at ``location`` (``backup ftps://...``
+    and the API's FTPS backup job), recorded as the last backup (``services/job_runs.py``)."""
     with recorded(archive, "backup") as outcome, FtpsTarget(location) as target:
-        summary = backup_to_ftps(
-            archive,
-            target,
-            first=first,
-            last=last,
-            tz=zone(settings.timezone),
-            overwrite=overwrite,
-            on_snapshot=on_snapshot,
-        )
+        summary = backup_to_ftps(archive, target, **asked)
         record_outcome(outcome, summary, str(location))
     return summary
 

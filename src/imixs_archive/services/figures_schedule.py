@@ -50,6 +50,7 @@ class FiguresSchedule(Schedule):
                 self._refresh()
         except ClientGoneError:
             return  # serve is stopping
+        self.last_error = ""  # a failed run's error is over
 
     def census_due(self, now: dt.datetime) -> bool:
         if self.census_interval <= 0:

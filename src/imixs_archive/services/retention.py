@@ -510,6 +510,7 @@ class RetentionLoop(Schedule):
 
     def run_once(self) -> RetentionReport:
         self.last = run_retention(self._archive, self._policy, stop=self.stop)
+        self.last_error = ""  # a failed run's error is over
         return self.last
 
     def failed(self, exc: Exception) -> None:

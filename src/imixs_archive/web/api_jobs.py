@@ -13,7 +13,7 @@ from fastapi.types import DecoratedCallable
 from pydantic import BaseModel, Field
 
 from imixs_archive.errors import ArchiveError, NotFoundError
-from imixs_archive.recovery.backup import backup
+from imixs_archive.recovery.backup import DayRange, backup
 from imixs_archive.recovery.backup_book import BackupSummary
 from imixs_archive.recovery.backup_ftps import backup_to_location
 from imixs_archive.recovery.ftps import FtpsLocation
@@ -195,22 +195,17 @@ class BackupRequest(BaseModel):
 def backup_job(svc: Services, request: BackupRequest) -> Any:
     """The backup job; a 400 when the folder is outside ``ARCHIVE_BACKUP_DIR``, a 503 for
     FTPS without ``BACKUP_FTP_HOST``."""
+    days = DayRange(request.from_day, request.to_day, zone(svc.settings.timezone))
     if request.ftps:
-        return ftps_backup_job(svc, request)
+        return ftps_backup_job(svc, request, days)
     root = inside_backup_dir(svc.settings, request.folder, must_exist=False)
     write = functools.partial(
-        backup,
-        svc.archive,
-        root,
-        first=request.from_day,
-        last=request.to_day,
-        tz=zone(svc.settings.timezone),
-        all_snapshots=request.all_snapshots,
+        backup, svc.archive, root, days=days, all_snapshots=request.all_snapshots
     )
     return _backup_run(str(root), write)
 
 
-def ftps_backup_job(svc: Services, request: BackupRequest) -> Any:
+def ftps_backup_job(svc: Services, request: BackupRequest, days: DayRange) -> Any:
     """The full backup to the FTPS target (``backup ftps://...``), as a job."""
     if request.all_snapshots or request.folder.strip():
         raise BadRequestError("an FTPS backup takes neither a folder nor all_snapshots")
@@ -219,9 +214,7 @@ def ftps_backup_job(svc: Services, request: BackupRequest) -> Any:
         backup_to_location,
         svc.archive,
         location,
-        svc.settings,
-        first=request.from_day,
-        last=request.to_day,
+        days=days,
         overwrite=svc.settings.backup_ftp_overwrite,
     )
     return _backup_run(str(location), write)
