@@ -139,6 +139,27 @@ def _down() -> list[int]:
     return [k for k in (1, 2, 3) if str(k) not in up]
 
 
+def _seen_down(*nodes: int) -> None:
+    """Wait until node 1 marks ``nodes`` down (gossip's failure detector: some seconds
+    after a kill). Before that it still sends them requests, and a write times out
+    (``StoreError``, after the archive's retries) instead of being refused at once
+    (``StoreUnavailableError``): seen when the test ran right after the last node start."""
+    addresses = {contact_points()[k - 1] for k in nodes}
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        out = subprocess.run(
+            [str(SCRIPT), "nodetool", "--node", "1", "status"],
+            env=_script_env(),
+            capture_output=True,
+            text=True,
+        ).stdout
+        down = {line.split()[1] for line in out.splitlines() if line.startswith("DN ")}
+        if addresses <= down:
+            return
+        time.sleep(1)
+    raise AssertionError(f"node 1 did not mark {sorted(addresses)} down in 60 s:\n{out}")
+
+
 def _fill(double: WorkflowDouble, count: int) -> None:
     rng = random.Random(7)
     for n in range(count):
@@ -206,6 +227,7 @@ def test_two_nodes_down_pause_and_lose_nothing_then_resume(
     events_before = len(double.events())
     node("stop", 3, "--kill")
     node("stop", 2, "--kill")
+    _seen_down(2, 3)
     with Archive(store) as archive:
         with pytest.raises(StoreUnavailableError):
             archive.store(double.snapshots[next(iter(double.snapshots))])
