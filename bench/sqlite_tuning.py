@@ -143,7 +143,7 @@ def rowid_comparison(where: Path, count: int) -> list[tuple[str, float, float, f
     ):
         path = where / "rowid.db"
         path.unlink(missing_ok=True)
-        connection = engine.connect(path, busy_timeout=60)
+        connection = engine.connect(path, busy_timeout=60, create=True)
         connection.execute(f"PRAGMA page_size = {Tuning().page_size}")
         connection.execute("PRAGMA journal_mode = WAL")
         connection.execute(ddl)

@@ -31,6 +31,7 @@ from imixs_archive.storage.factory import open_backend
 from imixs_archive.storage.model import (
     ARCHIVE_FILES,
     ARCHIVE_LEDGER_QUEUE,
+    ARCHIVE_VERSIONS,
     DOCUMENTS,
     DOCUMENTS_DATA,
     SNAPSHOTS,
@@ -890,3 +891,28 @@ def test_the_write_ahead_log_stays_near_its_bound_under_small_commits(tmp_path: 
         largest = max(largest, wal.stat().st_size)
     backend.close()
     assert largest <= Tuning().wal_bytes + 3 * Tuning().page_size, largest
+
+
+def test_a_store_file_gone_is_no_new_empty_store_for_the_next_thread(tmp_path: Path) -> None:
+    """A thread's connection opens the file the store has: when the file was moved away
+    (or deleted) beside the store, a new thread's read fails, and no empty database is
+    made in its place (one was: ``/readyz`` then found a file there and said ready, and a
+    schedule read "no such table")."""
+    with SQLiteBackend(tmp_path / "store") as backend:
+        backend.put(ARCHIVE_VERSIONS, [{"name": "x", "version": 1, "written_by": "test"}])
+        path = Path(backend.describe()["path"])
+        path.rename(tmp_path / "moved.db")
+        failed: list[BaseException] = []
+
+        def read() -> None:
+            try:
+                backend.get(ARCHIVE_VERSIONS, {"name": "x"})
+            except StoreError as exc:
+                failed.append(exc)
+
+        thread = threading.Thread(target=read)
+        thread.start()
+        thread.join()
+        assert not path.exists()
+        assert len(failed) == 1 and "unable to open" in str(failed[0])
+        (tmp_path / "moved.db").rename(path)

@@ -59,11 +59,15 @@ def has_wal_reset_bug(text: str | None = None) -> bool:
     return numbers < FIXED
 
 
-def connect(path: Path, busy_timeout: float, vfs: str | None = None) -> apsw.Connection:
-    """A connection to the database at ``path`` (created when missing), waiting up to
-    ``busy_timeout`` seconds for another writer's lock; ``vfs``: SQLite's name of the
-    layer to the files (None: the system's)."""
-    flags = apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+def connect(
+    path: Path, busy_timeout: float, vfs: str | None = None, *, create: bool = False
+) -> apsw.Connection:
+    """A connection to the database at ``path``, waiting up to ``busy_timeout`` seconds for
+    another writer's lock; ``vfs``: SQLite's name of the layer to the files (None: the
+    system's). ``create``: made when missing (a new store's file under its temporary
+    name); otherwise a missing file fails (``CantOpenError``), so that a store whose file
+    was moved or deleted beside it is not given a new empty one by the next connection."""
+    flags = apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
     connection = apsw.Connection(str(path), flags=flags, vfs=vfs)
     connection.setbusytimeout(int(busy_timeout * 1000))
     return connection

@@ -56,7 +56,7 @@ def create_atomically(
     process made it first."""
     temporary = path.with_name(f".{path.name}.new-{os.getpid()}-{time.monotonic_ns()}")
     try:
-        connection = engine.connect(temporary, busy_timeout)
+        connection = engine.connect(temporary, busy_timeout, create=True)
         try:
             prepare(connection)
             connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
