@@ -116,3 +116,19 @@ def test_rows_that_disagree_are_named_and_stats_reconcile_rebuilds_them(
     code, said = run(capsys, "stats", "--reconcile", "--data-dir", str(store))
     assert code == 0 and "snapshots_by_modified: 1 row(s) rebuilt" in said, said
     assert run(capsys, "verify", "--data-dir", str(store))[0] == 0
+
+
+def test_on_a_terminal_the_bars_totals_stop_no_command_on_a_damaged_store(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bar's total comes from the archive's figures, which read the day index: on a
+    damaged store the bar goes without a total, and verify still reports what it found
+    and export, the way out, still copies (both gave up at the total with one line)."""
+    damage_page(store, "snapshots_by_modified")
+    monkeypatch.setattr(type(capsys._capture.err.tmpfile), "isatty", lambda _self: True)  # type: ignore[union-attr]
+    code, said = run(capsys, "verify", "--data-dir", str(store))
+    assert code == 5, said
+    assert "snapshots_by_modified" in set(TABLE_LINE.findall(said)), said
+    assert "export --to NEWDIR" in said
+    code, said = run(capsys, "export", "--data-dir", str(store), "--to", str(tmp_path / "new"))
+    assert code == 0, said

@@ -19,6 +19,7 @@ __all__ = [
     "print_json",
     "print_problems",
     "print_table",
+    "snapshot_total",
 ]
 
 
@@ -47,14 +48,13 @@ def count_progress(
     if not sys.stderr.isatty():
         yield lambda _count: None
         return
-    if callable(total):
-        total = total()
+    known = _asked(total) if callable(total) else total
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     columns = (TextColumn(what), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task(what, total=total)
+        task = progress.add_task(what, total=known)
         yield lambda count: progress.advance(task, count)
 
 
@@ -97,7 +97,30 @@ def labelled_progress(
 
     columns = (TextColumn(f"{what}: {{task.description}}"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
-        yield LabelledTicks(progress, totals() if totals is not None else None)
+        yield LabelledTicks(progress, _asked(totals) if totals is not None else None)
+
+
+def _asked(total: Callable[[], Any]) -> Any:
+    """A bar's total, or None (a bar that counts without one) when the store cannot give
+    it: the archive's figures read the day index, and a store damaged there must still be
+    verified, or exported (the way out), not stopped before the work by its progress bar;
+    the job meets the damage itself and reports it."""
+    from imixs_archive.errors import ArchiveError
+
+    try:
+        return total()
+    except ArchiveError:
+        return None
+
+
+def snapshot_total(archive: Any, *, instances: bool = False) -> int:
+    """A bar's total of snapshots (or of instances: their newest) from the archive's kept
+    figures, the same cost at any size; files and pieces have no kept figure (only
+    ``stats --full`` counts them, by reading them all)."""
+    from imixs_archive.analytics.archive_figures import archive_figures
+
+    figures = archive_figures(archive)
+    return figures.instances if instances else figures.snapshots
 
 
 def print_problems(warnings: Iterable[str] = (), failures: Iterable[str] = ()) -> None:

@@ -8,7 +8,6 @@ import datetime as dt
 import threading
 from pathlib import Path
 
-from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli.context import (
     RESTART_HELP,
     Context,
@@ -28,7 +27,13 @@ from imixs_archive.cli.context import (
     went_on,
 )
 from imixs_archive.cli.ftps_commands import backup_ftps, print_tree_restore, warn_weak_tls
-from imixs_archive.cli.output import count_progress, human_bytes, print_json, print_problems
+from imixs_archive.cli.output import (
+    count_progress,
+    human_bytes,
+    print_json,
+    print_problems,
+    snapshot_total,
+)
 from imixs_archive.cli.restore_plan_commands import (
     add_plan_options,
     cmd_restore_all,
@@ -241,7 +246,9 @@ def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
     require_snapshots_in(archive, days.first, days.last, days.tz)
     whole = parts == 1 and days.whole
     try:
-        total = (lambda: _snapshot_total(archive, args.all_snapshots)) if whole else None
+        total = (
+            (lambda: snapshot_total(archive, instances=not args.all_snapshots)) if whole else None
+        )
         with count_progress("backup: snapshots", total) as tick:
             summary = backup(
                 archive,
@@ -283,15 +290,6 @@ def _copied(
     return _exit_code(summary.failed, summary.corrupt)
 
 
-def _snapshot_total(archive: Archive, all_snapshots: bool) -> int:
-    """The snapshots a backup of everything writes: the archive's figures (their cost the
-    same at any size), of every snapshot or the instances (their newest)."""
-    from imixs_archive.analytics.archive_figures import archive_figures
-
-    figures = archive_figures(archive)
-    return figures.snapshots if all_snapshots else figures.instances
-
-
 def _require_folder(root: Path, *, create: bool) -> None:
     """A backup folder that is not there is refused unless ``create``: it may be the mount
     point of a drive not mounted, and the backup would fill the disk under it."""
@@ -313,7 +311,7 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
     source = ctx.archive  # first: no target is created for a source that is not there
     with (
         open_archive(target_settings) as target,
-        count_progress("export: snapshots", lambda: _snapshot_total(source, True)) as tick,
+        count_progress("export: snapshots", lambda: snapshot_total(source)) as tick,
     ):
         summary = export(source, target, on_snapshot=lambda _snapshot_id: tick(1))
     return _copied(

@@ -9,23 +9,17 @@ import datetime as dt
 import json
 from typing import Any
 
-from imixs_archive.archive.snapshots import Archive
 from imixs_archive.archive.store_damage import way_out
 from imixs_archive.archive.verify_runs import VerifyRun
 from imixs_archive.cli.context import Context, part_of
-from imixs_archive.cli.output import human_bytes, human_duration, labelled_progress
+from imixs_archive.cli.output import (
+    human_bytes,
+    human_duration,
+    labelled_progress,
+    snapshot_total,
+)
 from imixs_archive.errors import ConfigError
 from imixs_archive.humanize import human_period, unused_words
-
-
-def _snapshot_total(archive: Archive) -> dict[str, int]:
-    """What a whole verify's bar knows it will check: the snapshots, from the archive's
-    figures (the same cost at any size). Files and pieces are counted without a total: no
-    kept figure counts the stored contents or their pieces (``stats --full`` does, by
-    reading them all)."""
-    from imixs_archive.analytics.archive_figures import archive_figures
-
-    return {"snapshots": archive_figures(archive).snapshots}
 
 
 def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
@@ -37,7 +31,7 @@ def cmd_verify(args: argparse.Namespace, ctx: Context) -> int:
 
     part, parts = part_of(args)
     archive = ctx.archive
-    totals = (lambda: _snapshot_total(archive)) if parts == 1 else None
+    totals = (lambda: {"snapshots": snapshot_total(archive)}) if parts == 1 else None
     try:
         with labelled_progress("verifying", totals) as ticks:
             run = verify_run(
