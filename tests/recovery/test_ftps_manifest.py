@@ -225,3 +225,29 @@ def test_a_compaction_that_does_not_happen_is_not_tried_at_every_file(
             target.store(path_of(millis % 2), [b"<document/>"], snapshot(millis % 2, millis))
     assert len(tried) == 3  # past 8 lines, then 18 and 38: the record doubled each time
     assert recorded(ftps) == {path_of(0): snapshot(0, 38), path_of(1): snapshot(1, 39)}
+
+
+def test_after_a_compaction_that_did_not_happen_the_next_that_does_brings_the_limit_back(
+    ftps: FtpsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The wait for a doubled record holds until a compaction succeeds, not for the life
+    of the writer (``serve`` keeps one target open: each passing failure would double
+    the record it lets grow)."""
+    from imixs_archive.recovery import ftps as ftps_module
+
+    real = ftps_module.compact
+    tried: list[int] = []
+
+    def once_declined(*args: object) -> object:
+        tried.append(1)
+        return None if len(tried) == 1 else real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ftps_module, "compact", once_declined)
+    location = FtpsLocation.from_settings(load_settings(ftps.env()))
+    with FtpsTarget(location, compact_at=8) as target:
+        for millis in range(60):
+            target.store(path_of(millis % 2), [b"<document/>"], snapshot(millis % 2, millis))
+    # past 8 lines (declined), past 18 (done: 2 lines left), then each time past 8 lines
+    # again (every 7 files): 8 tries; with the raised limit kept, 4
+    assert len(tried) == 8, tried
+    assert recorded(ftps) == {path_of(0): snapshot(0, 58), path_of(1): snapshot(1, 59)}

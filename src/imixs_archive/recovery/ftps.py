@@ -160,6 +160,9 @@ class FtpsTarget:
         self.location = location
         self.compact_at = compact_at
         """Lines of the record below which it is never compacted."""
+        self._retry_at = 0
+        """After a compaction that did not happen: the lines the record must pass before
+        the next try (twice what it had); 0 once one has happened."""
         self._ftp: ftplib.FTP_TLS | None = None
         self._record: Record | None = None
         self._upload_folders: set[str] = set()
@@ -232,7 +235,7 @@ class FtpsTarget:
         paths. A compaction that fails (or that another process is doing) is logged and
         left until the record has doubled again: not tried again at every file written;
         the record is whole either way."""
-        if self._record is None or not self._record.too_long(self.compact_at):
+        if self._record is None or not self._record.too_long(max(self.compact_at, self._retry_at)):
             return
         try:
             compacted = compact(self._session(), self._root())
@@ -241,9 +244,9 @@ class FtpsTarget:
             log.warning("FTPS %s: compacting %s failed: %s", self.location, MANIFEST, exc)
             compacted = None
         if compacted is not None:
-            self._record = compacted
+            self._record, self._retry_at = compacted, 0
         else:
-            self.compact_at = 2 * self._record.lines
+            self._retry_at = 2 * self._record.lines
 
     def needs(self, relative: str, snapshot_id: str) -> bool:
         """False when the file holds this snapshot or a newer one (as recorded)."""
