@@ -70,3 +70,18 @@ def test_the_reports_answer_their_json_in_the_order_they_always_did() -> None:
         '{"new": 1, "present": 2, "failed": 3, "logical_bytes": 4, "new_bytes": 5,'
         ' "failures": ["f"], "warnings": ["w"], "exit_code": 3}'
     )
+
+
+def test_the_day_measures_written_out_add_every_field_as_add_up_does() -> None:
+    """``Measures.add`` sums its fields by hand (it is on the per-snapshot path): a field
+    added to the class and forgotten there fails here."""
+    from dataclasses import fields
+
+    from imixs_archive.analytics.figures import Measures
+
+    values = {f.name: 10 * (n + 1) for n, f in enumerate(fields(Measures))}
+    by_hand, walked = Measures(**values), Measures(**values)
+    other = Measures(**{name: value + 1 for name, value in values.items()})
+    by_hand.add(other)
+    add_up(walked, other)
+    assert by_hand == walked
