@@ -40,7 +40,8 @@ from imixs_archive.tlog.merkle import (
 from imixs_archive.tlog.note import Checkpoint, Verifier
 
 TLOG_PROOF = "c2sp.org/tlog-proof@v1"
-_DECIMAL = re.compile(r"(?:0|[1-9]\d*)\Z")
+_DECIMAL = re.compile(r"(?:0|[1-9][0-9]{0,19})\Z")
+"""A number as the spec writes it: ASCII digits, no leading 0, at most 20 (a uint64)."""
 MAX_HASHES = 63
 
 

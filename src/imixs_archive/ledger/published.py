@@ -26,9 +26,9 @@ from imixs_archive.ledger.tree import TreeState
 MAX_LEVEL = 63
 MAX_ENTRY_BYTES = 0xFFFF
 """An entry's bytes in a bundle: its length is a 16-bit number."""
-_INDEX = re.compile(r"(?:x\d{3}/)*\d{3}\Z")
-_WIDTH = re.compile(r"[1-9]\d{0,2}\Z")
-_LEVEL = re.compile(r"(?:0|[1-9]\d?)\Z")
+_INDEX = re.compile(r"(?:x[0-9]{3}/)*[0-9]{3}\Z")
+_WIDTH = re.compile(r"[1-9][0-9]{0,2}\Z")
+_LEVEL = re.compile(r"(?:0|[1-9][0-9]?)\Z")
 
 
 @dataclass(frozen=True)
