@@ -4,6 +4,9 @@ once it is older than ``ARCHIVE_CENSUS_INTERVAL``."""
 from __future__ import annotations
 
 import datetime as dt
+import logging
+
+import pytest
 
 from imixs_archive.analytics.archive_figures import archive_figures
 from imixs_archive.analytics.day_store import read_census
@@ -80,3 +83,16 @@ def test_a_run_that_succeeds_clears_the_error_of_one_that_failed(archive: Archiv
     assert schedule.last_error == "the store went away"
     schedule.run_once()
     assert schedule.last_error == ""
+
+
+def test_a_fault_of_the_code_is_logged_with_its_trace_a_store_error_as_a_warning(
+    archive: Archive, caplog: pytest.LogCaptureFixture
+) -> None:
+    schedule = FiguresSchedule(archive, load_settings({}), lambda: None)
+    with caplog.at_level(logging.WARNING):
+        schedule.failed(StoreUnavailableError("the store went away"))
+        schedule.failed(RuntimeError("a bug"))
+    store, fault = caplog.records
+    assert store.levelno == logging.WARNING and store.exc_info is None
+    assert "counting the archive's figures failed" in store.getMessage()
+    assert fault.levelno == logging.ERROR and fault.exc_info is not None

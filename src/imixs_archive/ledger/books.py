@@ -41,6 +41,7 @@ verify) has logged them, they are reported as not logged."""
 BUCKET_BITS = 14
 """Log entries (and nodes of one level) to a partition: 16,384."""
 _RANK = {"stored": 0, "found": 0, "hold-placed": 0, "deleted": 1, "hold-released": 1}
+"""Of two changes to one subject in the same millisecond, the store comes first."""
 
 
 class _Made:
@@ -61,7 +62,7 @@ class _Made:
 
 
 _MADE = _Made()
-"""Of two changes to one subject in the same millisecond, the store comes first."""
+"""This process's queue keys' ends: its token and a counter."""
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ EVERY = 300.0
 
 class FiguresSchedule(Schedule):
     name = "figures"
+    failing = "counting the archive's figures failed (tried again later)"
     at_once = True
 
     def __init__(self, archive: Archive, settings: Settings, refresh: Callable[[], object]) -> None:
@@ -57,10 +58,6 @@ class FiguresSchedule(Schedule):
             return False
         census = read_census(self.archive)
         return census is None or (now - census[1]).total_seconds() >= self.census_interval
-
-    def failed(self, exc: Exception) -> None:
-        self.last_error = str(exc)
-        log.warning("counting the archive's figures failed (tried again later): %s", exc)
 
     def close(self, timeout: float = 30.0) -> None:
         self._stopping.cancel("serve is stopping")

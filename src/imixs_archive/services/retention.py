@@ -22,7 +22,6 @@ stay readable with their own rows as the Java service wrote them.
 from __future__ import annotations
 
 import datetime as dt
-import logging
 import re
 import threading
 from collections.abc import Callable
@@ -494,18 +493,17 @@ class RetentionLoop(Schedule):
     idempotent, and each instance is checked again right before it is deleted."""
 
     name = "retention"
+    failing = "retention run failed (tried again at the next run)"
 
     def __init__(
         self,
         archive: Archive,
         policy: Policy,
         interval_ms: int,
-        on_error: Callable[[Exception], None] | None = None,
     ) -> None:
         super().__init__(interval_ms / 1000)
         self._archive = archive
         self._policy = policy
-        self._on_error = on_error
         self.last: RetentionReport | None = None
 
     def run_once(self) -> RetentionReport:
@@ -513,24 +511,12 @@ class RetentionLoop(Schedule):
         self.last_error = ""  # a failed run's error is over
         return self.last
 
-    def failed(self, exc: Exception) -> None:
-        self.last_error = str(exc)
-        if self._on_error is not None:
-            self._on_error(exc)
 
-
-def retention_loop(
-    settings: Settings, archive: Archive, log: logging.Logger
-) -> RetentionLoop | None:
+def retention_loop(settings: Settings, archive: Archive) -> RetentionLoop | None:
     """The loop ``serve`` runs: None when ``ARCHIVE_RETENTION_INTERVAL`` is 0 or the policy
     is empty (a bad policy is refused when the server starts)."""
     policy = Policy.parse(settings.retention)
     if settings.retention_interval <= 0 or policy.empty:
         return None
 
-    def report(exc: Exception) -> None:
-        log.warning(
-            "retention run failed (next run in %s ms): %s", settings.retention_interval, exc
-        )
-
-    return RetentionLoop(archive, policy, settings.retention_interval, on_error=report)
+    return RetentionLoop(archive, policy, settings.retention_interval)

@@ -102,7 +102,7 @@ def create_app(
         svc.workflow = WorkflowLink(settings, archive)
     metrics.add_gauges(lambda: health.scrape_gauges(svc))
     metrics.add_java_counters(lambda: health.java_counters(svc))
-    retention = retention_loop(settings, archive, log)
+    retention = retention_loop(settings, archive)
 
     def warm() -> None:
         ui_stats.warm(svc)
