@@ -20,11 +20,11 @@ from imixs_archive.archive.snapshots import Archive
 from imixs_archive.cli import main
 from imixs_archive.config import Settings, load_settings
 from imixs_archive.errors import ConfigError
-from imixs_archive.ledger.forks import refused
+from imixs_archive.ledger.forks import refused, signed_path
 from imixs_archive.ledger.keys import create_signer, key_path, load_signer
 from imixs_archive.ledger.proofs import inclusion
-from imixs_archive.ledger.sequencer import Sequencer
-from imixs_archive.ledger.tree import read_tree
+from imixs_archive.ledger.sequencer import RoundReport, Sequencer
+from imixs_archive.ledger.tree import TreeState, read_tree
 from imixs_archive.ledger.verify import verify_ledger
 from imixs_archive.ledger.witnesses import parse_witnesses
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
@@ -33,6 +33,8 @@ from support.snapshots import make_snapshot, store_steps
 from support.witness import RunningWitness, needs_witness, running_witness
 
 ORIGIN = "archive.example.com/witnessed"
+OTHER = "0000cafe-0000-4000-8000-00000000c0de"
+"""A process instance of the put-back store's own."""
 
 
 def test_witness_settings_are_checked() -> None:
@@ -190,6 +192,65 @@ def test_a_witness_refuses_a_fork_and_the_ledger_stops(
     out = capsys.readouterr().out
     assert "cosigned by 0 of the 1 witnesses (none); 1 required" in out
     assert f"witness {witness.name} refuses" in out
+
+
+@needs_witness
+def test_a_checkpoint_sent_after_a_newer_one_is_no_fork(
+    archive: Archive, tmp_path: Path, witness: RunningWitness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A round that ended after its lease ran out (a stall) sends its checkpoint to the
+    witness after the round of the process that took over sent a newer one of the same log:
+    the witness, ahead, has nothing to cosign it from. No fork: the ledger goes on, its head
+    keeps the newer checkpoint's cosignature."""
+    settings = _settings(tmp_path, witness)
+    key = CosignatureVerifier.from_vkey(witness.vkey)
+    for step in range(3):
+        archive.store(make_snapshot(step))
+    late, taker = Sequencer(archive, settings), Sequencer(archive, settings)
+    send_late = late._witness
+
+    def newer_round_first(state: TreeState, report: RoundReport) -> None:
+        for step in range(3, 5):
+            archive.store(make_snapshot(step))
+        monkeypatch.setattr(taker, "_take_lease", lambda: "")  # late's ran out
+        assert taker.run(checkpoint=True).notes == []
+        assert witness.size_of(ORIGIN) == 5
+        send_late(state, report)
+
+    monkeypatch.setattr(late, "_witness", newer_round_first)
+    report = late.run(checkpoint=True)
+    assert report.checkpoint == 3 and report.notes == []
+    assert refused(archive.ledger) == ""
+    head = read_tree(archive.ledger)
+    assert head is not None and head.checkpoint_size == 5
+    assert list(cosigned_by(head.checkpoint, [key])) == [witness.name]
+
+
+@needs_witness
+def test_a_witness_ahead_of_the_whole_log_is_a_fork(
+    archive: Archive, tmp_path: Path, witness: RunningWitness
+) -> None:
+    """The witness cosigned more entries than the store's log holds (an older copy of the
+    store and of the key's record put back): the checkpoint is refused, the ledger stops."""
+    settings = _settings(tmp_path, witness)
+    for step in range(5):
+        archive.store(make_snapshot(step))
+    with Sequencer(archive, settings) as sequencer:
+        assert sequencer.drain(checkpoint=True).notes == []
+    assert witness.size_of(ORIGIN) == 5
+    signed_path(key_path(settings)).unlink()  # put back with the store
+    with SQLiteBackend(tmp_path / "older") as backend, Archive(backend) as older:
+        for step in range(4):
+            older.store(make_snapshot(step, origin=OTHER))
+        with Sequencer(older, settings) as sequencer:
+            report = sequencer.run(checkpoint=True)
+        why = refused(older.ledger)
+    expected = (
+        f"witness {witness.name} cosigned 5 entries of {ORIGIN}, more than this checkpoint's "
+        "4 and the store's log: the log was put back or cut (a fork)"
+    )
+    assert expected in why and expected in " ".join(report.notes)
+    assert witness.size_of(ORIGIN) == 5
 
 
 def _doc_blocks() -> tuple[str, str]:

@@ -78,7 +78,7 @@ from imixs_archive.ledger.keys import create_signer, key_path, load_signer, orig
 from imixs_archive.ledger.queue_window import Later, Window, read_window
 from imixs_archive.ledger.tiles import TileReader, grow_tiles, tile_reader
 from imixs_archive.ledger.tree import TREE, TreeState, read_tree
-from imixs_archive.ledger.witnesses import Witnessing, configured
+from imixs_archive.ledger.witnesses import Witnessing, ahead_refusal, configured
 from imixs_archive.runtime import process_actor
 from imixs_archive.timezones import now_ms
 from imixs_archive.tlog.cosignature import add_lines
@@ -329,7 +329,10 @@ class Sequencer:
             raise ForkError(why)
         if self.signer is None:
             return
-        for signed in self._signed_before(state):
+        signed_before = self._signed_before(state)
+        if any(signed.size > state.size for signed in signed_before):
+            state = self._head_after_records(state)
+        for signed in signed_before:
             head = (state.size, state.root)
             if (signed.size, signed.root_hash) == head or (signed, head) in self._extended:
                 continue
@@ -338,6 +341,17 @@ class Sequencer:
                 record_fork(self.books, why, self.holder, now_ms())
                 raise ForkError(why)
             self._extended = {e for e in self._extended if e[1] == head} | {(signed, head)}
+
+    def _head_after_records(self, state: TreeState) -> TreeState:
+        """The head read again, after the records of what was signed: a process records a
+        checkpoint only once the head it signs has moved, but its round may end after its
+        lease ran out (a stall) and another process took over, having read the head just
+        before. That head is older than the record, not a fork; the one read now is at least
+        as new as the record (the same log: another log's head is left to the check)."""
+        fresh = self.tree()
+        if fresh is None or (fresh.origin, fresh.key) != (state.origin, state.key):
+            return state
+        return fresh
 
     def _signed_before(self, state: TreeState) -> list[Checkpoint]:
         """The checkpoints this log's key signed that the store cannot take back: the one
@@ -546,9 +560,18 @@ class Sequencer:
                 moved = dataclasses.replace(TreeState.decode(text), checkpoint=cosigned)
                 if self.books.head.turn(TREE, text, moved.encode()):
                     self.books.add_checkpoint(state.checkpoint_size, cosigned, state.checkpoint_at)
-        if outcome.refused:
+        refusals = list(outcome.refused)
+        if outcome.ahead:
+            now = self.tree()
+            size = now.size if now is not None and now.origin == state.origin else 0
+            refusals += [
+                ahead_refusal(name, cosigned, state.origin, state.checkpoint_size)
+                for name, cosigned in outcome.ahead.items()
+                if cosigned > size
+            ]
+        if refusals:
             why = (
-                "; ".join(outcome.refused)
+                "; ".join(refusals)
                 + ". Nothing more is signed, the ledger stops. To start a new log from the "
                 f"store as it is: {NEW_LOG_STEP}"
             )
@@ -576,12 +599,13 @@ class Sequencer:
             theirs = open_checkpoint(text, verifiers, path.name)
         except (OSError, ValueError, IntegrityError):
             return refused  # another key's, unreadable or changed: not this log's
-        if theirs.size > ours.size:
-            return refused
+        # the folder's may be the newer: another process's round, recorded after this one
+        # read the head (a round that ended after its lease ran out); the same log then
+        old, new = sorted((theirs, ours), key=lambda checkpoint: checkpoint.size)
         try:
-            proof = consistency_proof(theirs.size, ours.size, tile_reader(self.books).node)
-            verify_consistency(theirs.size, ours.size, theirs.root_hash, ours.root_hash, proof)
-        except ProofError:
+            proof = consistency_proof(old.size, new.size, tile_reader(self.books).node)
+            verify_consistency(old.size, new.size, old.root_hash, new.root_hash, proof)
+        except (ProofError, IntegrityError):  # IntegrityError: past the store's head
             return refused
         return ""
 

@@ -8,7 +8,10 @@ proof against what it recorded, records the new size and answers with its cosign
 (C2SP tlog-cosignature, ``tlog/cosignature.py``), which is added to the checkpoint kept in
 the store (the head's, so ``ledger head`` and ``ledger proof`` carry it). A witness that
 has cosigned a larger tree, or one the checkpoint is not an extension of, refuses (409 or
-422): the log forked, and the ledger stops (``forks.py``).
+422): the log forked, and the ledger stops (``forks.py``). A witness that cosigned a larger
+tree than the checkpoint sent, when the store's log holds that tree now, met a newer
+checkpoint first (another process's round, ending sooner than this one's): nothing to
+cosign, no fork.
 
 This process learns the size a witness knows from its 409 answer (the body is the size),
 and remembers it for the next checkpoint.
@@ -62,15 +65,34 @@ def configured(settings: Settings) -> list[Witness]:
 @dataclass
 class Outcome:
     """What the witnesses said of a checkpoint: their cosignature lines, what failed
-    (unreachable, not configured for this log), and their refusals (a fork)."""
+    (unreachable, not configured for this log), their refusals (a fork), and the witnesses
+    that cosigned a larger tree of the log already (name: its size; a fork unless the
+    store's log holds that many entries now: ``ahead_refusal``)."""
 
     lines: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
+    ahead: dict[str, int] = field(default_factory=dict)
 
 
 class _Refused(ArchiveError):
     pass
+
+
+class _Ahead(ArchiveError):
+    def __init__(self, size: int) -> None:
+        super().__init__(f"the witness cosigned {size} entries")
+        self.size = size
+
+
+def ahead_refusal(name: str, cosigned: int, origin: str, size: int) -> str:
+    """The refusal of a witness that cosigned ``cosigned`` entries of the log ``origin``,
+    more than the checkpoint of ``size`` entries and more than the store's log holds: it
+    was put back or cut."""
+    return (
+        f"witness {name} cosigned {cosigned} entries of {origin}, more than this "
+        f"checkpoint's {size} and the store's log: the log was put back or cut (a fork)"
+    )
 
 
 class Witnessing:
@@ -94,6 +116,8 @@ class Witnessing:
                 lines = self._ask(witness, note, checkpoint, node)
             except _Refused as exc:
                 outcome.refused.append(str(exc))
+            except _Ahead as exc:
+                outcome.ahead[witness.key.name] = exc.size
             except ArchiveError as exc:
                 outcome.problems.append(str(exc))
             else:
@@ -106,11 +130,8 @@ class Witnessing:
         name, size = witness.key.name, checkpoint.size
         old = self.known.get(name, 0)
         for _attempt in range(3):
-            if old > size:
-                raise _Refused(
-                    f"witness {name} cosigned {old} entries of {checkpoint.origin}, more "
-                    f"than this checkpoint's {size}: the log was put back or cut (a fork)"
-                )
+            if old > size:  # a newer checkpoint's, sent by a round that ended sooner
+                raise _Ahead(old)
             proof = consistency_proof(old, size, node) if 0 < old < size else []
             body = consistency_file(old, proof, note)
             status, answer = _post(witness.url + "/add-checkpoint", body)
