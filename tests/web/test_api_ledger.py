@@ -176,7 +176,9 @@ def test_a_checkpoint_asked_of_a_stopped_ledger_is_a_conflict(ledger_live: LiveS
     with ledger_live.socket_client("manager") as client:
         answer = client.post("/api/ledger/checkpoint")
         state = client.get("/api/ledger").json()
-    assert "the log is not the one signed (test)" in str(assert_problem(answer, 409)["message"])
+    problem = assert_problem(answer, 409)
+    assert "the log is not the one signed (test)" in str(problem["message"])
+    assert problem["type"] == "urn:imixs-archive:problem:ledger-stopped"  # not damaged data
     assert "the log is not the one signed (test)" in str(state["stopped"])
 
 

@@ -93,6 +93,9 @@ STATUS_OF: tuple[tuple[type[ArchiveError], int], ...] = (
 INTEGRITY_TYPE = "urn:imixs-archive:problem:integrity"
 """The problem type of stored data that failed its check (status 502: what the store gave
 back is invalid; not a fault of the request, nor one a retry mends)."""
+LEDGER_STOPPED_TYPE = "urn:imixs-archive:problem:ledger-stopped"
+"""The problem type of a ledger stopped on a fork (status 409: the store's log is not an
+extension of what the key or a witness signed; an operator starts a new log)."""
 
 
 MESSAGE_LIMIT = 1000
@@ -180,6 +183,9 @@ def _archive_error(request: Request, exc: Exception) -> Response:
     if isinstance(exc, TooManyLoginsError):
         headers = {"Retry-After": str(exc.retry_after)}
     extra = getattr(exc, "problem_extra", None) or {}
+    if isinstance(exc, ForkError):
+        kind = (LEDGER_STOPPED_TYPE, "The ledger is stopped: it signs no fork")
+        return problem(status, exc.message, headers, kind=kind, **extra)
     if isinstance(exc, IntegrityError):
         kind = (INTEGRITY_TYPE, "Stored data failed its integrity check")
         return problem(status, exc.message, headers, kind=kind, **extra)
