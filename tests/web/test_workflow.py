@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from imixs_archive.document.conventions import origin_id
 from support.workflow_double import WorkflowDouble
 from web.live import LiveServer, serve_beside
 
@@ -195,3 +197,37 @@ def test_the_resync_form_takes_a_date_and_time(wf_live: LiveServer) -> None:
     shown = page.split("<th>Resync point</th><td>", 1)[1].split("<", 1)[0]
     assert shown.startswith("2030-01-01 ") and shown.endswith(" UTC")
     assert "<th>resync." not in page and "<th>Status</th>" in page
+
+
+def test_a_slow_workflow_holds_up_no_other_request(
+    wf_live: LiveServer, double: WorkflowDouble
+) -> None:
+    """A restore into a workflow that takes seconds to take the snapshot runs beside the
+    other requests: the UI's form handlers call the workflow and the store on a worker
+    thread, not in the event loop every request waits on (a health check then waited
+    for the restore)."""
+    snapshot = double.save(subject="restored slowly")
+    sid = snapshot.get_first("$uniqueid")
+    newer_id = double.save(**{"$uniqueid": origin_id(sid)}, subject="changed").get_first(
+        "$uniqueid"
+    )
+    eventually(lambda: wf_live.archive.exists(sid) and wf_live.archive.exists(newer_id))
+    posts = double.stats.posts
+    double.delays["POST"] = 6.0
+    try:
+        with (
+            wf_live.socket_client("manager") as manager,
+            wf_live.socket_client() as anyone,
+            ThreadPoolExecutor(1) as pool,
+        ):
+            restoring = pool.submit(
+                manager.post, f"/ui/actions/restore/{sid}", data={"confirm": "yes"}
+            )
+            eventually(lambda: double.stats.posts > posts, timeout=30)  # in the workflow
+            assert anyone.get("/healthz").status_code == 200
+            assert not restoring.done()  # answered while the restore waits
+            answer = restoring.result()
+    finally:
+        double.delays.pop("POST", None)
+    assert answer.status_code == 303
+    assert "restored" in answer.headers["location"], answer.headers["location"]

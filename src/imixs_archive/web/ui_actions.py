@@ -148,7 +148,7 @@ async def delete(request: Request, snapshot_id: str, svc: Svc, who: UiManager) -
     if form.get("confirm") != "yes":
         return back(f"/ui/snapshot/{snapshot_id}", error="tick the box to confirm the delete")
     try:
-        result = svc.archive.delete(snapshot_id, by=who.name)
+        result = await run_in_threadpool(svc.archive.delete, snapshot_id, by=who.name)
     except ArchiveError as exc:
         return back(f"/ui/snapshot/{snapshot_id}", error=str(exc))
     uniqueid = origin_id(snapshot_id)
@@ -166,7 +166,7 @@ async def restore_one(request: Request, snapshot_id: str, svc: Svc, _who: UiMana
     if form.get("confirm") != "yes":
         return back(f"/ui/snapshot/{snapshot_id}", error="tick the box to confirm the restore")
     try:
-        sent = workflow(svc, "restore").restore_snapshot(snapshot_id)
+        sent = await run_in_threadpool(workflow(svc, "restore").restore_snapshot, snapshot_id)
     except ArchiveError as exc:
         return back(f"/ui/snapshot/{snapshot_id}", error=str(exc))
     done = "restored into the workflow" if sent else "the workflow already is at this snapshot"
@@ -247,7 +247,7 @@ async def restore_instance(request: Request, uniqueid: str, svc: Svc, _who: UiMa
             status_code=303,
         )
     try:
-        uniqueid = require_instance(svc, uniqueid)
+        uniqueid = await run_in_threadpool(require_instance, svc, uniqueid)
         link = workflow(svc, "restore")
         job = restore_jobs.instance_job(link.archive, link.client, uniqueid)
         svc.jobs.start("restore", job, message=f"restoring {uniqueid}")
@@ -303,7 +303,8 @@ def _sync_point(text: str, tz: dt.tzinfo) -> int:
 async def retry(request: Request, event_id: str, svc: Svc, _who: UiManager) -> Response:
     await read_form(request)
     try:
-        letters = retry_dead_letters(svc.archive, workflow(svc, "sync").client, [event_id])
+        client = workflow(svc, "sync").client
+        letters = await run_in_threadpool(retry_dead_letters, svc.archive, client, [event_id])
     except ArchiveError as exc:
         return back("/ui/monitor", error=str(exc))
     if not letters:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
@@ -22,7 +23,7 @@ from imixs_archive.errors import ArchiveError
 from imixs_archive.humanize import human_bytes
 from imixs_archive.services.retention import Policy, RetentionReport, preview_retention
 from imixs_archive.timezones import zone, zone_label
-from imixs_archive.web.dependencies import Svc
+from imixs_archive.web.dependencies import Services, Svc
 from imixs_archive.web.ui import User, page
 from imixs_archive.web.ui_actions import UiManager, back, read_form
 from imixs_archive.web.ui_labels import local_time
@@ -32,10 +33,9 @@ PREVIEW_LISTED = 200
 """Instances of the retention preview listed on the page (the counts cover all)."""
 
 
-@router.get("/ui/holds")
-async def holds_page(request: Request, svc: Svc, user: User, preview: bool = False) -> Response:
-    tz = zone(svc.settings.timezone)
-    holds = [
+def _holds(svc: Services, tz: ZoneInfo) -> list[dict[str, Any]]:
+    """The holds as the page shows them (read on a worker thread: a store read each)."""
+    return [
         {
             "uniqueid": hold.uniqueid,
             "reason": hold.reason,
@@ -43,8 +43,14 @@ async def holds_page(request: Request, svc: Svc, user: User, preview: bool = Fal
             "placed_by": hold.placed_by,
             "has_snapshots": svc.archive.holds.holds_snapshots_of(hold.uniqueid),
         }
-        for hold in await run_in_threadpool(svc.archive.holds.list)
+        for hold in svc.archive.holds.list()
     ]
+
+
+@router.get("/ui/holds")
+async def holds_page(request: Request, svc: Svc, user: User, preview: bool = False) -> Response:
+    tz = zone(svc.settings.timezone)
+    holds = await run_in_threadpool(_holds, svc, tz)
     policy_text = svc.settings.retention
     report, policy_error = None, ""
     if preview:
