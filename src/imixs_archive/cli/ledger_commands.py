@@ -27,7 +27,7 @@ from typing import Any
 from imixs_archive.cli.context import Context, store_command
 from imixs_archive.cli.output import count_progress, print_json
 from imixs_archive.config import Settings
-from imixs_archive.errors import ConfigError, IntegrityError, NotFoundError
+from imixs_archive.errors import ConfigError, IntegrityError
 from imixs_archive.ledger.found import init_ledger
 from imixs_archive.ledger.keys import (
     check_origin,
@@ -39,7 +39,7 @@ from imixs_archive.ledger.keys import (
 from imixs_archive.ledger.new_log import start_new_log
 from imixs_archive.ledger.proof_files import TLOG_PROOF, check_consistency, check_tlog_proof
 from imixs_archive.ledger.proofs import check_inclusion, consistency, inclusion
-from imixs_archive.ledger.published import logged_entries
+from imixs_archive.ledger.published import logged_entries, require_entries
 from imixs_archive.ledger.schedule import sign_now
 from imixs_archive.ledger.sequencer import Sequencer
 from imixs_archive.ledger.tree import read_tree
@@ -422,11 +422,7 @@ def cmd_entries(args: argparse.Namespace, ctx: Context) -> int:
         sequencer.drain()
         head = sequencer.tree()
     stop = args.start + args.count
-    size = head.size if head is not None else 0
-    if stop > size:  # said before any is printed, not after the first 256
-        raise NotFoundError(
-            f"the log holds entries 0 to {size - 1}: not {args.start} to {stop - 1}"
-        )
+    require_entries(head, args.start, stop)  # said before any is printed, not after 256
     for start in range(args.start, stop, ENTRIES_AT_ONCE):
         end = min(stop, start + ENTRIES_AT_ONCE)
         for logged in logged_entries(ctx.archive.ledger, head, start, end):

@@ -89,14 +89,19 @@ def tile_data(books: LedgerBooks, head: TreeState | None, path: TilePath) -> byt
     return data
 
 
+def require_entries(head: TreeState | None, start: int, stop: int) -> None:
+    """NotFoundError unless the log (as of ``head``) holds entries [start, stop)."""
+    size = head.size if head is not None else 0
+    if not 0 <= start < stop <= size:
+        raise NotFoundError(f"the log holds entries 0 to {size - 1}: not {start} to {stop - 1}")
+
+
 def logged_entries(
     books: LedgerBooks, head: TreeState | None, start: int, stop: int
 ) -> list[Logged]:
     """Entries [start, stop) of the log, all of them (NotFoundError past the head's size,
     IntegrityError when the store lacks one)."""
-    size = head.size if head is not None else 0
-    if not 0 <= start < stop <= size:
-        raise NotFoundError(f"the log holds entries 0 to {size - 1}: not {start} to {stop - 1}")
+    require_entries(head, start, stop)
     found = list(books.entries(start, stop))
     if [logged.idx for logged in found] != list(range(start, stop)):
         raise IntegrityError(f"ledger entries {start} to {stop - 1} are not all in the store")
