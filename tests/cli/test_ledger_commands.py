@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -218,6 +219,32 @@ def test_entries_by_number(
     capsys.readouterr()
     assert main(["ledger", "entries", "2", "--count", "3"]) == 4  # said before any is printed
     assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("typed", ["", "EOF"])
+def test_init_asks_a_terminal_for_the_origin_and_takes_no_answer_as_none(
+    store: Path,
+    typed: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Asked on a terminal, an empty answer or Ctrl-D (end of input) gives no origin: the
+    command says what it needs (exit 2), not an internal error."""
+
+    def answer(prompt: str) -> str:
+        if typed == "EOF":
+            raise EOFError
+        return typed
+
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    monkeypatch.setattr("builtins.input", answer)
+    assert main(["ledger", "init"]) == 2
+    assert "the ledger needs an origin: give --origin" in capsys.readouterr().err
+    monkeypatch.setattr("builtins.input", lambda prompt: "archive.example.com/asked")
+    assert main(["ledger", "init"]) == 0
+    capsys.readouterr()
+    assert main(["ledger", "key"]) == 0
+    assert capsys.readouterr().out.startswith("archive.example.com/asked+")
 
 
 def test_init_logs_what_was_stored_before_the_ledger(

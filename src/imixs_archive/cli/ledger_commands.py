@@ -471,11 +471,15 @@ def _with_origin(ctx: Context, given: str | None) -> Settings:
         return ctx.settings
     origin = check_origin(given, "--origin") if given else configured_origin(ctx.settings)
     if not origin and sys.stdin.isatty():
-        answer = input(
-            "The ledger's origin, the name witnesses and auditors know this log by (a "
-            "schema-less URL, e.g. archive.example.com/invoices): "
-        )
-        origin = check_origin(answer, "the origin")
+        try:
+            answer = input(
+                "The ledger's origin, the name witnesses and auditors know this log by (a "
+                "schema-less URL, e.g. archive.example.com/invoices): "
+            )
+        except EOFError:  # Ctrl-D: none given
+            print(file=sys.stderr)
+            answer = ""
+        origin = check_origin(answer, "the origin") if answer.strip() else ""
     if not origin:
         raise ConfigError(
             "the ledger needs an origin: give --origin (a schema-less URL such as "
