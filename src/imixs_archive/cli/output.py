@@ -26,14 +26,12 @@ __all__ = [
 @contextmanager
 def import_progress(total: int) -> Iterator[Callable[[int], None] | None]:
     """A callback advancing a progress bar by bytes read; None when not on a terminal."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
-
-    columns = (BarColumn(), DownloadColumn(), TransferSpeedColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+    with _bars(
+        lambda bars: (bars.BarColumn(), bars.DownloadColumn(), bars.TransferSpeedColumn())
+    ) as progress:
+        if progress is None:
+            yield None
+            return
         task = progress.add_task("import", total=total or None)
         yield lambda count: progress.advance(task, count)
 
@@ -45,16 +43,11 @@ def count_progress(
     """A callback advancing a counter of ``what`` (a bar when ``total`` is known); a no-op
     when not on a terminal. ``total`` may be a function: it is asked only on a terminal
     (counting costs nothing when the output goes to a file or pipe)."""
-    if not sys.stderr.isatty():
-        yield lambda _count: None
-        return
-    known = _asked(total) if callable(total) else total
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-    columns = (TextColumn(what), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task(what, total=known)
+    with _bars(_counted(what)) as progress:
+        if progress is None:
+            yield lambda _count: None
+            return
+        task = progress.add_task(what, total=_asked(total) if callable(total) else total)
         yield lambda count: progress.advance(task, count)
 
 
@@ -89,15 +82,29 @@ def labelled_progress(
 ) -> Iterator[LabelledTicks]:
     """Counters of ``what`` by label, on a terminal only (else they do nothing); the
     ``totals`` known (a function: asked only on a terminal) make bars of them."""
-    if not sys.stderr.isatty():
-        yield LabelledTicks()
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+    with _bars(_counted(f"{what}: {{task.description}}")) as progress:
+        known = _asked(totals) if progress is not None and totals is not None else None
+        yield LabelledTicks(progress, known)
 
-    columns = (TextColumn(f"{what}: {{task.description}}"), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
-        yield LabelledTicks(progress, _asked(totals) if totals is not None else None)
+
+@contextmanager
+def _bars(columns: Callable[[Any], Sequence[Any]]) -> Iterator[Any]:
+    """Rich's progress bars on standard error, gone when they end, their ``columns`` made
+    from ``rich.progress`` (loaded only here); None when not on a terminal."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    import rich.progress
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    with rich.progress.Progress(*columns(rich.progress), console=console, transient=True) as bars:
+        yield bars
+
+
+def _counted(label: str) -> Callable[[Any], Sequence[Any]]:
+    """The columns of counted bars: ``label`` (a format of the task), the bar, done/total."""
+    return lambda bars: (bars.TextColumn(label), bars.BarColumn(), bars.MofNCompleteColumn())
 
 
 def _asked(total: Callable[[], Any]) -> Any:
