@@ -606,3 +606,24 @@ def test_a_lease_taken_but_answered_as_failed_is_held(backend: Backend, settings
         archive.store(make_snapshot(2))
         report = sequencer.run(checkpoint=True)
         assert not report.busy and report.logged == 1, report.busy
+
+
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
+def test_a_forked_process_queues_under_a_token_of_its_own() -> None:
+    """Queue keys end in the process's token and count: a child forked from a process that
+    queued makes its own token at the fork, before any of its threads queues (two threads
+    that each saw the fork first made one each)."""
+    from imixs_archive.ledger.books import _MADE
+
+    parent = _MADE.next().split(".")[0]
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: writes its next key's token, and nothing else
+        os.write(write, _MADE.next().split(".")[0].encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    with os.fdopen(read) as answer:
+        child = answer.read()
+    assert len(child) == len(parent) == 12 and child != parent
+    assert _MADE.next().split(".")[0] == parent

@@ -51,13 +51,15 @@ class _Made:
     sort beside them by token, as no order between processes is known."""
 
     def __init__(self) -> None:
-        self._pid = -1
-        self._token = ""
+        self._token = secrets.token_hex(6)
         self._count = itertools.count()
+        os.register_at_fork(after_in_child=self._renew)  # before the child's threads run
+
+    def _renew(self) -> None:
+        """A new process (a fork): a token of its own."""
+        self._token = secrets.token_hex(6)
 
     def next(self) -> str:
-        if self._pid != os.getpid():  # a new process (a fork): a token of its own
-            self._pid, self._token = os.getpid(), secrets.token_hex(6)
         return f"{self._token}.{next(self._count):012d}"
 
 
