@@ -216,6 +216,25 @@ def test_deriving_the_tiles_resumes_after_a_round_that_failed(
     sequencer.release()
 
 
+def test_an_idle_ledger_still_derives_the_tiles_of_an_older_log(
+    archive: Archive, backend: Backend, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing queued and the head signed: a round has nothing to log, yet it is not quiet
+    (writing nothing) while an older log's tiles are still to derive: an idle ``serve``
+    derives them, a part a round, then its rounds are quiet."""
+    sequencer = _old_log(archive, backend, settings, 12)
+    monkeypatch.setattr(tiles_module, "CATCH_UP", 5)
+    seen = []
+    for _round in range(4):
+        sequencer.run()
+        head = read_tree(archive.ledger)
+        assert head is not None
+        seen.append(head.tiled)
+    assert seen == [5, 10, 12, 12]
+    _check_tiles(archive.ledger, _stored_leaves(archive))
+    sequencer.release()
+
+
 def test_an_empty_tree_has_no_tiles(archive: Archive) -> None:
     reader = TileReader(archive.ledger, _head(0))
     assert reader.hashes(0, 0, 1) is None
