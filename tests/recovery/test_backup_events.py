@@ -275,8 +275,10 @@ def test_a_full_backup_walks_the_workflow_without_an_archive(
     double.workitems["0000000f-cccc-4222-8333-444444444444"] = Document(
         {"$uniqueid": "0000000f-cccc-4222-8333-444444444444", "$created": DAY, "type": "model"}
     )
-    done = queue_full_backup(client, TOPIC, page_size=2)
+    walked: list[int] = []
+    done = queue_full_backup(client, TOPIC, page_size=2, progress=walked.append)
     assert (done.documents, done.queued, done.pages) == (7, 6, 4)
+    assert walked == [2, 2, 2, 1]  # the documents of each page, for the command's counter
     assert sorted(e.ref for e in double.log.values()) == sorted(newest.values())
     assert all(e.data == {"no_overwrite": [True]} for e in double.log.values())
     backed = BackupEvents(None, client, target, overwrite=True).run_round()

@@ -7,7 +7,12 @@ from __future__ import annotations
 import threading
 
 from imixs_archive.archive.snapshots import Archive
-from imixs_archive.recovery.plan_run import PlanReport, PlanRunner, newest_of_every_instance
+from imixs_archive.recovery.plan_run import (
+    PlanReport,
+    PlanRunner,
+    check_plan,
+    newest_of_every_instance,
+)
 from imixs_archive.workflow.client import WorkflowClient
 from support.restore_data import archived_instances
 from support.workflow_double import WorkflowDouble
@@ -63,3 +68,21 @@ def test_the_pace_and_the_time_left_leave_the_resumed_out() -> None:
     assert report.rate(now=20.0) == 10.0  # 100 instances of this run in 10 s
     assert report.seconds_left(now=20.0) == 40.0  # 400 left at 10/s
     assert PlanReport(total=5, started=10.0).seconds_left(now=20.0) is None
+
+
+def test_a_stopped_check_of_a_plan_asks_the_workflow_nothing_more(
+    double: WorkflowDouble, client: WorkflowClient, archive: Archive
+) -> None:
+    """A dry run whose stop is set (Ctrl-C, or the workflow found down by another of its
+    requests) makes none of the requests still queued; unstopped, it asks about each."""
+    archived_instances(double, archive, instances=6)
+    double.wipe()
+    sends = newest_of_every_instance(archive)
+    stop = threading.Event()
+    stop.set()
+    before = double.stats.requests
+    check = check_plan(archive, client, sends, workers=2, stop=stop)
+    assert double.stats.requests == before
+    assert (check.planned, check.current, check.failed) == (0, 0, {})
+    check = check_plan(archive, client, sends, workers=2)
+    assert check.planned == 6 and double.stats.requests == before + 6
