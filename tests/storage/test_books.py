@@ -46,6 +46,19 @@ def test_a_book_is_written_read_set_by_compare_and_set_and_dropped(
     assert books.text("job/1/1") is None and books.names("") == ["job/2/2", "other"]
 
 
+def test_a_book_of_damaged_bytes_is_read_as_damaged_and_can_be_set_over(
+    backend: Backend,
+) -> None:
+    """Bytes that are not UTF-8 (a damaged row) read as a book that is no JSON object, and
+    a compare and set on the text read matches them: the book is begun again (a text
+    with replacement characters could never match, and the book stayed as it was)."""
+    backend.put(ARCHIVE_CENSUS, [{"name": "store", "data": b'{"files": \xff1}'}])
+    books = Books(backend, ARCHIVE_CENSUS)
+    text = books.text("store")
+    assert text is not None and books.read("store") is None
+    assert books.turn("store", text, {"files": 1}) and books.read("store") == {"files": 1}
+
+
 def _dead_holder() -> str:
     """A lease holder that was a process of this machine and is gone."""
     child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], check=True,

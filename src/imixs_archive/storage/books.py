@@ -72,10 +72,14 @@ class Books:
 
     def _encoded(self, value: Value) -> str | bytes:
         text = value if isinstance(value, str) else json.dumps(value)
-        return text.encode() if self._bytes else text
+        return text.encode(errors="surrogateescape") if self._bytes else text
 
     def _decoded(self, stored: str | bytes) -> str:
-        return stored.decode(errors="replace") if isinstance(stored, bytes) else str(stored)
+        """The text of a stored value; bytes that are not UTF-8 (damage) kept as they are
+        (escaped), so that the text encodes back to them: a compare and set matches."""
+        if isinstance(stored, bytes):
+            return stored.decode(errors="surrogateescape")
+        return str(stored)
 
     # ---- a lease: one process at a time --------------------------------------------------
 
