@@ -44,6 +44,12 @@ def local_today(now: dt.datetime, tz: dt.tzinfo) -> dt.date:
     return now.astimezone(tz).date()
 
 
+def day_span(first: dt.date | None, last: dt.date | None, tz: dt.tzinfo) -> tuple[dt.date, dt.date]:
+    """The days from ``first`` to ``last`` with an end not given open: from 1970, to today
+    (in ``tz``)."""
+    return first or dt.date(1970, 1, 1), last or dt.datetime.now(tz).date()
+
+
 def zone_label(tz: dt.tzinfo) -> str:
     """The name to show beside dates: ``Europe/Berlin``, ``UTC``."""
     return getattr(tz, "key", None) or str(tz)

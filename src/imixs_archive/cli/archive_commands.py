@@ -45,7 +45,7 @@ from imixs_archive.errors import ConfigError, LegalHoldError, NotFoundError
 from imixs_archive.runtime import open_archive
 from imixs_archive.services.importer import import_in_workers, import_sources
 from imixs_archive.services.sources import find_sources
-from imixs_archive.timezones import zone, zone_label
+from imixs_archive.timezones import day_span, zone, zone_label
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -263,9 +263,7 @@ def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
             raise NotFoundError(no_snapshots_of(args.uniqueid))  # a typo: not an empty table
     elif args.from_day or args.to_day:
         require_snapshots_in(archive, args.from_day, args.to_day, tz)
-        first = args.from_day or dt.date(1970, 1, 1)
-        last = args.to_day or dt.datetime.now(tz).date()
-        days = archive.days.iter_local_days(first, last, tz)
+        days = archive.days.iter_local_days(*day_span(args.from_day, args.to_day, tz), tz)
         ids = _page((sid for _day, sid in days), args.after, args.limit)
     else:
         ids = _page(archive.index.iter_snapshot_ids(), args.after, args.limit)

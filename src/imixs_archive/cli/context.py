@@ -19,7 +19,7 @@ from imixs_archive.durable import whole_file
 from imixs_archive.errors import ConfigError, NotFoundError
 from imixs_archive.runtime import open_archive
 from imixs_archive.services.workers import MAX_JOBS, Spread, Standby, default_jobs
-from imixs_archive.timezones import zone, zone_label
+from imixs_archive.timezones import day_span, zone, zone_label
 
 
 @dataclass(eq=False)
@@ -130,8 +130,7 @@ def require_snapshots_in(
     line, nothing written), never an empty success. No range given: nothing to check."""
     if first is None and last is None:
         return
-    start = first or dt.date(1970, 1, 1)
-    end = last or dt.datetime.now(tz).date()
+    start, end = day_span(first, last, tz)
     require_snapshots_between(
         archive,
         dt.datetime.combine(start, dt.time(0), tz),

@@ -47,6 +47,7 @@ from imixs_archive.recovery.durable_files import Placed, Placer, existing_ancest
 from imixs_archive.services.job_runs import Outcome, recorded
 from imixs_archive.services.jobs import MAX_LISTED
 from imixs_archive.services.workers import Send, Spread, run_in_workers
+from imixs_archive.timezones import day_span
 
 MANIFEST = ".imixs-archive-backup"
 STALE_PART_S = 24 * 3600
@@ -73,8 +74,7 @@ class DayRange:
     def snapshot_ids(self, archive: Archive) -> Iterator[str]:
         """Every snapshot of the days, day by day: the day index's walk, for a range (the
         whole archive is walked by instance)."""
-        start = self.first or dt.date(1970, 1, 1)
-        end = self.last or dt.datetime.now(self.tz).date()
+        start, end = day_span(self.first, self.last, self.tz)
         for _day, snapshot_id in archive.days.iter_local_days(start, end, self.tz):
             yield snapshot_id
 
