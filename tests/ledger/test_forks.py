@@ -16,10 +16,10 @@ from imixs_archive.errors import StoreUnavailableError
 from imixs_archive.ledger.books import LedgerBooks
 from imixs_archive.ledger.forks import fork_from, refused
 from imixs_archive.ledger.sequencer import RoundReport, Sequencer
-from imixs_archive.ledger.tree import TreeState, read_tree
+from imixs_archive.ledger.tree import TREE, TreeState, read_tree
 from imixs_archive.storage.base import Backend, Row
 from imixs_archive.storage.delegating import DelegatingBackend
-from imixs_archive.storage.model import ARCHIVE_LEDGER_TILES, Table
+from imixs_archive.storage.model import ARCHIVE_LEDGER_HEAD, ARCHIVE_LEDGER_TILES, Table
 from imixs_archive.tlog.note import Checkpoint
 from support.snapshots import make_snapshot
 
@@ -148,3 +148,44 @@ def test_an_older_head_recorded_after_a_newer_one_is_no_fork(
     names = sorted(p.name for p in folder.rglob("checkpoint-*"))
     assert names == ["checkpoint-000000000003", "checkpoint-000000000006"]
     assert refused(archive.ledger) == ""
+
+
+class _StaleHead(DelegatingBackend):
+    """A store whose first reads of the ledger's head give an older one (a replica that
+    missed the newest write, read at consistency ONE)."""
+
+    def __init__(self, backend: Backend, old: Row, reads: int) -> None:
+        super().__init__(backend)
+        self.old, self.reads = old, reads
+
+    def get(self, table: Table, key: Mapping[str, Any], columns: Any = None) -> Row | None:
+        if table is ARCHIVE_LEDGER_HEAD and key.get("name") == TREE and self.reads > 0:
+            self.reads -= 1
+            return self.old
+        return super().get(table, key, columns)
+
+
+def test_a_stale_read_of_the_head_is_no_fork(
+    archive: Archive, backend: Backend, folder_settings: Settings
+) -> None:
+    """The head read again after the records is confirmed by a compare and set: a read
+    that met an older copy of the head (two here) is read again, not taken for a fork that
+    stops every sequencer."""
+    for step in range(3):
+        archive.store(make_snapshot(step))
+    with Sequencer(archive, folder_settings) as first:
+        first.drain(checkpoint=True)
+    old = backend.get(ARCHIVE_LEDGER_HEAD, {"name": TREE})
+    assert old is not None
+    for step in range(3, 6):
+        archive.store(make_snapshot(step))
+    with Sequencer(archive, folder_settings) as second:
+        second.drain(checkpoint=True)  # signed 6, recorded beside the key
+    with (
+        Archive(_StaleHead(backend, old, reads=3)) as stale,
+        Sequencer(stale, folder_settings) as third,
+    ):
+        report = third.run(checkpoint=True)
+    assert refused(archive.ledger) == "" and not report.busy
+    head = read_tree(archive.ledger)
+    assert head is not None and (head.size, head.checkpoint_size) == (6, 6)

@@ -347,11 +347,19 @@ class Sequencer:
         checkpoint only once the head it signs has moved, but its round may end after its
         lease ran out (a stall) and another process took over, having read the head just
         before. That head is older than the record, not a fork; the one read now is at least
-        as new as the record (the same log: another log's head is left to the check)."""
-        fresh = self.tree()
-        if fresh is None or (fresh.origin, fresh.key) != (state.origin, state.key):
-            return state
-        return fresh
+        as new as the record (the same log: another log's head is left to the check). It is
+        confirmed by a compare and set that leaves it as it is (on Cassandra a serial read:
+        a read at ONE may meet a replica that missed the newest head), as a fork found here
+        stops every sequencer; a head that keeps moving is another process's round."""
+        for _attempt in range(3):
+            text = self.books.head.text(TREE)
+            if text is None:
+                return state
+            if self.books.head.turn(TREE, text, text):
+                fresh = TreeState.decode(text)
+                same_log = (fresh.origin, fresh.key) == (state.origin, state.key)
+                return fresh if same_log else state
+        raise StoreError("the ledger's head moved at each read: another process sequences it")
 
     def _signed_before(self, state: TreeState) -> list[Checkpoint]:
         """The checkpoints this log's key signed that the store cannot take back: the one
