@@ -347,18 +347,21 @@ class Sequencer:
         checkpoint only once the head it signs has moved, but its round may end after its
         lease ran out (a stall) and another process took over, having read the head just
         before. That head is older than the record, not a fork; the one read now is at least
-        as new as the record (the same log: another log's head is left to the check). It is
+        as new as the record (the same log: another log's head is left to the check)."""
+        fresh = self._head_now()
+        if fresh is None or (fresh.origin, fresh.key) != (state.origin, state.key):
+            return state
+        return fresh
+
+    def _head_now(self) -> TreeState | None:
+        """The head as it is, read before a fork is declared (which stops every sequencer):
         confirmed by a compare and set that leaves it as it is (on Cassandra a serial read:
-        a read at ONE may meet a replica that missed the newest head), as a fork found here
-        stops every sequencer; a head that keeps moving is another process's round."""
+        a read at ONE may meet a replica that missed the newest head); a head that moves at
+        each read is another process's round (a store error: the round is tried again)."""
         for _attempt in range(3):
             text = self.books.head.text(TREE)
-            if text is None:
-                return state
-            if self.books.head.turn(TREE, text, text):
-                fresh = TreeState.decode(text)
-                same_log = (fresh.origin, fresh.key) == (state.origin, state.key)
-                return fresh if same_log else state
+            if text is None or self.books.head.turn(TREE, text, text):
+                return None if text is None else TreeState.decode(text)
         raise StoreError("the ledger's head moved at each read: another process sequences it")
 
     def _signed_before(self, state: TreeState) -> list[Checkpoint]:
@@ -570,7 +573,7 @@ class Sequencer:
                     self.books.add_checkpoint(state.checkpoint_size, cosigned, state.checkpoint_at)
         refusals = list(outcome.refused)
         if outcome.ahead:
-            now = self.tree()
+            now = self._head_now()
             size = now.size if now is not None and now.origin == state.origin else 0
             refusals += [
                 ahead_refusal(name, cosigned, state.origin, state.checkpoint_size)
