@@ -8,12 +8,13 @@ import random
 from pathlib import Path
 
 from imixs_archive.archive.snapshots import Archive
+from imixs_archive.document.xml_writer import to_xml
 from imixs_archive.storage.model import DOCUMENTS_DATA
 from imixs_archive.storage.sqlite.backend import SQLiteBackend
 from support.damage import damage_page, flip_stored_bit
 from support.torture.corpus import Corpus
 from support.torture.double import TortureDouble
-from support.torture.invariants import against_model, look, stats_problems
+from support.torture.invariants import Verdict, against_model, look, stats_problems
 from support.torture.model import Model, describe
 from support.torture.operations import Bench, Outcome, View
 from support.torture.processes import Serve
@@ -45,7 +46,8 @@ def _stored(tmp_path: Path, count: int) -> tuple[Bench, list[str]]:
     for sid in ids:
         model.acknowledge(sid, 1)
     env = {**base_env(), "ARCHIVE_DATA_DIR": str(store)}
-    bench = Bench(env, tmp_path, corpus, model, TortureDouble(), Serve(env, tmp_path / "log"))
+    double = TortureDouble(model)
+    bench = Bench(env, tmp_path, corpus, model, double, Serve(env, tmp_path / "log"))
     return bench, ids
 
 
@@ -87,8 +89,38 @@ def test_a_damaged_store_file_is_named(tmp_path: Path) -> None:
 
 def test_counts_that_differ_from_the_model_are_named(tmp_path: Path) -> None:
     bench, ids = _stored(tmp_path, 3)
-    assert stats_problems(bench, set(ids), cassandra=False)[0] == []
+    assert stats_problems(bench, Verdict(visible=set(ids)), cassandra=False)[0] == []
     with Archive(SQLiteBackend(tmp_path / "store"), owns_backend=True) as archive:
         archive.delete(ids[0])  # the model still counts it
-    problems, _notes = stats_problems(bench, set(ids), cassandra=False)
+    problems, _notes = stats_problems(bench, Verdict(visible=set(ids)), cassandra=False)
     assert "stats differs from the model: snapshots: found 2, expected 3" in problems
+
+
+def test_the_workflow_s_version_of_a_restored_snapshot_counts_as_sent(tmp_path: Path) -> None:
+    """A restore into a workflow that did not hold the snapshot stores it there with the
+    workflow's own ``$modified`` (as the engine saves it). After a delete the sync may
+    archive that version: read back, it is right and counted on its own day; content sent
+    by nobody is still named."""
+    bench, ids = _stored(tmp_path, 2)
+    with Archive(SQLiteBackend(tmp_path / "store"), owns_backend=True) as archive:
+        doc = archive.load(ids[0])
+        body = to_xml(doc, collection=False)
+        archive.delete(ids[0])
+        status, _headers, _body = bench.double._restore(body)
+        assert status == 200
+        version = bench.double.snapshots[ids[0]]
+        assert version.get_first("$modified") != doc.get_first("$modified")
+        archive.store(version)  # the sync archives the workflow's version
+    verdict = look(bench, cassandra=False)
+    assert verdict.failures == [] and verdict.visible == set(ids)
+    found = verdict.found[ids[0]]
+    assert found.day != bench.model.sent[ids[0]].day  # the workflow's day, counted there
+    assert stats_problems(bench, verdict, cassandra=False)[0] == []
+    other = Corpus(3, large=0).snapshot(0, 1)
+    other["$uniqueid"] = ids[1]  # another content under an id sent
+    with Archive(SQLiteBackend(tmp_path / "store"), owns_backend=True) as archive:
+        archive.delete(ids[1])
+        archive.store(other)
+    assert look(bench, cassandra=False).failures == [
+        f"{ids[1]} reads back other than what was sent"
+    ]

@@ -1,16 +1,20 @@
 """The workflow double as the torture uses it: snapshots offered as they are (the corpus
-makes them), and every body ``restore`` posts kept, to compare with what was archived."""
+makes them), and every body ``restore`` posts kept, to compare with what was archived. A
+restored snapshot the workflow did not hold is stored with the workflow's own
+``$modified`` (as the engine saves it): the model learns that version as sent too."""
 
 from __future__ import annotations
 
 from imixs_archive.document.model import Document
 from imixs_archive.document.xml_reader import read_xml
+from support.torture.model import Model, describe
 from support.workflow_double import Reply, WorkflowDouble
 
 
 class TortureDouble(WorkflowDouble):
-    def __init__(self) -> None:
+    def __init__(self, model: Model) -> None:
         super().__init__()
+        self.model = model
         self.received: dict[str, list[bytes]] = {}
         """Snapshot id -> each body ``POST /snapshot`` brought for it."""
 
@@ -37,8 +41,14 @@ class TortureDouble(WorkflowDouble):
             docs = read_xml(body)
         except Exception:  # the double's own answer says what was wrong
             docs = []
-        if len(docs) == 1:
-            sid = str(docs[0].get_first("$uniqueid", ""))
+        sid = str(docs[0].get_first("$uniqueid", "")) if len(docs) == 1 else ""
+        if sid:
             with self.lock:
                 self.received.setdefault(sid, []).append(body)
-        return super()._restore(body)
+        reply = super()._restore(body)
+        first = self.model.sent.get(sid)
+        with self.lock:
+            stored = self.snapshots.get(sid)
+        if first is not None and stored is not None:
+            self.model.also_sent(describe(stored, first.expires))
+        return reply

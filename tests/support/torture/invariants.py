@@ -15,7 +15,7 @@ from imixs_archive.document.conventions import origin_id
 from imixs_archive.errors import ArchiveError
 from imixs_archive.filestore.reading import StoredContent
 from imixs_archive.runtime import open_archive
-from support.torture.model import Model, content_digest, fingerprint
+from support.torture.model import Model, Sent, content_digest, fingerprint
 from support.torture.operations import Bench, Outcome, View
 from support.torture.processes import run
 
@@ -28,6 +28,8 @@ class Verdict:
     notes: list[str] = field(default_factory=list)
     visible: set[str] = field(default_factory=set)
     holds: dict[str, bool] = field(default_factory=dict)
+    found: dict[str, Sent] = field(default_factory=dict)
+    """The version of each visible snapshot read back."""
 
 
 def look(bench: Bench, cassandra: bool) -> Verdict:
@@ -65,18 +67,19 @@ def _compare(archive: object, model: Model, verdict: Verdict) -> None:
         return content_digest(value)
 
     for sid in sorted(verdict.visible):
-        sent = model.sent.get(sid)
-        if sent is None:
+        if sid not in model.sent:
             verdict.failures.append(f"{sid} is in the store but was never sent")
             continue
         try:
             doc = archive.load(sid)  # type: ignore[attr-defined]
-            same = fingerprint(doc, digest) == sent.fingerprint
+            version = model.version(sid, fingerprint(doc, digest))
         except ArchiveError as exc:
             verdict.failures.append(f"{sid} is listed but cannot be read whole: {exc}")
             continue
-        if not same:
+        if version is None:
             verdict.failures.append(f"{sid} reads back other than what was sent")
+        else:
+            verdict.found[sid] = version
 
 
 def against_model(
@@ -96,13 +99,13 @@ def against_model(
     return failures
 
 
-def stats_problems(bench: Bench, visible: set[str], cassandra: bool) -> tuple[list[str], list[str]]:
+def stats_problems(bench: Bench, verdict: Verdict, cassandra: bool) -> tuple[list[str], list[str]]:
     """``stats`` against the model. On Cassandra a writer killed between a snapshot's row
     and its fact, or two writers bringing one new file at once, leave the kept figures
     off (docs/analytics.md, "Exact, and how drift is repaired"): there ``stats
     --reconcile`` runs first when they differ, and only what it leaves is a failure. On
     SQLite a snapshot's fact is written in its own transaction: any difference is one."""
-    expected = bench.model.expected_stats(visible)
+    expected = bench.model.expected_stats(verdict.visible, verdict.found)
     found, problems = _stats(bench)
     notes: list[str] = []
     differ = problems or _differences(found, expected)

@@ -15,6 +15,10 @@ The rules, per round:
 * After each round the model **settles**: what is visible and equal must stay visible from
   then on (a killed delete that left the snapshot is as if it never ran; a killed import
   that left it complete is as if acknowledged), what is not visible is no longer required.
+* A snapshot restored into the workflow that did not hold it is stored there again with
+  the workflow's own ``$modified`` (``POST /snapshot``, as the engine saves it), and the
+  sync may archive that version (after a delete): a visible snapshot equal to either
+  version is right (:meth:`Model.version`), its day and figures those of the one found.
 * A legal hold acknowledged before a round holds during it: no snapshot of the instance
   may go, a delete of it must be refused (exit 8). A hold placed or released in a round is
   in doubt until the round ends, then settled from the store.
@@ -130,10 +134,37 @@ class Model:
     in_workflow: set[str] = field(default_factory=set)
     """Snapshots the workflow double holds (synced ones, restored ones): the sync's
     catch-up may archive them again at any time, also after a delete."""
+    versions: dict[str, dict[str, Sent]] = field(default_factory=dict)
+    """Snapshot id -> the other versions of it the workflow held, by fingerprint (one
+    restored into a workflow that did not hold it, stored there with its own
+    ``$modified``)."""
+    archived: dict[str, Sent] = field(default_factory=dict)
+    """Snapshot id -> the other version found archived at the last check."""
 
     def send(self, sent: Sent, round_no: int) -> None:
         self.sent.setdefault(sent.snapshot_id, sent)
         self.touched[sent.uniqueid] = round_no
+
+    def also_sent(self, sent: Sent) -> None:
+        """Another version of a snapshot sent (the workflow's, after a restore)."""
+        first = self.sent.get(sent.snapshot_id)
+        if first is not None and first.fingerprint != sent.fingerprint:
+            self.versions.setdefault(sent.snapshot_id, {})[sent.fingerprint] = sent
+
+    def version(self, snapshot_id: str, fingerprint: str, *, bare: bool = False) -> Sent | None:
+        """The version of a snapshot sent whose fingerprint (``bare``: without the files'
+        contents) is ``fingerprint``; None when none is."""
+        first = self.sent.get(snapshot_id)
+        others = list(self.versions.get(snapshot_id, {}).values())
+        for sent in [first, *others] if first is not None else others:
+            if (sent.bare if bare else sent.fingerprint) == fingerprint:
+                return sent
+        return None
+
+    def as_archived(self, snapshot_id: str) -> Sent:
+        """The version of a snapshot the last check found archived (the first sent when
+        that one, or when not seen yet)."""
+        return self.archived.get(snapshot_id) or self.sent[snapshot_id]
 
     def acknowledge(self, snapshot_id: str, round_no: int) -> None:
         self.required.setdefault(snapshot_id, round_no)
@@ -173,9 +204,13 @@ class Model:
         """Snapshots required since before ``round_no`` began and still."""
         return {sid for sid, since in self.required.items() if since <= round_no}
 
-    def expected_stats(self, visible: Iterable[str]) -> dict[str, object]:
-        """What ``stats`` must say of the snapshots ``visible``."""
-        sents = [self.sent[sid] for sid in visible]
+    def expected_stats(
+        self, visible: Iterable[str], found: Mapping[str, Sent] | None = None
+    ) -> dict[str, object]:
+        """What ``stats`` must say of the snapshots ``visible`` (``found``: the version
+        read back of each, where known)."""
+        found = found or {}
+        sents = [found.get(sid) or self.sent[sid] for sid in visible]
         sizes: dict[str, int] = {}
         by_day: dict[str, int] = {}
         logical = 0

@@ -146,7 +146,7 @@ class Torture:
         self.schedule = Schedule(seed, profile)
         self.model = Model()
         self.tally = Tally()
-        self.double = TortureDouble()
+        self.double = TortureDouble(self.model)
         self.chains: dict[str, int | None] = {"backup": None, "export": None}
         """Kind -> the round its unfinished run (killed, to be resumed) first began."""
         self.retention_done = 1
@@ -383,7 +383,7 @@ class Torture:
                 failures += check(seen)
             self.tally.notes += out.notes
         if not failures:  # counts and verify only of a store that reads back right
-            stats, notes = invariants.stats_problems(bench, verdict.visible, cassandra)
+            stats, notes = invariants.stats_problems(bench, verdict, cassandra)
             failures += stats
             self.tally.notes += notes
             failures += invariants.quiet_checks(bench)
@@ -394,6 +394,11 @@ class Torture:
         self, rnd: Round, view: View, verdict: invariants.Verdict, resent: set[str]
     ) -> None:
         self.model.settle(verdict.visible, rnd.number, disturbed=view.removable | resent)
+        self.model.archived = {
+            sid: found
+            for sid, found in verdict.found.items()
+            if found is not self.model.sent.get(sid)
+        }
         for uid, state in list(self.model.held.items()):
             if state is None:
                 self.model.held[uid] = verdict.holds.get(uid, False)
