@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
-from imixs_archive.errors import IntegrityError
 from imixs_archive.ledger.entries import Entry
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.books import Books
@@ -202,22 +201,6 @@ class LedgerBooks:
         ]
         if rows:
             self._backend.put(ARCHIVE_LEDGER_NODES, rows)
-
-    def node(self, level: int, idx: int) -> bytes:
-        """The hash of the complete subtree of ``2**level`` entries starting at entry
-        ``idx * 2**level`` (level 0: the entry's leaf hash). IntegrityError when the store
-        lacks it."""
-        if level == 0:
-            logged = self.entry(idx)
-            if logged is None:
-                raise IntegrityError(f"ledger entry {idx} is missing from the store")
-            return logged.leaf
-        key = {"level": level, "bucket": bucket(idx), "idx": idx}
-        row = self._backend.get(ARCHIVE_LEDGER_NODES, key)
-        if row is None:
-            raise IntegrityError(f"ledger tree node {level}/{idx} is missing from the store")
-        digest: bytes = row["hash"]
-        return digest
 
     def node_run(self, level: int, start: int, count: int) -> list[bytes]:
         """The hashes of the node rows ``start`` to ``start + count`` (exclusive) of a
