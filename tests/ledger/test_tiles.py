@@ -189,6 +189,23 @@ def test_a_log_older_than_the_tiles_gets_them_a_part_a_round_and_proves_meanwhil
     sequencer.release()
 
 
+def test_an_older_log_past_one_full_tile_proves_from_its_node_rows(
+    archive: Archive, backend: Backend, settings: Settings
+) -> None:
+    """A log older than the tiles and longer than 256 entries, its tiles not derived yet:
+    a proof of an entry past the first 256 needs the hash of those 256 (a level-8 node),
+    read from the log's node rows; every such proof holds against the head."""
+    sequencer = _old_log(archive, backend, settings, WIDTH + 4)
+    leaves = _stored_leaves(archive)
+    head = read_tree(archive.ledger)
+    assert head is not None and head.tiled == 0 and head.size == WIDTH + 4
+    reader = tile_reader(archive.ledger)
+    for index in range(WIDTH, head.size):
+        path = inclusion_proof(index, head.size, reader.node)
+        verify_inclusion(leaves[index], index, head.size, path, head.root)
+    sequencer.release()
+
+
 def test_deriving_the_tiles_resumes_after_a_round_that_failed(
     archive: Archive, backend: Backend, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
