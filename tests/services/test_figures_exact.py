@@ -21,7 +21,7 @@ from imixs_archive.runtime import open_archive
 from imixs_archive.services.reconcile import reconcile
 from imixs_archive.services.retention import Policy, run_retention
 from imixs_archive.services.statistics import archive_stats
-from imixs_archive.storage.model import ARCHIVE_FILES, SNAPSHOTS
+from imixs_archive.storage.model import ARCHIVE_FILES, SNAPSHOTS, SNAPSHOTS_BY_UNIQUEID
 from support.java_rows import java_store_snapshot
 from support.snapshots import make_snapshot
 
@@ -225,3 +225,19 @@ def test_a_snapshot_another_process_deleted_carries_nothing_for_the_next(
         reconcile(archive)
     assert kept(archive) == whole_count(archive)
     assert kept(archive)["instances"] == 1 and kept(archive)["files"] == 1
+
+
+def test_an_instance_whose_earliest_snapshot_died_part_way_is_counted_by_the_reconcile(
+    archive: Archive,
+) -> None:
+    """A writer killed between a snapshot's index rows and its ``snapshots`` row leaves an
+    id in the instance's index that is no snapshot; when it is the instance's earliest,
+    the snapshot after it brought the instance. (The torture found this on Cassandra:
+    ``instances`` one short after ``stats --reconcile``.)"""
+    fill(archive)
+    assert kept(archive) == whole_count(archive)
+    died = snap(A, at(1, 8))["$uniqueid"][0]  # before every stored snapshot of A
+    archive.backend.put(SNAPSHOTS_BY_UNIQUEID, [{"uniqueid": A, "snapshot": died}])
+    reconcile(archive)
+    assert kept(archive) == whole_count(archive)
+    assert kept(archive)["instances"] == 3

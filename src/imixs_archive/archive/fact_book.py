@@ -12,7 +12,7 @@ from imixs_archive.archive import snapshot_reads as reads
 from imixs_archive.archive.days import stamp_day
 from imixs_archive.archive.derived_checks import day_fact_problems
 from imixs_archive.archive.facts import (
-    EarliestCarrier,
+    EarliestComplete,
     Fact,
     day_facts,
     delete_fact,
@@ -50,11 +50,12 @@ class FactBook:
         keys = reads.snapshot_file_keys(self._backend, snapshot_id, doc)
         return repair_fact(self._backend, snapshot_id, doc, day, keys)
 
-    def earliest_carriers(self) -> EarliestCarrier:
-        """File key -> its earliest complete carrier, remembered: one per reconcile."""
-        return EarliestCarrier(self._backend, lambda sid: reads.is_archived(self._backend, sid))
+    def earliest_carriers(self) -> EarliestComplete:
+        """The earliest complete snapshot of each file and instance, remembered: one per
+        reconcile."""
+        return EarliestComplete(self._backend)
 
-    def reconcile(self, day: dt.date, carriers: EarliestCarrier | None = None) -> int:
+    def reconcile(self, day: dt.date, carriers: EarliestComplete | None = None) -> int:
         """Count the facts of one UTC day again from its snapshots' XML by the whole
         count's rules (``facts.exact_fact``), rewrite those that differ, drop those whose
         snapshot is gone, and stamp the day when anything changed. How many changed."""

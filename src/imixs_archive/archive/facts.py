@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from imixs_archive.archive.days import stamp_day
+from imixs_archive.archive.snapshot_reads import is_archived
 from imixs_archive.document.conventions import (
     is_snapshot_id,
     iter_files,
@@ -297,13 +298,10 @@ def repair_fact(
 ) -> Fact:
     """The fact of a complete snapshot that has none (the Java service's, or one whose
     writer died after its row): counted from its XML and written. It brought its instance
-    when it is the earliest snapshot of it, and a file when no other snapshot refers to it."""
+    when it is the earliest complete snapshot of it, and a file when no other snapshot
+    refers to it."""
     fact = count_fact(backend, snapshot_id, doc, day, keys)
-    partition = {"uniqueid": origin_id(snapshot_id)}
-    earliest = _earliest(
-        [*_others(backend, SNAPSHOTS_BY_UNIQUEID, partition, snapshot_id, None), snapshot_id]
-    )
-    fact = replace(fact, first=earliest == snapshot_id)
+    fact = replace(fact, first=_brought(snapshot_id, EarliestComplete(backend).instance))
     put_fact(backend, day, snapshot_id, fact)
     return fact
 
@@ -381,8 +379,11 @@ def _other(candidate: str, snapshot_id: str) -> bool:
     return candidate != snapshot_id and is_snapshot_id(candidate)
 
 
-def _earliest(ids: list[str]) -> str | None:
-    return min(ids, key=snapshot_order) if ids else None
+def _brought(snapshot_id: str, earliest_of: Callable[[str], str | None]) -> bool:
+    """Whether a complete snapshot brought its instance: no complete snapshot of it is
+    earlier (its own index row may be missing yet)."""
+    earliest = earliest_of(origin_id(snapshot_id))
+    return earliest is None or snapshot_order(snapshot_id) <= snapshot_order(earliest)
 
 
 def _size(backend: Backend, key: str) -> int | None:
@@ -400,24 +401,36 @@ def days_about(snapshot_id: str) -> list[dt.date]:
     return [taken, taken - dt.timedelta(days=1), taken + dt.timedelta(days=1)]
 
 
-class EarliestCarrier:
-    """The earliest complete snapshot (in :func:`snapshot_order`) referring to a file key,
-    by a pass over the key's ``snapshots_by_document`` partition; remembered (bounded),
-    so a file carried by many snapshots is scanned once per reconcile."""
+class EarliestComplete:
+    """The earliest complete snapshot (in :func:`snapshot_order`) of a file key (its
+    ``snapshots_by_document`` partition) or of a process instance (its
+    ``snapshots_by_uniqueid`` partition), by a pass over the partition. An id there
+    whose ``snapshots`` row is missing (being written, or left by a writer that died
+    part-way) is passed over: it brought nothing. Remembered (bounded), so a partition of
+    many snapshots is scanned once per reconcile."""
 
-    def __init__(self, backend: Backend, is_complete: Callable[[str], bool]) -> None:
+    def __init__(self, backend: Backend) -> None:
         self._backend = backend
-        self._is_complete = is_complete
-        self._known: dict[str, str | None] = {}
+        self._known: dict[tuple[str, str], str | None] = {}
 
-    def __call__(self, key: str) -> str | None:
-        if key not in self._known:
+    def carrier(self, key: str) -> str | None:
+        """The earliest complete snapshot carrying the file ``key``."""
+        return self._earliest(SNAPSHOTS_BY_DOCUMENT, "md5", key)
+
+    def instance(self, uniqueid: str) -> str | None:
+        """The earliest complete snapshot of the process instance ``uniqueid``."""
+        return self._earliest(SNAPSHOTS_BY_UNIQUEID, "uniqueid", uniqueid)
+
+    def _earliest(self, table: Table, column: str, value: str) -> str | None:
+        known = (table.name, value)
+        if known not in self._known:
             if len(self._known) >= 100_000:
                 self._known.clear()
-            carriers = _others(self._backend, SNAPSHOTS_BY_DOCUMENT, {"md5": key}, "", None)
-            complete = [c for c in sorted(carriers, key=snapshot_order) if self._is_complete(c)][:1]
-            self._known[key] = complete[0] if complete else None
-        return self._known[key]
+            ids = sorted(
+                _others(self._backend, table, {column: value}, "", None), key=snapshot_order
+            )
+            self._known[known] = next((i for i in ids if is_archived(self._backend, i)), None)
+        return self._known[known]
 
 
 def exact_fact(
@@ -426,20 +439,18 @@ def exact_fact(
     doc: Document,
     day: dt.date,
     keys: Mapping[str, str],
-    earliest_carrier: Callable[[str], str | None],
+    earliest: EarliestComplete,
 ) -> Fact:
     """A snapshot's fact by the rules a whole count applies (``stats --reconcile``): it
-    brought its instance when it is the instance's earliest snapshot, and a file when it
-    is the earliest snapshot carrying it."""
+    brought its instance when it is the instance's earliest complete snapshot, and a file
+    when it is the earliest complete snapshot carrying it."""
     fact = count_fact(backend, snapshot_id, doc, day, keys)
-    partition = {"uniqueid": origin_id(snapshot_id)}
-    others = _others(backend, SNAPSHOTS_BY_UNIQUEID, partition, snapshot_id, None)
-    first = _earliest([*others, snapshot_id]) == snapshot_id
+    first = _brought(snapshot_id, earliest.instance)
     sizes = file_sizes(backend, doc, keys)
     new_files = {
         k: s
         for k, s in sorted(sizes.items())
-        if k != EMPTY_MD5 and earliest_carrier(k) == snapshot_id
+        if k != EMPTY_MD5 and earliest.carrier(k) == snapshot_id
     }
     return replace(fact, first=first, new_files=new_files)
 
