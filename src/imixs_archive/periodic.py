@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 
 from imixs_archive.errors import ArchiveError
 
@@ -70,11 +70,14 @@ class Periodic:
             self._thread = None
 
 
-class Schedule:
+R = TypeVar("R")
+
+
+class Schedule(Generic[R]):
     """Work ``serve`` repeats on a thread of its own. A subclass names it, gives its
-    ``interval`` in seconds (0 or less: never started) and :meth:`run_once`; starting,
-    pacing, stopping and what a failed run leaves (``last_error``, logged; the next run
-    tries again) are the same for all."""
+    ``interval`` in seconds (0 or less: never started) and :meth:`work`; starting,
+    pacing, stopping, the last run's report (``last``) and what a failed run leaves
+    (``last_error``, logged; the next run tries again) are the same for all."""
 
     name = "schedule"
     at_once = False
@@ -84,6 +87,7 @@ class Schedule:
 
     def __init__(self, interval: float) -> None:
         self.interval = interval
+        self.last: R | None = None
         self.last_error = ""
         self._loop = Periodic(
             self.name, interval, self._turn, at_once=self.at_once, on_error=self.failed
@@ -102,7 +106,14 @@ class Schedule:
         if self.interval > 0:
             self._loop.start()
 
-    def run_once(self) -> object:
+    def run_once(self) -> R:
+        """One run now (each turn of the loop, or a caller's): its report is ``last``, and
+        a failed run's error is over."""
+        report = self.work()
+        self.last, self.last_error = report, ""
+        return report
+
+    def work(self) -> R:
         raise NotImplementedError
 
     def _turn(self) -> None:

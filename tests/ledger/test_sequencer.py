@@ -627,3 +627,44 @@ def test_a_forked_process_queues_under_a_token_of_its_own() -> None:
         child = answer.read()
     assert len(child) == len(parent) == 12 and child != parent
     assert _MADE.next().split(".")[0] == parent
+
+
+def test_the_schedule_logs_a_repeated_error_once_and_a_good_round_ends_it(
+    archive: Archive, settings: Settings, monkeypatch: pytest.MonkeyPatch, caplog: Any
+) -> None:
+    """``serve``'s ledger rounds: a store gone away is a warning once while it lasts
+    (``last_error`` says it), the next good round ends it, and closing still logs what is
+    queued and gives the lease up."""
+    from imixs_archive.ledger.schedule import LedgerSchedule
+
+    schedule = LedgerSchedule(archive, dataclasses.replace(settings, ledger_interval=0.05))
+    real_drain = schedule.sequencer.drain
+    failing = threading.Event()
+    failing.set()
+
+    def drain(**kwargs: Any) -> Any:
+        if failing.is_set():
+            raise StoreError("the store went away")
+        return real_drain(**kwargs)
+
+    monkeypatch.setattr(schedule.sequencer, "drain", drain)
+    caplog.set_level(logging.WARNING, logger="imixs_archive.ledger.schedule")
+    schedule.start()
+    deadline = time.monotonic() + 20
+    while schedule.runs < 3 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert schedule.runs >= 3 and schedule.last is None
+    assert schedule.last_error == "the store went away"
+    assert [r.getMessage() for r in caplog.records] == [
+        "ledger: sequencing failed: the store went away"
+    ]
+    archive.store(make_snapshot(1))
+    failing.clear()
+    while schedule.last is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert schedule.last is not None and schedule.last_error == ""
+    archive.store(make_snapshot(2))
+    schedule.close()
+    assert [e.subject for e in _log(archive)][-1] == _sid(2)
+    with Sequencer(archive, settings) as other:  # the lease was given up
+        assert not other.run().busy

@@ -21,9 +21,10 @@ from imixs_archive.timezones import now_ms
 log = logging.getLogger(__name__)
 
 
-class LedgerSchedule(Schedule):
+class LedgerSchedule(Schedule[RoundReport]):
     """Sequences the ledger every ``interval`` seconds until :meth:`close`, which logs
-    what is queued once more and gives the lease up."""
+    what is queued once more and gives the lease up. An error a round meets again is
+    logged once."""
 
     name = "ledger"
     at_once = True
@@ -31,23 +32,11 @@ class LedgerSchedule(Schedule):
     def __init__(self, archive: Archive, settings: Settings) -> None:
         super().__init__(settings.ledger_interval)
         self.sequencer = Sequencer(archive, settings)
-        self.last: RoundReport | None = None
         self.last_round = 0
 
-    def run_once(self) -> RoundReport | None:
-        try:
-            report = self.sequencer.drain(rounds=20)
-        except ForkError as exc:  # stopped: nothing is signed until a new log is started
-            if str(exc) != self.last_error:
-                log.error("ledger: %s", exc)
-            self.last_error = str(exc)
-            return None
-        except ArchiveError as exc:  # the store went away: the next round tries again
-            if str(exc) != self.last_error:
-                log.warning("ledger: sequencing failed: %s", exc)
-            self.last_error = str(exc)
-            return None
-        self.last, self.last_error, self.last_round = report, "", now_ms()
+    def work(self) -> RoundReport:
+        report = self.sequencer.drain(rounds=20)
+        self.last_round = now_ms()
         if self.sequencer.signer is None:  # a replica without the key: one with it signs
             self.sequencer.release()
         if report.logged or report.checkpoint is not None:
@@ -59,10 +48,26 @@ class LedgerSchedule(Schedule):
             )
         return report
 
+    def failed(self, exc: Exception) -> None:
+        """A fork stops the ledger until a new log is started (an error); the store gone
+        away is a warning, and the next round tries again."""
+        if not isinstance(exc, ArchiveError):
+            super().failed(exc)  # a fault of the code: logged with its trace
+            return
+        if str(exc) != self.last_error:
+            if isinstance(exc, ForkError):
+                log.error("ledger: %s", exc)
+            else:
+                log.warning("ledger: sequencing failed: %s", exc)
+        self.last_error = str(exc)
+
     def close(self, timeout: float = 30.0) -> None:
         super().close(timeout)
         if self.interval > 0:
-            self.run_once()
+            try:
+                self.run_once()
+            except Exception as exc:
+                self.failed(exc)
         try:
             self.sequencer.release()
         except ArchiveError as exc:

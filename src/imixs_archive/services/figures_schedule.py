@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 EVERY = 300.0
 
 
-class FiguresSchedule(Schedule):
+class FiguresSchedule(Schedule[None]):
     name = "figures"
     failing = "counting the archive's figures failed (tried again later)"
     at_once = True
@@ -34,7 +34,7 @@ class FiguresSchedule(Schedule):
         self._stopping = Budget(None)
         """Cancelled by :meth:`close`: a census under way stops between two rows."""
 
-    def run_once(self) -> None:
+    def work(self) -> None:
         """The census when due, then the figures; either stops between two reads when
         serve does (a first count of a large store takes minutes), counted again at the
         next start."""
@@ -51,7 +51,6 @@ class FiguresSchedule(Schedule):
                 self._refresh()
         except ClientGoneError:
             return  # serve is stopping
-        self.last_error = ""  # a failed run's error is over
 
     def census_due(self, now: dt.datetime) -> bool:
         if self.census_interval <= 0:

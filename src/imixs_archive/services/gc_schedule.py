@@ -15,7 +15,7 @@ from imixs_archive.periodic import Schedule
 log = logging.getLogger(__name__)
 
 
-class GcSchedule(Schedule):
+class GcSchedule(Schedule[GcReport]):
     """Collects every ``interval`` seconds, the first time after one interval."""
 
     name = "gc"
@@ -25,11 +25,9 @@ class GcSchedule(Schedule):
         super().__init__(settings.gc_interval)
         self.files = files
         self.grace = settings.gc_grace
-        self.last: GcReport | None = None
 
-    def run_once(self) -> GcReport:
+    def work(self) -> GcReport:
         report = self.files.collect(grace=self.grace)
-        self.last, self.last_error = report, ""
         for line in report.lines(self.grace):
             log.info("garbage collection: %s", line)
         for error in report.errors:

@@ -487,7 +487,7 @@ def _still_expired(archive: Archive, expired: Expired) -> bool:
     return bool(newest) and newest[0] == expired.snapshots[-1]
 
 
-class RetentionLoop(Schedule):
+class RetentionLoop(Schedule[RetentionReport]):
     """``serve``: the policy applied every ``interval_ms`` on a thread of its own (the
     first run one interval after start). Several servers may run it at once: deletes are
     idempotent, and each instance is checked again right before it is deleted."""
@@ -504,12 +504,9 @@ class RetentionLoop(Schedule):
         super().__init__(interval_ms / 1000)
         self._archive = archive
         self._policy = policy
-        self.last: RetentionReport | None = None
 
-    def run_once(self) -> RetentionReport:
-        self.last = run_retention(self._archive, self._policy, stop=self.stop)
-        self.last_error = ""  # a failed run's error is over
-        return self.last
+    def work(self) -> RetentionReport:
+        return run_retention(self._archive, self._policy, stop=self.stop)
 
 
 def retention_loop(settings: Settings, archive: Archive) -> RetentionLoop | None:

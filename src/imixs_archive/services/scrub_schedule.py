@@ -17,7 +17,7 @@ from imixs_archive.services.checks import scrub_once
 log = logging.getLogger(__name__)
 
 
-class ScrubSchedule(Schedule):
+class ScrubSchedule(Schedule[ScrubReport]):
     name = "scrub"
     failing = "scrub: slice failed"
 
@@ -26,13 +26,11 @@ class ScrubSchedule(Schedule):
         self.archive = archive
         self.period = settings.scrub_period
         self.rate = settings.scrub_rate
-        self.last: ScrubReport | None = None
 
-    def run_once(self) -> ScrubReport:
+    def work(self) -> ScrubReport:
         report = scrub_once(
             self.archive, period=self.period, interval=self.interval, rate=self.rate, stop=self.stop
         )
-        self.last, self.last_error = report, ""
         if report.busy:
             log.info("scrub: %s", report.busy)
             return report
