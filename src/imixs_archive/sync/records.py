@@ -24,9 +24,9 @@ processes write at once without reading each other's rows first.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from imixs_archive.storage.base import Backend
 from imixs_archive.storage.model import (
@@ -35,12 +35,43 @@ from imixs_archive.storage.model import (
     ARCHIVE_SYNC_GONE,
     ARCHIVE_SYNC_INSTANCES,
     ARCHIVE_SYNC_PROGRESS,
+    Table,
 )
 from imixs_archive.timezones import now_ms
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+R = TypeVar("R", bound="DataclassInstance")
 
 CATCHUP = "catchup"
 SKIPPED = "skipped:"
 RESYNC_STOP = "resync-stop"
+
+
+class RowBook(Generic[R]):
+    """One table of the sync's, a row per key, each row read as a record (``kind``: a
+    dataclass of the table's columns)."""
+
+    def __init__(self, backend: Backend, table: Table, kind: Callable[..., R]) -> None:
+        self.backend = backend
+        self._table = table
+        self._kind = kind
+
+    def get(self, key: str) -> R | None:
+        """The record of one key (the table's partition key), or None."""
+        row = self.backend.get(self._table, {self._table.partition_key[0]: key})
+        return self._kind(**row) if row is not None else None
+
+    def _records(self) -> Iterator[R]:
+        for row in self.backend.scan(self._table):
+            yield self._kind(**row)
+
+    def _put(self, *records: R) -> None:
+        self.backend.put(self._table, [asdict(r) for r in records])
+
+    def _delete(self, key: str) -> None:
+        self.backend.delete(self._table, {self._table.partition_key[0]: key})
 
 
 @dataclass(frozen=True)
@@ -52,35 +83,28 @@ class Claim:
     claimed: int
 
 
-class ClaimBook:
+class ClaimBook(RowBook[Claim]):
     """Events taken by sync processes and not done yet."""
 
     def __init__(self, backend: Backend) -> None:
-        self.backend = backend
+        super().__init__(backend, ARCHIVE_SYNC_CLAIMS, Claim)
 
     def take(self, claims: Iterable[tuple[str, str, str]], instance: str) -> None:
         """Record (event id, topic, ref) triples as taken by ``instance`` now."""
         at = now_ms()
-        rows = [
-            asdict(Claim(event_id, topic, ref, instance, at)) for event_id, topic, ref in claims
-        ]
-        if rows:
+        taken = [Claim(event_id, topic, ref, instance, at) for event_id, topic, ref in claims]
+        if taken:
             with self.backend.grouped():
-                self.backend.put(ARCHIVE_SYNC_CLAIMS, rows)
-
-    def get(self, event_id: str) -> Claim | None:
-        row = self.backend.get(ARCHIVE_SYNC_CLAIMS, {"event_id": event_id})
-        return Claim(**row) if row is not None else None
+                self._put(*taken)
 
     def done(self, event_ids: Iterable[str]) -> None:
         """Forget these claims (their events are done), in one write where the store can."""
         with self.backend.grouped():
             for event_id in event_ids:
-                self.backend.delete(ARCHIVE_SYNC_CLAIMS, {"event_id": event_id})
+                self._delete(event_id)
 
     def all(self) -> Iterator[Claim]:
-        for row in self.backend.scan(ARCHIVE_SYNC_CLAIMS):
-            yield Claim(**row)
+        return self._records()
 
 
 RETRY = "retry"
@@ -110,29 +134,24 @@ class FailedEvent:
         return self.status == RETRY and self.next_attempt <= at
 
 
-class FailureBook:
+class FailureBook(RowBook[FailedEvent]):
     """The failed events of one archive, a row per event id."""
 
     def __init__(self, backend: Backend) -> None:
-        self.backend = backend
-
-    def get(self, event_id: str) -> FailedEvent | None:
-        row = self.backend.get(ARCHIVE_SYNC_FAILURES, {"event_id": event_id})
-        return FailedEvent(**row) if row is not None else None
+        super().__init__(backend, ARCHIVE_SYNC_FAILURES, FailedEvent)
 
     def all(self) -> Iterator[FailedEvent]:
-        for row in self.backend.scan(ARCHIVE_SYNC_FAILURES):
-            yield FailedEvent(**row)
+        return self._records()
 
     def dead_letters(self) -> list[FailedEvent]:
         """The dead letters, the oldest failure first."""
         return sorted((f for f in self.all() if f.dead), key=lambda f: f.last_failed)
 
     def save(self, failed: FailedEvent) -> None:
-        self.backend.put(ARCHIVE_SYNC_FAILURES, [asdict(failed)])
+        self._put(failed)
 
     def clear(self, event_id: str) -> None:
-        self.backend.delete(ARCHIVE_SYNC_FAILURES, {"event_id": event_id})
+        self._delete(event_id)
 
 
 @dataclass(frozen=True)
@@ -144,25 +163,20 @@ class Gone:
     instance: str
 
 
-class GoneBook:
+class GoneBook(RowBook[Gone]):
     """Snapshots the workflow no longer held when their event was handled."""
 
     def __init__(self, backend: Backend) -> None:
-        self.backend = backend
+        super().__init__(backend, ARCHIVE_SYNC_GONE, Gone)
 
     def record(self, ref: str, event_id: str, topic: str, instance: str) -> Gone:
         gone = Gone(ref, event_id, topic, now_ms(), instance)
-        self.backend.put(ARCHIVE_SYNC_GONE, [asdict(gone)])
+        self._put(gone)
         return gone
-
-    def get(self, ref: str) -> Gone | None:
-        row = self.backend.get(ARCHIVE_SYNC_GONE, {"ref": ref})
-        return Gone(**row) if row is not None else None
 
     def all(self) -> list[Gone]:
         """Every one recorded, the latest first."""
-        rows = self.backend.scan(ARCHIVE_SYNC_GONE)
-        return sorted((Gone(**row) for row in rows), key=lambda g: g.gone_at, reverse=True)
+        return sorted(self._records(), key=lambda g: g.gone_at, reverse=True)
 
 
 @dataclass(frozen=True)
@@ -174,15 +188,14 @@ class Progress:
     note: str
 
 
-class ProgressBook:
+class ProgressBook(RowBook[Progress]):
     """The catch-up's point (``catchup``) and the ranges it skipped (``skipped:<from>``)."""
 
     def __init__(self, backend: Backend) -> None:
-        self.backend = backend
+        super().__init__(backend, ARCHIVE_SYNC_PROGRESS, Progress)
 
     def point(self) -> Progress | None:
-        row = self.backend.get(ARCHIVE_SYNC_PROGRESS, {"name": CATCHUP})
-        return Progress(**row) if row is not None else None
+        return self.get(CATCHUP)
 
     def advance(self, point: int, owner: str) -> int:
         """Move the point to ``point`` unless another process has moved it further
@@ -190,33 +203,30 @@ class ProgressBook:
         known = self.point()
         if known is not None and known.point > point:
             return known.point
-        row = Progress(CATCHUP, point, now_ms(), owner, "")
-        self.backend.put(ARCHIVE_SYNC_PROGRESS, [asdict(row)])
+        self._put(Progress(CATCHUP, point, now_ms(), owner, ""))
         return point
 
     def skip(self, first: int, last: int, owner: str, note: str) -> None:
         """Record that snapshots with ``$modified`` in ``[first, last]`` could not be read
         from the syncpoint feed."""
-        row = Progress(f"{SKIPPED}{first}", last, now_ms(), owner, note)
-        self.backend.put(ARCHIVE_SYNC_PROGRESS, [asdict(row)])
+        self._put(Progress(f"{SKIPPED}{first}", last, now_ms(), owner, note))
 
     def skipped(self) -> list[Progress]:
-        rows = (Progress(**row) for row in self.backend.scan(ARCHIVE_SYNC_PROGRESS))
-        return sorted((r for r in rows if r.name.startswith(SKIPPED)), key=lambda r: r.point)
+        skips = (r for r in self._records() if r.name.startswith(SKIPPED))
+        return sorted(skips, key=lambda r: r.point)
 
     # A stop asked of a running resync: a row of its own, written only by whoever asks,
     # so that the walk's saves of the state document (a read-modify-write of one row)
     # can never overwrite it, as they could an item in that document.
 
     def ask_resync_stop(self, owner: str) -> None:
-        row = Progress(RESYNC_STOP, now_ms(), now_ms(), owner, "")
-        self.backend.put(ARCHIVE_SYNC_PROGRESS, [asdict(row)])
+        self._put(Progress(RESYNC_STOP, now_ms(), now_ms(), owner, ""))
 
     def resync_stop_asked(self) -> bool:
-        return self.backend.get(ARCHIVE_SYNC_PROGRESS, {"name": RESYNC_STOP}) is not None
+        return self.get(RESYNC_STOP) is not None
 
     def clear_resync_stop(self) -> None:
-        self.backend.delete(ARCHIVE_SYNC_PROGRESS, {"name": RESYNC_STOP})
+        self._delete(RESYNC_STOP)
 
 
 @dataclass(kw_only=True)
@@ -257,22 +267,21 @@ class SyncInstance(SyncTotals):
         return cls(**kept)
 
 
-class InstanceBook:
+class InstanceBook(RowBook[SyncInstance]):
     """Each sync process's counters (``archive_sync_instances``), a row per process."""
 
     def __init__(self, backend: Backend) -> None:
-        self.backend = backend
+        super().__init__(backend, ARCHIVE_SYNC_INSTANCES, lambda **row: SyncInstance.of(row))
 
     def save(self, counters: SyncInstance) -> None:
-        self.backend.put(ARCHIVE_SYNC_INSTANCES, [asdict(counters)])
+        self._put(counters)
 
     def all(self) -> list[SyncInstance]:
         """Every process's counters, by instance name."""
-        rows = self.backend.scan(ARCHIVE_SYNC_INSTANCES)
-        return sorted((SyncInstance.of(row) for row in rows), key=lambda i: i.instance)
+        return sorted(self._records(), key=lambda i: i.instance)
 
     def forget(self, instance: str) -> None:
-        self.backend.delete(ARCHIVE_SYNC_INSTANCES, {"instance": instance})
+        self._delete(instance)
 
 
 class SyncRecords:
