@@ -75,10 +75,19 @@ def cassandra_session_keyspace() -> str:
 
 @pytest.fixture(scope="session")
 def cassandra_session_store(cassandra_session_keyspace: str) -> Iterator[Backend]:
-    """The session's keyspace on the test server; skips when none is configured."""
+    """The session's keyspace on the test server; skips when none is configured. Created
+    by the archive as any keyspace, then made ``durable_writes = false``: its writes skip
+    the commit log, and a TRUNCATE (each test's clean-up, :func:`empty_written_tables`)
+    drops the memtable instead of flushing it to an SSTable first (measured over 279
+    Cassandra items: the node's CPU 34 s to 24 s, the wall 69 s to 63 s). Reads, writes,
+    compare-and-set and paging are the same; what is lost is only what a killed node had
+    not flushed, and no test kills this node."""
     if not cassandra_target():
         pytest.skip(CASSANDRA_SKIP)
     store = open_cassandra(cassandra_session_keyspace)
+    store._session._session.execute(  # the driver's session: a test's own statement
+        f"ALTER KEYSPACE {cassandra_session_keyspace} WITH durable_writes = false"
+    )
     try:
         yield store
     finally:
