@@ -95,7 +95,28 @@ def keyspace() -> str:
     CF" in its commit log recycling). The test cluster is thrown away after the run."""
     if len(contact_points()) < 3:
         pytest.skip(SKIP)
+    _wait_for_the_start()
     return "cluster_" + "".join(random.choices(string.ascii_lowercase, k=10))
+
+
+def _wait_for_the_start() -> None:
+    """``.ci/run`` starts the tests once its single node is up, and the cluster beside
+    them: ``ARCHIVE_TEST_CLUSTER_STARTING`` names the start's log, and its exit status is
+    written to that name plus ``.done``. Wait for it; a start that failed fails the test
+    with the log's end (the cluster tests must run)."""
+    log = os.environ.get("ARCHIVE_TEST_CLUSTER_STARTING")
+    if not log:
+        return
+    done = Path(log + ".done")
+    deadline = time.monotonic() + 600
+    while not done.exists():
+        if time.monotonic() > deadline:
+            pytest.fail(f"the cluster's start did not end within 10 minutes (its log: {log})")
+        time.sleep(0.5)
+    status = done.read_text().strip()
+    if status != "0":
+        said = Path(log).read_text(errors="replace")[-4000:] if Path(log).exists() else ""
+        pytest.fail(f"the cluster did not start (exit {status}; {log}):\n{said}")
 
 
 @pytest.fixture
