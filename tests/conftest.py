@@ -141,22 +141,25 @@ def _of_pytest(handler: logging.Handler) -> bool:
 
 FIRST_ON_A_WORKER = (
     "tests/storage/test_cluster.py",
-    "tests/test_torture.py",
     "tests/engine/test_engine.py",
+    "tests/test_torture.py",
     "tests/ledger/test_kills.py",
     "tests/archive/test_derived_checks.py",
-    "tests/filestore/test_gc_java.py",
     "tests/archive/test_gc_runs.py",
+    "tests/filestore/test_gc_java.py",
     "tests/recovery/test_restore_kills.py",
-    "tests/filestore/test_gc.py",
     "tests/web/test_browser.py",
+    "tests/filestore/test_gc.py",
+    "tests/recovery/test_ftps_manifest.py",
     "tests/storage/test_contract.py",
+    "tests/cli/test_interrupts.py",
 )
-"""Files handed out before any other, the longest first (each 35 s to 3.5 minutes of a
-worker's time in `.ci/run`, bench/README.md "Test suite time"): ``--dist loadfile``
-hands out the files with most tests first, which put the cluster's five tests (nodes
-stopped and started again) and the torture's two near the end, a tail with the other
-workers idle. The longest first leaves the short files to fill the workers' ends."""
+"""Files handed out before any other, the longest first (each 30 s to 4 minutes of a
+worker's time in `.ci/run` with four workers, bench/README.md "Test suite time"):
+``--dist loadfile`` hands out the files with most tests first, which put the cluster's
+five tests (nodes stopped and started again) and the torture's two near the end, a tail
+with the other workers idle. The longest first leaves the short files to fill the
+workers' ends."""
 
 
 @pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook (absent with -p no:xdist)

@@ -110,6 +110,9 @@ def _maven(mvn: str, jdk: Path) -> None:
     env = dict(
         os.environ, JAVA_HOME=str(jdk), PATH=f"{jdk / 'bin'}{os.pathsep}{os.environ['PATH']}"
     )
+    # A short build: the client compiler and the serial collector take half of Maven's CPU
+    # away (idle machine: 3.9 s of user CPU to 1.8 s), which the suite's other workers use.
+    env.setdefault("MAVEN_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
     command = [
         mvn,
         "-B",
