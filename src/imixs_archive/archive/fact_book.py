@@ -50,17 +50,17 @@ class FactBook:
         keys = reads.snapshot_file_keys(self._backend, snapshot_id, doc)
         return repair_fact(self._backend, snapshot_id, doc, day, keys)
 
-    def earliest_carriers(self) -> EarliestComplete:
+    def earliest_complete(self) -> EarliestComplete:
         """The earliest complete snapshot of each file and instance, remembered: one per
         reconcile."""
         return EarliestComplete(self._backend)
 
-    def reconcile(self, day: dt.date, carriers: EarliestComplete | None = None) -> int:
+    def reconcile(self, day: dt.date, earliest: EarliestComplete | None = None) -> int:
         """Count the facts of one UTC day again from its snapshots' XML by the whole
         count's rules (``facts.exact_fact``), rewrite those that differ, drop those whose
         snapshot is gone, and stamp the day when anything changed. How many changed."""
         backend = self._backend
-        carriers = carriers or self.earliest_carriers()
+        earliest = earliest or self.earliest_complete()
         ids = reads.day_snapshot_ids(backend, day)
         facts = day_facts(backend, day)
         changed = 0
@@ -70,7 +70,7 @@ class FactBook:
                 continue  # being written or deleted: its writer finishes its fact
             keys = reads.snapshot_file_keys(backend, snapshot_id, doc)
             try:
-                fact = exact_fact(backend, snapshot_id, doc, day, keys, carriers)
+                fact = exact_fact(backend, snapshot_id, doc, day, keys, earliest)
             except StoreError as exc:  # e.g. a partition of more tombstones than a read walks
                 log.warning("reconcile: %s left as it is: %s", snapshot_id, exc)
                 continue

@@ -104,10 +104,10 @@ def reconcile(
     report.rebuilt = dict(record.get("rebuilt", {}))
     after = dt.date.fromisoformat(record["done"]) if record.get("done") else None
     days = [day for day in archive.days.with_snapshots() if after is None or day > after]
-    carriers = archive.facts.earliest_carriers()
+    earliest = archive.facts.earliest_complete()
     for done, day in enumerate(days, 1):
         checkpoint()
-        changed = archive.facts.reconcile(day, carriers)
+        changed = archive.facts.reconcile(day, earliest)
         report.days += 1
         if changed:
             report.facts_changed += changed
