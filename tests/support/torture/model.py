@@ -155,8 +155,9 @@ class Model:
         """The version of a snapshot sent whose fingerprint (``bare``: without the files'
         contents) is ``fingerprint``; None when none is."""
         first = self.sent.get(snapshot_id)
-        others = list(self.versions.get(snapshot_id, {}).values())
-        for sent in [first, *others] if first is not None else others:
+        if first is None:
+            return None  # never sent (a version of it is noted only once it was)
+        for sent in (first, *self.versions.get(snapshot_id, {}).values()):
             if (sent.bare if bare else sent.fingerprint) == fingerprint:
                 return sent
         return None

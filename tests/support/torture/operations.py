@@ -562,7 +562,7 @@ def do_opener(bench: Bench, op: Op, view: View) -> Outcome:
         return out
     for line in ran.out.decode().splitlines():
         sid, _, said = line.partition(" ")
-        known = bench.model.version(sid, said, bare=background) if sid in bench.model.sent else None
+        known = bench.model.version(sid, said, bare=background)
         if said.startswith("error"):
             out.fail(f"read of {sid}: {said}", ran)
         elif said == "missing":
